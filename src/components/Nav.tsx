@@ -1,0 +1,29 @@
+"use client";
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "@/trpc/react";
+
+export function Nav() {
+  const trpc = useTRPC();
+  const me = useQuery(trpc.session.me.queryOptions());
+  return (
+    <header className="nav">
+      <nav className="nav-inner" aria-label="Main">
+        <Link href="/" className="brand">once</Link>
+        <Link href="/">Catalog</Link>
+        <Link href="/cart">Cart</Link>
+        <Link href="/orders">Orders</Link>
+        {me.data?.role === "ADMIN" && <Link href="/admin">Admin</Link>}
+        <span className="spacer" />
+        {me.data ? (
+          <form action="/api/session/signout" method="post" className="row">
+            <span className="muted">Signed in as {me.data.name}{me.data.tenantId ? ` (${me.data.tenantId})` : ""}</span>
+            <button type="submit" className="secondary">Sign out</button>
+          </form>
+        ) : (
+          <Link href="/signin">Sign in</Link>
+        )}
+      </nav>
+    </header>
+  );
+}

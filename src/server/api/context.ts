@@ -1,0 +1,31 @@
+// The tRPC context: the database, the request's headers, the response headers (so the
+// idempotency middleware can set Idempotency-Key-Expires, Retry-After, Idempotent-Replayed),
+// how many calls share this HTTP request, and who is calling (resolved lazily, once).
+import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
+import { getDb, type Db } from "../db/client";
+import { principalFromHeaders, type Principal } from "../auth/principal";
+
+export interface Context {
+  db: Db;
+  headers: Headers;
+  resHeaders: Headers;
+  /** Calls in this HTTP request: an Idempotency-Key on a batch of several is refused. */
+  batchSize: number;
+  /** Resolved once per request, on first use (queries on public procedures never pay for it). */
+  getPrincipal: () => Promise<Principal | null>;
+}
+
+export function createContextFor(db: Db, headers: Headers, resHeaders: Headers, batchSize = 1): Context {
+  let principal: Promise<Principal | null> | undefined;
+  return {
+    db,
+    headers,
+    resHeaders,
+    batchSize,
+    getPrincipal: () => (principal ??= principalFromHeaders(db, headers)),
+  };
+}
+
+export function createContext(opts: FetchCreateContextFnOptions): Context {
+  return createContextFor(getDb(), opts.req.headers, opts.resHeaders, opts.info.calls.length);
+}

@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { createTRPCRouter, ReasonedError, tenantProcedure } from "../trpc";
+import type { Prisma } from "../../../generated/prisma/client";
+
+/** What an order looks like to its tenant; also what checkout returns (and the engine stores). */
+export const orderSelect = {
+  id: true,
+  status: true,
+  totalCents: true,
+  currency: true,
+  chargeId: true,
+  createdAt: true,
+  items: {
+    select: { productId: true, sku: true, name: true, unitPriceCents: true, quantity: true, lineTotalCents: true },
+    orderBy: { sku: "asc" },
+  },
+} satisfies Prisma.OrderSelect;
+
+export const ordersRouter = createTRPCRouter({
+  list: tenantProcedure
+    .input(
+      z
+        .object({
+          limit: z.number().int().min(1).max(100).default(50),
+          cursor: z.uuid().optional(),
+        })
+        .strict()
+        .default({ limit: 50 }),
+    )
+    .query(async ({ ctx, input }) => {
+      const rows = await ctx.db.order.findMany({
+        where: { tenantId: ctx.tenantId },
+        select: orderSelect,
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        take: input.limit + 1,
+        ...(input.cursor ? { cursor: { id: input.cursor }, skip: 1 } : {}),
+      });
+      const hasMore = rows.length > input.limit;
+      const items = hasMore ? rows.slice(0, input.limit) : rows;
+      return { items, nextCursor: hasMore ? items[items.length - 1]!.id : null };
+    }),
+
+  byId: tenantProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
+    // Another tenant's order is indistinguishable from a missing one: 404 either way.
+    const order = await ctx.db.order.findFirst({ where: { id: input.id, tenantId: ctx.tenantId }, select: orderSelect });
+    if (!order) throw new ReasonedError("NOT_FOUND", "order_not_found", "No such order");
+    return order;
+  }),
+});

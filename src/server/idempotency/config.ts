@@ -1,0 +1,52 @@
+// The engine's tunables. Each has a reason; see also src/server/env.ts for the variables.
+
+export interface EngineConfig {
+  /**
+   * How long a request owns its key before another request may take it over. Must be longer
+   * than any handler runs (the business transaction's timeout is set to it, so a handler that
+   * outlives its lease is rolled back rather than completing against a lost lease).
+   */
+  leaseMs: number;
+  /** How long a completed key and its stored answer are kept and replayed. */
+  ttlSeconds: number;
+  /** Live keys a scope may hold; past that new keys get 429. Bounds what one tenant can store. */
+  maxLiveKeys: number;
+  /**
+   * How long a scope's live-key count is cached. Counting up to 100 000 rows on every request
+   * would cost more than the request; a count a few seconds old lets a tenant overshoot the cap
+   * by at most what it creates in that window, which is what the cap is for (bounding storage).
+   */
+  liveKeyCountTtlMs: number;
+  /** Floor for Retry-After: RFC 9110 allows 0, but a client retrying at once only collides again. */
+  minRetryAfterSeconds: number;
+}
+
+/**
+ * Defaults: a 30 s lease is far above a checkout (well under a second) yet frees a crashed
+ * instance's keys quickly; 24 h retention covers every client retry policy we know of.
+ */
+export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
+  leaseMs: 30_000,
+  ttlSeconds: 86_400,
+  maxLiveKeys: 100_000,
+  liveKeyCountTtlMs: 5_000,
+  minRetryAfterSeconds: 1,
+};
+
+function intFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+/** Read at each call so tests and the demo can change a variable without restarting. */
+export function engineConfigFromEnv(): EngineConfig {
+  return {
+    ...DEFAULT_ENGINE_CONFIG,
+    leaseMs: intFromEnv("IDEMPOTENCY_LEASE_MS", DEFAULT_ENGINE_CONFIG.leaseMs),
+    ttlSeconds: intFromEnv("IDEMPOTENCY_TTL_SECONDS", DEFAULT_ENGINE_CONFIG.ttlSeconds),
+    maxLiveKeys: intFromEnv("IDEMPOTENCY_MAX_LIVE_KEYS", DEFAULT_ENGINE_CONFIG.maxLiveKeys),
+  };
+}

@@ -1,0 +1,42 @@
+"use client";
+// The browser's tRPC client: queries batched, mutations one per request (each carries its own
+// Idempotency-Key, and a key on a batch of several mutations is refused).
+import { QueryClientProvider, type QueryClient } from "@tanstack/react-query";
+import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
+import { createTRPCContext } from "@trpc/tanstack-react-query";
+import { useState, type ReactNode } from "react";
+import type { AppRouter } from "@/server/api/root";
+import { makeQueryClient } from "./query-client";
+
+export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+
+let browserQueryClient: QueryClient | undefined;
+function getQueryClient() {
+  if (typeof window === "undefined") return makeQueryClient();
+  return (browserQueryClient ??= makeQueryClient());
+}
+
+export function makeTRPCClient() {
+  const url = "/api/trpc";
+  return createTRPCClient<AppRouter>({
+    links: [
+      splitLink({
+        condition: (op) => op.type === "mutation",
+        true: httpLink({ url }),
+        false: httpBatchLink({ url }),
+      }),
+    ],
+  });
+}
+
+export function TRPCReactProvider({ children }: { children: ReactNode }) {
+  const queryClient = getQueryClient();
+  const [trpcClient] = useState(makeTRPCClient);
+  return (
+    <QueryClientProvider client={queryClient}>
+      <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
+        {children}
+      </TRPCProvider>
+    </QueryClientProvider>
+  );
+}
