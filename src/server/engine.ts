@@ -1,9 +1,17 @@
-// The app's one engine per process, on the app's database.
+// One engine per database client (so per process in the app, per database in tests): its
+// counters and cached live-key counts live as long as the client.
+import type { Db } from "./db/client";
 import { getDb } from "./db/client";
 import { createEngine, type Engine } from "./idempotency";
 
-const globalForEngine = globalThis as unknown as { onceEngine?: Engine };
+const engines = new WeakMap<Db, Engine>();
+
+export function engineFor(db: Db): Engine {
+  let engine = engines.get(db);
+  if (!engine) engines.set(db, (engine = createEngine(db)));
+  return engine;
+}
 
 export function getEngine(): Engine {
-  return (globalForEngine.onceEngine ??= createEngine(getDb()));
+  return engineFor(getDb());
 }

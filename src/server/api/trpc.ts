@@ -6,7 +6,7 @@ import { z, ZodError } from "zod";
 import type { Context } from "./context";
 import type { Principal } from "../auth/principal";
 import { createIdempotencyMiddleware } from "../idempotency";
-import { getEngine } from "../engine";
+import { engineFor } from "../engine";
 
 // ---------------------------------------------------------------------------------------------
 // 1. Initialisation: plain JSON on the wire (no transformer), and every error carries
@@ -75,7 +75,7 @@ const adminOnly = authed.unstable_pipe(async function isAdmin({ ctx, next }) {
 // 3. Procedures.
 
 const runIdempotently = createIdempotencyMiddleware<Context & { principal: Principal }>({
-  deps: () => getEngine().deps(),
+  deps: (ctx) => engineFor(ctx.db).deps(),
   // Keys belong to whoever authenticated: the tenant, or "admin" for operators. Never the body.
   scopeOf: (ctx) => ctx.principal.tenantId ?? "admin",
 });

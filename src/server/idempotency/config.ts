@@ -2,11 +2,16 @@
 
 export interface EngineConfig {
   /**
-   * How long a request owns its key before another request may take it over. Must be longer
-   * than any handler runs (the business transaction's timeout is set to it, so a handler that
-   * outlives its lease is rolled back rather than completing against a lost lease).
+   * How long a request owns its key before another request may take it over. Longer than a
+   * handler normally runs; one that runs longer is not wrong, only overtaken: if a retry takes the
+   * lease over, the late handler's completion is fenced out and its transaction rolls back.
    */
   leaseMs: number;
+  /**
+   * The business transaction's own timeout, independent of the lease: a hung handler must not
+   * hold row locks forever, and a slow one (past its lease) must still reach its fenced commit.
+   */
+  transactionTimeoutMs: number;
   /** How long a completed key and its stored answer are kept and replayed. */
   ttlSeconds: number;
   /** Live keys a scope may hold; past that new keys get 429. Bounds what one tenant can store. */
@@ -27,6 +32,7 @@ export interface EngineConfig {
  */
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   leaseMs: 30_000,
+  transactionTimeoutMs: 60_000,
   ttlSeconds: 86_400,
   maxLiveKeys: 100_000,
   liveKeyCountTtlMs: 5_000,

@@ -53,7 +53,8 @@ function toJson(value: unknown): unknown {
 type MiddlewareResultLike = { ok: true; data: unknown } | { ok: false; error: TRPCError };
 
 export interface IdempotencyMiddlewareOptions<TCtx extends IdempotencyContext> {
-  deps: () => EngineDeps;
+  /** The engine for this request (its store is the request's database). */
+  deps: (ctx: TCtx) => EngineDeps;
   /** The key's scope: always from authentication, never from the request body. */
   scopeOf: (ctx: TCtx) => string | Promise<string>;
 }
@@ -78,7 +79,7 @@ export function createIdempotencyMiddleware<TCtx extends IdempotencyContext>(opt
     let firstResult: TResult | undefined;
     try {
       outcome = await executeIdempotently(
-        options.deps(),
+        options.deps(ctx),
         { scope: await options.scopeOf(ctx), key: parsed.key, procedure: path, input: await getRawInput() },
         async (tx): Promise<HandlerOutcome> => {
           const result = await next({ ctx: { tx } });

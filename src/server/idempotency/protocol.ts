@@ -139,7 +139,7 @@ export async function executeIdempotently(
         if (!(await store.complete(tx, record, stored))) throw new LeaseLostError(1);
         return result;
       },
-      { timeoutMs: config.leaseMs },
+      { timeoutMs: config.transactionTimeoutMs },
     );
   } catch (error) {
     if (error instanceof RollbackWith) {

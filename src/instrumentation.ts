@@ -1,0 +1,12 @@
+// Next.js calls register() once when a server instance starts: we start the background jobs there
+// (unless ONCE_BACKGROUND_JOBS=0, e.g. for an instance that should only serve requests).
+export async function register() {
+  if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  if (process.env.ONCE_BACKGROUND_JOBS === "0" || !process.env.DATABASE_URL) return;
+  const { getDb } = await import("./server/db/client");
+  const { startBackgroundJobs } = await import("./server/jobs");
+  const stop = startBackgroundJobs(getDb());
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => void stop());
+  }
+}

@@ -1,0 +1,16 @@
+// Background jobs of the server process (started from src/instrumentation.ts): the engine's
+// reaper, sweeper and counter flush, and the payment jobs. Every job guards itself (advisory lock
+// or SKIP LOCKED), so any number of instances may run them.
+import type { Db } from "./db/client";
+import { engineFor } from "./engine";
+import { startEngineJobs } from "./idempotency";
+import { logger } from "./logger";
+
+export function startBackgroundJobs(db: Db): () => Promise<void> {
+  const log = (msg: string) => logger.warn(msg);
+  const stops: (() => Promise<void> | void)[] = [startEngineJobs(db, engineFor(db).counters, log)];
+  // Payment jobs (outbox worker, provider webhooks, reconciliation) are added here.
+  return async () => {
+    for (const stop of stops) await stop();
+  };
+}

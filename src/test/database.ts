@@ -1,0 +1,49 @@
+// A fresh, migrated and seeded database per test file, cloned from the run's template.
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, inject } from "vitest";
+import { createDb, type Db } from "../server/db/client";
+
+export interface TestDatabase {
+  url: string;
+  db: Db;
+  name: string;
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: inject("pgAdminUrl") });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createTestDatabase(options: { poolMax?: number } = {}): Promise<TestDatabase & { drop: () => Promise<void> }> {
+  const name = `once_test_${randomBytes(6).toString("hex")}`;
+  await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${inject("pgTemplate")}"`));
+  const url = inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
+  const db = createDb(url, { max: options.poolMax ?? 10 });
+  return {
+    url,
+    db,
+    name,
+    drop: async () => {
+      await db.$disconnect();
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    },
+  };
+}
+
+/** In a test file: `const t = useTestDatabase();` then `t.db` inside tests. */
+export function useTestDatabase(options: { poolMax?: number } = {}): TestDatabase {
+  const handle = {} as TestDatabase & { drop?: () => Promise<void> };
+  beforeAll(async () => {
+    Object.assign(handle, await createTestDatabase(options));
+  });
+  afterAll(async () => {
+    await handle.drop?.();
+  });
+  return handle;
+}

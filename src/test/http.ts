@@ -1,0 +1,48 @@
+// Calls the real tRPC HTTP handler in-process, against a test database: status codes, headers and
+// bodies exactly as a client on the wire sees them, without starting a server.
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { appRouter } from "../server/api/root";
+import { createContextFor } from "../server/api/context";
+import type { Db } from "../server/db/client";
+
+export interface HttpAnswer<T = unknown> {
+  status: number;
+  headers: Headers;
+  json: T;
+}
+
+export async function callTrpc<T = any>(
+  db: Db,
+  options: {
+    path: string;
+    input?: unknown;
+    token?: string;
+    /** The Idempotency-Key header, sent exactly as given. */
+    key?: string;
+    headers?: Record<string, string>;
+    method?: "GET" | "POST";
+  },
+): Promise<HttpAnswer<T>> {
+  const method = options.method ?? (options.input === undefined || options.path.includes("list") || options.path.includes("byId") ? "GET" : "POST");
+  const headers = new Headers(options.headers);
+  if (options.token) headers.set("authorization", `Bearer ${options.token}`);
+  if (options.key !== undefined) headers.set("idempotency-key", options.key);
+  let url = `http://localhost/api/trpc/${options.path}`;
+  let body: string | undefined;
+  if (method === "GET") {
+    if (options.input !== undefined) url += `?input=${encodeURIComponent(JSON.stringify(options.input))}`;
+  } else {
+    headers.set("content-type", "application/json");
+    body = JSON.stringify(options.input ?? null);
+  }
+  const req = new Request(url, { method, headers, body });
+  const res = await fetchRequestHandler({
+    endpoint: "/api/trpc",
+    req,
+    router: appRouter,
+    createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+  });
+  return { status: res.status, headers: res.headers, json: (await res.json()) as T };
+}
+
+export const TOKENS = { acme: "acme_demo_token", globex: "globex_demo_token", admin: "admin_demo_token" } as const;
