@@ -1,11 +1,8 @@
 // Starts one real PostgreSQL (embedded) for the whole Vitest run, migrates and seeds a template
 // database, and hands its address to the test files. Each file clones the template (fast, and
 // isolated: no file sees another's rows).
-import os from "node:os";
-import path from "node:path";
-import { mkdtemp } from "node:fs/promises";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "../server/db/embedded";
+import { makeTempDataDir, startEmbeddedPostgres } from "../server/db/embedded";
 import { setupDatabase } from "../server/db/setup";
 
 export const TEMPLATE_DATABASE = "once_template";
@@ -18,7 +15,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
-  const dataDir = path.join(await mkdtemp(path.join(os.tmpdir(), "once-vitest-")), "pg");
+  const dataDir = await makeTempDataDir("once-vitest-");
   const server = await startEmbeddedPostgres({ dataDir, persistent: false });
   await server.createDatabase(TEMPLATE_DATABASE);
   await setupDatabase(server.url(TEMPLATE_DATABASE));

@@ -2,7 +2,7 @@
 // DATABASE_URL is given, and the server every test run starts for itself.
 import { execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -67,6 +67,16 @@ function untraversableParent(dir: string): string | null {
     if (parent === current) return null;
     current = parent;
   }
+}
+
+/**
+ * A fresh folder for a throwaway cluster (tests, benchmarks). mkdtemp makes it mode 700, which the
+ * "postgres" user cannot enter: open it up (o+x) so initdb can create the data folder inside.
+ */
+export async function makeTempDataDir(prefix = "once-pg-"): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  await chmod(dir, 0o755);
+  return path.join(dir, "pg");
 }
 
 /** A server left running by a process that was killed (SIGKILL) still holds the data folder. */
