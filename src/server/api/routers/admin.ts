@@ -1,4 +1,31 @@
-// admin.*: the operator's view of the engine.
+// admin.*: the operator's view of the engine. One procedure per file under ./admin, inputs in the
+// `.types.ts` siblings; every procedure is admin-only (a tenant token is 403), and every action
+// that changes something is itself an idempotent mutation that writes an audit entry.
 import { createTRPCRouter } from "../trpc";
+import { getKeyProcedure } from "./admin/get-key";
+import { listKeysProcedure } from "./admin/list-keys";
+import { listOutboxProcedure, retryOutboxProcedure } from "./admin/outbox";
+import { listAuditProcedure } from "./admin/audit";
+import { listReconciliationProcedure } from "./admin/reconciliation";
+import { bustKeyProcedure, releaseKeyProcedure } from "./admin/remove-key";
+import { statsProcedure } from "./admin/stats";
 
-export const adminRouter = createTRPCRouter({});
+export const adminRouter = createTRPCRouter({
+  keys: createTRPCRouter({
+    list: listKeysProcedure,
+    byId: getKeyProcedure,
+    bust: bustKeyProcedure,
+    release: releaseKeyProcedure,
+  }),
+  outbox: createTRPCRouter({
+    list: listOutboxProcedure,
+    retry: retryOutboxProcedure,
+  }),
+  reconciliation: createTRPCRouter({
+    list: listReconciliationProcedure,
+  }),
+  audit: createTRPCRouter({
+    list: listAuditProcedure,
+  }),
+  stats: statsProcedure,
+});

@@ -1,0 +1,29 @@
+// Keyset cursors on (createdAt, id), opaque to the client: "<ISO time>|<uuid>". createdAt has
+// millisecond precision in the database (timestamptz(3)), so the round trip through a JS Date is exact.
+import { z } from "zod";
+
+export interface Cursor {
+  createdAt: Date;
+  id: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const cursorSchema = z
+  .string()
+  .max(100)
+  .transform((value, ctx): Cursor => {
+    const [time, id] = value.split("|");
+    const createdAt = new Date(time ?? "");
+    if (!id || !UUID.test(id) || Number.isNaN(createdAt.getTime())) {
+      ctx.addIssue({ code: "custom", message: "Invalid cursor" });
+      return z.NEVER;
+    }
+    return { createdAt, id };
+  });
+
+export function encodeCursor(cursor: Cursor | null): string | null {
+  return cursor ? `${cursor.createdAt.toISOString()}|${cursor.id}` : null;
+}
+
+export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);

@@ -1,0 +1,47 @@
+// admin.reconciliation.list: the reconciliation job's findings, newest first.
+import { z } from "zod";
+import { adminProcedure } from "../../trpc";
+import type { Prisma } from "@/generated/prisma/client";
+import { cursorSchema, encodeCursor, iso } from "./cursor";
+
+export const listReconciliationInput = z.object({
+  /** Only findings nobody marked resolved. */
+  open: z.boolean().optional(),
+  cursor: cursorSchema.optional(),
+  limit: z.number().int().min(1).max(200).default(50),
+});
+
+const findingSelect = {
+  id: true,
+  kind: true,
+  orderId: true,
+  chargeIds: true,
+  details: true,
+  createdAt: true,
+  resolvedAt: true,
+} satisfies Prisma.ReconciliationFindingSelect;
+
+export function before(c: { createdAt: Date; id: string } | undefined) {
+  return c ? { OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }] } : {};
+}
+
+export function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number) {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null };
+}
+
+export const listReconciliationProcedure = adminProcedure.input(listReconciliationInput).query(async ({ ctx, input }) => {
+  const rows = await ctx.db.reconciliationFinding.findMany({
+    where: { ...(input.open ? { resolvedAt: null } : {}), ...before(input.cursor) },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: input.limit + 1,
+    select: findingSelect,
+  });
+  const { items, nextCursor } = page(rows, input.limit);
+  return {
+    items: items.map((f) => ({ ...f, details: f.details ?? null, createdAt: f.createdAt.toISOString(), resolvedAt: iso(f.resolvedAt) })),
+    nextCursor,
+  };
+});
+

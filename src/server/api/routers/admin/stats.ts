@@ -1,0 +1,46 @@
+// admin.stats: the counters per tenant and procedure (executed, replayed, conflicts, …) from the
+// cluster-wide IdempotencyCounter table, plus live counts: keys by status, stuck leases, outbox.
+import { adminProcedure } from "../../trpc";
+import { engineFor } from "@/server/engine";
+import { CounterEvent } from "@/server/idempotency/constants";
+import { keyGauges, readCounters } from "@/server/idempotency/admin";
+import type { Db } from "@/server/db/client";
+import { logger } from "@/server/logger";
+
+export const COUNTER_EVENTS = Object.values(CounterEvent);
+export type CounterCounts = Record<CounterEvent, number>;
+
+const zero = (): CounterCounts => Object.fromEntries(COUNTER_EVENTS.map((e) => [e, 0])) as CounterCounts;
+const isEvent = (e: string): e is CounterEvent => (COUNTER_EVENTS as string[]).includes(e);
+
+export async function outboxGauges(db: Db): Promise<Record<"PENDING" | "DELIVERED" | "DEAD", number>> {
+  const rows = await db.outboxMessage.groupBy({ by: ["status"], _count: { _all: true } });
+  const out = { PENDING: 0, DELIVERED: 0, DEAD: 0 };
+  for (const r of rows) out[r.status] = r._count._all;
+  return out;
+}
+
+export async function readStats(db: Db) {
+  // This instance's unflushed deltas first, so an operator sees their own action at once; other
+  // instances' arrive with their next flush (every few seconds).
+  await engineFor(db).counters.flush(db).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
+  const [counterRows, keys, outbox, openFindings] = await Promise.all([
+    readCounters(db),
+    keyGauges(db),
+    outboxGauges(db),
+    db.reconciliationFinding.count({ where: { resolvedAt: null } }),
+  ]);
+  const byPair = new Map<string, { tenant: string; procedure: string; counts: CounterCounts }>();
+  const totals = zero();
+  for (const r of counterRows) {
+    if (!isEvent(r.event)) continue;
+    const k = `${r.scope}\u0000${r.procedure}`;
+    let entry = byPair.get(k);
+    if (!entry) byPair.set(k, (entry = { tenant: r.scope, procedure: r.procedure, counts: zero() }));
+    entry.counts[r.event] += r.count;
+    totals[r.event] += r.count;
+  }
+  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings };
+}
+
+export const statsProcedure = adminProcedure.query(({ ctx }) => readStats(ctx.db));
