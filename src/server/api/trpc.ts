@@ -5,7 +5,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import { z, ZodError } from "zod";
 import type { Context } from "./context";
 import type { Principal } from "../auth/principal";
-import { createIdempotencyMiddleware } from "../idempotency";
+import { createIdempotencyMiddleware, type Tx } from "../idempotency";
 import { engineFor } from "../engine";
 
 // ---------------------------------------------------------------------------------------------
@@ -90,9 +90,9 @@ export const adminProcedure = t.procedure.use(adminOnly);
  * `ctx.tx` and must write through it, so its writes commit together with the key's completion.
  */
 export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) => tenantProcedure.input(input).use(function idempotency(opts) {
-    return runIdempotently(opts);
+    return runIdempotently({ ...opts, next: (o: { ctx: { tx: Tx } }) => opts.next({ ctx: o.ctx }) });
   });
 /** Admin mutations (bust, release, retry) are idempotent too, scoped to "admin". */
 export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) => adminProcedure.input(input).use(function idempotency(opts) {
-    return runIdempotently(opts);
+    return runIdempotently({ ...opts, next: (o: { ctx: { tx: Tx } }) => opts.next({ ctx: o.ctx }) });
   });

@@ -39,11 +39,11 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   minRetryAfterSeconds: 1,
 };
 
-function intFromEnv(name: string, fallback: number): number {
+function intFromEnv(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`);
   return value;
 }
 
@@ -54,5 +54,7 @@ export function engineConfigFromEnv(): EngineConfig {
     leaseMs: intFromEnv("IDEMPOTENCY_LEASE_MS", DEFAULT_ENGINE_CONFIG.leaseMs),
     ttlSeconds: intFromEnv("IDEMPOTENCY_TTL_SECONDS", DEFAULT_ENGINE_CONFIG.ttlSeconds),
     maxLiveKeys: intFromEnv("IDEMPOTENCY_MAX_LIVE_KEYS", DEFAULT_ENGINE_CONFIG.maxLiveKeys),
+    transactionTimeoutMs: intFromEnv("IDEMPOTENCY_TRANSACTION_TIMEOUT_MS", DEFAULT_ENGINE_CONFIG.transactionTimeoutMs),
+    liveKeyCountTtlMs: intFromEnv("IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS", DEFAULT_ENGINE_CONFIG.liveKeyCountTtlMs, 0),
   };
 }

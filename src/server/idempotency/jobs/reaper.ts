@@ -19,7 +19,12 @@ export interface ReaperResult {
 
 export async function reapExpiredKeys(
   db: PrismaClient,
-  options: { batchSize?: number; maxBatches?: number } = {},
+  options: {
+    batchSize?: number;
+    maxBatches?: number;
+    /** Called after each batch, inside the round (tests use it to hold a round open). */
+    afterBatch?: (deleted: number) => Promise<void>;
+  } = {},
 ): Promise<ReaperResult> {
   const batchSize = options.batchSize ?? REAPER_BATCH_SIZE;
   const maxBatches = options.maxBatches ?? REAPER_MAX_BATCHES;
@@ -34,6 +39,7 @@ export async function reapExpiredKeys(
         )`;
       batches++;
       deleted += n;
+      await options.afterBatch?.(n);
       if (n < batchSize) break;
     }
     return { deleted, batches };
