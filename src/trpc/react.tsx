@@ -1,12 +1,15 @@
 "use client";
 // The browser's tRPC client: queries batched, mutations one per request (each carries its own
-// Idempotency-Key, and a key on a batch of several mutations is refused).
+// Idempotency-Key, and a key on a batch of several mutations is refused). Mutations pass through
+// the idempotency link first: it picks the key, retries with it and reports replays.
 import { QueryClientProvider, type QueryClient } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/api/root";
 import { makeQueryClient } from "./query-client";
+import { idempotencyHeaders, idempotencyLink } from "./idempotency-link";
+import { troubleFetch } from "./network-trouble";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
@@ -20,9 +23,10 @@ export function makeTRPCClient() {
   const url = "/api/trpc";
   return createTRPCClient<AppRouter>({
     links: [
+      idempotencyLink<AppRouter>(),
       splitLink({
         condition: (op) => op.type === "mutation",
-        true: httpLink({ url }),
+        true: httpLink({ url, headers: idempotencyHeaders, fetch: troubleFetch }),
         false: httpBatchLink({ url }),
       }),
     ],

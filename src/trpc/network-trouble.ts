@@ -1,0 +1,66 @@
+// The "network trouble" panel's switches (demo only): a tiny store the checkout page and the
+// panel share, and the `fetch` the browser's tRPC client uses so that "drop the next response"
+// really loses an answer the server already gave.
+
+export interface NetworkTrouble {
+  /** The next mutation's response is thrown away after the server answered. */
+  dropNextResponse: boolean;
+  /** The next checkout is sent twice at once (two requests, same key). */
+  doubleSubmitNext: boolean;
+  /** Ask the server (demo mode) to pause this long inside each checkout. 0 = off. */
+  slowMs: number;
+}
+
+export interface TroubleLogEntry {
+  id: number;
+  at: number;
+  text: string;
+}
+
+const initial: NetworkTrouble = { dropNextResponse: false, doubleSubmitNext: false, slowMs: 0 };
+let state: NetworkTrouble = initial;
+let log: TroubleLogEntry[] = [];
+let nextLogId = 1;
+const listeners = new Set<() => void>();
+
+function emit() {
+  for (const listener of listeners) listener();
+}
+
+export const networkTrouble = {
+  get: (): NetworkTrouble => state,
+  getServerSnapshot: (): NetworkTrouble => initial,
+  set(patch: Partial<NetworkTrouble>) {
+    state = { ...state, ...patch };
+    emit();
+  },
+  subscribe(listener: () => void): () => void {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+  log: (): TroubleLogEntry[] => log,
+  serverLog: (): TroubleLogEntry[] => [],
+  note(text: string) {
+    log = [{ id: nextLogId++, at: Date.now(), text }, ...log].slice(0, 30);
+    emit();
+  },
+  clearLog() {
+    log = [];
+    emit();
+  },
+};
+
+/**
+ * `fetch` for the tRPC client. When "drop the next response" is on, the next mutation (a POST) goes
+ * to the server, the whole answer is read, and then the browser pretends the connection died: the
+ * server executed the request, the page never hears about it, and the idempotency link retries.
+ */
+export const troubleFetch: typeof fetch = async (input, init) => {
+  const isMutation = (init?.method ?? "GET").toUpperCase() === "POST";
+  if (!isMutation || !state.dropNextResponse) return fetch(input, init);
+  networkTrouble.set({ dropNextResponse: false });
+  const response = await fetch(input, init);
+  await response.arrayBuffer(); // the server has answered in full
+  networkTrouble.note(`Dropped the server's ${response.status} answer on the way back (the server did the work).`);
+  throw new TypeError("Network trouble: the response was lost on the way back");
+};
