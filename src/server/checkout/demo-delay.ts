@@ -1,0 +1,26 @@
+// The demo's slow-processing knob: a pause inside placeOrder's transaction, so a double-submit or a
+// retry lands while the first request still holds its key (and its stock rows).
+import { demoMode, env } from "../env";
+
+export const DEMO_DELAY_HEADER = "x-demo-delay-ms";
+
+/**
+ * 30 s at most: a request's lease is 30 s by default and its transaction times out at 60 s, so a
+ * longer pause would only demonstrate a timeout. The header is honoured in demo mode only: in
+ * production nobody may hold rows locked on request.
+ */
+export const MAX_DEMO_DELAY_MS = 30_000;
+
+export function demoDelayMs(headers: Headers): number {
+  let ms = env().DEMO_PROCESSING_DELAY_MS;
+  const asked = headers.get(DEMO_DELAY_HEADER);
+  if (asked !== null && demoMode()) {
+    const value = Number(asked);
+    if (Number.isInteger(value) && value >= 0) ms = value;
+  }
+  return Math.min(ms, MAX_DEMO_DELAY_MS);
+}
+
+export function pause(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}

@@ -1,0 +1,85 @@
+// The payment jobs' tunables. Each value has its reason; the env variables let the demo and the
+// crash test turn them, everything else uses the defaults.
+import { z } from "zod";
+import { env } from "../env";
+
+/** The simulated provider's name: webhook keys live in the engine under this scope. */
+export const PROVIDER_NAME = "simpay";
+export const WEBHOOK_SCOPE = `provider:${PROVIDER_NAME}`;
+export const WEBHOOK_OPERATION = "webhooks.payments";
+
+export interface OutboxConfig {
+  /**
+   * Rows one worker claims per round. Small, so several workers share a burst instead of one
+   * worker holding it all, and a crash strands few rows until their lease ends.
+   */
+  batchSize: number;
+  /**
+   * How long a claimed row is ours. Far longer than one provider call (a real client would time
+   * out after ~10 s), so a slow call is not taken over mid-flight; short enough that a crashed
+   * worker's rows are retried within a minute. A takeover is harmless anyway: the provider key
+   * makes the second call return the first charge, and completion is fenced by the attempt number.
+   */
+  leaseMs: number;
+  /**
+   * Attempts before a row is dead-lettered. With the backoff below, 8 attempts span about four
+   * minutes: a provider blip is ridden out, a real outage reaches an operator (admin retry)
+   * instead of retrying for ever.
+   */
+  maxAttempts: number;
+  /** First retry after ~2 s, doubling: fast for a blip, gentle on a provider that is down. */
+  baseBackoffMs: number;
+  /** No single wait longer than 5 minutes, however many attempts. */
+  maxBackoffMs: number;
+}
+
+export const DEFAULT_OUTBOX_CONFIG: OutboxConfig = {
+  batchSize: 10,
+  leaseMs: 60_000,
+  maxAttempts: 8,
+  baseBackoffMs: 2_000,
+  maxBackoffMs: 300_000,
+};
+
+/**
+ * How often idle loops look for work. The worker polls each second: a checkout's payment starts
+ * within a second of the order, and an idle poll is one indexed query. Reconciliation compares
+ * whole books, so every 5 minutes is plenty for a dashboard.
+ */
+export const OUTBOX_POLL_MS = 1_000;
+export const EVENT_POLL_MS = 1_000;
+export const RECONCILE_INTERVAL_MS = 300_000;
+
+/**
+ * Real providers sometimes deliver a webhook twice (at-least-once delivery); the simulation does so
+ * for one event in five, so the webhook's idempotency is exercised all the time in the demo.
+ */
+export const DUPLICATE_EVENT_RATE = 0.2;
+
+/** Charges above 5 000 EUR are declined: the simulation's way of producing a failed payment. */
+export const DECLINE_ABOVE_CENTS = 500_000;
+
+const rate = z.coerce.number().min(0).max(1);
+const positiveInt = z.coerce.number().int().min(1);
+const paymentEnv = z.object({
+  // Share of provider calls that charge and then time out (the caller never hears of the charge).
+  DEMO_PROVIDER_TIMEOUT_RATE: rate.default(0),
+  OUTBOX_LEASE_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.leaseMs),
+  OUTBOX_MAX_ATTEMPTS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.maxAttempts),
+  OUTBOX_POLL_MS: positiveInt.default(OUTBOX_POLL_MS),
+  // Where the provider posts its events. Unset: straight to the webhook handler in this process.
+  PAYMENTS_WEBHOOK_URL: z.url().optional(),
+});
+
+export function paymentSettings() {
+  const parsed = paymentEnv.safeParse(process.env);
+  if (!parsed.success) throw new Error(`invalid payment configuration: ${z.prettifyError(parsed.error)}`);
+  const e = parsed.data;
+  return {
+    failureRate: env().DEMO_PROVIDER_FAILURE_RATE,
+    timeoutAfterChargeRate: e.DEMO_PROVIDER_TIMEOUT_RATE,
+    outbox: { ...DEFAULT_OUTBOX_CONFIG, leaseMs: e.OUTBOX_LEASE_MS, maxAttempts: e.OUTBOX_MAX_ATTEMPTS } satisfies OutboxConfig,
+    pollMs: e.OUTBOX_POLL_MS,
+    webhookUrl: e.PAYMENTS_WEBHOOK_URL,
+  };
+}
