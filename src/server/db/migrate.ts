@@ -44,8 +44,8 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
   );
 }
 
-/** Applies every pending migration; returns the names it applied. */
-export async function migrate(databaseUrl: string): Promise<string[]> {
+/** Applies every pending migration in `dir` (the project's by default); returns the names it applied. */
+export async function migrate(databaseUrl: string, options: { dir?: string } = {}): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -56,7 +56,7 @@ export async function migrate(databaseUrl: string): Promise<string[]> {
     );
     const applied = new Map(rows.map((r) => [r.migration_name, r]));
     const done: string[] = [];
-    for (const m of await readMigrations()) {
+    for (const m of await readMigrations(options.dir)) {
       const previous = applied.get(m.name);
       if (previous) {
         if (!previous.finished_at) {
