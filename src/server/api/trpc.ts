@@ -5,7 +5,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import { z, ZodError } from "zod";
 import type { Context } from "./context";
 import type { Principal } from "../auth/principal";
-import { createIdempotencyMiddleware, type Tx } from "../idempotency";
+import { createIdempotencyMiddleware, Header, StoreUnavailableError, toTRPCError, type Tx } from "../idempotency";
 import { engineFor } from "../engine";
 
 // ---------------------------------------------------------------------------------------------
@@ -52,7 +52,10 @@ export const createCallerFactory = t.createCallerFactory;
 
 const authed = t.middleware(async function isAuthed({ ctx, next }) {
   const principal = await ctx.getPrincipal().catch((error: unknown) => {
-    throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: "The database cannot be reached", cause: { reason: "store_unavailable", error } });
+    // Fail closed, as the engine does: no database, no answer but "come back in a second".
+    const unavailable = new StoreUnavailableError("The database cannot be reached; nothing was executed", { cause: error, retryAfterSeconds: 1 });
+    ctx.resHeaders.set(Header.RETRY_AFTER, String(unavailable.retryAfterSeconds));
+    throw toTRPCError(unavailable);
   });
   if (!principal) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in, or send Authorization: Bearer <token>" });
   return next({ ctx: { principal } });
