@@ -13,6 +13,8 @@ export interface Principal {
   tenantId: string | null;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const userSelect = { id: true, name: true, email: true, role: true, tenantId: true } as const;
 
 function toPrincipal(u: { id: string; name: string; email: string; role: "TENANT" | "ADMIN"; tenantId: string | null }): Principal {
@@ -31,7 +33,9 @@ export async function principalFromHeaders(db: Db, headers: Headers): Promise<Pr
     return token ? toPrincipal(token.user) : null;
   }
   const userId = readSessionValue(readCookie(headers.get("cookie"), SESSION_COOKIE));
-  if (!userId) return null;
-  const user = await db.user.findUnique({ where: { id: userId }, select: userSelect }).catch(() => null);
+  // User ids are UUIDs; anything else cannot be a user (and would make PostgreSQL refuse the
+  // query). Database errors are not caught here: isAuthed turns them into 503, not a silent 401.
+  if (!userId || !UUID.test(userId)) return null;
+  const user = await db.user.findUnique({ where: { id: userId }, select: userSelect });
   return user ? toPrincipal(user) : null;
 }
