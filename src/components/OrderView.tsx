@@ -1,0 +1,131 @@
+"use client";
+// One order, with its payment status kept live: the payment runs after the order commits (the
+// outbox worker), so the page polls while the order is still awaiting payment.
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "@/trpc/react";
+import { formatDateTime, formatMoney, shortId, statusLabel } from "./format";
+
+/** How often to ask while payment is pending: the worker usually settles within a second or two. */
+const PAYMENT_POLL_MS = 1_000;
+
+export function OrderView({ id, placed, replays }: { id: string; placed?: "new" | "replayed"; replays?: number }) {
+  const trpc = useTRPC();
+  const order = useQuery(
+    trpc.orders.byId.queryOptions(
+      { id },
+      {
+        refetchInterval: (query) => (query.state.data?.status === "PENDING" ? PAYMENT_POLL_MS : false),
+        retry: (count, error) => (error.data?.httpStatus ?? 500) >= 500 && count < 2,
+      },
+    ),
+  );
+  const status = order.error?.data?.httpStatus;
+
+  return (
+    <>
+      <p>
+        <Link href="/orders">← All orders</Link>
+      </p>
+      <h1>
+        Order <span className="mono">{shortId(id)}</span>
+      </h1>
+      {placed === "new" && (
+        <div className="alert ok" role="status">
+          <strong>Order placed.</strong> Thank you! Payment runs in the background; this page updates by itself.
+          {replays ? (
+            <p style={{ marginBottom: 0 }}>
+              The same order was sent {replays + 1} times at once; the other {replays === 1 ? "request was" : "requests were"} answered with
+              this same order (replayed): one order, one charge.
+            </p>
+          ) : null}
+        </div>
+      )}
+      {placed === "replayed" && (
+        <div className="alert ok" role="status">
+          <strong>Your order was already placed: this is the replayed answer.</strong> The shop had received this checkout before
+          (a lost response, a second click, a reload or another tab) and answered with the same order. You have one order and pay once.
+        </div>
+      )}
+      {order.isPending && <p className="muted">Loading…</p>}
+      {order.isError &&
+        (status === 404 ? (
+          <p role="alert" className="alert bad">
+            There is no such order in your account. <Link href="/orders">See your orders</Link>.
+          </p>
+        ) : status === 401 || status === 403 ? (
+          <p className="alert warn">
+            <Link href={`/signin?next=/orders/${id}`}>Sign in as a shop account</Link> to see this order.
+          </p>
+        ) : (
+          <p role="alert" className="alert bad">
+            The order could not be loaded. Reload the page in a moment.
+          </p>
+        ))}
+      {order.data && <OrderDetails order={order.data} />}
+    </>
+  );
+}
+
+interface OrderData {
+  id: string;
+  status: string;
+  totalCents: number;
+  currency: string;
+  chargeId: string | null;
+  createdAt: string | Date;
+  items: { productId: string; name: string; unitPriceCents: number; quantity: number; lineTotalCents: number }[];
+}
+
+function OrderDetails({ order }: { order: OrderData }) {
+  const label = statusLabel(order.status);
+  return (
+    <>
+      <dl className="card" style={{ display: "grid", gridTemplateColumns: "max-content 1fr", gap: "0.35rem 1rem" }}>
+        <dt className="muted">Payment</dt>
+        <dd style={{ margin: 0 }} aria-live="polite">
+          <span className={`badge ${label.tone}`}>{label.text}</span>
+          {order.status === "PENDING" && <span className="muted"> (checking…)</span>}
+        </dd>
+        <dt className="muted">Charge</dt>
+        <dd style={{ margin: 0 }} className="mono">
+          {order.chargeId ?? "none yet"}
+        </dd>
+        <dt className="muted">Placed</dt>
+        <dd style={{ margin: 0 }}>{formatDateTime(order.createdAt)}</dd>
+        <dt className="muted">Order id</dt>
+        <dd style={{ margin: 0 }} className="mono">
+          {order.id}
+        </dd>
+      </dl>
+      <table aria-label="Items" style={{ marginTop: "1rem" }}>
+        <thead>
+          <tr>
+            <th scope="col">Product</th>
+            <th scope="col">Price</th>
+            <th scope="col">Quantity</th>
+            <th scope="col">Total</th>
+          </tr>
+        </thead>
+        <tbody>
+          {order.items.map((item) => (
+            <tr key={item.productId}>
+              <th scope="row">{item.name}</th>
+              <td>{formatMoney(item.unitPriceCents, order.currency)}</td>
+              <td>{item.quantity}</td>
+              <td>{formatMoney(item.lineTotalCents, order.currency)}</td>
+            </tr>
+          ))}
+        </tbody>
+        <tfoot>
+          <tr>
+            <th scope="row" colSpan={3}>
+              Order total
+            </th>
+            <td className="price">{formatMoney(order.totalCents, order.currency)}</td>
+          </tr>
+        </tfoot>
+      </table>
+    </>
+  );
+}
