@@ -1,0 +1,119 @@
+// GET /api/metrics: Prometheus text for the admin (bearer token only). The counters come from the
+// IdempotencyCounter table, so one scrape of any instance shows the whole cluster's counts; the
+// gauges are live counts. Everything is read by collectors at scrape time: one set of queries per
+// scrape, shared by every metric.
+import { Counter, Gauge, Registry } from "prom-client";
+import type { Db } from "./db/client";
+import { principalFromHeaders } from "./auth/principal";
+import { readStats } from "./api/routers/admin/stats";
+import { logger } from "./logger";
+
+type Stats = Awaited<ReturnType<typeof readStats>>;
+
+export interface MetricsRegistry {
+  registry: Registry;
+  /** Renders every metric from one fresh read of the database. */
+  scrape: () => Promise<string>;
+}
+
+export function createMetricsRegistry(db: Db): MetricsRegistry {
+  const registry = new Registry();
+  let current: Promise<Stats> | null = null;
+  const stats = () => (current ??= readStats(db));
+
+  new Counter({
+    name: "once_idempotency_events_total",
+    help: "Idempotency engine events per tenant (key scope), procedure and event: executed, replayed, conflicts, mismatches, released, busted, takeovers, store_errors, too_many_keys, fenced. Cluster-wide (from IdempotencyCounter).",
+    labelNames: ["tenant", "procedure", "event"] as const,
+    registers: [registry],
+    async collect() {
+      const s = await stats();
+      this.reset();
+      for (const row of s.counters) {
+        for (const event of s.events) this.inc({ tenant: row.tenant, procedure: row.procedure, event }, row.counts[event]);
+      }
+    },
+  });
+  new Gauge({
+    name: "once_idempotency_keys",
+    help: "Idempotency keys stored, by status.",
+    labelNames: ["status"] as const,
+    registers: [registry],
+    async collect() {
+      const s = await stats();
+      for (const [status, n] of Object.entries(s.keys.byStatus)) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: "once_idempotency_stuck_leases",
+    help: "PROCESSING keys whose lease has expired (by the database's clock).",
+    registers: [registry],
+    async collect() {
+      this.set((await stats()).keys.stuck);
+    },
+  });
+  new Gauge({
+    name: "once_outbox_messages",
+    help: "Payment outbox messages, by status (DEAD = dead-lettered).",
+    labelNames: ["status"] as const,
+    registers: [registry],
+    async collect() {
+      const s = await stats();
+      for (const [status, n] of Object.entries(s.outbox)) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: "once_reconciliation_open_findings",
+    help: "Reconciliation findings not yet resolved.",
+    registers: [registry],
+    async collect() {
+      this.set((await stats()).openFindings);
+    },
+  });
+
+  return {
+    registry,
+    scrape: async () => {
+      current = null;
+      try {
+        return await registry.metrics();
+      } finally {
+        current = null;
+      }
+    },
+  };
+}
+
+const registries = new WeakMap<Db, MetricsRegistry>();
+
+function metricsFor(db: Db): MetricsRegistry {
+  let m = registries.get(db);
+  if (!m) registries.set(db, (m = createMetricsRegistry(db)));
+  return m;
+}
+
+const text = (status: number, body: string, headers: Record<string, string> = {}) =>
+  new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
+
+/** Admin bearer only: 401 without or with a bad token (a session cookie does not count), 403 for a tenant. */
+export async function handleMetricsRequest(db: Db, req: Request): Promise<Response> {
+  if (!/^Bearer\s+\S+$/i.test(req.headers.get("authorization") ?? "")) {
+    return text(401, "Send Authorization: Bearer <admin token>\n", { "www-authenticate": 'Bearer realm="metrics"' });
+  }
+  let principal;
+  try {
+    principal = await principalFromHeaders(db, req.headers);
+  } catch (error) {
+    logger.warn({ error }, "metrics: database unreachable");
+    return text(503, "The database cannot be reached\n", { "retry-after": "1" });
+  }
+  if (!principal) return text(401, "Unknown token\n", { "www-authenticate": 'Bearer realm="metrics", error="invalid_token"' });
+  if (principal.role !== "ADMIN") return text(403, "Admins only\n");
+  const m = metricsFor(db);
+  try {
+    return text(200, await m.scrape(), { "content-type": m.registry.contentType, "cache-control": "no-store" });
+  } catch (error) {
+    logger.warn({ error }, "metrics: scrape failed");
+    return text(503, "The database cannot be reached\n", { "retry-after": "1" });
+  }
+}
