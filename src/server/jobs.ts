@@ -5,11 +5,15 @@ import type { Db } from "./db/client";
 import { engineFor } from "./engine";
 import { startEngineJobs } from "./idempotency";
 import { logger } from "./logger";
+import { startPaymentJobs } from "./payments";
 
 export function startBackgroundJobs(db: Db): () => Promise<void> {
   const log = (msg: string) => logger.warn(msg);
-  const stops: (() => Promise<void> | void)[] = [startEngineJobs(db, engineFor(db).counters, log)];
-  // Payment jobs (outbox worker, provider webhooks, reconciliation) are added here.
+  const stops: (() => Promise<void> | void)[] = [
+    startEngineJobs(db, engineFor(db).counters, log),
+    // Outbox worker, the simulated provider's webhook deliveries, reconciliation.
+    startPaymentJobs(db, log),
+  ];
   return async () => {
     for (const stop of stops) await stop();
   };

@@ -1,0 +1,42 @@
+// `npm run worker`: the payment outbox worker (and the simulated provider's webhook deliveries)
+// as a process of its own, against DATABASE_URL, until SIGINT/SIGTERM. Any number may run beside
+// the server's own loops: rows are claimed with FOR UPDATE SKIP LOCKED under a lease.
+//
+// ONCE_TEST_CRASH_AFTER_CHARGE=1 makes the process kill itself (SIGKILL: no cleanup, no finally)
+// right after the provider charged and before the row is marked delivered: the crash test's
+// worst moment, produced for real.
+import { createDb } from "../src/server/db/client";
+import { startPaymentWorker } from "../src/server/payments";
+
+const url = process.env.DATABASE_URL;
+if (!url) {
+  console.error("DATABASE_URL is not set: point the worker at the app's database");
+  process.exit(2);
+}
+const db = createDb(url);
+const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
+
+const loops = startPaymentWorker(db, {
+  log: (message) => console.warn(message),
+  hooks: crashAfterCharge
+    ? {
+        afterCharge: (message, charge) => {
+          console.warn(`[worker] crashing after charge ${charge.id} for outbox row ${message.id}`);
+          process.kill(process.pid, "SIGKILL");
+        },
+      }
+    : undefined,
+});
+console.log(`[worker] running (pid ${process.pid})`);
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  console.log(`[worker] ${signal}: finishing the round in progress`);
+  await Promise.all(loops.map((loop) => loop.stop()));
+  await db.$disconnect();
+  process.exit(0);
+}
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -1,0 +1,80 @@
+// The provider's side of webhooks: deliver each recorded event to the merchant's webhook until it
+// answers 2xx, and now and then deliver one twice, as real providers do (at-least-once delivery).
+import type { Db } from "../db/client";
+import { DUPLICATE_EVENT_RATE } from "./config";
+import type { ProviderEventBody } from "./webhook";
+
+/** Posts one event to the merchant; returns the HTTP status it answered. */
+export type EventSink = (body: ProviderEventBody) => Promise<number>;
+
+export interface EventDispatchResult {
+  attempted: number;
+  delivered: number;
+  duplicated: number;
+  failed: number;
+}
+
+export interface EventDispatcherOptions {
+  deliver: EventSink;
+  batchSize?: number;
+  duplicateRate?: number;
+  random?: () => number;
+  log?: (message: string) => void;
+}
+
+export function createEventDispatcher(db: Db, options: EventDispatcherOptions) {
+  const random = options.random ?? Math.random;
+  const duplicateRate = options.duplicateRate ?? DUPLICATE_EVENT_RATE;
+  const batchSize = options.batchSize ?? 20;
+
+  async function send(body: ProviderEventBody): Promise<boolean> {
+    try {
+      const status = await options.deliver(body);
+      return status >= 200 && status < 300;
+    } catch (error) {
+      options.log?.(`[events] ${body.id}: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  return {
+    /**
+     * One round over undelivered events. The rows stay locked (SKIP LOCKED for other dispatchers)
+     * until each is marked delivered, so a crash only means a redelivery: at least once, never lost.
+     */
+    async runOnce(): Promise<EventDispatchResult> {
+      return db.$transaction(
+        async (tx) => {
+          const events = await tx.$queryRaw<{ id: string; type: ProviderEventBody["type"]; payload: ProviderEventBody["data"] }[]>`
+            SELECT "id", "type", "payload" FROM "ProviderEvent" WHERE "deliveredAt" IS NULL
+            ORDER BY "createdAt" LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
+          const result: EventDispatchResult = { attempted: events.length, delivered: 0, duplicated: 0, failed: 0 };
+          for (const event of events) {
+            const body: ProviderEventBody = { id: event.id, type: event.type, data: event.payload };
+            if (!(await send(body))) {
+              result.failed++;
+              continue;
+            }
+            await tx.providerEvent.update({ where: { id: event.id }, data: { deliveredAt: new Date() } });
+            result.delivered++;
+            if (random() < duplicateRate) {
+              await send(body);
+              result.duplicated++;
+            }
+          }
+          return result;
+        },
+        { timeout: 60_000, maxWait: 10_000 },
+      );
+    },
+  };
+}
+export type EventDispatcher = ReturnType<typeof createEventDispatcher>;
+
+/** Delivery over HTTP, for a provider (or worker process) outside the app's process. */
+export function httpSink(url: string): EventSink {
+  return async (body) => {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+    return res.status;
+  };
+}

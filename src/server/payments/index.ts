@@ -1,0 +1,48 @@
+// Payments: the simulated provider, the outbox worker, webhook handling, reconciliation, and the
+// loops that schedule them in the server process and in `npm run worker`.
+import type { Db } from "../db/client";
+import { EVENT_POLL_MS, RECONCILE_INTERVAL_MS, paymentSettings } from "./config";
+import { createEventDispatcher, httpSink, type EventSink } from "./event-dispatcher";
+import { startLoop, type Loop } from "./loop";
+import { createOutboxWorker, type OutboxWorkerOptions } from "./outbox-worker";
+import { SimulatedProvider } from "./provider";
+import { runReconciliation } from "./reconciliation";
+import { handleProviderWebhook } from "./webhook";
+
+export { createOutboxWorker, type OutboxWorker, type OutboxRunResult } from "./outbox-worker";
+export { SimulatedProvider, ProviderTimeoutError, ProviderUnavailableError, type PaymentProvider, type Charge } from "./provider";
+export { createEventDispatcher, httpSink } from "./event-dispatcher";
+export { handleProviderWebhook, webhookResponse } from "./webhook";
+export { runReconciliation, FindingKind, type Finding, type ReconciliationResult } from "./reconciliation";
+export { startLoop, type Loop } from "./loop";
+
+/** The provider as the environment configures it (DEMO_PROVIDER_FAILURE_RATE, …_TIMEOUT_RATE). */
+export function providerFromEnv(db: Db): SimulatedProvider {
+  const settings = paymentSettings();
+  return new SimulatedProvider(db, { failureRate: settings.failureRate, timeoutAfterChargeRate: settings.timeoutAfterChargeRate });
+}
+
+/** Where the provider reports events: PAYMENTS_WEBHOOK_URL, or the webhook handler in-process. */
+export function eventSinkFromEnv(db: Db): EventSink {
+  const url = paymentSettings().webhookUrl;
+  return url ? httpSink(url) : async (body) => (await handleProviderWebhook(db, body)).status;
+}
+
+/** The outbox worker and the provider's event delivery, as loops. */
+export function startPaymentWorker(db: Db, options: { log?: (m: string) => void; hooks?: OutboxWorkerOptions["hooks"] } = {}): Loop[] {
+  const settings = paymentSettings();
+  const worker = createOutboxWorker(db, { provider: providerFromEnv(db), config: settings.outbox, hooks: options.hooks, log: options.log });
+  const dispatcher = createEventDispatcher(db, { deliver: eventSinkFromEnv(db), log: options.log });
+  return [
+    startLoop("outbox", () => worker.runOnce(), { idleMs: settings.pollMs, busy: (r) => r.claimed > 0, log: options.log }),
+    startLoop("provider-events", () => dispatcher.runOnce(), { idleMs: EVENT_POLL_MS, busy: (r) => r.delivered > 0, log: options.log }),
+  ];
+}
+
+/** Everything payments runs in the server process: the worker loops plus reconciliation. */
+export function startPaymentJobs(db: Db, log?: (m: string) => void): () => Promise<void> {
+  const loops = [...startPaymentWorker(db, { log }), startLoop("reconciliation", () => runReconciliation(db), { idleMs: RECONCILE_INTERVAL_MS, log })];
+  return async () => {
+    await Promise.all(loops.map((loop) => loop.stop()));
+  };
+}

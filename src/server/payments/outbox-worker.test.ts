@@ -1,0 +1,136 @@
+// The outbox worker against a real PostgreSQL: delivery, the provider's timeout-after-charge,
+// two workers on one outbox, and dead-lettering past the retry bound (with an injected clock).
+import { describe, expect, it } from "vitest";
+import { createDb } from "../db/client";
+import { useTestDatabase } from "../../test/database";
+import { backoffMs } from "./backoff";
+import { DEFAULT_OUTBOX_CONFIG } from "./config";
+import { createOutboxWorker, type OutboxWorker } from "./outbox-worker";
+import { SimulatedProvider, type ChargeRequest, type PaymentProvider } from "./provider";
+import { placeTestOrder } from "./test-fixtures";
+
+const t = useTestDatabase();
+
+async function drain(worker: OutboxWorker) {
+  while ((await worker.runOnce()).claimed > 0);
+}
+
+/** A provider that counts calls per key, to prove each row reached it once. */
+function counting(provider: PaymentProvider) {
+  const calls = new Map<string, number>();
+  return {
+    calls,
+    async charge(request: ChargeRequest) {
+      calls.set(request.idempotencyKey, (calls.get(request.idempotencyKey) ?? 0) + 1);
+      return provider.charge(request);
+    },
+  };
+}
+
+const outboxOf = (orderId: string) => t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
+
+describe("delivery", () => {
+  it("charges once under the order's key, records the charge and marks the row delivered", async () => {
+    const { orderId, totalCents } = await placeTestOrder(t.db, { quantity: 3 });
+    const worker = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db) });
+    expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, fenced: 0 });
+
+    const charges = await t.db.providerCharge.findMany({ where: { reference: orderId } });
+    expect(charges).toHaveLength(1);
+    expect(charges[0]).toMatchObject({ amountCents: totalCents, currency: "EUR", status: "SUCCEEDED" });
+    const row = await outboxOf(orderId);
+    expect(row).toMatchObject({ status: "DELIVERED", attempts: 1, lockedUntil: null, result: { chargeId: charges[0]!.id, status: "SUCCEEDED" } });
+    expect(row.idempotencyKey).toBe(charges[0]!.idempotencyKey);
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charges[0]!.id });
+    expect(await worker.runOnce()).toMatchObject({ claimed: 0 });
+  });
+
+  it("a provider timeout after charging is retried under the same key and finds the first charge", async () => {
+    const { orderId } = await placeTestOrder(t.db);
+    let clock = new Date(Date.now() + 1_000);
+    const timingOut = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db, { timeoutAfterChargeRate: 1 }), clock: () => clock });
+    expect(await timingOut.runOnce()).toMatchObject({ claimed: 1, retried: 1 });
+    const [charge] = await t.db.providerCharge.findMany({ where: { reference: orderId } });
+    expect(charge).toBeDefined();
+    const waiting = await outboxOf(orderId);
+    expect(waiting).toMatchObject({ status: "PENDING", attempts: 1, lockedUntil: null });
+    expect(waiting.lastError).toContain("ProviderTimeoutError");
+    expect(waiting.nextAttemptAt.getTime()).toBeGreaterThan(clock.getTime());
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PENDING", chargeId: null });
+
+    const healthy = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db), clock: () => clock });
+    expect(await healthy.runOnce()).toMatchObject({ claimed: 0 }); // backoff respected
+    clock = new Date(clock.getTime() + DEFAULT_OUTBOX_CONFIG.baseBackoffMs);
+    expect(await healthy.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(1);
+    expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", attempts: 2, result: { chargeId: charge!.id, replayed: true } });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge!.id });
+  });
+
+  it("a declined charge is delivered and the order says its payment failed", async () => {
+    // 99 desk lamps are above the simulated provider's decline limit; stock first.
+    const lamp = await t.db.product.update({ where: { sku: "LMP-010" }, data: { stock: 99 } });
+    const { orderId } = await placeTestOrder(t.db, { sku: lamp.sku, quantity: 99 });
+    await drain(createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db) }));
+    expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", result: { status: "FAILED" } });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAYMENT_FAILED" });
+  });
+});
+
+describe("two workers on one outbox", () => {
+  it("deliver each row once", async () => {
+    const orders = await Promise.all(Array.from({ length: 12 }, () => placeTestOrder(t.db)));
+    // Two clients, two pools: as two processes would be.
+    const dbA = createDb(t.url);
+    const dbB = createDb(t.url);
+    try {
+      const provider = counting(new SimulatedProvider(t.db));
+      const a = createOutboxWorker(dbA, { provider, config: { batchSize: 3 } });
+      const b = createOutboxWorker(dbB, { provider, config: { batchSize: 3 } });
+      let delivered = 0;
+      for (;;) {
+        const [ra, rb] = await Promise.all([a.runOnce(), b.runOnce()]);
+        delivered += ra.delivered + rb.delivered;
+        expect(ra.fenced + rb.fenced).toBe(0);
+        if (ra.claimed + rb.claimed === 0) break;
+      }
+      expect(delivered).toBe(12);
+      expect([...provider.calls.values()]).toEqual(Array(12).fill(1));
+      for (const { orderId } of orders) {
+        expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(1);
+        expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", attempts: 1 });
+      }
+    } finally {
+      await Promise.all([dbA.$disconnect(), dbB.$disconnect()]);
+    }
+  });
+});
+
+describe("retry bound", () => {
+  it("past the bound the row is dead-lettered and the order says payment failed", async () => {
+    const { orderId } = await placeTestOrder(t.db);
+    let clock = new Date(Date.now() + 1_000);
+    const config = { maxAttempts: 3, baseBackoffMs: 1_000, maxBackoffMs: 4_000 };
+    const worker = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db, { failureRate: 1 }), config, clock: () => clock });
+
+    expect(await worker.runOnce()).toMatchObject({ claimed: 1, retried: 1 });
+    clock = new Date(clock.getTime() + config.maxBackoffMs);
+    expect(await worker.runOnce()).toMatchObject({ claimed: 1, retried: 1 });
+    clock = new Date(clock.getTime() + config.maxBackoffMs);
+    expect(await worker.runOnce()).toMatchObject({ claimed: 1, dead: 1 });
+    clock = new Date(clock.getTime() + 3_600_000);
+    expect(await worker.runOnce()).toMatchObject({ claimed: 0 });
+
+    const row = await outboxOf(orderId);
+    expect(row).toMatchObject({ status: "DEAD", attempts: 3, lockedUntil: null, deliveredAt: null });
+    expect(row.lastError).toContain("ProviderUnavailableError");
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAYMENT_FAILED", chargeId: null });
+    expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(0);
+  });
+
+  it("backoff doubles from the base, is capped, and jitters within the upper half", () => {
+    const config = { baseBackoffMs: 1_000, maxBackoffMs: 10_000 };
+    expect([1, 2, 3, 4, 5, 6].map((n) => backoffMs(n, config, () => 1))).toEqual([1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
+    expect([1, 2, 3].map((n) => backoffMs(n, config, () => 0))).toEqual([500, 1_000, 2_000]);
+  });
+});

@@ -1,0 +1,37 @@
+// Test fixtures for the payment tests: orders placed through the real checkout endpoint, so the
+// outbox rows are exactly what production writes. Used by *.test.ts only.
+import { randomUUID } from "node:crypto";
+import type { Db } from "../db/client";
+import { callTrpc, TOKENS } from "../../test/http";
+
+export interface PlacedTestOrder {
+  orderId: string;
+  key: string;
+  totalCents: number;
+}
+
+export async function placeTestOrder(db: Db, overrides: { sku?: string; quantity?: number; key?: string; token?: string } = {}): Promise<PlacedTestOrder> {
+  const product = await db.product.findUniqueOrThrow({ where: { sku: overrides.sku ?? "STK-008" } });
+  const key = overrides.key ?? `test-${randomUUID()}`;
+  const res = await callTrpc(db, {
+    path: "checkout.placeOrder",
+    input: { items: [{ productId: product.id, quantity: overrides.quantity ?? 1 }] },
+    token: overrides.token ?? TOKENS.acme,
+    key,
+    method: "POST",
+  });
+  if (res.status !== 200) throw new Error(`placeOrder answered ${res.status}: ${JSON.stringify(res.json)}`);
+  const order = res.json.result.data.order as { id: string; totalCents: number };
+  return { orderId: order.id, key, totalCents: order.totalCents };
+}
+
+/** Waits for a condition on the database (checked every 50 ms), failing after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
