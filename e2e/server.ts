@@ -1,0 +1,140 @@
+// The web server Playwright starts (`webServer` in playwright.config.ts): a fresh embedded
+// PostgreSQL in a temp folder, migrated and seeded, and `next start` (the build must exist) on the
+// test port, in demo mode with a short lease. Next to it, a control server on loopback that tests
+// use to take the database away and bring it back (the "store unavailable" test):
+//
+//   POST /db/stop    stops PostgreSQL for real (its data stays: same folder, same port)
+//   POST /db/start   starts it again
+//   GET  /db/url     the DATABASE_URL the app uses
+//
+// Everything is stopped, and the temp folder removed, on SIGTERM/SIGINT or when Next.js exits.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { freePort, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
+import { setupDatabase } from "../src/server/db/setup";
+import { CONTROL_PORT, TEST_PORT } from "./ports";
+
+const root = path.resolve(import.meta.dirname, "..");
+const log = (msg: string) => console.log(`[e2e-server] ${msg}`);
+
+if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
+  console.error("[e2e-server] no production build: run `npm run build` first (`npm run e2e` does both)");
+  process.exit(1);
+}
+
+// The data folder lives under the system temp folder (PostgreSQL runs as the "postgres" user, which
+// must traverse every parent; mkdtemp makes a 0700 folder, so open it up). `persistent: true`
+// keeps the data when /db/stop stops the server; we delete the folder ourselves at exit.
+const tempRoot = mkdtempSync(path.join(os.tmpdir(), "once-e2e-"));
+chmodSync(tempRoot, 0o755);
+const dataDir = path.join(tempRoot, "pg");
+const pgPort = await freePort();
+
+let pg: EmbeddedServer | undefined;
+let pgBusy: Promise<unknown> = Promise.resolve();
+let databaseUrl = "";
+
+async function startDb(): Promise<void> {
+  if (pg) return;
+  pg = await startEmbeddedPostgres({ dataDir, port: pgPort, persistent: true });
+}
+async function stopDb(): Promise<void> {
+  if (!pg) return;
+  const server = pg;
+  pg = undefined;
+  await server.stop();
+}
+/** One database operation at a time, in order. */
+function serial<T>(fn: () => Promise<T>): Promise<T> {
+  const next = pgBusy.then(fn, fn);
+  pgBusy = next.catch(() => {});
+  return next;
+}
+
+const started = Date.now();
+await startDb();
+await pg!.createDatabase("once");
+databaseUrl = pg!.url("once");
+await setupDatabase(databaseUrl, log);
+log(`PostgreSQL on ${pgPort} (${dataDir}), ready in ${Date.now() - started} ms`);
+
+const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(TEST_PORT), "-H", "127.0.0.1"], {
+  cwd: root,
+  stdio: ["ignore", "inherit", "inherit"],
+  env: {
+    ...process.env,
+    NODE_ENV: "production",
+    PORT: String(TEST_PORT),
+    DATABASE_URL: databaseUrl,
+    DEMO_MODE: "1",
+    // Short enough that a test which leaves a key PROCESSING does not hold it long, longer than
+    // the slowest demo request (x-demo-delay-ms 1500).
+    IDEMPOTENCY_LEASE_MS: "3000",
+    SESSION_SECRET: process.env.SESSION_SECRET ?? randomBytes(24).toString("hex"),
+    NEXT_TELEMETRY_DISABLED: "1",
+  },
+});
+
+const control = http.createServer((req, res) => {
+  const reply = (status: number, body: unknown) => {
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(JSON.stringify(body));
+  };
+  const route = `${req.method} ${req.url}`;
+  const run = (fn: () => Promise<void>, state: string) =>
+    serial(fn).then(
+      () => reply(200, { database: state }),
+      (error: unknown) => reply(500, { error: (error as Error).message }),
+    );
+  switch (route) {
+    case "POST /db/stop":
+      log("stopping PostgreSQL (requested by a test)");
+      void run(stopDb, "stopped");
+      return;
+    case "POST /db/start":
+      log("starting PostgreSQL (requested by a test)");
+      void run(startDb, "running");
+      return;
+    case "GET /db/url":
+      reply(200, { url: databaseUrl, running: pg !== undefined });
+      return;
+    default:
+      reply(404, { error: `no route ${route}` });
+  }
+});
+control.listen(CONTROL_PORT, "127.0.0.1", () => log(`control server on http://127.0.0.1:${CONTROL_PORT}`));
+
+let stopping = false;
+async function shutdown(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  control.close();
+  if (next.exitCode === null && next.signalCode === null) {
+    next.kill("SIGTERM");
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        next.kill("SIGKILL");
+        resolve();
+      }, 5_000);
+      next.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+  await serial(stopDb).catch((error: unknown) => log(`stopping PostgreSQL failed: ${(error as Error).message}`));
+  rmSync(tempRoot, { recursive: true, force: true });
+  log("stopped");
+  process.exit(code);
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void shutdown(0));
+next.on("exit", (code, signal) => {
+  if (!stopping) {
+    log(`next start exited (${code ?? signal})`);
+    void shutdown(code ?? 1);
+  }
+});

@@ -1,0 +1,42 @@
+// Playwright drives Debian's Chromium against the production build (`npm run build` first:
+// `npm run e2e` and `npm test` do that). e2e/server.ts starts a fresh PostgreSQL and `next start`.
+// One worker: the tests share that one server and database; each uses its own cart and counts
+// orders by id, so they do not depend on each other.
+import { defineConfig, devices } from "@playwright/test";
+import { BASE_URL } from "./e2e/ports";
+
+export default defineConfig({
+  testDir: "./e2e",
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  workers: 1,
+  fullyParallel: false,
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  reporter: process.env.CI ? [["list"], ["html", { open: "never" }]] : "list",
+  use: {
+    ...devices["Desktop Chrome"],
+    baseURL: BASE_URL,
+    trace: "retain-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    },
+  },
+  webServer: {
+    command: "npx tsx e2e/server.ts",
+    url: `${BASE_URL}/api/health`,
+    reuseExistingServer: !process.env.CI,
+    timeout: 120_000,
+    stdout: "pipe",
+    stderr: "pipe",
+    gracefulShutdown: { signal: "SIGTERM", timeout: 15_000 },
+  },
+});
