@@ -1,0 +1,70 @@
+// The worker really crashes (SIGKILL, from inside, right after the provider charged and before the
+// row was marked delivered). A restarted worker process retries under the same provider key:
+// the order ends up paid and the provider holds exactly one charge.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { useTestDatabase } from "../../test/database";
+import { placeTestOrder, waitFor } from "./test-fixtures";
+
+const t = useTestDatabase();
+const root = path.resolve(import.meta.dirname, "../../..");
+
+function startWorker(env: Record<string, string>): ChildProcess {
+  // `node --import tsx`, not the tsx CLI: the CLI runs the script in a child of its own, and the
+  // test must signal, and see the death of, the worker process itself.
+  return spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/worker.ts")], {
+    cwd: root,
+    // A 1 s lease so the restarted worker may take the dead one's row over within the test.
+    env: { ...process.env, DATABASE_URL: t.url, OUTBOX_LEASE_MS: "1000", OUTBOX_POLL_MS: "100", DEMO_PROVIDER_FAILURE_RATE: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** The child's exit, or a failure (and a kill) if it has not exited within `ms`. */
+async function exitOf(child: ChildProcess, ms = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const timer = setTimeout(() => child.kill("SIGKILL"), ms);
+  try {
+    const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+    return { code, signal };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("worker crash between charge and delivery", () => {
+  it("after a restart the order is paid and the provider holds exactly one charge", { timeout: 60_000 }, async () => {
+    const { orderId } = await placeTestOrder(t.db);
+
+    const crashing = startWorker({ ONCE_TEST_CRASH_AFTER_CHARGE: "1" });
+    let crashLog = "";
+    crashing.stderr!.on("data", (chunk: Buffer) => (crashLog += chunk.toString()));
+    const crashed = await exitOf(crashing);
+    expect(crashed.signal, crashLog).toBe("SIGKILL");
+
+    // The provider charged; the worker recorded nothing.
+    const charges = await t.db.providerCharge.findMany({ where: { reference: orderId } });
+    expect(charges).toHaveLength(1);
+    const stranded = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
+    expect(stranded).toMatchObject({ status: "PENDING", attempts: 1, result: null, deliveredAt: null });
+    expect(stranded.lockedUntil).not.toBeNull();
+
+    const restarted = startWorker({});
+    try {
+      const delivered = await waitFor("the outbox row to be delivered", async () => {
+        const row = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
+        return row.status === "DELIVERED" ? row : null;
+      });
+      expect(delivered).toMatchObject({ attempts: 2, result: { chargeId: charges[0]!.id, replayed: true } });
+    } finally {
+      restarted.kill("SIGTERM");
+    }
+    // SIGTERM is a graceful stop: the round in progress finishes, the process exits 0.
+    expect(await exitOf(restarted)).toEqual({ code: 0, signal: null });
+
+    expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(1);
+    expect(await t.db.providerIdempotencyRecord.count()).toBe(1);
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charges[0]!.id });
+  });
+});
