@@ -1,0 +1,39 @@
+// /admin: the operator's dashboard. Gated on the server: a tenant or a signed-out visitor gets a
+// clear "not allowed" and the dashboard's components are never rendered, so no admin query runs
+// (the API refuses them anyway: 401/403).
+import Link from "next/link";
+import { headers } from "next/headers";
+import type { ReactNode } from "react";
+import { getDb } from "@/server/db/client";
+import { principalFromHeaders } from "@/server/auth/principal";
+
+export const dynamic = "force-dynamic";
+
+export default async function AdminLayout({ children }: { children: ReactNode }) {
+  const principal = await principalFromHeaders(getDb(), new Headers(await headers()));
+  if (!principal || principal.role !== "ADMIN") {
+    return (
+      <section aria-labelledby="not-allowed">
+        <h1 id="not-allowed">Admin dashboard</h1>
+        <div role="alert" className="alert bad">
+          <strong>Not allowed.</strong>{" "}
+          {principal
+            ? `You are signed in as ${principal.name}: the dashboard is for the operator account only.`
+            : "Sign in with the operator account to see the dashboard."}{" "}
+          <Link href="/signin?next=/admin">Sign in as another account</Link>
+        </div>
+      </section>
+    );
+  }
+  return (
+    <>
+      <nav aria-label="Admin" className="row" style={{ marginBottom: "1rem" }}>
+        <strong>Admin</strong>
+        <Link href="/admin">Keys &amp; counters</Link>
+        <Link href="/admin/outbox">Outbox &amp; reconciliation</Link>
+        <Link href="/admin/audit">Audit log</Link>
+      </nav>
+      {children}
+    </>
+  );
+}

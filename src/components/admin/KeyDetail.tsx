@@ -1,0 +1,107 @@
+"use client";
+// One key: fingerprint, stored outcome, timestamps, lease, attempts; bust/release with a reason;
+// its audit trail (which outlives the key).
+import Link from "next/link";
+import { useState, type FormEvent } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC, useTRPCClient } from "@/trpc/react";
+import { errorText, formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge } from "./ui";
+import { useAdminAction } from "./useAdminAction";
+import { AuditTable } from "./AuditPanel";
+
+export function KeyDetail({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const detail = useQuery({ ...trpc.admin.keys.byId.queryOptions({ id }), refetchInterval: REFRESH_MS, retry: false });
+  const k = detail.data?.key;
+  return (
+    <>
+      <p><Link href="/admin">← All keys</Link></p>
+      <h1>Key {k ? <span className="mono">{k.key}</span> : <span className="mono">{id}</span>}</h1>
+      <QueryState isPending={detail.isPending} error={detail.error}>
+        {detail.data && !k && (
+          <div className="alert warn" role="status">This key no longer exists (busted, released or reaped): its audit trail is below.</div>
+        )}
+        {k && (
+          <section className="card" aria-label="Key detail">
+            <dl style={{ display: "grid", gridTemplateColumns: "max-content 1fr", gap: "0.3rem 1rem", margin: 0 }}>
+              <dt>Status</dt><dd><StatusBadge status={k.status} /></dd>
+              <dt>Tenant</dt><dd>{k.tenant}</dd>
+              <dt>Procedure</dt><dd className="mono">{k.procedure}</dd>
+              <dt>Idempotency key</dt><dd className="mono">{k.key}</dd>
+              <dt>Fingerprint</dt><dd className="mono" style={{ wordBreak: "break-all" }}>{k.fingerprint}</dd>
+              <dt>Attempts</dt><dd>{k.attempts}</dd>
+              <dt>Lease</dt>
+              <dd>
+                <LeaseBadge state={k.leaseState} /> {k.leaseExpiresAt && <span className="muted">until {formatTime(k.leaseExpiresAt)}</span>}
+              </dd>
+              <dt>Lease token</dt><dd className="mono">{k.leaseToken ?? "–"}</dd>
+              <dt>Created</dt><dd>{formatTime(k.createdAt)}</dd>
+              <dt>Updated</dt><dd>{formatTime(k.updatedAt)}</dd>
+              <dt>Completed</dt><dd>{formatTime(k.completedAt)}</dd>
+              <dt>Expires</dt><dd>{formatTime(k.expiresAt)}</dd>
+              <dt>Stored status</dt><dd>{k.responseStatus ?? "–"}</dd>
+              <dt>Stored headers</dt><dd className="mono">{k.responseHeaders ? JSON.stringify(k.responseHeaders) : "–"}</dd>
+            </dl>
+            <h2 style={{ fontSize: "1rem" }}>Stored body</h2>
+            <pre className="mono" aria-label="Stored body" style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}>
+              {k.responseBody === null ? "– (nothing stored yet)" : JSON.stringify(k.responseBody, null, 2)}
+            </pre>
+          </section>
+        )}
+        {k && <RemoveKeyForm id={k.id} status={k.status} leaseState={k.leaseState} />}
+        {detail.data && (
+          <section aria-labelledby="key-audit" style={{ marginTop: "1.5rem" }}>
+            <h2 id="key-audit">Audit trail</h2>
+            {detail.data.audit.length === 0 ? <p className="muted">No manual actions on this key.</p> : <AuditTable entries={detail.data.audit} label="Audit trail of this key" />}
+          </section>
+        )}
+      </QueryState>
+    </>
+  );
+}
+
+function RemoveKeyForm({ id, status, leaseState }: { id: string; status: string; leaseState: "live" | "expired" | "none" }) {
+  const client = useTRPCClient();
+  const [reason, setReason] = useState("");
+  const bust = useAdminAction((input: { id: string; reason: string }, context) => client.admin.keys.bust.mutate(input, { context }));
+  const release = useAdminAction((input: { id: string; reason: string }, context) => client.admin.keys.release.mutate(input, { context }));
+  const busy = bust.isPending || release.isPending;
+  const last = bust.isIdle ? release : bust;
+
+  const submit = (action: "bust" | "release") => (e?: FormEvent) => {
+    e?.preventDefault();
+    const run = action === "bust" ? bust : release;
+    (action === "bust" ? release : bust).reset();
+    run.mutate({ id, reason });
+  };
+
+  return (
+    <section className="card" aria-labelledby="remove-heading" style={{ marginTop: "1rem" }}>
+      <h2 id="remove-heading" style={{ fontSize: "1.05rem", marginTop: 0 }}>Bust or release</h2>
+      <p className="muted" style={{ marginTop: 0 }}>
+        Busting removes a finished key (or a stuck one) so the next request with it runs anew. Releasing frees a stuck lease.
+        A key whose lease is live cannot be removed: its request may still commit.
+        {status === "PROCESSING" && leaseState === "live" && <strong> This key&apos;s lease is live right now.</strong>}
+      </p>
+      <form onSubmit={submit("bust")} className="row">
+        <label style={{ flex: 1 }}>
+          Reason{" "}
+          <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} maxLength={500} style={{ width: "100%" }} placeholder="Why (goes to the audit log)" />
+        </label>
+        <button type="submit" disabled={busy}>Bust key</button>
+        <button type="button" className="secondary" disabled={busy} onClick={() => reason.trim().length >= 3 && submit("release")()}>Release lease</button>
+      </form>
+      {busy && <p className="muted" role="status">Working…</p>}
+      {last.isSuccess && (
+        <div role="status" className="alert ok">
+          {last.data.action === "bust" ? "Key busted" : "Lease released"}: the next request with key <span className="mono">{last.data.key.key}</span> runs anew. Audit entry {last.data.auditId.slice(0, 8)} written.
+        </div>
+      )}
+      {last.isError && (
+        <div role="alert" className="alert bad">
+          Refused: {errorText(last.error)}
+        </div>
+      )}
+    </section>
+  );
+}

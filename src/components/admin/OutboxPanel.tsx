@@ -1,0 +1,87 @@
+"use client";
+// The payment outbox: pending, delivered and dead-lettered messages; retry a dead one (audited).
+import { useState } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useTRPC, useTRPCClient } from "@/trpc/react";
+import { errorText, formatTime, Pager, QueryState, REFRESH_MS, StatusBadge, useCursorStack } from "./ui";
+import { useAdminAction } from "./useAdminAction";
+
+type Status = "PENDING" | "DELIVERED" | "DEAD";
+
+export function OutboxPanel() {
+  const trpc = useTRPC();
+  const [status, setStatus] = useState<Status | "">("");
+  const pages = useCursorStack();
+  const outbox = useQuery({
+    ...trpc.admin.outbox.list.queryOptions({ ...(status ? { status } : {}), ...(pages.cursor ? { cursor: pages.cursor } : {}), limit: 50 }),
+    refetchInterval: REFRESH_MS,
+    placeholderData: keepPreviousData,
+  });
+  return (
+    <section aria-labelledby="outbox-heading">
+      <h2 id="outbox-heading">Outbox</h2>
+      <label>
+        Outbox status{" "}
+        <select value={status} onChange={(e) => { setStatus(e.target.value as Status | ""); pages.reset(); }}>
+          <option value="">Any</option>
+          <option value="PENDING">PENDING</option>
+          <option value="DELIVERED">DELIVERED</option>
+          <option value="DEAD">DEAD (dead-lettered)</option>
+        </select>
+      </label>
+      <QueryState isPending={outbox.isPending} error={outbox.error}>
+        {outbox.data?.items.length === 0 ? (
+          <p className="muted">No outbox messages.</p>
+        ) : (
+          <div style={{ overflowX: "auto" }}>
+            <table aria-label="Outbox messages">
+              <thead>
+                <tr>
+                  <th>Created</th>
+                  <th>Topic</th>
+                  <th>Order</th>
+                  <th>Status</th>
+                  <th>Attempts</th>
+                  <th>Next attempt</th>
+                  <th>Last error</th>
+                  <th>Action</th>
+                </tr>
+              </thead>
+              <tbody>
+                {outbox.data?.items.map((m) => (
+                  <tr key={m.id}>
+                    <td>{formatTime(m.createdAt)}</td>
+                    <td className="mono">{m.topic}</td>
+                    <td className="mono">{m.aggregateId.slice(0, 8)}</td>
+                    <td><StatusBadge status={m.status} /></td>
+                    <td>{m.attempts}</td>
+                    <td>{m.status === "PENDING" ? formatTime(m.nextAttemptAt) : m.deliveredAt ? `delivered ${formatTime(m.deliveredAt)}` : "–"}</td>
+                    <td>{m.lastError ?? "–"}</td>
+                    <td>{m.status === "DEAD" ? <RetryForm id={m.id} /> : null}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <Pager pages={pages} nextCursor={outbox.data?.nextCursor} label="Outbox" />
+      </QueryState>
+    </section>
+  );
+}
+
+function RetryForm({ id }: { id: string }) {
+  const client = useTRPCClient();
+  const [reason, setReason] = useState("");
+  const retry = useAdminAction((input: { id: string; reason: string }, context) => client.admin.outbox.retry.mutate(input, { context }));
+  return (
+    <form className="row" onSubmit={(e) => { e.preventDefault(); retry.mutate({ id, reason }); }}>
+      <label>
+        Reason <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} size={14} />
+      </label>
+      <button type="submit" disabled={retry.isPending}>Retry</button>
+      {retry.isSuccess && <span role="status" className="badge ok">Sent back to PENDING</span>}
+      {retry.isError && <span role="alert" className="badge bad">Refused: {errorText(retry.error)}</span>}
+    </form>
+  );
+}

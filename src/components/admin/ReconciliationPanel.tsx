@@ -1,0 +1,47 @@
+"use client";
+// What the reconciliation job found: duplicate charges, charges without an order, and so on.
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "@/trpc/react";
+import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
+
+export function ReconciliationPanel() {
+  const trpc = useTRPC();
+  const pages = useCursorStack();
+  const findings = useQuery({ ...trpc.admin.reconciliation.list.queryOptions({ limit: 50, ...(pages.cursor ? { cursor: pages.cursor } : {}) }), refetchInterval: REFRESH_MS });
+  return (
+    <section aria-labelledby="recon-heading" style={{ marginTop: "1.5rem" }}>
+      <h2 id="recon-heading">Reconciliation findings</h2>
+      <QueryState isPending={findings.isPending} error={findings.error}>
+        {findings.data?.items.length === 0 ? (
+          <p className="muted">No findings: every charge matches an order.</p>
+        ) : (
+          <table aria-label="Reconciliation findings">
+            <thead>
+              <tr>
+                <th>Found</th>
+                <th>Kind</th>
+                <th>Order</th>
+                <th>Charges</th>
+                <th>Details</th>
+                <th>Resolved</th>
+              </tr>
+            </thead>
+            <tbody>
+              {findings.data?.items.map((f) => (
+                <tr key={f.id}>
+                  <td>{formatTime(f.createdAt)}</td>
+                  <td><span className="badge bad">{f.kind}</span></td>
+                  <td className="mono">{f.orderId?.slice(0, 8) ?? "–"}</td>
+                  <td className="mono">{f.chargeIds.join(", ")}</td>
+                  <td className="mono" style={{ fontSize: "0.8rem" }}>{JSON.stringify(f.details)}</td>
+                  <td>{formatTime(f.resolvedAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <Pager pages={pages} nextCursor={findings.data?.nextCursor} label="Findings" />
+      </QueryState>
+    </section>
+  );
+}

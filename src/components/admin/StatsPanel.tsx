@@ -1,0 +1,59 @@
+"use client";
+// Counters per tenant and procedure (from every instance's flushes) and the live counts.
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "@/trpc/react";
+import { QueryState, REFRESH_MS } from "./ui";
+
+const SHOWN = ["executed", "replayed", "conflicts", "mismatches", "released", "busted", "takeovers", "store_errors"] as const;
+
+export function StatsPanel() {
+  const trpc = useTRPC();
+  const stats = useQuery({ ...trpc.admin.stats.queryOptions(), refetchInterval: REFRESH_MS });
+  const s = stats.data;
+  return (
+    <section aria-labelledby="stats-heading">
+      <h2 id="stats-heading">Counters</h2>
+      <QueryState isPending={stats.isPending} error={stats.error}>
+        {s && (
+          <>
+            <ul className="row" aria-label="Live counts" style={{ listStyle: "none", padding: 0 }}>
+              <li className="card">Processing <strong>{s.keys.byStatus.PROCESSING}</strong></li>
+              <li className="card">Completed <strong>{s.keys.byStatus.COMPLETED}</strong></li>
+              <li className="card">Failed <strong>{s.keys.byStatus.FAILED}</strong></li>
+              <li className={`card${s.keys.stuck ? " alert bad" : ""}`} style={{ margin: 0 }}>Stuck leases <strong>{s.keys.stuck}</strong></li>
+              <li className="card">
+                <Link href="/admin/outbox">Outbox</Link> pending <strong>{s.outbox.PENDING}</strong>, dead <strong>{s.outbox.DEAD}</strong>
+              </li>
+              <li className="card">Open findings <strong>{s.openFindings}</strong></li>
+            </ul>
+            {s.counters.length === 0 ? (
+              <p className="muted">No requests counted yet.</p>
+            ) : (
+              <div style={{ overflowX: "auto" }}>
+                <table aria-label="Counters per tenant and procedure">
+                  <thead>
+                    <tr>
+                      <th>Tenant</th>
+                      <th>Procedure</th>
+                      {SHOWN.map((e) => <th key={e}>{e.replace("_", " ")}</th>)}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {s.counters.map((c) => (
+                      <tr key={`${c.tenant}/${c.procedure}`}>
+                        <td>{c.tenant}</td>
+                        <td className="mono">{c.procedure}</td>
+                        {SHOWN.map((e) => <td key={e}>{c.counts[e]}</td>)}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </>
+        )}
+      </QueryState>
+    </section>
+  );
+}

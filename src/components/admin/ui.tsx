@@ -1,0 +1,67 @@
+// Small shared pieces of the admin dashboard.
+"use client";
+import { useState, type ReactNode } from "react";
+
+/** How often the dashboard refetches while open: keys and counters change under the operator. */
+export const REFRESH_MS = 2_000;
+
+export function formatTime(value: string | null): string {
+  if (!value) return "–";
+  return new Date(value).toLocaleString("en-GB", { dateStyle: "short", timeStyle: "medium" });
+}
+
+const STATUS_TONE: Record<string, "ok" | "warn" | "bad"> = {
+  COMPLETED: "ok",
+  DELIVERED: "ok",
+  FAILED: "bad",
+  DEAD: "bad",
+  PROCESSING: "warn",
+  PENDING: "warn",
+};
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge ${STATUS_TONE[status] ?? ""}`}>{status}</span>;
+}
+
+const LEASE_LABEL = { live: { tone: "warn", text: "live" }, expired: { tone: "bad", text: "expired (stuck)" }, none: { tone: "", text: "none" } } as const;
+
+export function LeaseBadge({ state }: { state: "live" | "expired" | "none" }) {
+  const l = LEASE_LABEL[state];
+  return <span className={`badge ${l.tone}`}>{l.text}</span>;
+}
+
+/** The message of a failed query or mutation, with its reason when the server gave one. */
+export function errorText(error: unknown): string {
+  const e = error as { message?: string; data?: { reason?: string; httpStatus?: number } | null } | null;
+  const reason = e?.data?.reason ? ` (${e.data.reason})` : "";
+  return `${e?.message ?? "Something went wrong"}${reason}`;
+}
+
+export function QueryState({ isPending, error, children }: { isPending: boolean; error: unknown; children: ReactNode }) {
+  if (error) return <div role="alert" className="alert bad">Could not load: {errorText(error)}</div>;
+  if (isPending) return <p className="muted">Loading…</p>;
+  return <>{children}</>;
+}
+
+/** Keyset paging: a stack of the cursors that led to the current page. */
+export function useCursorStack() {
+  const [stack, setStack] = useState<string[]>([]);
+  return {
+    cursor: stack[stack.length - 1],
+    page: stack.length,
+    next: (cursor: string) => setStack((s) => [...s, cursor]),
+    previous: () => setStack((s) => s.slice(0, -1)),
+    reset: () => setStack([]),
+  };
+}
+
+export function Pager({ pages, nextCursor, label }: { pages: ReturnType<typeof useCursorStack>; nextCursor: string | null | undefined; label: string }) {
+  return (
+    <nav className="row" style={{ marginTop: "0.5rem" }} aria-label={`${label} pages`}>
+      <button type="button" className="secondary" onClick={pages.reset} disabled={pages.page === 0}>First page</button>
+      <button type="button" className="secondary" onClick={pages.previous} disabled={pages.page === 0}>Previous page</button>
+      <span className="muted">Page {pages.page + 1}</span>
+      <button type="button" className="secondary" onClick={() => nextCursor && pages.next(nextCursor)} disabled={!nextCursor}>Next page</button>
+    </nav>
+  );
+}
