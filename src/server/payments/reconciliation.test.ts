@@ -1,4 +1,7 @@
 // Reconciliation compares the provider's books with the orders and records each finding once.
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "./outbox-worker";
@@ -57,6 +60,17 @@ describe("reconciliation", () => {
     expect(findings.find((f) => f.kind === "PAID_ORDER_WITHOUT_CHARGE")).toMatchObject({ orderId: paidNoCharge!.orderId });
     expect(findings.find((f) => f.kind === "AMOUNT_MISMATCH")).toMatchObject({ orderId: mismatched!.orderId });
     expect(await runReconciliation(t.db)).toMatchObject({ recorded: 0 });
+    expect(await t.db.reconciliationFinding.count()).toBe(4);
+  });
+
+  it("npm run reconcile prints the findings and records nothing twice", { timeout: 30_000 }, async () => {
+    const root = path.resolve(import.meta.dirname, "../../..");
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", path.join(root, "scripts/reconcile.ts")], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: t.url },
+    });
+    expect(stdout).toContain("AMOUNT_MISMATCH");
+    expect(stdout).toContain("reconciliation: 3 finding(s), 0 new");
     expect(await t.db.reconciliationFinding.count()).toBe(4);
   });
 });
