@@ -1,5 +1,7 @@
 // The Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header): 1–255 visible ASCII
 // characters, sent bare (`abc`) or as an RFC 8941 sf-string (`"abc"`, with \" and \\ escapes).
+// A header that begins with a double quote is read as an sf-string: a key that itself begins with
+// `"` must be sent quoted (`"\"abc"`), otherwise the two forms would be ambiguous.
 import { Reason } from "./constants";
 
 export const MAX_KEY_LENGTH = 255;

@@ -67,9 +67,14 @@ export interface IdempotencyStore {
   countLive(scope: string, limit: number): Promise<number>;
 }
 
-const RETURNING = Prisma.sql`RETURNING "id", "scope", "key", "procedure", "fingerprint", "status"::text AS "status",
+const COLUMNS = Prisma.sql`"id", "scope", "key", "procedure", "fingerprint", "status"::text AS "status",
   "leaseToken"::text AS "leaseToken", "leaseExpiresAt", "attempts", "responseStatus", "responseBody",
   "createdAt", "completedAt", "expiresAt", now() AS "dbNow"`;
+const RETURNING = Prisma.sql`RETURNING ${COLUMNS}`;
+
+function withoutFlag({ inserted: _inserted, ...record }: KeyRecord & { inserted: boolean }): KeyRecord {
+  return record;
+}
 
 const leaseEnd = (ms: number) => Prisma.sql`now() + make_interval(secs => ${ms / 1000}::float8)`;
 const retentionEnd = (seconds: number) => Prisma.sql`now() + make_interval(secs => ${seconds}::float8)`;
@@ -78,23 +83,29 @@ export class PrismaIdempotencyStore implements IdempotencyStore {
   constructor(private readonly db: PrismaClient) {}
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
-    const rows = await this.db.$queryRaw<KeyRecord[]>`
-      INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
-      VALUES (${r.scope}, ${r.key}, ${r.procedure}, ${r.fingerprint}, 'PROCESSING', ${randomUUID()}::uuid,
-              ${leaseEnd(r.leaseMs)}, ${retentionEnd(r.ttlSeconds)})
-      ON CONFLICT ("scope", "key") DO NOTHING
-      ${RETURNING}`;
-    if (rows[0]) return { reserved: true, record: rows[0] };
-    // Read in a new statement: a row committed by a racing insert is visible only to a new snapshot.
-    return { reserved: false, existing: await this.read(r.scope, r.key) };
+    // One round trip for both outcomes: insert, or return the row that holds the key. All parts of
+    // a WITH statement share one snapshot, so a row committed by a racing insert *during* this
+    // statement is invisible to its SELECT: then neither part returns a row and we read again.
+    const rows = await this.db.$queryRaw<(KeyRecord & { inserted: boolean })[]>`
+      WITH "inserted" AS (
+        INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+        VALUES (${r.scope}, ${r.key}, ${r.procedure}, ${r.fingerprint}, 'PROCESSING', ${randomUUID()}::uuid,
+                ${leaseEnd(r.leaseMs)}, ${retentionEnd(r.ttlSeconds)})
+        ON CONFLICT ("scope", "key") DO NOTHING
+        RETURNING ${COLUMNS}, true AS "inserted"
+      )
+      SELECT * FROM "inserted"
+      UNION ALL
+      SELECT ${COLUMNS}, false AS "inserted" FROM "IdempotencyKey"
+      WHERE "scope" = ${r.scope} AND "key" = ${r.key} AND NOT EXISTS (SELECT 1 FROM "inserted")`;
+    const row = rows[0];
+    if (row?.inserted) return { reserved: true, record: withoutFlag(row) };
+    return { reserved: false, existing: row ? withoutFlag(row) : await this.read(r.scope, r.key) };
   }
 
   async read(scope: string, key: string): Promise<KeyRecord | null> {
     const rows = await this.db.$queryRaw<KeyRecord[]>`
-      SELECT "id", "scope", "key", "procedure", "fingerprint", "status"::text AS "status",
-        "leaseToken"::text AS "leaseToken", "leaseExpiresAt", "attempts", "responseStatus", "responseBody",
-        "createdAt", "completedAt", "expiresAt", now() AS "dbNow"
-      FROM "IdempotencyKey" WHERE "scope" = ${scope} AND "key" = ${key}`;
+      SELECT ${COLUMNS} FROM "IdempotencyKey" WHERE "scope" = ${scope} AND "key" = ${key}`;
     return rows[0] ?? null;
   }
 
