@@ -35,7 +35,7 @@ export default defineConfig({
     url: `${BASE_URL}/api/health`,
     reuseExistingServer: !process.env.CI,
     timeout: 120_000,
-    stdout: "pipe",
+    stdout: "ignore",
     stderr: "pipe",
     gracefulShutdown: { signal: "SIGTERM", timeout: 15_000 },
   },

@@ -4,7 +4,7 @@
 // link's retries, a reload, another tab) sends that key, so the shop places one order.
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useId, useRef, useState, useSyncExternalStore } from "react";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { beginIntent, clearIntent, pendingIntentFor, placeOrderInput, type CartLine } from "@/trpc/checkout-intent";
@@ -60,6 +60,7 @@ export function Checkout() {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const router = useRouter();
+  const queryClient = useQueryClient();
   const cart = useCart();
   const products = useQuery(trpc.catalog.list.queryOptions());
   const me = useQuery(trpc.session.me.queryOptions());
@@ -119,6 +120,8 @@ export function Checkout() {
           cartStore.clear();
           clearIntent(window.sessionStorage);
           setPhase({ kind: "placed", orderId: first.order.id, replayed: allReplayed });
+          void queryClient.invalidateQueries({ queryKey: trpc.orders.pathKey() });
+          void queryClient.invalidateQueries({ queryKey: trpc.catalog.pathKey() });
           const params = new URLSearchParams({ placed: allReplayed ? "replayed" : "new" });
           if (!allReplayed && replays > 0) params.set("replays", String(replays));
           router.push(`/orders/${first.order.id}?${params.toString()}`);
@@ -145,7 +148,7 @@ export function Checkout() {
       inFlight.current = promise;
       return promise;
     },
-    [client, router],
+    [client, router, queryClient, trpc],
   );
 
   // A reload right after submitting: the pending intent for this very cart is still in
