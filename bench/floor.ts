@@ -1,0 +1,69 @@
+// The floor: the same protocol work written by hand in SQL on a bare pg pool — reserve with
+// INSERT … ON CONFLICT DO NOTHING RETURNING, read on conflict, the business write and the fenced
+// completion in one transaction. Whatever the engine costs above this is the price of Prisma,
+// tRPC and our own code.
+import { createHash, randomUUID } from "node:crypto";
+import type { CountingPool } from "./harness";
+
+const fingerprint = (request: unknown) => createHash("sha256").update(JSON.stringify(request)).digest("hex");
+
+export type FloorAnswer = { status: 200 | 409 | 422; replayed: boolean; body: unknown };
+
+export async function floorIdempotent(pool: CountingPool, scope: string, key: string, request: { value: string }): Promise<FloorAnswer> {
+  const fp = fingerprint(request);
+  const token = randomUUID();
+  // Reserve or read in one statement, as the engine does; read again if a racing insert hid the row.
+  const reserved = await pool.query<{ id: string; inserted: boolean; fingerprint: string; status: string; responseBody: unknown }>(
+    `WITH "inserted" AS (
+       INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+       VALUES ($1, $2, 'effect', $3, 'PROCESSING', $4::uuid, now() + interval '30 seconds', now() + interval '1 day')
+       ON CONFLICT ("scope", "key") DO NOTHING
+       RETURNING "id", true AS "inserted", "fingerprint", "status"::text AS "status", "responseBody")
+     SELECT * FROM "inserted"
+     UNION ALL
+     SELECT "id", false, "fingerprint", "status"::text, "responseBody" FROM "IdempotencyKey"
+     WHERE "scope" = $1 AND "key" = $2 AND NOT EXISTS (SELECT 1 FROM "inserted")`,
+    [scope, key, fp, token],
+  );
+  let existing = reserved.rows[0];
+  if (!existing) {
+    const again = await pool.query(`SELECT "id", false AS "inserted", "fingerprint", "status"::text AS "status", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [scope, key]);
+    existing = again.rows[0];
+  }
+  if (!existing!.inserted) {
+    const row = existing!;
+    if (row.fingerprint !== fp) return { status: 422, replayed: false, body: null };
+    if (row.status === "PROCESSING") return { status: 409, replayed: false, body: null };
+    return { status: 200, replayed: true, body: row.responseBody };
+  }
+  const id = existing!.id;
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const effect = await client.query<{ id: number }>(`INSERT INTO "TestEffect" ("scope", "value") VALUES ($1, $2) RETURNING "id"`, [scope, request.value]);
+    const body = { effectId: effect.rows[0]!.id, value: request.value };
+    const done = await client.query(
+      `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3::jsonb, "completedAt" = now(),
+         "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
+       WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
+      [id, token, JSON.stringify(body)],
+    );
+    if (done.rowCount !== 1) throw new Error("lease lost");
+    await client.query("COMMIT");
+    return { status: 200, replayed: false, body };
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Authentication as the app does it: the token's hash to its user. */
+export async function floorAuthenticate(pool: CountingPool, tokenHash: string): Promise<string> {
+  const { rows } = await pool.query<{ tenantId: string }>(
+    `SELECT u."tenantId" FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId" WHERE t."tokenHash" = $1`,
+    [tokenHash],
+  );
+  return rows[0]!.tenantId;
+}

@@ -1,0 +1,106 @@
+// Measurement tools for the benchmark: a pg pool that counts the statements it sends (round trips)
+// and the connections it opens, a latency recorder, and the table printer.
+import pg from "pg";
+
+export class CountingPool extends pg.Pool {
+  statements = 0;
+  connections = 0;
+  constructor(config: pg.PoolConfig) {
+    super(config);
+    this.on("connect", (client: pg.PoolClient) => {
+      this.connections++;
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        this.statements++;
+        return query(...args);
+      };
+    });
+  }
+  snapshot() {
+    return { statements: this.statements, connections: this.connections };
+  }
+}
+
+export interface Sample {
+  latenciesMs: number[];
+  wallMs: number;
+  calls: number;
+  statements: number;
+  connections: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+/** Runs `op` `calls` times sequentially, timing each call. */
+export async function sequential(pool: CountingPool, calls: number, op: (i: number) => Promise<unknown>): Promise<Sample> {
+  const before = pool.snapshot();
+  const latenciesMs: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < calls; i++) {
+    const t0 = performance.now();
+    await op(i);
+    latenciesMs.push(performance.now() - t0);
+  }
+  const wallMs = performance.now() - started;
+  const after = pool.snapshot();
+  return { latenciesMs, wallMs, calls, statements: after.statements - before.statements, connections: after.connections - before.connections };
+}
+
+/** `rounds` rounds of `width` concurrent calls (one burst per round), timing every call. */
+export async function bursts(pool: CountingPool, rounds: number, width: number, op: (round: number) => Promise<unknown>): Promise<Sample> {
+  const before = pool.snapshot();
+  const latenciesMs: number[] = [];
+  const started = performance.now();
+  for (let r = 0; r < rounds; r++) {
+    await Promise.all(
+      Array.from({ length: width }, async () => {
+        const t0 = performance.now();
+        await op(r);
+        latenciesMs.push(performance.now() - t0);
+      }),
+    );
+  }
+  const wallMs = performance.now() - started;
+  const after = pool.snapshot();
+  return { latenciesMs, wallMs, calls: rounds * width, statements: after.statements - before.statements, connections: after.connections - before.connections };
+}
+
+export interface Row {
+  path: string;
+  floor: Sample;
+  engine: Sample;
+  goal: { metric: "p50" | "p99"; maxRatio: number };
+}
+
+function stats(s: Sample) {
+  const sorted = [...s.latenciesMs].sort((a, b) => a - b);
+  return {
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    opsPerSec: (s.calls / s.wallMs) * 1000,
+    rtPerCall: s.statements / s.calls,
+    connections: s.connections,
+  };
+}
+
+export function table(rows: Row[]): string {
+  const header = "| path | impl | p50 ms | p99 ms | ops/s | round trips/call | connections opened | ratio to floor (p50 / p99 / ops/s) | goal |";
+  const lines = [header, "|---|---|---:|---:|---:|---:|---:|---|---|"];
+  for (const row of rows) {
+    const f = stats(row.floor);
+    const e = stats(row.engine);
+    const ratio = row.goal.metric === "p50" ? e.p50 / f.p50 : e.p99 / f.p99;
+    const met = ratio <= row.goal.maxRatio && e.connections === 0 ? "met" : "missed";
+    lines.push(`| ${row.path} | raw pg floor | ${f.p50.toFixed(3)} | ${f.p99.toFixed(3)} | ${f.opsPerSec.toFixed(0)} | ${f.rtPerCall.toFixed(2)} | ${f.connections} | 1.00 / 1.00 / 1.00 | |`);
+    lines.push(
+      `| ${row.path} | once engine | ${e.p50.toFixed(3)} | ${e.p99.toFixed(3)} | ${e.opsPerSec.toFixed(0)} | ${e.rtPerCall.toFixed(2)} | ${e.connections} | ` +
+        `${(e.p50 / f.p50).toFixed(2)} / ${(e.p99 / f.p99).toFixed(2)} / ${(e.opsPerSec / f.opsPerSec).toFixed(2)} | ` +
+        `${row.goal.metric} ≤ ${row.goal.maxRatio}×, 0 reconnects: **${met}** (${ratio.toFixed(2)}×) |`,
+    );
+  }
+  return lines.join("\n");
+}

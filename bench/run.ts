@@ -1,0 +1,131 @@
+// `npm run bench`: the engine's paths against a raw-pg floor doing the same work with hand-written
+// SQL, in one process and one run (so figures are comparable as ratios, whatever the machine).
+// Starts its own PostgreSQL; prints a Markdown table (the README shows the latest).
+import { randomUUID } from "node:crypto";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { PrismaClient } from "../src/generated/prisma/client";
+import { hashToken } from "../src/server/auth/token";
+import { createContextFor } from "../src/server/api/context";
+import { makeTempDataDir, startEmbeddedPostgres } from "../src/server/db/embedded";
+import { setupDatabase } from "../src/server/db/setup";
+import { createEngine, DEFAULT_ENGINE_CONFIG, withIdempotency } from "../src/server/idempotency";
+import { EFFECTS_TABLE_SQL, testRouter } from "../src/test/engine-harness";
+import { bursts, CountingPool, sequential, table, type Row } from "./harness";
+import { floorAuthenticate, floorIdempotent } from "./floor";
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const N_NEW = Math.round(1500 * SCALE);
+const N_REPLAY = Math.round(3000 * SCALE);
+const N_PATH = Math.round(2000 * SCALE);
+const BURST_ROUNDS = 50;
+const BURST_WIDTH = 32;
+const POOL_MAX = 10;
+
+const server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-"), persistent: false });
+try {
+  await server.createDatabase("bench");
+  const url = server.url("bench");
+  await setupDatabase(url);
+  // Idle connections are kept (idleTimeoutMillis 0): a phase must not pay for the last one's pause.
+  const floorPool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
+  const enginePool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
+  // The server stops at the end: its "terminating connection" notices are expected then.
+  for (const pool of [floorPool, enginePool]) pool.on("error", () => {});
+  const db = new PrismaClient({ adapter: new PrismaPg(enginePool) });
+  await db.$executeRawUnsafe(EFFECTS_TABLE_SQL);
+  const engine = createEngine(db, { ...DEFAULT_ENGINE_CONFIG });
+  const deps = engine.deps();
+
+  const engineCall = (key: string, value: string) =>
+    withIdempotency(deps, { scope: "bench", key, operation: "effect", request: { value } }, async (tx) => {
+      const [row] = await tx.$queryRaw<{ id: number }[]>`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
+      return { effectId: row!.id, value };
+    }).catch((error: { httpStatus?: number }) => {
+      if (error.httpStatus === 409) return null; // an in-flight duplicate: part of the burst's answers
+      throw error;
+    });
+  const floorCall = (key: string, value: string) => floorIdempotent(floorPool, "bench", key, { value });
+
+  const tokenHash = hashToken("acme_demo_token");
+  const trpcCall = async (key: string, value: string) => {
+    const res = await fetchRequestHandler({
+      endpoint: "/api/trpc",
+      req: new Request("http://localhost/api/trpc/effect", {
+        method: "POST",
+        headers: { authorization: "Bearer acme_demo_token", "idempotency-key": key, "content-type": "application/json" },
+        body: JSON.stringify({ value }),
+      }),
+      router: testRouter,
+      createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+    });
+    await res.text();
+    if (res.status !== 200) throw new Error(`unexpected ${res.status}`);
+  };
+  const floorPathCall = async (key: string, value: string) => {
+    const scope = await floorAuthenticate(floorPool, tokenHash);
+    return floorIdempotent(floorPool, scope, key, { value });
+  };
+
+  // Warm both pools to their full size and both code paths, so no phase pays for start-up.
+  const warm = async () => {
+    await Promise.all(Array.from({ length: POOL_MAX * 3 }, (_, i) => Promise.all([floorCall(randomUUID(), `w${i}`), engineCall(randomUUID(), `w${i}`)])));
+    for (let i = 0; i < 300; i++) await Promise.all([floorPathCall(randomUUID(), "w"), trpcCall(randomUUID(), "w")]);
+  };
+  await warm();
+
+  const rows: Row[] = [];
+  const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+  log(`new key × ${N_NEW}`);
+  rows.push({
+    path: "new key (reserve, execute, complete)",
+    floor: await sequential(floorPool, N_NEW, (i) => floorCall(randomUUID(), `n${i}`)),
+    engine: await sequential(enginePool, N_NEW, (i) => engineCall(randomUUID(), `n${i}`)),
+    goal: { metric: "p50", maxRatio: 1.3 },
+  });
+
+  log(`replay × ${N_REPLAY}`);
+  const floorDone = randomUUID();
+  const engineDone = randomUUID();
+  await floorCall(floorDone, "replayed");
+  await engineCall(engineDone, "replayed");
+  rows.push({
+    path: "replay of a completed key",
+    floor: await sequential(floorPool, N_REPLAY, () => floorCall(floorDone, "replayed")),
+    engine: await sequential(enginePool, N_REPLAY, () => engineCall(engineDone, "replayed")),
+    goal: { metric: "p50", maxRatio: 1.5 },
+  });
+
+  log(`retry through the whole path (HTTP handler, auth, middleware) × ${N_PATH}`);
+  const floorPathKey = randomUUID();
+  const enginePathKey = randomUUID();
+  await floorPathCall(floorPathKey, "path");
+  await trpcCall(enginePathKey, "path");
+  rows.push({
+    path: "retry through the whole path (auth + replay)",
+    floor: await sequential(floorPool, N_PATH, () => floorPathCall(floorPathKey, "path")),
+    engine: await sequential(enginePool, N_PATH, () => trpcCall(enginePathKey, "path")),
+    goal: { metric: "p50", maxRatio: 1.5 },
+  });
+
+  log(`duplicate burst: ${BURST_WIDTH} concurrent × ${BURST_ROUNDS} rounds`);
+  const floorKeys = Array.from({ length: BURST_ROUNDS }, () => randomUUID());
+  const engineKeys = Array.from({ length: BURST_ROUNDS }, () => randomUUID());
+  rows.push({
+    path: `duplicate burst (${BURST_WIDTH} × one key, ${BURST_ROUNDS} rounds)`,
+    floor: await bursts(floorPool, BURST_ROUNDS, BURST_WIDTH, (r) => floorCall(floorKeys[r]!, `bf${r}`)),
+    engine: await bursts(enginePool, BURST_ROUNDS, BURST_WIDTH, (r) => engineCall(engineKeys[r]!, `be${r}`)),
+    goal: { metric: "p99", maxRatio: 2 },
+  });
+
+  const [effects] = await db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT "value")::int AS "n" FROM "TestEffect" WHERE "value" LIKE 'b%'`;
+  console.log(`\nonce bench — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX} per side\n`);
+  console.log(table(rows));
+  console.log(`\nburst check: ${effects!.n} distinct effects for ${BURST_ROUNDS * 2} burst keys (expected ${BURST_ROUNDS * 2})`);
+  await db.$disconnect();
+  await floorPool.end();
+  await enginePool.end();
+} finally {
+  await server.stop();
+}
