@@ -48,7 +48,8 @@ export function KeyDetail({ id }: { id: string }) {
             </pre>
           </section>
         )}
-        {k && <RemoveKeyForm id={k.id} status={k.status} leaseState={k.leaseState} />}
+        {/* Stays mounted after a bust removed the key, so its feedback stays on screen. */}
+        {detail.data && <RemoveKeyForm id={id} exists={!!k} status={k?.status} leaseState={k?.leaseState} />}
         {detail.data && (
           <section aria-labelledby="key-audit" style={{ marginTop: "1.5rem" }}>
             <h2 id="key-audit">Audit trail</h2>
@@ -60,12 +61,13 @@ export function KeyDetail({ id }: { id: string }) {
   );
 }
 
-function RemoveKeyForm({ id, status, leaseState }: { id: string; status: string; leaseState: "live" | "expired" | "none" }) {
+function RemoveKeyForm({ id, exists, status, leaseState }: { id: string; exists: boolean; status?: string; leaseState?: "live" | "expired" | "none" }) {
   const client = useTRPCClient();
   const [reason, setReason] = useState("");
   const bust = useAdminAction((input: { id: string; reason: string }, context) => client.admin.keys.bust.mutate(input, { context }));
   const release = useAdminAction((input: { id: string; reason: string }, context) => client.admin.keys.release.mutate(input, { context }));
   const busy = bust.isPending || release.isPending;
+  const disabled = busy || !exists;
   const last = bust.isIdle ? release : bust;
 
   const submit = (action: "bust" | "release") => (e?: FormEvent) => {
@@ -88,8 +90,8 @@ function RemoveKeyForm({ id, status, leaseState }: { id: string; status: string;
           Reason{" "}
           <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} maxLength={500} style={{ width: "100%" }} placeholder="Why (goes to the audit log)" />
         </label>
-        <button type="submit" disabled={busy}>Bust key</button>
-        <button type="button" className="secondary" disabled={busy} onClick={() => reason.trim().length >= 3 && submit("release")()}>Release lease</button>
+        <button type="submit" disabled={disabled}>Bust key</button>
+        <button type="button" className="secondary" disabled={disabled} onClick={(e) => e.currentTarget.form?.reportValidity() && submit("release")()}>Release lease</button>
       </form>
       {busy && <p className="muted" role="status">Working…</p>}
       {last.isSuccess && (

@@ -1,0 +1,165 @@
+// Issue 7: the admin dashboard. The browser shows what the operator sees; the truth is read back
+// through the API (new order ids, the key's state) or, for a request still running on "another
+// instance", written straight into the database.
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { expect, signIn, test, type Api, type ApiProduct } from "./fixtures";
+import { BASE_URL, CONTROL_URL } from "./ports";
+
+interface PlaceOrderAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: { result?: { data: { order: { id: string } } }; error?: { data: { reason?: string } } };
+}
+
+let stickers: ApiProduct | undefined;
+
+/** checkout.placeOrder as a plain HTTP client (acme's token), one Sticker pack. */
+async function placeOrder(api: Api, key: string, headers: Record<string, string> = {}): Promise<PlaceOrderAnswer> {
+  stickers ??= (await api.products()).find((p) => p.name === "Sticker pack");
+  expect(stickers, "the seed has a Sticker pack").toBeDefined();
+  return (await api.mutate("checkout.placeOrder", { items: [{ productId: stickers!.id, quantity: 1 }] }, { "idempotency-key": key, ...headers })) as PlaceOrderAnswer;
+}
+
+interface KeyRow {
+  id: string;
+  key: string;
+  status: string;
+  leaseState: string;
+}
+async function keyRow(adminApi: Api, key: string): Promise<KeyRow | undefined> {
+  const page = await adminApi.query<{ items: KeyRow[] }>("admin.keys.list", { tenant: "acme", limit: 200 });
+  return page.items.find((k) => k.key === key);
+}
+
+test.describe("admin dashboard", () => {
+  test("the admin sees a key appear after a checkout", async ({ page, api }) => {
+    await signIn(page, "admin", "/admin");
+    await expect(page.getByRole("heading", { name: "Idempotency keys" })).toBeVisible();
+    await page.getByRole("textbox", { name: "Tenant" }).fill("acme");
+    const key = `e2e-appear-${randomUUID()}`;
+    await expect(page.getByRole("link", { name: key, exact: true })).toHaveCount(0);
+
+    expect((await placeOrder(api, key)).status).toBe(200);
+
+    // No reload: the table refetches while open.
+    const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: key, exact: true }) });
+    await expect(row).toBeVisible();
+    await expect(row).toContainText("COMPLETED");
+    await expect(row).toContainText("checkout.placeOrder");
+  });
+
+  test("filters to a stuck lease left by a request stalled past its lease", async ({ page, api, adminApi }) => {
+    await signIn(page, "admin", "/admin");
+    await page.getByLabel("Stuck leases only").check();
+    const key = `e2e-stuck-${randomUUID()}`;
+    // The test server's lease is 3 s; this request pauses 8 s inside its transaction.
+    const stalled = placeOrder(api, key, { "x-demo-delay-ms": "8000" });
+
+    const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: key, exact: true }) });
+    await expect(row).toBeVisible({ timeout: 7_000 });
+    await expect(row).toContainText("PROCESSING");
+    await expect(row).toContainText("expired (stuck)");
+    // The stuck filter shows only PROCESSING keys with an expired lease.
+    await expect(page.getByRole("table", { name: "Idempotency keys" }).getByText("COMPLETED", { exact: true })).toHaveCount(0);
+
+    // The late request still holds its token (nobody took over), so it completes; then it leaves
+    // the stuck list by itself.
+    expect((await stalled).status).toBe(200);
+    await expect(row).toHaveCount(0);
+    expect(await keyRow(adminApi, key)).toMatchObject({ status: "COMPLETED", leaseState: "none" });
+  });
+
+  test("busts a completed key with a reason, shows the audit entry, and the next request runs anew", async ({ page, api, adminApi }) => {
+    const key = `e2e-bust-${randomUUID()}`;
+    const first = await placeOrder(api, key);
+    expect(first.status).toBe(200);
+    const firstOrder = first.body.result!.data.order.id;
+    const replay = await placeOrder(api, key);
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(replay.body.result!.data.order.id).toBe(firstOrder);
+
+    await signIn(page, "admin", "/admin");
+    await page.getByRole("textbox", { name: "Tenant" }).fill("acme");
+    await page.getByRole("link", { name: key, exact: true }).click();
+    await expect(page.getByRole("heading", { name: `Key ${key}` })).toBeVisible();
+    await expect(page.getByLabel("Stored body")).toContainText(firstOrder);
+
+    const reason = "Customer's bank reversed the charge; let the client place it again";
+    await page.getByLabel("Reason").fill(reason);
+    await page.getByRole("button", { name: "Bust key" }).click();
+    await expect(page.getByRole("status").filter({ hasText: "Key busted" })).toBeVisible();
+    const audit = page.getByRole("table", { name: "Audit trail of this key" });
+    await expect(audit.getByRole("row").filter({ hasText: reason })).toContainText("admin@example.com");
+    await expect(audit).toContainText("key.bust");
+
+    // The truth, through the API: the key is gone, and the same key now places a new order.
+    expect(await keyRow(adminApi, key)).toBeUndefined();
+    const again = await placeOrder(api, key);
+    expect(again.status).toBe(200);
+    expect(again.headers["idempotent-replayed"]).toBeUndefined();
+    expect(again.body.result!.data.order.id).not.toBe(firstOrder);
+  });
+
+  test("is refused when busting a PROCESSING key whose lease is live", async ({ page, request, adminApi }) => {
+    // A request still running on another instance: PROCESSING with a lease ten minutes long,
+    // written straight into the app's database (the test server's own lease is only 3 s).
+    const { url } = (await (await request.get(`${CONTROL_URL}/db/url`)).json()) as { url: string };
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const key = `e2e-live-${randomUUID()}`;
+    try {
+      const inserted = await client.query<{ id: string }>(
+        `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+         VALUES ('acme', $1, 'checkout.placeOrder', repeat('0', 64), 'PROCESSING', gen_random_uuid(), now() + interval '10 minutes', now() + interval '1 day')
+         RETURNING "id"::text AS "id"`,
+        [key],
+      );
+      const id = inserted.rows[0]!.id;
+
+      await signIn(page, "admin", "/admin");
+      await page.goto(`/admin/keys/${id}`);
+      await expect(page.getByLabel("Key detail")).toContainText("live");
+      await page.getByLabel("Reason").fill("trying to bust a running request");
+      await page.getByRole("button", { name: "Bust key" }).click();
+      await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Refused");
+      await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("key_lease_live");
+
+      // Still there, untouched, and nothing audited.
+      const detail = await adminApi.query<{ key: { status: string; leaseState: string } | null; audit: unknown[] }>("admin.keys.byId", { id });
+      expect(detail.key).toMatchObject({ status: "PROCESSING", leaseState: "live" });
+      expect(detail.audit).toEqual([]);
+    } finally {
+      await client.query(`DELETE FROM "IdempotencyKey" WHERE "scope" = 'acme' AND "key" = $1`, [key]);
+      await client.end();
+    }
+  });
+
+  test("a tenant or a signed-out visitor opening /admin sees 'not allowed' and no data", async ({ page, api, anonymousApi }) => {
+    await page.goto("/admin");
+    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Not allowed");
+    await expect(page.getByRole("table")).toHaveCount(0);
+
+    await signIn(page, "acme");
+    await page.goto("/admin");
+    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Not allowed");
+    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Acme buyer");
+    await expect(page.getByRole("table")).toHaveCount(0);
+    await expect(page.getByRole("heading", { name: "Counters" })).toHaveCount(0);
+
+    // And the API refuses it too.
+    await expect(api.query("admin.keys.list", {})).rejects.toMatchObject({ status: 403 });
+    await expect(anonymousApi.query("admin.stats")).rejects.toMatchObject({ status: 401 });
+  });
+
+  test("GET /api/metrics: Prometheus text for the admin bearer only", async ({ request }) => {
+    expect((await request.get(`${BASE_URL}/api/metrics`)).status()).toBe(401);
+    expect((await request.get(`${BASE_URL}/api/metrics`, { headers: { authorization: "Bearer acme_demo_token" } })).status()).toBe(403);
+    const res = await request.get(`${BASE_URL}/api/metrics`, { headers: { authorization: "Bearer admin_demo_token" } });
+    expect(res.status()).toBe(200);
+    const body = await res.text();
+    expect(body).toContain("# TYPE once_idempotency_events_total counter");
+    expect(body).toMatch(/once_idempotency_events_total\{tenant="acme",procedure="checkout\.placeOrder",event="executed"\} [1-9]/);
+    expect(body).toMatch(/^once_idempotency_stuck_leases \d+$/m);
+  });
+});
