@@ -1,0 +1,71 @@
+// `npx tsx scripts/seed-keys.ts [count]`: seeds idempotency keys into DATABASE_URL for the admin
+// dashboard's scale test (default 100 000), in one `INSERT … SELECT generate_series` statement
+// (about a second for 100 000 rows), then ANALYZEs the table so the planner knows its size.
+//
+// The mix looks like a busy day: keys spread over the last 22 hours, five tenants, most of them
+// checkouts; 90 % COMPLETED, 7 % FAILED, 3 % PROCESSING (half of those with an expired lease,
+// i.e. stuck). Keys are "seed-<run>-<n>", so running it again adds another batch.
+import { randomBytes } from "node:crypto";
+import { pathToFileURL } from "node:url";
+import pg from "pg";
+
+export const SEED_TENANTS = ["acme", "globex", "initech", "umbrella", "hooli"] as const;
+/** checkout.placeOrder 90 %, orders.cancel 9 %, admin.keys.bust 1 % (a rare procedure). */
+export const SEED_PROCEDURES = { common: "checkout.placeOrder", some: "orders.cancel", rare: "admin.keys.bust" } as const;
+
+export async function seedKeys(client: pg.Client | pg.Pool, count = 100_000): Promise<{ inserted: number; ms: number }> {
+  const run = randomBytes(3).toString("hex");
+  const started = performance.now();
+  const result = await client.query(
+    `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt",
+       "attempts", "responseStatus", "responseBody", "createdAt", "updatedAt", "completedAt", "expiresAt")
+     SELECT
+       ($3::text[])[1 + i % 5],
+       'seed-' || $2 || '-' || i,
+       CASE WHEN i % 100 = 0 THEN $6 WHEN i % 10 = 1 THEN $5 ELSE $4 END,
+       encode(sha256(convert_to($2 || i::text, 'UTF8')), 'hex'),
+       st::"IdempotencyStatus",
+       CASE WHEN st = 'PROCESSING' THEN gen_random_uuid() END,
+       -- PROCESSING: odd i stuck (lease ended a minute ago), even i live (ends in ten minutes).
+       CASE WHEN st = 'PROCESSING' THEN now() + CASE WHEN i % 2 = 1 THEN interval '-1 minute' ELSE interval '10 minutes' END END,
+       1 + (i % 7 = 0)::int,
+       CASE st WHEN 'COMPLETED' THEN 200 WHEN 'FAILED' THEN 412 END,
+       CASE st WHEN 'COMPLETED' THEN jsonb_build_object('order', jsonb_build_object('id', gen_random_uuid(), 'totalCents', 1450 * (1 + i % 4)))
+               WHEN 'FAILED' THEN jsonb_build_object('code', 'PRECONDITION_FAILED', 'reason', 'out_of_stock') END,
+       created, created,
+       CASE WHEN st <> 'PROCESSING' THEN created + interval '150 ms' END,
+       created + interval '24 hours'
+     FROM (
+       SELECT i,
+         -- newest first = smallest i; 0.8 s apart: 100 000 keys span about 22 hours
+         now() - (i * interval '800 milliseconds') AS created,
+         CASE WHEN i % 100 < 90 THEN 'COMPLETED' WHEN i % 100 < 97 THEN 'FAILED' ELSE 'PROCESSING' END AS st
+       FROM generate_series(1, $1::int) AS i
+     ) AS g
+     ON CONFLICT ("scope", "key") DO NOTHING`,
+    [count, run, SEED_TENANTS, SEED_PROCEDURES.common, SEED_PROCEDURES.some, SEED_PROCEDURES.rare],
+  );
+  await client.query(`ANALYZE "IdempotencyKey"`);
+  return { inserted: result.rowCount ?? 0, ms: performance.now() - started };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    console.error("DATABASE_URL is not set: point it at the database to seed (e.g. the one `npm run dev` prints).");
+    process.exit(2);
+  }
+  const count = Number(process.argv[2] ?? 100_000);
+  if (!Number.isInteger(count) || count < 1) {
+    console.error(`count must be a positive integer, got ${process.argv[2]}`);
+    process.exit(2);
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { inserted, ms } = await seedKeys(client, count);
+    console.log(`[seed-keys] inserted ${inserted} idempotency keys in ${Math.round(ms)} ms`);
+  } finally {
+    await client.end();
+  }
+}
