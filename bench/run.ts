@@ -2,14 +2,14 @@
 // SQL, in one process and one run (so figures are comparable as ratios, whatever the machine).
 // Starts its own PostgreSQL; prints a Markdown table (the README shows the latest).
 import { randomUUID } from "node:crypto";
-import { PrismaPg } from "@prisma/adapter-pg";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { PrismaClient } from "../src/generated/prisma/client";
+import { createDb } from "../src/server/db/client";
+import { engineFor } from "../src/server/engine";
 import { hashToken } from "../src/server/auth/token";
 import { createContextFor } from "../src/server/api/context";
 import { makeTempDataDir, startEmbeddedPostgres } from "../src/server/db/embedded";
 import { setupDatabase } from "../src/server/db/setup";
-import { createEngine, DEFAULT_ENGINE_CONFIG, withIdempotency } from "../src/server/idempotency";
+import { DEFAULT_ENGINE_CONFIG, withIdempotency } from "../src/server/idempotency";
 import { EFFECTS_TABLE_SQL, testRouter } from "../src/test/engine-harness";
 import { bursts, CountingPool, sequential, table, type Row } from "./harness";
 import { floorAuthenticate, floorIdempotent } from "./floor";
@@ -32,10 +32,9 @@ try {
   const enginePool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
   // The server stops at the end: its "terminating connection" notices are expected then.
   for (const pool of [floorPool, enginePool]) pool.on("error", () => {});
-  const db = new PrismaClient({ adapter: new PrismaPg(enginePool) });
+  const db = createDb(url, { pool: enginePool });
   await db.$executeRawUnsafe(EFFECTS_TABLE_SQL);
-  const engine = createEngine(db, { ...DEFAULT_ENGINE_CONFIG });
-  const deps = engine.deps();
+  const deps = { ...engineFor(db).deps(), config: { ...DEFAULT_ENGINE_CONFIG } };
 
   const engineCall = (key: string, value: string) =>
     withIdempotency(deps, { scope: "bench", key, operation: "effect", request: { value } }, async (tx) => {

@@ -1,5 +1,6 @@
 // The engine's public surface. It imports nothing from the shop: give it a Prisma client and it
 // makes any mutation, webhook or worker step idempotent.
+import type pg from "pg";
 import type { PrismaClient } from "../../generated/prisma/client";
 import { engineConfigFromEnv, type EngineConfig } from "./config";
 import { Counters } from "./counters";
@@ -21,8 +22,12 @@ export { sweepStuckKeys } from "./jobs/sweeper";
 export { startEngineJobs } from "./jobs/scheduler";
 
 /** An engine on `db`. `config` is read on every call when given as a function (env-driven apps). */
-export function createEngine(db: PrismaClient, config: EngineConfig | (() => EngineConfig) = engineConfigFromEnv) {
-  const store = new PrismaIdempotencyStore(db);
+export function createEngine(
+  db: PrismaClient,
+  config: EngineConfig | (() => EngineConfig) = engineConfigFromEnv,
+  options: { /** The pg pool under `db`'s adapter, for the statements outside transactions. */ pool?: pg.Pool } = {},
+) {
+  const store = new PrismaIdempotencyStore(db, options.pool);
   const counters = new Counters();
   const deps = (): EngineDeps => ({ store, counters, config: typeof config === "function" ? config() : config });
   return { db, store, counters, deps };
