@@ -81,6 +81,12 @@ try {
     path: "new key (reserve, execute, complete)",
     floor: await sequential(floorPool, N_NEW, (i) => floorCall(randomUUID(), `n${i}`)),
     engine: await sequential(enginePool, N_NEW, (i) => engineCall(randomUUID(), `n${i}`)),
+    prismaOnly: await sequential(enginePool, N_NEW, (i) =>
+      db.$transaction(async (tx) => {
+        const value = `p${i}`;
+        await tx.$queryRaw`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
+      }),
+    ),
     goal: { metric: "p50", maxRatio: 1.3 },
   });
 
