@@ -10,7 +10,16 @@ import { principalFromHeaders } from "@/server/auth/principal";
 export const dynamic = "force-dynamic";
 
 export default async function AdminLayout({ children }: { children: ReactNode }) {
-  const principal = await principalFromHeaders(getDb(), new Headers(await headers()));
+  let principal;
+  try {
+    principal = await principalFromHeaders(getDb(), new Headers(await headers()));
+  } catch {
+    return (
+      <div role="alert" className="alert bad">
+        The database cannot be reached, so the dashboard cannot check who you are. Try again in a moment.
+      </div>
+    );
+  }
   if (!principal || principal.role !== "ADMIN") {
     return (
       <section aria-labelledby="not-allowed">

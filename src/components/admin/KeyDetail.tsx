@@ -16,7 +16,7 @@ export function KeyDetail({ id }: { id: string }) {
   return (
     <>
       <p><Link href="/admin">← All keys</Link></p>
-      <h1>Key {k ? <span className="mono">{k.key}</span> : <span className="mono">{id}</span>}</h1>
+      <h1>Key <span className="mono">{k?.key ?? goneKeyName(detail.data?.audit) ?? id}</span></h1>
       <QueryState isPending={detail.isPending} error={detail.error}>
         {detail.data && !k && (
           <div className="alert warn" role="status">This key no longer exists (busted, released or reaped): its audit trail is below.</div>
@@ -59,6 +59,12 @@ export function KeyDetail({ id }: { id: string }) {
       </QueryState>
     </>
   );
+}
+
+/** A removed key's name, from what its audit entry recorded. */
+function goneKeyName(audit: { details?: unknown }[] | undefined): string | undefined {
+  const key = (audit?.[0]?.details as { key?: unknown } | null | undefined)?.key;
+  return typeof key === "string" ? key : undefined;
 }
 
 function RemoveKeyForm({ id, exists, status, leaseState }: { id: string; exists: boolean; status?: string; leaseState?: "live" | "expired" | "none" }) {
