@@ -4,10 +4,11 @@
 // With DATABASE_URL we use that server as it is (`npm run db:setup` migrates and seeds it).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
 import { setupDatabase } from "../src/server/db/setup";
+import { ANNOUNCED_URL_FILE } from "../src/server/db/url";
 
 const mode = process.argv[2];
 if (mode !== "dev" && mode !== "start") {
@@ -33,6 +34,8 @@ if (!process.env.DATABASE_URL) {
   await server.createDatabase("once");
   process.env.DATABASE_URL = server.url("once");
   await setupDatabase(process.env.DATABASE_URL, console.log);
+  // So `npm run worker`, `npm run reconcile` and `npm run jobs` find this server while it runs.
+  writeFileSync(ANNOUNCED_URL_FILE, process.env.DATABASE_URL, { mode: 0o600 });
   console.log(`[db] embedded PostgreSQL on port ${server.port} (${server.dataDir}), ready in ${Date.now() - started} ms`);
 } else {
   console.log("[db] using DATABASE_URL (run `npm run db:setup` to migrate and seed it)");
@@ -48,6 +51,7 @@ async function shutdown(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
     if (server) {
+      rmSync(ANNOUNCED_URL_FILE, { force: true });
       await server.stop();
       console.log("[db] embedded PostgreSQL stopped");
     }

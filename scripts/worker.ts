@@ -1,19 +1,15 @@
 // `npm run worker`: the payment outbox worker (and the simulated provider's webhook deliveries)
-// as a process of its own, against DATABASE_URL, until SIGINT/SIGTERM. Any number may run beside
+// as a process of its own, against DATABASE_URL (or the running embedded database), until SIGINT/SIGTERM. Any number may run beside
 // the server's own loops: rows are claimed with FOR UPDATE SKIP LOCKED under a lease.
 //
 // ONCE_TEST_CRASH_AFTER_CHARGE=1 makes the process kill itself (SIGKILL: no cleanup, no finally)
 // right after the provider charged and before the row is marked delivered: the crash test's
 // worst moment, produced for real.
 import { createDb } from "../src/server/db/client";
+import { resolveDatabaseUrl } from "../src/server/db/url";
 import { startPaymentWorker } from "../src/server/payments";
 
-const url = process.env.DATABASE_URL;
-if (!url) {
-  console.error("DATABASE_URL is not set: point the worker at the app's database");
-  process.exit(2);
-}
-const db = createDb(url);
+const db = createDb(resolveDatabaseUrl());
 const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
 
 const loops = startPaymentWorker(db, {

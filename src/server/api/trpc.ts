@@ -26,6 +26,7 @@ function reasonOf(error: TRPCError): string | undefined {
   const cause = error.cause as { reason?: unknown } | undefined;
   if (cause && typeof cause.reason === "string") return cause.reason;
   if (error.cause instanceof ZodError) return "invalid_input";
+  if (error.code === "BAD_REQUEST") return error.cause instanceof SyntaxError ? "invalid_json" : "bad_request";
   return undefined;
 }
 
@@ -34,7 +35,14 @@ const t = initTRPC.context<Context>().create({
     const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : undefined;
     const reason = reasonOf(error);
     // Internal errors say nothing about the server's insides to the caller.
-    const message = error.code === "INTERNAL_SERVER_ERROR" ? "Internal server error" : shape.message;
+    // Invalid input reads as sentences ("✖ Too small: expected array to have >=1 items → at items"),
+    // not as the JSON dump of the issues that zod's own message is; the issues are in data.zodError.
+    const message =
+      error.code === "INTERNAL_SERVER_ERROR"
+        ? "Internal server error"
+        : error.cause instanceof ZodError
+          ? `Invalid input: ${z.prettifyError(error.cause)}`
+          : shape.message;
     const { stack: _stack, ...data } = shape.data;
     return {
       ...shape,

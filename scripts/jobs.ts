@@ -1,0 +1,30 @@
+// `npm run jobs -- <job…>`: run the engine's maintenance jobs once, by hand, and print what they did.
+// The server runs them on a schedule; this is for operators (and cron) — safe beside running
+// instances, since each job takes its advisory lock.
+//   npm run jobs -- reap      delete keys past their retention
+//   npm run jobs -- sweep     release PROCESSING keys whose lease ended long ago
+//   npm run jobs -- all       both (the default)
+import { createDb } from "../src/server/db/client";
+import { resolveDatabaseUrl } from "../src/server/db/url";
+import { reapExpiredKeys, sweepStuckKeys } from "../src/server/idempotency";
+
+const JOBS = { reap: reapExpiredKeys, sweep: sweepStuckKeys } as const;
+type Job = keyof typeof JOBS;
+
+const asked = process.argv.slice(2);
+const unknown = asked.filter((a) => a !== "all" && !(a in JOBS));
+if (unknown.length) {
+  console.error(`unknown job(s): ${unknown.join(", ")}. Jobs: ${Object.keys(JOBS).join(", ")}, all`);
+  process.exit(2);
+}
+const jobs: Job[] = asked.length === 0 || asked.includes("all") ? (Object.keys(JOBS) as Job[]) : (asked as Job[]);
+
+const db = createDb(resolveDatabaseUrl(), { max: 2 });
+try {
+  for (const job of jobs) {
+    const result = await JOBS[job](db);
+    console.log(`${job}: ${JSON.stringify(result.ran ? { ...result, keys: undefined } : { ran: false, why: "another instance holds the lock" })}`);
+  }
+} finally {
+  await db.$disconnect();
+}
