@@ -50,6 +50,33 @@ export async function sequential(pool: CountingPool, calls: number, op: (i: numb
   return { latenciesMs, wallMs, calls, statements: after.statements - before.statements, connections: after.connections - before.connections };
 }
 
+/** Adds `next` to `into`: the samples of one implementation, measured in several slices. */
+export function merge(into: Sample | undefined, next: Sample): Sample {
+  if (!into) return next;
+  return {
+    latenciesMs: into.latenciesMs.concat(next.latenciesMs),
+    wallMs: into.wallMs + next.wallMs,
+    calls: into.calls + next.calls,
+    statements: into.statements + next.statements,
+    connections: into.connections + next.connections,
+  };
+}
+
+/**
+ * Measures several implementations of one path in alternating slices, so that whatever else the
+ * machine does during the run (a compaction, another process) falls on all of them alike.
+ */
+export async function interleaved<K extends string>(
+  slices: number,
+  impls: Record<K, (slice: number) => Promise<Sample>>,
+): Promise<Record<K, Sample>> {
+  const out = {} as Record<K, Sample>;
+  for (let slice = 0; slice < slices; slice++) {
+    for (const name of Object.keys(impls) as K[]) out[name] = merge(out[name], await impls[name](slice));
+  }
+  return out;
+}
+
 /** `rounds` rounds of `width` concurrent calls (one burst per round), timing every call. */
 export async function bursts(pool: CountingPool, rounds: number, width: number, op: (round: number) => Promise<unknown>): Promise<Sample> {
   const before = pool.snapshot();

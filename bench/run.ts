@@ -11,7 +11,7 @@ import { makeTempDataDir, startEmbeddedPostgres } from "../src/server/db/embedde
 import { setupDatabase } from "../src/server/db/setup";
 import { DEFAULT_ENGINE_CONFIG, withIdempotency } from "../src/server/idempotency";
 import { EFFECTS_TABLE_SQL, testRouter } from "../src/test/engine-harness";
-import { bursts, CountingPool, sequential, table, type Row } from "./harness";
+import { bursts, CountingPool, interleaved, sequential, table, type Row } from "./harness";
 import { floorAuthenticate, floorIdempotent } from "./floor";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -76,53 +76,55 @@ try {
   const rows: Row[] = [];
   const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
+  const SLICES = 10;
+  const per = (n: number) => Math.max(1, Math.round(n / SLICES));
+
   log(`new key × ${N_NEW}`);
-  rows.push({
-    path: "new key (reserve, execute, complete)",
-    floor: await sequential(floorPool, N_NEW, (i) => floorCall(randomUUID(), `n${i}`)),
-    engine: await sequential(enginePool, N_NEW, (i) => engineCall(randomUUID(), `n${i}`)),
-    prismaOnly: await sequential(enginePool, N_NEW, (i) =>
-      db.$transaction(async (tx) => {
-        const value = `p${i}`;
-        await tx.$queryRaw`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
-      }),
-    ),
-    goal: { metric: "p50", maxRatio: 1.3 },
+  const newKey = await interleaved(SLICES, {
+    floor: (s) => sequential(floorPool, per(N_NEW), (i) => floorCall(randomUUID(), `n${s}-${i}`)),
+    engine: (s) => sequential(enginePool, per(N_NEW), (i) => engineCall(randomUUID(), `n${s}-${i}`)),
+    prismaOnly: (s) =>
+      sequential(enginePool, per(N_NEW), (i) =>
+        db.$transaction(async (tx) => {
+          const value = `p${s}-${i}`;
+          await tx.$queryRaw`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
+        }),
+      ),
   });
+  rows.push({ path: "new key (reserve, execute, complete)", ...newKey, goal: { metric: "p50", maxRatio: 1.3 } });
 
   log(`replay × ${N_REPLAY}`);
   const floorDone = randomUUID();
   const engineDone = randomUUID();
   await floorCall(floorDone, "replayed");
   await engineCall(engineDone, "replayed");
-  rows.push({
-    path: "replay of a completed key",
-    floor: await sequential(floorPool, N_REPLAY, () => floorCall(floorDone, "replayed")),
-    engine: await sequential(enginePool, N_REPLAY, () => engineCall(engineDone, "replayed")),
-    goal: { metric: "p50", maxRatio: 1.5 },
+  const replay = await interleaved(SLICES, {
+    floor: () => sequential(floorPool, per(N_REPLAY), () => floorCall(floorDone, "replayed")),
+    engine: () => sequential(enginePool, per(N_REPLAY), () => engineCall(engineDone, "replayed")),
   });
+  rows.push({ path: "replay of a completed key", ...replay, goal: { metric: "p50", maxRatio: 1.5 } });
 
   log(`retry through the whole path (HTTP handler, auth, middleware) × ${N_PATH}`);
   const floorPathKey = randomUUID();
   const enginePathKey = randomUUID();
   await floorPathCall(floorPathKey, "path");
   await trpcCall(enginePathKey, "path");
-  rows.push({
-    path: "retry through the whole path (auth + replay)",
-    floor: await sequential(floorPool, N_PATH, () => floorPathCall(floorPathKey, "path")),
-    engine: await sequential(enginePool, N_PATH, () => trpcCall(enginePathKey, "path")),
-    goal: { metric: "p50", maxRatio: 1.5 },
+  const path = await interleaved(SLICES, {
+    floor: () => sequential(floorPool, per(N_PATH), () => floorPathCall(floorPathKey, "path")),
+    engine: () => sequential(enginePool, per(N_PATH), () => trpcCall(enginePathKey, "path")),
   });
+  rows.push({ path: "retry through the whole path (auth + replay)", ...path, goal: { metric: "p50", maxRatio: 1.5 } });
 
   log(`duplicate burst: ${BURST_WIDTH} concurrent × ${BURST_ROUNDS} rounds`);
   const floorKeys = Array.from({ length: BURST_ROUNDS }, () => randomUUID());
   const engineKeys = Array.from({ length: BURST_ROUNDS }, () => randomUUID());
-  rows.push({
-    path: `duplicate burst (${BURST_WIDTH} × one key, ${BURST_ROUNDS} rounds)`,
-    floor: await bursts(floorPool, BURST_ROUNDS, BURST_WIDTH, (r) => floorCall(floorKeys[r]!, `bf${r}`)),
-    engine: await bursts(enginePool, BURST_ROUNDS, BURST_WIDTH, (r) => engineCall(engineKeys[r]!, `be${r}`)),
-    goal: { metric: "p99", maxRatio: 2 },
+  const burstSlices = 5;
+  const roundsPer = BURST_ROUNDS / burstSlices;
+  const burst = await interleaved(burstSlices, {
+    floor: (s) => bursts(floorPool, roundsPer, BURST_WIDTH, (r) => floorCall(floorKeys[s * roundsPer + r]!, `bf${s * roundsPer + r}`)),
+    engine: (s) => bursts(enginePool, roundsPer, BURST_WIDTH, (r) => engineCall(engineKeys[s * roundsPer + r]!, `be${s * roundsPer + r}`)),
   });
+  rows.push({ path: `duplicate burst (${BURST_WIDTH} × one key, ${BURST_ROUNDS} rounds)`, ...burst, goal: { metric: "p99", maxRatio: 2 } });
 
   const [effects] = await db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT "value")::int AS "n" FROM "TestEffect" WHERE "value" LIKE 'b%'`;
   console.log(`\nonce bench — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX} per side\n`);
