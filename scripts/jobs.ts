@@ -4,11 +4,14 @@
 //   npm run jobs -- reap      delete keys past their retention
 //   npm run jobs -- sweep     release PROCESSING keys whose lease ended long ago
 //   npm run jobs -- all       both (the default)
-import { createDb } from "../src/server/db/client";
+import { createDb, poolOf, type Db } from "../src/server/db/client";
 import { resolveDatabaseUrl } from "../src/server/db/url";
 import { reapExpiredKeys, sweepStuckKeys } from "../src/server/idempotency";
 
-const JOBS = { reap: reapExpiredKeys, sweep: sweepStuckKeys } as const;
+const JOBS = {
+  reap: (db: Db) => reapExpiredKeys(db, { pool: poolOf(db) }),
+  sweep: (db: Db) => sweepStuckKeys(db),
+} as const;
 type Job = keyof typeof JOBS;
 
 const asked = process.argv.slice(2);

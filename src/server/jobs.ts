@@ -1,7 +1,7 @@
 // Background jobs of the server process (started from src/instrumentation.ts): the engine's
 // reaper, sweeper and counter flush, and the payment jobs. Every job guards itself (advisory lock
 // or SKIP LOCKED), so any number of instances may run them.
-import type { Db } from "./db/client";
+import { poolOf, type Db } from "./db/client";
 import { engineFor } from "./engine";
 import { startEngineJobs } from "./idempotency";
 import { logger } from "./logger";
@@ -10,7 +10,7 @@ import { startPaymentJobs } from "./payments";
 export function startBackgroundJobs(db: Db): () => Promise<void> {
   const log = (msg: string) => logger.warn(msg);
   const stops: (() => Promise<void> | void)[] = [
-    startEngineJobs(db, engineFor(db).counters, log),
+    startEngineJobs(db, engineFor(db).counters, log, poolOf(db)),
     // Outbox worker, the simulated provider's webhook deliveries, reconciliation.
     startPaymentJobs(db, log),
   ];

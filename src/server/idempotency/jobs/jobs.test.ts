@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../../test/database";
 import { EFFECTS_TABLE_SQL, Gate, wrapperEntry } from "../../../test/engine-harness";
+import { poolOf } from "../../db/client";
 import { reapExpiredKeys } from "./reaper";
 import { sweepStuckKeys } from "./sweeper";
 
@@ -41,7 +42,7 @@ describe("the reaper", () => {
     const traffic = Array.from({ length: 40 }, (_, i) =>
       wrapperEntry.call(t.db, { key: `live-${randomUUID()}-${i}`, input: { value: `reap-traffic-${i}` } }),
     );
-    const [reaped, ...answers] = await Promise.all([reapExpiredKeys(t.db, { batchSize: 250 }), ...traffic]);
+    const [reaped, ...answers] = await Promise.all([reapExpiredKeys(t.db, { batchSize: 250, pool: poolOf(t.db) }), ...traffic]);
 
     expect(reaped).toMatchObject({ ran: true, deleted: 1_200 });
     expect(reaped.batches).toBeGreaterThanOrEqual(5);
@@ -54,14 +55,25 @@ describe("the reaper", () => {
   it("runs on one instance at a time: a second reaper skips the round while the first holds it", async () => {
     await plant("reap2", { count: 20, status: "COMPLETED", expiresIn: "-1 minute" });
     const gate = new Gate();
-    const first = reapExpiredKeys(t.db, { batchSize: 10, afterBatch: () => gate.park() });
+    const first = reapExpiredKeys(t.db, { batchSize: 10, pool: poolOf(t.db), afterBatch: () => gate.park() });
     await gate.reached; // the first reaper is inside its round, holding the lock
-    const second = await reapExpiredKeys(t.db, { batchSize: 10 });
+    const second = await reapExpiredKeys(t.db, { batchSize: 10, pool: poolOf(t.db) });
     expect(second).toEqual({ ran: false, deleted: 0, batches: 0 });
     gate.open();
     const done = await first;
     expect(done.ran).toBe(true);
     expect(await countWhere(`"scope" = 'reap2'`)).toBe(0);
+  });
+
+  it("runs on one instance at a time without a pg pool too (one transaction per round)", async () => {
+    await plant("reap4", { count: 20, status: "COMPLETED", expiresIn: "-1 minute" });
+    const gate = new Gate();
+    const first = reapExpiredKeys(t.db, { batchSize: 10, afterBatch: () => gate.park() });
+    await gate.reached;
+    expect(await reapExpiredKeys(t.db, { batchSize: 10 })).toEqual({ ran: false, deleted: 0, batches: 0 });
+    gate.open();
+    expect((await first).ran).toBe(true);
+    expect(await countWhere(`"scope" = 'reap4'`)).toBe(0);
   });
 
   it("never deletes a row a live request holds locked (SKIP LOCKED), and never waits for it", async () => {
@@ -73,7 +85,7 @@ describe("the reaper", () => {
       await gate.park();
     });
     await gate.reached;
-    const reaped = await reapExpiredKeys(t.db);
+    const reaped = await reapExpiredKeys(t.db, { pool: poolOf(t.db) });
     gate.open();
     await holder;
     expect(reaped.deleted).toBeGreaterThanOrEqual(2);

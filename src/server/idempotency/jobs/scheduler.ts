@@ -1,5 +1,6 @@
 // Thin loops around the jobs' run-once functions, for the server process. Each job guards itself
 // with an advisory lock, so every instance may schedule them.
+import type pg from "pg";
 import type { PrismaClient } from "../../../generated/prisma/client";
 import type { Counters } from "../counters";
 import { reapExpiredKeys } from "./reaper";
@@ -29,9 +30,14 @@ export function every(ms: number, name: string, run: () => Promise<unknown>, log
   return () => clearInterval(timer);
 }
 
-export function startEngineJobs(db: PrismaClient, counters: Counters, log: (msg: string) => void = console.warn): () => Promise<void> {
+export function startEngineJobs(
+  db: PrismaClient,
+  counters: Counters,
+  log: (msg: string) => void = console.warn,
+  pool?: pg.Pool,
+): () => Promise<void> {
   const stops = [
-    every(REAPER_INTERVAL_MS, "reaper", () => reapExpiredKeys(db), log),
+    every(REAPER_INTERVAL_MS, "reaper", () => reapExpiredKeys(db, { pool }), log),
     every(SWEEPER_INTERVAL_MS, "sweeper", () => sweepStuckKeys(db), log),
     every(COUNTER_FLUSH_INTERVAL_MS, "counters", () => counters.flush(db), log),
   ];
