@@ -31,7 +31,8 @@ test.describe("the shop", () => {
     expect(created[0]!.totalCents).toBe(4350);
     await expectPaid(api, orderId);
     await page.getByRole("link", { name: `Order ${orderId.slice(0, 8)}` }).click();
-    await expect(page.getByText("Paid", { exact: true })).toBeVisible();
+    await expect(page.getByRole("heading", { name: `Order ${orderId.slice(0, 8)}` })).toBeVisible();
+    await expect(page.getByRole("main").getByText("Paid", { exact: true })).toBeVisible();
   });
 
   test("a signed-out visitor keeps the cart and is asked to sign in to check out", async ({ page }) => {
