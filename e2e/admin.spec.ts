@@ -3,7 +3,7 @@
 // instance", written straight into the database.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { expect, signIn, test, type Api, type ApiProduct } from "./fixtures";
+import { ACCOUNTS, Api, expect, signIn, test as base, type ApiProduct } from "./fixtures";
 import { BASE_URL, CONTROL_URL } from "./ports";
 
 interface PlaceOrderAnswer {
@@ -12,9 +12,14 @@ interface PlaceOrderAnswer {
   body: { result?: { data: { order: { id: string } } }; error?: { data: { reason?: string } } };
 }
 
+// Orders here are globex's: acme's order list belongs to the shop and checkout specs.
+const test = base.extend<{ globexApi: Api }>({
+  globexApi: async ({ request }, use) => use(new Api(request, ACCOUNTS.globex.token)),
+});
+
 let stickers: ApiProduct | undefined;
 
-/** checkout.placeOrder as a plain HTTP client (acme's token), one Sticker pack. */
+/** checkout.placeOrder as a plain HTTP client (globex's token), one Sticker pack. */
 async function placeOrder(api: Api, key: string, headers: Record<string, string> = {}): Promise<PlaceOrderAnswer> {
   stickers ??= (await api.products()).find((p) => p.name === "Sticker pack");
   expect(stickers, "the seed has a Sticker pack").toBeDefined();
@@ -28,15 +33,15 @@ interface KeyRow {
   leaseState: string;
 }
 async function keyRow(adminApi: Api, key: string): Promise<KeyRow | undefined> {
-  const page = await adminApi.query<{ items: KeyRow[] }>("admin.keys.list", { tenant: "acme", limit: 200 });
+  const page = await adminApi.query<{ items: KeyRow[] }>("admin.keys.list", { tenant: "globex", limit: 200 });
   return page.items.find((k) => k.key === key);
 }
 
 test.describe("admin dashboard", () => {
-  test("the admin sees a key appear after a checkout", async ({ page, api }) => {
+  test("the admin sees a key appear after a checkout", async ({ page, globexApi: api }) => {
     await signIn(page, "admin", "/admin");
     await expect(page.getByRole("heading", { name: "Idempotency keys" })).toBeVisible();
-    await page.getByRole("textbox", { name: "Tenant" }).fill("acme");
+    await page.getByRole("textbox", { name: "Tenant" }).fill("globex");
     const key = `e2e-appear-${randomUUID()}`;
     await expect(page.getByRole("link", { name: key, exact: true })).toHaveCount(0);
 
@@ -49,7 +54,7 @@ test.describe("admin dashboard", () => {
     await expect(row).toContainText("checkout.placeOrder");
   });
 
-  test("filters to a stuck lease left by a request stalled past its lease", async ({ page, api, adminApi }) => {
+  test("filters to a stuck lease left by a request stalled past its lease", async ({ page, globexApi: api, adminApi }) => {
     await signIn(page, "admin", "/admin");
     await page.getByLabel("Stuck leases only").check();
     const key = `e2e-stuck-${randomUUID()}`;
@@ -70,7 +75,7 @@ test.describe("admin dashboard", () => {
     expect(await keyRow(adminApi, key)).toMatchObject({ status: "COMPLETED", leaseState: "none" });
   });
 
-  test("busts a completed key with a reason, shows the audit entry, and the next request runs anew", async ({ page, api, adminApi }) => {
+  test("busts a completed key with a reason, shows the audit entry, and the next request runs anew", async ({ page, globexApi: api, adminApi }) => {
     const key = `e2e-bust-${randomUUID()}`;
     const first = await placeOrder(api, key);
     expect(first.status).toBe(200);
@@ -80,7 +85,7 @@ test.describe("admin dashboard", () => {
     expect(replay.body.result!.data.order.id).toBe(firstOrder);
 
     await signIn(page, "admin", "/admin");
-    await page.getByRole("textbox", { name: "Tenant" }).fill("acme");
+    await page.getByRole("textbox", { name: "Tenant" }).fill("globex");
     await page.getByRole("link", { name: key, exact: true }).click();
     await expect(page.getByRole("heading", { name: `Key ${key}` })).toBeVisible();
     await expect(page.getByLabel("Stored body")).toContainText(firstOrder);
@@ -111,7 +116,7 @@ test.describe("admin dashboard", () => {
     try {
       const inserted = await client.query<{ id: string }>(
         `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
-         VALUES ('acme', $1, 'checkout.placeOrder', repeat('0', 64), 'PROCESSING', gen_random_uuid(), now() + interval '10 minutes', now() + interval '1 day')
+         VALUES ('globex', $1, 'checkout.placeOrder', repeat('0', 64), 'PROCESSING', gen_random_uuid(), now() + interval '10 minutes', now() + interval '1 day')
          RETURNING "id"::text AS "id"`,
         [key],
       );
@@ -130,7 +135,7 @@ test.describe("admin dashboard", () => {
       expect(detail.key).toMatchObject({ status: "PROCESSING", leaseState: "live" });
       expect(detail.audit).toEqual([]);
     } finally {
-      await client.query(`DELETE FROM "IdempotencyKey" WHERE "scope" = 'acme' AND "key" = $1`, [key]);
+      await client.query(`DELETE FROM "IdempotencyKey" WHERE "scope" = 'globex' AND "key" = $1`, [key]);
       await client.end();
     }
   });
@@ -159,7 +164,7 @@ test.describe("admin dashboard", () => {
     expect(res.status()).toBe(200);
     const body = await res.text();
     expect(body).toContain("# TYPE once_idempotency_events_total counter");
-    expect(body).toMatch(/once_idempotency_events_total\{tenant="acme",procedure="checkout\.placeOrder",event="executed"\} [1-9]/);
+    expect(body).toMatch(/once_idempotency_events_total\{tenant="globex",procedure="checkout\.placeOrder",event="executed"\} [1-9]/);
     expect(body).toMatch(/^once_idempotency_stuck_leases \d+$/m);
   });
 });
