@@ -22,7 +22,20 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
 
 export async function createTestDatabase(options: { poolMax?: number } = {}): Promise<TestDatabase & { drop: () => Promise<void> }> {
   const name = `once_test_${randomBytes(6).toString("hex")}`;
-  await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${inject("pgTemplate")}"`));
+  await admin(async (c) => {
+    // A background process (autovacuum) may hold the template for a moment; the clone must wait for
+    // it to let go. Bounded: 50 tries, 100 ms apart.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await c.query(`CREATE DATABASE "${name}" TEMPLATE "${inject("pgTemplate")}"`);
+        return;
+      } catch (error) {
+        const busy = (error as { code?: string }).code === "55006"; // object_in_use
+        if (!busy || attempt >= 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  });
   const url = inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
   const db = createDb(url, { max: options.poolMax ?? 10 });
   return {
