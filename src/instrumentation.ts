@@ -3,10 +3,7 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   if (process.env.ONCE_BACKGROUND_JOBS === "0" || !process.env.DATABASE_URL) return;
+  const { startBackgroundJobsUntilExit } = await import("./server/jobs");
   const { getDb } = await import("./server/db/client");
-  const { startBackgroundJobs } = await import("./server/jobs");
-  const stop = startBackgroundJobs(getDb());
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => void stop());
-  }
+  startBackgroundJobsUntilExit(getDb());
 }

@@ -18,3 +18,11 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
     for (const stop of stops) await stop();
   };
 }
+
+/** For the server process: start the jobs, and stop them (flushing the counters) on SIGTERM/SIGINT. */
+export function startBackgroundJobsUntilExit(db: Db): void {
+  const stop = startBackgroundJobs(db);
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => void stop());
+  }
+}
