@@ -22,7 +22,8 @@ export function Nav() {
             <span className="muted">Signed in as {me.data.name}{me.data.tenantId ? ` (${me.data.tenantId})` : ""}</span>
             <button type="submit" className="secondary">Sign out</button>
           </form>
-        ) : (
+        ) : me.isPending ? null : (
+          // Nothing while we ask who is signed in: a "Sign in" link that then vanishes misleads.
           <Link href="/signin">Sign in</Link>
         )}
       </nav>

@@ -20,6 +20,8 @@ export interface TroubleLogEntry {
 const initial: NetworkTrouble = { dropNextResponse: false, doubleSubmitNext: false, slowMs: 0 };
 let state: NetworkTrouble = initial;
 let log: TroubleLogEntry[] = [];
+/** The server renders an empty log; one constant array, so React sees a stable snapshot. */
+const EMPTY_LOG: TroubleLogEntry[] = [];
 let nextLogId = 1;
 const listeners = new Set<() => void>();
 
@@ -39,7 +41,7 @@ export const networkTrouble = {
     return () => listeners.delete(listener);
   },
   log: (): TroubleLogEntry[] => log,
-  serverLog: (): TroubleLogEntry[] => [],
+  serverLog: (): TroubleLogEntry[] => EMPTY_LOG,
   note(text: string) {
     log = [{ id: nextLogId++, at: Date.now(), text }, ...log].slice(0, 30);
     emit();

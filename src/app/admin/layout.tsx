@@ -35,7 +35,7 @@ export default async function AdminLayout({ children }: { children: ReactNode })
     );
   }
   return (
-    <>
+    <div className="admin">
       <nav aria-label="Admin" className="row" style={{ marginBottom: "1rem" }}>
         <strong>Admin</strong>
         <Link href="/admin">Keys &amp; counters</Link>
@@ -43,6 +43,6 @@ export default async function AdminLayout({ children }: { children: ReactNode })
         <Link href="/admin/audit">Audit log</Link>
       </nav>
       {children}
-    </>
+    </div>
   );
 }
