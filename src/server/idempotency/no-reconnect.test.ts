@@ -30,9 +30,23 @@ async function poolBackends(): Promise<number[]> {
   return rows.map((r) => r.pid);
 }
 
-/** Opens every connection the pool may hold, so a later new pid can only mean a reconnect. */
+/**
+ * Opens every connection the pool may hold, so a later new pid can only mean a reconnect: POOL
+ * transactions each hold a connection until all POOL have one (a barrier, not a sleep).
+ */
 async function fillPool() {
-  await Promise.all(Array.from({ length: POOL * 2 }, () => t.db.$queryRaw`SELECT 1 AS "one" FROM pg_sleep(0.05)`));
+  let arrived = 0;
+  let release!: () => void;
+  const allIn = new Promise<void>((resolve) => (release = resolve));
+  await Promise.all(
+    Array.from({ length: POOL }, () =>
+      t.db.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT 1 AS "one"`;
+        if (++arrived === POOL) release();
+        await allIn;
+      }),
+    ),
+  );
   expect((await poolBackends()).length).toBe(POOL);
 }
 
