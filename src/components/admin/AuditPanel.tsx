@@ -3,18 +3,12 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
+import type { AuditView } from "@/server/api/routers/admin/keys.types";
+
+/** An audit entry as it arrives over the wire (an `unknown` field comes back optional). */
+type Entry = Omit<AuditView, "details"> & { details?: unknown };
 import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
 
-interface Entry {
-  id: string;
-  actor: string;
-  action: string;
-  targetType: string;
-  targetId: string;
-  reason: string;
-  details?: unknown;
-  createdAt: string;
-}
 
 export function AuditTable({ entries, label }: { entries: Entry[]; label: string }) {
   return (
