@@ -1,4 +1,5 @@
-// `npx tsx scripts/seed-keys.ts [count]`: seeds idempotency keys into DATABASE_URL for the admin
+// `npm run seed:keys -- [count]`: seeds idempotency keys into DATABASE_URL (or the running embedded
+// database of `npm run dev`) for the admin
 // dashboard's scale test (default 100 000), in one `INSERT … SELECT generate_series` statement
 // (about a second for 100 000 rows), then ANALYZEs the table so the planner knows its size.
 //
@@ -8,6 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
+import { resolveDatabaseUrl } from "../src/server/db/url";
 
 export const SEED_TENANTS = ["acme", "globex", "initech", "umbrella", "hooli"] as const;
 /** checkout.placeOrder 90 %, orders.cancel 9 %, admin.keys.bust 1 % (a rare procedure). */
@@ -50,11 +52,7 @@ export async function seedKeys(client: pg.Client | pg.Pool, count = 100_000): Pr
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    console.error("DATABASE_URL is not set: point it at the database to seed (e.g. the one `npm run dev` prints).");
-    process.exit(2);
-  }
+  const url = resolveDatabaseUrl();
   const count = Number(process.argv[2] ?? 100_000);
   if (!Number.isInteger(count) || count < 1) {
     console.error(`count must be a positive integer, got ${process.argv[2]}`);
