@@ -17,8 +17,6 @@ export function createDb(connectionString: string, options: { max?: number; /** 
     max: options.max ?? POOL_MAX,
     // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging.
     connectionTimeoutMillis: 2_000,
-    // Scripts end when their work is done, without waiting out idle connections.
-    allowExitOnIdle: true,
   });
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query
   // opens a new one. Without a listener the error would crash the process.

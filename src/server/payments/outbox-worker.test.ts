@@ -126,6 +126,14 @@ describe("retry bound", () => {
     expect(row.lastError).toContain("ProviderUnavailableError");
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAYMENT_FAILED", chargeId: null });
     expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(0);
+
+    // The operator retries the dead row once the provider is back (admin.outbox.retry does this
+    // update): the charge goes through, and the order, which said "failed", now says paid.
+    await t.db.outboxMessage.update({ where: { id: row.id }, data: { status: "PENDING", attempts: 0, nextAttemptAt: clock } });
+    const healthy = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db), config, clock: () => clock });
+    expect(await healthy.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+    const [charge] = await t.db.providerCharge.findMany({ where: { reference: orderId } });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge!.id });
   });
 
   it("backoff doubles from the base, is capped, and jitters within the upper half", () => {
