@@ -9,12 +9,15 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { migrate, MIGRATIONS_DIR, readMigrations } from "./migrate";
 
+/** The project's migrations, in order: the tests hold for however many there are. */
+let PROJECT: string[] = [];
 let admin: pg.Client;
 const created: string[] = [];
 const clients: pg.Client[] = [];
 const tempDirs: string[] = [];
 
 beforeAll(async () => {
+  PROJECT = (await readMigrations()).map((m) => m.name);
   admin = new pg.Client({ connectionString: inject("pgAdminUrl") });
   await admin.connect();
 });
@@ -62,21 +65,23 @@ async function tables(client: pg.Client): Promise<string[]> {
 }
 
 describe("on an empty database", () => {
-  it("applies 0001_init and records it with Prisma's checksum (SHA-256 of the file's bytes)", async () => {
+  it("applies every migration in order and records each with Prisma's checksum (SHA-256 of the file's bytes)", async () => {
     const { url, client } = await emptyDatabase();
-    expect(await migrate(url)).toEqual(["0001_init"]);
+    expect(PROJECT[0]).toBe("0001_init");
+    expect(await migrate(url)).toEqual(PROJECT);
 
-    const file = await readFile(path.join(MIGRATIONS_DIR, "0001_init", "migration.sql"));
-    const [row, ...rest] = await history(client);
-    expect(rest).toEqual([]);
-    expect(row).toMatchObject({
-      migration_name: "0001_init",
-      checksum: createHash("sha256").update(file).digest("hex"),
-      applied_steps_count: 1,
-      rolled_back_at: null,
-      logs: null,
-    });
-    expect(row!.finished_at).toBeInstanceOf(Date);
+    const rows = await history(client);
+    expect(rows.map((r) => r.migration_name)).toEqual(PROJECT);
+    for (const row of rows) {
+      const file = await readFile(path.join(MIGRATIONS_DIR, row.migration_name, "migration.sql"));
+      expect(row).toMatchObject({
+        checksum: createHash("sha256").update(file).digest("hex"),
+        applied_steps_count: 1,
+        rolled_back_at: null,
+        logs: null,
+      });
+      expect(row.finished_at).toBeInstanceOf(Date);
+    }
     expect(await tables(client)).toEqual(expect.arrayContaining(["_prisma_migrations", "IdempotencyKey", "Order", "Tenant"]));
   });
 
@@ -113,12 +118,12 @@ describe("on a migrated database", () => {
     const { url, client } = await emptyDatabase();
     const dir = await migrationsCopy();
     await migrate(url, { dir });
-    await mkdir(path.join(dir, "0003_c"));
-    await writeFile(path.join(dir, "0003_c", "migration.sql"), `ALTER TABLE "Tenant" ADD COLUMN "c" TEXT;\n`);
-    await mkdir(path.join(dir, "0002_b"));
-    await writeFile(path.join(dir, "0002_b", "migration.sql"), `ALTER TABLE "Tenant" ADD COLUMN "b" TEXT;\n`);
-    expect(await migrate(url, { dir })).toEqual(["0002_b", "0003_c"]);
-    expect((await history(client)).map((r) => r.migration_name)).toEqual(["0001_init", "0002_b", "0003_c"]);
+    await mkdir(path.join(dir, "9003_c"));
+    await writeFile(path.join(dir, "9003_c", "migration.sql"), `ALTER TABLE "Tenant" ADD COLUMN "c" TEXT;\n`);
+    await mkdir(path.join(dir, "9002_b"));
+    await writeFile(path.join(dir, "9002_b", "migration.sql"), `ALTER TABLE "Tenant" ADD COLUMN "b" TEXT;\n`);
+    expect(await migrate(url, { dir })).toEqual(["9002_b", "9003_c"]);
+    expect((await history(client)).map((r) => r.migration_name)).toEqual([...PROJECT, "9002_b", "9003_c"]);
   });
 
   it("refuses a migration edited after it was applied, with a message naming it, and changes nothing", async () => {
@@ -128,8 +133,8 @@ describe("on a migrated database", () => {
     const before = await history(client);
     const file = path.join(dir, "0001_init", "migration.sql");
     await writeFile(file, `${await readFile(file, "utf8")}\nALTER TABLE "Tenant" ADD COLUMN "sneaky" TEXT;\n`);
-    await mkdir(path.join(dir, "0002_next"));
-    await writeFile(path.join(dir, "0002_next", "migration.sql"), `CREATE TABLE "Next" ("id" TEXT PRIMARY KEY);\n`);
+    await mkdir(path.join(dir, "9002_next"));
+    await writeFile(path.join(dir, "9002_next", "migration.sql"), `CREATE TABLE "Next" ("id" TEXT PRIMARY KEY);\n`);
 
     await expect(migrate(url, { dir })).rejects.toThrow("migration 0001_init was edited after it was applied (checksum differs)");
     expect(await history(client)).toEqual(before);
@@ -147,11 +152,11 @@ describe("on a migrated database", () => {
     const { url, client } = await emptyDatabase();
     const dir = await migrationsCopy();
     await migrate(url, { dir });
-    await mkdir(path.join(dir, "0002_broken"));
-    await writeFile(path.join(dir, "0002_broken", "migration.sql"), `CREATE TABLE "Half" ("id" TEXT);\nALTER TABLE "Nope" ADD COLUMN "x" TEXT;\n`);
-    await expect(migrate(url, { dir })).rejects.toThrow(/^migration 0002_broken failed: relation "Nope" does not exist/);
+    await mkdir(path.join(dir, "9002_broken"));
+    await writeFile(path.join(dir, "9002_broken", "migration.sql"), `CREATE TABLE "Half" ("id" TEXT);\nALTER TABLE "Nope" ADD COLUMN "x" TEXT;\n`);
+    await expect(migrate(url, { dir })).rejects.toThrow(/^migration 9002_broken failed: relation "Nope" does not exist/);
     expect(await tables(client)).not.toContain("Half");
-    expect((await history(client)).map((r) => r.migration_name)).toEqual(["0001_init"]);
+    expect((await history(client)).map((r) => r.migration_name)).toEqual(PROJECT);
   });
 });
 
@@ -159,9 +164,9 @@ describe("concurrent runs", () => {
   it("apply each migration once: one run applies, the others wait for it and find nothing to do", async () => {
     const { url, client } = await emptyDatabase();
     const results = await Promise.all(Array.from({ length: 5 }, () => migrate(url)));
-    expect(results.filter((r) => r.length > 0)).toEqual([["0001_init"]]);
+    expect(results.filter((r) => r.length > 0)).toEqual([PROJECT]);
     expect(results.filter((r) => r.length === 0)).toHaveLength(4);
-    expect((await history(client)).map((r) => r.migration_name)).toEqual(["0001_init"]);
+    expect((await history(client)).map((r) => r.migration_name)).toEqual(PROJECT);
   });
 
   it("hold Prisma Migrate's advisory lock while they work, so a Prisma run never interleaves", async () => {
@@ -182,14 +187,15 @@ describe("concurrent runs", () => {
     expect(settled).toBe(false);
     expect(await tables(client)).toEqual([]);
     await client.query("SELECT pg_advisory_unlock(72707369)");
-    expect(await run).toEqual(["0001_init"]);
+    expect(await run).toEqual(PROJECT);
   });
 });
 
 describe("reading migrations", () => {
   it("lists the project's migrations in Prisma's layout", async () => {
     const migrations = await readMigrations();
-    expect(migrations.map((m) => m.name)).toEqual(["0001_init"]);
+    expect(migrations.map((m) => m.name)).toEqual(PROJECT);
+    expect(migrations.map((m) => m.name).every((name) => /^\d{4}_[a-z0-9_]+$/.test(name))).toBe(true);
     expect(migrations[0]!.sql).toContain(`CREATE TABLE "IdempotencyKey"`);
   });
 });

@@ -56,6 +56,13 @@ export const RECONCILE_INTERVAL_MS = 300_000;
  */
 export const DUPLICATE_EVENT_RATE = 0.2;
 
+/**
+ * A webhook the merchant refused is retried from 5 s, doubling up to an hour between tries:
+ * a deploy or a brief outage is ridden out quickly, a long one costs the merchant one request an
+ * hour (real providers keep trying for about three days; so does this one, without a limit).
+ */
+export const EVENT_RETRY_BACKOFF = { baseBackoffMs: 5_000, maxBackoffMs: 3_600_000 };
+
 /** Charges above 5 000 EUR are declined: the simulation's way of producing a failed payment. */
 export const DECLINE_ABOVE_CENTS = 500_000;
 

@@ -1,7 +1,8 @@
 // The provider's side of webhooks: deliver each recorded event to the merchant's webhook until it
 // answers 2xx, and now and then deliver one twice, as real providers do (at-least-once delivery).
 import type { Db } from "../db/client";
-import { DUPLICATE_EVENT_RATE } from "./config";
+import { backoffMs } from "./backoff";
+import { DUPLICATE_EVENT_RATE, EVENT_RETRY_BACKOFF } from "./config";
 import type { ProviderEventBody } from "./webhook";
 
 /** Posts one event to the merchant; returns the HTTP status it answered. */
@@ -27,13 +28,14 @@ export function createEventDispatcher(db: Db, options: EventDispatcherOptions) {
   const duplicateRate = options.duplicateRate ?? DUPLICATE_EVENT_RATE;
   const batchSize = options.batchSize ?? 20;
 
-  async function send(body: ProviderEventBody): Promise<boolean> {
+  /** null when the merchant took it (2xx); otherwise why not. */
+  async function send(body: ProviderEventBody): Promise<string | null> {
     try {
       const status = await options.deliver(body);
-      return status >= 200 && status < 300;
+      return status >= 200 && status < 300 ? null : `the webhook answered ${status}`;
     } catch (error) {
       options.log?.(`[events] ${body.id}: ${(error as Error).message}`);
-      return false;
+      return (error as Error).message;
     }
   }
 
@@ -45,17 +47,26 @@ export function createEventDispatcher(db: Db, options: EventDispatcherOptions) {
     async runOnce(): Promise<EventDispatchResult> {
       return db.$transaction(
         async (tx) => {
-          const events = await tx.$queryRaw<{ id: string; type: ProviderEventBody["type"]; payload: ProviderEventBody["data"] }[]>`
-            SELECT "id", "type", "payload" FROM "ProviderEvent" WHERE "deliveredAt" IS NULL
-            ORDER BY "createdAt" LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
+          const events = await tx.$queryRaw<{ id: string; type: ProviderEventBody["type"]; payload: ProviderEventBody["data"]; attempts: number }[]>`
+            SELECT "id", "type", "payload", "attempts" FROM "ProviderEvent"
+            WHERE "deliveredAt" IS NULL AND "nextAttemptAt" <= now()
+            ORDER BY "nextAttemptAt" LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
           const result: EventDispatchResult = { attempted: events.length, delivered: 0, duplicated: 0, failed: 0 };
           for (const event of events) {
             const body: ProviderEventBody = { id: event.id, type: event.type, data: event.payload };
-            if (!(await send(body))) {
+            const refused = await send(body);
+            if (refused) {
+              // Try again later, waiting longer each time, as real providers do (for days).
+              const waitMs = backoffMs(event.attempts + 1, EVENT_RETRY_BACKOFF, random);
+              await tx.$executeRaw`
+                UPDATE "ProviderEvent" SET "attempts" = "attempts" + 1, "lastError" = ${refused},
+                  "nextAttemptAt" = now() + make_interval(secs => ${waitMs / 1000}::float8)
+                WHERE "id" = ${event.id}`;
               result.failed++;
               continue;
             }
-            await tx.providerEvent.update({ where: { id: event.id }, data: { deliveredAt: new Date() } });
+            await tx.$executeRaw`
+              UPDATE "ProviderEvent" SET "deliveredAt" = now(), "attempts" = "attempts" + 1, "lastError" = NULL WHERE "id" = ${event.id}`;
             result.delivered++;
             if (random() < duplicateRate) {
               await send(body);

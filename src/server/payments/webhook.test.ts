@@ -112,4 +112,27 @@ describe("the provider's event delivery", () => {
     expect(await t.db.providerEvent.count({ where: { deliveredAt: null } })).toBe(0);
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID" });
   });
+
+  it("retries an event the webhook refused, later each time, until it is taken", async () => {
+    await chargedOrder();
+    let answer = 503;
+    const dispatcher = createEventDispatcher(t.db, { duplicateRate: 0, random: () => 1, deliver: async () => answer });
+    const first = await dispatcher.runOnce();
+    expect(first.failed).toBeGreaterThan(0);
+    expect(first.delivered).toBe(0);
+    const waiting = await t.db.providerEvent.findMany({ where: { deliveredAt: null } });
+    for (const event of waiting) {
+      expect(event).toMatchObject({ attempts: 1, lastError: "the webhook answered 503" });
+      expect(event.nextAttemptAt.getTime()).toBeGreaterThan(event.createdAt.getTime() + 4_000);
+    }
+    expect(await dispatcher.runOnce()).toMatchObject({ attempted: 0 }); // not due yet
+
+    // Time passes (written as literal times against the database clock), the merchant is back.
+    await t.db.$executeRaw`UPDATE "ProviderEvent" SET "nextAttemptAt" = now() - interval '1 second' WHERE "deliveredAt" IS NULL`;
+    answer = 200;
+    const second = await dispatcher.runOnce();
+    expect(second).toMatchObject({ failed: 0, delivered: waiting.length });
+    expect(await t.db.providerEvent.count({ where: { deliveredAt: null } })).toBe(0);
+    expect(await t.db.providerEvent.findFirstOrThrow({ where: { id: waiting[0]!.id } })).toMatchObject({ attempts: 2, lastError: null });
+  });
 });
