@@ -92,6 +92,11 @@ function storeUnavailable(cause: unknown): StoreUnavailableError {
   });
 }
 
+/** Marks an error as the handler's own (a 5xx to pass on), not the store's. */
+class HandlerFailure {
+  constructor(readonly cause: unknown) {}
+}
+
 /** Carries a deterministic failure out of the transaction callback, so the transaction rolls back. */
 class RollbackWith {
   constructor(readonly outcome: HandlerOutcome) {}
@@ -132,7 +137,9 @@ export async function executeIdempotently(
   try {
     outcome = await store.transaction(
       async (tx) => {
-        const result = await handler(tx);
+        const result = await handler(tx).catch((error: unknown) => {
+          throw new HandlerFailure(error);
+        });
         if (result.kind === "deterministic") throw new RollbackWith(result);
         const stored: StoredOutcome = { status: result.status, body: result.body };
         // Fencing: if a retry took our lease over, no row matches and we roll back.
@@ -142,22 +149,34 @@ export async function executeIdempotently(
       { timeoutMs: config.transactionTimeoutMs },
     );
   } catch (error) {
+    if (error instanceof LeaseLostError) {
+      count(CounterEvent.FENCED);
+      throw error;
+    }
     if (error instanceof RollbackWith) {
       outcome = error.outcome;
       // The business transaction rolled back; store the failure for retries to replay.
-      if (!(await store.fail(record, { status: outcome.status, body: outcome.body }).catch(() => false))) {
+      let stored: boolean;
+      try {
+        stored = await store.fail(record, { status: outcome.status, body: outcome.body });
+      } catch (storeError) {
+        count(CounterEvent.STORE_ERRORS);
+        throw storeUnavailable(storeError); // nothing committed, nothing recorded: a retry runs anew
+      }
+      if (!stored) {
         count(CounterEvent.FENCED);
         throw new LeaseLostError(1);
       }
     } else {
-      if (error instanceof LeaseLostError) {
-        count(CounterEvent.FENCED);
-        throw error;
-      }
       // Transient: release the key so the retry runs anew. If the store is down the release fails
-      // too; the lease then expires and the next request takes over.
+      // too; the lease then expires and the next request takes over. (If the store failed at
+      // COMMIT and the commit did land, the key is COMPLETED and the fenced release touches
+      // nothing: the retry replays.)
       if (await store.release(record).catch(() => false)) count(CounterEvent.RELEASED);
-      throw error;
+      if (error instanceof HandlerFailure) throw error.cause;
+      // Not the handler: the store failed us (BEGIN, the completion, COMMIT, a timeout). Fail closed.
+      count(CounterEvent.STORE_ERRORS);
+      throw storeUnavailable(error);
     }
   }
   count(CounterEvent.EXECUTED);
