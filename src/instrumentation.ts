@@ -2,8 +2,9 @@
 // (unless ONCE_BACKGROUND_JOBS=0, e.g. for an instance that should only serve requests).
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  const { checkConfiguration, startBackgroundJobsUntilExit } = await import("./server/jobs");
+  checkConfiguration();
   if (process.env.ONCE_BACKGROUND_JOBS === "0" || !process.env.DATABASE_URL) return;
-  const { startBackgroundJobsUntilExit } = await import("./server/jobs");
   const { getDb } = await import("./server/db/client");
   startBackgroundJobsUntilExit(getDb());
 }

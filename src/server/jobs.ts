@@ -3,9 +3,11 @@
 // or SKIP LOCKED), so any number of instances may run them.
 import { poolOf, type Db } from "./db/client";
 import { engineFor } from "./engine";
-import { startEngineJobs } from "./idempotency";
+import { env } from "./env";
+import { engineConfigFromEnv, startEngineJobs } from "./idempotency";
 import { logger } from "./logger";
 import { startPaymentJobs } from "./payments";
+import { paymentSettings } from "./payments/config";
 
 export function startBackgroundJobs(db: Db): () => Promise<void> {
   const log = (msg: string) => logger.warn(msg);
@@ -17,6 +19,16 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
   return async () => {
     for (const stop of stops) await stop();
   };
+}
+
+/**
+ * Every setting of the app, the engine and the payment jobs, validated at once: a typo in a
+ * variable stops the server at start-up with a clear message instead of failing a request later.
+ */
+export function checkConfiguration(): void {
+  env();
+  engineConfigFromEnv();
+  paymentSettings();
 }
 
 /** For the server process: start the jobs, and stop them (flushing the counters) on SIGTERM/SIGINT. */
