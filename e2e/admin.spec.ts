@@ -140,6 +140,46 @@ test.describe("admin dashboard", () => {
     }
   });
 
+  test("releases a stuck lease by hand with a reason; it is audited and the next request runs anew", async ({ page, request, globexApi: api, adminApi }) => {
+    // A request that died on another instance holding its lease: PROCESSING, lease expired a
+    // minute ago, nothing committed (written straight into the app's database).
+    const { url } = (await (await request.get(`${CONTROL_URL}/db/url`)).json()) as { url: string };
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const key = `e2e-release-${randomUUID()}`;
+    let id: string;
+    try {
+      const inserted = await client.query<{ id: string }>(
+        `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+         VALUES ('globex', $1, 'checkout.placeOrder', repeat('0', 64), 'PROCESSING', gen_random_uuid(), now() - interval '1 minute', now() + interval '1 day')
+         RETURNING "id"::text AS "id"`,
+        [key],
+      );
+      id = inserted.rows[0]!.id;
+    } finally {
+      await client.end();
+    }
+
+    await signIn(page, "admin", "/admin");
+    await page.getByLabel("Stuck leases only").check();
+    await page.getByRole("link", { name: key, exact: true }).click();
+    await expect(page.getByLabel("Key detail")).toContainText("expired");
+    const reason = "Instance b7 was killed mid-checkout; nothing committed";
+    await page.getByLabel("Reason").fill(reason);
+    await page.getByRole("button", { name: "Release lease" }).click();
+    await expect(page.getByRole("status").filter({ hasText: "Lease released" })).toBeVisible();
+    const audit = page.getByRole("table", { name: "Audit trail of this key" });
+    await expect(audit.getByRole("row").filter({ hasText: reason })).toContainText("key.release");
+
+    // The truth, through the API: the key is gone and the same key places an order, not a replay.
+    const detail = await adminApi.query<{ key: unknown; audit: { action: string; reason: string }[] }>("admin.keys.byId", { id });
+    expect(detail.key).toBeNull();
+    expect(detail.audit).toMatchObject([{ action: "key.release", reason }]);
+    const again = await placeOrder(api, key);
+    expect(again.status).toBe(200);
+    expect(again.headers["idempotent-replayed"]).toBeUndefined();
+  });
+
   test("a tenant or a signed-out visitor opening /admin sees 'not allowed' and no data", async ({ page, api, anonymousApi }) => {
     await page.goto("/admin");
     await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Not allowed");
