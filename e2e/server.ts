@@ -8,6 +8,7 @@
 //   GET  /db/url     the DATABASE_URL the app uses
 //
 // Everything is stopped, and the temp folder removed, on SIGTERM/SIGINT or when Next.js exits.
+import { once } from "node:events";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -115,16 +116,8 @@ async function shutdown(code: number): Promise<void> {
   control.close();
   if (next.exitCode === null && next.signalCode === null) {
     next.kill("SIGTERM");
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        next.kill("SIGKILL");
-        resolve();
-      }, 5_000);
-      next.once("exit", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    // A graceful stop, or a kill after 5 s: shutdown must end even if Next hangs.
+    await once(next, "exit", { signal: AbortSignal.timeout(5_000) }).catch(() => next.kill("SIGKILL"));
   }
   await serial(stopDb).catch((error: unknown) => log(`stopping PostgreSQL failed: ${(error as Error).message}`));
   rmSync(tempRoot, { recursive: true, force: true });

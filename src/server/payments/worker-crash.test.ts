@@ -22,14 +22,14 @@ function startWorker(env: Record<string, string>): ChildProcess {
   });
 }
 
-/** The child's exit, or a failure (and a kill) if it has not exited within `ms`. */
+/** The child's exit; if it has not exited within `ms`, it is killed and the test fails saying so. */
 async function exitOf(child: ChildProcess, ms = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  const timer = setTimeout(() => child.kill("SIGKILL"), ms);
   try {
-    const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+    const [code, signal] = (await once(child, "exit", { signal: AbortSignal.timeout(ms) })) as [number | null, NodeJS.Signals | null];
     return { code, signal };
-  } finally {
-    clearTimeout(timer);
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw new Error(`the worker (pid ${child.pid}) did not exit within ${ms} ms`, { cause: error });
   }
 }
 
