@@ -5,6 +5,7 @@ import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from "./
 import { Counters } from "./counters.js";
 import { EvictionListener } from "./evictions.js";
 import { startEngineJobs, type JobLog } from "./jobs/scheduler.js";
+import { removeKey, type KeyRemoval, type RemoveKeyResult } from "./operator.js";
 import { PendingReleases } from "./pending-releases.js";
 import type { EngineDeps } from "./protocol/deps.js";
 import { ReplayCache } from "./replay-cache.js";
@@ -35,6 +36,13 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   readonly ready: Promise<void>;
   /** The reaper, the sweeper and the counter flush on timers; returns their stop function. */
   startJobs(log: JobLog): () => Promise<void>;
+  /**
+   * Bust or release a key (see operator.ts) on your transaction; this process forgets its cached
+   * answer at once, every other instance when the transaction commits (NOTIFY).
+   */
+  removeKey(tx: TTx, id: string, mode: KeyRemoval): Promise<RemoveKeyResult>;
+  /** Forgets a key's cached answer in this process (other instances hear of busts by NOTIFY). */
+  evict(scope: string, key: string): void;
   /** Stops the listener and the pending releases. */
   close(): Promise<void>;
 }
@@ -54,6 +62,12 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
     run: store.run,
     ready: listener?.ready ?? Promise.resolve(),
     startJobs: (log) => startEngineJobs(store.run, counters, log),
+    evict: (scope, key) => replayCache?.evict(scope, key),
+    async removeKey(tx, id, mode) {
+      const result = await removeKey(tx, id, mode);
+      if (result.removed) replayCache?.evict(result.record.scope, result.record.key);
+      return result;
+    },
     async close() {
       pendingReleases.stop();
       await listener?.stop();

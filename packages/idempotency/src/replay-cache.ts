@@ -20,6 +20,12 @@ const SEP = "\u0000";
 export class ReplayCache {
   private readonly entries = new Map<string, Entry>();
   private enabled = true;
+  /**
+   * Bumped by every eviction. A request stamps it before it reads the store and may only cache
+   * what it read if no eviction came in between: otherwise a retry that read a key just before a
+   * bust could put the busted answer back after the bust's eviction.
+   */
+  private epoch = 0;
 
   constructor(private readonly maxEntries: number) {}
 
@@ -30,7 +36,7 @@ export class ReplayCache {
   /** Off (and emptied) while evictions cannot be heard. */
   setEnabled(enabled: boolean): void {
     this.enabled = enabled;
-    if (!enabled) this.entries.clear();
+    if (!enabled) this.clear();
   }
 
   get(scope: string, key: string, fingerprint: string): CacheHit | undefined {
@@ -47,8 +53,13 @@ export class ReplayCache {
     return entry.fingerprint === fingerprint ? { kind: "replay", outcome: entry.outcome } : { kind: "mismatch" };
   }
 
-  put(record: KeyRecord, outcome: Outcome): void {
-    if (this.maxEntries === 0 || !this.enabled) return;
+  /** Take before reading the store; pass to put. */
+  stamp(): number {
+    return this.epoch;
+  }
+
+  put(record: KeyRecord, outcome: Outcome, stamp: number): void {
+    if (this.maxEntries === 0 || !this.enabled || stamp !== this.epoch) return;
     const id = record.scope + SEP + record.key;
     const expiresAtLocal = Date.now() + (record.expiresAt.getTime() - record.dbNow.getTime());
     this.entries.delete(id);
@@ -57,11 +68,13 @@ export class ReplayCache {
   }
 
   evict(scope: string, key: string): void {
+    this.epoch++;
     this.entries.delete(scope + SEP + key);
   }
 
   /** After a lost listener connection: evictions may have been missed, so trust nothing. */
   clear(): void {
+    this.epoch++;
     this.entries.clear();
   }
 }

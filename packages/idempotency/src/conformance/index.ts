@@ -112,6 +112,7 @@ export function runConformance(target: ConformanceTarget): void {
         const input = target.input();
         expect((await send({ key, input })).status).toBe(200);
         await age(target.databaseUrl, target.scopes[0], key, "retention");
+        await target.aged?.(target.scopes[0], key);
         const again = await send({ key, input });
         expect(again.status).toBe(200);
         expect(replayed(again)).toBe(false);

@@ -36,6 +36,11 @@ export interface ConformanceTarget {
   failingInput?: () => unknown;
   /** Headers that make the handler take at least ~2 s (in-flight and takeover checks). */
   slowHeaders?: Record<string, string>;
+  /**
+   * The kit ages keys in the database behind the app's back (as time would). If your engine has a
+   * listener (replay cache), forget the key there too: `(scope, key) => engine.evict(scope, key)`.
+   */
+  aged?: (scope: string, key: string) => void | Promise<void>;
   /** Stop and start the database, for the fail-closed check (both or neither). */
   stopStore?: () => Promise<void>;
   startStore?: () => Promise<void>;

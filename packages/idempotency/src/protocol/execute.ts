@@ -61,6 +61,7 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
 ): Promise<Outcome> {
   const count = (event: CounterEvent) => deps.counters.increment(request.scope, request.procedure, event);
   const print = fingerprint(request.procedure, request.input);
+  const stamp = deps.replayCache?.stamp() ?? 0;
   const cached = deps.replayCache?.get(request.scope, request.key, print);
   if (cached) {
     count(cached.kind === "mismatch" ? CounterEvent.MISMATCHES : CounterEvent.REPLAYED);
@@ -78,16 +79,16 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
   }
   if (record.status !== KeyStatus.PROCESSING) {
     count(CounterEvent.REPLAYED);
-    return remember(deps, record, replayOf(record));
+    return remember(deps, record, replayOf(record), stamp);
   }
 
   const result = await runTransaction(deps, record, handler);
   switch (result.kind) {
     case "completed":
       count(CounterEvent.EXECUTED);
-      return remember(deps, record, { kind: "success", response: result.response, replayed: false, expiresAt: record.expiresAt });
+      return remember(deps, record, { kind: "success", response: result.response, replayed: false, expiresAt: record.expiresAt }, stamp);
     case "deterministic":
-      return storeFailure(deps, record, result.response, count);
+      return storeFailure(deps, record, result.response, count, stamp);
     case "fenced":
       count(CounterEvent.FENCED);
       throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
@@ -134,7 +135,13 @@ async function runTransaction<TTx extends SqlTransaction>(
 }
 
 /** The business transaction rolled back; store the failure for retries to replay. */
-async function storeFailure(deps: EngineDeps<any>, record: KeyRecord, response: StoredResponse, count: (e: CounterEvent) => void): Promise<Outcome> {
+async function storeFailure(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  response: StoredResponse,
+  count: (e: CounterEvent) => void,
+  stamp: number,
+): Promise<Outcome> {
   let stored: boolean;
   try {
     stored = await deps.store.finish(record, KeyStatus.FAILED, response);
@@ -148,7 +155,7 @@ async function storeFailure(deps: EngineDeps<any>, record: KeyRecord, response: 
     throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
   }
   count(CounterEvent.EXECUTED);
-  return remember(deps, record, { kind: "deterministic", response, replayed: false, expiresAt: record.expiresAt });
+  return remember(deps, record, { kind: "deterministic", response, replayed: false, expiresAt: record.expiresAt }, stamp);
 }
 
 /** Frees the key for the retry; if the store is gone, keeps trying until it is back. */
@@ -169,7 +176,7 @@ function replayOf(record: KeyRecord): Outcome {
   };
 }
 
-function remember(deps: EngineDeps<any>, record: KeyRecord, outcome: Outcome): Outcome {
-  deps.replayCache?.put(record, outcome);
+function remember(deps: EngineDeps<any>, record: KeyRecord, outcome: Outcome, stamp: number): Outcome {
+  deps.replayCache?.put(record, outcome, stamp);
   return outcome;
 }

@@ -2,14 +2,14 @@
 // scoped to "admin": the delete, its audit entry and the admin key's completion commit together in
 // `ctx.tx`, and a retry of the same admin request replays its first answer.
 import { adminIdempotentProcedure } from "../../trpc";
-import { CounterEvent, KeyRemoval, removeKey } from "@once/idempotency";
+import { CounterEvent, KeyRemoval } from "@once/idempotency";
 import { AdminReason, adminError } from "./errors";
 import { removeKeyInput, type RemoveKeyResult } from "./keys.types";
 import { KEY_TARGET } from "./view";
 
 function removeKeyProcedure(mode: KeyRemoval) {
   return adminIdempotentProcedure(removeKeyInput).mutation(async ({ ctx, input }): Promise<RemoveKeyResult> => {
-    const result = await removeKey(ctx.tx, input.id, mode);
+    const result = await ctx.engine.removeKey(ctx.tx, input.id, mode);
     if (!result.removed) {
       switch (result.why) {
         case "not_found":
