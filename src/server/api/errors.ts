@@ -71,3 +71,10 @@ export function translateError(error: TRPCError): TRPCError | null {
   if (error.code === "INTERNAL_SERVER_ERROR" && isStoreUnavailable(cause)) return storeUnavailableError(cause);
   return null;
 }
+
+/** `Link: </docs/errors#reason>; rel="describedby"` for an answer with errors (the IETF draft's advice). */
+export function describedByHeaders(errors: readonly TRPCError[]): Headers | undefined {
+  const first = errors[0];
+  if (!first) return undefined;
+  return new Headers({ Link: `<${docsOf(reasonOf(first))}>; rel="describedby"` });
+}

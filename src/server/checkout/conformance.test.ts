@@ -1,11 +1,10 @@
 // The engine's conformance kit, run against the shop's own checkout.placeOrder through the real
 // tRPC handler: every protocol rule, checked black-box on the procedure customers use. This file
 // starts its own PostgreSQL so the fail-closed check can really stop it.
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { runConformance, trpcSender } from "@once/idempotency/conformance";
 import { afterAll, beforeAll } from "vitest";
-import { appRouter } from "../api/root";
 import { createContextFor } from "../api/context";
+import { handleTrpcRequest } from "../api/handler";
 import { createDb, type Db } from "../db/client";
 import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../db/embedded";
 import { setupDatabase } from "../db/setup";
@@ -36,13 +35,7 @@ afterAll(async () => {
 const sendOverHttp = trpcSender({
   url: "http://localhost/api/trpc/checkout.placeOrder",
   callers: [{ authorization: "Bearer acme_demo_token" }, { authorization: "Bearer globex_demo_token" }],
-  fetch: (req) =>
-    fetchRequestHandler({
-      endpoint: "/api/trpc",
-      req,
-      router: appRouter,
-      createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
-    }),
+  fetch: (req) => handleTrpcRequest(req, (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length)),
 });
 
 let quantity = 0;
