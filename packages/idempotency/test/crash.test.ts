@@ -2,24 +2,17 @@
 // reservation until the business transaction commits synchronously, which flushes the WAL up to
 // its own commit record, the reservation's included. Proved here with PostgreSQL really crashed
 // (immediate shutdown: SIGQUIT, no checkpoint) at the two moments that matter.
-import { readFile } from "node:fs/promises";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { connect, type Db } from "./support/database";
+import type { Db } from "./support/database";
 import { configure, effectsFor, Gate, keyRow, parkNextExecution, wrapperEntry } from "./support/harness";
-import { startTestServer, type TestServer } from "./support/postgres";
+import { startOwnServer } from "./support/own-server";
+import type { TestServer } from "./support/postgres";
 
 let server: TestServer;
 let db: Db;
 
 beforeAll(async () => {
-  server = await startTestServer("once-crash-");
-  const admin = new pg.Client({ connectionString: server.url("postgres") });
-  await admin.connect();
-  await admin.query(await readFile(new URL("../sql/migration.sql", import.meta.url), "utf8"));
-  await admin.query(`CREATE TABLE "TestEffect" ("id" SERIAL PRIMARY KEY, "scope" TEXT NOT NULL, "value" TEXT NOT NULL, "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT now())`);
-  await admin.end();
-  db = connect(server.url("postgres"), 6).db;
+  ({ server, db } = await startOwnServer("once-crash-", 6));
   configure(db, { leaseMs: 500 });
 }, 60_000);
 
@@ -27,6 +20,18 @@ afterAll(async () => {
   await db?.$disconnect();
   await server?.destroy();
 });
+
+/** A client's retries (it honours 409 and 503), until it gets its answer. */
+function retryUntilAnswered(key: string) {
+  return vi.waitFor(
+    async () => {
+      const answer = await wrapperEntry.call(db, { key, input: { value: `${key}-v` } });
+      expect(answer.status).toBe(200);
+      return answer;
+    },
+    { timeout: 10_000, interval: 100 },
+  );
+}
 
 describe("a crash of PostgreSQL around an asynchronously committed reservation", () => {
   it("after reservations and before their business commits: no effect survives, and each retry executes once", async () => {
@@ -43,14 +48,7 @@ describe("a crash of PostgreSQL around an asynchronously committed reservation",
       expect(await effectsFor(db, `${key}-v`)).toBe(0);
       // The reservation may or may not have survived; either way the retry runs (after the short
       // lease, if it did), exactly once.
-      const retry = await vi.waitFor(
-        async () => {
-          const answer = await wrapperEntry.call(db, { key, input: { value: `${key}-v` } });
-          expect(answer.status).toBe(200);
-          return answer;
-        },
-        { timeout: 10_000, interval: 100 },
-      );
+      const retry = await retryUntilAnswered(key);
       expect(retry.replayed).toBe(false);
       expect(await effectsFor(db, `${key}-v`)).toBe(1);
     }
@@ -64,14 +62,7 @@ describe("a crash of PostgreSQL around an asynchronously committed reservation",
     await server.start();
     expect(await keyRow(db, "acme", key)).toMatchObject({ status: "COMPLETED" });
     expect(await effectsFor(db, `${key}-v`)).toBe(1);
-    const retry = await vi.waitFor(
-      async () => {
-        const answer = await wrapperEntry.call(db, { key, input: { value: `${key}-v` } });
-        expect(answer.status).toBe(200);
-        return answer;
-      },
-      { timeout: 10_000, interval: 100 },
-    );
+    const retry = await retryUntilAnswered(key);
     expect(retry).toMatchObject({ replayed: true, text: first.text });
   });
 });

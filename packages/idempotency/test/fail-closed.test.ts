@@ -1,24 +1,17 @@
 // Fail closed: with PostgreSQL really stopped, a mutation answers 503 + Retry-After and its handler
 // never runs; once PostgreSQL is back, the same key executes normally. This file starts its own
 // PostgreSQL server so it can stop it without disturbing the other test files.
-import { readFile } from "node:fs/promises";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { connect, type Db } from "./support/database";
+import type { Db } from "./support/database";
 import { ENTRY_POINTS, effectsFor, executions, Gate, keyRow, parkNextExecution, reasonOf } from "./support/harness";
-import { startTestServer, type TestServer } from "./support/postgres";
+import { startOwnServer } from "./support/own-server";
+import type { TestServer } from "./support/postgres";
 
 let server: TestServer;
 let db: Db;
 
 beforeAll(async () => {
-  server = await startTestServer("once-failclosed-");
-  const admin = new pg.Client({ connectionString: server.url("postgres") });
-  await admin.connect();
-  await admin.query(await readFile(new URL("../sql/migration.sql", import.meta.url), "utf8"));
-  await admin.query(`CREATE TABLE "TestEffect" ("id" SERIAL PRIMARY KEY, "scope" TEXT NOT NULL, "value" TEXT NOT NULL, "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT now())`);
-  await admin.end();
-  db = connect(server.url("postgres"), 4).db;
+  ({ server, db } = await startOwnServer("once-failclosed-", 4));
 }, 60_000);
 
 afterAll(async () => {

@@ -4,6 +4,7 @@
 import { readFile } from "node:fs/promises";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
+import { EFFECTS_SQL } from "./own-server";
 import { startTestServer } from "./postgres";
 
 declare module "vitest" {
@@ -14,8 +15,6 @@ declare module "vitest" {
 }
 
 const TEMPLATE = "idempotency_template";
-const EFFECTS_SQL = `CREATE TABLE "TestEffect" (
-  "id" SERIAL PRIMARY KEY, "scope" TEXT NOT NULL, "value" TEXT NOT NULL, "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT now())`;
 
 export default async function setup(project: TestProject) {
   const server = await startTestServer("once-idempotency-test-");
