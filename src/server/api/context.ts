@@ -4,6 +4,7 @@
 import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
 import { getDb, type Db } from "../db/client";
 import { principalFromHeaders, type Principal } from "../auth/principal";
+import { demoMode } from "../env";
 
 export interface Context {
   db: Db;
@@ -22,7 +23,7 @@ export function createContextFor(db: Db, headers: Headers, resHeaders: Headers, 
     headers,
     resHeaders,
     batchSize,
-    getPrincipal: () => (principal ??= principalFromHeaders(db, headers)),
+    getPrincipal: () => (principal ??= principalFromHeaders(db, headers, { demo: demoMode() })),
   };
 }
 

@@ -1,9 +1,13 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/context";
+import { refuseCrossSiteMutation } from "@/server/api/cross-site-guard";
 import { logger } from "@/server/logger";
 
 function handler(req: Request) {
+  // A cross-site post riding on the session cookie is refused before tRPC sees it.
+  const refused = refuseCrossSiteMutation(req);
+  if (refused) return refused;
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
