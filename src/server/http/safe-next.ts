@@ -10,6 +10,7 @@
 /** Any origin works for checking path-ness: only "same origin as the base" matters. */
 const PLACEHOLDER_ORIGIN = "http://once.invalid";
 
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const FORBIDDEN = /[\\\u0000-\u001f\u007f]/;
 
 function decodedOrNull(value: string): string | null {
