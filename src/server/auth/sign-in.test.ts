@@ -61,6 +61,13 @@ describe("without demo mode (production)", () => {
     expect(wrong.headers.get("set-cookie")).toBeNull();
   });
 
+  it("the cookie is HttpOnly, SameSite=Lax, and Secure when a TLS proxy forwarded the request", async () => {
+    const plain = await handleSignIn(form({ email: "ops@example.com", password: PASSWORD }), deps(false));
+    expect(plain.headers.get("set-cookie")).toMatch(/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    const proxied = await handleSignIn(form({ email: "ops@example.com", password: PASSWORD }, { "x-forwarded-proto": "https" }), deps(false));
+    expect(proxied.headers.get("set-cookie")).toMatch(/; Secure$/);
+  });
+
   it("an unknown account reads exactly like a wrong password", async () => {
     const res = await handleSignIn(form({ email: "nobody@example.com", password: PASSWORD }), deps(false));
     expect(res.status).toBe(401);

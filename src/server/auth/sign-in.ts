@@ -79,7 +79,8 @@ export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Resp
       : await passwordSignIn(deps, { ...form, password: form.password }, clientAddress(req.headers));
   if (!outcome.ok) return refuse(req, outcome, next);
   const target = next === "/" && outcome.user.role === "ADMIN" ? "/admin" : next;
-  const secure = new URL(req.url).protocol === "https:";
+  // Secure over HTTPS, also when a TLS-terminating proxy forwards plain HTTP and says so.
+  const secure = new URL(req.url).protocol === "https:" || req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
   return new Response(null, {
     status: 303,
     headers: { Location: target, "Set-Cookie": sessionCookieHeader(createSessionValue(outcome.user.id), secure) },
