@@ -167,4 +167,11 @@ test("health says up, then down when PostgreSQL stops, and never where the datab
   const text = await down.text();
   expect(JSON.parse(text)).toEqual({ status: "down", database: "down" });
   expect(text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|postgres|prisma|\d{4,5}/i);
+
+  // Sign-in without its database: 503 with a reason, not a 500 or the driver's words.
+  const signIn = await signInPost(OPERATOR);
+  expect(signIn.status()).toBe(503);
+  const answer = await signIn.text();
+  expect(JSON.parse(answer)).toMatchObject({ reason: "store_unavailable" });
+  expect(answer).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|postgres|prisma/i);
 });
