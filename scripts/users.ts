@@ -26,7 +26,7 @@ try {
   );
   const output = await runCommand(db, command, async () => {
     if (!needsPassword(command)) return "";
-    return readPassword();
+    return readPassword().catch((error: unknown) => fail((error as Error).message, 1)); // "The two passwords differ."
   });
   console.log(output.out);
   if (output.note) console.error(output.note);

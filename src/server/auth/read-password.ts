@@ -13,6 +13,8 @@ export async function readPipedPassword(input: Readable): Promise<string> {
 /** One line typed at the terminal with echo off; Ctrl-C aborts. */
 function promptHidden(question: string, input: NodeJS.ReadStream, output: Writable): Promise<string> {
   return new Promise((resolve, reject) => {
+    // Echo off before the question shows: what is typed (or pasted) at once is not echoed either.
+    input.setRawMode(true);
     output.write(question);
     let typed = "";
     const done = (error?: Error) => {
@@ -31,7 +33,6 @@ function promptHidden(question: string, input: NodeJS.ReadStream, output: Writab
         else typed += char;
       }
     };
-    input.setRawMode(true);
     input.resume();
     input.on("data", onData);
   });
