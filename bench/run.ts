@@ -4,13 +4,13 @@
 import { randomUUID } from "node:crypto";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { createDb } from "../src/server/db/client";
-import { engineFor } from "../src/server/engine";
+import { createEngineFor } from "../src/server/engine";
 import { hashToken } from "../src/server/auth/token";
 import { createContextFor } from "../src/server/api/context";
 import { makeTempDataDir, startEmbeddedPostgres } from "../src/server/db/embedded";
 import { setupDatabase } from "../src/server/db/setup";
-import { DEFAULT_ENGINE_CONFIG, withIdempotency } from "../src/server/idempotency";
-import { EFFECTS_TABLE_SQL, testRouter } from "../src/test/engine-harness";
+import { withIdempotency } from "@once/idempotency";
+import { EFFECTS_TABLE_SQL, testRouter } from "./effect-router";
 import { bursts, CountingPool, interleaved, sequential, table, type Row } from "./harness";
 import { floorAuthenticate, floorIdempotent } from "./floor";
 
@@ -34,10 +34,11 @@ try {
   for (const pool of [floorPool, enginePool]) pool.on("error", () => {});
   const db = createDb(url, { pool: enginePool });
   await db.$executeRawUnsafe(EFFECTS_TABLE_SQL);
-  const deps = { ...engineFor(db).deps(), config: { ...DEFAULT_ENGINE_CONFIG } };
+  // The defaults, whatever the environment says; no replay cache: this measures the database path.
+  const engine = createEngineFor(db, {});
 
   const engineCall = (key: string, value: string) =>
-    withIdempotency(deps, { scope: "bench", key, operation: "effect", request: { value } }, async (tx) => {
+    withIdempotency(engine, { scope: "bench", key, operation: "effect", request: { value } }, async (tx) => {
       const [row] = await tx.$queryRaw<{ id: number }[]>`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
       return { effectId: row!.id, value };
     }).catch((error: { httpStatus?: number }) => {
@@ -56,7 +57,7 @@ try {
         body: JSON.stringify({ value }),
       }),
       router: testRouter,
-      createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+      createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length, engine),
     });
     await res.text();
     if (res.status !== 200) throw new Error(`unexpected ${res.status}`);
