@@ -16,7 +16,9 @@ export default defineConfig({
           // Integration tests share one PostgreSQL server; each file gets its own database.
           testTimeout: 30_000,
           hookTimeout: 60_000,
-          env: { NODE_ENV: "test", SESSION_SECRET: "test-session-secret-0123456789" },
+          // Demo mode: the fixtures are the demo accounts and tokens (the doors' own tests pass
+          // `{ demo: false }` where they test production).
+          env: { NODE_ENV: "test", DEMO_MODE: "1", SESSION_SECRET: "test-session-secret-0123456789" },
         },
       },
       "packages/idempotency",

@@ -6,6 +6,7 @@ import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
 import { getDb, type Db } from "../db/client";
 import { engineFor, type Engine } from "../engine";
 import { principalFromHeaders, type Principal } from "../auth/principal";
+import { demoMode } from "../env";
 
 export interface Context {
   db: Db;
@@ -26,7 +27,7 @@ export function createContextFor(db: Db, headers: Headers, resHeaders: Headers, 
     headers,
     resHeaders,
     batchSize,
-    getPrincipal: () => (principal ??= principalFromHeaders(db, headers)),
+    getPrincipal: () => (principal ??= principalFromHeaders(db, headers, { demo: demoMode() })),
   };
 }
 
