@@ -1,7 +1,7 @@
 // The payment jobs' tunables. Each value has its reason; the env variables let the demo and the
 // crash test turn them, everything else uses the defaults.
 import { z } from "zod";
-import { env } from "../env";
+import { demoMode, env } from "../env";
 
 /** The simulated provider's name: webhook keys live in the engine under this scope. */
 export const PROVIDER_NAME = "simpay";
@@ -66,6 +66,16 @@ export const EVENT_RETRY_BACKOFF = { baseBackoffMs: 5_000, maxBackoffMs: 3_600_0
 /** Charges above 5 000 EUR are declined: the simulation's way of producing a failed payment. */
 export const DECLINE_ABOVE_CENTS = 500_000;
 
+/**
+ * DEMO_MODE only: the secret the simulated provider signs its webhooks with when
+ * PAYMENTS_WEBHOOK_SECRET is unset, so `npm run dev` works out of the box. Public, so never valid
+ * outside demo mode: there the secret must be set, or the server refuses to start.
+ */
+export const DEMO_WEBHOOK_SECRET = "simpay-demo-webhook-secret-not-for-production";
+
+/** A shared secret shorter than this is guessable; 32 characters of a random token are not. */
+const MIN_WEBHOOK_SECRET_LENGTH = 32;
+
 const rate = z.coerce.number().min(0).max(1);
 const positiveInt = z.coerce.number().int().min(1);
 const paymentEnv = z.object({
@@ -76,13 +86,24 @@ const paymentEnv = z.object({
   OUTBOX_POLL_MS: positiveInt.default(OUTBOX_POLL_MS),
   // Where the provider posts its events. Unset: straight to the webhook handler in this process.
   PAYMENTS_WEBHOOK_URL: z.url().optional(),
+  // The secret the provider signs webhooks with (src/server/payments/webhook-signature.ts).
+  PAYMENTS_WEBHOOK_SECRET: z.string().min(MIN_WEBHOOK_SECRET_LENGTH, `PAYMENTS_WEBHOOK_SECRET must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`).optional(),
 });
 
-export function paymentSettings() {
-  const parsed = paymentEnv.safeParse(process.env);
+/** The settings from `source` (process.env by default); `demo` says whether DEMO_MODE is on. */
+export function paymentSettings(source: Record<string, string | undefined> = process.env, demo: boolean = demoMode()) {
+  const parsed = paymentEnv.safeParse(source);
   if (!parsed.success) throw new Error(`invalid payment configuration: ${z.prettifyError(parsed.error)}`);
   const e = parsed.data;
+  const webhookSecret = e.PAYMENTS_WEBHOOK_SECRET ?? (demo ? DEMO_WEBHOOK_SECRET : undefined);
+  if (webhookSecret === undefined) {
+    throw new Error(
+      "invalid payment configuration: PAYMENTS_WEBHOOK_SECRET is not set. Outside demo mode the payment webhook needs the secret " +
+        "the provider signs its events with; set it to a random value of at least 32 characters.",
+    );
+  }
   return {
+    webhookSecret,
     failureRate: env().DEMO_PROVIDER_FAILURE_RATE,
     timeoutAfterChargeRate: e.DEMO_PROVIDER_TIMEOUT_RATE,
     outbox: { ...DEFAULT_OUTBOX_CONFIG, leaseMs: e.OUTBOX_LEASE_MS, maxAttempts: e.OUTBOX_MAX_ATTEMPTS } satisfies OutboxConfig,

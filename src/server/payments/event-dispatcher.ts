@@ -4,6 +4,7 @@ import type { Db } from "../db/client";
 import { backoffMs } from "./backoff";
 import { DUPLICATE_EVENT_RATE, EVENT_RETRY_BACKOFF } from "./config";
 import type { ProviderEventBody } from "./webhook";
+import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
 
 /** Posts one event to the merchant; returns the HTTP status it answered. */
 export type EventSink = (body: ProviderEventBody) => Promise<number>;
@@ -82,10 +83,12 @@ export function createEventDispatcher(db: Db, options: EventDispatcherOptions) {
 }
 export type EventDispatcher = ReturnType<typeof createEventDispatcher>;
 
-/** Delivery over HTTP, for a provider (or worker process) outside the app's process. */
-export function httpSink(url: string): EventSink {
+/** Delivery over HTTP, signed with `secret`, for a provider (or worker process) outside the app's process. */
+export function httpSink(url: string, secret: string): EventSink {
   return async (body) => {
-    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+    const raw = JSON.stringify(body);
+    const headers = { "content-type": "application/json", [SIGNATURE_HEADER]: signatureHeader(secret, raw, Date.now() / 1000) };
+    const res = await fetch(url, { method: "POST", headers, body: raw, signal: AbortSignal.timeout(10_000) });
     return res.status;
   };
 }

@@ -1,12 +1,16 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/context";
+import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "@/server/http/body-limit";
 import { logger } from "@/server/logger";
 
-function handler(req: Request) {
+async function handler(req: Request) {
+  // Bodies over the limit are 413 before they are read whole (src/server/http/body-limit.ts).
+  const bounded = await boundRequestBody(req, TRPC_BODY_LIMIT_BYTES);
+  if (!bounded.ok) return trpcPayloadTooLarge(bounded.limitBytes);
   return fetchRequestHandler({
     endpoint: "/api/trpc",
-    req,
+    req: bounded.request,
     router: appRouter,
     createContext,
     onError({ error, path }) {
