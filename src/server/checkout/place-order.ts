@@ -55,12 +55,12 @@ export async function placeOrder(tx: Tx, command: PlaceOrderCommand): Promise<Pl
   const order = await claimIntent(tx, { tenantId, userId: command.userId, checkoutKey, totalCents, currency });
   if (!order) return existingOrderOf(tx, tenantId, checkoutKey, lines);
 
-  for (const line of lines) await takeStock(tx, line);
+  await takeStock(tx, lines);
   await pause(command.delayMs ?? 0);
-  await tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId: order.id })) });
-  const payload: PaymentPayload = { orderId: order.id, amountCents: totalCents, currency };
-  await tx.outboxMessage.createMany({
-    data: [{ topic: PAYMENT_TOPIC, aggregateId: order.id, idempotencyKey: providerKeyFor(tenantId, checkoutKey), payload }],
+  await writeLinesAndPayment(tx, order.id, items, {
+    topic: PAYMENT_TOPIC,
+    idempotencyKey: providerKeyFor(tenantId, checkoutKey),
+    payload: { orderId: order.id, amountCents: totalCents, currency } satisfies PaymentPayload,
   });
   return { ...order, items };
 }
@@ -86,14 +86,43 @@ async function priceLines(tx: Tx, lines: readonly OrderLine[]): Promise<PricedLi
 }
 
 /**
- * One conditional UPDATE per product: it takes the row lock, and under concurrent orders the
- * second one re-reads the committed stock before testing `stock >= quantity` (PostgreSQL
- * re-evaluates the WHERE clause on the newest row version), so the last unit is sold once and
- * stock never goes below zero (the CHECK constraint would refuse it anyway).
+ * One statement for every line. The `locked` step takes the products' row locks in id order, so two
+ * carts that share products always lock them in the same sequence and cannot deadlock. The UPDATE
+ * then tests `stock >= quantity` on the newest committed row version (under concurrent orders
+ * PostgreSQL re-evaluates the condition after the lock wait), so the last unit is sold once and
+ * stock never goes below zero (the CHECK constraint would refuse it anyway). A line it did not
+ * update had too little stock: the whole order is refused and its transaction rolls back.
  */
-async function takeStock(tx: Tx, line: OrderLine): Promise<void> {
-  const taken = await tx.$executeRaw`
-    UPDATE "Product" SET "stock" = "stock" - ${line.quantity}
-    WHERE "id" = ${line.productId}::uuid AND "stock" >= ${line.quantity}`;
-  if (taken !== 1) throw new CheckoutError("out_of_stock", { productId: line.productId, requested: line.quantity });
+async function takeStock(tx: Tx, lines: readonly OrderLine[]): Promise<void> {
+  const taken = await tx.$queryRaw<{ id: string }[]>`
+    WITH wanted AS (
+      SELECT * FROM unnest(${lines.map((l) => l.productId)}::uuid[], ${lines.map((l) => l.quantity)}::int[]) AS w("id", "quantity")
+    ), locked AS MATERIALIZED (
+      SELECT p."id" FROM "Product" AS p JOIN wanted USING ("id") ORDER BY p."id" FOR UPDATE OF p
+    )
+    UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity"
+    FROM wanted AS w JOIN locked USING ("id")
+    WHERE p."id" = w."id" AND p."stock" >= w."quantity"
+    RETURNING p."id"::text AS "id"`;
+  if (taken.length === lines.length) return;
+  const short = lines.find((line) => !taken.some((row) => row.id === line.productId))!;
+  throw new CheckoutError("out_of_stock", { productId: short.productId, requested: short.quantity });
+}
+
+/** The order's lines and its payment's outbox row: one statement, no read-back (we built both). */
+async function writeLinesAndPayment(
+  tx: Tx,
+  orderId: string,
+  items: readonly PlacedOrder["items"][number][],
+  outbox: { topic: string; idempotencyKey: string; payload: PaymentPayload },
+): Promise<void> {
+  const column = <K extends keyof PlacedOrder["items"][number]>(key: K) => items.map((item) => item[key]);
+  await tx.$executeRaw`
+    WITH lines AS (
+      INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
+      SELECT ${orderId}::uuid, * FROM unnest(${column("productId")}::uuid[], ${column("sku")}::text[], ${column("name")}::text[],
+                                             ${column("unitPriceCents")}::int[], ${column("quantity")}::int[], ${column("lineTotalCents")}::int[])
+    )
+    INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
+    VALUES (${outbox.topic}, ${orderId}, ${outbox.idempotencyKey}, ${JSON.stringify(outbox.payload)}::jsonb)`;
 }

@@ -10,10 +10,18 @@ export const WEBHOOK_OPERATION = "webhooks.payments";
 
 export interface OutboxConfig {
   /**
-   * Rows one worker claims per round. Small, so several workers share a burst instead of one
-   * worker holding it all, and a crash strands few rows until their lease ends.
+   * Rows one worker claims per round. The claim and the recording of the batch's deliveries are
+   * one statement each whatever the size, so a larger batch costs fewer round trips per row; 20
+   * still lets several workers share a burst, and a crash strands at most 20 rows until their
+   * lease ends (the provider key makes their retry harmless).
    */
   batchSize: number;
+  /**
+   * Provider calls one worker makes at once. The provider's latency, not ours, bounds a worker:
+   * 5 calls in flight deliver a batch of 20 in four call times instead of twenty, while one
+   * worker never opens more than 5 connections' worth of load on the provider (and on its pool).
+   */
+  concurrency: number;
   /**
    * How long a claimed row is ours. Far longer than one provider call (a real client would time
    * out after ~10 s), so a slow call is not taken over mid-flight; short enough that a crashed
@@ -34,7 +42,8 @@ export interface OutboxConfig {
 }
 
 export const DEFAULT_OUTBOX_CONFIG: OutboxConfig = {
-  batchSize: 10,
+  batchSize: 20,
+  concurrency: 5,
   leaseMs: 60_000,
   maxAttempts: 8,
   baseBackoffMs: 2_000,
