@@ -6,11 +6,12 @@ import { runReconciliation } from "../src/server/payments";
 
 const db = createDb(resolveDatabaseUrl());
 try {
-  const { findings, recorded } = await runReconciliation(db);
+  const { findings, recorded, closedDeadLetters } = await runReconciliation(db);
   if (findings.length === 0) console.log("reconciliation: the provider's charges and the orders agree");
   for (const f of findings) {
     console.log(`${f.kind}\torder=${f.orderId ?? "-"}\tcharges=${f.chargeIds.join(",") || "-"}\t${JSON.stringify(f.details)}`);
   }
+  if (closedDeadLetters > 0) console.log(`reconciliation: closed ${closedDeadLetters} dead-lettered payment(s) whose order was paid after all`);
   console.log(`reconciliation: ${findings.length} finding(s), ${recorded} new`);
 } finally {
   await db.$disconnect();

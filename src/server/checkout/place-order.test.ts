@@ -6,7 +6,9 @@ import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "../payments/outbox-worker";
 import { SimulatedProvider } from "../payments/provider";
 
-const t = useTestDatabase({ poolMax: 20 });
+// One connection per concurrent checkout: a request must never wait past the pool's 2 s connect
+// timeout on a loaded machine (that answers 503, which this test is not about).
+const t = useTestDatabase({ poolMax: 60 });
 
 function placeOrder(items: unknown, key: string, token: string = TOKENS.acme): Promise<HttpAnswer<any>> {
   return callTrpc(t.db, { path: "checkout.placeOrder", input: { items }, token, key, method: "POST" });

@@ -1,26 +1,29 @@
-// Placing an order, all inside the idempotency key's transaction: validate the lines against the
-// catalog, take the stock, write the order, its lines and the payment's outbox row. The key
-// completes in the same transaction, so either all of it happened exactly once or none of it did.
-// The payment itself never runs here: the outbox worker delivers it after commit.
+// Placing an order, all inside the idempotency key's transaction: price the lines from the catalog,
+// claim the intent's order (one per tenant and checkout key), take the stock, write the lines and
+// the payment's outbox row. The key completes in the same transaction, so either all of it happened
+// exactly once or none of it did. If the intent already has its order (its key was busted or
+// expired), that order is the answer and nothing else is written. The payment itself never runs
+// here: the outbox worker delivers it after commit.
 import type { Prisma } from "../../generated/prisma/client";
 import type { Tx } from "../db/client";
-import { orderSelect } from "../api/routers/orders";
+import type { orderSelect } from "../api/routers/orders";
 import { PAYMENT_TOPIC, providerKeyFor, type PaymentPayload } from "../payments/outbox-message";
 import { checkoutError } from "./errors";
 import { mergeLines, type OrderLine } from "./input";
 import { pause } from "./demo-delay";
+import { claimIntent, existingOrderOf } from "./order-intent";
 
 export interface PlaceOrderCommand {
   tenantId: string;
   userId: string;
-  /** The checkout's Idempotency-Key (parsed): kept on the order, passed on to the provider. */
+  /** The checkout's Idempotency-Key (parsed): the intent, kept on the order, the provider's key. */
   idempotencyKey: string;
   items: readonly OrderLine[];
   /** Demo only: a pause after the stock is taken, while its rows stay locked. */
   delayMs?: number;
 }
 
-interface TakenLine {
+interface PricedLine {
   productId: string;
   sku: string;
   name: string;
@@ -33,71 +36,93 @@ export type PlacedOrder = Prisma.OrderGetPayload<{ select: typeof orderSelect }>
 
 export async function placeOrder(tx: Tx, command: PlaceOrderCommand): Promise<PlacedOrder> {
   const lines = mergeLines(command.items);
-  await assertProductsExist(tx, lines);
-
-  const taken: TakenLine[] = [];
-  for (const line of lines) taken.push(await takeStock(tx, line));
-  const currency = taken[0]!.currency;
-  if (taken.some((line) => line.currency !== currency)) throw checkoutError("mixed_currencies");
-
-  await pause(command.delayMs ?? 0);
-
-  const items = taken.map((line) => ({
-    productId: line.productId,
-    sku: line.sku,
-    name: line.name,
-    unitPriceCents: line.priceCents,
-    quantity: line.quantity,
-    lineTotalCents: line.priceCents * line.quantity,
-  }));
+  const priced = await priceLines(tx, lines);
+  const currency = priced[0]!.currency;
+  if (priced.some((line) => line.currency !== currency)) throw checkoutError("mixed_currencies");
+  const items = priced
+    .map((line) => ({
+      productId: line.productId,
+      sku: line.sku,
+      name: line.name,
+      unitPriceCents: line.priceCents,
+      quantity: line.quantity,
+      lineTotalCents: line.priceCents * line.quantity,
+    }))
+    .sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
   const totalCents = items.reduce((sum, item) => sum + item.lineTotalCents, 0);
 
-  const order = await tx.order.create({
-    data: {
-      tenantId: command.tenantId,
-      userId: command.userId,
-      totalCents,
-      currency,
-      idempotencyKey: command.idempotencyKey,
-      items: { create: items },
-    },
-    select: orderSelect,
-  });
+  const { tenantId, idempotencyKey: checkoutKey } = command;
+  const order = await claimIntent(tx, { tenantId, userId: command.userId, checkoutKey, totalCents, currency });
+  if (!order) return existingOrderOf(tx, tenantId, checkoutKey, lines);
 
-  const payload: PaymentPayload = { orderId: order.id, amountCents: totalCents, currency };
-  await tx.outboxMessage.create({
-    data: {
-      topic: PAYMENT_TOPIC,
-      aggregateId: order.id,
-      idempotencyKey: providerKeyFor(command.tenantId, command.idempotencyKey, order.id),
-      payload,
-    },
+  await takeStock(tx, lines);
+  await pause(command.delayMs ?? 0);
+  await writeLinesAndPayment(tx, order.id, items, {
+    topic: PAYMENT_TOPIC,
+    idempotencyKey: providerKeyFor(tenantId, checkoutKey),
+    payload: { orderId: order.id, amountCents: totalCents, currency } satisfies PaymentPayload,
   });
-  return order;
-}
-
-/** Unknown products are a 404, told apart from "out of stock" before any stock is touched. */
-async function assertProductsExist(tx: Tx, lines: readonly OrderLine[]): Promise<void> {
-  const ids = lines.map((line) => line.productId);
-  const found = await tx.product.findMany({ where: { id: { in: ids } }, select: { id: true } });
-  if (found.length === ids.length) return;
-  const known = new Set(found.map((p) => p.id));
-  throw checkoutError("product_not_found", { productIds: ids.filter((id) => !known.has(id)) });
+  return { ...order, items };
 }
 
 /**
- * One conditional UPDATE per product: it takes the row lock, and under concurrent orders the
- * second one re-reads the committed stock before testing `stock >= quantity` (PostgreSQL
- * re-evaluates the WHERE clause on the newest row version), so the last unit is sold once and
- * stock never goes below zero (the CHECK constraint would refuse it anyway). The price is read
- * from the same row version that was decremented.
+ * The lines with the catalog's name and price, read once: the order is priced at this read (a
+ * price changed by a concurrent transaction a moment later applies to the next order). Unknown
+ * products are a 404, told apart from "out of stock" before anything is written.
  */
-async function takeStock(tx: Tx, line: OrderLine): Promise<TakenLine> {
-  const rows = await tx.$queryRaw<Omit<TakenLine, "quantity">[]>`
-    UPDATE "Product" SET "stock" = "stock" - ${line.quantity}
-    WHERE "id" = ${line.productId}::uuid AND "stock" >= ${line.quantity}
-    RETURNING "id"::text AS "productId", "sku", "name", "priceCents", "currency"`;
-  const row = rows[0];
-  if (!row) throw checkoutError("out_of_stock", { productId: line.productId, requested: line.quantity });
-  return { ...row, quantity: line.quantity };
+async function priceLines(tx: Tx, lines: readonly OrderLine[]): Promise<PricedLine[]> {
+  const ids = lines.map((line) => line.productId);
+  const found = await tx.product.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, sku: true, name: true, priceCents: true, currency: true },
+  });
+  const byId = new Map(found.map((p) => [p.id, p]));
+  const missing = ids.filter((id) => !byId.has(id));
+  if (missing.length > 0) throw checkoutError("product_not_found", { productIds: missing });
+  return lines.map((line) => {
+    const { id, ...product } = byId.get(line.productId)!;
+    return { productId: id, ...product, quantity: line.quantity };
+  });
+}
+
+/**
+ * One statement for every line. The `locked` step takes the products' row locks in id order, so two
+ * carts that share products always lock them in the same sequence and cannot deadlock. The UPDATE
+ * then tests `stock >= quantity` on the newest committed row version (under concurrent orders
+ * PostgreSQL re-evaluates the condition after the lock wait), so the last unit is sold once and
+ * stock never goes below zero (the CHECK constraint would refuse it anyway). A line it did not
+ * update had too little stock: the whole order is refused and its transaction rolls back.
+ */
+async function takeStock(tx: Tx, lines: readonly OrderLine[]): Promise<void> {
+  const taken = await tx.$queryRaw<{ id: string }[]>`
+    WITH wanted AS (
+      SELECT * FROM unnest(${lines.map((l) => l.productId)}::uuid[], ${lines.map((l) => l.quantity)}::int[]) AS w("id", "quantity")
+    ), locked AS MATERIALIZED (
+      SELECT p."id" FROM "Product" AS p JOIN wanted USING ("id") ORDER BY p."id" FOR UPDATE OF p
+    )
+    UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity"
+    FROM wanted AS w JOIN locked USING ("id")
+    WHERE p."id" = w."id" AND p."stock" >= w."quantity"
+    RETURNING p."id"::text AS "id"`;
+  if (taken.length === lines.length) return;
+  const short = lines.find((line) => !taken.some((row) => row.id === line.productId))!;
+  throw checkoutError("out_of_stock", { productId: short.productId, requested: short.quantity });
+}
+
+/** The order's lines and its payment's outbox row: one statement, no read-back (we built both). */
+async function writeLinesAndPayment(
+  tx: Tx,
+  orderId: string,
+  items: readonly PlacedOrder["items"][number][],
+  outbox: { topic: string; idempotencyKey: string; payload: PaymentPayload },
+): Promise<void> {
+  const column = <K extends keyof PlacedOrder["items"][number]>(key: K) => items.map((item) => item[key]);
+  await tx.$executeRaw`
+    WITH lines AS (
+      INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
+      SELECT ${orderId}::uuid, * FROM unnest(${column("productId")}::uuid[], ${column("sku")}::text[], ${column("name")}::text[],
+                                             ${column("unitPriceCents")}::int[], ${column("quantity")}::int[], ${column("lineTotalCents")}::int[])
+    )
+    INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
+    VALUES (${outbox.topic}, ${orderId}, ${outbox.idempotencyKey}, ${JSON.stringify(outbox.payload)}::jsonb)`;
 }

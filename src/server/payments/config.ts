@@ -1,7 +1,7 @@
 // The payment jobs' tunables. Each value has its reason; the env variables let the demo and the
 // crash test turn them, everything else uses the defaults.
 import { z } from "zod";
-import { env } from "../env";
+import { demoMode, env } from "../env";
 
 /** The simulated provider's name: webhook keys live in the engine under this scope. */
 export const PROVIDER_NAME = "simpay";
@@ -10,10 +10,18 @@ export const WEBHOOK_OPERATION = "webhooks.payments";
 
 export interface OutboxConfig {
   /**
-   * Rows one worker claims per round. Small, so several workers share a burst instead of one
-   * worker holding it all, and a crash strands few rows until their lease ends.
+   * Rows one worker claims per round. The claim and the recording of the batch's deliveries are
+   * one statement each whatever the size, so a larger batch costs fewer round trips per row; 20
+   * still lets several workers share a burst, and a crash strands at most 20 rows until their
+   * lease ends (the provider key makes their retry harmless).
    */
   batchSize: number;
+  /**
+   * Provider calls one worker makes at once. The provider's latency, not ours, bounds a worker:
+   * 5 calls in flight deliver a batch of 20 in four call times instead of twenty, while one
+   * worker never opens more than 5 connections' worth of load on the provider (and on its pool).
+   */
+  concurrency: number;
   /**
    * How long a claimed row is ours. Far longer than one provider call (a real client would time
    * out after ~10 s), so a slow call is not taken over mid-flight; short enough that a crashed
@@ -34,7 +42,8 @@ export interface OutboxConfig {
 }
 
 export const DEFAULT_OUTBOX_CONFIG: OutboxConfig = {
-  batchSize: 10,
+  batchSize: 20,
+  concurrency: 5,
   leaseMs: 60_000,
   maxAttempts: 8,
   baseBackoffMs: 2_000,
@@ -66,6 +75,16 @@ export const EVENT_RETRY_BACKOFF = { baseBackoffMs: 5_000, maxBackoffMs: 3_600_0
 /** Charges above 5 000 EUR are declined: the simulation's way of producing a failed payment. */
 export const DECLINE_ABOVE_CENTS = 500_000;
 
+/**
+ * DEMO_MODE only: the secret the simulated provider signs its webhooks with when
+ * PAYMENTS_WEBHOOK_SECRET is unset, so `npm run dev` works out of the box. Public, so never valid
+ * outside demo mode: there the secret must be set, or the server refuses to start.
+ */
+export const DEMO_WEBHOOK_SECRET = "simpay-demo-webhook-secret-not-for-production";
+
+/** A shared secret shorter than this is guessable; 32 characters of a random token are not. */
+const MIN_WEBHOOK_SECRET_LENGTH = 32;
+
 const rate = z.coerce.number().min(0).max(1);
 const positiveInt = z.coerce.number().int().min(1);
 const paymentEnv = z.object({
@@ -76,13 +95,24 @@ const paymentEnv = z.object({
   OUTBOX_POLL_MS: positiveInt.default(OUTBOX_POLL_MS),
   // Where the provider posts its events. Unset: straight to the webhook handler in this process.
   PAYMENTS_WEBHOOK_URL: z.url().optional(),
+  // The secret the provider signs webhooks with (src/server/payments/webhook-signature.ts).
+  PAYMENTS_WEBHOOK_SECRET: z.string().min(MIN_WEBHOOK_SECRET_LENGTH, `PAYMENTS_WEBHOOK_SECRET must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`).optional(),
 });
 
-export function paymentSettings() {
-  const parsed = paymentEnv.safeParse(process.env);
+/** The settings from `source` (process.env by default); `demo` says whether DEMO_MODE is on. */
+export function paymentSettings(source: Record<string, string | undefined> = process.env, demo: boolean = demoMode()) {
+  const parsed = paymentEnv.safeParse(source);
   if (!parsed.success) throw new Error(`invalid payment configuration: ${z.prettifyError(parsed.error)}`);
   const e = parsed.data;
+  const webhookSecret = e.PAYMENTS_WEBHOOK_SECRET ?? (demo ? DEMO_WEBHOOK_SECRET : undefined);
+  if (webhookSecret === undefined) {
+    throw new Error(
+      "invalid payment configuration: PAYMENTS_WEBHOOK_SECRET is not set. Outside demo mode the payment webhook needs the secret " +
+        "the provider signs its events with; set it to a random value of at least 32 characters.",
+    );
+  }
   return {
+    webhookSecret,
     failureRate: env().DEMO_PROVIDER_FAILURE_RATE,
     timeoutAfterChargeRate: e.DEMO_PROVIDER_TIMEOUT_RATE,
     outbox: { ...DEFAULT_OUTBOX_CONFIG, leaseMs: e.OUTBOX_LEASE_MS, maxAttempts: e.OUTBOX_MAX_ATTEMPTS } satisfies OutboxConfig,

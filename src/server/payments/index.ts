@@ -24,8 +24,9 @@ export function providerFromEnv(db: Db): SimulatedProvider {
 
 /** Where the provider reports events: PAYMENTS_WEBHOOK_URL, or the webhook handler in-process. */
 export function eventSinkFromEnv(db: Db): EventSink {
-  const url = paymentSettings().webhookUrl;
-  return url ? httpSink(url) : async (body) => (await handleProviderWebhook(db, body)).status;
+  const { webhookUrl, webhookSecret } = paymentSettings();
+  // In-process delivery is a function call, not a door: only HTTP delivery is signed and checked.
+  return webhookUrl ? httpSink(webhookUrl, webhookSecret) : async (body) => (await handleProviderWebhook(db, body)).status;
 }
 
 /** The outbox worker and the provider's event delivery, as loops. */

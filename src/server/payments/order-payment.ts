@@ -4,6 +4,7 @@
 // taken is the truth the customer sees. PAID never changes again. Both the worker and the webhook
 // apply outcomes here; whichever comes first moves the order, the other finds it moved and changes
 // nothing, so neither a redelivered event nor a late worker can move an order backwards.
+import { Prisma } from "../../generated/prisma/client";
 import type { Tx } from "../db/client";
 
 export type PaymentOutcome = "PAID" | "PAYMENT_FAILED";
@@ -14,13 +15,20 @@ export interface PaymentChange {
   changed: boolean;
 }
 
+/**
+ * The forward-only rule as SQL, for an UPDATE of "Order" AS o: shared by the single update below
+ * and the outbox worker's batch update, so the two can never disagree.
+ */
+export function movesForward(outcome: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`(o."status" = 'PENDING' OR (o."status" = 'PAYMENT_FAILED' AND ${outcome} = 'PAID'))`;
+}
+
 export async function applyPaymentOutcome(tx: Tx, orderId: string, outcome: PaymentOutcome, chargeId: string | null): Promise<PaymentChange> {
   // Compared as text: a charge's reference is whatever the merchant sent, not necessarily a uuid.
   const moved = await tx.$queryRaw<{ status: PaymentOutcome }[]>`
-    UPDATE "Order" SET "status" = ${outcome}::"OrderStatus", "chargeId" = COALESCE("chargeId", ${chargeId}), "updatedAt" = now()
-    WHERE "id"::text = ${orderId}
-      AND ("status" = 'PENDING' OR ("status" = 'PAYMENT_FAILED' AND ${outcome} = 'PAID'))
-    RETURNING "status"::text AS "status"`;
+    UPDATE "Order" AS o SET "status" = ${outcome}::"OrderStatus", "chargeId" = COALESCE(o."chargeId", ${chargeId}), "updatedAt" = now()
+    WHERE o."id"::text = ${orderId} AND ${movesForward(Prisma.sql`${outcome}::text`)}
+    RETURNING o."status"::text AS "status"`;
   if (moved[0]) return { status: moved[0].status, changed: true };
   const current = await tx.$queryRaw<{ status: PaymentChange["status"] }[]>`
     SELECT "status"::text AS "status" FROM "Order" WHERE "id"::text = ${orderId}`;

@@ -13,12 +13,14 @@ export const paymentPayload = z.object({
 export type PaymentPayload = z.infer<typeof paymentPayload>;
 
 /**
- * The provider's idempotency key for an order's payment: the checkout's own key, scoped by tenant
- * (keys are unique per tenant, the provider's per merchant account, which all tenants share) and
- * by order (a key may run anew once its retention has passed, and that second order must not be
- * handed the first one's charge). Stable for the order's whole life, so every retry of the
- * delivery (worker crash, timeout, second worker) reaches the provider under the same key.
+ * The provider's idempotency key for an intent's payment: the checkout's own key, scoped by tenant
+ * (keys are unique per tenant, the provider's per merchant account, which all tenants share). It
+ * derives from the intent alone, never from the order: an intent has one order (unique per tenant
+ * and checkout key, src/server/checkout/order-intent.ts), and even if a second payment message
+ * were ever written for it, the provider would answer it with the first charge. The tenant is
+ * URI-encoded so it holds no ":" and the first ":" always separates it from the key (which may
+ * contain any visible character). A provider with a length cap (Stripe: 255) would get a digest.
  */
-export function providerKeyFor(tenantId: string, checkoutKey: string, orderId: string): string {
-  return `${tenantId}:${orderId}:${checkoutKey}`;
+export function providerKeyFor(tenantId: string, checkoutKey: string): string {
+  return `${encodeURIComponent(tenantId)}:${checkoutKey}`;
 }

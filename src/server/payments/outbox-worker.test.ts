@@ -142,3 +142,37 @@ describe("retry bound", () => {
     expect([1, 2, 3].map((n) => backoffMs(n, config, () => 0))).toEqual([500, 1_000, 2_000]);
   });
 });
+
+describe("a batch", () => {
+  it("is charged a few at a time, never more than the bound, and recorded whole", async () => {
+    await drain(createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db) })); // earlier tests' rows
+    const orders = await Promise.all(Array.from({ length: 6 }, () => placeTestOrder(t.db)));
+    const inner = new SimulatedProvider(t.db);
+    let inFlight = 0;
+    let most = 0;
+    let threeInFlight!: () => void;
+    const gate = new Promise<void>((resolve) => (threeInFlight = resolve));
+    const deadline = AbortSignal.timeout(10_000);
+    const gated: PaymentProvider = {
+      async charge(request) {
+        most = Math.max(most, ++inFlight);
+        if (inFlight === 3) threeInFlight();
+        // Each call waits until three are in flight at once: a worker that calls one at a time never gets there.
+        await Promise.race([gate, new Promise((_, reject) => deadline.addEventListener("abort", () => reject(new Error("never 3 calls in flight"))))]);
+        try {
+          return await inner.charge(request);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    const worker = createOutboxWorker(t.db, { provider: gated, config: { batchSize: 6, concurrency: 3 } });
+    expect(await worker.runOnce()).toEqual({ claimed: 6, delivered: 6, retried: 0, dead: 0, fenced: 0 });
+    expect(most).toBe(3);
+    for (const { orderId } of orders) {
+      const charge = await t.db.providerCharge.findFirstOrThrow({ where: { reference: orderId } });
+      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge.id });
+      expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", result: { chargeId: charge.id } });
+    }
+  });
+});

@@ -1,13 +1,15 @@
 // The outbox worker: delivers checkout's payment rows to the provider after the order committed.
-// Claim (FOR UPDATE SKIP LOCKED + a lease) → charge under the order's provider key → record the
-// charge and mark the row DELIVERED in one transaction, fenced by the attempt number. A crash at
-// any point leaves the row PENDING; once the lease ends another worker retries with the same key
-// and the provider returns the first charge: never a second one.
+// Claim a batch (FOR UPDATE SKIP LOCKED + a lease) → charge each under its intent's provider key, a
+// few at a time → record the batch's charges and mark its rows DELIVERED in one statement, fenced
+// by each row's attempt number. A crash at any point leaves rows PENDING; once the lease ends
+// another worker retries with the same keys and the provider returns the first charges: never a
+// second one.
 import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
 import { backoffMs } from "./backoff";
 import { DEFAULT_OUTBOX_CONFIG, type OutboxConfig } from "./config";
-import { applyPaymentOutcome } from "./order-payment";
+import { mapBounded } from "./bounded";
+import { applyPaymentOutcome, movesForward } from "./order-payment";
 import { PAYMENT_TOPIC, paymentPayload } from "./outbox-message";
 import { ChargeStatus, type Charge, type PaymentProvider } from "./provider";
 
@@ -41,6 +43,24 @@ export interface OutboxRunResult {
   fenced: number;
 }
 
+interface Charged {
+  kind: "charged";
+  message: ClaimedMessage;
+  orderId: string;
+  charge: Charge;
+}
+
+interface Failed {
+  kind: "failed";
+  message: ClaimedMessage;
+  orderId: string | null;
+  error: unknown;
+  /** No attempt left (or none can help): the row goes to the dead letters. */
+  final: boolean;
+}
+
+const describeError = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+
 export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
   const config: OutboxConfig = { ...DEFAULT_OUTBOX_CONFIG, ...options.config };
   const random = options.random ?? Math.random;
@@ -62,68 +82,98 @@ export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
       RETURNING m."id"::text AS "id", m."idempotencyKey", m."payload", m."attempts"`;
   }
 
-  /** The charge id goes on the order and the row before (in the same commit as) DELIVERED. */
-  async function recordDelivery(message: ClaimedMessage, orderId: string, charge: Charge): Promise<boolean> {
+  /**
+   * The batch's deliveries in one statement: mark each charged row DELIVERED (fenced by its attempt
+   * number) and move its order forward, so the charge id goes on the order in the same commit as
+   * DELIVERED. Returns the ids it marked; a row missing from them was taken over meanwhile.
+   */
+  async function recordDeliveries(charged: readonly Charged[]): Promise<Set<string>> {
+    if (charged.length === 0) return new Set();
+    const column = <T>(pick: (c: Charged) => T) => charged.map(pick);
+    const marked = await db.$queryRaw<{ id: string }[]>`
+      WITH delivered AS (
+        SELECT * FROM unnest(${column((c) => c.message.id)}::uuid[], ${column((c) => c.message.attempts)}::int[],
+                             ${column((c) => c.orderId)}::text[], ${column((c) => c.charge.id)}::text[],
+                             ${column((c) => (c.charge.status === ChargeStatus.SUCCEEDED ? "PAID" : "PAYMENT_FAILED"))}::text[],
+                             ${column((c) => JSON.stringify({ chargeId: c.charge.id, status: c.charge.status, replayed: c.charge.replayed }))}::text[])
+          AS d("id", "attempts", "orderId", "chargeId", "outcome", "result")
+      ), marked AS (
+        UPDATE "OutboxMessage" AS m
+        SET "status" = 'DELIVERED', "result" = d."result"::jsonb, "deliveredAt" = ${now()}, "lockedUntil" = NULL,
+            "lastError" = NULL, "updatedAt" = ${now()}
+        FROM delivered AS d
+        WHERE m."id" = d."id" AND m."status" = 'PENDING' AND m."attempts" = d."attempts"
+        RETURNING m."id", d."orderId", d."chargeId", d."outcome"
+      ), moved AS (
+        UPDATE "Order" AS o
+        SET "status" = k."outcome"::"OrderStatus", "chargeId" = COALESCE(o."chargeId", k."chargeId"), "updatedAt" = now()
+        FROM marked AS k
+        WHERE o."id"::text = k."orderId" AND ${movesForward(Prisma.sql`k."outcome"`)}
+      )
+      SELECT "id"::text AS "id" FROM marked`;
+    return new Set(marked.map((row) => row.id));
+  }
+
+  /** The batch's transient failures in one statement: each row due again after its own backoff. */
+  async function recordRetries(failed: readonly Failed[]): Promise<Set<string>> {
+    if (failed.length === 0) return new Set();
+    const waitsSeconds = failed.map((f) => backoffMs(f.message.attempts, config, random) / 1000);
+    const marked = await db.$queryRaw<{ id: string }[]>`
+      UPDATE "OutboxMessage" AS m
+      SET "nextAttemptAt" = ${now()} + make_interval(secs => r."wait"), "lockedUntil" = NULL, "lastError" = r."error", "updatedAt" = ${now()}
+      FROM unnest(${failed.map((f) => f.message.id)}::uuid[], ${failed.map((f) => f.message.attempts)}::int[],
+                  ${waitsSeconds}::float8[], ${failed.map((f) => describeError(f.error))}::text[]) AS r("id", "attempts", "wait", "error")
+      WHERE m."id" = r."id" AND m."status" = 'PENDING' AND m."attempts" = r."attempts"
+      RETURNING m."id"::text AS "id"`;
+    return new Set(marked.map((row) => row.id));
+  }
+
+  /** Past the bound: dead-letter the row and tell the order its payment failed (once per row's life). */
+  async function deadLetter(message: ClaimedMessage, orderId: string | null, error: unknown): Promise<"dead" | "fenced"> {
     return db.$transaction(async (tx) => {
-      const result = { chargeId: charge.id, status: charge.status, replayed: charge.replayed };
       const marked = await tx.$executeRaw`
-        UPDATE "OutboxMessage"
-        SET "status" = 'DELIVERED', "result" = ${JSON.stringify(result)}::jsonb, "deliveredAt" = ${now()},
-            "lockedUntil" = NULL, "lastError" = NULL, "updatedAt" = ${now()}
+        UPDATE "OutboxMessage" SET "status" = 'DEAD', "lastError" = ${describeError(error)}, "lockedUntil" = NULL, "updatedAt" = ${now()}
         WHERE "id" = ${message.id}::uuid AND "status" = 'PENDING' AND "attempts" = ${message.attempts}`;
-      if (marked !== 1) return false;
-      await applyPaymentOutcome(tx, orderId, charge.status === ChargeStatus.SUCCEEDED ? "PAID" : "PAYMENT_FAILED", charge.id);
-      return true;
+      if (marked !== 1) return "fenced";
+      if (orderId) await applyPaymentOutcome(tx, orderId, "PAYMENT_FAILED", null);
+      return "dead";
     });
   }
 
-  /** Retry later, or, past the bound, dead-letter the row and tell the order its payment failed. */
-  async function recordFailure(message: ClaimedMessage, orderId: string | null, error: unknown): Promise<"retried" | "dead" | "fenced"> {
-    const lastError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    if (message.attempts >= config.maxAttempts) {
-      return db.$transaction(async (tx) => {
-        const marked = await tx.$executeRaw`
-          UPDATE "OutboxMessage" SET "status" = 'DEAD', "lastError" = ${lastError}, "lockedUntil" = NULL, "updatedAt" = ${now()}
-          WHERE "id" = ${message.id}::uuid AND "status" = 'PENDING' AND "attempts" = ${message.attempts}`;
-        if (marked !== 1) return "fenced";
-        if (orderId) await applyPaymentOutcome(tx, orderId, "PAYMENT_FAILED", null);
-        return "dead";
-      });
-    }
-    const marked = await db.$executeRaw`
-      UPDATE "OutboxMessage"
-      SET "nextAttemptAt" = ${after(backoffMs(message.attempts, config, random))}, "lockedUntil" = NULL,
-          "lastError" = ${lastError}, "updatedAt" = ${now()}
-      WHERE "id" = ${message.id}::uuid AND "status" = 'PENDING' AND "attempts" = ${message.attempts}`;
-    return marked === 1 ? "retried" : "fenced";
-  }
-
-  async function deliver(message: ClaimedMessage): Promise<keyof Omit<OutboxRunResult, "claimed">> {
+  /** One provider call; what happened, to be recorded with the rest of the batch. */
+  async function attempt(message: ClaimedMessage): Promise<Charged | Failed> {
     const payload = paymentPayload.safeParse(message.payload);
-    if (!payload.success) {
-      // A row nobody can deliver: retrying cannot fix it, so it goes straight to the dead letters.
-      const dead = await recordFailure({ ...message, attempts: Math.max(message.attempts, config.maxAttempts) }, null, new Error("malformed payment payload"));
-      return dead === "dead" ? "dead" : "fenced";
-    }
+    // A row nobody can deliver: retrying cannot fix it, so it goes straight to the dead letters.
+    if (!payload.success) return { kind: "failed", message, orderId: null, error: new Error("malformed payment payload"), final: true };
     const { orderId, amountCents, currency } = payload.data;
     let charge: Charge;
     try {
       charge = await options.provider.charge({ idempotencyKey: message.idempotencyKey, reference: orderId, amountCents, currency });
     } catch (error) {
       options.log?.(`[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}`);
-      return recordFailure(message, orderId, error);
+      return { kind: "failed", message, orderId, error, final: message.attempts >= config.maxAttempts };
     }
     await options.hooks?.afterCharge?.(message, charge);
-    return (await recordDelivery(message, orderId, charge)) ? "delivered" : "fenced";
+    return { kind: "charged", message, orderId, charge };
   }
 
   return {
     config,
-    /** One round: claim a batch and deliver it. Returns what happened, for tests and the loop. */
+    /**
+     * One round: claim a batch, call the provider for its rows a few at a time, then record the
+     * deliveries in one statement and the retries in another. Returns what happened.
+     */
     async runOnce(): Promise<OutboxRunResult> {
       const messages = await claim();
       const result: OutboxRunResult = { claimed: messages.length, delivered: 0, retried: 0, dead: 0, fenced: 0 };
-      for (const message of messages) result[await deliver(message)]++;
+      if (messages.length === 0) return result;
+      const outcomes = await mapBounded(messages, config.concurrency, attempt);
+      const charged = outcomes.filter((o): o is Charged => o.kind === "charged");
+      const failed = outcomes.filter((o): o is Failed => o.kind === "failed");
+      const delivered = await recordDeliveries(charged);
+      const retried = await recordRetries(failed.filter((f) => !f.final));
+      for (const c of charged) result[delivered.has(c.message.id) ? "delivered" : "fenced"]++;
+      for (const f of failed) result[f.final ? await deadLetter(f.message, f.orderId, f.error) : retried.has(f.message.id) ? "retried" : "fenced"]++;
       return result;
     },
   };

@@ -22,7 +22,7 @@ async function paidOrders(n: number) {
 describe("reconciliation", () => {
   it("finds nothing when every paid order has exactly its one charge", async () => {
     await paidOrders(3);
-    expect(await runReconciliation(t.db)).toEqual({ findings: [], recorded: 0 });
+    expect(await runReconciliation(t.db)).toEqual({ findings: [], recorded: 0, closedDeadLetters: 0 });
     expect(await t.db.reconciliationFinding.count()).toBe(0);
   });
 

@@ -6,12 +6,14 @@
 // Whole-table comparisons: fine for the demo's volumes. A production run would compare a window
 // (charges and orders since the previous run, minus a margin for late writes).
 import type { Db } from "../db/client";
+import { closePaidDeadLetters } from "./dead-letters";
 
 export const FindingKind = {
   DUPLICATE_CHARGE: "DUPLICATE_CHARGE",
   CHARGE_WITHOUT_ORDER: "CHARGE_WITHOUT_ORDER",
   PAID_ORDER_WITHOUT_CHARGE: "PAID_ORDER_WITHOUT_CHARGE",
   AMOUNT_MISMATCH: "AMOUNT_MISMATCH",
+  SHARED_INTENT: "SHARED_INTENT",
 } as const;
 export type FindingKind = (typeof FindingKind)[keyof typeof FindingKind];
 
@@ -28,6 +30,8 @@ export interface ReconciliationResult {
   findings: Finding[];
   /** How many of them this run recorded for the first time. */
   recorded: number;
+  /** Dead-lettered payments whose order was paid after all, closed by this run. */
+  closedDeadLetters: number;
 }
 
 const keyOf = (kind: FindingKind, ...ids: string[]) => `${kind}:${ids.join(",")}`;
@@ -94,12 +98,37 @@ async function amountMismatches(db: Db): Promise<Finding[]> {
   }));
 }
 
+/**
+ * Several orders for one checkout intent (tenant, checkout key), with the charges taken for them:
+ * each order may have exactly its one charge, so the per-order checks above see nothing wrong, yet
+ * the customer paid for one cart twice. Orders are unique per intent since migration 0004, so this
+ * finds what was made before it (and anything that ever gets around the constraint).
+ */
+async function sharedIntents(db: Db): Promise<Finding[]> {
+  const rows = await db.$queryRaw<{ tenantId: string; checkoutKey: string; orderIds: string[]; chargeIds: string[] }[]>`
+    WITH shared AS (
+      SELECT "tenantId", "idempotencyKey", array_agg("id"::text ORDER BY "createdAt", "id") AS "orderIds"
+      FROM "Order" GROUP BY "tenantId", "idempotencyKey" HAVING count(*) > 1)
+    SELECT s."tenantId", s."idempotencyKey" AS "checkoutKey", s."orderIds",
+           COALESCE((SELECT array_agg(c."id" ORDER BY c."id") FROM "ProviderCharge" c
+                     WHERE c."reference" = ANY(s."orderIds") AND c."status" = 'SUCCEEDED'), '{}') AS "chargeIds"
+    FROM shared s`;
+  return rows.map((r) => ({
+    kind: FindingKind.SHARED_INTENT,
+    dedupeKey: keyOf(FindingKind.SHARED_INTENT, ...r.orderIds, ...r.chargeIds),
+    orderId: r.orderIds[0] ?? null,
+    chargeIds: r.chargeIds,
+    details: { tenantId: r.tenantId, checkoutKey: r.checkoutKey, orderIds: r.orderIds },
+  }));
+}
+
 export async function runReconciliation(db: Db): Promise<ReconciliationResult> {
-  const findings = (await Promise.all([duplicateCharges(db), chargesWithoutOrder(db), paidOrdersWithoutCharge(db), amountMismatches(db)])).flat();
-  if (findings.length === 0) return { findings, recorded: 0 };
+  const checks = [duplicateCharges, chargesWithoutOrder, paidOrdersWithoutCharge, amountMismatches, sharedIntents];
+  const [findings, closed] = await Promise.all([Promise.all(checks.map((check) => check(db))).then((f) => f.flat()), closePaidDeadLetters(db)]);
+  if (findings.length === 0) return { findings, recorded: 0, closedDeadLetters: closed.length };
   const { count } = await db.reconciliationFinding.createMany({
     data: findings.map((f) => ({ kind: f.kind, dedupeKey: f.dedupeKey, orderId: f.orderId, chargeIds: f.chargeIds, details: f.details as object })),
     skipDuplicates: true,
   });
-  return { findings, recorded: count };
+  return { findings, recorded: count, closedDeadLetters: closed.length };
 }

@@ -7,12 +7,17 @@ import { createEventDispatcher } from "./event-dispatcher";
 import { SimulatedProvider } from "./provider";
 import { placeTestOrder } from "./test-fixtures";
 import { handleProviderWebhook, webhookResponse, type ProviderEventBody } from "./webhook";
+import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
 
 const t = useTestDatabase();
 
+const SECRET = "webhook-test-secret-0123456789abcdef";
+
+/** A delivery as the provider makes it: signed with the shared secret (webhook-door.test.ts attacks that). */
 function post(body: unknown): Promise<Response> {
-  const request = new Request("http://localhost/api/webhooks/payments", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  return webhookResponse(t.db, request);
+  const raw = JSON.stringify(body);
+  const headers = { "content-type": "application/json", [SIGNATURE_HEADER]: signatureHeader(SECRET, raw, Date.now() / 1000) };
+  return webhookResponse(t.db, new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw }), { secret: SECRET });
 }
 
 /** An order charged at the provider (the worker has not run): its event waits for delivery. */

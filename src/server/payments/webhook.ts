@@ -6,9 +6,11 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { engineFor } from "../engine";
 import { IdempotencyError, withIdempotency } from "@once/idempotency";
-import { WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
+import { jsonPayloadTooLarge, readBoundedBody, WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
+import { paymentSettings, WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
 import { applyPaymentOutcome } from "./order-payment";
 import { EventType } from "./provider";
+import { SIGNATURE_HEADER, verifySignature } from "./webhook-signature";
 
 export const providerEventBody = z.object({
   id: z.string().regex(/^evt_[0-9a-f]{1,64}$/),
@@ -27,9 +29,9 @@ export interface WebhookAnswer {
 export async function handleProviderWebhook(db: Db, rawBody: unknown): Promise<WebhookAnswer> {
   const parsed = providerEventBody.safeParse(rawBody);
   if (!parsed.success) return { status: 400, body: { error: "invalid_event" }, replayed: false };
-  // Trust nothing in the body but the event id: look the event up in the provider's own books (a
-  // real integration fetches it from the provider's API or checks its signature). An unknown id is
-  // refused before the engine, so a forged id never occupies a key.
+  // The route has checked the provider's signature. Still, trust nothing in the body but the event
+  // id: look the event up in the provider's own books. An unknown id is refused before the engine,
+  // so a forged id never occupies a key.
   const event = await db.providerEvent.findUnique({ where: { id: parsed.data.id } });
   const charge = event ? await db.providerCharge.findUnique({ where: { id: event.chargeId } }) : null;
   if (!event || !charge) return { status: 404, body: { error: "unknown_event" }, replayed: false };
@@ -54,11 +56,28 @@ export async function handleProviderWebhook(db: Db, rawBody: unknown): Promise<W
   }
 }
 
-/** The route's body: parse, handle, answer with the engine's headers. */
-export async function webhookResponse(db: Db, request: Request): Promise<Response> {
+export interface WebhookDoorOptions {
+  /** The shared signing secret; by default the validated PAYMENTS_WEBHOOK_SECRET. */
+  secret?: string;
+  /** Our clock, in unix seconds, for the signature's tolerance. */
+  nowSeconds?: () => number;
+}
+
+/**
+ * The route: read the body up to its limit (413 past it, unread), check the provider's signature
+ * over the exact bytes (400 with a reason if missing, wrong or stale: nothing is recorded, no key
+ * taken), parse, handle, answer with the engine's headers.
+ */
+export async function webhookResponse(db: Db, request: Request, options: WebhookDoorOptions = {}): Promise<Response> {
+  const raw = await readBoundedBody(request, WEBHOOK_BODY_LIMIT_BYTES);
+  if (!raw.ok) return jsonPayloadTooLarge(raw.limitBytes);
+  const secret = options.secret ?? paymentSettings().webhookSecret;
+  const nowSeconds = options.nowSeconds?.() ?? Date.now() / 1000;
+  const signed = verifySignature(request.headers.get(SIGNATURE_HEADER), raw.bytes, secret, { nowSeconds });
+  if (!signed.ok) return Response.json({ error: signed.message, reason: signed.reason }, { status: 400 });
   let body: unknown;
   try {
-    body = await request.json();
+    body = JSON.parse(new TextDecoder().decode(raw.bytes));
   } catch {
     return Response.json({ error: "invalid_json" }, { status: 400 });
   }

@@ -1,12 +1,16 @@
 import { createContext } from "@/server/api/context";
 import { refuseCrossSiteMutation } from "@/server/api/cross-site-guard";
 import { handleTrpcRequest } from "@/server/api/handler";
+import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "@/server/http/body-limit";
 
-function handler(req: Request) {
+async function handler(req: Request) {
   // A cross-site post riding on the session cookie is refused before tRPC sees it.
   const refused = refuseCrossSiteMutation(req);
   if (refused) return refused;
-  return handleTrpcRequest(req, createContext);
+  // Bodies over the limit are 413 before they are read whole (src/server/http/body-limit.ts).
+  const bounded = await boundRequestBody(req, TRPC_BODY_LIMIT_BYTES);
+  if (!bounded.ok) return trpcPayloadTooLarge(bounded.limitBytes);
+  return handleTrpcRequest(bounded.request, createContext);
 }
 
 export { handler as GET, handler as POST };

@@ -1,0 +1,91 @@
+// tRPC's door: a body over the limit is 413 in tRPC's error shape before it is read whole, whether
+// it declares its length or streams in chunks; a body within the limit reaches tRPC unchanged.
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { POST } from "../../app/api/trpc/[trpc]/route";
+import { useTestDatabase } from "../../test/database";
+import { TOKENS } from "../../test/http";
+import { appRouter } from "../api/root";
+import { createContextFor } from "../api/context";
+import { boundRequestBody, readBoundedBody, TRPC_BODY_LIMIT_BYTES } from "./body-limit";
+import { countingStream } from "./test-streams";
+
+const t = useTestDatabase();
+const URL = "http://localhost/api/trpc/checkout.placeOrder";
+const CHUNK = 16 * 1024;
+
+function streamed(totalBytes: number, headers: Record<string, string> = {}) {
+  const body = countingStream(totalBytes, CHUNK);
+  const request = new Request(URL, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: body.stream, duplex: "half" } as RequestInit);
+  return { request, body };
+}
+
+const TOO_LARGE = {
+  error: {
+    message: `The request body is larger than ${TRPC_BODY_LIMIT_BYTES} bytes`,
+    code: -32600,
+    data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: "payload_too_large" },
+  },
+};
+
+describe("POST /api/trpc over the limit", () => {
+  it("a declared Content-Length over the limit is 413 in tRPC's shape, nothing read", async () => {
+    const { request, body } = streamed(10 * 1024 * 1024, { "content-length": String(10 * 1024 * 1024) });
+    const res = await POST(request);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual(TOO_LARGE);
+    expect(body.pulled()).toBe(0);
+  });
+
+  it("a chunked body is counted as it streams and abandoned just past the limit", async () => {
+    const { request, body } = streamed(10 * 1024 * 1024);
+    const res = await POST(request);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual(TOO_LARGE);
+    expect(body.pulled()).toBeLessThanOrEqual(TRPC_BODY_LIMIT_BYTES + 2 * CHUNK);
+    expect(body.cancelled()).toBe(true);
+  });
+
+  it("one byte over the limit is refused, the limit itself is read whole", async () => {
+    expect((await readBoundedBody(streamed(TRPC_BODY_LIMIT_BYTES + 1).request, TRPC_BODY_LIMIT_BYTES)).ok).toBe(false);
+    const exact = await readBoundedBody(streamed(TRPC_BODY_LIMIT_BYTES).request, TRPC_BODY_LIMIT_BYTES);
+    expect(exact.ok && exact.bytes.byteLength).toBe(TRPC_BODY_LIMIT_BYTES);
+  });
+});
+
+describe("within the limit", () => {
+  it("the bounded request reaches tRPC with its body and headers: a real checkout succeeds", async () => {
+    const product = await t.db.product.findUniqueOrThrow({ where: { sku: "STK-008" } });
+    const key = `bounded-${randomUUID()}`;
+    const payload = new TextEncoder().encode(JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }));
+    // Chunked, as a streaming client sends it: no Content-Length.
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(payload.slice(0, 10));
+        controller.enqueue(payload.slice(10));
+        controller.close();
+      },
+    });
+    const headers = { "content-type": "application/json", authorization: `Bearer ${TOKENS.acme}`, "idempotency-key": key };
+    const original = new Request(URL, { method: "POST", headers, body: stream, duplex: "half" } as RequestInit);
+    const bounded = await boundRequestBody(original, TRPC_BODY_LIMIT_BYTES);
+    expect(bounded.ok).toBe(true);
+    if (!bounded.ok) return;
+    const res = await fetchRequestHandler({
+      endpoint: "/api/trpc",
+      req: bounded.request,
+      router: appRouter,
+      createContext: (opts) => createContextFor(t.db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+    });
+    expect(res.status).toBe(200);
+    const order = ((await res.json()) as { result: { data: { order: { id: string } } } }).result.data.order;
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: order.id } })).toMatchObject({ idempotencyKey: key });
+  });
+
+  it("a GET (a query) passes through untouched", async () => {
+    const get = new Request("http://localhost/api/trpc/catalog.list");
+    const bounded = await boundRequestBody(get, TRPC_BODY_LIMIT_BYTES);
+    expect(bounded).toEqual({ ok: true, request: get });
+  });
+});

@@ -1,0 +1,77 @@
+// Request bodies are read only up to a limit: a declared Content-Length over it is refused before a
+// byte is read, and a body without one (chunked) is counted as it streams and abandoned the moment
+// it passes the limit. Whatever the client sends, the server holds at most `limit` bytes of it (plus
+// the one chunk that crossed the line), so a 100 MB body costs no more memory than a small one.
+
+/**
+ * tRPC bodies: the largest legitimate one is a checkout of 20 lines (~2 KiB) or an admin action
+ * with its 500-character reason; 64 KiB leaves room for thirty times that and nothing more.
+ */
+export const TRPC_BODY_LIMIT_BYTES = 64 * 1024;
+
+/** The provider's webhook events are ~300 bytes; real providers' stay well under 64 KiB too. */
+export const WEBHOOK_BODY_LIMIT_BYTES = 64 * 1024;
+
+export const PAYLOAD_TOO_LARGE = "payload_too_large";
+
+export type BoundedBody = { ok: true; bytes: Uint8Array } | { ok: false; limitBytes: number };
+
+/** The whole body if it fits in `limitBytes`; otherwise stops reading and says so. */
+export async function readBoundedBody(request: Request, limitBytes: number): Promise<BoundedBody> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limitBytes) {
+    await request.body?.cancel().catch(() => {});
+    return { ok: false, limitBytes };
+  }
+  if (!request.body) return { ok: true, bytes: new Uint8Array(0) };
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limitBytes) {
+      // Tell the stream (and, through it, the socket) we will read no more.
+      await reader.cancel().catch(() => {});
+      return { ok: false, limitBytes };
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return { ok: true, bytes };
+}
+
+export type BoundedRequest = { ok: true; request: Request } | { ok: false; limitBytes: number };
+
+/**
+ * The request with its body read (bounded) and handed on as a new Request, for a handler that
+ * reads the body itself (tRPC). Requests without a body pass through untouched.
+ */
+export async function boundRequestBody(request: Request, limitBytes: number): Promise<BoundedRequest> {
+  if (request.method === "GET" || request.method === "HEAD") return { ok: true, request };
+  const body = await readBoundedBody(request, limitBytes);
+  if (!body.ok) return body;
+  const headers = new Headers(request.headers);
+  headers.delete("transfer-encoding");
+  headers.set("content-length", String(body.bytes.byteLength));
+  return { ok: true, request: new Request(request.url, { method: request.method, headers, body: body.bytes as BodyInit, signal: request.signal }) };
+}
+
+const tooLargeMessage = (limitBytes: number) => `The request body is larger than ${limitBytes} bytes`;
+
+/** 413 in tRPC's error shape, with the reason every error carries. */
+export function trpcPayloadTooLarge(limitBytes: number): Response {
+  const error = { message: tooLargeMessage(limitBytes), code: -32600, data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: PAYLOAD_TOO_LARGE } };
+  return Response.json({ error }, { status: 413 });
+}
+
+/** 413 for a plain route: `{ error, reason }`. */
+export function jsonPayloadTooLarge(limitBytes: number): Response {
+  return Response.json({ error: tooLargeMessage(limitBytes), reason: PAYLOAD_TOO_LARGE }, { status: 413 });
+}

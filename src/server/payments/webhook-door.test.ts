@@ -1,0 +1,137 @@
+// The webhook's door: only the provider may speak through it, and only briefly. Unsigned, forged,
+// tampered or replayed-late deliveries are 400 with a reason and leave no trace; a body over the
+// limit is 413 and is not read.
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { useTestDatabase } from "../../test/database";
+import { WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
+import { countingStream } from "../http/test-streams";
+import { DEMO_WEBHOOK_SECRET, paymentSettings, WEBHOOK_SCOPE } from "./config";
+import { httpSink } from "./event-dispatcher";
+import { SimulatedProvider } from "./provider";
+import { placeTestOrder } from "./test-fixtures";
+import { webhookResponse, type ProviderEventBody } from "./webhook";
+import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
+
+const t = useTestDatabase();
+const SECRET = "door-test-secret-0123456789abcdef-xyz";
+const NOW = 1_900_000_000; // unix seconds: a literal clock for the tolerance
+
+/** A charged order whose event has not been delivered: its raw event body, as the provider sends it. */
+async function pendingEvent() {
+  const order = await placeTestOrder(t.db);
+  const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
+  const charge = await new SimulatedProvider(t.db).charge({ idempotencyKey: outbox.idempotencyKey, reference: order.orderId, amountCents: order.totalCents, currency: "EUR" });
+  const event = await t.db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
+  const body: ProviderEventBody = { id: event.id, type: event.type as ProviderEventBody["type"], data: event.payload as ProviderEventBody["data"] };
+  return { orderId: order.orderId, eventId: event.id, raw: JSON.stringify(body) };
+}
+
+function post(raw: string, signature: string | null) {
+  const headers = new Headers({ "content-type": "application/json" });
+  if (signature !== null) headers.set(SIGNATURE_HEADER, signature);
+  const request = new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw });
+  return webhookResponse(t.db, request, { secret: SECRET, nowSeconds: () => NOW });
+}
+
+/** Nothing happened: the order still waits for its payment, and the engine holds no key for the event. */
+async function expectNothingRecorded(orderId: string, eventId: string) {
+  expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PENDING", chargeId: null });
+  expect(await t.db.idempotencyKey.count({ where: { scope: WEBHOOK_SCOPE, key: eventId } })).toBe(0);
+}
+
+describe("the provider's signature", () => {
+  it.each([
+    ["no signature", () => null, "webhook_signature_missing"],
+    ["a signature made with another secret", (raw: string) => signatureHeader("not-the-secret-0123456789abcdef-xyz", raw, NOW), "webhook_signature_invalid"],
+    ["a signature of another body", (raw: string) => signatureHeader(SECRET, raw.replace("charge", "chargf"), NOW), "webhook_signature_invalid"],
+    ["a malformed header", () => "t=abc,v1=zz", "webhook_signature_invalid"],
+    ["a signature six minutes old", (raw: string) => signatureHeader(SECRET, raw, NOW - 360), "webhook_signature_stale"],
+    ["a signature six minutes ahead", (raw: string) => signatureHeader(SECRET, raw, NOW + 360), "webhook_signature_stale"],
+  ] as const)("%s is 400 and records nothing", async (_name, sign, reason) => {
+    const { orderId, eventId, raw } = await pendingEvent();
+    const res = await post(raw, sign(raw));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ reason });
+    await expectNothingRecorded(orderId, eventId);
+  });
+
+  it("a correctly signed event within the tolerance is taken, also with a second (rotated) v1", async () => {
+    const { orderId, raw } = await pendingEvent();
+    const rotated = `${signatureHeader(SECRET, raw, NOW - 299)},v1=${"0".repeat(64)}`;
+    const res = await post(raw, rotated);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ received: true, orderId, orderStatus: "PAID", changed: true });
+  });
+});
+
+describe("the provider's HTTP delivery", () => {
+  it("signs each event, and the webhook behind a real socket takes it", async () => {
+    const { orderId, raw } = await pendingEvent();
+    async function serve(req: http.IncomingMessage, res: http.ServerResponse) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
+      const answer = await webhookResponse(t.db, new Request(`http://localhost${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) }), { secret: SECRET });
+      res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text());
+    }
+    const server = http.createServer((req, res) => void serve(req, res));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const { port } = server.address() as AddressInfo;
+      const deliver = httpSink(`http://127.0.0.1:${port}/api/webhooks/payments`, SECRET);
+      expect(await deliver(JSON.parse(raw) as ProviderEventBody)).toBe(200);
+      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID" });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("the body limit", () => {
+  it("a 10 MB chunked body is 413 and the webhook stops reading it at the limit", async () => {
+    const { orderId, eventId, raw } = await pendingEvent();
+    const body = countingStream(10 * 1024 * 1024, 64 * 1024);
+    const request = new Request("http://localhost/api/webhooks/payments", {
+      method: "POST",
+      headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signatureHeader(SECRET, raw, NOW) },
+      body: body.stream,
+      duplex: "half",
+    } as RequestInit);
+    const res = await webhookResponse(t.db, request, { secret: SECRET, nowSeconds: () => NOW });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ reason: "payload_too_large" });
+    expect(body.pulled()).toBeLessThanOrEqual(WEBHOOK_BODY_LIMIT_BYTES + 2 * 64 * 1024); // not 10 MB
+    expect(body.cancelled()).toBe(true);
+    await expectNothingRecorded(orderId, eventId);
+  });
+
+  it("a declared Content-Length over the limit is 413 before a byte is read", async () => {
+    const body = countingStream(10 * 1024 * 1024, 64 * 1024);
+    const request = new Request("http://localhost/api/webhooks/payments", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": String(10 * 1024 * 1024) },
+      body: body.stream,
+      duplex: "half",
+    } as RequestInit);
+    expect((await webhookResponse(t.db, request, { secret: SECRET })).status).toBe(413);
+    expect(body.pulled()).toBe(0);
+  });
+});
+
+describe("the signing secret's configuration", () => {
+  it("outside demo mode it must be set, or the server refuses to start with a sentence that says so", () => {
+    expect(() => paymentSettings({ NODE_ENV: "production" }, false)).toThrow(/PAYMENTS_WEBHOOK_SECRET is not set/);
+    expect(() => paymentSettings({ PAYMENTS_WEBHOOK_SECRET: "short" }, false)).toThrow(/at least 32 characters/);
+    expect(paymentSettings({ PAYMENTS_WEBHOOK_SECRET: SECRET }, false).webhookSecret).toBe(SECRET);
+  });
+
+  it("in demo mode the demo secret is the default, and a set secret wins", () => {
+    expect(paymentSettings({}, true).webhookSecret).toBe(DEMO_WEBHOOK_SECRET);
+    expect(paymentSettings({ PAYMENTS_WEBHOOK_SECRET: SECRET }, true).webhookSecret).toBe(SECRET);
+  });
+});
