@@ -123,7 +123,11 @@ test("cross-site sign-in, sign-out and mutation posts are 403 cross_site_request
   });
   expect(mutation.status()).toBe(403);
   expect(await mutation.json()).toEqual({
-    error: { message: expect.any(String), code: -32003, data: { code: "FORBIDDEN", httpStatus: 403, reason: "cross_site_request" } },
+    error: {
+      message: expect.any(String),
+      code: -32003,
+      data: { code: "FORBIDDEN", httpStatus: 403, reason: "cross_site_request", docs: "/docs/errors#cross_site_request" },
+    },
   });
 
   // A bearer-token caller without a cookie is not a browser riding on a session: not refused as cross-site.

@@ -6,6 +6,14 @@ import { REASONS as ENGINE_REASONS, Reason as EngineReason } from "@once/idempot
 export const AppReason = {
   UNAUTHORIZED: "unauthorized",
   FORBIDDEN: "forbidden",
+  // The doors (sign-in, sign-out, cookie-authenticated posts): src/server/auth, src/server/http.
+  CROSS_SITE_REQUEST: "cross_site_request",
+  INVALID_CREDENTIALS: "invalid_credentials",
+  TOO_MANY_ATTEMPTS: "too_many_attempts",
+  PASSWORD_REQUIRED: "password_required",
+  NOT_A_DEMO_ACCOUNT: "not_a_demo_account",
+  UNSUPPORTED_MEDIA_TYPE: "unsupported_media_type",
+  INVALID_FORM: "invalid_form",
   INVALID_INPUT: "invalid_input",
   INVALID_JSON: "invalid_json",
   BAD_REQUEST: "bad_request",
@@ -34,6 +42,13 @@ export interface ReasonInfo {
 const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo> = {
   unauthorized: { status: 401, meaning: "The request carries no valid credentials.", remedy: "Sign in, or send Authorization: Bearer <token> with a token made by `npm run users`." },
   forbidden: { status: 403, meaning: "These credentials are valid but may not do this (a tenant calling an admin procedure, or an admin a tenant's).", remedy: "Use an account with the right role." },
+  cross_site_request: { status: 403, meaning: "A state change (sign-in, sign-out, a mutation with the session cookie) came from another site's page (Sec-Fetch-Site / Origin).", remedy: "Post from this site's own pages; API clients send a bearer token and no cookie." },
+  invalid_credentials: { status: 401, meaning: "Wrong e-mail address or password (the two are not told apart).", remedy: "Check both; an operator can set a new password with `npm run users -- set-password`." },
+  too_many_attempts: { status: 429, meaning: "Too many sign-in attempts for this account or from this address within 15 minutes.", remedy: "Wait the Retry-After seconds, then try again." },
+  password_required: { status: 400, meaning: "Sign-in without a password: only demo accounts do that, and only in demo mode.", remedy: "Send email and password." },
+  not_a_demo_account: { status: 400, meaning: "One-click sign-in (demo mode) opens demo accounts only.", remedy: "Pick a demo account, or sign in with a password." },
+  unsupported_media_type: { status: 415, meaning: "Sign-in takes an HTML form only.", remedy: "Send application/x-www-form-urlencoded or multipart/form-data." },
+  invalid_form: { status: 400, meaning: "The sign-in form could not be read, or a field is missing or repeated.", remedy: "Send one email field (and one password field)." },
   invalid_input: { status: 400, meaning: "The input does not match the procedure's schema; nothing was recorded.", remedy: "Fix the fields named in error.data.zodError and send again (a new key is fine: nothing was kept)." },
   invalid_json: { status: 400, meaning: "The body is not valid JSON.", remedy: "Send the input as a JSON document with Content-Type: application/json." },
   bad_request: { status: 400, meaning: "The request is malformed.", remedy: "Check the method, path and query string against the README." },

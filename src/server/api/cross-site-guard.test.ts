@@ -27,9 +27,10 @@ describe("a cross-site mutation with the session cookie", () => {
         error: {
           message: expect.stringContaining("Cross-site request refused"),
           code: -32003,
-          data: { code: "FORBIDDEN", httpStatus: 403, reason: "cross_site_request" },
+          data: { code: "FORBIDDEN", httpStatus: 403, reason: "cross_site_request", docs: "/docs/errors#cross_site_request" },
         },
       });
+      expect(res.headers.get("link")).toBe('</docs/errors#cross_site_request>; rel="describedby"');
     },
   );
 });

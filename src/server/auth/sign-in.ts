@@ -4,6 +4,7 @@
 // a demo account's one-click sign-in (demo mode only, demo rows only) or e-mail + password,
 // checked with scrypt after taking an attempt from the throttle. `next` is reduced to a path on
 // this site before it becomes a redirect.
+import { reasonDocsPath, type Reason } from "@/shared/reasons";
 import type { Db } from "../db/client";
 import { clientAddress } from "../http/client-address";
 import { crossSiteRefusal, isCrossSiteRequest } from "../http/cross-site";
@@ -20,7 +21,7 @@ export interface SignInDeps {
   limits?: ThrottleLimits;
 }
 
-type Refusal = { status: number; reason: string; message: string; retryAfterSeconds?: number };
+type Refusal = { status: number; reason: Reason; message: string; retryAfterSeconds?: number };
 type Outcome = { ok: true; user: { id: string; role: "TENANT" | "ADMIN" } } | ({ ok: false } & Refusal);
 
 const userSelect = { id: true, role: true, demo: true, passwordHash: true } as const;
@@ -58,7 +59,7 @@ function isNavigation(req: Request): boolean {
 }
 
 function refuse(req: Request, refusal: Refusal, next: string): Response {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { Link: `<${reasonDocsPath(refusal.reason)}>; rel="describedby"` };
   if (refusal.retryAfterSeconds) headers["Retry-After"] = String(refusal.retryAfterSeconds);
   if (isNavigation(req) && refusal.status !== 415 && refusal.status !== 403) {
     const query = new URLSearchParams({ error: refusal.reason, ...(next !== "/" ? { next } : {}) });

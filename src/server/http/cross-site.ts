@@ -11,7 +11,11 @@
 // - Neither header: not a browser (curl, a server). It cannot carry a victim's cookie, so it
 //   passes; a bearer token is its own proof.
 
-export const CROSS_SITE_REASON = "cross_site_request";
+import { Reason, reasonDocsPath } from "@/shared/reasons";
+
+export const CROSS_SITE_REASON = Reason.CROSS_SITE_REQUEST;
+/** Where the reason is explained (the IETF draft's `Link: <…>; rel="describedby"`). */
+export const CROSS_SITE_DOCS = reasonDocsPath(CROSS_SITE_REASON);
 export const CROSS_SITE_MESSAGE = "Cross-site request refused: state changes must come from this site's own pages";
 
 /** The host the request was addressed to: the proxy's X-Forwarded-Host, else Host, else the URL's. */
@@ -34,5 +38,8 @@ export function isCrossSiteRequest(headers: Headers, url: string): boolean {
 
 /** The refusal for plain routes: `{ error, reason }` with 403. */
 export function crossSiteRefusal(): Response {
-  return Response.json({ error: CROSS_SITE_MESSAGE, reason: CROSS_SITE_REASON }, { status: 403 });
+  return Response.json(
+    { error: CROSS_SITE_MESSAGE, reason: CROSS_SITE_REASON },
+    { status: 403, headers: { Link: `<${CROSS_SITE_DOCS}>; rel="describedby"` } },
+  );
 }
