@@ -5,8 +5,8 @@
 //   npm run jobs -- sweep     release PROCESSING keys whose lease ended long ago
 //   npm run jobs -- all       both (the default)
 import { createDb, poolOf, type Db } from "../src/server/db/client";
-import { resolveDatabaseUrl } from "../src/server/db/url";
 import { reapExpiredKeys, sweepStuckKeys } from "../src/server/idempotency";
+import { requireDatabase, runTool } from "./lib/database";
 
 const JOBS = {
   reap: (db: Db) => reapExpiredKeys(db, { pool: poolOf(db) }),
@@ -22,12 +22,14 @@ if (unknown.length) {
 }
 const jobs: Job[] = asked.length === 0 || asked.includes("all") ? (Object.keys(JOBS) as Job[]) : (asked as Job[]);
 
-const db = createDb(resolveDatabaseUrl(), { max: 2 });
-try {
-  for (const job of jobs) {
-    const result = await JOBS[job](db);
-    console.log(`${job}: ${JSON.stringify(result.ran ? { ...result, keys: undefined } : { ran: false, why: "another instance holds the lock" })}`);
+const db = createDb(await requireDatabase(), { max: 2 });
+await runTool(async () => {
+  try {
+    for (const job of jobs) {
+      const result = await JOBS[job](db);
+      console.log(`${job}: ${JSON.stringify(result.ran ? { ...result, keys: undefined } : { ran: false, why: "another instance holds the lock" })}`);
+    }
+  } finally {
+    await db.$disconnect();
   }
-} finally {
-  await db.$disconnect();
-}
+});

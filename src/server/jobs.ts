@@ -5,16 +5,20 @@ import { poolOf, type Db } from "./db/client";
 import { engineFor } from "./engine";
 import { env } from "./env";
 import { engineConfigFromEnv, startEngineJobs } from "./idempotency";
+import { createJobLog } from "./job-log";
 import { logger } from "./logger";
 import { startPaymentJobs } from "./payments";
 import { paymentSettings } from "./payments/config";
 
 export function startBackgroundJobs(db: Db): () => Promise<void> {
-  const log = (msg: string) => logger.warn(msg);
+  // One line per state change while the database is down, not two stacks a second (job-log.ts).
+  const jobLog = createJobLog(db, (line) => logger.warn(line));
+  const log = jobLog.log;
   const stops: (() => Promise<void> | void)[] = [
     startEngineJobs(db, engineFor(db).counters, log, poolOf(db)),
     // Outbox worker, the simulated provider's webhook deliveries, reconciliation.
     startPaymentJobs(db, log),
+    jobLog.stop,
   ];
   return async () => {
     for (const stop of stops) await stop();
