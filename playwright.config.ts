@@ -14,7 +14,12 @@ export default defineConfig({
   fullyParallel: false,
   timeout: 60_000,
   expect: { timeout: 15_000 },
-  reporter: process.env.CI ? [["list"], ["html", { open: "never" }]] : "list",
+  reporter: [
+    ["list"],
+    ...(process.env.CI ? [["html", { open: "never" }] as const] : []),
+    // `npm test` (scripts/test.ts) reads the test counts for its summary from this report.
+    ...(process.env.PLAYWRIGHT_JSON_OUTPUT_FILE ? [["json"] as const] : []),
+  ],
   projects: [
     { name: "desktop", use: { ...devices["Desktop Chrome"] } },
     { name: "phone", testMatch: /shop[^/]*\.spec\.ts$/, use: { ...devices["Desktop Chrome"], viewport: { width: 390, height: 844 } } },
