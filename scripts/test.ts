@@ -46,8 +46,10 @@ for (const [name, [cmd, ...args]] of steps) {
   console.log(`\n[test] ── ${name}: ${[cmd, ...fullArgs].join(" ")}`);
   const started = Date.now();
   const run = spawnSync(cmd!, fullArgs, { stdio: "inherit", env: { ...env, ...counter?.env(report) } });
-  const ok = run.status === 0;
-  results.push({ name, ok, seconds: (Date.now() - started) / 1000, counts: counter ? counter.read(report) : undefined });
+  const counts = counter ? counter.read(report) : undefined;
+  // A runner that reports failed tests has failed, whatever its exit code says.
+  const ok = run.status === 0 && !(counts && counts.failed > 0);
+  results.push({ name, ok, seconds: (Date.now() - started) / 1000, counts });
   if (!ok) break;
 }
 

