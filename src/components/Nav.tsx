@@ -20,7 +20,12 @@ export function Nav() {
     <header className="nav">
       <nav className="nav-inner" aria-label="Main">
         <div className="nav-links">
-          <Link href="/" className="brand">once</Link>
+          <Link href="/" className="brand">
+            {/* A static file from public/ (a 20 px SVG needs no image optimiser); the tab icon is
+                app/icon.svg, Next's icon file convention, which adds its <link rel="icon"> itself. */}
+            <img src="/brand.svg" alt="" width={20} height={20} />
+            once
+          </Link>
           <Link href="/">Catalog</Link>
           <Link href="/cart">Cart{count > 0 ? ` (${count})` : ""}</Link>
           <Link href="/orders">Orders</Link>
