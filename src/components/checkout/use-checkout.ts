@@ -36,18 +36,16 @@ function orderPageUrl(answers: OrderAnswer[]): string {
   return `/orders/${answers[0]!.order.id}?${params.toString()}`;
 }
 
-export function useCheckout() {
+/**
+ * Sends a cart snapshot as one intent and settles the page on its final answer. A second call
+ * while one is under way joins it (same intent, nothing new sent).
+ */
+function usePlaceOrder(setPhase: (phase: Phase) => void) {
   const trpc = useTRPC();
   const client = useTRPCClient();
   const router = useRouter();
   const queryClient = useQueryClient();
-  const cart = useCart();
-  const products = useQuery(trpc.catalog.list.queryOptions());
-  const me = useQuery(trpc.session.me.queryOptions());
-  const [phase, setPhase] = useState<Phase>({ kind: "idle" });
-  const [resumed, setResumed] = useState(false);
   const inFlight = useRef<Promise<void> | null>(null);
-  const resumeChecked = useRef(false);
 
   const placed = useCallback(
     (answers: OrderAnswer[]) => {
@@ -59,24 +57,25 @@ export function useCheckout() {
       void queryClient.invalidateQueries({ queryKey: trpc.catalog.pathKey() });
       router.push(orderPageUrl(answers));
     },
-    [queryClient, router, trpc],
+    [queryClient, router, trpc, setPhase],
   );
 
-  const failed = useCallback((error: unknown) => {
-    const problem = describeCheckoutProblem(error, idempotencyInfoOfError(error));
-    if (!problem.keepIntent) {
-      // The shop gave its final word on this cart (e.g. out of stock): the next try is a new
-      // intent, with a new key, whether or not the person changes the cart.
-      clearIntent(intentStorage());
-      cartStore.touch();
-    }
-    setPhase({ kind: "failed", problem });
-  }, []);
+  const failed = useCallback(
+    (error: unknown) => {
+      const problem = describeCheckoutProblem(error, idempotencyInfoOfError(error));
+      if (!problem.keepIntent) {
+        // The shop gave its final word on this cart (e.g. out of stock): the next try is a new
+        // intent, with a new key, whether or not the person changes the cart.
+        clearIntent(intentStorage());
+        cartStore.touch();
+      }
+      setPhase({ kind: "failed", problem });
+    },
+    [setPhase],
+  );
 
-  const placeOrder = useCallback(
+  return useCallback(
     (snapshot: { revision: string; lines: CartLine[] }): Promise<void> => {
-      // A second click before the button disables (or a tap while a retry waits) joins the request
-      // already under way: same intent, nothing new sent.
       if (inFlight.current) {
         networkTrouble.note("Another click on Place order: already placing this order, nothing new sent.");
         return inFlight.current;
@@ -91,8 +90,19 @@ export function useCheckout() {
       inFlight.current = promise;
       return promise;
     },
-    [client, placed, failed],
+    [client, placed, failed, setPhase],
   );
+}
+
+export function useCheckout() {
+  const trpc = useTRPC();
+  const cart = useCart();
+  const products = useQuery(trpc.catalog.list.queryOptions());
+  const me = useQuery(trpc.session.me.queryOptions());
+  const [phase, setPhase] = useState<Phase>({ kind: "idle" });
+  const [resumed, setResumed] = useState(false);
+  const resumeChecked = useRef(false);
+  const placeOrder = usePlaceOrder(setPhase);
 
   // A reload right after submitting: the pending intent for this very cart is still in
   // sessionStorage. Ask for its answer with the same key (a replay, or a wait while it runs).
@@ -106,17 +116,18 @@ export function useCheckout() {
     void placeOrder(cart);
   }, [cart, placeOrder]);
 
-  const submit = () => {
-    if (cart.lines.length > 0) void placeOrder(cartStore.read());
-  };
-
-  const productById = new Map((products.data ?? []).map((p) => [p.id, p]));
   return {
     cart,
     phase,
     resumed,
-    submit,
-    products: { byId: productById, loaded: products.data !== undefined, currency: products.data?.[0]?.currency ?? "EUR" },
+    submit: () => {
+      if (cart.lines.length > 0) void placeOrder(cartStore.read());
+    },
+    products: {
+      byId: new Map((products.data ?? []).map((p) => [p.id, p])),
+      loaded: products.data !== undefined,
+      currency: products.data?.[0]?.currency ?? "EUR",
+    },
     /** undefined while the shop does not know (still asking, or it cannot reach its database). */
     signedIn: me.data === undefined ? undefined : me.data?.tenantId != null,
     storeUnreachable: isStoreUnreachable(products.error) || isStoreUnreachable(me.error),
