@@ -3,9 +3,9 @@ import { z } from "zod";
 
 const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 
-// The app's own settings. The engine validates its IDEMPOTENCY_* variables itself
-// (src/server/idempotency/config.ts: it imports nothing from the app), the payment jobs theirs
-// (src/server/payments/config.ts); `checkConfiguration()` runs all three at start-up.
+// The app's own settings. The engine's IDEMPOTENCY_* variables are read by engine-config.ts and
+// validated by the engine's own schema (@once/idempotency reads no environment), the payment jobs'
+// by src/server/payments/config.ts; `checkConfiguration()` runs all three at start-up.
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DEMO_PROCESSING_DELAY_MS: intFrom(0),

@@ -1,10 +1,10 @@
 // Background jobs of the server process (started from src/instrumentation.ts): the engine's
 // reaper, sweeper and counter flush, and the payment jobs. Every job guards itself (advisory lock
 // or SKIP LOCKED), so any number of instances may run them.
-import { poolOf, type Db } from "./db/client";
+import type { Db } from "./db/client";
 import { engineFor } from "./engine";
+import { appEngineConfig } from "./engine-config";
 import { env } from "./env";
-import { engineConfigFromEnv, startEngineJobs } from "./idempotency";
 import { createJobLog } from "./job-log";
 import { logger } from "./logger";
 import { startPaymentJobs } from "./payments";
@@ -14,8 +14,10 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
   // One line per state change while the database is down, not two stacks a second (job-log.ts).
   const jobLog = createJobLog(db, (line) => logger.warn(line));
   const log = jobLog.log;
+  const engine = engineFor(db);
   const stops: (() => Promise<void> | void)[] = [
-    startEngineJobs(db, engineFor(db).counters, log, poolOf(db)),
+    engine.startJobs((job, error) => log(`[${job}] ${error.message}`)),
+    () => engine.close(),
     // Outbox worker, the simulated provider's webhook deliveries, reconciliation.
     startPaymentJobs(db, log),
     jobLog.stop,
@@ -31,7 +33,7 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
  */
 export function checkConfiguration(): void {
   env();
-  engineConfigFromEnv();
+  appEngineConfig();
   paymentSettings();
 }
 

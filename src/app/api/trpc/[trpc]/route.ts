@@ -1,18 +1,8 @@
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { appRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/context";
-import { logger } from "@/server/logger";
+import { handleTrpcRequest } from "@/server/api/handler";
 
 function handler(req: Request) {
-  return fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req,
-    router: appRouter,
-    createContext,
-    onError({ error, path }) {
-      if (error.code === "INTERNAL_SERVER_ERROR") logger.error({ err: error.cause ?? error, path }, "tRPC handler failed");
-    },
-  });
+  return handleTrpcRequest(req, createContext);
 }
 
 export { handler as GET, handler as POST };
