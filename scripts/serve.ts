@@ -1,14 +1,21 @@
 // `npm run dev` / `npm start`: the app on its database, in one command.
 // With no DATABASE_URL we start the embedded PostgreSQL (data in .data/pg, kept between runs),
-// migrate and seed it, run Next.js, and stop PostgreSQL when Next.js exits or on Ctrl-C.
-// With DATABASE_URL we use that server as it is (`npm run db:setup` migrates and seeds it).
+// migrate and seed it, run Next.js, and announce the database in .data/ for the tools. With
+// DATABASE_URL we use that server as it is (`npm run db:setup` migrates and seeds it).
+//
+// Stopping: Ctrl-C, SIGTERM or Next.js exiting all run one shutdown, in order: the state files in
+// .data/ go first (so no tool finds a database that is about to vanish), then Next.js, then
+// PostgreSQL. The outage switch (`npm run db -- stop|start`, scripts/db.ts) stops PostgreSQL by
+// its pid file and asks this process (SIGUSR2) to start it again on the same port.
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
+import { ownShutdownSignals, resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
+import { findPostmaster, stopPostmaster } from "../src/server/db/postmaster";
 import { setupDatabase } from "../src/server/db/setup";
-import { ANNOUNCED_URL_FILE } from "../src/server/db/url";
+import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, type AppState } from "../src/server/db/url";
+import { loadSessionSecret } from "./lib/session-secret";
 
 const mode = process.argv[2];
 if (mode !== "dev" && mode !== "start") {
@@ -16,8 +23,7 @@ if (mode !== "dev" && mode !== "start") {
   process.exit(2);
 }
 const root = path.resolve(import.meta.dirname, "..");
-const dataRoot = path.join(root, ".data");
-mkdirSync(dataRoot, { recursive: true });
+mkdirSync(DATA_ROOT, { recursive: true });
 
 // Demo mode (one-click demo accounts, demo tokens): on for `npm run dev` unless DEMO_MODE says
 // otherwise; `npm start` opens it only with DEMO_MODE=1. Set before the configuration is first
@@ -25,25 +31,46 @@ mkdirSync(dataRoot, { recursive: true });
 if (mode === "dev") process.env.DEMO_MODE ??= "1";
 const demo = process.env.DEMO_MODE === "1" || process.env.DEMO_MODE === "true";
 console.log(demo ? "[once] demo mode: demo accounts sign in with one click, demo tokens work" : "[once] demo mode off: sign in with an account made by `npm run users`");
+ownShutdownSignals();
+loadSessionSecret(DATA_ROOT);
 
-// A signing key for session cookies that survives restarts, so signed-in browsers stay signed in.
-if (!process.env.SESSION_SECRET) {
-  const file = path.join(dataRoot, "session-secret");
-  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600 });
-  process.env.SESSION_SECRET = readFileSync(file, "utf8").trim();
+function removeStateFiles(): void {
+  rmSync(ANNOUNCED_URL_FILE, { force: true });
+  rmSync(APP_STATE_FILE, { force: true });
+}
+// Whatever ends this process, the files that say "the app is running" go with it.
+process.on("exit", removeStateFiles);
+
+let stopping = false;
+let server: EmbeddedServer | undefined;
+let dataDir = "";
+let pgPort = 0;
+
+/** Starts (or restarts) the embedded PostgreSQL on the same folder and port. */
+async function startDatabase(): Promise<EmbeddedServer> {
+  const started = await startEmbeddedPostgres({ dataDir, port: pgPort || undefined, persistent: true });
+  pgPort = started.port;
+  started.onExit(() => {
+    if (server === started) server = undefined;
+    if (!stopping) console.log(`[db] PostgreSQL stopped: the app answers 503 until \`npm run db -- start\` brings it back`);
+  });
+  server = started;
+  return started;
 }
 
-let server: EmbeddedServer | undefined;
 if (!process.env.DATABASE_URL) {
-  const started = Date.now();
-  const port = process.env.PGPORT ? Number(process.env.PGPORT) : undefined;
-  server = await startEmbeddedPostgres({ dataDir: resolveDataDir(path.join(dataRoot, "pg")), port, persistent: true });
-  await server.createDatabase("once");
-  process.env.DATABASE_URL = server.url("once");
+  const begun = Date.now();
+  dataDir = resolveDataDir(path.join(DATA_ROOT, "pg"));
+  pgPort = process.env.PGPORT ? Number(process.env.PGPORT) : 0;
+  const db = await startDatabase();
+  await db.createDatabase("once");
+  process.env.DATABASE_URL = db.url("once");
   await setupDatabase(process.env.DATABASE_URL, console.log, { demo });
-  // So `npm run worker`, `npm run reconcile` and `npm run jobs` find this server while it runs.
+  // So `npm run worker`, `reconcile`, `jobs`, `seed:keys` and `db` find this server while it runs.
   writeFileSync(ANNOUNCED_URL_FILE, process.env.DATABASE_URL, { mode: 0o600 });
-  console.log(`[db] embedded PostgreSQL on port ${server.port} (${server.dataDir}), ready in ${Date.now() - started} ms`);
+  const state: AppState = { pid: process.pid, pgPort, dataDir };
+  writeFileSync(APP_STATE_FILE, JSON.stringify(state), { mode: 0o600 });
+  console.log(`[db] embedded PostgreSQL on port ${pgPort} (${dataDir}), ready in ${Date.now() - begun} ms`);
 } else {
   console.log("[db] using DATABASE_URL (run `npm run db:setup` to migrate and seed it)");
 }
@@ -53,21 +80,37 @@ const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bi
   env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
 });
 
-let stopping = false;
+let restarting: Promise<unknown> = Promise.resolve();
+process.on("SIGUSR2", () => {
+  restarting = restarting.then(async () => {
+    if (stopping || !dataDir || server || findPostmaster(dataDir)) return;
+    await startDatabase().then(
+      () => console.log(`[db] PostgreSQL is back on port ${pgPort}: the app reconnects by itself`),
+      (error: unknown) => console.error(`[db] PostgreSQL did not start again: ${(error as Error).message}`),
+    );
+  });
+});
+
+async function stopNext(): Promise<void> {
+  if (next.exitCode !== null || next.signalCode !== null) return;
+  next.kill("SIGTERM");
+  // A graceful stop, or a kill after 10 s: shutdown must end even if Next.js hangs.
+  await once(next, "exit", { signal: AbortSignal.timeout(10_000) }).catch(() => next.kill("SIGKILL"));
+}
+
 async function shutdown(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    if (server) {
-      rmSync(ANNOUNCED_URL_FILE, { force: true });
-      await server.stop();
-      console.log("[db] embedded PostgreSQL stopped");
-    }
-  }
+  if (stopping) return new Promise<never>(() => {});
+  stopping = true;
+  removeStateFiles();
+  await stopNext();
+  await restarting;
+  if (server) await server.stop();
+  // A PostgreSQL this process no longer holds a handle to (stopped and started again by hand
+  // with pg_ctl, say) still holds our folder: stop it by its pid file.
+  const left = dataDir ? findPostmaster(dataDir) : null;
+  if (left) await stopPostmaster(left);
+  if (dataDir) console.log("[db] embedded PostgreSQL stopped");
   process.exit(code);
 }
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    if (next.exitCode === null && next.signalCode === null) next.kill(signal);
-  });
-}
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(0));
 next.on("exit", (code, signal) => void shutdown(code ?? (signal ? 0 : 1)));

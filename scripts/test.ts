@@ -3,7 +3,10 @@
 // Chromium. Needs nothing but `npm install` first: a missing Chromium is installed with apt-get
 // where we are root, or we stop and print the exact command.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { COUNTED, type Counts } from "./lib/test-counts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -31,19 +34,40 @@ const steps: [string, string[]][] = [
 
 const only = process.argv.slice(2);
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1", CHECKPOINT_DISABLE: "1" };
-const results: { name: string; ok: boolean; seconds: number }[] = [];
+// The runners' own JSON reports (test counts) go to a folder of ours, removed when we are done.
+const reports = mkdtempSync(path.join(os.tmpdir(), "once-test-reports-"));
+process.on("exit", () => rmSync(reports, { recursive: true, force: true }));
+
+const results: { name: string; ok: boolean; seconds: number; counts?: Counts | null }[] = [];
 for (const [name, [cmd, ...args]] of steps) {
   if (only.length && !only.includes(name)) continue;
   if (name === "playwright") ensureChromium();
-  console.log(`\n[test] ── ${name}: ${[cmd, ...args].join(" ")}`);
+  const counter = COUNTED[name];
+  const report = path.join(reports, `${name}.json`);
+  const fullArgs = [...args, ...(counter?.args(report) ?? [])];
+  console.log(`\n[test] ── ${name}: ${[cmd, ...fullArgs].join(" ")}`);
   const started = Date.now();
-  const run = spawnSync(cmd!, args, { stdio: "inherit", env });
-  const ok = run.status === 0;
-  results.push({ name, ok, seconds: (Date.now() - started) / 1000 });
+  const run = spawnSync(cmd!, fullArgs, { stdio: "inherit", env: { ...env, ...counter?.env(report) } });
+  const counts = counter ? counter.read(report) : undefined;
+  // A runner that reports failed tests has failed, whatever its exit code says.
+  const ok = run.status === 0 && !(counts && counts.failed > 0);
+  results.push({ name, ok, seconds: (Date.now() - started) / 1000, counts });
   if (!ok) break;
 }
 
 console.log("\n[test] summary");
-for (const r of results) console.log(`  ${r.ok ? "ok  " : "FAIL"} ${r.name.padEnd(10)} ${r.seconds.toFixed(1)} s`);
+const total = { passed: 0, failed: 0 };
+for (const r of results) {
+  let tests = "";
+  if (r.counts) {
+    total.passed += r.counts.passed;
+    total.failed += r.counts.failed;
+    tests = `${r.counts.passed} passed, ${r.counts.failed} failed${r.counts.skipped ? `, ${r.counts.skipped} skipped` : ""}`;
+  } else if (r.counts === null) {
+    tests = "no test counts (the runner stopped before writing its report)";
+  }
+  console.log(`  ${r.ok ? "ok  " : "FAIL"} ${r.name.padEnd(10)} ${`${r.seconds.toFixed(1)} s`.padStart(8)}  ${tests}`.trimEnd());
+}
+console.log(`${total.passed} passed, ${total.failed} failed`);
 const failed = results.filter((r) => !r.ok).length;
 process.exit(failed ? 1 : 0);

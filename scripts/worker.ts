@@ -6,14 +6,18 @@
 // right after the provider charged and before the row is marked delivered: the crash test's
 // worst moment, produced for real.
 import { createDb } from "../src/server/db/client";
-import { resolveDatabaseUrl } from "../src/server/db/url";
+import { createJobLog } from "../src/server/job-log";
 import { startPaymentWorker } from "../src/server/payments";
+import { requireDatabase } from "./lib/database";
 
-const db = createDb(resolveDatabaseUrl());
+const db = createDb(await requireDatabase());
+// Once running, an outage is a state, not an error per round: one line when the database goes
+// away, one when it is back (src/server/job-log.ts).
+const jobLog = createJobLog(db, (line) => console.warn(line));
 const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
 
 const loops = startPaymentWorker(db, {
-  log: (message) => console.warn(message),
+  log: jobLog.log,
   hooks: crashAfterCharge
     ? {
         afterCharge: (message, charge) => {
@@ -31,6 +35,7 @@ async function shutdown(signal: string) {
   stopping = true;
   console.log(`[worker] ${signal}: finishing the round in progress`);
   await Promise.all(loops.map((loop) => loop.stop()));
+  jobLog.stop();
   await db.$disconnect();
   process.exit(0);
 }

@@ -4,6 +4,8 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { cartCount, cartStore, useCart } from "@/components/cart-store";
 import { formatMoney } from "@/components/format";
+import { StoreUnavailable } from "@/components/StoreUnavailable";
+import { isStoreUnreachable } from "@/trpc/store-status";
 
 export default function CatalogPage() {
   const trpc = useTRPC();
@@ -13,7 +15,7 @@ export default function CatalogPage() {
   const count = cartCount(cart);
   return (
     <>
-      <div className="row" style={{ justifyContent: "space-between" }}>
+      <div className="row" style={{ justifyContent: "space-between", marginBottom: "0.5rem" }}>
         <h1>Catalog</h1>
         {count > 0 && (
           <Link href="/cart" className="button">
@@ -22,11 +24,14 @@ export default function CatalogPage() {
         )}
       </div>
       {products.isPending && <p className="muted">Loading…</p>}
-      {products.isError && (
-        <p role="alert" className="alert bad">
-          The catalog could not be loaded. Reload the page in a moment.
-        </p>
-      )}
+      {products.isError &&
+        (isStoreUnreachable(products.error) ? (
+          <StoreUnavailable consequence={products.data ? "Stock shown may be out of date." : "The catalog cannot be shown until then."} />
+        ) : (
+          <p role="alert" className="alert bad">
+            The catalog could not be loaded. Reload the page in a moment.
+          </p>
+        ))}
       <ul className="grid" aria-label="Products" style={{ listStyle: "none", padding: 0 }}>
         {products.data?.map((p) => {
           const quantity = inCart(p.id);

@@ -1,31 +1,47 @@
 "use client";
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { useTRPC } from "@/trpc/react";
-import { cartCount, useCart } from "./cart-store";
+import { accountOwner, cartCount, cartStore, GUEST, useCart } from "./cart-store";
 
 export function Nav() {
   const trpc = useTRPC();
   const me = useQuery(trpc.session.me.queryOptions());
   const count = cartCount(useCart());
+
+  // The cart belongs to whoever the session says is signed in (cart-store.ts). While the session
+  // is unknown (still asking, or the database is out of reach) the last owner's cart stays.
+  useEffect(() => {
+    if (me.data !== undefined) cartStore.setOwner(me.data ? accountOwner(me.data.email) : GUEST);
+  }, [me.data]);
+
   return (
     <header className="nav">
       <nav className="nav-inner" aria-label="Main">
-        <Link href="/" className="brand">once</Link>
-        <Link href="/">Catalog</Link>
-        <Link href="/cart">Cart{count > 0 ? ` (${count})` : ""}</Link>
-        <Link href="/orders">Orders</Link>
-        {me.data?.role === "ADMIN" && <Link href="/admin">Admin</Link>}
-        <span className="spacer" />
+        <div className="nav-links">
+          <Link href="/" className="brand">
+            {/* A static file from public/ (a 20 px SVG needs no image optimiser); the tab icon is
+                app/icon.svg, Next's icon file convention, which adds its <link rel="icon"> itself. */}
+            <img src="/brand.svg" alt="" width={20} height={20} />
+            once
+          </Link>
+          <Link href="/">Catalog</Link>
+          <Link href="/cart">Cart{count > 0 ? ` (${count})` : ""}</Link>
+          <Link href="/orders">Orders</Link>
+          {me.data?.role === "ADMIN" && <Link href="/admin">Admin</Link>}
+        </div>
         {me.data ? (
-          <form action="/api/session/signout" method="post" className="row">
-            <span className="muted">Signed in as {me.data.name}{me.data.tenantId ? ` (${me.data.tenantId})` : ""}</span>
+          <form action="/api/session/signout" method="post" className="nav-account">
+            <span className="muted">
+              Signed in as {me.data.name}
+              {me.data.tenantId ? ` (${me.data.tenantId})` : ""}
+            </span>
             <button type="submit" className="secondary">Sign out</button>
           </form>
-        ) : me.isPending ? null : (
-          // Nothing while we ask who is signed in: a "Sign in" link that then vanishes misleads.
-          <Link href="/signin">Sign in</Link>
-        )}
+        ) : me.data === null ? (
+          <Link href="/signin" className="nav-account">Sign in</Link>
+        ) : null /* asking, or the database is out of reach: a "Sign in" link would mislead */}
       </nav>
     </header>
   );

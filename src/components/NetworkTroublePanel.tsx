@@ -22,7 +22,8 @@ export function NetworkTroublePanel() {
         Network trouble (demo)
       </h2>
       <p className="muted" style={{ marginTop: 0 }}>
-        Make the next checkout go wrong on purpose. Whatever you pick, the shop places one order.
+        Make the next checkout go wrong on purpose. Whatever you pick, the shop places one order. Each setting applies to the
+        next order only and then switches itself off, so every demo starts from a plain checkout and shows one thing at a time.
       </p>
       <div style={{ display: "grid", gap: "0.5rem" }}>
         <label className="row">

@@ -1,10 +1,13 @@
 "use client";
 // One order, with its payment status kept live: the payment runs after the order commits (the
-// outbox worker), so the page polls while the order is still awaiting payment.
+// outbox worker), so the page polls while the order is still awaiting payment, and the
+// confirmation says what is still to come only while something is.
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
-import { formatDateTime, formatMoney, shortId, statusLabel } from "./format";
+import { isStoreUnreachable, recoveryInterval } from "@/trpc/store-status";
+import { formatDateTime, formatMoney, shortId, statusLabel, type OrderStatus } from "./format";
+import { StoreUnavailable } from "./StoreUnavailable";
 
 /** How often to ask while payment is pending: the worker usually settles within a second or two. */
 const PAYMENT_POLL_MS = 1_000;
@@ -15,7 +18,7 @@ export function OrderView({ id, placed, replays }: { id: string; placed?: "new" 
     trpc.orders.byId.queryOptions(
       { id },
       {
-        refetchInterval: (query) => (query.state.data?.status === "PENDING" ? PAYMENT_POLL_MS : false),
+        refetchInterval: (query) => (query.state.data?.status === "PENDING" ? PAYMENT_POLL_MS : recoveryInterval(query)),
         retry: (count, error) => (error.data?.httpStatus ?? 500) >= 500 && count < 2,
       },
     ),
@@ -30,17 +33,7 @@ export function OrderView({ id, placed, replays }: { id: string; placed?: "new" 
       <h1>
         Order <span className="mono">{shortId(id)}</span>
       </h1>
-      {placed === "new" && (
-        <div className="alert ok" role="status">
-          <strong>Order placed.</strong> Thank you! Payment runs in the background; this page updates by itself.
-          {replays ? (
-            <p style={{ marginBottom: 0 }}>
-              The same order was sent {replays + 1} times at once; the other {replays === 1 ? "request was" : "requests were"} answered with
-              this same order (replayed): one order, one charge.
-            </p>
-          ) : null}
-        </div>
-      )}
+      {placed === "new" && <PlacedBanner status={order.data?.status as OrderStatus | undefined} replays={replays} />}
       {placed === "replayed" && (
         <div className="alert ok" role="status">
           <strong>Your order was already placed: this is the replayed answer.</strong> The shop had received this checkout before
@@ -49,7 +42,9 @@ export function OrderView({ id, placed, replays }: { id: string; placed?: "new" 
       )}
       {order.isPending && <p className="muted">Loading…</p>}
       {order.isError &&
-        (status === 404 ? (
+        (isStoreUnreachable(order.error) ? (
+          <StoreUnavailable consequence={order.data ? "The payment status shown may be out of date." : "This order cannot be shown until then."} />
+        ) : status === 404 ? (
           <p role="alert" className="alert bad">
             There is no such order in your account. <Link href="/orders">See your orders</Link>.
           </p>
@@ -67,6 +62,27 @@ export function OrderView({ id, placed, replays }: { id: string; placed?: "new" 
   );
 }
 
+/** What payment brings next, while it is still to come; nothing once it is settled. */
+const PAYMENT_OUTLOOK: Record<OrderStatus, string> = {
+  PENDING: "Payment runs in the background; this page updates by itself.",
+  PAID: "Payment received.",
+  PAYMENT_FAILED: "The payment did not go through; the order is not charged.",
+};
+
+function PlacedBanner({ status, replays }: { status?: OrderStatus; replays?: number }) {
+  return (
+    <div className="alert ok" role="status">
+      <strong>Order placed.</strong> Thank you!{status ? ` ${PAYMENT_OUTLOOK[status]}` : ""}
+      {replays ? (
+        <p style={{ marginBottom: 0 }}>
+          The same order was sent {replays + 1} times at once; the other {replays === 1 ? "request was" : "requests were"} answered with
+          this same order (replayed): one order, one charge.
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 interface OrderData {
   id: string;
   status: string;
@@ -81,20 +97,20 @@ function OrderDetails({ order }: { order: OrderData }) {
   const label = statusLabel(order.status);
   return (
     <>
-      <dl className="card" style={{ display: "grid", gridTemplateColumns: "max-content 1fr", gap: "0.35rem 1rem" }}>
+      <dl className="card" style={{ display: "grid", gridTemplateColumns: "max-content minmax(0, 1fr)", gap: "0.35rem 1rem" }}>
         <dt className="muted">Payment</dt>
         <dd style={{ margin: 0 }} aria-live="polite">
           <span className={`badge ${label.tone}`}>{label.text}</span>
           {order.status === "PENDING" && <span className="muted"> (checking…)</span>}
         </dd>
         <dt className="muted">Charge</dt>
-        <dd style={{ margin: 0 }} className="mono">
+        <dd style={{ margin: 0 }} className="mono break-anywhere">
           {order.chargeId ?? "none yet"}
         </dd>
         <dt className="muted">Placed</dt>
         <dd style={{ margin: 0 }}>{formatDateTime(order.createdAt)}</dd>
         <dt className="muted">Order id</dt>
-        <dd style={{ margin: 0 }} className="mono">
+        <dd style={{ margin: 0 }} className="mono break-anywhere">
           {order.id}
         </dd>
       </dl>

@@ -3,7 +3,9 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "@/trpc/react";
+import { isStoreUnreachable } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel } from "./format";
+import { StoreUnavailable } from "./StoreUnavailable";
 
 const PAGE_SIZE = 20;
 
@@ -29,6 +31,7 @@ export function OrdersList() {
 function OrdersPage({ cursor, first, onMore }: { cursor?: string; first: boolean; onMore?: (cursor: string) => void }) {
   const trpc = useTRPC();
   const orders = useQuery(trpc.orders.list.queryOptions({ limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }, { retry: false }));
+  if (isStoreUnreachable(orders.error)) return <StoreUnavailable consequence="Your orders cannot be shown until then." />;
   const status = orders.error?.data?.httpStatus;
   const rows = orders.data?.items ?? [];
   const nextCursor = orders.data?.nextCursor;
@@ -58,7 +61,6 @@ function OrdersPage({ cursor, first, onMore }: { cursor?: string; first: boolean
         <thead>
           <tr>
             <th scope="col">Order</th>
-            <th scope="col">Placed</th>
             <th scope="col">Items</th>
             <th scope="col">Total</th>
             <th scope="col">Payment</th>
@@ -73,8 +75,8 @@ function OrdersPage({ cursor, first, onMore }: { cursor?: string; first: boolean
                   <Link href={`/orders/${order.id}`} aria-label={`Order ${shortId(order.id)}`}>
                     <span className="mono">{shortId(order.id)}</span>
                   </Link>
+                  <span className="muted sub">{formatDateTime(order.createdAt)}</span>
                 </th>
-                <td>{formatDateTime(order.createdAt)}</td>
                 <td>{order.items.map((i) => `${i.quantity} × ${i.name}`).join(", ")}</td>
                 <td>{formatMoney(order.totalCents, order.currency)}</td>
                 <td>

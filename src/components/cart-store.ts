@@ -1,25 +1,53 @@
 "use client";
-// The cart lives in localStorage, so every tab of the shop sees the same cart (a `storage` event
-// tells the other tabs). Each edit gives the cart a new `revision`: the checkout derives its
-// idempotency key from it (src/trpc/checkout-intent.ts), so the same cart is the same intent in
-// every tab, and any change is a new intent.
+// The cart lives in localStorage, one per account: `once.cart.<owner>`, where the owner is the
+// signed-in account (or "guest" when nobody is), so a browser shared by two accounts shows each
+// its own cart. Every tab sees the same carts (a `storage` event tells the other tabs). Each edit
+// gives the cart a new `revision`: the checkout derives its idempotency key from it
+// (src/trpc/checkout-intent.ts), so the same cart is the same intent in every tab, and any change
+// is a new intent.
+//
+// The owner comes from the session (CartOwnerSync sets it once `session.me` answers). The last
+// owner is remembered, so a page load shows that account's cart at once instead of flashing the
+// guest's, and a page loaded while the shop cannot reach its database still shows the cart.
 import { useSyncExternalStore } from "react";
-import { canonicalLines, type CartLine } from "@/trpc/checkout-intent";
+import { canonicalLines, hashText, type CartLine } from "@/trpc/checkout-intent";
 
 export interface Cart {
   revision: string;
   lines: CartLine[];
 }
 
-const STORAGE_KEY = "once.cart";
+const CART_PREFIX = "once.cart.";
+const OWNER_KEY = "once.cart-owner";
+export const GUEST = "guest";
 /** The API accepts 1–99 of a product per line and at most 20 lines (DESIGN.md). */
 export const MAX_QUANTITY = 99;
 export const MAX_LINES = 20;
 
 const EMPTY: Cart = { revision: "empty", lines: [] };
 const listeners = new Set<() => void>();
+let owner: string | null = null;
 let cachedRaw: string | null | undefined;
+let cachedFor: string | null = null;
 let cached: Cart = EMPTY;
+
+/** The owner id of an account: a hash of its email, so the storage keys carry no address. */
+export function accountOwner(email: string): string {
+  return `acct-${hashText(email.trim().toLowerCase())}`;
+}
+
+function storage(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null; // storage disabled: the cart cannot be kept
+  }
+}
+
+function currentOwner(): string {
+  if (owner === null) owner = storage()?.getItem(OWNER_KEY) ?? GUEST;
+  return owner;
+}
 
 function parse(raw: string | null): Cart {
   if (!raw) return EMPTY;
@@ -35,35 +63,54 @@ function parse(raw: string | null): Cart {
   }
 }
 
-function read(): Cart {
-  let raw: string | null = null;
-  try {
-    raw = window.localStorage.getItem(STORAGE_KEY);
-  } catch {
-    raw = null;
-  }
-  if (raw !== cachedRaw) {
+function readOf(who: string): Cart {
+  const raw = storage()?.getItem(CART_PREFIX + who) ?? null;
+  if (raw !== cachedRaw || who !== cachedFor) {
     cachedRaw = raw;
+    cachedFor = who;
     cached = parse(raw);
   }
   return cached;
 }
 
-function write(lines: CartLine[]) {
+function read(): Cart {
+  return readOf(currentOwner());
+}
+
+function emit() {
+  for (const listener of listeners) listener();
+}
+
+function writeOf(who: string, lines: CartLine[]) {
   const canonical = canonicalLines(lines);
   try {
-    if (canonical.length === 0) window.localStorage.removeItem(STORAGE_KEY);
-    else window.localStorage.setItem(STORAGE_KEY, JSON.stringify({ revision: crypto.randomUUID(), lines: canonical }));
+    const key = CART_PREFIX + who;
+    if (canonical.length === 0) storage()?.removeItem(key);
+    else storage()?.setItem(key, JSON.stringify({ revision: crypto.randomUUID(), lines: canonical }));
   } catch {
-    // storage disabled: the cart cannot be kept
+    // storage full or disabled: the cart cannot be kept
   }
-  for (const listener of listeners) listener();
+}
+
+function write(lines: CartLine[]) {
+  writeOf(currentOwner(), lines);
+  emit();
+}
+
+/** Lines of both carts, quantities added up (capped), at most MAX_LINES products. */
+function merge(into: CartLine[], from: CartLine[]): CartLine[] {
+  const merged = new Map(into.map((l) => [l.productId, l.quantity]));
+  for (const line of from) {
+    if (!merged.has(line.productId) && merged.size >= MAX_LINES) continue;
+    merged.set(line.productId, Math.min(MAX_QUANTITY, (merged.get(line.productId) ?? 0) + line.quantity));
+  }
+  return [...merged].map(([productId, quantity]) => ({ productId, quantity }));
 }
 
 function subscribe(listener: () => void): () => void {
   listeners.add(listener);
   const onStorage = (event: StorageEvent) => {
-    if (event.key === STORAGE_KEY || event.key === null) listener();
+    if (event.key === null || event.key.startsWith(CART_PREFIX)) listener();
   };
   window.addEventListener("storage", onStorage);
   return () => {
@@ -74,6 +121,30 @@ function subscribe(listener: () => void): () => void {
 
 export const cartStore = {
   read,
+  /** Whose cart is shown: an account owner id (accountOwner) or GUEST. */
+  owner: currentOwner,
+  /**
+   * The session says who is signed in. A guest who signs in brings the guest cart along: it is
+   * added to the account's cart and the guest cart is emptied (it was theirs a moment ago).
+   */
+  setOwner(next: string) {
+    const previous = currentOwner();
+    if (next === previous) return;
+    if (next !== GUEST) {
+      const guest = readOf(GUEST).lines;
+      if (guest.length > 0) {
+        writeOf(next, merge(readOf(next).lines, guest));
+        writeOf(GUEST, []);
+      }
+    }
+    owner = next;
+    try {
+      storage()?.setItem(OWNER_KEY, next);
+    } catch {
+      // not remembered: the next page load starts from the guest cart until the session answers
+    }
+    emit();
+  },
   add(productId: string, quantity = 1) {
     const lines = read().lines;
     const existing = lines.find((l) => l.productId === productId);
@@ -101,7 +172,7 @@ export const cartStore = {
   },
 };
 
-/** The cart, kept in sync with localStorage and other tabs. Empty during server rendering. */
+/** The shown cart, kept in sync with localStorage and other tabs. Empty during server rendering. */
 export function useCart(): Cart {
   return useSyncExternalStore(subscribe, read, () => EMPTY);
 }

@@ -5,18 +5,22 @@ import type { Db } from "./db/client";
 import { engineFor } from "./engine";
 import { appEngineConfig } from "./engine-config";
 import { env } from "./env";
+import { createJobLog } from "./job-log";
 import { logger } from "./logger";
 import { startPaymentJobs } from "./payments";
 import { paymentSettings } from "./payments/config";
 
 export function startBackgroundJobs(db: Db): () => Promise<void> {
-  const log = (msg: string) => logger.warn(msg);
+  // One line per state change while the database is down, not two stacks a second (job-log.ts).
+  const jobLog = createJobLog(db, (line) => logger.warn(line));
+  const log = jobLog.log;
   const engine = engineFor(db);
   const stops: (() => Promise<void> | void)[] = [
-    engine.startJobs((job, error) => logger.warn(`[${job}] ${error.message}`)),
+    engine.startJobs((job, error) => log(`[${job}] ${error.message}`)),
     () => engine.close(),
     // Outbox worker, the simulated provider's webhook deliveries, reconciliation.
     startPaymentJobs(db, log),
+    jobLog.stop,
   ];
   return async () => {
     for (const stop of stops) await stop();

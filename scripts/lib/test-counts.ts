@@ -1,0 +1,48 @@
+// Test counts for `npm test`'s summary, read from the runners' own JSON reporters (no parsing of
+// their console output): which extra arguments or environment make each runner write its report
+// to a file, and how to read the counts back. A stage without an entry here simply has no counts.
+import { existsSync, readFileSync } from "node:fs";
+
+export interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+interface Counter {
+  args: (report: string) => string[];
+  env: (report: string) => Record<string, string>;
+  /** null when the runner wrote no report (it crashed, or was stopped, before the end). */
+  read: (report: string) => Counts | null;
+}
+
+function readJson<T>(file: string): T | null {
+  if (!existsSync(file)) return null;
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as T;
+  } catch {
+    return null;
+  }
+}
+
+export const COUNTED: Record<string, Counter> = {
+  vitest: {
+    // The default reporter keeps the console as it was; the JSON one adds the file.
+    args: (report) => ["--reporter=default", "--reporter=json", `--outputFile.json=${report}`],
+    env: () => ({}),
+    read: (report) => {
+      const r = readJson<{ numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number }>(report);
+      return r && { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
+    },
+  },
+  playwright: {
+    // playwright.config.ts adds its JSON reporter when this variable names a file.
+    args: () => [],
+    env: (report) => ({ PLAYWRIGHT_JSON_OUTPUT_FILE: report }),
+    read: (report) => {
+      const r = readJson<{ stats: { expected: number; unexpected: number; flaky: number; skipped: number } }>(report);
+      // A flaky test passed in the end (on a retry): it counts as passed, as Playwright's own exit code does.
+      return r && { passed: r.stats.expected + r.stats.flaky, failed: r.stats.unexpected, skipped: r.stats.skipped };
+    },
+  },
+};

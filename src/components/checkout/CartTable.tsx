@@ -1,0 +1,95 @@
+// The cart as a table: one row per product with its quantity, a line total and a remove button.
+// Four columns, the unit price under the name, so the table fits a 390 px phone without scrolling.
+import { cartStore, MAX_QUANTITY } from "../cart-store";
+import type { CartLine } from "@/trpc/checkout-intent";
+import { formatMoney } from "../format";
+
+const visuallyHidden = {
+  position: "absolute",
+  width: 1,
+  height: 1,
+  overflow: "hidden",
+  clip: "rect(0 0 0 0)",
+  whiteSpace: "nowrap",
+} as const;
+
+interface Product {
+  name: string;
+  priceCents: number;
+  currency: string;
+}
+
+interface Props {
+  lines: CartLine[];
+  productById: Map<string, Product>;
+  /** The catalog answered: a product missing from it is really no longer sold. */
+  catalogLoaded: boolean;
+  currency: string;
+  disabled: boolean;
+}
+
+export function CartTable({ lines, productById, catalogLoaded, currency, disabled }: Props) {
+  const total = lines.reduce((sum, l) => sum + (productById.get(l.productId)?.priceCents ?? 0) * l.quantity, 0);
+  return (
+    <table aria-label="Cart" className="cart">
+      <thead>
+        <tr>
+          <th scope="col">Product</th>
+          <th scope="col">Quantity</th>
+          <th scope="col">Total</th>
+          <th scope="col">
+            <span style={visuallyHidden}>Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {lines.map((line) => (
+          <CartRow key={line.productId} line={line} product={productById.get(line.productId)} catalogLoaded={catalogLoaded} disabled={disabled} />
+        ))}
+      </tbody>
+      <tfoot>
+        <tr>
+          <th scope="row" colSpan={2}>
+            Order total
+          </th>
+          <td className="price">{catalogLoaded ? formatMoney(total, currency) : "—"}</td>
+          <td />
+        </tr>
+      </tfoot>
+    </table>
+  );
+}
+
+function CartRow({ line, product, catalogLoaded, disabled }: { line: CartLine; product?: Product; catalogLoaded: boolean; disabled: boolean }) {
+  // Only a catalog that answered can say a product is gone; until then it is just not known yet.
+  const name = product?.name ?? (catalogLoaded ? "Product no longer sold" : "Product details loading…");
+  return (
+    <tr>
+      <th scope="row">
+        {name}
+        {product && <span className="muted unit-price">{formatMoney(product.priceCents, product.currency)} each</span>}
+      </th>
+      <td>
+        <input
+          type="number"
+          min={1}
+          max={MAX_QUANTITY}
+          value={line.quantity}
+          aria-label={`Quantity of ${name}`}
+          disabled={disabled}
+          onChange={(e) => {
+            const q = Number(e.target.value);
+            if (Number.isFinite(q) && q >= 1) cartStore.setQuantity(line.productId, q);
+          }}
+          className="quantity"
+        />
+      </td>
+      <td>{product ? formatMoney(product.priceCents * line.quantity, product.currency) : "—"}</td>
+      <td>
+        <button type="button" className="secondary" disabled={disabled} onClick={() => cartStore.remove(line.productId)} aria-label={`Remove ${name}`}>
+          Remove
+        </button>
+      </td>
+    </tr>
+  );
+}

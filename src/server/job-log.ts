@@ -1,0 +1,78 @@
+// The background jobs' warnings, as state changes rather than a stream. While PostgreSQL is down
+// every loop fails every round (the outbox worker and the provider events poll each second), and
+// logging each failure with Prisma's multi-line text buried the server's output. So:
+//   - every message is one line;
+//   - a connection failure switches the log to "database unreachable": one line says so, the
+//     jobs' further failures are silent, and a probe (SELECT 1 every PROBE_MS) notices the return
+//     and says so in one line;
+//   - any other message repeats at most once per REPEAT_MS.
+import type { Db } from "./db/client";
+import { poolOf } from "./db/client";
+import { isConnectionFailure } from "./db/connection-failure";
+
+/** The outage demo restarts PostgreSQL in seconds: notice its return about as fast. */
+export const PROBE_MS = 2_000;
+/** A job failing the same way every round says so once a minute, not once a second. */
+export const REPEAT_MS = 60_000;
+
+export interface JobLog {
+  log: (message: string) => void;
+  stop: () => void;
+}
+
+export function oneLine(message: string): string {
+  return message.replace(/\s+/g, " ").trim();
+}
+
+export function createJobLog(db: Db, write: (line: string) => void, options: { probeMs?: number; repeatMs?: number } = {}): JobLog {
+  const probeMs = options.probeMs ?? PROBE_MS;
+  const repeatMs = options.repeatMs ?? REPEAT_MS;
+  const lastWritten = new Map<string, number>();
+  let probe: ReturnType<typeof setInterval> | undefined;
+  let probing = false;
+
+  const reachable = async (): Promise<boolean> => {
+    const pool = poolOf(db);
+    try {
+      await (pool ? pool.query("SELECT 1") : db.$queryRaw`SELECT 1`);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const backUp = () => {
+    clearInterval(probe);
+    probe = undefined;
+    lastWritten.clear();
+    write("[jobs] the database is reachable again: background jobs resume");
+  };
+
+  const goDown = (first: string) => {
+    write(`[jobs] the database cannot be reached: background jobs retry quietly until it is back (${first})`);
+    probe = setInterval(() => {
+      if (probing) return;
+      probing = true;
+      void reachable()
+        .then((ok) => ok && probe && backUp())
+        .finally(() => (probing = false));
+    }, probeMs);
+    probe.unref?.();
+  };
+
+  return {
+    log(message) {
+      if (probe) return; // down: said once already
+      const line = oneLine(message);
+      if (isConnectionFailure(line)) return goDown(line);
+      const now = Date.now();
+      if (now - (lastWritten.get(line) ?? -Infinity) < repeatMs) return;
+      lastWritten.set(line, now);
+      write(line);
+    },
+    stop() {
+      clearInterval(probe);
+      probe = undefined;
+    },
+  };
+}
