@@ -3,7 +3,7 @@
 import { adminProcedure } from "../../trpc";
 import { engineFor } from "@/server/engine";
 import { CounterEvent } from "@/server/idempotency/constants";
-import { keyGauges, readCounters } from "@/server/idempotency/admin";
+import { keyGauges, readCounters } from "@/server/admin/keys-query";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
 

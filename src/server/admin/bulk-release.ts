@@ -1,0 +1,43 @@
+// Releasing many stuck leases at once (an instance died holding 2 000 of them): one bounded batch
+// per call, selected by the dashboard's filters. The DELETE re-checks "still stuck" on each row
+// itself, the same guard the engine's removeKey uses: a key a retry took over meanwhile has a live
+// lease by then and is left alone. Under READ COMMITTED a row another transaction is changing is
+// skipped by the sub-select (SKIP LOCKED) rather than waited for; a row that changed and committed
+// before the DELETE reached it is re-evaluated against the guard.
+import { Prisma } from "@/generated/prisma/client";
+import { filterConditions, STUCK, type KeyListFilters, type Queryable } from "./keys-query";
+
+/** Keys per call: one short transaction (≈ 50 ms at 500), so a release never holds locks for long. */
+export const BULK_RELEASE_BATCH = 500;
+
+export interface ReleasedKey {
+  id: string;
+  scope: string;
+  key: string;
+  procedure: string;
+  fingerprint: string;
+  attempts: number;
+  createdAt: Date;
+  leaseExpiresAt: Date | null;
+  expiresAt: Date;
+}
+
+export type StuckFilters = Pick<KeyListFilters, "scope" | "procedurePrefix">;
+
+/** Deletes up to `limit` stuck keys matching `filters`, oldest lease first; returns what it deleted. */
+export async function releaseStuckBatch(tx: Queryable, filters: StuckFilters, limit: number): Promise<ReleasedKey[]> {
+  const where = Prisma.join([...filterConditions({ ...filters, stuck: true })], " AND ");
+  return tx.$queryRaw<ReleasedKey[]>(Prisma.sql`
+    DELETE FROM "IdempotencyKey" WHERE "id" IN (
+      SELECT "id" FROM "IdempotencyKey" WHERE ${where}
+      ORDER BY "leaseExpiresAt" LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ) AND ${STUCK}
+    RETURNING "id"::text AS "id", "scope", "key", "procedure", "fingerprint", "attempts", "createdAt", "leaseExpiresAt", "expiresAt"`);
+}
+
+/** How many stuck keys the filters still select (the stuck set is small: served by its index). */
+export async function countStuck(db: Queryable, filters: StuckFilters): Promise<number> {
+  const where = Prisma.join(filterConditions({ ...filters, stuck: true }), " AND ");
+  const rows = await db.$queryRaw<{ n: number }[]>(Prisma.sql`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${where}`);
+  return rows[0]?.n ?? 0;
+}

@@ -1,0 +1,57 @@
+// admin.keys.releaseStuck: the stuck leases a filter selects, released in one bounded batch with
+// one reason, each key audited. Like every admin action it is an idempotent mutation scoped to
+// "admin": the deletes, their audit entries and the admin key's completion commit together, and a
+// retry of the same request replays its first answer instead of releasing the next batch. The
+// dashboard calls it again (with a new key) while `remaining` > 0.
+import { adminIdempotentProcedure } from "../../trpc";
+import { engineFor } from "@/server/engine";
+import { CounterEvent } from "@/server/idempotency/constants";
+import { BULK_RELEASE_BATCH, countStuck, releaseStuckBatch, type ReleasedKey } from "@/server/admin/bulk-release";
+import { releaseStuckInput, type ReleaseStuckResult } from "./keys.types";
+import { KEY_TARGET } from "./view";
+
+const SAMPLE = 10;
+
+function auditDetails(k: ReleasedKey, batchSize: number) {
+  return JSON.parse(
+    JSON.stringify({
+      tenant: k.scope,
+      key: k.key,
+      procedure: k.procedure,
+      status: "PROCESSING",
+      leaseState: "expired",
+      fingerprint: k.fingerprint,
+      attempts: k.attempts,
+      createdAt: k.createdAt,
+      leaseExpiresAt: k.leaseExpiresAt,
+      expiresAt: k.expiresAt,
+      bulk: { batchSize },
+    }),
+  );
+}
+
+export const releaseStuckProcedure = adminIdempotentProcedure(releaseStuckInput).mutation(async ({ ctx, input }): Promise<ReleaseStuckResult> => {
+  const filters = { scope: input.tenant, procedurePrefix: input.procedure };
+  const released = await releaseStuckBatch(ctx.tx, filters, BULK_RELEASE_BATCH);
+  if (released.length > 0) {
+    await ctx.tx.auditEntry.createMany({
+      data: released.map((k) => ({
+        actor: ctx.principal.email,
+        action: "key.release",
+        targetType: KEY_TARGET,
+        targetId: k.id,
+        targetScope: k.scope,
+        targetKey: k.key,
+        reason: input.reason,
+        details: auditDetails(k, released.length),
+      })),
+    });
+  }
+  const counters = engineFor(ctx.db).counters;
+  for (const k of released) counters.increment(k.scope, k.procedure, CounterEvent.RELEASED);
+  return {
+    released: released.length,
+    remaining: await countStuck(ctx.tx, filters),
+    sample: released.slice(0, SAMPLE).map((k) => ({ id: k.id, tenant: k.scope, key: k.key })),
+  };
+});
