@@ -27,12 +27,18 @@ export type StuckFilters = Pick<KeyListFilters, "scope" | "procedurePrefix">;
 /** Deletes up to `limit` stuck keys matching `filters`, oldest lease first; returns what it deleted. */
 export async function releaseStuckBatch(tx: Queryable, filters: StuckFilters, limit: number): Promise<ReleasedKey[]> {
   const where = Prisma.join([...filterConditions({ ...filters, stuck: true })], " AND ");
+  // The batch is chosen once, in a MATERIALIZED CTE. Written as `WHERE "id" IN (SELECT … LIMIT n
+  // FOR UPDATE SKIP LOCKED)`, the planner may rescan the sub-select for each row it deletes, and a
+  // rescan skips the rows this statement already deleted and returns the next ones: measured here,
+  // 505 rows deleted with LIMIT 500.
   return tx.$queryRaw<ReleasedKey[]>(Prisma.sql`
-    DELETE FROM "IdempotencyKey" WHERE "id" IN (
+    WITH "batch" AS MATERIALIZED (
       SELECT "id" FROM "IdempotencyKey" WHERE ${where}
-      ORDER BY "leaseExpiresAt" LIMIT ${limit} FOR UPDATE SKIP LOCKED
-    ) AND ${STUCK}
-    RETURNING "id"::text AS "id", "scope", "key", "procedure", "fingerprint", "attempts", "createdAt", "leaseExpiresAt", "expiresAt"`);
+      ORDER BY "leaseExpiresAt", "id" LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    )
+    DELETE FROM "IdempotencyKey" AS k USING "batch" WHERE k."id" = "batch"."id" AND ${STUCK}
+    RETURNING k."id"::text AS "id", k."scope", k."key", k."procedure", k."fingerprint", k."attempts", k."createdAt",
+      k."leaseExpiresAt", k."expiresAt"`);
 }
 
 /** How many stuck keys the filters still select (the stuck set is small: served by its index). */
