@@ -8,6 +8,7 @@ import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { errorText, formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge } from "./ui";
 import { useAdminAction } from "./useAdminAction";
 import { AuditTable } from "./AuditPanel";
+import { KeyTimeline } from "./KeyTimeline";
 
 export function KeyDetail({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -15,7 +16,12 @@ export function KeyDetail({ id }: { id: string }) {
   const k = detail.data?.key;
   return (
     <>
-      <p><Link href="/admin">← All keys</Link></p>
+      <p className="row">
+        <Link href="/admin">← All keys</Link>
+        {(k?.key ?? goneKeyName(detail.data?.audit)) && (
+          <Link href={`/admin/audit?key=${encodeURIComponent(k?.key ?? goneKeyName(detail.data?.audit) ?? "")}`}>This key in the audit log</Link>
+        )}
+      </p>
       <h1>Key <span className="mono">{k?.key ?? goneKeyName(detail.data?.audit) ?? id}</span></h1>
       <QueryState isPending={detail.isPending} error={detail.error}>
         {detail.data && !k && (
@@ -32,7 +38,8 @@ export function KeyDetail({ id }: { id: string }) {
               <dt>Attempts</dt><dd>{k.attempts}</dd>
               <dt>Lease</dt>
               <dd>
-                <LeaseBadge state={k.leaseState} /> {k.leaseExpiresAt && <span className="muted">until {formatTime(k.leaseExpiresAt)}</span>}
+                <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
+                {k.leaseExpiresAt && <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>}
               </dd>
               <dt>Lease token</dt><dd className="mono">{k.leaseToken ?? "–"}</dd>
               <dt>Created</dt><dd>{formatTime(k.createdAt)}</dd>
@@ -48,6 +55,7 @@ export function KeyDetail({ id }: { id: string }) {
             </pre>
           </section>
         )}
+        {detail.data && <KeyTimeline events={detail.data.timeline} currentId={id} />}
         {/* Stays mounted after a bust removed the key, so its feedback stays on screen. */}
         {detail.data && <RemoveKeyForm id={id} exists={!!k} status={k?.status} leaseState={k?.leaseState} />}
         {detail.data && (

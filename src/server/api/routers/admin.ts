@@ -10,7 +10,7 @@ import { listReconciliationProcedure } from "./admin/reconciliation";
 import { bustKeyProcedure, releaseKeyProcedure } from "./admin/remove-key";
 import { statsProcedure } from "./admin/stats";
 import { resolveKeyProcedure, searchKeysProcedure } from "./admin/search-keys";
-import { releaseStuckProcedure } from "./admin/release-stuck";
+import { releaseStuckProcedure, stuckCountProcedure } from "./admin/release-stuck";
 import { counterSeriesProcedure } from "./admin/series";
 
 export const adminRouter = createTRPCRouter({
@@ -22,6 +22,7 @@ export const adminRouter = createTRPCRouter({
     search: searchKeysProcedure,
     resolve: resolveKeyProcedure,
     releaseStuck: releaseStuckProcedure,
+    stuckCount: stuckCountProcedure,
   }),
   outbox: createTRPCRouter({
     list: listOutboxProcedure,

@@ -1,6 +1,8 @@
-import { KeyDetail } from "@/components/admin/KeyDetail";
+import { KeyRef } from "@/components/admin/KeyRef";
 
-export default async function AdminKeyPage({ params }: { params: Promise<{ id: string }> }) {
-  const { id } = await params;
-  return <KeyDetail id={id} />;
+/** /admin/keys/<row id or key value>[?tenant=<tenant>] */
+export default async function AdminKeyPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<{ tenant?: string | string[] }> }) {
+  const [{ id }, query] = await Promise.all([params, searchParams]);
+  const tenant = typeof query.tenant === "string" && query.tenant.trim() ? query.tenant.trim() : undefined;
+  return <KeyRef value={id} tenant={tenant} />;
 }

@@ -31,9 +31,12 @@ export const searchKeysInput = z.object({ q: keyValueSchema, tenant: tenantSchem
 /** What /admin/keys/<ref> names: a row id or a key's value. */
 export const resolveKeyInput = z.object({ ref: keyValueSchema, tenant: tenantSchema });
 
-export const releaseStuckInput = z.object({
+export const stuckCountInput = z.object({
   tenant: tenantSchema,
   procedure: z.string().trim().min(1).max(200).optional(),
+});
+
+export const releaseStuckInput = stuckCountInput.extend({
   reason: z.string().trim().min(3, "Say why (at least 3 characters)").max(500),
 });
 export type ReleaseStuckInput = z.input<typeof releaseStuckInput>;

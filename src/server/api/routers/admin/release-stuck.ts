@@ -3,11 +3,11 @@
 // "admin": the deletes, their audit entries and the admin key's completion commit together, and a
 // retry of the same request replays its first answer instead of releasing the next batch. The
 // dashboard calls it again (with a new key) while `remaining` > 0.
-import { adminIdempotentProcedure } from "../../trpc";
+import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import { engineFor } from "@/server/engine";
 import { CounterEvent } from "@/server/idempotency/constants";
 import { BULK_RELEASE_BATCH, countStuck, releaseStuckBatch, type ReleasedKey } from "@/server/admin/bulk-release";
-import { releaseStuckInput, type ReleaseStuckResult } from "./keys.types";
+import { releaseStuckInput, stuckCountInput, type ReleaseStuckResult } from "./keys.types";
 import { KEY_TARGET } from "./view";
 
 const SAMPLE = 10;
@@ -55,3 +55,8 @@ export const releaseStuckProcedure = adminIdempotentProcedure(releaseStuckInput)
     sample: released.slice(0, SAMPLE).map((k) => ({ id: k.id, tenant: k.scope, key: k.key })),
   };
 });
+
+/** How many stuck leases the filter selects now: what the bulk release would free. */
+export const stuckCountProcedure = adminProcedure
+  .input(stuckCountInput)
+  .query(async ({ ctx, input }) => ({ stuck: await countStuck(ctx.db, { scope: input.tenant, procedurePrefix: input.procedure }) }));
