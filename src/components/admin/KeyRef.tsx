@@ -3,6 +3,7 @@
 // from a log line), with ?tenant= to choose one tenant. One match opens the key; a value several
 // tenants used lists them; a value with no row now shows its bust or release from the audit log.
 import Link from "next/link";
+import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { KeyDetail } from "./KeyDetail";
@@ -13,9 +14,15 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
   const found = useQuery({ ...trpc.admin.keys.resolve.queryOptions({ ref: value, ...(tenant ? { tenant } : {}) }), retry: false });
   const items = found.data?.items ?? [];
   const removed = found.data?.removed ?? [];
-  if (items.length === 1) return <KeyDetail id={items[0]!.id} />;
+  // The key this page settled on stays on screen, even once a bust here removes it (its feedback
+  // and audit trail are on the detail), whatever a later lookup answers.
+  const [pin, setPin] = useState<{ ref: string; id: string }>();
+  const pinned = pin?.ref === `${tenant ?? ""}/${value}` ? pin.id : undefined;
   // A removed key's own id: its detail page shows the audit trail and timeline.
-  if (found.data && items.length === 0 && removed.length > 0) return <KeyDetail id={removed[0]!.targetId} />;
+  const single = items.length === 1 ? items[0]!.id : found.data && items.length === 0 ? removed[0]?.targetId : undefined;
+  if (!pinned && single) setPin({ ref: `${tenant ?? ""}/${value}`, id: single });
+  const id = pinned ?? single;
+  if (id) return <KeyDetail id={id} />;
   return (
     <>
       <p><Link href="/admin">← All keys</Link></p>

@@ -19,7 +19,11 @@ export const resolveKeyProcedure = adminProcedure.input(resolveKeyInput).query(a
     rows.length > 0
       ? []
       : await ctx.db.auditEntry.findMany({
-          where: { targetType: KEY_TARGET, targetKey: input.ref, ...(input.tenant ? { targetScope: input.tenant } : {}) },
+          where: {
+            targetType: KEY_TARGET,
+            OR: [{ targetKey: input.ref }, { targetId: input.ref }],
+            ...(input.tenant ? { targetScope: input.tenant } : {}),
+          },
           orderBy: [{ createdAt: "desc" }, { id: "desc" }],
           take: 20,
         });
