@@ -63,6 +63,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   try {
     const { inserted, ms } = await seedKeys(client, count);
     console.log(`[seed-keys] inserted ${inserted} idempotency keys in ${Math.round(ms)} ms`);
+    // The dashboard's history too: counters per minute for its chart, an audit log for its filters.
+    const { seedAudit, seedCounterMinutes } = await import("./seed-dashboard");
+    console.log(`[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client)} audit entries`);
   } finally {
     await client.end();
   }

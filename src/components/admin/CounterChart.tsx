@@ -1,6 +1,6 @@
 "use client";
-// Counters over time: per minute for the last 24 h, one line per event, for one tenant and
-// procedure or all of them. Plain SVG: 1 440 points per line is well within what a polyline draws.
+// Counters over time: per minute for the last 24 h, one line per event, for one tenant and one
+// procedure or every procedure of the tenant. Plain SVG: 1 440 points per line is well within what a polyline draws.
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
@@ -48,44 +48,58 @@ function Axes({ max }: { max: number }) {
   );
 }
 
+/** The picker's choices: each tenant with every procedure, then each tenant and procedure. */
+function choicesOf(pairs: { tenant: string; procedure: string }[]) {
+  const tenants = [...new Set(pairs.map((p) => p.tenant))];
+  return tenants.flatMap((tenant) => [
+    { value: `${tenant}\u0000`, label: `${tenant} · every procedure`, input: { tenant } },
+    ...pairs.filter((p) => p.tenant === tenant).map((p) => ({ value: `${tenant}\u0000${p.procedure}`, label: `${tenant} · ${p.procedure}`, input: p })),
+  ]);
+}
+
 export function CounterChart({ pairs }: { pairs: { tenant: string; procedure: string }[] }) {
-  const trpc = useTRPC();
+  const choices = choicesOf(pairs);
   const [pick, setPick] = useState("");
-  const chosen = pick ? pairs.find((p) => `${p.tenant}\u0000${p.procedure}` === pick) : undefined;
-  const data = useQuery({ ...trpc.admin.counters.series.queryOptions(chosen ?? {}), refetchInterval: REFRESH_MS * 15 });
-  const d = data.data;
-  const max = d ? Math.max(1, ...EVENTS.flatMap((e) => d.series[e])) : 1;
-  const summary = d ? EVENTS.map((e) => `${e.replace("_", " ")} ${d.totals[e]}`).join(", ") : "";
+  const chosen = choices.find((c) => c.value === pick) ?? choices[0];
+  if (!chosen) return null;
   return (
     <section aria-labelledby="chart-heading" className="card" style={{ marginTop: "1rem" }}>
       <h3 id="chart-heading" style={{ marginTop: 0, fontSize: "1rem" }}>Per minute, last 24 hours</h3>
       <label>
         Chart of{" "}
-        <select value={pick} onChange={(e) => setPick(e.target.value)} style={{ maxWidth: "100%" }}>
-          <option value="">All tenants and procedures</option>
-          {pairs.map((p) => (
-            <option key={`${p.tenant}/${p.procedure}`} value={`${p.tenant}\u0000${p.procedure}`}>{p.tenant} · {p.procedure}</option>
-          ))}
+        <select value={chosen.value} onChange={(e) => setPick(e.target.value)} style={{ maxWidth: "100%" }}>
+          {choices.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
         </select>
       </label>
-      <QueryState isPending={data.isPending} error={data.error}>
-        {d && (
-          <>
-            <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Counts per minute over the last 24 hours: ${summary}`} style={{ width: "100%", height: "auto", display: "block", marginTop: "0.5rem" }}>
-              <Axes max={max} />
-              <Lines series={d.series} minutes={d.minutes} max={max} />
-            </svg>
-            <ul aria-label="Totals over the last 24 hours" className="row" style={{ listStyle: "none", padding: 0, margin: "0.5rem 0 0" }}>
-              {EVENTS.map((e) => (
-                <li key={e} className="row" style={{ gap: "0.3rem" }}>
-                  <svg width={22} height={8} aria-hidden><line x1={0} x2={22} y1={4} y2={4} stroke={STYLE[e].color} strokeDasharray={STYLE[e].dash} strokeWidth={2} /></svg>
-                  {e.replace("_", " ")} <strong>{d.totals[e]}</strong>
-                </li>
-              ))}
-            </ul>
-          </>
-        )}
-      </QueryState>
+      <Chart input={chosen.input} />
     </section>
+  );
+}
+
+function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
+  const trpc = useTRPC();
+  const data = useQuery({ ...trpc.admin.counters.series.queryOptions(input), refetchInterval: REFRESH_MS * 15 });
+  const d = data.data;
+  const max = d ? Math.max(1, ...EVENTS.flatMap((e) => d.series[e])) : 1;
+  const summary = d ? EVENTS.map((e) => `${e.replace("_", " ")} ${d.totals[e]}`).join(", ") : "";
+  return (
+    <QueryState isPending={data.isPending} error={data.error}>
+      {d && (
+        <>
+          <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Counts per minute over the last 24 hours: ${summary}`} style={{ width: "100%", height: "auto", display: "block", marginTop: "0.5rem" }}>
+            <Axes max={max} />
+            <Lines series={d.series} minutes={d.minutes} max={max} />
+          </svg>
+          <ul aria-label="Totals over the last 24 hours" className="row" style={{ listStyle: "none", padding: 0, margin: "0.5rem 0 0" }}>
+            {EVENTS.map((e) => (
+              <li key={e} className="row" style={{ gap: "0.3rem" }}>
+                <svg width={22} height={8} aria-hidden><line x1={0} x2={22} y1={4} y2={4} stroke={STYLE[e].color} strokeDasharray={STYLE[e].dash} strokeWidth={2} /></svg>
+                {e.replace("_", " ")} <strong>{d.totals[e]}</strong>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </QueryState>
   );
 }

@@ -12,7 +12,9 @@ export type ChartEvent = (typeof CHART_EVENTS)[number];
 export const SERIES_MINUTES = 24 * 60;
 
 export interface SeriesFilter {
-  scope?: string;
+  /** A chart is per tenant: across every tenant the read would be every row of the day. */
+  scope: string;
+  /** One procedure, or every procedure of the tenant. */
   procedure?: string;
 }
 
@@ -25,31 +27,37 @@ export interface CounterSeries {
   totals: Record<ChartEvent, number>;
 }
 
+const isChartEvent = (e: string): e is ChartEvent => (CHART_EVENTS as readonly string[]).includes(e);
+
 /**
- * Sums per (minute, event) over the window, for one tenant and procedure, or across them. The
- * window ends at the database's current minute. With a tenant and procedure the primary key
- * (scope, procedure, event, minute) serves the read; across them, IdempotencyCounterMinute_minute_idx.
+ * Per event, the minutes (as offsets from the window's first minute) that counted something and
+ * their sums: five rows whatever the window holds, so the answer costs one short read. The window
+ * ends at the database's current minute. The primary key (scope, procedure, event, minute) serves
+ * the read: a tenant's rows are one index range.
  */
 export async function readCounterSeries(db: Queryable, filter: SeriesFilter): Promise<CounterSeries> {
-  const where: Prisma.Sql[] = [Prisma.sql`"minute" > date_trunc('minute', now()) - make_interval(mins => ${SERIES_MINUTES})`];
-  where.push(Prisma.sql`"event" = ANY(${[...CHART_EVENTS]}::text[])`);
-  if (filter.scope) where.push(Prisma.sql`"scope" = ${filter.scope}`);
-  if (filter.procedure) where.push(Prisma.sql`"procedure" = ${filter.procedure}`);
-  const [rows, clock] = await Promise.all([
-    db.$queryRaw<{ minute: Date; event: ChartEvent; n: number }[]>(Prisma.sql`
-      SELECT "minute", "event", sum("count")::float8 AS "n" FROM "IdempotencyCounterMinute"
-      WHERE ${Prisma.join(where, " AND ")} GROUP BY "minute", "event"`),
-    db.$queryRaw<{ from: Date }[]>(Prisma.sql`
-      SELECT date_trunc('minute', now()) - make_interval(mins => ${SERIES_MINUTES - 1}) AS "from"`),
-  ]);
-  const from = clock[0]!.from;
+  const procedure = filter.procedure ? Prisma.sql`AND "procedure" = ${filter.procedure}` : Prisma.empty;
+  const rows = await db.$queryRaw<{ from: Date; event: string | null; at: number[] | null; n: number[] | null }[]>(Prisma.sql`
+    WITH "window" AS (SELECT date_trunc('minute', now()) - make_interval(mins => ${SERIES_MINUTES - 1}) AS "from"),
+    "sums" AS (
+      SELECT "event", (EXTRACT(EPOCH FROM ("minute" - "window"."from")) / 60)::int AS "at", sum("count")::float8 AS "n"
+      FROM "IdempotencyCounterMinute", "window"
+      WHERE "scope" = ${filter.scope} ${procedure} AND "event" = ANY(${[...CHART_EVENTS]}::text[]) AND "minute" >= "window"."from"
+      GROUP BY 1, 2
+    )
+    SELECT "window"."from", "sums"."event", array_agg("sums"."at") AS "at", array_agg("sums"."n") AS "n"
+    FROM "window" LEFT JOIN "sums" ON true GROUP BY 1, 2`);
+  const from = rows[0]!.from;
   const series = Object.fromEntries(CHART_EVENTS.map((e) => [e, new Array<number>(SERIES_MINUTES).fill(0)])) as Record<ChartEvent, number[]>;
   const totals = Object.fromEntries(CHART_EVENTS.map((e) => [e, 0])) as Record<ChartEvent, number>;
   for (const r of rows) {
-    const i = Math.round((r.minute.getTime() - from.getTime()) / 60_000);
-    if (i < 0 || i >= SERIES_MINUTES) continue;
-    series[r.event][i] = (series[r.event][i] ?? 0) + r.n;
-    totals[r.event] += r.n;
+    if (!r.event || !isChartEvent(r.event) || !r.at || !r.n) continue;
+    for (const [k, i] of r.at.entries()) {
+      const n = r.n[k] ?? 0;
+      if (i < 0 || i >= SERIES_MINUTES) continue;
+      series[r.event][i] = (series[r.event][i] ?? 0) + n;
+      totals[r.event] += n;
+    }
   }
   return { from: from.toISOString(), minutes: SERIES_MINUTES, series, totals };
 }

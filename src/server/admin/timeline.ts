@@ -39,6 +39,9 @@ interface RemovedRow {
   responseStatus?: number | null;
 }
 
+/** A time from an audit entry's details as ISO in UTC (the database writes "+00:00", JS "Z"). */
+const isoOf = (value: string | null | undefined): string | null => (value ? new Date(value).toISOString() : null);
+
 const minutes = (ms: number) => (Math.abs(ms) < 60_000 ? `${Math.round(Math.abs(ms) / 1000)} s` : `${Math.round(Math.abs(ms) / 60_000)} min`);
 
 function outcome(rowId: string, status: string | undefined, at: string | null | undefined, responseStatus: number | null | undefined): TimelineEvent[] {
@@ -72,9 +75,9 @@ function auditEvents(a: AuditForTimeline): TimelineEvent[] {
   const before = (a.details ?? {}) as RemovedRow;
   const kind: TimelineKind = a.action === "key.bust" ? "busted" : a.action === "key.release" ? "released" : "removed";
   return [
-    ...(before.createdAt ? [{ at: before.createdAt, kind: "reserved" as const, rowId: a.targetId, text: "reserved" }] : []),
+    ...(before.createdAt ? [{ at: isoOf(before.createdAt), kind: "reserved" as const, rowId: a.targetId, text: "reserved" }] : []),
     ...attempts(a.targetId, before.attempts, null),
-    ...outcome(a.targetId, before.status, before.completedAt, before.responseStatus),
+    ...outcome(a.targetId, before.status, isoOf(before.completedAt), before.responseStatus),
     { at: a.createdAt.toISOString(), kind, rowId: a.targetId, text: `${kind} by ${a.actor}`, actor: a.actor, reason: a.reason },
   ];
 }

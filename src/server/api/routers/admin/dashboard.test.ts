@@ -117,6 +117,11 @@ describe("admin.keys.releaseStuck: the stuck leases a filter selects", () => {
     expect(audit).toHaveLength(505);
     expect(new Set(audit.map((a) => a.targetKey)).size).toBe(505);
     expect(audit.every((a) => a.reason === "instance b7 died" && a.actor === "admin@example.com")).toBe(true);
+    const one = audit.find((a) => a.targetKey === "dead-7")!;
+    expect(one.details).toMatchObject({ tenant: "bulk", key: "dead-7", procedure: "checkout.placeOrder", status: "PROCESSING", leaseState: "expired", attempts: 1 });
+    // The key's timeline reads the bulk entry like a single release.
+    const { timeline } = await query("admin.keys.byId", { id: one.targetId });
+    expect(timeline.map((e: { kind: string }) => e.kind)).toEqual(["reserved", "released"]);
   });
 
   it("is idempotent itself: the same admin key replays the first batch's answer and releases nothing more", async () => {
@@ -196,7 +201,7 @@ describe("admin.keys.byId: the timeline", () => {
 });
 
 describe("admin.counters.series", () => {
-  it("counts per minute for the last 24 h, zeros where nothing was counted, per tenant and procedure", async () => {
+  it("counts per minute for the last 24 h, zeros where nothing was counted, per tenant and one or every procedure", async () => {
     const now = (await t.db.$queryRaw<{ m: Date }[]>`SELECT date_trunc('minute', now()) AS m`)[0]!.m;
     const at = (minutesAgo: number) => new Date(now.getTime() - minutesAgo * 60_000);
     await t.db.idempotencyCounterMinute.createMany({
@@ -217,7 +222,9 @@ describe("admin.counters.series", () => {
     expect(s.series.conflicts[1429]).toBe(1);
     expect(s.totals).toEqual({ executed: 7, replayed: 0, conflicts: 1, mismatches: 0, store_errors: 0 });
     expect(new Date(s.from).getTime()).toBe(at(1439).getTime());
-    const all = await query("admin.counters.series", {});
-    expect(all.totals).toMatchObject({ executed: 14, store_errors: 4 });
+    const tenant = await query("admin.counters.series", { tenant: "series" });
+    expect(tenant.totals).toMatchObject({ executed: 14, store_errors: 0 });
+    expect(tenant.series.executed[1439]).toBe(12);
+    expect((await callTrpc(t.db, { path: "admin.counters.series", input: {}, token: TOKENS.admin, method: "GET" })).status).toBe(400);
   });
 });

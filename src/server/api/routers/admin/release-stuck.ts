@@ -6,47 +6,16 @@
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import { engineFor } from "@/server/engine";
 import { CounterEvent } from "@/server/idempotency/constants";
-import { BULK_RELEASE_BATCH, countStuck, releaseStuckBatch, type ReleasedKey } from "@/server/admin/bulk-release";
+import { BULK_RELEASE_BATCH, countStuck, releaseStuckBatch } from "@/server/admin/bulk-release";
 import { releaseStuckInput, stuckCountInput, type ReleaseStuckResult } from "./keys.types";
 import { KEY_TARGET } from "./view";
 
 const SAMPLE = 10;
 
-function auditDetails(k: ReleasedKey, batchSize: number) {
-  return JSON.parse(
-    JSON.stringify({
-      tenant: k.scope,
-      key: k.key,
-      procedure: k.procedure,
-      status: "PROCESSING",
-      leaseState: "expired",
-      fingerprint: k.fingerprint,
-      attempts: k.attempts,
-      createdAt: k.createdAt,
-      leaseExpiresAt: k.leaseExpiresAt,
-      expiresAt: k.expiresAt,
-      bulk: { batchSize },
-    }),
-  );
-}
-
 export const releaseStuckProcedure = adminIdempotentProcedure(releaseStuckInput).mutation(async ({ ctx, input }): Promise<ReleaseStuckResult> => {
   const filters = { scope: input.tenant, procedurePrefix: input.procedure };
-  const released = await releaseStuckBatch(ctx.tx, filters, BULK_RELEASE_BATCH);
-  if (released.length > 0) {
-    await ctx.tx.auditEntry.createMany({
-      data: released.map((k) => ({
-        actor: ctx.principal.email,
-        action: "key.release",
-        targetType: KEY_TARGET,
-        targetId: k.id,
-        targetScope: k.scope,
-        targetKey: k.key,
-        reason: input.reason,
-        details: auditDetails(k, released.length),
-      })),
-    });
-  }
+  const released = await releaseStuckBatch(ctx.tx, filters, BULK_RELEASE_BATCH, { actor: ctx.principal.email, reason: input.reason, targetType: KEY_TARGET });
+  // Counted before the commit, as a single release is: the audit log is the exact record.
   const counters = engineFor(ctx.db).counters;
   for (const k of released) counters.increment(k.scope, k.procedure, CounterEvent.RELEASED);
   return {
