@@ -6,6 +6,7 @@ import type pg from "pg";
 import { Prisma } from "../src/generated/prisma/client";
 import { keyListQuery } from "../src/server/admin/keys-query";
 import { keySearchQuery } from "../src/server/admin/key-search";
+import { counterSeriesQuery } from "../src/server/admin/counter-series";
 
 export interface ViewBenchContext {
   client: pg.Client;
@@ -58,8 +59,8 @@ async function cases(client: pg.Client): Promise<ViewCase[]> {
     { name: "audit by action", path: "admin.audit.list", input: { action: "key.release" } },
     { name: "audit by key", path: "admin.audit.list", input: { key: auditKey } },
     { name: "audit by actor + action", path: "admin.audit.list", input: { actor: "oncall@example.com", action: "key.release" } },
-    { name: "chart, one tenant + procedure", path: "admin.counters.series", input: { tenant: "acme", procedure: "checkout.placeOrder" } },
-    { name: "chart, one tenant, every procedure", path: "admin.counters.series", input: { tenant: "acme" } },
+    { name: "chart, one tenant + procedure", path: "admin.counters.series", input: { tenant: "acme", procedure: "checkout.placeOrder" }, sql: counterSeriesQuery({ scope: "acme", procedure: "checkout.placeOrder" }) },
+    { name: "chart, one tenant, every procedure", path: "admin.counters.series", input: { tenant: "acme" }, sql: counterSeriesQuery({ scope: "acme" }) },
     { name: "stats (every counter, gauges)", path: "admin.stats", input: {} },
   ];
 }

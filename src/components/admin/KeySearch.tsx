@@ -3,7 +3,7 @@
 // start, across tenants or within one. The same lookup works by URL: /admin/keys/<value>.
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { useQuery } from "@tanstack/react-query";
+import { skipToken, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { formatTime, LeaseBadge, QueryState, StatusBadge } from "./ui";
 
@@ -12,7 +12,7 @@ export function KeySearch() {
   const [q, setQ] = useState("");
   const [tenant, setTenant] = useState("");
   const [asked, setAsked] = useState<{ q: string; tenant?: string } | null>(null);
-  const found = useQuery({ ...trpc.admin.keys.search.queryOptions({ ...asked!, limit: 50 }), enabled: !!asked });
+  const found = useQuery(trpc.admin.keys.search.queryOptions(asked ? { ...asked, limit: 50 } : skipToken));
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
