@@ -2,7 +2,7 @@
 // per tenant and procedure. Minute rows go straight into IdempotencyCounterMinute (as the engine's
 // flush writes them); the chart's totals are checked against the API.
 import { expect, signIn, test } from "./fixtures";
-import { unique, withDb } from "./admin-db";
+import { insertCompletedKey, unique, withDb } from "./admin-db";
 
 test.describe("admin: counters over time", () => {
   test("charts one tenant and procedure per minute for 24 h, and the table shows every counter", async ({ page, request, adminApi }) => {
@@ -43,7 +43,10 @@ test.describe("admin: counters over time", () => {
     expect(api.series.executed!.at(-31)).toBe(9);
   });
 
-  test("the dashboard fits a 390 px phone: nothing clipped, wide tables scroll inside themselves", async ({ page }) => {
+  test("the dashboard fits a 390 px phone: nothing clipped, wide tables scroll inside themselves", async ({ page, request }) => {
+    // The longest key a client may send (255 characters, no space to wrap at), on its own page too.
+    const longKey = `long-${"x".repeat(250)}`;
+    await withDb(request, (c) => insertCompletedKey(c, { scope: "globex", key: longKey }));
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(page, "admin", "/admin");
     await expect(page.getByRole("table", { name: "Counters per tenant and procedure" })).toBeVisible();
@@ -55,9 +58,10 @@ test.describe("admin: counters over time", () => {
     const counters = page.getByRole("table", { name: "Counters per tenant and procedure" });
     // The table scrolls sideways inside itself rather than widening the page.
     expect(await counters.evaluate((t) => t.scrollWidth > t.clientWidth && getComputedStyle(t).overflowX === "auto")).toBe(true);
-    for (const path of ["/admin/audit", "/admin/outbox"]) {
+    for (const path of ["/admin/audit", "/admin/outbox", `/admin/keys/${longKey}`]) {
       await page.goto(path);
       await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+      if (path.startsWith("/admin/keys/")) await expect(page.getByLabel("Key detail")).toContainText(longKey);
       expect(await widths()).toEqual({ content: 390, view: 390 });
     }
   });

@@ -22,7 +22,7 @@ export function KeyDetail({ id }: { id: string }) {
           <Link href={`/admin/audit?key=${encodeURIComponent(k?.key ?? goneKeyName(detail.data?.audit) ?? "")}`}>This key in the audit log</Link>
         )}
       </p>
-      <h1>Key <span className="mono">{k?.key ?? goneKeyName(detail.data?.audit) ?? id}</span></h1>
+      <h1>Key <span className="mono" style={{ wordBreak: "break-all" }}>{k?.key ?? goneKeyName(detail.data?.audit) ?? id}</span></h1>
       <QueryState isPending={detail.isPending} error={detail.error}>
         {detail.data && !k && (
           <div className="alert warn" role="status">This key no longer exists (busted, released or reaped): its audit trail is below.</div>
@@ -33,7 +33,7 @@ export function KeyDetail({ id }: { id: string }) {
               <dt>Status</dt><dd><StatusBadge status={k.status} /></dd>
               <dt>Tenant</dt><dd>{k.tenant}</dd>
               <dt>Procedure</dt><dd className="mono">{k.procedure}</dd>
-              <dt>Idempotency key</dt><dd className="mono">{k.key}</dd>
+              <dt>Idempotency key</dt><dd className="mono" style={{ wordBreak: "break-all" }}>{k.key}</dd>
               <dt>Fingerprint</dt><dd className="mono" style={{ wordBreak: "break-all" }}>{k.fingerprint}</dd>
               <dt>Attempts</dt><dd>{k.attempts}</dd>
               <dt>Lease</dt>
@@ -41,7 +41,7 @@ export function KeyDetail({ id }: { id: string }) {
                 <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
                 {k.leaseExpiresAt && <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>}
               </dd>
-              <dt>Lease token</dt><dd className="mono">{k.leaseToken ?? "–"}</dd>
+              <dt>Lease token</dt><dd className="mono" style={{ wordBreak: "break-all" }}>{k.leaseToken ?? "–"}</dd>
               <dt>Created</dt><dd>{formatTime(k.createdAt)}</dd>
               <dt>Updated</dt><dd>{formatTime(k.updatedAt)}</dd>
               <dt>Completed</dt><dd>{formatTime(k.completedAt)}</dd>
