@@ -46,10 +46,15 @@ test.describe("admin: counters over time", () => {
   test("the dashboard fits a 390 px phone: nothing clipped, wide tables scroll inside themselves", async ({ page, request }) => {
     // The longest key a client may send (255 characters, no space to wrap at), on its own page too.
     const longKey = `long-${"x".repeat(250)}`;
-    await withDb(request, (c) => insertCompletedKey(c, { scope: "globex", key: longKey }));
+    await withDb(request, async (c) => {
+      await insertCompletedKey(c, { scope: "globex", key: longKey });
+      // A counted procedure with a long name, so the counters table and the chart are on the page.
+      await c.query(`INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count") VALUES ($1, 'payments.reconcileAfterProviderOutage', 'executed', 1)`, [`phone${unique()}`]);
+    });
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(page, "admin", "/admin");
     await expect(page.getByRole("table", { name: "Counters per tenant and procedure" })).toBeVisible();
+    await expect(page.getByRole("img", { name: /Counts per minute/ })).toBeVisible();
     await page.getByLabel("Stuck leases only").check();
     await expect(page.getByRole("region", { name: "Release stuck leases in bulk" })).toBeVisible();
     // The dashboard's own content (the site's top bar is the shop's, outside <main>) stays within 390 px.

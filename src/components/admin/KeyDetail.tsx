@@ -10,6 +10,9 @@ import { useAdminAction } from "./useAdminAction";
 import { AuditTable } from "./AuditPanel";
 import { KeyTimeline } from "./KeyTimeline";
 
+/** Facts wrap inside a 390 px screen: no default indent, and a long name breaks where it must. */
+const DD = { margin: 0, overflowWrap: "anywhere" } as const;
+
 export function KeyDetail({ id }: { id: string }) {
   const trpc = useTRPC();
   const detail = useQuery({ ...trpc.admin.keys.byId.queryOptions({ id }), refetchInterval: REFRESH_MS, retry: false });
@@ -29,25 +32,25 @@ export function KeyDetail({ id }: { id: string }) {
         )}
         {k && (
           <section className="card" aria-label="Key detail">
-            <dl style={{ display: "grid", gridTemplateColumns: "max-content 1fr", gap: "0.3rem 1rem", margin: 0 }}>
-              <dt>Status</dt><dd><StatusBadge status={k.status} /></dd>
-              <dt>Tenant</dt><dd>{k.tenant}</dd>
-              <dt>Procedure</dt><dd className="mono">{k.procedure}</dd>
-              <dt>Idempotency key</dt><dd className="mono" style={{ wordBreak: "break-all" }}>{k.key}</dd>
-              <dt>Fingerprint</dt><dd className="mono" style={{ wordBreak: "break-all" }}>{k.fingerprint}</dd>
-              <dt>Attempts</dt><dd>{k.attempts}</dd>
+            <dl className="key-facts" style={{ display: "grid", gridTemplateColumns: "max-content minmax(0, 1fr)", gap: "0.3rem 1rem", margin: 0 }}>
+              <dt>Status</dt><dd style={DD}><StatusBadge status={k.status} /></dd>
+              <dt>Tenant</dt><dd style={DD}>{k.tenant}</dd>
+              <dt>Procedure</dt><dd className="mono" style={DD}>{k.procedure}</dd>
+              <dt>Idempotency key</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.key}</dd>
+              <dt>Fingerprint</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.fingerprint}</dd>
+              <dt>Attempts</dt><dd style={DD}>{k.attempts}</dd>
               <dt>Lease</dt>
-              <dd>
+              <dd style={DD}>
                 <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
                 {k.leaseExpiresAt && <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>}
               </dd>
-              <dt>Lease token</dt><dd className="mono" style={{ wordBreak: "break-all" }}>{k.leaseToken ?? "–"}</dd>
-              <dt>Created</dt><dd>{formatTime(k.createdAt)}</dd>
-              <dt>Updated</dt><dd>{formatTime(k.updatedAt)}</dd>
-              <dt>Completed</dt><dd>{formatTime(k.completedAt)}</dd>
-              <dt>Expires</dt><dd>{formatTime(k.expiresAt)}</dd>
-              <dt>Stored status</dt><dd>{k.responseStatus ?? "–"}</dd>
-              <dt>Stored headers</dt><dd className="mono">{k.responseHeaders ? JSON.stringify(k.responseHeaders) : "–"}</dd>
+              <dt>Lease token</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.leaseToken ?? "–"}</dd>
+              <dt>Created</dt><dd style={DD}>{formatTime(k.createdAt)}</dd>
+              <dt>Updated</dt><dd style={DD}>{formatTime(k.updatedAt)}</dd>
+              <dt>Completed</dt><dd style={DD}>{formatTime(k.completedAt)}</dd>
+              <dt>Expires</dt><dd style={DD}>{formatTime(k.expiresAt)}</dd>
+              <dt>Stored status</dt><dd style={DD}>{k.responseStatus ?? "–"}</dd>
+              <dt>Stored headers</dt><dd className="mono" style={DD}>{k.responseHeaders ? JSON.stringify(k.responseHeaders) : "–"}</dd>
             </dl>
             <h2 style={{ fontSize: "1rem" }}>Stored body</h2>
             <pre className="mono" aria-label="Stored body" style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}>
