@@ -3,7 +3,9 @@
 //   - the full request through the real tRPC HTTP handler in-process (auth, zod, query, JSON),
 //     timed over repeated runs (median, p95, max);
 //   - EXPLAIN (ANALYZE, BUFFERS) of the page query, naming the index that serves it.
-// Prints a Markdown table. A measurement to cite, not a test: nothing here asserts a time.
+// Then the incident dashboard's views (bench/admin-views.ts) over the same keys, with 216 000
+// counter minutes and 20 000 audit entries seeded beside them, and the bulk release of every stuck
+// key. Prints Markdown tables. A measurement to cite, not a test: nothing here asserts a time.
 import pg from "pg";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "../src/server/api/root";
@@ -11,8 +13,12 @@ import { createContextFor } from "../src/server/api/context";
 import { createDb } from "../src/server/db/client";
 import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
 import { setupDatabase } from "../src/server/db/setup";
-import { keyListQuery, type KeyListFilters } from "../src/server/api/routers/admin/key-queries";
+import { randomUUID } from "node:crypto";
+import type { Prisma } from "../src/generated/prisma/client";
+import { keyListQuery, type KeyListFilters } from "../src/server/admin/keys-query";
 import { seedKeys } from "../scripts/seed-keys";
+import { seedAudit, seedCounterMinutes } from "../scripts/seed-dashboard";
+import { benchBulkRelease, benchDashboardViews } from "./admin-views";
 
 const COUNT = Number(process.env.SEED_KEYS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -33,7 +39,8 @@ const db = createDb(url);
 try {
   const seeded = await seedKeys(client, COUNT);
   const total = (await client.query(`SELECT count(*)::int AS n FROM "IdempotencyKey"`)).rows[0].n as number;
-  console.log(`seeded ${seeded.inserted} keys in ${Math.round(seeded.ms)} ms; the table holds ${total}\n`);
+  console.log(`seeded ${seeded.inserted} keys in ${Math.round(seeded.ms)} ms; the table holds ${total}`);
+  console.log(`seeded ${await seedCounterMinutes(client)} counter minutes and ${await seedAudit(client)} audit entries\n`);
 
   // A cursor deep in the table: the 90 000th newest key.
   const deep = (await client.query(`SELECT "createdAt", "id"::text AS id FROM "IdempotencyKey" ORDER BY "createdAt" DESC, "id" DESC OFFSET $1 LIMIT 1`, [Math.floor(total * 0.9)])).rows[0] as { createdAt: Date; id: string };
@@ -48,14 +55,15 @@ try {
     { name: "tenant = acme (20 %)", input: { tenant: "acme" }, filters: { scope: "acme" } },
     { name: "tenant = acme, page at 90 %", input: { tenant: "acme", cursor: deepCursor }, filters: { scope: "acme" }, cursor: deep },
     { name: "tenant = nobody (0 rows)", input: { tenant: "nobody" }, filters: { scope: "nobody" } },
-    { name: "procedure = admin.keys.bust (1 %)", input: { procedure: "admin.keys.bust" }, filters: { procedure: "admin.keys.bust" } },
+    { name: "procedure = admin.keys.bust (1 %)", input: { procedure: "admin.keys.bust" }, filters: { procedurePrefix: "admin.keys.bust" } },
     { name: "stuck (1.5 %)", input: { stuck: true }, filters: { stuck: true } },
     { name: "tenant = acme + status = FAILED", input: { tenant: "acme", status: "FAILED" }, filters: { scope: "acme", status: "FAILED" } },
   ];
 
-  const call = async (path: string, input?: unknown) => {
-    const q = input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-    const req = new Request(`http://localhost/api/trpc/${path}${q}`, { headers: { authorization: "Bearer admin_demo_token" } });
+  const call = async (path: string, input?: unknown, post = false) => {
+    const q = input === undefined || post ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`;
+    const headers = { authorization: "Bearer admin_demo_token", ...(post ? { "content-type": "application/json", "idempotency-key": randomUUID() } : {}) };
+    const req = new Request(`http://localhost/api/trpc/${path}${q}`, post ? { method: "POST", headers, body: JSON.stringify(input) } : { headers });
     const res = await fetchRequestHandler({
       endpoint: "/api/trpc",
       req,
@@ -79,21 +87,25 @@ try {
     return { median: at(0.5), p95: at(0.95), max: ms[ms.length - 1]! };
   };
 
-  const rows: string[] = [];
-  for (const c of cases) {
-    const sample = await call("admin.keys.list", { ...c.input, limit: LIMIT });
-    const t = await time(() => call("admin.keys.list", { ...c.input, limit: LIMIT }));
-    const sql = keyListQuery(c.filters, c.cursor ?? null, LIMIT + 1);
-    const plan = (await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, sql.values)).rows[0]["QUERY PLAN"][0];
+  const plan = async (sql: Prisma.Sql) => {
+    const p = (await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, sql.values)).rows[0]["QUERY PLAN"][0];
     const indexes = new Set<string>();
     const walk = (node: { "Index Name"?: string; "Node Type": string; Plans?: unknown[] }) => {
       if (node["Index Name"]) indexes.add(`${node["Node Type"]} ${node["Index Name"]}`);
       else if (node["Node Type"] === "Seq Scan") indexes.add("Seq Scan");
       for (const child of (node.Plans ?? []) as (typeof node)[]) walk(child);
     };
-    walk(plan.Plan);
+    walk(p.Plan);
+    return { ms: p["Execution Time"] as number, nodes: [...indexes].join(", ") };
+  };
+
+  const rows: string[] = [];
+  for (const c of cases) {
+    const sample = await call("admin.keys.list", { ...c.input, limit: LIMIT });
+    const t = await time(() => call("admin.keys.list", { ...c.input, limit: LIMIT }));
+    const p = await plan(keyListQuery(c.filters, c.cursor ?? null, LIMIT + 1));
     rows.push(
-      `| ${c.name} | ${sample.items?.length ?? 0} | ${t.median.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.max.toFixed(1)} | ${plan["Execution Time"].toFixed(2)} | ${[...indexes].join(", ")} |`,
+      `| ${c.name} | ${sample.items?.length ?? 0} | ${t.median.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.max.toFixed(1)} | ${p.ms.toFixed(2)} | ${p.nodes} |`,
     );
   }
   const stats = await time(() => call("admin.stats"));
@@ -103,6 +115,11 @@ try {
   console.log("|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);
   console.log(`\nadmin.stats (counts by status, stuck, outbox, counters): median ${stats.median.toFixed(1)} ms, p95 ${stats.p95.toFixed(1)} ms, max ${stats.max.toFixed(1)} ms`);
+
+  const views = { client, call: (path: string, input?: unknown) => call(path, input), mutate: (path: string, input: unknown) => call(path, input, true), time, plan };
+  console.log(`\nThe incident dashboard's views over the same ${total} keys (ms; HTTP = the tRPC handler in-process, ${RUNS} runs each)\n`);
+  for (const line of await benchDashboardViews(views)) console.log(line);
+  console.log(`\n${await benchBulkRelease(views)}`);
 } finally {
   await db.$disconnect();
   await client.end();

@@ -41,7 +41,7 @@ test.describe("admin dashboard", () => {
   test("the admin sees a key appear after a checkout", async ({ page, globexApi: api }) => {
     await signIn(page, "admin", "/admin");
     await expect(page.getByRole("heading", { name: "Idempotency keys" })).toBeVisible();
-    await page.getByRole("textbox", { name: "Tenant" }).fill("globex");
+    await page.getByRole("textbox", { name: "Tenant", exact: true }).fill("globex");
     const key = `e2e-appear-${randomUUID()}`;
     await expect(page.getByRole("link", { name: key, exact: true })).toHaveCount(0);
 
@@ -64,7 +64,7 @@ test.describe("admin dashboard", () => {
     const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: key, exact: true }) });
     await expect(row).toBeVisible({ timeout: 7_000 });
     await expect(row).toContainText("PROCESSING");
-    await expect(row).toContainText("expired (stuck)");
+    await expect(row).toContainText(/expired \d+ s ago \(stuck\)/);
     // The stuck filter shows only PROCESSING keys with an expired lease.
     await expect(page.getByRole("table", { name: "Idempotency keys" }).getByText("COMPLETED", { exact: true })).toHaveCount(0);
 
@@ -85,7 +85,7 @@ test.describe("admin dashboard", () => {
     expect(replay.body.result!.data.order.id).toBe(firstOrder);
 
     await signIn(page, "admin", "/admin");
-    await page.getByRole("textbox", { name: "Tenant" }).fill("globex");
+    await page.getByRole("textbox", { name: "Tenant", exact: true }).fill("globex");
     await page.getByRole("link", { name: key, exact: true }).click();
     await expect(page.getByRole("heading", { name: `Key ${key}` })).toBeVisible();
     await expect(page.getByLabel("Stored body")).toContainText(firstOrder);
@@ -197,7 +197,7 @@ test.describe("admin dashboard", () => {
     await expect(anonymousApi.query("admin.stats")).rejects.toMatchObject({ status: 401 });
   });
 
-  test("GET /api/metrics: Prometheus text for the admin bearer only", async ({ request }) => {
+  test("GET /api/metrics: Prometheus text for the admin, by bearer or by the operator's session cookie", async ({ page, request }) => {
     expect((await request.get(`${BASE_URL}/api/metrics`)).status()).toBe(401);
     expect((await request.get(`${BASE_URL}/api/metrics`, { headers: { authorization: "Bearer acme_demo_token" } })).status()).toBe(403);
     const res = await request.get(`${BASE_URL}/api/metrics`, { headers: { authorization: "Bearer admin_demo_token" } });
@@ -206,5 +206,13 @@ test.describe("admin dashboard", () => {
     expect(body).toContain("# TYPE once_idempotency_events_total counter");
     expect(body).toMatch(/once_idempotency_events_total\{tenant="globex",procedure="checkout\.placeOrder",event="executed"\} [1-9]/);
     expect(body).toMatch(/^once_idempotency_stuck_leases \d+$/m);
+
+    // The operator's browser: the session cookie is enough; a shopper's cookie is not.
+    await signIn(page, "admin", "/admin");
+    const operator = await page.request.get(`${BASE_URL}/api/metrics`);
+    expect(operator.status()).toBe(200);
+    expect(await operator.text()).toContain("# TYPE once_idempotency_events_total counter");
+    await signIn(page, "globex");
+    expect((await page.request.get(`${BASE_URL}/api/metrics`)).status()).toBe(403);
   });
 });

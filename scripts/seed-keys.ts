@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
-import { requireDatabase, runTool } from "./lib/database";
+import { resolveDatabaseUrl } from "../src/server/db/url";
 
 export const SEED_TENANTS = ["acme", "globex", "initech", "umbrella", "hooli"] as const;
 /** checkout.placeOrder 90 %, orders.cancel 9 %, admin.keys.bust 1 % (a rare procedure). */
@@ -52,21 +52,21 @@ export async function seedKeys(client: pg.Client | pg.Pool, count = 100_000): Pr
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const url = await requireDatabase();
+  const url = resolveDatabaseUrl();
   const count = Number(process.argv[2] ?? 100_000);
   if (!Number.isInteger(count) || count < 1) {
     console.error(`count must be a positive integer, got ${process.argv[2]}`);
     process.exit(2);
   }
-  await runTool(async () => {
-    const client = new pg.Client({ connectionString: url });
-    client.on("error", () => {}); // a connection lost mid-run surfaces on the query, below
-    await client.connect();
-    try {
-      const { inserted, ms } = await seedKeys(client, count);
-      console.log(`[seed-keys] inserted ${inserted} idempotency keys in ${Math.round(ms)} ms`);
-    } finally {
-      await client.end().catch(() => {});
-    }
-  });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { inserted, ms } = await seedKeys(client, count);
+    console.log(`[seed-keys] inserted ${inserted} idempotency keys in ${Math.round(ms)} ms`);
+    // The dashboard's history too: counters per minute for its chart, an audit log for its filters.
+    const { seedAudit, seedCounterMinutes } = await import("./seed-dashboard");
+    console.log(`[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client)} audit entries`);
+  } finally {
+    await client.end();
+  }
 }

@@ -6,6 +6,7 @@ import { callTrpc, TOKENS } from "@/test/http";
 import { engineFor } from "./engine";
 import { handleMetricsRequest } from "./metrics";
 import { insertKey, insertOutbox } from "./api/routers/admin/test-factory";
+import { createSessionValue, SESSION_COOKIE } from "./auth/session";
 
 const t = useTestDatabase();
 
@@ -13,12 +14,30 @@ const scrape = (authorization?: string, extra: Record<string, string> = {}) =>
   handleMetricsRequest(t.db, new Request("http://localhost/api/metrics", { headers: { ...(authorization ? { authorization } : {}), ...extra } }));
 
 describe("GET /api/metrics auth", () => {
-  it("is 401 without a token, with a bad token, and with only a session cookie", async () => {
+  const sessionOf = async (email: string) => {
+    const user = await t.db.user.findUniqueOrThrow({ where: { email } });
+    return `${SESSION_COOKIE}=${createSessionValue(user.id)}`;
+  };
+
+  it("is 401 without a token, with a bad token, and with a forged or unsigned session cookie", async () => {
     expect((await scrape()).status).toBe(401);
     expect((await scrape("Bearer not_a_token")).status).toBe(401);
     expect((await scrape("Basic YWRtaW46YWRtaW4=")).status).toBe(401);
-    expect((await scrape(undefined, { cookie: "once_session=whatever" })).status).toBe(401);
+    expect((await scrape(undefined, { cookie: `${SESSION_COOKIE}=whatever` })).status).toBe(401);
+    // The operator's user id with a made-up signature: the cookie is checked, not trusted.
+    const admin = await t.db.user.findUniqueOrThrow({ where: { email: "admin@example.com" } });
+    const forged = `${SESSION_COOKIE}=${admin.id}.${Math.floor(Date.now() / 1000) + 3600}.${"A".repeat(43)}`;
+    expect((await scrape(undefined, { cookie: forged })).status).toBe(401);
     expect((await scrape()).headers.get("www-authenticate")).toMatch(/^Bearer/);
+  });
+
+  it("is 200 with the operator's session cookie (the dashboard's browser), 403 with a tenant's", async () => {
+    const operator = await scrape(undefined, { cookie: await sessionOf("admin@example.com") });
+    expect(operator.status).toBe(200);
+    expect(await operator.text()).toContain("# TYPE once_idempotency_events_total counter");
+    const tenant = await scrape(undefined, { cookie: await sessionOf("acme@example.com") });
+    expect(tenant.status).toBe(403);
+    expect(await tenant.text()).not.toMatch(/once_/);
   });
 
   it("is 403 for a tenant token", async () => {

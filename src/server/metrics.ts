@@ -1,4 +1,4 @@
-// GET /api/metrics: Prometheus text for the admin (bearer token only). The counters come from the
+// GET /api/metrics: Prometheus text for the admin (bearer token, or the operator's session cookie). The counters come from the
 // IdempotencyCounter table, so one scrape of any instance shows the whole cluster's counts; the
 // gauges are live counts. Everything is read by collectors at scrape time: one set of queries per
 // scrape, shared by every metric.
@@ -95,9 +95,14 @@ function metricsFor(db: Db): MetricsRegistry {
 const text = (status: number, body: string, headers: Record<string, string> = {}) =>
   new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
 
-/** Admin bearer only: 401 without or with a bad token (a session cookie does not count), 403 for a tenant. */
+/**
+ * The admin, by bearer token (Prometheus) or by the operator's session cookie (the dashboard's
+ * browser): 401 with neither or with a bad one, 403 for a tenant. A cookie-authenticated GET is safe
+ * to allow: it changes nothing, and another site cannot read the answer (no CORS headers).
+ */
 export async function handleMetricsRequest(db: Db, req: Request): Promise<Response> {
-  if (!/^Bearer\s+\S+$/i.test(req.headers.get("authorization") ?? "")) {
+  const authorization = req.headers.get("authorization");
+  if (authorization !== null && !/^Bearer\s+\S+$/i.test(authorization)) {
     return text(401, "Send Authorization: Bearer <admin token>\n", { "www-authenticate": 'Bearer realm="metrics"' });
   }
   let principal;
@@ -107,7 +112,12 @@ export async function handleMetricsRequest(db: Db, req: Request): Promise<Respon
     logger.warn({ error }, "metrics: database unreachable");
     return text(503, "The database cannot be reached\n", { "retry-after": "1" });
   }
-  if (!principal) return text(401, "Unknown token\n", { "www-authenticate": 'Bearer realm="metrics", error="invalid_token"' });
+  if (!principal) {
+    const error = authorization ? ', error="invalid_token"' : "";
+    return text(401, authorization ? "Unknown token\n" : "Sign in as the operator, or send Authorization: Bearer <admin token>\n", {
+      "www-authenticate": `Bearer realm="metrics"${error}`,
+    });
+  }
   if (principal.role !== "ADMIN") return text(403, "Admins only\n");
   const m = metricsFor(db);
   try {

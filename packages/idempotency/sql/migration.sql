@@ -41,3 +41,14 @@ CREATE TABLE "IdempotencyCounter" (
     "updatedAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "IdempotencyCounter_pkey" PRIMARY KEY ("scope", "procedure", "event")
 );
+
+-- The same counters per minute, for charts of the last 24 h (older minutes are trimmed by a job).
+CREATE TABLE "IdempotencyCounterMinute" (
+    "scope" TEXT NOT NULL,
+    "procedure" TEXT NOT NULL,
+    "event" TEXT NOT NULL,
+    "minute" TIMESTAMPTZ(3) NOT NULL,
+    "count" BIGINT NOT NULL,
+    CONSTRAINT "IdempotencyCounterMinute_pkey" PRIMARY KEY ("scope", "procedure", "event", "minute")
+);
+CREATE INDEX "IdempotencyCounterMinute_minute_idx" ON "IdempotencyCounterMinute"("minute");

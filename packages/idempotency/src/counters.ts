@@ -12,13 +12,31 @@ export interface CounterDelta {
   count: number;
 }
 
-/** One statement for any number of deltas: arrays unnested into rows. */
+/**
+ * One statement for any number of deltas (arrays unnested into rows), added to the running totals
+ * and to the current minute (the database's clock), which dashboards chart over the last 24 h.
+ */
 const FLUSH = `
-  INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count", "updatedAt")
-  SELECT "scope", "procedure", "event", "count", now()
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS d("scope", "procedure", "event", "count")
-  ON CONFLICT ("scope", "procedure", "event")
-  DO UPDATE SET "count" = "IdempotencyCounter"."count" + EXCLUDED."count", "updatedAt" = now()`;
+  WITH "d" AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS d("scope", "procedure", "event", "count")
+  ), "totals" AS (
+    INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count", "updatedAt")
+    SELECT "scope", "procedure", "event", "count", now() FROM "d"
+    ON CONFLICT ("scope", "procedure", "event")
+    DO UPDATE SET "count" = "IdempotencyCounter"."count" + EXCLUDED."count", "updatedAt" = now()
+  )
+  INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
+  SELECT "scope", "procedure", "event", date_trunc('minute', now()), "count" FROM "d"
+  ON CONFLICT ("scope", "procedure", "event", "minute")
+  DO UPDATE SET "count" = "IdempotencyCounterMinute"."count" + EXCLUDED."count"`;
+
+/** Minutes are kept a day: what a chart of the last 24 h needs. */
+export const COUNTER_MINUTES_KEPT_HOURS = 24;
+
+/** Deletes counter minutes older than a day (by the index on "minute"). */
+export async function trimCounterMinutes(run: SqlRunner): Promise<number> {
+  return run.execute(`DELETE FROM "IdempotencyCounterMinute" WHERE "minute" < now() - make_interval(hours => $1)`, [COUNTER_MINUTES_KEPT_HOURS]);
+}
 
 export class Counters {
   private pending = new Map<string, number>();

@@ -22,5 +22,5 @@ export type { KeyRecord, PrismaLike, SqlTransaction, StoredResponse, Idempotency
 export { removeKey, KeyRemoval, LeaseState, type RemoveKeyResult, type OperatorKeyRecord } from "./operator.js";
 export { reapExpiredKeys, REAPER_BATCH_SIZE, type ReaperResult } from "./jobs/reaper.js";
 export { sweepStuckKeys, SWEEPER_GRACE_SECONDS, type SweeperResult } from "./jobs/sweeper.js";
-export { Counters, type CounterDelta } from "./counters.js";
+export { Counters, trimCounterMinutes, type CounterDelta } from "./counters.js";
 export { EVICTION_CHANNEL } from "./evictions.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { Counters, runnerOf } from "../src/index";
+import { Counters, runnerOf, trimCounterMinutes } from "../src/index";
 import { useTestDatabase } from "./support/database";
 import { engineFor, wrapperEntry } from "./support/harness";
 
@@ -47,5 +47,21 @@ describe("counters", () => {
     const rows = await t.db.idempotencyCounter.findMany({ where: { scope: "acme", procedure: "effect" } });
     const byEvent = Object.fromEntries(rows.map((r) => [r.event, Number(r.count)]));
     expect(byEvent).toMatchObject({ executed: 1, replayed: 1, mismatches: 1 });
+  });
+
+  it("add each flush to the current minute too, and minutes older than a day are trimmed", async () => {
+    const scope = `m-${randomUUID()}`;
+    const c = new Counters();
+    c.increment(scope, "p", "executed", 2);
+    await c.flush(runnerOf(t.db));
+    c.increment(scope, "p", "executed", 3);
+    await c.flush(runnerOf(t.db));
+    const minutes = await t.db.idempotencyCounterMinute.findMany({ where: { scope } });
+    expect(minutes.map((m) => Number(m.count)).reduce((a, b) => a + b, 0)).toBe(5);
+    await t.db.$executeRaw`INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
+      VALUES (${scope}, 'p', 'executed', now() - interval '25 hours', 9)`;
+    expect(await trimCounterMinutes(runnerOf(t.db))).toBeGreaterThanOrEqual(1);
+    const left = await t.db.idempotencyCounterMinute.findMany({ where: { scope } });
+    expect(left.every((m) => m.minute.getTime() > Date.now() - 24 * 3600_000)).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import { StatsPanel } from "@/components/admin/StatsPanel";
+import { KeySearch } from "@/components/admin/KeySearch";
 import { KeysPanel } from "@/components/admin/KeysPanel";
 
 export default function AdminPage() {
@@ -6,6 +7,7 @@ export default function AdminPage() {
     <>
       <h1>Idempotency keys</h1>
       <StatsPanel />
+      <KeySearch />
       <KeysPanel />
     </>
   );

@@ -8,6 +8,10 @@ import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { errorText, formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge } from "./ui";
 import { useAdminAction } from "./useAdminAction";
 import { AuditTable } from "./AuditPanel";
+import { KeyTimeline } from "./KeyTimeline";
+
+/** Facts wrap inside a 390 px screen: no default indent, and a long name breaks where it must. */
+const DD = { margin: 0, overflowWrap: "anywhere" } as const;
 
 export function KeyDetail({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -15,39 +19,46 @@ export function KeyDetail({ id }: { id: string }) {
   const k = detail.data?.key;
   return (
     <>
-      <p><Link href="/admin">← All keys</Link></p>
-      <h1>Key <span className="mono">{k?.key ?? goneKeyName(detail.data?.audit) ?? id}</span></h1>
+      <p className="row">
+        <Link href="/admin">← All keys</Link>
+        {(k?.key ?? goneKeyName(detail.data?.audit)) && (
+          <Link href={`/admin/audit?key=${encodeURIComponent(k?.key ?? goneKeyName(detail.data?.audit) ?? "")}`}>This key in the audit log</Link>
+        )}
+      </p>
+      <h1>Key <span className="mono" style={{ wordBreak: "break-all" }}>{k?.key ?? goneKeyName(detail.data?.audit) ?? id}</span></h1>
       <QueryState isPending={detail.isPending} error={detail.error}>
         {detail.data && !k && (
           <div className="alert warn" role="status">This key no longer exists (busted, released or reaped): its audit trail is below.</div>
         )}
         {k && (
           <section className="card" aria-label="Key detail">
-            <dl style={{ display: "grid", gridTemplateColumns: "max-content 1fr", gap: "0.3rem 1rem", margin: 0 }}>
-              <dt>Status</dt><dd><StatusBadge status={k.status} /></dd>
-              <dt>Tenant</dt><dd>{k.tenant}</dd>
-              <dt>Procedure</dt><dd className="mono">{k.procedure}</dd>
-              <dt>Idempotency key</dt><dd className="mono">{k.key}</dd>
-              <dt>Fingerprint</dt><dd className="mono" style={{ wordBreak: "break-all" }}>{k.fingerprint}</dd>
-              <dt>Attempts</dt><dd>{k.attempts}</dd>
+            <dl className="key-facts" style={{ display: "grid", gridTemplateColumns: "max-content minmax(0, 1fr)", gap: "0.3rem 1rem", margin: 0 }}>
+              <dt>Status</dt><dd style={DD}><StatusBadge status={k.status} /></dd>
+              <dt>Tenant</dt><dd style={DD}>{k.tenant}</dd>
+              <dt>Procedure</dt><dd className="mono" style={DD}>{k.procedure}</dd>
+              <dt>Idempotency key</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.key}</dd>
+              <dt>Fingerprint</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.fingerprint}</dd>
+              <dt>Attempts</dt><dd style={DD}>{k.attempts}</dd>
               <dt>Lease</dt>
-              <dd>
-                <LeaseBadge state={k.leaseState} /> {k.leaseExpiresAt && <span className="muted">until {formatTime(k.leaseExpiresAt)}</span>}
+              <dd style={DD}>
+                <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
+                {k.leaseExpiresAt && <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>}
               </dd>
-              <dt>Lease token</dt><dd className="mono">{k.leaseToken ?? "–"}</dd>
-              <dt>Created</dt><dd>{formatTime(k.createdAt)}</dd>
-              <dt>Updated</dt><dd>{formatTime(k.updatedAt)}</dd>
-              <dt>Completed</dt><dd>{formatTime(k.completedAt)}</dd>
-              <dt>Expires</dt><dd>{formatTime(k.expiresAt)}</dd>
-              <dt>Stored status</dt><dd>{k.responseStatus ?? "–"}</dd>
-              <dt>Stored content type</dt><dd className="mono">{k.responseContentType ?? "–"}</dd>
+              <dt>Lease token</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.leaseToken ?? "–"}</dd>
+              <dt>Created</dt><dd style={DD}>{formatTime(k.createdAt)}</dd>
+              <dt>Updated</dt><dd style={DD}>{formatTime(k.updatedAt)}</dd>
+              <dt>Completed</dt><dd style={DD}>{formatTime(k.completedAt)}</dd>
+              <dt>Expires</dt><dd style={DD}>{formatTime(k.expiresAt)}</dd>
+              <dt>Stored status</dt><dd style={DD}>{k.responseStatus ?? "–"}</dd>
+              <dt>Stored content type</dt><dd className="mono" style={DD}>{k.responseContentType ?? "–"}</dd>
             </dl>
             <h2 style={{ fontSize: "1rem" }}>Stored body</h2>
             <pre className="mono" aria-label="Stored body" style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}>
-              {k.responseBody === null ? "– (nothing stored yet)" : k.responseBody}
+              {k.responseBody ?? "– (nothing stored yet)"}
             </pre>
           </section>
         )}
+        {detail.data && <KeyTimeline events={detail.data.timeline} currentId={id} />}
         {/* Stays mounted after a bust removed the key, so its feedback stays on screen. */}
         {detail.data && <RemoveKeyForm id={id} exists={!!k} status={k?.status} leaseState={k?.leaseState} />}
         {detail.data && (

@@ -1,11 +1,13 @@
 "use client";
-// The keys table: filters (status, tenant, procedure, stuck), newest first, keyset paging, and a
-// refetch every couple of seconds while the page is open.
+// The keys table: filters (status, tenant, procedure prefix, stuck), newest first, keyset paging,
+// and a refetch every couple of seconds while the page is open. With "stuck leases only", the
+// stuck leases the filter selects can be released in bulk.
 import Link from "next/link";
 import { useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { formatTime, LeaseBadge, Pager, QueryState, REFRESH_MS, StatusBadge, useCursorStack } from "./ui";
+import { BulkRelease } from "./BulkRelease";
 
 type Status = "PROCESSING" | "COMPLETED" | "FAILED";
 
@@ -50,13 +52,14 @@ export function KeysPanel() {
           Tenant <input value={tenant} onChange={(e) => change(setTenant)(e.target.value)} placeholder="acme" size={10} />
         </label>
         <label>
-          Procedure <input value={procedure} onChange={(e) => change(setProcedure)(e.target.value)} placeholder="checkout.placeOrder" size={20} />
+          Procedure starts with <input value={procedure} onChange={(e) => change(setProcedure)(e.target.value)} placeholder="checkout." size={20} />
         </label>
         <label>
           <input type="checkbox" checked={stuck} onChange={(e) => change(setStuck)(e.target.checked)} /> Stuck leases only
         </label>
         {keys.isFetching && <span className="muted" aria-hidden>refreshing…</span>}
       </form>
+      {stuck && <BulkRelease tenant={tenant.trim() || undefined} procedure={procedure.trim() || undefined} />}
       <QueryState isPending={keys.isPending} error={keys.error}>
         {keys.data && keys.data.items.length === 0 ? (
           <p className="muted">No keys match these filters.</p>
@@ -86,8 +89,7 @@ export function KeysPanel() {
                     <td className="mono">{k.procedure}</td>
                     <td>{k.attempts}</td>
                     <td>
-                      <LeaseBadge state={k.leaseState} />
-                      {k.leaseExpiresAt && <div className="muted" style={{ fontSize: "0.8rem" }}>until {formatTime(k.leaseExpiresAt)}</div>}
+                      <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />
                     </td>
                     <td>{formatTime(k.createdAt)}</td>
                     <td>{formatTime(k.expiresAt)}</td>

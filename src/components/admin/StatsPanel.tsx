@@ -1,11 +1,11 @@
 "use client";
-// Counters per tenant and procedure (from every instance's flushes) and the live counts.
+// Counters per tenant and procedure (from every instance's flushes): every event the engine counts,
+// the live counts, and the same counters per minute over the last 24 hours as a chart.
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { QueryState, REFRESH_MS } from "./ui";
-
-const SHOWN = ["executed", "replayed", "conflicts", "mismatches", "released", "busted", "takeovers", "store_errors"] as const;
+import { CounterChart } from "./CounterChart";
 
 export function StatsPanel() {
   const trpc = useTRPC();
@@ -36,7 +36,7 @@ export function StatsPanel() {
                     <tr>
                       <th>Tenant</th>
                       <th>Procedure</th>
-                      {SHOWN.map((e) => <th key={e}>{e.replace("_", " ")}</th>)}
+                      {s.events.map((e) => <th key={e}>{e.replaceAll("_", " ")}</th>)}
                     </tr>
                   </thead>
                   <tbody>
@@ -44,13 +44,14 @@ export function StatsPanel() {
                       <tr key={`${c.tenant}/${c.procedure}`}>
                         <td>{c.tenant}</td>
                         <td className="mono">{c.procedure}</td>
-                        {SHOWN.map((e) => <td key={e}>{c.counts[e]}</td>)}
+                        {s.events.map((e) => <td key={e}>{c.counts[e]}</td>)}
                       </tr>
                     ))}
                   </tbody>
                 </table>
               </div>
             )}
+            <CounterChart pairs={s.counters.map((c) => ({ tenant: c.tenant, procedure: c.procedure }))} />
           </>
         )}
       </QueryState>

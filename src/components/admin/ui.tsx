@@ -23,11 +23,29 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge ${STATUS_TONE[status] ?? ""}`}>{status}</span>;
 }
 
-const LEASE_LABEL = { live: { tone: "warn", text: "live" }, expired: { tone: "bad", text: "expired (stuck)" }, none: { tone: "", text: "none" } } as const;
+/** "40 s", "3 min", "2 h 5 min": a duration an operator reads at a glance. */
+export function formatDuration(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return `${s} s`;
+  const min = Math.round(s / 60);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  return min % 60 ? `${h} h ${min % 60} min` : `${h} h`;
+}
 
-export function LeaseBadge({ state }: { state: "live" | "expired" | "none" }) {
-  const l = LEASE_LABEL[state];
-  return <span className={`badge ${l.tone}`}>{l.text}</span>;
+/**
+ * The lease as a sentence judged by the database's clock when the row was read: "live, 25 s left",
+ * "expired 3 min ago (stuck)". Never "until <a past time>".
+ */
+export function leaseText(state: "live" | "expired" | "none", remainingMs: number | null): string {
+  if (state === "none" || remainingMs === null) return "none";
+  return state === "live" ? `live, ${formatDuration(remainingMs)} left` : `expired ${formatDuration(remainingMs)} ago (stuck)`;
+}
+
+const LEASE_TONE = { live: "warn", expired: "bad", none: "" } as const;
+
+export function LeaseBadge({ state, remainingMs = null }: { state: "live" | "expired" | "none"; remainingMs?: number | null }) {
+  return <span className={`badge ${LEASE_TONE[state]}`}>{leaseText(state, remainingMs)}</span>;
 }
 
 /** The message of a failed query or mutation, with its reason when the server gave one. */

@@ -10,14 +10,21 @@ export const JobLock = {
 } as const;
 
 /**
- * Wraps a data-modifying statement (`DELETE … RETURNING …`, whose WHERE may use "locked") so it
- * runs only under the job's lock. The result has one row: `locked` and the statement's rows as
+ * One batch of a job, only under the job's lock: `pick` selects the batch's key ids (it ends in
+ * `LIMIT … FOR UPDATE SKIP LOCKED`), materialised so it runs exactly once (a semi-join could run
+ * it again per row and take more than its limit); the keys are then deleted, re-checked by
+ * `stillTrue`. The result has one row: `locked`, and the deleted keys' `returning` columns as
  * `rows` (a JSON array). $1 is the lock id.
  */
-export function underJobLock(statement: string): string {
+export function lockedBatchDelete(pick: string, stillTrue: string, returning: string): string {
   return `
     WITH "lock" AS (SELECT pg_try_advisory_xact_lock($1::bigint) AS "locked"),
-    "done" AS (${statement})
+    "batch" AS MATERIALIZED (${pick}),
+    "done" AS (
+      DELETE FROM "IdempotencyKey" AS k USING "batch" AS b
+      WHERE (SELECT "locked" FROM "lock") AND k."id" = b."id" AND ${stillTrue}
+      RETURNING ${returning}
+    )
     SELECT (SELECT "locked" FROM "lock") AS "locked", coalesce(json_agg("done"), '[]'::json) AS "rows" FROM "done"`;
 }
 

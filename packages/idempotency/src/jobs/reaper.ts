@@ -3,7 +3,7 @@
 // and transaction. Rows past retention are already treated as absent by the protocol, so the
 // reaper only reclaims space; it is never needed for correctness.
 import type { SqlRunner } from "../store/postgres.js";
-import { JobLock, underJobLock, type LockedResult } from "./lock.js";
+import { JobLock, lockedBatchDelete, type LockedResult } from "./lock.js";
 
 /** Small enough that one batch holds its row locks for a few milliseconds. */
 export const REAPER_BATCH_SIZE = 500;
@@ -17,11 +17,12 @@ export interface ReaperResult {
   batches: number;
 }
 
-const DELETE_BATCH = underJobLock(`
-  DELETE FROM "IdempotencyKey" WHERE (SELECT "locked" FROM "lock") AND "id" IN (
-    SELECT "id" FROM "IdempotencyKey" WHERE "expiresAt" <= now()
-    ORDER BY "expiresAt" LIMIT $2 FOR UPDATE SKIP LOCKED
-  ) RETURNING 1 AS "one"`);
+const DELETE_BATCH = lockedBatchDelete(
+  `SELECT "id" FROM "IdempotencyKey" WHERE (SELECT "locked" FROM "lock") AND "expiresAt" <= now()
+   ORDER BY "expiresAt" LIMIT $2 FOR UPDATE SKIP LOCKED`,
+  `k."expiresAt" <= now()`,
+  `1 AS "one"`,
+);
 
 export async function reapExpiredKeys(
   run: SqlRunner,

@@ -1,6 +1,6 @@
 // Thin loops around the jobs' run-once functions, for a server process. Each job guards itself
 // with an advisory lock, so every instance may schedule them.
-import type { Counters } from "../counters.js";
+import { trimCounterMinutes, type Counters } from "../counters.js";
 import type { SqlRunner } from "../store/postgres.js";
 import { reapExpiredKeys } from "./reaper.js";
 import { sweepStuckKeys } from "./sweeper.js";
@@ -36,6 +36,7 @@ export function startEngineJobs(run: SqlRunner, counters: Counters, log: JobLog)
   const stops = [
     every(REAPER_INTERVAL_MS, "reaper", () => reapExpiredKeys(run), log),
     every(SWEEPER_INTERVAL_MS, "sweeper", () => sweepStuckKeys(run), log),
+    every(REAPER_INTERVAL_MS, "counter minutes", () => trimCounterMinutes(run), log),
     every(COUNTER_FLUSH_INTERVAL_MS, "counters", () => counters.flush(run), log),
   ];
   return async () => {

@@ -3,7 +3,7 @@
 // retry run anew. A retry would take such a key over by itself; the sweeper frees keys of clients
 // that never come back, and clears them out of the dashboard's "stuck" list.
 import type { SqlRunner } from "../store/postgres.js";
-import { JobLock, underJobLock, type LockedResult } from "./lock.js";
+import { JobLock, lockedBatchDelete, type LockedResult } from "./lock.js";
 
 /**
  * "Long ago": five minutes past the lease end. Far beyond any lease (30 s by default), so the
@@ -25,13 +25,14 @@ export interface SweeperResult {
   keys: SweptKey[];
 }
 
-const STUCK_FOR = `"status" = 'PROCESSING' AND "leaseExpiresAt" < now() - make_interval(secs => $2::float8)`;
-const SWEEP = underJobLock(`
-  DELETE FROM "IdempotencyKey" WHERE (SELECT "locked" FROM "lock") AND "id" IN (
-    SELECT "id" FROM "IdempotencyKey" WHERE ${STUCK_FOR}
-    ORDER BY "leaseExpiresAt" LIMIT $3 FOR UPDATE SKIP LOCKED
-  ) AND ${STUCK_FOR}
-  RETURNING "scope", "key", "procedure"`);
+const stuckFor = (table: string) =>
+  `${table}"status" = 'PROCESSING' AND ${table}"leaseExpiresAt" < now() - make_interval(secs => $2::float8)`;
+const SWEEP = lockedBatchDelete(
+  `SELECT "id" FROM "IdempotencyKey" WHERE (SELECT "locked" FROM "lock") AND ${stuckFor("")}
+   ORDER BY "leaseExpiresAt" LIMIT $3 FOR UPDATE SKIP LOCKED`,
+  stuckFor("k."),
+  `k."scope", k."key", k."procedure"`,
+);
 
 export async function sweepStuckKeys(run: SqlRunner, options: { graceSeconds?: number; batchSize?: number } = {}): Promise<SweeperResult> {
   const grace = options.graceSeconds ?? SWEEPER_GRACE_SECONDS;

@@ -9,6 +9,9 @@ import { listAuditProcedure } from "./admin/audit";
 import { listReconciliationProcedure } from "./admin/reconciliation";
 import { bustKeyProcedure, releaseKeyProcedure } from "./admin/remove-key";
 import { statsProcedure } from "./admin/stats";
+import { resolveKeyProcedure, searchKeysProcedure } from "./admin/search-keys";
+import { releaseStuckProcedure, stuckCountProcedure } from "./admin/release-stuck";
+import { counterSeriesProcedure } from "./admin/series";
 
 export const adminRouter = createTRPCRouter({
   keys: createTRPCRouter({
@@ -16,6 +19,10 @@ export const adminRouter = createTRPCRouter({
     byId: getKeyProcedure,
     bust: bustKeyProcedure,
     release: releaseKeyProcedure,
+    search: searchKeysProcedure,
+    resolve: resolveKeyProcedure,
+    releaseStuck: releaseStuckProcedure,
+    stuckCount: stuckCountProcedure,
   }),
   outbox: createTRPCRouter({
     list: listOutboxProcedure,
@@ -28,4 +35,7 @@ export const adminRouter = createTRPCRouter({
     list: listAuditProcedure,
   }),
   stats: statsProcedure,
+  counters: createTRPCRouter({
+    series: counterSeriesProcedure,
+  }),
 });

@@ -1,20 +1,35 @@
-// admin.keys.byId: everything stored for one key, and its audit trail. A busted key is gone from
-// the table but not from the audit log: then `key` is null and the trail says who removed it.
+// admin.keys.byId: everything stored for one key, its audit trail and its timeline. A busted key is
+// gone from the table but not from the audit log: then `key` is null and the trail says who
+// removed it. The timeline covers every row the key's value had (bust, then used again).
 import { adminProcedure } from "../../trpc";
-import { readKeyById } from "./key-queries";
+import type { Db } from "@/server/db/client";
+import { readKeyById } from "@/server/admin/keys-query";
+import { buildTimeline } from "@/server/admin/timeline";
 import { AdminReason, adminError } from "./errors";
-import { keyByIdInput } from "./keys.types";
+import { keyByIdInput, type KeyById } from "./keys.types";
 import { auditView, keyDetail, KEY_TARGET } from "./view";
 
-export const getKeyProcedure = adminProcedure.input(keyByIdInput).query(async ({ ctx, input }) => {
+const newestFirst = [{ createdAt: "desc" as const }, { id: "desc" as const }];
+
+/** Audit entries of every row this key's value had, found by (tenant, value). */
+function historyOf(db: Db, scope: string, key: string) {
+  return db.auditEntry.findMany({ where: { targetType: KEY_TARGET, targetScope: scope, targetKey: key }, orderBy: newestFirst, take: 100 });
+}
+
+export async function readKeyHistory(db: Db, id: string): Promise<KeyById | null> {
   const [row, audit] = await Promise.all([
-    readKeyById(ctx.db, input.id),
-    ctx.db.auditEntry.findMany({
-      where: { targetType: KEY_TARGET, targetId: input.id },
-      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-      take: 100,
-    }),
+    readKeyById(db, id),
+    db.auditEntry.findMany({ where: { targetType: KEY_TARGET, targetId: id }, orderBy: newestFirst, take: 100 }),
   ]);
-  if (!row && audit.length === 0) throw adminError(AdminReason.KEY_NOT_FOUND, "No idempotency key with this id");
-  return { key: row ? keyDetail(row) : null, audit: audit.map(auditView) };
+  if (!row && audit.length === 0) return null;
+  const scope = row?.scope ?? audit[0]?.targetScope;
+  const key = row?.key ?? audit[0]?.targetKey;
+  const history = scope && key ? await historyOf(db, scope, key) : audit;
+  return { key: row ? keyDetail(row) : null, audit: audit.map(auditView), timeline: buildTimeline(row, history) };
+}
+
+export const getKeyProcedure = adminProcedure.input(keyByIdInput).query(async ({ ctx, input }): Promise<KeyById> => {
+  const found = await readKeyHistory(ctx.db, input.id);
+  if (!found) throw adminError(AdminReason.KEY_NOT_FOUND, "No idempotency key with this id");
+  return found;
 });

@@ -1,6 +1,8 @@
 // Inputs of admin.keys.*, and the shapes they answer (dates as ISO strings: the wire is plain JSON).
 import { z } from "zod";
-import { KeyStatus, type LeaseState } from "@once/idempotency";
+import { KeyStatus } from "@once/idempotency";
+import type { LeaseState } from "@/server/admin/keys-query";
+import type { TimelineEvent } from "@/server/admin/timeline";
 import { cursorSchema } from "./cursor";
 
 export const keyStatusSchema = z.enum([KeyStatus.PROCESSING, KeyStatus.COMPLETED, KeyStatus.FAILED]);
@@ -9,6 +11,7 @@ export const listKeysInput = z.object({
   status: keyStatusSchema.optional(),
   /** The key's scope: a tenant id ("acme"), "admin", or "provider:<name>". */
   tenant: z.string().trim().min(1).max(100).optional(),
+  /** The start of the procedure's name ("checkout." finds checkout.placeOrder); a full name matches too. */
   procedure: z.string().trim().min(1).max(200).optional(),
   /** Only PROCESSING keys whose lease has expired. */
   stuck: z.boolean().optional(),
@@ -18,6 +21,25 @@ export const listKeysInput = z.object({
 export type ListKeysInput = z.input<typeof listKeysInput>;
 
 export const keyByIdInput = z.object({ id: z.uuid() });
+
+/** A key's value as a client sent it (1–255 characters), or the start of one. */
+const keyValueSchema = z.string().trim().min(1, "Type a key (or its start)").max(255);
+const tenantSchema = z.string().trim().min(1).max(100).optional();
+
+export const searchKeysInput = z.object({ q: keyValueSchema, tenant: tenantSchema, limit: z.number().int().min(1).max(100).default(50) });
+
+/** What /admin/keys/<ref> names: a row id or a key's value. */
+export const resolveKeyInput = z.object({ ref: keyValueSchema, tenant: tenantSchema });
+
+export const stuckCountInput = z.object({
+  tenant: tenantSchema,
+  procedure: z.string().trim().min(1).max(200).optional(),
+});
+
+export const releaseStuckInput = stuckCountInput.extend({
+  reason: z.string().trim().min(3, "Say why (at least 3 characters)").max(500),
+});
+export type ReleaseStuckInput = z.input<typeof releaseStuckInput>;
 
 /** Why: free text, written to the audit log with the operator's name. */
 export const reasonSchema = z.string().trim().min(3, "Say why (at least 3 characters)").max(500);
@@ -34,6 +56,8 @@ export interface KeySummary {
   attempts: number;
   leaseState: LeaseState;
   leaseExpiresAt: string | null;
+  /** Lease end − the database's clock when read, in ms; negative: expired that long ago. */
+  leaseRemainingMs: number | null;
   createdAt: string;
   completedAt: string | null;
   expiresAt: string;
@@ -57,6 +81,9 @@ export interface AuditView {
   action: string;
   targetType: string;
   targetId: string;
+  /** For a key: its tenant and value (the row id alone dies with a bust). */
+  targetScope: string | null;
+  targetKey: string | null;
   reason: string;
   details: unknown;
   createdAt: string;
@@ -66,4 +93,18 @@ export interface RemoveKeyResult {
   action: "bust" | "release";
   key: { id: string; tenant: string; key: string; procedure: string; status: KeyStatus };
   auditId: string;
+}
+
+export interface KeyById {
+  key: KeyDetail | null;
+  audit: AuditView[];
+  timeline: TimelineEvent[];
+}
+
+export interface ReleaseStuckResult {
+  released: number;
+  /** Stuck keys the filters still select after this batch (call again to release them). */
+  remaining: number;
+  /** The first few released keys, for the operator's feedback. */
+  sample: { id: string; tenant: string; key: string }[];
 }

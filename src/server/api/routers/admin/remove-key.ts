@@ -38,6 +38,8 @@ function removeKeyProcedure(mode: KeyRemoval) {
         action: mode === KeyRemoval.BUST ? "key.bust" : "key.release",
         targetType: KEY_TARGET,
         targetId: r.id,
+        targetScope: r.scope,
+        targetKey: r.key,
         reason: input.reason,
         // What was stored, so the removed answer can still be looked up.
         details: JSON.parse(

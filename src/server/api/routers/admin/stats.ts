@@ -1,9 +1,9 @@
 // admin.stats: the counters per tenant and procedure (executed, replayed, conflicts, …) from the
 // cluster-wide IdempotencyCounter table, plus live counts: keys by status, stuck leases, outbox.
 import { adminProcedure } from "../../trpc";
-import { CounterEvent } from "@once/idempotency";
 import { engineFor } from "@/server/engine";
-import { keyGauges, readCounters } from "./key-queries";
+import { CounterEvent } from "@once/idempotency";
+import { keyGauges, readCounters } from "@/server/admin/keys-query";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
 

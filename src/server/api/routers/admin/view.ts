@@ -1,5 +1,5 @@
 // Rows as the dashboard sees them: whitelisted fields, dates as ISO strings.
-import type { KeyDetailRow, KeyListRow } from "./key-queries";
+import type { KeyDetailRow, KeyListRow } from "@/server/admin/keys-query";
 import type { AuditEntry } from "@/generated/prisma/client";
 import { iso } from "./cursor";
 import type { AuditView, KeyDetail, KeySummary } from "./keys.types";
@@ -14,6 +14,7 @@ export function keySummary(r: KeyListRow): KeySummary {
     attempts: r.attempts,
     leaseState: r.leaseState,
     leaseExpiresAt: iso(r.leaseExpiresAt),
+    leaseRemainingMs: r.leaseRemainingMs === null ? null : Math.round(r.leaseRemainingMs),
     createdAt: r.createdAt.toISOString(),
     completedAt: iso(r.completedAt),
     expiresAt: r.expiresAt.toISOString(),
@@ -26,7 +27,7 @@ export function keyDetail(r: KeyDetailRow): KeyDetail {
     ...keySummary(r),
     fingerprint: r.fingerprint,
     leaseToken: r.leaseToken,
-    responseBody: r.responseBody,
+    responseBody: r.responseBody ?? null,
     responseContentType: r.responseContentType,
     updatedAt: r.updatedAt.toISOString(),
     dbNow: r.dbNow.toISOString(),
@@ -40,6 +41,8 @@ export function auditView(a: AuditEntry): AuditView {
     action: a.action,
     targetType: a.targetType,
     targetId: a.targetId,
+    targetScope: a.targetScope,
+    targetKey: a.targetKey,
     reason: a.reason,
     details: a.details ?? null,
     createdAt: a.createdAt.toISOString(),

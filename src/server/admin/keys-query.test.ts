@@ -3,8 +3,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
-import { seedKeys } from "../../../../../scripts/seed-keys";
-import { keyListQuery, type KeyListFilters } from "./key-queries";
+import { seedKeys } from "../../../scripts/seed-keys";
+import { keyListQuery, type KeyListFilters } from "./keys-query";
 
 const t = useTestDatabase();
 let client: pg.Client;
@@ -41,7 +41,7 @@ describe("admin keys list at 100 000 keys", () => {
     ["status PROCESSING", { status: "PROCESSING" }, /^IdempotencyKey_(status_createdAt_id|createdAt_id)_idx$/],
     ["tenant", { scope: "acme" }, /^IdempotencyKey_(scope_createdAt_id|createdAt_id)_idx$/],
     ["tenant with no keys", { scope: "nobody" }, /^IdempotencyKey_scope_(createdAt_id|expiresAt)_idx$|^IdempotencyKey_scope_key_key$/],
-    ["rare procedure", { procedure: "admin.keys.bust" }, /^IdempotencyKey_procedure_createdAt_id_idx$/],
+    ["rare procedure prefix", { procedurePrefix: "admin.keys.bust" }, /^IdempotencyKey_(procedure|procedure_createdAt_id|createdAt_id)_idx$/],
     ["stuck", { stuck: true }, /^IdempotencyKey_status_(leaseExpiresAt|createdAt_id)_idx$/],
   ])("%s: an index scan, no sequential scan", async (_name, filters, index) => {
     const plan = await planOf(filters);

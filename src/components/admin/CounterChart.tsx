@@ -1,0 +1,105 @@
+"use client";
+// Counters over time: per minute for the last 24 h, one line per event, for one tenant and one
+// procedure or every procedure of the tenant. Plain SVG: 1 440 points per line is well within what a polyline draws.
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "@/trpc/react";
+import { QueryState, REFRESH_MS } from "./ui";
+
+const EVENTS = ["executed", "replayed", "conflicts", "mismatches", "store_errors"] as const;
+type Event = (typeof EVENTS)[number];
+/** Colours and dashes: the lines stay apart for a reader who cannot tell the colours apart. */
+const STYLE: Record<Event, { color: string; dash?: string }> = {
+  executed: { color: "#1f5fbf" },
+  replayed: { color: "#1d7a3a", dash: "6 3" },
+  conflicts: { color: "#9a5b00", dash: "2 2" },
+  mismatches: { color: "#7b3fb0", dash: "8 2 2 2" },
+  store_errors: { color: "#b3261e" },
+};
+
+const W = 720;
+const H = 180;
+const PAD = { left: 36, bottom: 20, top: 8 };
+
+function Lines({ series, minutes, max }: { series: Record<Event, number[]>; minutes: number; max: number }) {
+  const x = (i: number) => PAD.left + (i / (minutes - 1)) * (W - PAD.left - 4);
+  const y = (v: number) => H - PAD.bottom - (v / max) * (H - PAD.bottom - PAD.top);
+  return (
+    <>
+      {EVENTS.map((e) => (
+        <polyline key={e} data-event={e} fill="none" stroke={STYLE[e].color} strokeDasharray={STYLE[e].dash} strokeWidth={1.5}
+          points={series[e].map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ")} />
+      ))}
+    </>
+  );
+}
+
+function Axes({ max }: { max: number }) {
+  const hours = [24, 18, 12, 6, 0];
+  return (
+    <g fontSize={10} fill="#5b6470">
+      <line x1={PAD.left} x2={W} y1={H - PAD.bottom} y2={H - PAD.bottom} stroke="#dcdfe3" />
+      <text x={PAD.left - 4} y={PAD.top + 8} textAnchor="end">{max}</text>
+      <text x={PAD.left - 4} y={H - PAD.bottom} textAnchor="end">0</text>
+      {hours.map((h) => (
+        <text key={h} x={PAD.left + ((24 - h) / 24) * (W - PAD.left - 4)} y={H - 4} textAnchor="middle">{h === 0 ? "now" : `−${h} h`}</text>
+      ))}
+    </g>
+  );
+}
+
+/** The picker's choices: each tenant with every procedure, then each tenant and procedure. */
+function choicesOf(pairs: { tenant: string; procedure: string }[]) {
+  const tenants = [...new Set(pairs.map((p) => p.tenant))];
+  return tenants.flatMap((tenant) => [
+    { value: `${tenant}\u0000`, label: `${tenant} · every procedure`, input: { tenant } },
+    ...pairs.filter((p) => p.tenant === tenant).map((p) => ({ value: `${tenant}\u0000${p.procedure}`, label: `${tenant} · ${p.procedure}`, input: p })),
+  ]);
+}
+
+export function CounterChart({ pairs }: { pairs: { tenant: string; procedure: string }[] }) {
+  const choices = choicesOf(pairs);
+  const [pick, setPick] = useState("");
+  const chosen = choices.find((c) => c.value === pick) ?? choices[0];
+  if (!chosen) return null;
+  return (
+    <section aria-labelledby="chart-heading" className="card" style={{ marginTop: "1rem" }}>
+      <h3 id="chart-heading" style={{ marginTop: 0, fontSize: "1rem" }}>Per minute, last 24 hours</h3>
+      <label>
+        Chart of{" "}
+        <select value={chosen.value} onChange={(e) => setPick(e.target.value)} style={{ maxWidth: "100%" }}>
+          {choices.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
+        </select>
+      </label>
+      <Chart input={chosen.input} />
+    </section>
+  );
+}
+
+function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
+  const trpc = useTRPC();
+  const data = useQuery({ ...trpc.admin.counters.series.queryOptions(input), refetchInterval: REFRESH_MS * 15 });
+  const d = data.data;
+  const max = d ? Math.max(1, ...EVENTS.flatMap((e) => d.series[e])) : 1;
+  const summary = d ? EVENTS.map((e) => `${e.replace("_", " ")} ${d.totals[e]}`).join(", ") : "";
+  return (
+    <QueryState isPending={data.isPending} error={data.error}>
+      {d && (
+        <>
+          <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Counts per minute over the last 24 hours: ${summary}`} style={{ width: "100%", height: "auto", display: "block", marginTop: "0.5rem" }}>
+            <Axes max={max} />
+            <Lines series={d.series} minutes={d.minutes} max={max} />
+          </svg>
+          <ul aria-label="Totals over the last 24 hours" className="row" style={{ listStyle: "none", padding: 0, margin: "0.5rem 0 0" }}>
+            {EVENTS.map((e) => (
+              <li key={e} className="row" style={{ gap: "0.3rem" }}>
+                <svg width={22} height={8} aria-hidden><line x1={0} x2={22} y1={4} y2={4} stroke={STYLE[e].color} strokeDasharray={STYLE[e].dash} strokeWidth={2} /></svg>
+                {e.replace("_", " ")} <strong>{d.totals[e]}</strong>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </QueryState>
+  );
+}

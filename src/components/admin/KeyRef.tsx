@@ -1,0 +1,57 @@
+"use client";
+// /admin/keys/<ref>: a row id (the dashboard's links) or a key's value (what an operator pastes
+// from a log line), with ?tenant= to choose one tenant. One match opens the key; a value several
+// tenants used lists them; a value with no row now shows its bust or release from the audit log.
+import Link from "next/link";
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "@/trpc/react";
+import { KeyDetail } from "./KeyDetail";
+import { formatTime, QueryState, StatusBadge } from "./ui";
+
+export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
+  const trpc = useTRPC();
+  const found = useQuery({ ...trpc.admin.keys.resolve.queryOptions({ ref: value, ...(tenant ? { tenant } : {}) }), retry: false });
+  const items = found.data?.items ?? [];
+  const removed = found.data?.removed ?? [];
+  // The key this page settled on stays on screen, even once a bust here removes it (its feedback
+  // and audit trail are on the detail), whatever a later lookup answers.
+  const [pin, setPin] = useState<{ ref: string; id: string }>();
+  const pinned = pin?.ref === `${tenant ?? ""}/${value}` ? pin.id : undefined;
+  // A removed key's own id: its detail page shows the audit trail and timeline.
+  const single = items.length === 1 ? items[0]!.id : found.data && items.length === 0 ? removed[0]?.targetId : undefined;
+  if (!pinned && single) setPin({ ref: `${tenant ?? ""}/${value}`, id: single });
+  const id = pinned ?? single;
+  if (id) return <KeyDetail id={id} />;
+  return (
+    <>
+      <p><Link href="/admin">← All keys</Link></p>
+      <h1>Key <span className="mono" style={{ wordBreak: "break-all" }}>{value}</span></h1>
+      <QueryState isPending={found.isPending} error={found.error}>
+        {items.length === 0 ? (
+          <div role="alert" className="alert warn">
+            No idempotency key has the id or the value <span className="mono">{value}</span>{tenant ? ` in tenant ${tenant}` : ""}, and the
+            audit log has no bust or release of it. It may have expired and been reaped.
+          </div>
+        ) : (
+          <>
+            <p>{items.length} tenants used this key value: choose one.</p>
+            <table aria-label="Keys with this value">
+              <thead><tr><th>Tenant</th><th>Status</th><th>Procedure</th><th>Created</th></tr></thead>
+              <tbody>
+                {items.map((k) => (
+                  <tr key={k.id}>
+                    <td><Link href={`/admin/keys/${k.id}`}>{k.tenant}</Link></td>
+                    <td><StatusBadge status={k.status} /></td>
+                    <td className="mono">{k.procedure}</td>
+                    <td>{formatTime(k.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
+        )}
+      </QueryState>
+    </>
+  );
+}

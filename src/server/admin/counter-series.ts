@@ -1,0 +1,70 @@
+// Counters over time: per minute for the last 24 h, from IdempotencyCounterMinute (the engine's
+// flush adds every delta to the current minute's row). Minutes with nothing counted have no row;
+// the series fills them with zeros so a chart's x axis is the clock, not the rows.
+import { Prisma } from "@/generated/prisma/client";
+import type { Queryable } from "./keys-query";
+
+/** The events the incident chart draws: what an operator watches when something goes wrong. */
+export const CHART_EVENTS = ["executed", "replayed", "conflicts", "mismatches", "store_errors"] as const;
+export type ChartEvent = (typeof CHART_EVENTS)[number];
+
+/** 24 h of minutes: the table keeps no more (the engine's cleanup deletes older rows). */
+export const SERIES_MINUTES = 24 * 60;
+
+export interface SeriesFilter {
+  /** A chart is per tenant: across every tenant the read would be every row of the day. */
+  scope: string;
+  /** One procedure, or every procedure of the tenant. */
+  procedure?: string;
+}
+
+export interface CounterSeries {
+  /** The first minute of the window (UTC, ISO); point i is that minute + i. */
+  from: string;
+  minutes: number;
+  /** One count per minute per event, oldest first. */
+  series: Record<ChartEvent, number[]>;
+  totals: Record<ChartEvent, number>;
+}
+
+const isChartEvent = (e: string): e is ChartEvent => (CHART_EVENTS as readonly string[]).includes(e);
+
+/**
+ * Per event, "minute:count" pairs (the minute as an offset from the window's first one) for the
+ * minutes that counted something, as one text: five rows whatever the window holds, and text is
+ * what the driver decodes fastest (7 200 numbers in arrays cost Prisma more than the query). The window
+ * ends at the database's current minute. The primary key (scope, procedure, event, minute) serves
+ * the read: a tenant's rows are one index range.
+ */
+export function counterSeriesQuery(filter: SeriesFilter): Prisma.Sql {
+  const procedure = filter.procedure ? Prisma.sql`AND c."procedure" = ${filter.procedure}` : Prisma.empty;
+  // Grouped by event only: a tenant's procedures may share a minute, and the caller adds them up
+  // (cheaper than a (minute, event) hash aggregate over every row in SQL).
+  return Prisma.sql`
+    WITH "window" AS (SELECT date_trunc('minute', now()) - make_interval(mins => ${SERIES_MINUTES - 1}) AS "from")
+    SELECT "window"."from", c."event",
+      string_agg(((EXTRACT(EPOCH FROM (c."minute" - "window"."from")) / 60)::int)::text || ':' || c."count"::text, ',') AS "points"
+    FROM "window" LEFT JOIN "IdempotencyCounterMinute" AS c
+      ON c."scope" = ${filter.scope} ${procedure} AND c."event" = ANY(${[...CHART_EVENTS]}::text[]) AND c."minute" >= "window"."from"
+    GROUP BY 1, 2`;
+}
+
+export async function readCounterSeries(db: Queryable, filter: SeriesFilter): Promise<CounterSeries> {
+  const rows = await db.$queryRaw<{ from: Date; event: string | null; points: string | null }[]>(counterSeriesQuery(filter));
+  const from = rows[0]!.from;
+  const series = Object.fromEntries(CHART_EVENTS.map((e) => [e, new Array<number>(SERIES_MINUTES).fill(0)])) as Record<ChartEvent, number[]>;
+  const totals = Object.fromEntries(CHART_EVENTS.map((e) => [e, 0])) as Record<ChartEvent, number>;
+  for (const r of rows) {
+    if (!r.event || !isChartEvent(r.event) || !r.points) continue;
+    const line = series[r.event];
+    for (const point of r.points.split(",")) {
+      const colon = point.indexOf(":");
+      const i = Number(point.slice(0, colon));
+      const n = Number(point.slice(colon + 1));
+      if (!(i >= 0 && i < SERIES_MINUTES)) continue;
+      line[i] = (line[i] ?? 0) + n;
+      totals[r.event] += n;
+    }
+  }
+  return { from: from.toISOString(), minutes: SERIES_MINUTES, series, totals };
+}

@@ -1,0 +1,138 @@
+// The dashboard's reads of the key table: list, read one, gauges, flushed counters. A copy of what
+// the engine's admin.ts offered, owned by the dashboard, so the engine can move into its own
+// package without dragging the operator's views along. Every judgement about a lease uses the
+// database's `now()`; each list filter has an index that serves it (see keyListQuery).
+import { Prisma } from "@/generated/prisma/client";
+import type { KeyStatus } from "@once/idempotency";
+import { likePrefix } from "./like";
+
+/** live: a request holds the key; expired: PROCESSING, its holder is gone (stuck); none: finished. */
+export const LeaseState = { LIVE: "live", EXPIRED: "expired", NONE: "none" } as const;
+export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
+
+export type Queryable = Pick<Prisma.TransactionClient, "$queryRaw">;
+
+export interface KeyListFilters {
+  status?: KeyStatus;
+  /** The key's scope: a tenant id, "admin", or "provider:<name>". */
+  scope?: string;
+  /** The start of the procedure's name: "checkout." finds checkout.placeOrder. */
+  procedurePrefix?: string;
+  /** PROCESSING keys whose lease has expired. */
+  stuck?: boolean;
+}
+
+export interface KeyCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export interface KeyListRow {
+  id: string;
+  scope: string;
+  key: string;
+  procedure: string;
+  status: KeyStatus;
+  attempts: number;
+  leaseState: LeaseState;
+  leaseExpiresAt: Date | null;
+  /** leaseExpiresAt − the database's now(), in ms (negative: expired that long ago). */
+  leaseRemainingMs: number | null;
+  createdAt: Date;
+  completedAt: Date | null;
+  expiresAt: Date;
+  responseStatus: number | null;
+}
+
+export interface KeyDetailRow extends KeyListRow {
+  fingerprint: string;
+  leaseToken: string | null;
+  /** The stored answer's exact text, as sent. */
+  responseBody: string | null;
+  responseContentType: string | null;
+  updatedAt: Date;
+  /** The database's clock when the row was read. */
+  dbNow: Date;
+}
+
+const LEASE_STATE = Prisma.sql`CASE WHEN "status" <> 'PROCESSING' THEN 'none'
+  WHEN "leaseExpiresAt" > now() THEN 'live' ELSE 'expired' END AS "leaseState",
+  (EXTRACT(EPOCH FROM ("leaseExpiresAt" - now())) * 1000)::float8 AS "leaseRemainingMs"`;
+
+export const LIST_COLUMNS = Prisma.sql`"id"::text AS "id", "scope", "key", "procedure", "status"::text AS "status", "attempts",
+  ${LEASE_STATE}, "leaseExpiresAt", "createdAt", "completedAt", "expiresAt", "responseStatus"`;
+
+/** The stuck condition, written once: PROCESSING and its lease over by the database's clock. */
+export const STUCK = Prisma.sql`("status" = 'PROCESSING' AND "leaseExpiresAt" <= now())`;
+
+/** The WHERE conditions of the filters (shared by the list and the bulk release). */
+export function filterConditions(filters: KeyListFilters): Prisma.Sql[] {
+  const where: Prisma.Sql[] = [];
+  if (filters.status) where.push(Prisma.sql`"status" = ${filters.status}::"IdempotencyStatus"`);
+  if (filters.scope) where.push(Prisma.sql`"scope" = ${filters.scope}`);
+  if (filters.procedurePrefix) where.push(Prisma.sql`"procedure" LIKE ${likePrefix(filters.procedurePrefix)}`);
+  if (filters.stuck) where.push(STUCK);
+  return where;
+}
+
+/**
+ * Newest first, keyset-paginated on (createdAt, id). Indexes:
+ * - none, or a common procedure prefix: IdempotencyKey_createdAt_id_idx, read in page order;
+ * - status / scope: (status|scope, createdAt DESC, id DESC), read in page order;
+ * - a rare procedure prefix: IdempotencyKey_procedure_idx (text_pattern_ops) as a range, then a
+ *   top-N sort of the few rows it finds;
+ * - stuck: IdempotencyKey_status_leaseExpiresAt_idx (the stuck set is small: the sweeper clears it).
+ * The row comparison `("createdAt", "id") < (…, …)` lets PostgreSQL start the scan at the cursor.
+ */
+export function keyListQuery(filters: KeyListFilters, cursor: KeyCursor | null, limit: number): Prisma.Sql {
+  const where = filterConditions(filters);
+  if (cursor) where.push(Prisma.sql`("createdAt", "id") < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)`);
+  const whereSql = where.length ? Prisma.sql`WHERE ${Prisma.join(where, " AND ")}` : Prisma.empty;
+  return Prisma.sql`SELECT ${LIST_COLUMNS} FROM "IdempotencyKey" ${whereSql}
+    ORDER BY "createdAt" DESC, "id" DESC LIMIT ${limit}`;
+}
+
+export async function listKeys(
+  db: Queryable,
+  filters: KeyListFilters,
+  cursor: KeyCursor | null,
+  limit: number,
+): Promise<{ items: KeyListRow[]; nextCursor: KeyCursor | null }> {
+  // One more than asked: tells whether there is a next page without a count over the table.
+  const rows = await db.$queryRaw<KeyListRow[]>(keyListQuery(filters, cursor, limit + 1));
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+}
+
+const DETAIL_COLUMNS = Prisma.sql`${LIST_COLUMNS}, "fingerprint", "leaseToken"::text AS "leaseToken", "updatedAt",
+  "responseBody", "responseContentType", now() AS "dbNow"`;
+
+export async function readKeyById(db: Queryable, id: string): Promise<KeyDetailRow | null> {
+  const rows = await db.$queryRaw<KeyDetailRow[]>(Prisma.sql`SELECT ${DETAIL_COLUMNS} FROM "IdempotencyKey" WHERE "id" = ${id}::uuid`);
+  return rows[0] ?? null;
+}
+
+/** Counts for the dashboard and /api/metrics: keys by status, and stuck leases. */
+export async function keyGauges(db: Queryable): Promise<{ byStatus: Record<KeyStatus, number>; stuck: number }> {
+  const rows = await db.$queryRaw<{ status: KeyStatus; n: number }[]>(Prisma.sql`
+    SELECT "status"::text AS "status", count(*)::int AS "n" FROM "IdempotencyKey" GROUP BY "status"`);
+  const stuckRows = await db.$queryRaw<{ n: number }[]>(Prisma.sql`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${STUCK}`);
+  const byStatus: Record<KeyStatus, number> = { PROCESSING: 0, COMPLETED: 0, FAILED: 0 };
+  for (const r of rows) byStatus[r.status] = r.n;
+  return { byStatus, stuck: stuckRows[0]?.n ?? 0 };
+}
+
+export interface CounterRow {
+  scope: string;
+  procedure: string;
+  event: string;
+  count: number;
+}
+
+/** Every instance's flushed counters (the table is cluster-wide). */
+export async function readCounters(db: Queryable): Promise<CounterRow[]> {
+  return db.$queryRaw<CounterRow[]>(Prisma.sql`
+    SELECT "scope", "procedure", "event", "count"::float8 AS "count" FROM "IdempotencyCounter"
+    ORDER BY "scope", "procedure", "event"`);
+}
