@@ -3,7 +3,7 @@
 // or SKIP LOCKED), so any number of instances may run them.
 import { poolOf, type Db } from "./db/client";
 import { engineFor } from "./engine";
-import { env } from "./env";
+import { benchControlEnabled, env } from "./env";
 import { engineConfigFromEnv, startEngineJobs } from "./idempotency";
 import { logger } from "./logger";
 import { startPaymentJobs } from "./payments";
@@ -27,6 +27,7 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
  */
 export function checkConfiguration(): void {
   env();
+  benchControlEnabled();
   engineConfigFromEnv();
   paymentSettings();
 }

@@ -1,5 +1,5 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { appRouter } from "@/server/api/root";
+import { servedRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/context";
 import { logger } from "@/server/logger";
 
@@ -7,7 +7,7 @@ function handler(req: Request) {
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
-    router: appRouter,
+    router: servedRouter(),
     createContext,
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR") logger.error({ err: error.cause ?? error, path }, "tRPC handler failed");
