@@ -38,7 +38,8 @@ function locate(frame: CallFrame): { file: string; line: number; name: string } 
 
 /** The package a file belongs to, in the groups the lead asked for. */
 export function packageOf(file: string, name: string): string {
-  if (name.startsWith("(")) return name === "(garbage collector)" ? "V8 garbage collector" : "V8/native";
+  // (program), (garbage collector), (root): V8's own pseudo-frames, which have no file.
+  if (name.startsWith("(") && !file) return name === "(garbage collector)" ? "V8 garbage collector" : "V8/native";
   if (file.startsWith("node:") || file === "") return "node core";
   const rules: [RegExp, string][] = [
     [/node_modules\/next\/|\/\.next\//, "next"],

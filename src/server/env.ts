@@ -23,15 +23,18 @@ const schema = z.object({
 
 export type Env = z.infer<typeof schema>;
 
+/** Validates a set of variables (process.env at start-up; tests pass their own). */
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  const parsed = schema.safeParse(source);
+  if (!parsed.success) {
+    throw new Error(`invalid configuration: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
 let cached: Env | undefined;
 export function env(): Env {
-  if (!cached) {
-    const parsed = schema.safeParse(process.env);
-    if (!parsed.success) {
-      throw new Error(`invalid configuration: ${z.prettifyError(parsed.error)}`);
-    }
-    cached = parsed.data;
-  }
+  cached ??= parseEnv(process.env);
   return cached;
 }
 
@@ -44,8 +47,8 @@ export function demoMode(): boolean {
  * Whether this server serves the benchmark's control procedure. Asking for it outside demo mode
  * is a configuration error (checkConfiguration runs this at start-up), never a silent yes or no.
  */
-export function benchControlEnabled(): boolean {
-  if (env().ONCE_BENCH_CONTROL !== "1") return false;
-  if (!demoMode()) throw new Error("invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)");
+export function benchControlEnabled(e: Env = env()): boolean {
+  if (e.ONCE_BENCH_CONTROL !== "1") return false;
+  if (!(e.DEMO_MODE ?? e.NODE_ENV !== "production")) throw new Error("invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)");
   return true;
 }

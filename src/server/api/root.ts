@@ -19,14 +19,18 @@ export const appRouter = createTRPCRouter(routers);
 export type AppRouter = typeof appRouter;
 export const createCaller = createCallerFactory(appRouter);
 
-let served: typeof appRouter | undefined;
 /**
- * The router the HTTP handler serves: the app's, plus `benchControl` (the checkout without the
- * engine, `npm run bench:http`'s control) on a server started with ONCE_BENCH_CONTROL=1. Decided
- * on the first request, from the configuration checked at start-up; AppRouter (what clients see)
- * never has it.
+ * The app's router, plus `benchControl` (the checkout without the engine, `npm run bench:http`'s
+ * control) when asked. AppRouter, the type clients see, never has it.
  */
+export function routerFor(options: { benchControl: boolean }): typeof appRouter {
+  if (!options.benchControl) return appRouter;
+  return createTRPCRouter({ ...routers, benchControl: benchControlRouter }) as unknown as typeof appRouter;
+}
+
+let served: typeof appRouter | undefined;
+/** The router the HTTP handler serves: decided on the first request, from the configuration checked at start-up. */
 export function servedRouter(): typeof appRouter {
-  served ??= benchControlEnabled() ? (createTRPCRouter({ ...routers, benchControl: benchControlRouter }) as unknown as typeof appRouter) : appRouter;
+  served ??= routerFor({ benchControl: benchControlEnabled() });
   return served;
 }
