@@ -12,7 +12,7 @@ import { setupDatabase } from "../src/server/db/setup";
 import { DEFAULT_ENGINE_CONFIG, withIdempotency } from "../src/server/idempotency";
 import { EFFECTS_TABLE_SQL, testRouter } from "../src/test/engine-harness";
 import { bursts, CountingPool, interleaved, sequential, table, type Row } from "./harness";
-import { floorAuthenticate, floorIdempotent } from "./floor";
+import { floorAuthenticate, floorIdempotent, floorRead } from "./floor";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const N_NEW = Math.round(1500 * SCALE);
@@ -101,8 +101,9 @@ try {
   const replay = await interleaved(SLICES, {
     floor: () => sequential(floorPool, per(N_REPLAY), () => floorCall(floorDone, "replayed")),
     engine: () => sequential(enginePool, per(N_REPLAY), () => engineCall(engineDone, "replayed")),
+    read: () => sequential(floorPool, per(N_REPLAY), () => floorRead(floorPool, "bench", floorDone)),
   });
-  rows.push({ path: "replay of a completed key", ...replay, goal: { metric: "p50", maxRatio: 1.5 } });
+  rows.push({ path: "replay of a completed key", ...replay, readFloor: replay.read, goal: { metric: "p50", maxRatio: 1.5 } });
 
   log(`retry through the whole path (HTTP handler, auth, middleware) × ${N_PATH}`);
   const floorPathKey = randomUUID();
