@@ -3,7 +3,7 @@
 // each a child process we stop by its pid.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, existsSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -21,6 +21,8 @@ export interface Database {
   url: string;
   pool: pg.Pool;
   productId: string;
+  /** The postmaster: its CPU time and its backends' is what PostgreSQL spends on the bench. */
+  pid: number;
   stop: () => Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export async function startDatabase(): Promise<Database> {
     url,
     pool,
     productId: rows[0]!.id,
+    pid: Number(readFileSync(path.join(server.dataDir, "postmaster.pid"), "utf8").split("\n")[0]),
     stop: async () => {
       await pool.end();
       await server.stop();

@@ -18,12 +18,16 @@ export interface Slice {
   unexpected: number;
   wallMs: number;
   cpuMs: number;
+  /** PostgreSQL's CPU time (postmaster and backends) over the slice. */
+  dbCpuMs: number;
 }
 
 export interface Target {
   ports: readonly number[];
   /** The servers whose CPU time counts (all instances running, busy or not). */
   pids: readonly number[];
+  /** PostgreSQL's postmaster. */
+  dbPid: number;
   productId: string;
   replayKey: string;
 }
@@ -38,6 +42,7 @@ export async function runSlice(target: Target, scenario: Scenario, connections: 
   const expected = EXPECTED_STATUSES[scenario];
   let unexpected = 0;
   const cpuBefore = cpuMsOf(target.pids);
+  const dbCpuBefore = cpuMsOf([target.dbPid]);
   const started = performance.now();
   const instance = autocannon({
     // Round-robin: connection i talks to urls[i % urls.length].
@@ -55,7 +60,8 @@ export async function runSlice(target: Target, scenario: Scenario, connections: 
   const result = await instance;
   const wallMs = performance.now() - started;
   const cpuMs = cpuMsOf(target.pids) - cpuBefore;
-  return { latenciesMs, statuses, socketErrors: result.errors + result.timeouts, unexpected, wallMs, cpuMs };
+  const dbCpuMs = cpuMsOf([target.dbPid]) - dbCpuBefore;
+  return { latenciesMs, statuses, socketErrors: result.errors + result.timeouts, unexpected, wallMs, cpuMs, dbCpuMs };
 }
 
 export function mergeSlices(a: Slice | undefined, b: Slice): Slice {
@@ -69,6 +75,7 @@ export function mergeSlices(a: Slice | undefined, b: Slice): Slice {
     unexpected: a.unexpected + b.unexpected,
     wallMs: a.wallMs + b.wallMs,
     cpuMs: a.cpuMs + b.cpuMs,
+    dbCpuMs: a.dbCpuMs + b.dbCpuMs,
   };
 }
 
@@ -77,6 +84,7 @@ export interface Figures {
   p99: number;
   perSecond: number;
   cpuMsPerRequest: number;
+  dbCpuMsPerRequest: number;
   responses: number;
   /** Non-2xx answers by status, e.g. "409×12". */
   non2xx: string;
@@ -96,6 +104,7 @@ export function figuresOf(s: Slice): Figures {
     p99: at(99),
     perSecond: (responses / s.wallMs) * 1000,
     cpuMsPerRequest: responses ? s.cpuMs / responses : NaN,
+    dbCpuMsPerRequest: responses ? s.dbCpuMs / responses : NaN,
     responses,
     non2xx: [non2xx, s.socketErrors ? `socket errors×${s.socketErrors}` : ""].filter(Boolean).join(", ") || "–",
     errors: s.unexpected + s.socketErrors,

@@ -16,7 +16,7 @@ export async function profileUnderLoad(db: Database, plan: Plan, replayKey: stri
   const dir = mkdtempSync(path.join(os.tmpdir(), "once-bench-prof-"));
   try {
     const instance = await startInstance({ port: plan.basePort + plan.maxInstances, databaseUrl: db.url, nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`] });
-    const target: Target = { ports: [instance.port], pids: [instance.pid], productId: db.productId, replayKey };
+    const target: Target = { ports: [instance.port], pids: [instance.pid], dbPid: db.pid, productId: db.productId, replayKey };
     let requests = 0;
     let window: { fromUs: number; toUs: number };
     try {

@@ -9,13 +9,13 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "–");
 const f3 = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : "–");
 
 function ratios(x: Figures, c: Figures): string {
-  return `${f2(x.p50 / c.p50)} / ${f2(x.p99 / c.p99)} / ${f2(x.perSecond / c.perSecond)} / ${f2(x.cpuMsPerRequest / c.cpuMsPerRequest)}`;
+  return `${f2(x.p50 / c.p50)} / ${f2(x.p99 / c.p99)} / ${f2(x.perSecond / c.perSecond)} / ${f2(x.cpuMsPerRequest / c.cpuMsPerRequest)} / ${f2(x.dbCpuMsPerRequest / c.dbCpuMsPerRequest)}`;
 }
 
 export function checkoutTable(cells: Cells): string {
   const lines = [
-    "| conns | path | p50 ms | p99 ms | req/s | server CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / req/s / CPU |",
-    "|---:|---|---:|---:|---:|---:|---|---:|---|",
+    "| conns | path | p50 ms | p99 ms | req/s | server CPU ms/req | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / req/s / server CPU / PG CPU |",
+    "|---:|---|---:|---:|---:|---:|---:|---|---:|---|",
   ];
   for (const [connections, row] of cells) {
     const control = figuresOf(row.get("control")!);
@@ -24,7 +24,7 @@ export function checkoutTable(cells: Cells): string {
       if (!slice) continue;
       const x = figuresOf(slice);
       lines.push(
-        `| ${connections} | ${scenario} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${ratios(x, control)} |`,
+        `| ${connections} | ${scenario} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${ratios(x, control)} |`,
       );
     }
   }
@@ -33,13 +33,13 @@ export function checkoutTable(cells: Cells): string {
 
 export function instancesTable(rows: Map<number, Slice>, connections: number): string {
   const lines = [
-    `| instances | p50 ms | p99 ms | req/s | CPU ms/req (all instances) | non-2xx (by status) | unexpected | req/s ratio to one instance |`,
-    "|---:|---:|---:|---:|---:|---|---:|---:|",
+    `| instances | p50 ms | p99 ms | req/s | CPU ms/req (all instances) | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | req/s ratio to one instance |`,
+    "|---:|---:|---:|---:|---:|---:|---|---:|---:|",
   ];
   const one = figuresOf(rows.get(1)!);
   for (const [n, slice] of rows) {
     const x = figuresOf(slice);
-    lines.push(`| ${n} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${f2(x.perSecond / one.perSecond)} |`);
+    lines.push(`| ${n} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${f2(x.perSecond / one.perSecond)} |`);
   }
   return `protected new keys, ${connections} connections, round-robin over the instances' ports\n\n${lines.join("\n")}`;
 }

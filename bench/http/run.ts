@@ -46,7 +46,7 @@ async function measureInstances(db: Database, first: Instance, plan: Plan, repla
     for (let i = 1; i < plan.maxInstances; i++) more.push(await startInstance({ port: plan.basePort + i, databaseUrl: db.url }));
     const all = [first, ...more];
     const pids = all.map((i) => i.pid);
-    const target = (n: number): Target => ({ ports: all.slice(0, n).map((i) => i.port), pids, productId: db.productId, replayKey });
+    const target = (n: number): Target => ({ ports: all.slice(0, n).map((i) => i.port), pids, dbPid: db.pid, productId: db.productId, replayKey });
     const pace = new Pace(plan.sliceSeconds);
     // Warm the new instances (and learn the rate to size the slices by).
     pace.record("warm", await runSlice(target(all.length), "new keys", plan.scaleConnections, { seconds: plan.quick ? 1 : 2 }));
@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     const replayKey = `replay-${randomUUID()}`;
     await assertControlServed(base, db.productId);
     await completeKey(base, db.productId, replayKey);
-    const target: Target = { ports: [first.port], pids: [first.pid], productId: db.productId, replayKey };
+    const target: Target = { ports: [first.port], pids: [first.pid], dbPid: db.pid, productId: db.productId, replayKey };
     try {
       const pace = await warm(target, plan);
       const { cells, payments } = await checkoutPhase(db, target, plan, pace);
