@@ -10,6 +10,8 @@ export interface Storage {
   heapBytesPerKey: number;
   indexBytesPerKey: number;
   totalBytesPerKey: number;
+  /** Each index's size per key, largest first. */
+  indexes: { name: string; bytesPerKey: number }[];
 }
 
 export async function measureStorage(pool: pg.Pool): Promise<Storage> {
@@ -27,7 +29,20 @@ export async function measureStorage(pool: pg.Pool): Promise<Storage> {
   );
   const r = rows[0]!;
   const per = (bytes: string) => (r.keys ? Number(bytes) / r.keys : NaN);
-  return { keys: r.keys, rowBytes: r.row, answerBytes: r.answer, heapBytesPerKey: per(r.heap), indexBytesPerKey: per(r.indexes), totalBytesPerKey: per(r.total) };
+  const { rows: indexRows } = await pool.query<{ name: string; bytes: string }>(
+    `SELECT c.relname AS "name", pg_relation_size(i.indexrelid) AS "bytes"
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE i.indrelid = '"IdempotencyKey"'::regclass ORDER BY pg_relation_size(i.indexrelid) DESC`,
+  );
+  return {
+    keys: r.keys,
+    rowBytes: r.row,
+    answerBytes: r.answer,
+    heapBytesPerKey: per(r.heap),
+    indexBytesPerKey: per(r.indexes),
+    totalBytesPerKey: per(r.total),
+    indexes: indexRows.map((i) => ({ name: i.name, bytesPerKey: per(i.bytes) })),
+  };
 }
 
 export function storageMarkdown(s: Storage): string {
@@ -35,5 +50,7 @@ export function storageMarkdown(s: Storage): string {
     `| stored keys (checkout answers) | row (pg_column_size) | its answer | table + TOAST per key | indexes per key | total per key (pg_total_relation_size / keys) |`,
     "|---:|---:|---:|---:|---:|---:|",
     `| ${s.keys} | ${s.rowBytes.toFixed(0)} B | ${s.answerBytes.toFixed(0)} B | ${s.heapBytesPerKey.toFixed(0)} B | ${s.indexBytesPerKey.toFixed(0)} B | ${s.totalBytesPerKey.toFixed(0)} B |`,
+    "",
+    `indexes per key: ${s.indexes.map((i) => `${i.name} ${i.bytesPerKey.toFixed(0)} B`).join(", ")}`,
   ].join("\n");
 }
