@@ -57,7 +57,9 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
   const c1 = at(1, "control");
   const n1 = at(1, "new keys");
   if (c1 && n1) {
-    out.push({ goal: "1 conn: p50 overhead ≤ 0.5 ms", measured: `+${f3(n1.p50 - c1.p50)} ms (${f3(n1.p50)} vs ${f3(c1.p50)})`, met: n1.p50 - c1.p50 <= 0.5 });
+    const overhead = n1.p50 - c1.p50;
+    const signed = `${overhead >= 0 ? "+" : "−"}${f3(Math.abs(overhead))} ms`;
+    out.push({ goal: "1 conn: p50 overhead ≤ 0.5 ms", measured: `${signed} (${f3(n1.p50)} vs ${f3(c1.p50)})`, met: overhead <= 0.5 });
     out.push({ goal: "1 conn: checkout p50 ≤ 4 ms with jobs running", measured: `${f3(n1.p50)} ms`, met: n1.p50 <= 4 });
   }
   if (c64 && r64) out.push({ goal: "64 conns: replays ≥ 1.5× control throughput", measured: `${f2(r64.perSecond / c64.perSecond)}×`, met: r64.perSecond >= 1.5 * c64.perSecond });

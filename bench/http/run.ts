@@ -89,9 +89,13 @@ async function checkoutPhase(db: Database, target: Target, plan: Plan, pace: Pac
   return { cells, payments: { checkoutSeconds, created: after.total - before.total, deliveredDuringCheckout: after.delivered - before.delivered, drain } };
 }
 
+const loadAtStart = os.loadavg()[0]!;
+
+/** The load averages say how much else the machine was doing: the absolute figures depend on it, the ratios less. */
 function header(plan: Plan): string {
   return (
-    `once bench:http — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)} at the end), ` +
+    `once bench:http — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores ` +
+    `(load average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0]!.toFixed(1)} at the end), ` +
     `next start (production build) on embedded PostgreSQL, payment jobs running in-process; ` +
     `${plan.slices} interleaved slices × ${plan.sliceSeconds} s per cell${plan.quick ? " (--quick: too short to quote)" : ""}`
   );
