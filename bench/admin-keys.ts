@@ -11,7 +11,7 @@ import { createContextFor } from "../src/server/api/context";
 import { createDb } from "../src/server/db/client";
 import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
 import { setupDatabase } from "../src/server/db/setup";
-import { keyListQuery, type KeyListFilters } from "../src/server/idempotency/admin";
+import { keyListQuery, type KeyListFilters } from "../src/server/api/routers/admin/key-queries";
 import { seedKeys } from "../scripts/seed-keys";
 
 const COUNT = Number(process.env.SEED_KEYS ?? 100_000);

@@ -60,7 +60,7 @@ const started = Date.now();
 await startDb();
 await pg!.createDatabase("once");
 databaseUrl = pg!.url("once");
-await setupDatabase(databaseUrl, log);
+await setupDatabase(databaseUrl, log, { demo: true });
 log(`PostgreSQL on ${pgPort} (${dataDir}), ready in ${Date.now() - started} ms`);
 
 const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(TEST_PORT), "-H", "127.0.0.1"], {

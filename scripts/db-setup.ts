@@ -1,4 +1,5 @@
-// `npm run db:setup`: migrate and seed the server named by DATABASE_URL.
+// `npm run db:setup`: migrate and seed the server named by DATABASE_URL (the demo accounts and
+// tokens only with DEMO_MODE=1).
 import { setupDatabase } from "../src/server/db/setup";
 
 const url = process.env.DATABASE_URL;

@@ -4,13 +4,13 @@
 //   npm run jobs -- reap      delete keys past their retention
 //   npm run jobs -- sweep     release PROCESSING keys whose lease ended long ago
 //   npm run jobs -- all       both (the default)
-import { createDb, poolOf, type Db } from "../src/server/db/client";
+import { poolRunner, reapExpiredKeys, sweepStuckKeys, type SqlRunner } from "@once/idempotency";
+import { createDb, poolOf } from "../src/server/db/client";
 import { resolveDatabaseUrl } from "../src/server/db/url";
-import { reapExpiredKeys, sweepStuckKeys } from "../src/server/idempotency";
 
 const JOBS = {
-  reap: (db: Db) => reapExpiredKeys(db, { pool: poolOf(db) }),
-  sweep: (db: Db) => sweepStuckKeys(db),
+  reap: (run: SqlRunner) => reapExpiredKeys(run),
+  sweep: (run: SqlRunner) => sweepStuckKeys(run),
 } as const;
 type Job = keyof typeof JOBS;
 
@@ -25,7 +25,7 @@ const jobs: Job[] = asked.length === 0 || asked.includes("all") ? (Object.keys(J
 const db = createDb(resolveDatabaseUrl(), { max: 2 });
 try {
   for (const job of jobs) {
-    const result = await JOBS[job](db);
+    const result = await JOBS[job](poolRunner(poolOf(db)!));
     console.log(`${job}: ${JSON.stringify(result.ran ? { ...result, keys: undefined } : { ran: false, why: "another instance holds the lock" })}`);
   }
 } finally {

@@ -19,6 +19,13 @@ const root = path.resolve(import.meta.dirname, "..");
 const dataRoot = path.join(root, ".data");
 mkdirSync(dataRoot, { recursive: true });
 
+// Demo mode (one-click demo accounts, demo tokens): on for `npm run dev` unless DEMO_MODE says
+// otherwise; `npm start` opens it only with DEMO_MODE=1. Set before the configuration is first
+// read, and passed on to Next.js, so the seed and the server agree.
+if (mode === "dev") process.env.DEMO_MODE ??= "1";
+const demo = process.env.DEMO_MODE === "1" || process.env.DEMO_MODE === "true";
+console.log(demo ? "[once] demo mode: demo accounts sign in with one click, demo tokens work" : "[once] demo mode off: sign in with an account made by `npm run users`");
+
 // A signing key for session cookies that survives restarts, so signed-in browsers stay signed in.
 if (!process.env.SESSION_SECRET) {
   const file = path.join(dataRoot, "session-secret");
@@ -33,7 +40,7 @@ if (!process.env.DATABASE_URL) {
   server = await startEmbeddedPostgres({ dataDir: resolveDataDir(path.join(dataRoot, "pg")), port, persistent: true });
   await server.createDatabase("once");
   process.env.DATABASE_URL = server.url("once");
-  await setupDatabase(process.env.DATABASE_URL, console.log);
+  await setupDatabase(process.env.DATABASE_URL, console.log, { demo });
   // So `npm run worker`, `npm run reconcile` and `npm run jobs` find this server while it runs.
   writeFileSync(ANNOUNCED_URL_FILE, process.env.DATABASE_URL, { mode: 0o600 });
   console.log(`[db] embedded PostgreSQL on port ${server.port} (${server.dataDir}), ready in ${Date.now() - started} ms`);

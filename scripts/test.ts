@@ -23,6 +23,8 @@ const steps: [string, string[]][] = [
   ["types", ["npx", "tsc", "--noEmit"]],
   ["lint", ["npx", "eslint", "."]],
   ["vitest", ["npx", "vitest", "run"]],
+  // The engine packed with `npm pack` and installed into examples/minimal, whose tests run there.
+  ["example", ["npm", "run", "example:test", "--silent"]],
   ["build", ["npm", "run", "build", "--silent"]],
   ["playwright", ["npx", "playwright", "test"]],
 ];

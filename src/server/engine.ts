@@ -1,17 +1,30 @@
-// One engine per database client (so per process in the app, per database in tests): its
-// counters and cached live-key counts live as long as the client.
-import type { Db } from "./db/client";
-import { getDb, poolOf } from "./db/client";
-import { createEngine, engineConfigFromEnv, type Engine } from "./idempotency";
+// One idempotency engine per database client (so per process in the app, per database in tests):
+// its counters, cached live-key counts and replay cache live as long as the client.
+import { createIdempotencyEngine, type EngineConfigInput, type IdempotencyEngine } from "@once/idempotency";
+import pg from "pg";
+import { directUrlOf, poolOf, type Db, type Tx } from "./db/client";
+import { appEngineConfig } from "./engine-config";
+
+export type Engine = IdempotencyEngine<Tx>;
 
 const engines = new WeakMap<Db, Engine>();
 
-export function engineFor(db: Db): Engine {
-  let engine = engines.get(db);
-  if (!engine) engines.set(db, (engine = createEngine(db, engineConfigFromEnv, { pool: poolOf(db) })));
-  return engine;
+/** A new engine on `db` (tests pass their own configuration). */
+export function createEngineFor(db: Db, config: EngineConfigInput = appEngineConfig()): Engine {
+  const listenUrl = directUrlOf(db);
+  return createIdempotencyEngine<Tx>({
+    prisma: db,
+    pool: poolOf(db),
+    config,
+    // LISTEN needs its own direct connection (not through a transaction-mode pooler): only the
+    // app's process client has one; elsewhere every retry reads the database.
+    listen: listenUrl ? () => new pg.Client({ connectionString: listenUrl }) : undefined,
+  });
 }
 
-export function getEngine(): Engine {
-  return engineFor(getDb());
+/** The engine of `db`, made on first use with the app's configuration. */
+export function engineFor(db: Db): Engine {
+  let engine = engines.get(db);
+  if (!engine) engines.set(db, (engine = createEngineFor(db)));
+  return engine;
 }

@@ -3,14 +3,17 @@ import { z } from "zod";
 
 const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 
-// The app's own settings. The engine validates its IDEMPOTENCY_* variables itself
-// (src/server/idempotency/config.ts: it imports nothing from the app), the payment jobs theirs
-// (src/server/payments/config.ts); `checkConfiguration()` runs all three at start-up.
+// The app's own settings. The engine's IDEMPOTENCY_* variables are read by engine-config.ts and
+// validated by the engine's own schema (@once/idempotency reads no environment), the payment jobs'
+// by src/server/payments/config.ts; `checkConfiguration()` runs all three at start-up.
 const schema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  // No default: a tool started without NODE_ENV (db:setup, the users CLI) is not "development".
+  NODE_ENV: z.enum(["development", "production", "test"]).optional(),
   DEMO_PROCESSING_DELAY_MS: intFrom(0),
   DEMO_PROVIDER_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0),
-  // Demo mode lets the browser ask for a slow request (header x-demo-delay-ms); off in production.
+  // Demo mode opens doors on purpose: one-click demo accounts, the demo API tokens, and a slow
+  // request on ask (header x-demo-delay-ms). Only `DEMO_MODE=1`, or `next dev` (NODE_ENV=development),
+  // turns it on; a production build, db:setup and the CLI tools have it off unless told.
   DEMO_MODE: z
     .enum(["0", "1", "true", "false"])
     .optional()
@@ -38,9 +41,10 @@ export function env(): Env {
   return cached;
 }
 
+/** Whether the demo doors are open (parsed once with the rest of the configuration). */
 export function demoMode(): boolean {
   const e = env();
-  return e.DEMO_MODE ?? e.NODE_ENV !== "production";
+  return e.DEMO_MODE ?? e.NODE_ENV === "development";
 }
 
 /**

@@ -1,18 +1,20 @@
 // Background jobs of the server process (started from src/instrumentation.ts): the engine's
 // reaper, sweeper and counter flush, and the payment jobs. Every job guards itself (advisory lock
 // or SKIP LOCKED), so any number of instances may run them.
-import { poolOf, type Db } from "./db/client";
+import type { Db } from "./db/client";
 import { engineFor } from "./engine";
+import { appEngineConfig } from "./engine-config";
 import { benchControlEnabled, env } from "./env";
-import { engineConfigFromEnv, startEngineJobs } from "./idempotency";
 import { logger } from "./logger";
 import { startPaymentJobs } from "./payments";
 import { paymentSettings } from "./payments/config";
 
 export function startBackgroundJobs(db: Db): () => Promise<void> {
   const log = (msg: string) => logger.warn(msg);
+  const engine = engineFor(db);
   const stops: (() => Promise<void> | void)[] = [
-    startEngineJobs(db, engineFor(db).counters, log, poolOf(db)),
+    engine.startJobs((job, error) => logger.warn(`[${job}] ${error.message}`)),
+    () => engine.close(),
     // Outbox worker, the simulated provider's webhook deliveries, reconciliation.
     startPaymentJobs(db, log),
   ];
@@ -28,7 +30,7 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
 export function checkConfiguration(): void {
   env();
   benchControlEnabled();
-  engineConfigFromEnv();
+  appEngineConfig();
   paymentSettings();
 }
 

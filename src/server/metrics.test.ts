@@ -30,10 +30,10 @@ describe("GET /api/metrics auth", () => {
 
 describe("GET /api/metrics content", () => {
   it("serves the cluster-wide counters and the live gauges in Prometheus text", async () => {
-    const counters = engineFor(t.db).counters;
+    const { counters, run } = engineFor(t.db);
     counters.increment("acme", "checkout.placeOrder", "executed", 5);
     counters.increment("acme", "checkout.placeOrder", "replayed", 2);
-    await counters.flush(t.db);
+    await counters.flush(run);
     // Another instance's flush: the table is what counts, not this process's memory.
     await t.db.idempotencyCounter.create({ data: { scope: "globex", procedure: "checkout.placeOrder", event: "store_errors", count: 7n } });
     await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -30 });

@@ -18,7 +18,9 @@ export default async function setup(project: TestProject) {
   const dataDir = await makeTempDataDir("once-vitest-");
   const server = await startEmbeddedPostgres({ dataDir, persistent: false });
   await server.createDatabase(TEMPLATE_DATABASE);
-  await setupDatabase(server.url(TEMPLATE_DATABASE));
+  // The tests' fixtures are the demo accounts and tokens; tests of the doors without demo mode
+  // pass `{ demo: false }` to the code they call.
+  await setupDatabase(server.url(TEMPLATE_DATABASE), undefined, { demo: true });
   project.provide("pgAdminUrl", server.url("postgres"));
   project.provide("pgTemplate", TEMPLATE_DATABASE);
   return async () => {

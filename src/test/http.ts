@@ -1,8 +1,7 @@
 // Calls the real tRPC HTTP handler in-process, against a test database: status codes, headers and
 // bodies exactly as a client on the wire sees them, without starting a server.
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { appRouter } from "../server/api/root";
 import { createContextFor } from "../server/api/context";
+import { handleTrpcRequest } from "../server/api/handler";
 import type { Db } from "../server/db/client";
 
 export interface HttpAnswer<T = unknown> {
@@ -36,12 +35,7 @@ export async function callTrpc<T = any>(
     body = JSON.stringify(options.input ?? null);
   }
   const req = new Request(url, { method, headers, body });
-  const res = await fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req,
-    router: appRouter,
-    createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
-  });
+  const res = await handleTrpcRequest(req, (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length));
   return { status: res.status, headers: res.headers, json: (await res.json()) as T };
 }
 

@@ -40,11 +40,11 @@ export function KeyDetail({ id }: { id: string }) {
               <dt>Completed</dt><dd>{formatTime(k.completedAt)}</dd>
               <dt>Expires</dt><dd>{formatTime(k.expiresAt)}</dd>
               <dt>Stored status</dt><dd>{k.responseStatus ?? "–"}</dd>
-              <dt>Stored headers</dt><dd className="mono">{k.responseHeaders ? JSON.stringify(k.responseHeaders) : "–"}</dd>
+              <dt>Stored content type</dt><dd className="mono">{k.responseContentType ?? "–"}</dd>
             </dl>
             <h2 style={{ fontSize: "1rem" }}>Stored body</h2>
             <pre className="mono" aria-label="Stored body" style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}>
-              {k.responseBody === null ? "– (nothing stored yet)" : JSON.stringify(k.responseBody, null, 2)}
+              {k.responseBody === null ? "– (nothing stored yet)" : k.responseBody}
             </pre>
           </section>
         )}

@@ -1,12 +1,16 @@
-// The tRPC context: the database, the request's headers, the response headers (so the
-// idempotency middleware can set Idempotency-Key-Expires, Retry-After, Idempotent-Replayed),
-// how many calls share this HTTP request, and who is calling (resolved lazily, once).
+// The tRPC context: the database and its idempotency engine, the request's headers, the response
+// headers (so the idempotency middleware can set Idempotency-Key-Expires, Retry-After,
+// Idempotent-Replayed), how many calls share this HTTP request, and who is calling (resolved
+// lazily, once).
 import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
 import { getDb, type Db } from "../db/client";
+import { engineFor, type Engine } from "../engine";
 import { principalFromHeaders, type Principal } from "../auth/principal";
+import { demoMode } from "../env";
 
 export interface Context {
   db: Db;
+  engine: Engine;
   headers: Headers;
   resHeaders: Headers;
   /** Calls in this HTTP request: an Idempotency-Key on a batch of several is refused. */
@@ -15,14 +19,15 @@ export interface Context {
   getPrincipal: () => Promise<Principal | null>;
 }
 
-export function createContextFor(db: Db, headers: Headers, resHeaders: Headers, batchSize = 1): Context {
+export function createContextFor(db: Db, headers: Headers, resHeaders: Headers, batchSize = 1, engine: Engine = engineFor(db)): Context {
   let principal: Promise<Principal | null> | undefined;
   return {
     db,
+    engine,
     headers,
     resHeaders,
     batchSize,
-    getPrincipal: () => (principal ??= principalFromHeaders(db, headers)),
+    getPrincipal: () => (principal ??= principalFromHeaders(db, headers, { demo: demoMode() })),
   };
 }
 

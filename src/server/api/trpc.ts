@@ -1,42 +1,26 @@
 // The one owner of initTRPC. It exports only what routers may use: the router factory and the
 // procedures. A state-changing mutation can only be declared through `idempotentProcedure` (or
 // `adminIdempotentProcedure`), so none can forget the idempotency key.
-import { initTRPC, TRPCError } from "@trpc/server";
+import { initTRPC } from "@trpc/server";
+import { createIdempotencyMiddleware, Header } from "@once/idempotency";
 import { z, ZodError } from "zod";
-import type { Context } from "./context";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
 import type { Principal } from "../auth/principal";
-import { createIdempotencyMiddleware, Header, StoreUnavailableError, toTRPCError, type Tx } from "../idempotency";
-import { engineFor } from "../engine";
+import type { Tx } from "../db/client";
+import type { Context } from "./context";
+import { docsOf, reasonOf, storeUnavailableError, translateError } from "./errors";
 
 // ---------------------------------------------------------------------------------------------
-// 1. Initialisation: plain JSON on the wire (no transformer), and every error carries
-//    `data.reason` (a stable, machine-readable word) and, for invalid input, the zod issues.
-
-/** An error a handler throws on purpose, with its reason, e.g. out of stock → 412 out_of_stock. */
-export class ReasonedError extends TRPCError {
-  readonly reason: string;
-  constructor(code: TRPCError["code"], reason: string, message: string) {
-    super({ code, message });
-    this.reason = reason;
-  }
-}
-
-function reasonOf(error: TRPCError): string | undefined {
-  if (error instanceof ReasonedError) return error.reason;
-  const cause = error.cause as { reason?: unknown } | undefined;
-  if (cause && typeof cause.reason === "string") return cause.reason;
-  if (error.cause instanceof ZodError) return "invalid_input";
-  if (error.code === "BAD_REQUEST") return error.cause instanceof SyntaxError ? "invalid_json" : "bad_request";
-  return undefined;
-}
+// 1. Initialisation: plain JSON on the wire (no transformer); every error carries `data.reason`,
+//    `data.docs` and, for invalid input, the zod issues.
 
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
     const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : undefined;
     const reason = reasonOf(error);
-    // Internal errors say nothing about the server's insides to the caller.
-    // Invalid input reads as sentences ("✖ Too small: expected array to have >=1 items → at items"),
-    // not as the JSON dump of the issues that zod's own message is; the issues are in data.zodError.
+    // Internal errors say nothing about the server's insides to the caller. Invalid input reads
+    // as sentences; the issues themselves are in data.zodError.
     const message =
       error.code === "INTERNAL_SERVER_ERROR"
         ? "Internal server error"
@@ -44,11 +28,7 @@ const t = initTRPC.context<Context>().create({
           ? `Invalid input: ${z.prettifyError(error.cause)}`
           : shape.message;
     const { stack: _stack, ...data } = shape.data;
-    return {
-      ...shape,
-      message,
-      data: { ...data, ...(reason ? { reason } : {}), ...(zodError ? { zodError } : {}) },
-    };
+    return { ...shape, message, data: { ...data, reason, docs: docsOf(reason), ...(zodError ? { zodError } : {}) } };
   },
 });
 
@@ -56,54 +36,80 @@ export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 // ---------------------------------------------------------------------------------------------
-// 2. Auth middlewares: named functions, so a stack trace says which one refused.
+// 2. The edge: AppErrors get their status, a lost database is a 503 with Retry-After. Named
+//    functions, so a stack trace says which one refused.
+
+const edge = t.middleware(async function translateErrors({ ctx, next }) {
+  const result = await next();
+  if (result.ok) return result;
+  const translated = translateError(result.error);
+  if (!translated) return result;
+  if (translated.code === "SERVICE_UNAVAILABLE") ctx.resHeaders.set(Header.RETRY_AFTER, "1");
+  return { ...result, error: translated };
+});
 
 const authed = t.middleware(async function isAuthed({ ctx, next }) {
-  const principal = await ctx.getPrincipal().catch((error: unknown) => {
+  let principal: Principal | null;
+  try {
+    principal = await ctx.getPrincipal();
+  } catch (error) {
     // Fail closed, as the engine does: no database, no answer but "come back in a second".
-    const unavailable = new StoreUnavailableError("The database cannot be reached; nothing was executed", { cause: error, retryAfterSeconds: 1 });
-    ctx.resHeaders.set(Header.RETRY_AFTER, String(unavailable.retryAfterSeconds));
-    throw toTRPCError(unavailable);
-  });
-  if (!principal) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in, or send Authorization: Bearer <token>" });
+    ctx.resHeaders.set(Header.RETRY_AFTER, "1");
+    throw storeUnavailableError(error);
+  }
+  if (!principal) throw new AppError(Reason.UNAUTHORIZED, "Sign in, or send Authorization: Bearer <token>");
   return next({ ctx: { principal } });
 });
 
 const tenantOnly = authed.unstable_pipe(async function isTenant({ ctx, next }) {
   const tenantId = ctx.principal.tenantId;
-  if (ctx.principal.role !== "TENANT" || !tenantId) {
-    throw new TRPCError({ code: "FORBIDDEN", message: "This needs a tenant account" });
-  }
+  if (ctx.principal.role !== "TENANT" || !tenantId) throw new AppError(Reason.FORBIDDEN, "This needs a tenant account");
   return next({ ctx: { tenantId } });
 });
 
 const adminOnly = authed.unstable_pipe(async function isAdmin({ ctx, next }) {
-  if (ctx.principal.role !== "ADMIN") throw new TRPCError({ code: "FORBIDDEN", message: "Admins only" });
+  if (ctx.principal.role !== "ADMIN") throw new AppError(Reason.FORBIDDEN, "This needs an admin account");
   return next();
 });
 
 // ---------------------------------------------------------------------------------------------
 // 3. Procedures.
 
-const runIdempotently = createIdempotencyMiddleware<Context & { principal: Principal }>({
-  deps: (ctx) => engineFor(ctx.db).deps(),
+const runIdempotently = createIdempotencyMiddleware<Context & { principal: Principal }, Tx>({
+  engine: (ctx) => ctx.engine,
   // Keys belong to whoever authenticated: the tenant, or "admin" for operators. Never the body.
-  scopeOf: (ctx) => ctx.principal.tenantId ?? "admin",
+  scope: (ctx) => ctx.principal.tenantId ?? "admin",
+  http: (ctx) => ({
+    header: (name) => ctx.headers.get(name),
+    setHeader: (name, value) => ctx.resHeaders.set(name, value),
+    batchSize: ctx.batchSize,
+  }),
 });
 
-export const publicProcedure = t.procedure;
-export const tenantProcedure = t.procedure.use(tenantOnly);
-export const adminProcedure = t.procedure.use(adminOnly);
+export const publicProcedure = t.procedure.use(edge);
+export const tenantProcedure = publicProcedure.use(tenantOnly);
+export const adminProcedure = publicProcedure.use(adminOnly);
 
 /**
  * The only way to declare a state-changing tenant mutation. The input is validated first, so
  * invalid input is refused before any key is reserved; the handler gets the key's transaction as
- * `ctx.tx` and must write through it, so its writes commit together with the key's completion.
+ * `ctx.tx` (and the key as `ctx.idempotencyKey`) and must write through it, so its writes commit
+ * together with the key's completion. The inner `edge` gives a handler's AppError its status
+ * before the engine decides whether to store it (4xx) or release the key (5xx).
  */
-export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) => tenantProcedure.input(input).use(function idempotency(opts) {
-    return runIdempotently({ ...opts, next: (o: { ctx: { tx: Tx } }) => opts.next({ ctx: o.ctx }) });
-  });
+export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) =>
+  tenantProcedure
+    .input(input)
+    .use(function idempotency(opts) {
+      return runIdempotently({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
+    })
+    .use(edge);
+
 /** Admin mutations (bust, release, retry) are idempotent too, scoped to "admin". */
-export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) => adminProcedure.input(input).use(function idempotency(opts) {
-    return runIdempotently({ ...opts, next: (o: { ctx: { tx: Tx } }) => opts.next({ ctx: o.ctx }) });
-  });
+export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) =>
+  adminProcedure
+    .input(input)
+    .use(function idempotency(opts) {
+      return runIdempotently({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
+    })
+    .use(edge);

@@ -1,7 +1,12 @@
 // Who is calling: from `Authorization: Bearer <token>` (API callers) or the session cookie
 // (browser). The tenant always comes from here, never from a request body.
+//
+// Demo accounts and demo tokens (rows marked `demo` by the demo seed, or by migration 0003 for a
+// database seeded before it) are nobody unless the server runs in demo mode: a database seeded for
+// a demo and later served in production does not keep `admin_demo_token` working.
 import { Prisma } from "../../generated/prisma/client";
 import { poolOf, type Db } from "../db/client";
+import { demoMode } from "../env";
 import { readCookie, readSessionValue, SESSION_COOKIE } from "./session";
 import { hashToken } from "./token";
 
@@ -16,7 +21,12 @@ export interface Principal {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const userSelect = { id: true, name: true, email: true, role: true, tenantId: true } as const;
+const userSelect = { id: true, name: true, email: true, role: true, tenantId: true, demo: true } as const;
+
+export interface PrincipalOptions {
+  /** Whether demo accounts and tokens are honoured (the server's DEMO_MODE, parsed at start-up). */
+  demo: boolean;
+}
 
 type TokenUser = { id: string; name: string; email: string; role: "TENANT" | "ADMIN"; tenantId: string | null };
 
@@ -24,7 +34,11 @@ function toPrincipal(u: { id: string; name: string; email: string; role: "TENANT
   return { userId: u.id, name: u.name, email: u.email, role: u.role, tenantId: u.tenantId };
 }
 
-export async function principalFromHeaders(db: Db, headers: Headers): Promise<Principal | null> {
+export async function principalFromHeaders(
+  db: Db,
+  headers: Headers,
+  options: PrincipalOptions = { demo: demoMode() },
+): Promise<Principal | null> {
   const authorization = headers.get("authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
@@ -35,7 +49,7 @@ export async function principalFromHeaders(db: Db, headers: Headers): Promise<Pr
     const query = Prisma.sql`
       SELECT u."id", u."name", u."email", u."role"::text AS "role", u."tenantId"
       FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId"
-      WHERE t."tokenHash" = ${hashToken(match[1]!)}`;
+      WHERE t."tokenHash" = ${hashToken(match[1]!)} AND (${options.demo} OR NOT (t."demo" OR u."demo"))`;
     const pool = poolOf(db);
     const rows = pool ? (await pool.query<TokenUser>(query.text, query.values)).rows : await db.$queryRaw<TokenUser[]>(query);
     return rows[0] ? toPrincipal(rows[0]) : null;
@@ -45,5 +59,5 @@ export async function principalFromHeaders(db: Db, headers: Headers): Promise<Pr
   // query). Database errors are not caught here: isAuthed turns them into 503, not a silent 401.
   if (!userId || !UUID.test(userId)) return null;
   const user = await db.user.findUnique({ where: { id: userId }, select: userSelect });
-  return user ? toPrincipal(user) : null;
+  return user && (options.demo || !user.demo) ? toPrincipal(user) : null;
 }

@@ -1,22 +1,15 @@
-// Checkout's deterministic refusals. Each has a stable reason and a status that no engine answer
-// uses (DESIGN.md: never 409 or 422), so a plain HTTP client can tell "out of stock" from "in
-// progress". The router maps them to tRPC errors; the engine stores and replays them.
+// Checkout's deterministic refusals, as the app's one error class with reasons from the shared
+// table. Each has a status that no engine answer uses (never 409 or 422), so a plain HTTP client
+// can tell "out of stock" from "in progress"; the engine stores and replays them.
+import { AppError } from "@/shared/app-error";
 
 export const CheckoutRefusal = {
-  product_not_found: { code: "NOT_FOUND", message: "A product in this order does not exist" },
-  out_of_stock: { code: "PRECONDITION_FAILED", message: "Not enough stock for a product in this order" },
-  mixed_currencies: { code: "BAD_REQUEST", message: "All products of one order must share a currency" },
+  product_not_found: "A product in this order does not exist",
+  out_of_stock: "Not enough stock for a product in this order",
+  mixed_currencies: "All products of one order must share a currency",
 } as const;
 export type CheckoutReason = keyof typeof CheckoutRefusal;
 
-export class CheckoutError extends Error {
-  readonly code: (typeof CheckoutRefusal)[CheckoutReason]["code"];
-  constructor(
-    readonly reason: CheckoutReason,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(CheckoutRefusal[reason].message);
-    this.name = "CheckoutError";
-    this.code = CheckoutRefusal[reason].code;
-  }
+export function checkoutError(reason: CheckoutReason, details: Record<string, unknown> = {}): AppError {
+  return new AppError(reason, CheckoutRefusal[reason], details);
 }

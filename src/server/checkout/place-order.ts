@@ -3,10 +3,10 @@
 // completes in the same transaction, so either all of it happened exactly once or none of it did.
 // The payment itself never runs here: the outbox worker delivers it after commit.
 import type { Prisma } from "../../generated/prisma/client";
-import type { Tx } from "../idempotency";
+import type { Tx } from "../db/client";
 import { orderSelect } from "../api/routers/orders";
 import { PAYMENT_TOPIC, providerKeyFor, type PaymentPayload } from "../payments/outbox-message";
-import { CheckoutError } from "./errors";
+import { checkoutError } from "./errors";
 import { mergeLines, type OrderLine } from "./input";
 import { pause } from "./demo-delay";
 
@@ -38,7 +38,7 @@ export async function placeOrder(tx: Tx, command: PlaceOrderCommand): Promise<Pl
   const taken: TakenLine[] = [];
   for (const line of lines) taken.push(await takeStock(tx, line));
   const currency = taken[0]!.currency;
-  if (taken.some((line) => line.currency !== currency)) throw new CheckoutError("mixed_currencies");
+  if (taken.some((line) => line.currency !== currency)) throw checkoutError("mixed_currencies");
 
   await pause(command.delayMs ?? 0);
 
@@ -82,7 +82,7 @@ async function assertProductsExist(tx: Tx, lines: readonly OrderLine[]): Promise
   const found = await tx.product.findMany({ where: { id: { in: ids } }, select: { id: true } });
   if (found.length === ids.length) return;
   const known = new Set(found.map((p) => p.id));
-  throw new CheckoutError("product_not_found", { productIds: ids.filter((id) => !known.has(id)) });
+  throw checkoutError("product_not_found", { productIds: ids.filter((id) => !known.has(id)) });
 }
 
 /**
@@ -98,6 +98,6 @@ async function takeStock(tx: Tx, line: OrderLine): Promise<TakenLine> {
     WHERE "id" = ${line.productId}::uuid AND "stock" >= ${line.quantity}
     RETURNING "id"::text AS "productId", "sku", "name", "priceCents", "currency"`;
   const row = rows[0];
-  if (!row) throw new CheckoutError("out_of_stock", { productId: line.productId, requested: line.quantity });
+  if (!row) throw checkoutError("out_of_stock", { productId: line.productId, requested: line.quantity });
   return { ...row, quantity: line.quantity };
 }

@@ -2,16 +2,27 @@
 // transaction), so their writes commit together with the key's completion.
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { PrismaClient } from "../../generated/prisma/client";
+import { PrismaClient, type Prisma } from "../../generated/prisma/client";
 
 export type Db = PrismaClient;
+/** A Prisma interactive transaction: what handlers write through (`ctx.tx`). */
+export type Tx = Prisma.TransactionClient;
 
 /** Pool size per process: two cores here; a few connections per core keep PostgreSQL busy. */
 const POOL_MAX = 10;
 
 const pools = new WeakMap<Db, pg.Pool>();
+const directUrls = new WeakMap<Db, string>();
 
-export function createDb(connectionString: string, options: { max?: number; /** bring your own (benchmarks) */ pool?: pg.Pool } = {}): Db {
+export function createDb(
+  connectionString: string,
+  options: {
+    max?: number;
+    /** bring your own (benchmarks) */ pool?: pg.Pool;
+    /** A direct connection string for LISTEN (the engine's replay cache); the app's process client has one. */
+    directUrl?: string;
+  } = {},
+): Db {
   const pool = options.pool ?? new pg.Pool({
     connectionString,
     max: options.max ?? POOL_MAX,
@@ -23,6 +34,7 @@ export function createDb(connectionString: string, options: { max?: number; /** 
   pool.on("error", () => {});
   const db = new PrismaClient({ adapter: new PrismaPg(pool) });
   pools.set(db, pool);
+  if (options.directUrl) directUrls.set(db, options.directUrl);
   if (!options.pool) {
     // The adapter does not end a pool it was given; a client that owns its pool closes it with
     // $disconnect, as it would have closed a pool the adapter made itself.
@@ -38,10 +50,15 @@ export function createDb(connectionString: string, options: { max?: number; /** 
 /**
  * The pg pool under a client made by createDb. The idempotency engine sends its statements that
  * run outside a business transaction straight to it: same connections, without Prisma's
- * per-statement cost (see src/server/idempotency/store.ts).
+ * per-statement cost (see packages/idempotency/src/store/postgres.ts).
  */
 export function poolOf(db: Db): pg.Pool | undefined {
   return pools.get(db);
+}
+
+/** Where the engine may LISTEN for evictions, if this client was given a direct connection string. */
+export function directUrlOf(db: Db): string | undefined {
+  return directUrls.get(db);
 }
 
 const globalForDb = globalThis as unknown as { onceDb?: Db };
@@ -51,7 +68,8 @@ export function getDb(): Db {
   if (!globalForDb.onceDb) {
     const url = process.env.DATABASE_URL;
     if (!url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
-    globalForDb.onceDb = createDb(url);
+    // Behind a transaction-mode pooler (PgBouncer), DIRECT_DATABASE_URL names PostgreSQL itself.
+    globalForDb.onceDb = createDb(url, { directUrl: process.env.DIRECT_DATABASE_URL ?? url });
   }
   return globalForDb.onceDb;
 }

@@ -88,7 +88,7 @@ describe("the comparison catches a schema the migrations do not follow", () => {
     expect(diffFor(alteredSchema("  currency       String\n  // The checkout's", "  currency       String?\n  // The checkout's"))).toEqual([
       'column Order.currency: nullable is true in schema.prisma, false in the database',
     ]);
-    expect(diffFor(alteredSchema('key             String            @db.VarChar(255)', 'key             String            @db.VarChar(128)'))).toEqual([
+    expect(diffFor(alteredSchema('key                 String            @db.VarChar(255)', 'key                 String            @db.VarChar(128)'))).toEqual([
       'column IdempotencyKey.key: type is "character varying(128)" in schema.prisma, "character varying(255)" in the database',
     ]);
     expect(diffFor(alteredSchema('currency    String   @default("EUR")', 'currency    String   @default("USD")'))).toEqual([

@@ -1,4 +1,6 @@
-// Demo data: tenants acme and globex, an admin, the demo API tokens of DESIGN.md and a catalog.
+// Seed data: tenants acme and globex and a catalog, always; in demo mode also the demo accounts
+// (an admin and a buyer per tenant) and the demo API tokens of DESIGN.md, all marked `demo` so
+// that a server without demo mode refuses them even if they are in the database.
 // Idempotent itself: running it twice leaves the same data (upserts on natural keys), and it never
 // resets stock or orders that already exist.
 import type { Db } from "./client";
@@ -23,24 +25,34 @@ export const DEMO_PRODUCTS = [
   { sku: "LMP-010", name: "Desk lamp", description: "Warm LED, dimmable. Only a few left.", priceCents: 8900, stock: 5 },
 ] as const;
 
-export async function seed(db: Db): Promise<void> {
+export interface SeedOptions {
+  /** Create the demo accounts and tokens (DEMO_MODE). Without it no account exists: make one with `npm run users`. */
+  demo: boolean;
+}
+
+export async function seed(db: Db, options: SeedOptions): Promise<void> {
   for (const id of ["acme", "globex"]) {
     await db.tenant.upsert({ where: { id }, update: {}, create: { id, name: id === "acme" ? "Acme Corp" : "Globex Inc" } });
   }
+  if (options.demo) await seedDemoAccounts(db);
+  for (const product of DEMO_PRODUCTS) {
+    await db.product.upsert({ where: { sku: product.sku }, update: {}, create: { ...product, currency: "EUR" } });
+  }
+}
+
+/** The demo accounts (no password: one click in demo mode) and their tokens, marked `demo`. */
+async function seedDemoAccounts(db: Db): Promise<void> {
   for (const account of DEMO_ACCOUNTS) {
     const user = await db.user.upsert({
       where: { email: account.email },
       update: {},
-      create: { email: account.email, name: account.name, role: account.role, tenantId: account.tenantId },
+      create: { email: account.email, name: account.name, role: account.role, tenantId: account.tenantId, demo: true },
     });
     const tokenHash = hashToken(account.token);
     await db.apiToken.upsert({
       where: { tokenHash },
       update: {},
-      create: { tokenHash, label: "demo", userId: user.id },
+      create: { tokenHash, label: "demo", userId: user.id, demo: true },
     });
-  }
-  for (const product of DEMO_PRODUCTS) {
-    await db.product.upsert({ where: { sku: product.sku }, update: {}, create: { ...product, currency: "EUR" } });
   }
 }

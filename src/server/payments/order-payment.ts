@@ -4,7 +4,7 @@
 // taken is the truth the customer sees. PAID never changes again. Both the worker and the webhook
 // apply outcomes here; whichever comes first moves the order, the other finds it moved and changes
 // nothing, so neither a redelivered event nor a late worker can move an order backwards.
-import type { Tx } from "../idempotency";
+import type { Tx } from "../db/client";
 
 export type PaymentOutcome = "PAID" | "PAYMENT_FAILED";
 

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { engineFor } from "../engine";
-import { IdempotencyError, withIdempotency } from "../idempotency";
+import { IdempotencyError, withIdempotency } from "@once/idempotency";
 import { WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
 import { applyPaymentOutcome } from "./order-payment";
 import { EventType } from "./provider";
@@ -36,7 +36,7 @@ export async function handleProviderWebhook(db: Db, rawBody: unknown): Promise<W
 
   try {
     const result = await withIdempotency(
-      engineFor(db).deps(),
+      engineFor(db),
       { scope: WEBHOOK_SCOPE, key: event.id, operation: WEBHOOK_OPERATION, request: { id: event.id, type: event.type, chargeId: event.chargeId } },
       async (tx) => {
         const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";

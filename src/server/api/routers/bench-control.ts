@@ -3,35 +3,32 @@
 // with ONCE_BENCH_CONTROL=1 in demo mode (see servedRouter in ../root.ts), never in production.
 //
 // It must cost exactly what checkout.placeOrder costs minus the engine: same input schema, same
-// auth (tenantProcedure), the same placeOrder in one Prisma interactive transaction with the same
-// timeouts as the engine's, the same answer. The order still needs a checkout key (it is stored
-// on the order and on the payment's outbox row), so the bench sends a fresh Idempotency-Key; here
-// it is only parsed, never reserved.
-import { engineConfigFromEnv, Header, parseIdempotencyKey } from "../../idempotency";
-import { CheckoutError, demoDelayMs, placeOrder, placeOrderInput } from "../../checkout";
-import { createTRPCRouter, ReasonedError, tenantProcedure } from "../trpc";
+// auth and error edge (tenantProcedure), the same placeOrder in one Prisma interactive transaction
+// with the engine's transaction timeout, the same answer. The order still needs a checkout key
+// (it is stored on the order and on the payment's outbox row), so the bench sends a fresh
+// Idempotency-Key; here it is only parsed, never reserved.
+import { Header, parseIdempotencyKey } from "@once/idempotency";
+import { AppError } from "@/shared/app-error";
+import { demoDelayMs, placeOrder, placeOrderInput } from "../../checkout";
+import { appEngineConfig } from "../../engine-config";
+import { createTRPCRouter, tenantProcedure } from "../trpc";
 
 export const benchControlRouter = createTRPCRouter({
   placeOrder: tenantProcedure.input(placeOrderInput).mutation(async ({ ctx, input }) => {
     const parsed = parseIdempotencyKey(ctx.headers.get(Header.KEY));
-    if (!parsed.ok) throw new ReasonedError("BAD_REQUEST", parsed.reason, parsed.message);
-    const timeoutMs = engineConfigFromEnv().transactionTimeoutMs;
-    try {
-      const order = await ctx.db.$transaction(
-        (tx) =>
-          placeOrder(tx, {
-            tenantId: ctx.tenantId,
-            userId: ctx.principal.userId,
-            idempotencyKey: parsed.key,
-            items: input.items,
-            delayMs: demoDelayMs(ctx.headers),
-          }),
-        { timeout: timeoutMs, maxWait: timeoutMs },
-      );
-      return { order };
-    } catch (error) {
-      if (error instanceof CheckoutError) throw new ReasonedError(error.code, error.reason, error.message);
-      throw error;
-    }
+    if (!parsed.ok) throw new AppError(parsed.reason, parsed.message);
+    const timeoutMs = appEngineConfig().transactionTimeoutMs;
+    const order = await ctx.db.$transaction(
+      (tx) =>
+        placeOrder(tx, {
+          tenantId: ctx.tenantId,
+          userId: ctx.principal.userId,
+          idempotencyKey: parsed.key,
+          items: input.items,
+          delayMs: demoDelayMs(ctx.headers),
+        }),
+      { timeout: timeoutMs, maxWait: timeoutMs },
+    );
+    return { order };
   }),
 });

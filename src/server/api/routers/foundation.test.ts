@@ -124,7 +124,7 @@ describe("orders (tenant)", () => {
     for (const res of [foreign, missing]) {
       expect(res.status).toBe(404);
       expect(res.json.error.data).toMatchObject({ code: "NOT_FOUND", httpStatus: 404, reason: "order_not_found" });
-      expect(res.json.error.message).toBe("No such order");
+      expect(res.json.error.message).toBe("No order with this id belongs to your account");
     }
   });
 

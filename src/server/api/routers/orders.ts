@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { createTRPCRouter, ReasonedError, tenantProcedure } from "../trpc";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
+import { createTRPCRouter, tenantProcedure } from "../trpc";
 import type { Prisma } from "../../../generated/prisma/client";
 
 /** What an order looks like to its tenant; also what checkout returns (and the engine stores). */
@@ -43,7 +45,7 @@ export const ordersRouter = createTRPCRouter({
   byId: tenantProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
     // Another tenant's order is indistinguishable from a missing one: 404 either way.
     const order = await ctx.db.order.findFirst({ where: { id: input.id, tenantId: ctx.tenantId }, select: orderSelect });
-    if (!order) throw new ReasonedError("NOT_FOUND", "order_not_found", "No such order");
+    if (!order) throw new AppError(Reason.ORDER_NOT_FOUND, "No order with this id belongs to your account");
     return order;
   }),
 });

@@ -1,18 +1,12 @@
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { servedRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/context";
-import { logger } from "@/server/logger";
+import { refuseCrossSiteMutation } from "@/server/api/cross-site-guard";
+import { handleTrpcRequest } from "@/server/api/handler";
 
 function handler(req: Request) {
-  return fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req,
-    router: servedRouter(),
-    createContext,
-    onError({ error, path }) {
-      if (error.code === "INTERNAL_SERVER_ERROR") logger.error({ err: error.cause ?? error, path }, "tRPC handler failed");
-    },
-  });
+  // A cross-site post riding on the session cookie is refused before tRPC sees it.
+  const refused = refuseCrossSiteMutation(req);
+  if (refused) return refused;
+  return handleTrpcRequest(req, createContext);
 }
 
 export { handler as GET, handler as POST };

@@ -1,7 +1,7 @@
 // admin.keys.byId: everything stored for one key, and its audit trail. A busted key is gone from
 // the table but not from the audit log: then `key` is null and the trail says who removed it.
 import { adminProcedure } from "../../trpc";
-import { readKeyById } from "@/server/idempotency/admin";
+import { readKeyById } from "./key-queries";
 import { AdminReason, adminError } from "./errors";
 import { keyByIdInput } from "./keys.types";
 import { auditView, keyDetail, KEY_TARGET } from "./view";

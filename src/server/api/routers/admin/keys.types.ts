@@ -1,7 +1,6 @@
 // Inputs of admin.keys.*, and the shapes they answer (dates as ISO strings: the wire is plain JSON).
 import { z } from "zod";
-import { KeyStatus } from "@/server/idempotency/constants";
-import type { LeaseState } from "@/server/idempotency/admin";
+import { KeyStatus, type LeaseState } from "@once/idempotency";
 import { cursorSchema } from "./cursor";
 
 export const keyStatusSchema = z.enum([KeyStatus.PROCESSING, KeyStatus.COMPLETED, KeyStatus.FAILED]);
@@ -44,8 +43,9 @@ export interface KeySummary {
 export interface KeyDetail extends KeySummary {
   fingerprint: string;
   leaseToken: string | null;
-  responseBody: unknown;
-  responseHeaders: unknown;
+  /** The stored answer's exact text, as sent. */
+  responseBody: string | null;
+  responseContentType: string | null;
   updatedAt: string;
   /** The database's clock when read: the lease state is judged against it. */
   dbNow: string;

@@ -1,6 +1,6 @@
 // admin.keys.list: newest first, filtered, keyset-paginated (see keyListQuery for the indexes).
 import { adminProcedure } from "../../trpc";
-import { listKeys } from "@/server/idempotency/admin";
+import { listKeys } from "./key-queries";
 import { encodeCursor } from "./cursor";
 import { listKeysInput } from "./keys.types";
 import { keySummary } from "./view";

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
 import { engineFor } from "@/server/engine";
-import { withIdempotency } from "@/server/idempotency";
+import { withIdempotency } from "@once/idempotency";
 import { insertKey } from "./test-factory";
 
 const t = useTestDatabase();
@@ -34,7 +34,7 @@ describe("admin.keys.bust", () => {
       actor: "admin@example.com",
       action: "key.bust",
       reason: "refund issued by hand; let the client retry",
-      details: { tenant: "globex", key: k.key, status: "COMPLETED", responseStatus: 200, responseBody: { order: { id: "ord_1" } } },
+      details: { tenant: "globex", key: k.key, status: "COMPLETED", responseStatus: 200, responseBody: '{"order":{"id":"ord_1"}}' },
     });
     expect(entry!.id).toBe(res.json.result.data.auditId);
     expect(pendingCount("globex", "busted")).toBe(before + 1);
@@ -98,7 +98,7 @@ describe("admin.keys.bust", () => {
   it("lets the next request with the busted key execute anew", async () => {
     let runs = 0;
     const call = () =>
-      withIdempotency(engineFor(t.db).deps(), { scope: "acme", key: "order-intent-42", operation: "test.placeOrder", request: { sku: "MUG-001" } }, async () => ({ run: ++runs }));
+      withIdempotency(engineFor(t.db), { scope: "acme", key: "order-intent-42", operation: "test.placeOrder", request: { sku: "MUG-001" } }, async () => ({ run: ++runs }));
     expect(await call()).toMatchObject({ ok: true, replayed: false, body: { run: 1 } });
     expect(await call()).toMatchObject({ ok: true, replayed: true, body: { run: 1 } });
     const stored = await t.db.idempotencyKey.findUniqueOrThrow({ where: { scope_key: { scope: "acme", key: "order-intent-42" } } });

@@ -2,16 +2,14 @@
 // scoped to "admin": the delete, its audit entry and the admin key's completion commit together in
 // `ctx.tx`, and a retry of the same admin request replays its first answer.
 import { adminIdempotentProcedure } from "../../trpc";
-import { engineFor } from "@/server/engine";
-import { CounterEvent } from "@/server/idempotency/constants";
-import { KeyRemoval, removeKey } from "@/server/idempotency/admin";
+import { CounterEvent, KeyRemoval } from "@once/idempotency";
 import { AdminReason, adminError } from "./errors";
 import { removeKeyInput, type RemoveKeyResult } from "./keys.types";
 import { KEY_TARGET } from "./view";
 
 function removeKeyProcedure(mode: KeyRemoval) {
   return adminIdempotentProcedure(removeKeyInput).mutation(async ({ ctx, input }): Promise<RemoveKeyResult> => {
-    const result = await removeKey(ctx.tx, input.id, mode);
+    const result = await ctx.engine.removeKey(ctx.tx, input.id, mode);
     if (!result.removed) {
       switch (result.why) {
         case "not_found":
@@ -64,7 +62,7 @@ function removeKeyProcedure(mode: KeyRemoval) {
     });
     // Counted before the commit: if the admin request's own commit were fenced out the count is one
     // high, which a counter may be; the audit log is the exact record.
-    engineFor(ctx.db).counters.increment(r.scope, r.procedure, mode === KeyRemoval.BUST ? CounterEvent.BUSTED : CounterEvent.RELEASED);
+    ctx.engine.counters.increment(r.scope, r.procedure, mode === KeyRemoval.BUST ? CounterEvent.BUSTED : CounterEvent.RELEASED);
     return {
       action: mode,
       key: { id: r.id, tenant: r.scope, key: r.key, procedure: r.procedure, status: r.status },

@@ -1,9 +1,9 @@
 // admin.stats: the counters per tenant and procedure (executed, replayed, conflicts, …) from the
 // cluster-wide IdempotencyCounter table, plus live counts: keys by status, stuck leases, outbox.
 import { adminProcedure } from "../../trpc";
+import { CounterEvent } from "@once/idempotency";
 import { engineFor } from "@/server/engine";
-import { CounterEvent } from "@/server/idempotency/constants";
-import { keyGauges, readCounters } from "@/server/idempotency/admin";
+import { keyGauges, readCounters } from "./key-queries";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
 
@@ -23,7 +23,8 @@ export async function outboxGauges(db: Db): Promise<Record<"PENDING" | "DELIVERE
 export async function readStats(db: Db) {
   // This instance's unflushed deltas first, so an operator sees their own action at once; other
   // instances' arrive with their next flush (every few seconds).
-  await engineFor(db).counters.flush(db).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
+  const engine = engineFor(db);
+  await engine.counters.flush(engine.run).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
   const [counterRows, keys, outbox, openFindings] = await Promise.all([
     readCounters(db),
     keyGauges(db),

@@ -30,7 +30,7 @@ export async function insertKey(db: Db, f: KeyFixture = {}): Promise<{ id: strin
     INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt",
       "attempts", "responseStatus", "responseBody", "createdAt", "completedAt", "expiresAt")
     VALUES (${scope}, ${key}, ${f.procedure ?? "checkout.placeOrder"}, ${"f".repeat(64)}, ${status}::"IdempotencyStatus",
-      ${token}, ${lease}, ${f.attempts ?? 1}, ${processing ? null : (f.responseStatus ?? 200)}, ${body}::jsonb,
+      ${token}, ${lease}, ${f.attempts ?? 1}, ${processing ? null : (f.responseStatus ?? 200)}, ${body},
       ${f.createdAt ?? "2026-11-01T10:00:00.000Z"}::timestamptz, ${processing ? null : "2026-11-01T10:00:01.000Z"}::timestamptz,
       now() + interval '1 day')
     RETURNING "id"::text AS "id"`;

@@ -1,5 +1,5 @@
 // Rows as the dashboard sees them: whitelisted fields, dates as ISO strings.
-import type { KeyDetailRow, KeyListRow } from "@/server/idempotency/admin";
+import type { KeyDetailRow, KeyListRow } from "./key-queries";
 import type { AuditEntry } from "@/generated/prisma/client";
 import { iso } from "./cursor";
 import type { AuditView, KeyDetail, KeySummary } from "./keys.types";
@@ -26,8 +26,8 @@ export function keyDetail(r: KeyDetailRow): KeyDetail {
     ...keySummary(r),
     fingerprint: r.fingerprint,
     leaseToken: r.leaseToken,
-    responseBody: r.responseBody ?? null,
-    responseHeaders: r.responseHeaders ?? null,
+    responseBody: r.responseBody,
+    responseContentType: r.responseContentType,
     updatedAt: r.updatedAt.toISOString(),
     dbNow: r.dbNow.toISOString(),
   };

@@ -1,0 +1,50 @@
+// The engine's tunables, validated once (zod) and passed in: the engine reads no environment
+// variable. Each value has a reason.
+import { z } from "zod";
+
+const ms = (min: number) => z.number().int().min(min);
+
+export const engineConfigSchema = z
+  .object({
+    /**
+     * How long a request owns its key before another request may take it over. 30 s is far above
+     * a normal handler (well under a second) yet frees a crashed instance's keys quickly. One that
+     * runs longer is not wrong, only overtaken: its completion is fenced out and rolls back.
+     */
+    leaseMs: ms(1).default(30_000),
+    /**
+     * The business transaction's own timeout, independent of the lease: a hung handler must not
+     * hold row locks forever, and a slow one (past its lease) must still reach its fenced commit.
+     */
+    transactionTimeoutMs: ms(1).default(60_000),
+    /** How long a finished key and its answer are kept and replayed: 24 h covers every client retry policy we know. */
+    ttlSeconds: z.number().int().min(1).default(86_400),
+    /** Live keys a scope may hold; past that new keys get 429. Bounds what one tenant can store. */
+    maxLiveKeys: z.number().int().min(1).default(100_000),
+    /**
+     * How long a scope's live-key count is cached. Counting up to 100 000 rows on every request
+     * would cost more than the request; a count a few seconds old lets a tenant overshoot the cap
+     * by at most what it creates in that window, which is what the cap is for (bounding storage).
+     */
+    liveKeyCountTtlMs: ms(0).default(5_000),
+    /** Floor for Retry-After: RFC 9110 allows 0, but a client retrying at once only collides again. */
+    minRetryAfterSeconds: z.number().int().min(0).default(1),
+    /**
+     * Finished answers kept in this process's memory, so a retry is answered without a round trip.
+     * 10 000 answers of a few hundred bytes are a few MB; 0 turns the cache off.
+     */
+    replayCacheSize: z.number().int().min(0).default(10_000),
+  })
+  .strict();
+
+export type EngineConfig = z.output<typeof engineConfigSchema>;
+export type EngineConfigInput = z.input<typeof engineConfigSchema>;
+
+export const DEFAULT_ENGINE_CONFIG: EngineConfig = engineConfigSchema.parse({});
+
+/** Validates a configuration; a wrong value is an error that names it. */
+export function parseEngineConfig(input: EngineConfigInput = {}): EngineConfig {
+  const parsed = engineConfigSchema.safeParse(input);
+  if (!parsed.success) throw new Error(`invalid idempotency configuration: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}

@@ -1,0 +1,92 @@
+// What an adopting app tells the conformance kit about its protected procedure.
+import pg from "pg";
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  /** The body's exact text. */
+  body: string;
+}
+
+export interface SendOptions {
+  /** The Idempotency-Key header exactly as sent; undefined sends none. */
+  key?: string;
+  input: unknown;
+  /** Which of the two callers sends: each has its own scope. */
+  caller?: 0 | 1;
+  headers?: Record<string, string>;
+}
+
+export interface ConformanceTarget {
+  /** A name for the suite's title. */
+  name: string;
+  /** Sends one request to the protected mutation, as a client would. */
+  send(options: SendOptions): Promise<Answer>;
+  /** A fresh, valid input: each call a new request with its own effect. */
+  input(): unknown;
+  /** The same operation with other input (must be a different request: 422 under a used key). */
+  otherInput(input: unknown): unknown;
+  /** How many effects the request under `key` by `caller` made (rows in your business table). */
+  effects(key: string, caller?: 0 | 1): Promise<number>;
+  /** The key scopes of the two callers, as the engine stores them. */
+  scopes: [string, string];
+  /** A connection string to the database holding the key table (the kit ages keys there). */
+  databaseUrl: string;
+  /** An input your handler refuses deterministically (a 4xx it throws on purpose). */
+  failingInput?: () => unknown;
+  /** Headers that make the handler take at least ~2 s (in-flight and takeover checks). */
+  slowHeaders?: Record<string, string>;
+  /**
+   * The kit ages keys in the database behind the app's back (as time would). If your engine has a
+   * listener (replay cache), forget the key there too: `(scope, key) => engine.evict(scope, key)`.
+   */
+  aged?: (scope: string, key: string) => void | Promise<void>;
+  /** Stop and start the database, for the fail-closed check (both or neither). */
+  stopStore?: () => Promise<void>;
+  startStore?: () => Promise<void>;
+}
+
+/** Sends to a tRPC mutation at `url` (e.g. http://127.0.0.1:3000/api/trpc/orders.place), plain JSON. */
+export function trpcSender(options: {
+  url: string;
+  /** Headers per caller (authentication). */
+  callers: [Record<string, string>, Record<string, string>];
+  fetch?: (request: Request) => Promise<Response>;
+}): ConformanceTarget["send"] {
+  const send = options.fetch ?? ((request: Request) => fetch(request));
+  return async ({ key, input, caller = 0, headers }) => {
+    const h = new Headers({ ...options.callers[caller], ...headers, "content-type": "application/json" });
+    if (key !== undefined) h.set("Idempotency-Key", key);
+    const res = await send(new Request(options.url, { method: "POST", headers: h, body: JSON.stringify(input) }));
+    return { status: res.status, headers: res.headers, body: await res.text() };
+  };
+}
+
+/** The kit's direct access to the key table: to age a key as time would. */
+export async function withDatabase<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface KeyState {
+  status: string;
+  attempts: number;
+}
+
+export async function keyState(url: string, scope: string, key: string): Promise<KeyState | null> {
+  return withDatabase(url, async (c) => {
+    const { rows } = await c.query<KeyState>(`SELECT "status"::text AS "status", "attempts" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [scope, key]);
+    return rows[0] ?? null;
+  });
+}
+
+/** As if time passed: the key's lease ("lease") or its retention ("retention") ended a second ago. */
+export async function age(url: string, scope: string, key: string, what: "lease" | "retention"): Promise<void> {
+  const column = what === "lease" ? "leaseExpiresAt" : "expiresAt";
+  await withDatabase(url, (c) => c.query(`UPDATE "IdempotencyKey" SET "${column}" = now() - interval '1 second' WHERE "scope" = $1 AND "key" = $2`, [scope, key]));
+}

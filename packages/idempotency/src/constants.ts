@@ -1,0 +1,30 @@
+// Key states, headers and counter events, as `as const` objects with derived unions: no free strings.
+
+export const KeyStatus = {
+  PROCESSING: "PROCESSING",
+  COMPLETED: "COMPLETED",
+  FAILED: "FAILED",
+} as const;
+export type KeyStatus = (typeof KeyStatus)[keyof typeof KeyStatus];
+
+export const Header = {
+  KEY: "Idempotency-Key",
+  REPLAYED: "Idempotent-Replayed",
+  EXPIRES: "Idempotency-Key-Expires",
+  RETRY_AFTER: "Retry-After",
+} as const;
+
+/** What the counters count, per scope and procedure. */
+export const CounterEvent = {
+  EXECUTED: "executed",
+  REPLAYED: "replayed",
+  CONFLICTS: "conflicts",
+  MISMATCHES: "mismatches",
+  RELEASED: "released",
+  TAKEOVERS: "takeovers",
+  STORE_ERRORS: "store_errors",
+  TOO_MANY_KEYS: "too_many_keys",
+  BUSTED: "busted",
+  FENCED: "fenced",
+} as const;
+export type CounterEvent = (typeof CounterEvent)[keyof typeof CounterEvent];

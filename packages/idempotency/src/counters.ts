@@ -1,0 +1,52 @@
+// Counters per scope, procedure and event. Counting in memory and flushing deltas keeps a write
+// off every request; the table adds up every instance's flushes, and dashboards and metrics read it.
+import type { CounterEvent } from "./constants.js";
+import type { SqlRunner } from "./store/postgres.js";
+
+const SEP = "\u0000";
+
+export interface CounterDelta {
+  scope: string;
+  procedure: string;
+  event: CounterEvent;
+  count: number;
+}
+
+/** One statement for any number of deltas: arrays unnested into rows. */
+const FLUSH = `
+  INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count", "updatedAt")
+  SELECT "scope", "procedure", "event", "count", now()
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS d("scope", "procedure", "event", "count")
+  ON CONFLICT ("scope", "procedure", "event")
+  DO UPDATE SET "count" = "IdempotencyCounter"."count" + EXCLUDED."count", "updatedAt" = now()`;
+
+export class Counters {
+  private pending = new Map<string, number>();
+
+  increment(scope: string, procedure: string, event: CounterEvent, by = 1): void {
+    const k = scope + SEP + procedure + SEP + event;
+    this.pending.set(k, (this.pending.get(k) ?? 0) + by);
+  }
+
+  /** Deltas not yet flushed (for tests and for a last flush at shutdown). */
+  snapshot(): CounterDelta[] {
+    return [...this.pending].map(([k, count]) => {
+      const [scope, procedure, event] = k.split(SEP) as [string, string, CounterEvent];
+      return { scope, procedure, event, count };
+    });
+  }
+
+  /** Adds the pending deltas to the table in one statement; on failure they are kept for later. */
+  async flush(run: SqlRunner): Promise<number> {
+    const rows = this.snapshot();
+    if (rows.length === 0) return 0;
+    this.pending = new Map();
+    try {
+      await run.execute(FLUSH, [rows.map((r) => r.scope), rows.map((r) => r.procedure), rows.map((r) => r.event), rows.map((r) => r.count)]);
+      return rows.length;
+    } catch (error) {
+      for (const r of rows) this.increment(r.scope, r.procedure, r.event, r.count);
+      throw error;
+    }
+  }
+}

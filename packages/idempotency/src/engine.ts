@@ -1,0 +1,76 @@
+// An engine: one store, its configuration, counters, the releases waiting for the store to come
+// back, and (with a listener) the replay cache. One per database client, for the process's life.
+import type pg from "pg";
+import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from "./config.js";
+import { Counters } from "./counters.js";
+import { EvictionListener } from "./evictions.js";
+import { startEngineJobs, type JobLog } from "./jobs/scheduler.js";
+import { removeKey, type KeyRemoval, type RemoveKeyResult } from "./operator.js";
+import { PendingReleases } from "./pending-releases.js";
+import type { EngineDeps } from "./protocol/deps.js";
+import { ReplayCache } from "./replay-cache.js";
+import { PostgresIdempotencyStore, type SqlRunner } from "./store/postgres.js";
+import type { PrismaLike, SqlTransaction } from "./store/types.js";
+
+export interface EngineOptions<TTx extends SqlTransaction> {
+  /** Your Prisma client: the business transaction runs on it. */
+  prisma: PrismaLike<TTx>;
+  /** The pg pool under Prisma's adapter, if you built it: statements outside the transaction go straight to it (faster). */
+  pool?: pg.Pool;
+  config?: EngineConfigInput;
+  /**
+   * Opens a direct connection to PostgreSQL (not through a transaction-mode pooler) for LISTEN.
+   * With it, finished answers are replayed from memory and busts reach every instance; without
+   * it, every retry reads the database.
+   */
+  listen?: () => pg.Client;
+}
+
+export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> {
+  readonly config: EngineConfig;
+  readonly deps: EngineDeps<TTx>;
+  readonly counters: Counters;
+  /** Runs statements outside any transaction (jobs, counters, your own tools). */
+  readonly run: SqlRunner;
+  /** Resolves once the eviction listener is connected (at once without one). */
+  readonly ready: Promise<void>;
+  /** The reaper, the sweeper and the counter flush on timers; returns their stop function. */
+  startJobs(log: JobLog): () => Promise<void>;
+  /**
+   * Bust or release a key (see operator.ts) on your transaction; this process forgets its cached
+   * answer at once, every other instance when the transaction commits (NOTIFY).
+   */
+  removeKey(tx: TTx, id: string, mode: KeyRemoval): Promise<RemoveKeyResult>;
+  /** Forgets a key's cached answer in this process (other instances hear of busts by NOTIFY). */
+  evict(scope: string, key: string): void;
+  /** Stops the listener and the pending releases. */
+  close(): Promise<void>;
+}
+
+export function createIdempotencyEngine<TTx extends SqlTransaction>(options: EngineOptions<TTx>): IdempotencyEngine<TTx> {
+  const config = parseEngineConfig(options.config);
+  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool);
+  const counters = new Counters();
+  const pendingReleases = new PendingReleases((record) => store.release(record));
+  const replayCache = options.listen && config.replayCacheSize > 0 ? new ReplayCache(config.replayCacheSize) : undefined;
+  const listener = replayCache && options.listen ? new EvictionListener(options.listen, replayCache).start() : undefined;
+  const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache };
+  return {
+    config,
+    deps,
+    counters,
+    run: store.run,
+    ready: listener?.ready ?? Promise.resolve(),
+    startJobs: (log) => startEngineJobs(store.run, counters, log),
+    evict: (scope, key) => replayCache?.evict(scope, key),
+    async removeKey(tx, id, mode) {
+      const result = await removeKey(tx, id, mode);
+      if (result.removed) replayCache?.evict(result.record.scope, result.record.key);
+      return result;
+    },
+    async close() {
+      pendingReleases.stop();
+      await listener?.stop();
+    },
+  };
+}

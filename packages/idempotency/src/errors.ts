@@ -1,0 +1,37 @@
+// The engine's one error class. A refusal is a reason (see reasons.ts); its status comes from the
+// reasons table, so no two places can disagree about it.
+import { REASONS, type Reason } from "./reasons.js";
+import type { KeyRecord } from "./store/types.js";
+
+export class IdempotencyError extends Error {
+  readonly httpStatus: number;
+  /** Seconds for Retry-After, where the caller should come back later. */
+  readonly retryAfterSeconds?: number;
+  /** The key's record, where one was read (mismatch, in progress). */
+  readonly record?: KeyRecord;
+
+  constructor(
+    readonly reason: Reason,
+    message: string,
+    options: { cause?: unknown; retryAfterSeconds?: number; record?: KeyRecord } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "IdempotencyError";
+    this.httpStatus = REASONS[reason].status;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.record = options.record;
+  }
+}
+
+/** tRPC's code for each status the engine answers with. */
+export const TRPC_CODE_BY_STATUS = {
+  400: "BAD_REQUEST",
+  409: "CONFLICT",
+  422: "UNPROCESSABLE_CONTENT",
+  429: "TOO_MANY_REQUESTS",
+  503: "SERVICE_UNAVAILABLE",
+} as const;
+
+export function trpcCodeOf(error: IdempotencyError) {
+  return TRPC_CODE_BY_STATUS[REASONS[error.reason].status];
+}

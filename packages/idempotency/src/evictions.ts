@@ -1,0 +1,90 @@
+// Busts announced to every instance: the operator's delete sends NOTIFY in its own transaction
+// (delivered only if it commits), and each instance LISTENs on a direct connection (a
+// transaction-mode pooler such as PgBouncer cannot carry LISTEN) and evicts the key from its
+// replay cache. While the listener is not connected the cache is switched off and emptied, since
+// an eviction could be missed.
+import type pg from "pg";
+import type { ReplayCache } from "./replay-cache.js";
+import type { SqlRunner } from "./store/postgres.js";
+
+export const EVICTION_CHANNEL = "once_idempotency_evict";
+
+/** Tells every instance to forget the key's cached answer. Run it in the transaction that removes the key. */
+export async function announceEviction(run: SqlRunner, scope: string, key: string): Promise<void> {
+  await run.execute("SELECT pg_notify($1, $2)", [EVICTION_CHANNEL, JSON.stringify([scope, key])]);
+}
+
+/** Reconnects after 250 ms, doubling to 5 s. */
+const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 5_000;
+
+export class EvictionListener {
+  private client: pg.Client | undefined;
+  private stopped = false;
+  private retryMs = FIRST_RETRY_MS;
+  private timer: NodeJS.Timeout | undefined;
+  private connected!: () => void;
+  /** Resolves once the first LISTEN is in place (tests and start-up wait on it). */
+  readonly ready = new Promise<void>((resolve) => (this.connected = resolve));
+
+  constructor(
+    private readonly connect: () => pg.Client,
+    private readonly cache: ReplayCache,
+  ) {
+    cache.setEnabled(false);
+  }
+
+  start(): this {
+    void this.open();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.cache.setEnabled(false);
+    await this.client?.end().catch(() => {});
+  }
+
+  private async open(): Promise<void> {
+    const client = this.connect();
+    this.client = client;
+    client.on("notification", (message) => {
+      const [scope, key] = parsePayload(message.payload);
+      if (scope !== undefined && key !== undefined) this.cache.evict(scope, key);
+      else this.cache.clear(); // an announcement we cannot read: forget everything rather than replay stale
+    });
+    client.on("error", () => this.lost(client));
+    client.on("end", () => this.lost(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${EVICTION_CHANNEL}`);
+      this.retryMs = FIRST_RETRY_MS;
+      this.cache.setEnabled(true);
+      this.connected();
+    } catch {
+      this.lost(client);
+    }
+  }
+
+  private lost(client: pg.Client): void {
+    if (this.client !== client) return; // an older connection's late event
+    this.client = undefined;
+    this.cache.setEnabled(false);
+    client.end().catch(() => {});
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.open(), this.retryMs);
+    this.timer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+  }
+}
+
+function parsePayload(payload: string | undefined): [string?, string?] {
+  try {
+    const value: unknown = JSON.parse(payload ?? "");
+    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string") return [value[0], value[1]];
+  } catch {
+    // fall through
+  }
+  return [];
+}

@@ -1,0 +1,78 @@
+// Reservation: returns our PROCESSING record (fresh, taken over or renewed), or a finished one to
+// replay; every other answer is an IdempotencyError. The unique constraint on (scope, key)
+// decides every race.
+import { CounterEvent } from "../constants.js";
+import { IdempotencyError } from "../errors.js";
+import { Reason } from "../reasons.js";
+import type { IdempotencyStore, KeyRecord, ReserveRequest } from "../store/types.js";
+import { decide } from "./decide.js";
+import type { EngineDeps } from "./deps.js";
+
+/** Each pass either returns or saw the row change under it (released, reaped, renewed). */
+const MAX_PASSES = 3;
+
+export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: CounterEvent) => void): Promise<KeyRecord> {
+  const { store, config } = deps;
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    // At the cap, a retry of a key the scope already holds still gets its answer: only new keys
+    // are refused, so we read instead of inserting.
+    const overCap = await isOverLiveKeyCap(deps, r.scope);
+    const reserved = overCap ? { reserved: false as const, existing: await store.read(r.scope, r.key) } : await store.reserve(r);
+    if (reserved.reserved) return reserved.record;
+    const decision = decide(reserved.existing, r.fingerprint, config);
+    if (overCap && (decision.action === "vanished" || decision.action === "renew")) {
+      count(CounterEvent.TOO_MANY_KEYS);
+      const message = `This account already holds the most live idempotency keys allowed (${config.maxLiveKeys}); new keys are refused until older ones expire`;
+      throw new IdempotencyError(Reason.TOO_MANY_KEYS, message, { retryAfterSeconds: 60 });
+    }
+    switch (decision.action) {
+      case "replay":
+        return decision.record;
+      case "mismatch":
+        count(CounterEvent.MISMATCHES);
+        throw new IdempotencyError(Reason.KEY_REUSED, "This Idempotency-Key was already used for a different request", { record: decision.record });
+      case "wait":
+        count(CounterEvent.CONFLICTS);
+        throw inProgress("A request with this Idempotency-Key is still in progress", decision.retryAfterSeconds, decision.record);
+      case "take_over": {
+        const taken = await store.takeOver(decision.record, r);
+        if (taken) {
+          count(CounterEvent.TAKEOVERS);
+          return taken;
+        }
+        count(CounterEvent.CONFLICTS); // another retry took it over first
+        throw inProgress("Another retry took over this Idempotency-Key", 1, decision.record);
+      }
+      case "renew": {
+        const renewed = await store.renewExpired(decision.record, r);
+        if (renewed) return renewed;
+        continue; // someone else renewed or reaped it: look again
+      }
+      case "vanished":
+        continue;
+      default: {
+        const unreachable: never = decision;
+        throw new Error(`unhandled decision ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+  throw inProgress("This Idempotency-Key is changing hands; retry shortly", 1);
+}
+
+export function inProgress(message: string, retryAfterSeconds: number, record?: KeyRecord): IdempotencyError {
+  return new IdempotencyError(Reason.IN_PROGRESS, message, { retryAfterSeconds, record });
+}
+
+/** Per store (so per database), per scope: the last live-key count and when it was taken. */
+const liveKeyCounts = new WeakMap<IdempotencyStore<any>, Map<string, { count: number; at: number }>>();
+
+async function isOverLiveKeyCap(deps: EngineDeps, scope: string): Promise<boolean> {
+  let byScope = liveKeyCounts.get(deps.store);
+  if (!byScope) liveKeyCounts.set(deps.store, (byScope = new Map()));
+  let cached = byScope.get(scope);
+  if (!cached || Date.now() - cached.at >= deps.config.liveKeyCountTtlMs) {
+    cached = { count: await deps.store.countLive(scope, deps.config.maxLiveKeys), at: Date.now() };
+    byScope.set(scope, cached);
+  }
+  return cached.count >= deps.config.maxLiveKeys;
+}

@@ -1,0 +1,16 @@
+// What the protocol runs on: one engine's store, configuration and bookkeeping.
+import type { EngineConfig } from "../config.js";
+import type { Counters } from "../counters.js";
+import type { ReplayCache } from "../replay-cache.js";
+import type { PendingReleases } from "../pending-releases.js";
+import type { IdempotencyStore, SqlTransaction } from "../store/types.js";
+
+export interface EngineDeps<TTx extends SqlTransaction = SqlTransaction> {
+  store: IdempotencyStore<TTx>;
+  config: EngineConfig;
+  counters: Counters;
+  /** Releases that failed because the store was gone, retried until it is back. */
+  pendingReleases: PendingReleases;
+  /** Finished answers in memory; absent when this process cannot hear evictions. */
+  replayCache?: ReplayCache;
+}

@@ -1,0 +1,182 @@
+// The idempotency protocol (DESIGN, steps 3–6), read top to bottom: reserve, execute in one
+// transaction with the fenced completion, then one switch over how that transaction ended. Both
+// entry points (the tRPC middleware and the plain wrapper) delegate here.
+import { CounterEvent, KeyStatus } from "../constants.js";
+import { IdempotencyError } from "../errors.js";
+import { fingerprint } from "../fingerprint.js";
+import { Reason } from "../reasons.js";
+import { isStoreUnavailable } from "../store/unavailable.js";
+import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
+import { acquire, inProgress } from "./acquire.js";
+import type { EngineDeps } from "./deps.js";
+
+export interface IdempotentRequest {
+  /** Who the key belongs to: the authenticated tenant, or e.g. "provider:simpay" for webhooks. */
+  scope: string;
+  key: string;
+  /** The operation's name (the tRPC path): part of the fingerprint. */
+  procedure: string;
+  input: unknown;
+}
+
+/**
+ * What the handler produced. `success` commits with the key; `deterministic` is a 4xx the handler
+ * chose (out of stock): the business transaction rolls back, the key stores it and retries replay
+ * it. Anything the handler throws is transient: the key is released so a retry runs anew.
+ */
+export type HandlerOutcome = { kind: "success" | "deterministic"; response: StoredResponse };
+
+export interface Outcome {
+  kind: HandlerOutcome["kind"];
+  response: StoredResponse;
+  replayed: boolean;
+  /** When the key's record expires (Idempotency-Key-Expires). */
+  expiresAt: Date;
+}
+
+/** How the business transaction ended. */
+type TransactionResult =
+  | { kind: "completed"; response: StoredResponse }
+  | { kind: "deterministic"; response: StoredResponse }
+  | { kind: "fenced" }
+  | { kind: "handler_failed"; error: unknown }
+  | { kind: "store_failed"; error: unknown };
+
+/** Thrown inside the transaction callback to roll it back, carrying how it ended. */
+class Rollback {
+  constructor(readonly result: TransactionResult) {}
+}
+
+export function storeUnavailable(cause: unknown): IdempotencyError {
+  return new IdempotencyError(Reason.STORE_UNAVAILABLE, "The idempotency key store cannot be reached; nothing was executed", {
+    cause,
+    retryAfterSeconds: 1,
+  });
+}
+
+export async function executeIdempotently<TTx extends SqlTransaction>(
+  deps: EngineDeps<TTx>,
+  request: IdempotentRequest,
+  handler: (tx: TTx) => Promise<HandlerOutcome>,
+): Promise<Outcome> {
+  const count = (event: CounterEvent) => deps.counters.increment(request.scope, request.procedure, event);
+  const print = fingerprint(request.procedure, request.input);
+  const stamp = deps.replayCache?.stamp() ?? 0;
+  const cached = deps.replayCache?.get(request.scope, request.key, print);
+  if (cached) {
+    count(cached.kind === "mismatch" ? CounterEvent.MISMATCHES : CounterEvent.REPLAYED);
+    if (cached.kind === "mismatch") throw new IdempotencyError(Reason.KEY_REUSED, "This Idempotency-Key was already used for a different request");
+    return cached.outcome;
+  }
+  const reserveRequest = { ...request, fingerprint: print, leaseMs: deps.config.leaseMs, ttlSeconds: deps.config.ttlSeconds };
+  let record: KeyRecord;
+  try {
+    record = await acquire(deps, reserveRequest, count);
+  } catch (error) {
+    if (error instanceof IdempotencyError) throw error;
+    count(CounterEvent.STORE_ERRORS);
+    throw storeUnavailable(error);
+  }
+  if (record.status !== KeyStatus.PROCESSING) {
+    count(CounterEvent.REPLAYED);
+    return remember(deps, record, replayOf(record), stamp);
+  }
+
+  const result = await runTransaction(deps, record, handler);
+  switch (result.kind) {
+    case "completed":
+      count(CounterEvent.EXECUTED);
+      return remember(deps, record, { kind: "success", response: result.response, replayed: false, expiresAt: record.expiresAt }, stamp);
+    case "deterministic":
+      return storeFailure(deps, record, result.response, count, stamp);
+    case "fenced":
+      count(CounterEvent.FENCED);
+      throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
+    case "handler_failed":
+      await release(deps, record, count);
+      if (!isStoreUnavailable(result.error)) throw result.error; // the handler's own error, passed on
+      count(CounterEvent.STORE_ERRORS);
+      throw storeUnavailable(result.error);
+    case "store_failed":
+      // BEGIN, the completion or COMMIT failed. If COMMIT did land, the key is COMPLETED and the
+      // fenced release touches nothing: the retry replays.
+      await release(deps, record, count);
+      count(CounterEvent.STORE_ERRORS);
+      throw storeUnavailable(result.error);
+    default: {
+      const unreachable: never = result;
+      throw new Error(`unhandled transaction result ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** The handler's writes and the key's completion commit together, or not at all. */
+async function runTransaction<TTx extends SqlTransaction>(
+  deps: EngineDeps<TTx>,
+  record: KeyRecord,
+  handler: (tx: TTx) => Promise<HandlerOutcome>,
+): Promise<TransactionResult> {
+  try {
+    return await deps.store.transaction(
+      async (tx): Promise<TransactionResult> => {
+        const outcome = await handler(tx).catch((error: unknown) => {
+          throw new Rollback({ kind: "handler_failed", error });
+        });
+        if (outcome.kind === "deterministic") throw new Rollback({ kind: "deterministic", response: outcome.response });
+        // Fencing: if a retry took our lease over, no row matches and we roll back.
+        if (!(await deps.store.finish(record, KeyStatus.COMPLETED, outcome.response, tx))) throw new Rollback({ kind: "fenced" });
+        return { kind: "completed", response: outcome.response };
+      },
+      { timeoutMs: deps.config.transactionTimeoutMs },
+    );
+  } catch (error) {
+    return error instanceof Rollback ? error.result : { kind: "store_failed", error };
+  }
+}
+
+/** The business transaction rolled back; store the failure for retries to replay. */
+async function storeFailure(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  response: StoredResponse,
+  count: (e: CounterEvent) => void,
+  stamp: number,
+): Promise<Outcome> {
+  let stored: boolean;
+  try {
+    stored = await deps.store.finish(record, KeyStatus.FAILED, response);
+  } catch (error) {
+    await release(deps, record, count); // nothing committed, nothing recorded: a retry runs anew
+    count(CounterEvent.STORE_ERRORS);
+    throw storeUnavailable(error);
+  }
+  if (!stored) {
+    count(CounterEvent.FENCED);
+    throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
+  }
+  count(CounterEvent.EXECUTED);
+  return remember(deps, record, { kind: "deterministic", response, replayed: false, expiresAt: record.expiresAt }, stamp);
+}
+
+/** Frees the key for the retry; if the store is gone, keeps trying until it is back. */
+async function release(deps: EngineDeps<any>, record: KeyRecord, count: (e: CounterEvent) => void): Promise<void> {
+  try {
+    if (await deps.store.release(record)) count(CounterEvent.RELEASED);
+  } catch {
+    deps.pendingReleases.add(record, () => count(CounterEvent.RELEASED));
+  }
+}
+
+function replayOf(record: KeyRecord): Outcome {
+  return {
+    kind: record.status === KeyStatus.COMPLETED ? "success" : "deterministic",
+    response: { status: record.responseStatus ?? 200, body: record.responseBody ?? "null", contentType: record.responseContentType ?? "application/json" },
+    replayed: true,
+    expiresAt: record.expiresAt,
+  };
+}
+
+function remember(deps: EngineDeps<any>, record: KeyRecord, outcome: Outcome, stamp: number): Outcome {
+  deps.replayCache?.put(record, outcome, stamp);
+  return outcome;
+}

@@ -1,0 +1,60 @@
+// Every refusal the engine gives, in one table: the stable word a client branches on
+// (`error.data.reason` on the wire), its HTTP status, and what the caller should do about it.
+// The app's errors page and the package README are written from this table.
+
+export const Reason = {
+  KEY_MISSING: "idempotency_key_missing",
+  KEY_INVALID: "idempotency_key_invalid",
+  BATCH_NOT_ALLOWED: "idempotency_batch_not_allowed",
+  KEY_REUSED: "idempotency_key_reused",
+  IN_PROGRESS: "request_in_progress",
+  TOO_MANY_KEYS: "too_many_keys",
+  STORE_UNAVAILABLE: "store_unavailable",
+} as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
+
+export interface ReasonInfo {
+  status: 400 | 409 | 422 | 429 | 503;
+  /** What happened, in one sentence. */
+  meaning: string;
+  /** What the caller should do. */
+  remedy: string;
+}
+
+export const REASONS: Record<Reason, ReasonInfo> = {
+  idempotency_key_missing: {
+    status: 400,
+    meaning: "The request changes state but carries no Idempotency-Key header.",
+    remedy: "Send a fresh Idempotency-Key (a UUID is ideal) with every new operation, and the same key on its retries.",
+  },
+  idempotency_key_invalid: {
+    status: 400,
+    meaning: "The Idempotency-Key is not 1 to 255 visible ASCII characters, bare or as an RFC 8941 quoted string.",
+    remedy: "Use a UUID or another short token of letters, digits and punctuation.",
+  },
+  idempotency_batch_not_allowed: {
+    status: 400,
+    meaning: "One Idempotency-Key cannot cover a batch of several calls.",
+    remedy: "Send each mutation as its own request, each with its own key.",
+  },
+  idempotency_key_reused: {
+    status: 422,
+    meaning: "This Idempotency-Key was already used for a request with another operation or other input.",
+    remedy: "Use a new key for a new operation; resend the original input to get the original answer.",
+  },
+  request_in_progress: {
+    status: 409,
+    meaning: "A request with this Idempotency-Key is still being processed.",
+    remedy: "Retry with the same key after Retry-After seconds: you will get that request's answer.",
+  },
+  too_many_keys: {
+    status: 429,
+    meaning: "This account holds as many live idempotency keys as it may.",
+    remedy: "Retry after Retry-After seconds, once older keys have expired; retries of keys you hold still work.",
+  },
+  store_unavailable: {
+    status: 503,
+    meaning: "The idempotency key store (the database) cannot be reached, so nothing was executed.",
+    remedy: "Retry with the same key after Retry-After seconds.",
+  },
+};

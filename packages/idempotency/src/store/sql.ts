@@ -1,0 +1,70 @@
+// The key store's statements. Parameters are positional ($1 …) so the same text runs through
+// Prisma's raw queries and straight through a pg pool.
+
+export const COLUMNS = `"id", "scope", "key", "procedure", "fingerprint", "status"::text AS "status",
+  "leaseToken"::text AS "leaseToken", "leaseExpiresAt", "attempts", "responseStatus", "responseBody",
+  "responseContentType", "createdAt", "completedAt", "expiresAt", now() AS "dbNow"`;
+
+const leaseEnd = (param: string) => `now() + make_interval(secs => ${param}::float8 / 1000)`;
+const retentionEnd = (param: string) => `now() + make_interval(secs => ${param}::float8)`;
+
+/**
+ * Insert, or return the row that holds the key, in one round trip. All parts of a WITH statement
+ * share one snapshot, so a row committed by a racing insert *during* this statement is invisible
+ * to its SELECT: then neither part returns a row and the caller reads again.
+ *
+ * The reservation commits with synchronous_commit off, for this statement's own transaction only
+ * (set_config(…, true) is transaction-local, so it is safe through a transaction-mode pooler).
+ * Nothing depends on a reservation until the business transaction commits, synchronously, which
+ * flushes the WAL up to its own commit record and so the reservation's too. A reservation lost in a
+ * crash had no committed effect: its retry executes. `"cfg"` is joined so the setting is applied.
+ * $1 scope, $2 key, $3 procedure, $4 fingerprint, $5 lease token, $6 lease ms, $7 ttl seconds.
+ */
+export const RESERVE = `
+  WITH "cfg" AS (SELECT set_config('synchronous_commit', 'off', true)),
+  "inserted" AS (
+    INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+    SELECT $1, $2, $3, $4, 'PROCESSING', $5::uuid, ${leaseEnd("$6")}, ${retentionEnd("$7")} FROM "cfg"
+    ON CONFLICT ("scope", "key") DO NOTHING
+    RETURNING ${COLUMNS}, true AS "inserted"
+  )
+  SELECT * FROM "inserted"
+  UNION ALL
+  SELECT ${COLUMNS}, false AS "inserted" FROM "IdempotencyKey"
+  WHERE "scope" = $1 AND "key" = $2 AND NOT EXISTS (SELECT 1 FROM "inserted")`;
+
+export const READ = `SELECT ${COLUMNS} FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`;
+
+/** $1 id, $2 new lease token, $3 lease ms. */
+export const TAKE_OVER = `
+  UPDATE "IdempotencyKey"
+  SET "leaseToken" = $2::uuid, "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = "attempts" + 1, "updatedAt" = now()
+  WHERE "id" = $1::uuid AND "status" = 'PROCESSING' AND "leaseExpiresAt" <= now() AND "expiresAt" > now()
+  RETURNING ${COLUMNS}`;
+
+/** $1 id, $2 new lease token, $3 lease ms, $4 procedure, $5 fingerprint, $6 ttl seconds. */
+export const RENEW_EXPIRED = `
+  UPDATE "IdempotencyKey"
+  SET "procedure" = $4, "fingerprint" = $5, "status" = 'PROCESSING', "leaseToken" = $2::uuid,
+      "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = 1, "responseStatus" = NULL, "responseBody" = NULL,
+      "responseContentType" = NULL, "completedAt" = NULL, "createdAt" = now(), "updatedAt" = now(),
+      "expiresAt" = ${retentionEnd("$6")}
+  WHERE "id" = $1::uuid AND "expiresAt" <= now() AND ("status" <> 'PROCESSING' OR "leaseExpiresAt" <= now())
+  RETURNING ${COLUMNS}`;
+
+/** Fenced by the lease token. $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6 content type. */
+export const FINISH = `
+  UPDATE "IdempotencyKey"
+  SET "status" = $3::"IdempotencyStatus", "responseStatus" = $4, "responseBody" = $5, "responseContentType" = $6,
+      "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
+  WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`;
+
+/** Fenced by the lease token. $1 id, $2 lease token. */
+export const RELEASE = `
+  DELETE FROM "IdempotencyKey" WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`;
+
+/** Bounded count: at most $2 rows are read, whatever the scope holds. */
+export const COUNT_LIVE = `
+  SELECT count(*)::int AS "n" FROM (
+    SELECT 1 FROM "IdempotencyKey" WHERE "scope" = $1 AND "expiresAt" > now() LIMIT $2
+  ) AS "live"`;

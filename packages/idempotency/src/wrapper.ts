@@ -1,0 +1,76 @@
+// The plain entry point, for callers that are not tRPC (a payment webhook, queue consumers,
+// workers): the same protocol and guarantees as the middleware.
+import type { IdempotencyEngine } from "./engine.js";
+import { IdempotencyError } from "./errors.js";
+import { parseIdempotencyKey } from "./key.js";
+import { executeIdempotently, type HandlerOutcome } from "./protocol/execute.js";
+import type { SqlTransaction } from "./store/types.js";
+
+const JSON_TYPE = "application/json";
+
+/**
+ * Throw this from a handler for a deterministic failure: the business transaction rolls back, the
+ * key stores `status` and `body`, and every retry gets them back. Any other error is transient:
+ * the key is released and the retry runs anew.
+ */
+export class DeterministicError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    message = `deterministic failure (${status})`,
+  ) {
+    super(message);
+    this.name = "DeterministicError";
+  }
+}
+
+export interface IdempotentCall {
+  scope: string;
+  /** The idempotency key, as received (bare or RFC 8941 quoted). */
+  key: string;
+  /** A stable name for the operation: part of the fingerprint. */
+  operation: string;
+  /** What the caller asked for: a retry with another request under the same key is refused (422). */
+  request: unknown;
+}
+
+export interface IdempotentResult<T> {
+  ok: boolean;
+  status: number;
+  /** The answer's exact bytes, as first sent: send these to be byte for byte the same on replay. */
+  bodyText: string;
+  body: T | unknown;
+  replayed: boolean;
+  expiresAt: Date;
+}
+
+export async function withIdempotency<T, TTx extends SqlTransaction>(
+  engine: IdempotencyEngine<TTx>,
+  call: IdempotentCall,
+  handler: (tx: TTx) => Promise<T>,
+): Promise<IdempotentResult<T>> {
+  const parsed = parseIdempotencyKey(call.key);
+  if (!parsed.ok) throw new IdempotencyError(parsed.reason, parsed.message);
+  const outcome = await executeIdempotently(
+    engine.deps,
+    { scope: call.scope, key: parsed.key, procedure: call.operation, input: call.request },
+    async (tx): Promise<HandlerOutcome> => {
+      try {
+        const body = await handler(tx);
+        return { kind: "success", response: { status: 200, body: JSON.stringify(body ?? null), contentType: JSON_TYPE } };
+      } catch (error) {
+        if (!(error instanceof DeterministicError)) throw error;
+        return { kind: "deterministic", response: { status: error.status, body: JSON.stringify(error.body ?? null), contentType: JSON_TYPE } };
+      }
+    },
+  );
+  const { response } = outcome;
+  return {
+    ok: outcome.kind === "success",
+    status: response.status,
+    bodyText: response.body,
+    body: JSON.parse(response.body) as T,
+    replayed: outcome.replayed,
+    expiresAt: outcome.expiresAt,
+  };
+}

@@ -1,0 +1,214 @@
+// A business stand-in for the engine's tests: a table of "effects" and one operation reachable
+// through both entry points (the tRPC middleware and the plain wrapper), so every protocol rule is
+// checked the same way through each. It is what an adopting app does, in miniature.
+import { initTRPC, TRPCError } from "@trpc/server";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { z } from "zod";
+import {
+  createIdempotencyEngine,
+  createIdempotencyMiddleware,
+  DeterministicError,
+  IdempotencyError,
+  withIdempotency,
+  type EngineConfigInput,
+  type IdempotencyEngine,
+} from "../../src/index";
+import { poolOf, type Db } from "./database";
+import type { Prisma } from "./generated/client";
+
+export type Tx = Prisma.TransactionClient;
+export type Engine = IdempotencyEngine<Tx>;
+export type Mode = "ok" | "deterministic" | "transient";
+export interface EffectInput {
+  value: string;
+  mode?: Mode;
+  extra?: Record<string, unknown>;
+}
+
+const engines = new WeakMap<Db, Engine>();
+
+/** The engine the entry points use for `db`: made on first use, or by `configure`. */
+export function engineFor(db: Db): Engine {
+  let engine = engines.get(db);
+  if (!engine) engines.set(db, (engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db) })));
+  return engine;
+}
+
+/** Tests pass configuration: from now on `db`'s requests run on an engine with `config`. */
+export function configure(db: Db, config: EngineConfigInput = {}): Engine {
+  const engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db), config });
+  engines.set(db, engine);
+  return engine;
+}
+
+/** A gate that parks the next execution inside its transaction until the test opens it. */
+export class Gate {
+  private openGate!: () => void;
+  private markReached!: () => void;
+  readonly opened = new Promise<void>((resolve) => (this.openGate = resolve));
+  /** Resolves once a handler is parked at this gate. */
+  readonly reached = new Promise<void>((resolve) => (this.markReached = resolve));
+  open(): void {
+    this.openGate();
+  }
+  async park(): Promise<void> {
+    this.markReached();
+    await this.opened;
+  }
+}
+
+const parked: Gate[] = [];
+/** The next execution (of any request) parks at `gate` after its business write. */
+export function parkNextExecution(gate: Gate): void {
+  parked.push(gate);
+}
+
+export const executions = { count: 0 };
+
+async function effect(tx: Tx, scope: string, input: EffectInput) {
+  executions.count++;
+  const row = await tx.testEffect.create({ data: { scope, value: input.value }, select: { id: true } });
+  const gate = parked.shift();
+  if (gate) {
+    await gate.park();
+    // A business read after the pause: if the store went away meanwhile, the handler's own query
+    // is the first to find out (not only the engine's completion).
+    await tx.testEffect.count({ where: { id: row.id } });
+  }
+  return row.id;
+}
+
+/** Out of stock, as an app would say it: a 412 whose cause carries the reason. */
+function outOfStock(message: string): TRPCError {
+  return new TRPCError({ code: "PRECONDITION_FAILED", message, cause: Object.assign(new Error(message), { reason: "out_of_stock" }) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tRPC app: a context with the database, the headers and the caller's scope.
+
+interface Context {
+  db: Db;
+  headers: Headers;
+  resHeaders: Headers;
+  batchSize: number;
+}
+
+const SCOPE_BY_TOKEN: Record<string, string> = { acme_token: "acme", globex_token: "globex" };
+
+const t = initTRPC.context<Context>().create({
+  errorFormatter({ shape, error }) {
+    const reason = (error.cause as { reason?: unknown } | undefined)?.reason;
+    // No stack in answers: it differs between the first answer and a replay (and leaks insides).
+    const { stack: _stack, ...data } = shape.data;
+    return { ...shape, data: { ...data, reason: typeof reason === "string" ? reason : undefined } };
+  },
+});
+
+const authed = t.procedure.use(function authenticate({ ctx, next }) {
+  const token = ctx.headers.get("authorization")?.replace(/^Bearer /, "") ?? "";
+  const scope = SCOPE_BY_TOKEN[token];
+  if (!scope) throw new Error("no such token");
+  return next({ ctx: { scope } });
+});
+
+const runIdempotently = createIdempotencyMiddleware<Context & { scope: string }, Tx>({
+  engine: (ctx) => engineFor(ctx.db),
+  scope: (ctx) => ctx.scope,
+  http: (ctx) => ({ header: (n) => ctx.headers.get(n), setHeader: (n, v) => ctx.resHeaders.set(n, v), batchSize: ctx.batchSize }),
+});
+
+const effectInput = z.object({
+  value: z.string().min(1),
+  mode: z.enum(["ok", "deterministic", "transient"]).optional(),
+  extra: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const testRouter = t.router({
+  effect: authed
+    .input(effectInput)
+    .use(function idempotency(opts) {
+      return runIdempotently({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
+    })
+    .mutation(async ({ ctx, input }) => {
+      const id = await effect(ctx.tx, ctx.scope, input);
+      if (input.mode === "deterministic") throw outOfStock(`Not enough ${input.value}`);
+      if (input.mode === "transient") throw new Error("the provider timed out");
+      return { effectId: id, value: input.value, key: ctx.idempotencyKey };
+    }),
+});
+
+// ---------------------------------------------------------------------------------------------
+// The entry points, as a client sees them.
+
+export interface Answer {
+  status: number;
+  /** result.data on success, the error object on failure (tRPC's shape, or the wrapper's body). */
+  body: any;
+  /** The HTTP body's exact text (tRPC), or the wrapper's bodyText. */
+  text: string;
+  replayed: boolean;
+  headers: Headers;
+}
+
+export interface EntryPoint {
+  name: string;
+  call(db: Db, args: { token?: string; key?: string; input: EffectInput; headers?: Record<string, string> }): Promise<Answer>;
+}
+
+export const trpcEntry: EntryPoint = {
+  name: "tRPC middleware",
+  async call(db, { token = "acme_token", key, input, headers }) {
+    const h = new Headers(headers);
+    h.set("authorization", `Bearer ${token}`);
+    h.set("content-type", "application/json");
+    if (key !== undefined) h.set("idempotency-key", key);
+    const res = await fetchRequestHandler({
+      endpoint: "/api/trpc",
+      req: new Request("http://localhost/api/trpc/effect", { method: "POST", headers: h, body: JSON.stringify(input) }),
+      router: testRouter,
+      createContext: (opts) => ({ db, headers: opts.req.headers, resHeaders: opts.resHeaders, batchSize: opts.info.calls.length }),
+    });
+    const text = await res.text();
+    const json = JSON.parse(text) as { result?: { data: unknown }; error?: unknown };
+    return { status: res.status, body: res.ok ? json.result!.data : json.error, text, replayed: res.headers.get("idempotent-replayed") === "true", headers: res.headers };
+  },
+};
+
+export const wrapperEntry: EntryPoint = {
+  name: "plain wrapper",
+  async call(db, { token = "acme_token", key, input }) {
+    const scope = SCOPE_BY_TOKEN[token]!;
+    try {
+      const result = await withIdempotency(engineFor(db), { scope, key: key ?? "", operation: "effect", request: input }, async (tx) => {
+        const id = await effect(tx, scope, input);
+        if (input.mode === "deterministic") throw new DeterministicError(412, { reason: "out_of_stock", message: `Not enough ${input.value}` });
+        if (input.mode === "transient") throw new Error("the provider timed out");
+        return { effectId: id, value: input.value, key: key ?? "" };
+      });
+      const headers = new Headers({ "Idempotency-Key-Expires": result.expiresAt.toUTCString() });
+      return { status: result.status, body: result.body, text: result.bodyText, replayed: result.replayed, headers };
+    } catch (error) {
+      if (error instanceof IdempotencyError) {
+        const headers = new Headers(error.retryAfterSeconds ? { "Retry-After": String(error.retryAfterSeconds) } : {});
+        const body = { data: { reason: error.reason } };
+        return { status: error.httpStatus, body, text: JSON.stringify(body), replayed: false, headers };
+      }
+      const body = { message: (error as Error).message };
+      return { status: 500, body, text: JSON.stringify(body), replayed: false, headers: new Headers() };
+    }
+  },
+};
+
+export const ENTRY_POINTS = [trpcEntry, wrapperEntry];
+
+export function reasonOf(answer: Answer): string | undefined {
+  return answer.body?.data?.reason ?? answer.body?.reason;
+}
+
+export async function effectsFor(db: Db, value: string): Promise<number> {
+  return db.testEffect.count({ where: { value } });
+}
+
+export async function keyRow(db: Db, scope: string, key: string) {
+  return db.idempotencyKey.findUnique({ where: { scope_key: { scope, key } } });
+}

@@ -1,0 +1,19 @@
+// A PostgreSQL of a test file's own, with the engine's table and the stand-in business table, for
+// tests that stop or crash the server without disturbing the other files.
+import { readFile } from "node:fs/promises";
+import pg from "pg";
+import { connect, type Db } from "./database";
+import { startTestServer, type TestServer } from "./postgres";
+
+export const EFFECTS_SQL = `CREATE TABLE "TestEffect" (
+  "id" SERIAL PRIMARY KEY, "scope" TEXT NOT NULL, "value" TEXT NOT NULL, "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT now())`;
+
+export async function startOwnServer(prefix: string, poolMax: number): Promise<{ server: TestServer; db: Db }> {
+  const server = await startTestServer(prefix);
+  const admin = new pg.Client({ connectionString: server.url("postgres") });
+  await admin.connect();
+  await admin.query(await readFile(new URL("../../sql/migration.sql", import.meta.url), "utf8"));
+  await admin.query(EFFECTS_SQL);
+  await admin.end();
+  return { server, db: connect(server.url("postgres"), poolMax).db };
+}

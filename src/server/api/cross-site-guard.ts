@@ -1,0 +1,24 @@
+// The tRPC endpoint's cross-site door: a POST (every mutation) that carries the session cookie
+// must come from this site's own pages (src/server/http/cross-site.ts says how that is told).
+// Checked before tRPC runs, so nothing is reserved or executed; the refusal has tRPC's error
+// shape, so clients read `error.data.reason` as for every other error. A bearer-token caller
+// without the cookie is not a browser riding on a session, and passes.
+import { readCookie, SESSION_COOKIE } from "../auth/session";
+import { CROSS_SITE_MESSAGE, CROSS_SITE_REASON, isCrossSiteRequest } from "../http/cross-site";
+
+/** JSON-RPC's code for FORBIDDEN, as tRPC writes it. */
+const TRPC_FORBIDDEN = -32003;
+
+export function refuseCrossSiteMutation(req: Request): Response | null {
+  if (req.method !== "POST") return null;
+  if (readCookie(req.headers.get("cookie"), SESSION_COOKIE) === undefined) return null;
+  if (!isCrossSiteRequest(req.headers, req.url)) return null;
+  const body = {
+    error: {
+      message: CROSS_SITE_MESSAGE,
+      code: TRPC_FORBIDDEN,
+      data: { code: "FORBIDDEN", httpStatus: 403, reason: CROSS_SITE_REASON },
+    },
+  };
+  return Response.json(body, { status: 403 });
+}

@@ -1,0 +1,47 @@
+// Reading a password for the CLI: from a prompt that does not echo (asked twice) when a person is
+// at a terminal, else from stdin (`printf '%s' "$PW" | npm run users -- …`). Never from argv,
+// where the shell history and `ps` would keep it.
+import type { Readable, Writable } from "node:stream";
+
+/** Everything on a piped stdin, without the one line ending a `echo` adds. */
+export async function readPipedPassword(input: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of input) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+}
+
+/** One line typed at the terminal with echo off; Ctrl-C aborts. */
+function promptHidden(question: string, input: NodeJS.ReadStream, output: Writable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // Echo off before the question shows: what is typed (or pasted) at once is not echoed either.
+    input.setRawMode(true);
+    output.write(question);
+    let typed = "";
+    const done = (error?: Error) => {
+      input.setRawMode(false);
+      input.pause();
+      input.off("data", onData);
+      output.write("\n");
+      if (error) reject(error);
+      else resolve(typed);
+    };
+    const onData = (data: Buffer) => {
+      for (const char of data.toString("utf8")) {
+        if (char === "\r" || char === "\n") return done();
+        if (char === "\u0003") return done(new Error("Cancelled."));
+        if (char === "\u007f" || char === "\b") typed = typed.slice(0, -1);
+        else typed += char;
+      }
+    };
+    input.resume();
+    input.on("data", onData);
+  });
+}
+
+export async function readPassword(input: NodeJS.ReadStream = process.stdin, output: Writable = process.stderr): Promise<string> {
+  if (!input.isTTY) return readPipedPassword(input);
+  const first = await promptHidden("Password: ", input, output);
+  const again = await promptHidden("Password again: ", input, output);
+  if (first !== again) throw new Error("The two passwords differ.");
+  return first;
+}

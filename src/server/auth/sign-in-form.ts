@@ -1,0 +1,52 @@
+// Reading the sign-in form: only what an HTML form sends (urlencoded or multipart), so a JSON
+// body is a clear 415 instead of a parser's 500, and every field is a string or absent.
+
+export const FORM_MEDIA_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"] as const;
+
+export interface SignInForm {
+  email: string;
+  /** Absent: a demo account's one-click button (demo mode only). */
+  password: string | undefined;
+  next: string | undefined;
+}
+
+export type FormResult =
+  | { ok: true; form: SignInForm }
+  | { ok: false; status: 400 | 415; reason: "unsupported_media_type" | "invalid_form"; message: string };
+
+function mediaType(headers: Headers): string {
+  return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+/** A field's text; files and repeated fields are not a sign-in. */
+function text(data: FormData, name: string): string | undefined | null {
+  const values = data.getAll(name);
+  if (values.length === 0) return undefined;
+  if (values.length > 1 || typeof values[0] !== "string") return null;
+  return values[0];
+}
+
+export async function readSignInForm(req: Request): Promise<FormResult> {
+  const type = mediaType(req.headers);
+  if (!(FORM_MEDIA_TYPES as readonly string[]).includes(type)) {
+    return {
+      ok: false,
+      status: 415,
+      reason: "unsupported_media_type",
+      message: `Sign in with a form: Content-Type must be ${FORM_MEDIA_TYPES.join(" or ")}`,
+    };
+  }
+  let data: FormData;
+  try {
+    data = await req.formData();
+  } catch {
+    return { ok: false, status: 400, reason: "invalid_form", message: "The form could not be read" };
+  }
+  const email = text(data, "email");
+  const password = text(data, "password");
+  const next = text(data, "next");
+  if (!email || email.length > 320 || password === null || next === null) {
+    return { ok: false, status: 400, reason: "invalid_form", message: "Give an e-mail address (and a password)" };
+  }
+  return { ok: true, form: { email: email.trim().toLowerCase(), password, next } };
+}

@@ -1,0 +1,88 @@
+// POST /api/session/signin: the browser's only way to get a session cookie.
+//
+// In order: refuse a cross-site post (login CSRF), refuse anything but a form (415), then either
+// a demo account's one-click sign-in (demo mode only, demo rows only) or e-mail + password,
+// checked with scrypt after taking an attempt from the throttle. `next` is reduced to a path on
+// this site before it becomes a redirect.
+import type { Db } from "../db/client";
+import { clientAddress } from "../http/client-address";
+import { crossSiteRefusal, isCrossSiteRequest } from "../http/cross-site";
+import { safeNextPath } from "../http/safe-next";
+import { verifyAgainstDecoy, verifyPassword } from "./password";
+import { createSessionValue, sessionCookieHeader } from "./session";
+import { readSignInForm, type SignInForm } from "./sign-in-form";
+import { DEFAULT_LIMITS, forgetStaleAttempts, giveBackAttempt, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
+
+export interface SignInDeps {
+  db: Db;
+  /** DEMO_MODE, parsed at start-up: demo accounts sign in with one click, and only then. */
+  demo: boolean;
+  limits?: ThrottleLimits;
+}
+
+type Refusal = { status: number; reason: string; message: string; retryAfterSeconds?: number };
+type Outcome = { ok: true; user: { id: string; role: "TENANT" | "ADMIN" } } | ({ ok: false } & Refusal);
+
+const userSelect = { id: true, role: true, demo: true, passwordHash: true } as const;
+
+async function demoSignIn(deps: SignInDeps, form: SignInForm): Promise<Outcome> {
+  if (!deps.demo) return { ok: false, status: 400, reason: "password_required", message: "Enter your e-mail address and password" };
+  const user = await deps.db.user.findUnique({ where: { email: form.email }, select: userSelect });
+  // One click opens demo accounts only, never a real one that happens to be in the database.
+  if (!user?.demo) return { ok: false, status: 400, reason: "not_a_demo_account", message: "Pick one of the demo accounts" };
+  return { ok: true, user };
+}
+
+async function passwordSignIn(deps: SignInDeps, form: SignInForm & { password: string }, address: string): Promise<Outcome> {
+  const keys = throttleKeys(form.email, address);
+  const attempt = await takeAttempt(deps.db, keys, deps.limits ?? DEFAULT_LIMITS);
+  if (!attempt.allowed) {
+    const message = "Too many sign-in attempts: wait a little and try again";
+    return { ok: false, status: 429, reason: "too_many_attempts", message, retryAfterSeconds: attempt.retryAfterSeconds };
+  }
+  const user = await deps.db.user.findUnique({ where: { email: form.email }, select: userSelect });
+  // Demo accounts have no password; outside demo mode they do not exist for anybody.
+  const usable = user?.passwordHash && (deps.demo || !user.demo) ? user : null;
+  const valid = usable ? await verifyPassword(form.password, usable.passwordHash!) : await verifyAgainstDecoy(form.password);
+  if (!usable || !valid) {
+    await forgetStaleAttempts(deps.db, deps.limits ?? DEFAULT_LIMITS);
+    return { ok: false, status: 401, reason: "invalid_credentials", message: "Wrong e-mail address or password" };
+  }
+  await giveBackAttempt(deps.db, keys);
+  return { ok: true, user: usable };
+}
+
+/** A person's browser (a form submission) is sent back to the form with the reason; others get JSON. */
+function isNavigation(req: Request): boolean {
+  return req.headers.get("sec-fetch-mode") === "navigate" || (req.headers.get("accept") ?? "").includes("text/html");
+}
+
+function refuse(req: Request, refusal: Refusal, next: string): Response {
+  const headers: Record<string, string> = {};
+  if (refusal.retryAfterSeconds) headers["Retry-After"] = String(refusal.retryAfterSeconds);
+  if (isNavigation(req) && refusal.status !== 415 && refusal.status !== 403) {
+    const query = new URLSearchParams({ error: refusal.reason, ...(next !== "/" ? { next } : {}) });
+    return new Response(null, { status: 303, headers: { ...headers, Location: `/signin?${query}` } });
+  }
+  return Response.json({ error: refusal.message, reason: refusal.reason }, { status: refusal.status, headers });
+}
+
+export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Response> {
+  if (isCrossSiteRequest(req.headers, req.url)) return crossSiteRefusal();
+  const read = await readSignInForm(req);
+  if (!read.ok) return refuse(req, read, "/");
+  const { form } = read;
+  const next = safeNextPath(form.next, new URL(req.url).origin);
+  const outcome =
+    form.password === undefined
+      ? await demoSignIn(deps, form)
+      : await passwordSignIn(deps, { ...form, password: form.password }, clientAddress(req.headers));
+  if (!outcome.ok) return refuse(req, outcome, next);
+  const target = next === "/" && outcome.user.role === "ADMIN" ? "/admin" : next;
+  // Secure over HTTPS, also when a TLS-terminating proxy forwards plain HTTP and says so.
+  const secure = new URL(req.url).protocol === "https:" || req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
+  return new Response(null, {
+    status: 303,
+    headers: { Location: target, "Set-Cookie": sessionCookieHeader(createSessionValue(outcome.user.id), secure) },
+  });
+}

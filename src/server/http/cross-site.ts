@@ -1,0 +1,38 @@
+// Cross-site request refusal for cookie-authenticated state changes (sign-in, sign-out, tRPC
+// mutations). The session cookie is SameSite=Lax, which keeps it off cross-site POSTs in current
+// browsers, but not off requests from a sibling subdomain (same-site), not in older browsers, and
+// not for sign-in itself: a cross-site form that signs a visitor in as the attacker (login CSRF)
+// needs no cookie at all. So the request says where it comes from, and we check:
+//
+// - `Sec-Fetch-Site` (every current browser sends it): only `same-origin` or `none` (typed in, a
+//   bookmark) pass; `same-site` and `cross-site` are refused.
+// - Without it, `Origin`: it must be this site's own (host and port as the request was
+//   addressed); `Origin: null` (sandboxed frames, privacy redirects) is refused.
+// - Neither header: not a browser (curl, a server). It cannot carry a victim's cookie, so it
+//   passes; a bearer token is its own proof.
+
+export const CROSS_SITE_REASON = "cross_site_request";
+export const CROSS_SITE_MESSAGE = "Cross-site request refused: state changes must come from this site's own pages";
+
+/** The host the request was addressed to: the proxy's X-Forwarded-Host, else Host, else the URL's. */
+function requestHost(headers: Headers, url: string): string {
+  const forwarded = headers.get("x-forwarded-host")?.split(",")[0]?.trim();
+  return (forwarded || headers.get("host") || new URL(url).host).toLowerCase();
+}
+
+export function isCrossSiteRequest(headers: Headers, url: string): boolean {
+  const fetchSite = headers.get("sec-fetch-site")?.toLowerCase();
+  if (fetchSite) return fetchSite !== "same-origin" && fetchSite !== "none";
+  const origin = headers.get("origin");
+  if (origin === null) return false;
+  try {
+    return new URL(origin).host.toLowerCase() !== requestHost(headers, url);
+  } catch {
+    return true; // "null", or anything that is not an origin
+  }
+}
+
+/** The refusal for plain routes: `{ error, reason }` with 403. */
+export function crossSiteRefusal(): Response {
+  return Response.json({ error: CROSS_SITE_MESSAGE, reason: CROSS_SITE_REASON }, { status: 403 });
+}

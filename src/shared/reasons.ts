@@ -1,0 +1,62 @@
+// Every `error.data.reason` the app answers with, in one table shared by the server and the
+// browser: the engine's own (from @once/idempotency) and the app's. The status decides the tRPC
+// code; the errors page (/docs/errors) is written from `meaning` and `remedy`.
+import { REASONS as ENGINE_REASONS, Reason as EngineReason } from "@once/idempotency/reasons";
+
+export const AppReason = {
+  UNAUTHORIZED: "unauthorized",
+  FORBIDDEN: "forbidden",
+  INVALID_INPUT: "invalid_input",
+  INVALID_JSON: "invalid_json",
+  BAD_REQUEST: "bad_request",
+  NOT_FOUND: "not_found",
+  INTERNAL: "internal_error",
+  PRODUCT_NOT_FOUND: "product_not_found",
+  OUT_OF_STOCK: "out_of_stock",
+  MIXED_CURRENCIES: "mixed_currencies",
+  ORDER_NOT_FOUND: "order_not_found",
+  KEY_NOT_FOUND: "key_not_found",
+  KEY_LEASE_LIVE: "key_lease_live",
+  KEY_NOT_STUCK: "key_not_stuck",
+  OUTBOX_NOT_FOUND: "outbox_message_not_found",
+  OUTBOX_NOT_DEAD: "outbox_message_not_dead",
+} as const;
+
+export const Reason = { ...EngineReason, ...AppReason } as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
+
+export interface ReasonInfo {
+  status: number;
+  meaning: string;
+  remedy: string;
+}
+
+const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo> = {
+  unauthorized: { status: 401, meaning: "The request carries no valid credentials.", remedy: "Sign in, or send Authorization: Bearer <token> with a token made by `npm run users`." },
+  forbidden: { status: 403, meaning: "These credentials are valid but may not do this (a tenant calling an admin procedure, or an admin a tenant's).", remedy: "Use an account with the right role." },
+  invalid_input: { status: 400, meaning: "The input does not match the procedure's schema; nothing was recorded.", remedy: "Fix the fields named in error.data.zodError and send again (a new key is fine: nothing was kept)." },
+  invalid_json: { status: 400, meaning: "The body is not valid JSON.", remedy: "Send the input as a JSON document with Content-Type: application/json." },
+  bad_request: { status: 400, meaning: "The request is malformed.", remedy: "Check the method, path and query string against the README." },
+  not_found: { status: 404, meaning: "There is no procedure at this path.", remedy: "Check the procedure's name (catalog.list, checkout.placeOrder, …)." },
+  internal_error: { status: 500, meaning: "Something failed on our side; nothing about it is shown to callers.", remedy: "Retry with the same Idempotency-Key: at most one effect results." },
+  product_not_found: { status: 404, meaning: "A product in the order does not exist. This answer is stored: retries with the same key get it again.", remedy: "Reload the catalog, fix the cart, and send it as a new order (new key)." },
+  out_of_stock: { status: 412, meaning: "There is not enough stock for a product in the order. This answer is stored and replayed.", remedy: "Lower the quantity and send it as a new order (new key)." },
+  mixed_currencies: { status: 400, meaning: "The products of one order must share a currency.", remedy: "Split the order by currency." },
+  order_not_found: { status: 404, meaning: "No order with this id belongs to your account.", remedy: "List your orders with orders.list." },
+  key_not_found: { status: 404, meaning: "No idempotency key with this id or value exists (busted, released or reaped).", remedy: "Search the dashboard by the key's value." },
+  key_lease_live: { status: 412, meaning: "This key's request is still running (its lease is live): removing it could let a retry run twice.", remedy: "Wait for the lease to end; a stuck key can be released then." },
+  key_not_stuck: { status: 412, meaning: "This key is finished, not a stuck lease: there is nothing to release.", remedy: "Bust it instead, if the next request must run anew." },
+  outbox_message_not_found: { status: 404, meaning: "No outbox message with this id.", remedy: "Reload the outbox list." },
+  outbox_message_not_dead: { status: 412, meaning: "Only a dead-lettered outbox message can be retried by hand.", remedy: "Wait: the worker is still retrying it." },
+};
+
+export const REASON_INFO: Record<Reason, ReasonInfo> = { ...ENGINE_REASONS, ...APP_REASONS };
+
+export function isReason(value: unknown): value is Reason {
+  return typeof value === "string" && value in REASON_INFO;
+}
+
+/** Where a reason is explained: the app's errors page (the IETF draft's advice). */
+export function reasonDocsPath(reason: Reason): string {
+  return `/docs/errors#${reason}`;
+}
