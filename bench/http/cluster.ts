@@ -30,7 +30,8 @@ export async function startDatabase(): Promise<Database> {
   const server: EmbeddedServer = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-http-"), persistent: false });
   await server.createDatabase("bench");
   const url = server.url("bench");
-  await setupDatabase(url);
+  // The demo tokens: the bench calls as acme (acme_demo_token), and its servers run in demo mode.
+  await setupDatabase(url, () => {}, { demo: true });
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   pool.on("error", () => {}); // the server stops at the end: its goodbye notices are expected
   const { rows } = await pool.query<{ id: string }>(
