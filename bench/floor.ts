@@ -59,6 +59,15 @@ export async function floorIdempotent(pool: CountingPool, scope: string, key: st
   }
 }
 
+/**
+ * The least a replay can cost: one indexed read of the stored answer by (scope, key), no
+ * reservation attempt. The engine's replay is compared with this too (issue 13).
+ */
+export async function floorRead(pool: CountingPool, scope: string, key: string): Promise<unknown> {
+  const { rows } = await pool.query(`SELECT "status"::text, "fingerprint", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [scope, key]);
+  return rows[0];
+}
+
 /** Authentication as the app does it: the token's hash to its user. */
 export async function floorAuthenticate(pool: CountingPool, tokenHash: string): Promise<string> {
   const { rows } = await pool.query<{ tenantId: string }>(

@@ -102,6 +102,8 @@ export interface Row {
   engine: Sample;
   /** Optional: the same business write through Prisma with no idempotency, for scale. */
   prismaOnly?: Sample;
+  /** Optional: a single-statement read of the stored answer, the least a replay can cost. */
+  readFloor?: Sample;
   goal: { metric: "p50" | "p99"; maxRatio: number };
   /** The engine's own name in the table, when it is not the plain engine (e.g. "once engine, replay cache"). */
   engineLabel?: string;
@@ -141,6 +143,28 @@ export function table(rows: Row[]): string {
         `${(e.p50 / f.p50).toFixed(2)} / ${(e.p99 / f.p99).toFixed(2)} / ${(e.opsPerSec / f.opsPerSec).toFixed(2)} | ` +
         `${row.goal.metric} ≤ ${row.goal.maxRatio}×, 0 reconnects: **${met}** (${ratio.toFixed(2)}×${above}) |`,
     );
+    lines.push(...comparisons(row, e));
   }
   return lines.join("\n");
+}
+
+/** Extra lines: the engine above Prisma alone (absolute ms), and a replay against a bare read. */
+function comparisons(row: Row, e: ReturnType<typeof stats>): string[] {
+  const out: string[] = [];
+  if (row.prismaOnly) {
+    const p = stats(row.prismaOnly);
+    const plus = (a: number, b: number) => `${a - b >= 0 ? "+" : ""}${(a - b).toFixed(3)}`;
+    out.push(
+      `| ${row.path} | once engine above the same transaction without idempotency | ${plus(e.p50, p.p50)} ms | ${plus(e.p99, p.p99)} ms | | | | ` +
+        `${(e.p50 / p.p50).toFixed(2)} / ${(e.p99 / p.p99).toFixed(2)} / ${(e.opsPerSec / p.opsPerSec).toFixed(2)} (to Prisma alone) | |`,
+    );
+  }
+  if (row.readFloor) {
+    const r = stats(row.readFloor);
+    out.push(
+      `| ${row.path} | raw pg single-statement read (SELECT by scope, key) | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${r.opsPerSec.toFixed(0)} | ${r.rtPerCall.toFixed(2)} | ${r.connections} | ` +
+        `engine to this read: ${(e.p50 / r.p50).toFixed(2)} / ${(e.p99 / r.p99).toFixed(2)} / ${(e.opsPerSec / r.opsPerSec).toFixed(2)} | |`,
+    );
+  }
+  return out;
 }

@@ -14,7 +14,7 @@ import pg from "pg";
 import type { Tx } from "../src/server/db/client";
 import { EFFECTS_TABLE_SQL, testRouter } from "./effect-router";
 import { bursts, CountingPool, interleaved, sequential, table, type Row } from "./harness";
-import { floorAuthenticate, floorIdempotent } from "./floor";
+import { floorAuthenticate, floorIdempotent, floorRead } from "./floor";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const N_NEW = Math.round(1500 * SCALE);
@@ -107,8 +107,9 @@ try {
   const replay = await interleaved(SLICES, {
     floor: () => sequential(floorPool, per(N_REPLAY), () => floorCall(floorDone, "replayed")),
     engine: () => sequential(enginePool, per(N_REPLAY), () => engineCall(engineDone, "replayed")),
+    read: () => sequential(floorPool, per(N_REPLAY), () => floorRead(floorPool, "bench", floorDone)),
   });
-  rows.push({ path: "replay of a completed key", ...replay, goal: { metric: "p50", maxRatio: 1.5 } });
+  rows.push({ path: "replay of a completed key", ...replay, readFloor: replay.read, goal: { metric: "p50", maxRatio: 1.5 } });
 
   log(`replay from memory × ${N_REPLAY}`);
   await engineCall(engineDone, "replayed", cachedEngine); // read once from the store, then kept

@@ -18,19 +18,26 @@ const schema = z.object({
     .enum(["0", "1", "true", "false"])
     .optional()
     .transform((v) => (v === undefined ? undefined : v === "1" || v === "true")),
+  // `npm run bench:http` only: serves benchControl.placeOrder, the checkout without the engine, as
+  // the control its figures are divided by. A mutation with no idempotency is a door, so it needs
+  // demo mode too (checked by benchControlEnabled).
+  ONCE_BENCH_CONTROL: z.enum(["0", "1"]).default("0"),
 });
 
 export type Env = z.infer<typeof schema>;
 
+/** Validates a set of variables (process.env at start-up; tests pass their own). */
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  const parsed = schema.safeParse(source);
+  if (!parsed.success) {
+    throw new Error(`invalid configuration: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
 let cached: Env | undefined;
 export function env(): Env {
-  if (!cached) {
-    const parsed = schema.safeParse(process.env);
-    if (!parsed.success) {
-      throw new Error(`invalid configuration: ${z.prettifyError(parsed.error)}`);
-    }
-    cached = parsed.data;
-  }
+  cached ??= parseEnv(process.env);
   return cached;
 }
 
@@ -38,4 +45,14 @@ export function env(): Env {
 export function demoMode(): boolean {
   const e = env();
   return e.DEMO_MODE ?? e.NODE_ENV === "development";
+}
+
+/**
+ * Whether this server serves the benchmark's control procedure. Asking for it outside demo mode
+ * is a configuration error (checkConfiguration runs this at start-up), never a silent yes or no.
+ */
+export function benchControlEnabled(e: Env = env()): boolean {
+  if (e.ONCE_BENCH_CONTROL !== "1") return false;
+  if (!(e.DEMO_MODE ?? e.NODE_ENV !== "production")) throw new Error("invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)");
+  return true;
 }

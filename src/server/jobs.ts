@@ -4,7 +4,7 @@
 import type { Db } from "./db/client";
 import { engineFor } from "./engine";
 import { appEngineConfig } from "./engine-config";
-import { env } from "./env";
+import { benchControlEnabled, env } from "./env";
 import { createJobLog } from "./job-log";
 import { logger } from "./logger";
 import { startPaymentJobs } from "./payments";
@@ -33,6 +33,7 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
  */
 export function checkConfiguration(): void {
   env();
+  benchControlEnabled();
   appEngineConfig();
   paymentSettings();
 }

@@ -4,13 +4,14 @@ import { fetchRequestHandler, type FetchCreateContextFnOptions } from "@trpc/ser
 import { logger } from "../logger";
 import type { Context } from "./context";
 import { describedByHeaders } from "./errors";
-import { appRouter } from "./root";
+import { servedRouter } from "./root";
 
 export function handleTrpcRequest(req: Request, createContext: (opts: FetchCreateContextFnOptions) => Context): Promise<Response> {
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
-    router: appRouter,
+    // The app's router, plus the bench's control procedure on a server started for `npm run bench:http`.
+    router: servedRouter(),
     createContext,
     // Every error answer points to its explanation on the errors page.
     responseMeta: ({ errors }) => ({ headers: describedByHeaders(errors) }),

@@ -1,0 +1,122 @@
+// What the HTTP bench runs against: a throwaway embedded PostgreSQL (migrated, seeded, plus a bench
+// product whose stock cannot run out) and `next start` instances of the production build on it,
+// each a child process we stop by its pid.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createWriteStream, existsSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../src/server/db/embedded";
+import { setupDatabase } from "../../src/server/db/setup";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+const NEXT_BIN = path.join(ROOT, "node_modules/next/dist/bin/next");
+
+/** Two billion units: at a few thousand orders a second no bench comes near the end of it. */
+const BENCH_STOCK = 2_000_000_000;
+const BENCH_SKU = "BENCH-HTTP";
+
+export interface Database {
+  url: string;
+  pool: pg.Pool;
+  productId: string;
+  /** The postmaster: its CPU time and its backends' is what PostgreSQL spends on the bench. */
+  pid: number;
+  stop: () => Promise<void>;
+}
+
+export async function startDatabase(): Promise<Database> {
+  const server: EmbeddedServer = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-http-"), persistent: false });
+  await server.createDatabase("bench");
+  const url = server.url("bench");
+  // The demo tokens: the bench calls as acme (acme_demo_token), and its servers run in demo mode.
+  await setupDatabase(url, () => {}, { demo: true });
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  pool.on("error", () => {}); // the server stops at the end: its goodbye notices are expected
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO "Product" ("sku", "name", "description", "priceCents", "currency", "stock")
+     VALUES ($1, 'Bench widget', 'Stock that never runs out', 100, 'EUR', $2)
+     ON CONFLICT ("sku") DO UPDATE SET "stock" = EXCLUDED."stock" RETURNING "id"::text`,
+    [BENCH_SKU, BENCH_STOCK],
+  );
+  return {
+    url,
+    pool,
+    productId: rows[0]!.id,
+    pid: Number(readFileSync(path.join(server.dataDir, "postmaster.pid"), "utf8").split("\n")[0]),
+    stop: async () => {
+      await pool.end();
+      await server.stop();
+    },
+  };
+}
+
+export interface Instance {
+  port: number;
+  pid: number;
+  logFile: string;
+  stop: () => Promise<void>;
+}
+
+export interface InstanceOptions {
+  port: number;
+  databaseUrl: string;
+  /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=…"]. */
+  nodeFlags?: string[];
+}
+
+/** `next start` on loopback with the bench's control procedure on and the background jobs running. */
+export async function startInstance(options: InstanceOptions): Promise<Instance> {
+  const logFile = path.join(os.tmpdir(), `once-bench-http-${options.port}.log`);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), NEXT_BIN, "start", "-p", String(options.port), "-H", "127.0.0.1"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      DATABASE_URL: options.databaseUrl,
+      // The control procedure (benchControl.placeOrder) exists only with both of these.
+      DEMO_MODE: "1",
+      ONCE_BENCH_CONTROL: "1",
+      // The per-tenant cap (100 000 live keys) would stop a long run with 429s: every request of
+      // the bench is the same tenant's. The cap's check still runs, as in production.
+      IDEMPOTENCY_MAX_LIVE_KEYS: "100000000",
+      NEXT_TELEMETRY_DISABLED: "1",
+      SESSION_SECRET: "bench-http-session-secret-not-for-production",
+    },
+  });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  await waitReady(child, options.port, logFile);
+  return { port: options.port, pid: child.pid!, logFile, stop: () => stopChild(child) };
+}
+
+async function waitReady(child: ChildProcess, port: number, logFile: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`next start on ${port} exited (${child.exitCode}); see ${logFile}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await stopChild(child);
+  throw new Error(`next start on ${port} not ready in 30 s; see ${logFile}`);
+}
+
+/** SIGTERM (Next stops gracefully, a --cpu-prof profile gets written), SIGKILL after 10 s. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  await once(child, "exit", { signal: AbortSignal.timeout(10_000) }).catch(() => child.kill("SIGKILL"));
+}
+
+/** The bench needs a production build that has the control procedure; build when there is none. */
+export async function ensureBuild(log: (msg: string) => void): Promise<void> {
+  if (existsSync(path.join(ROOT, ".next", "BUILD_ID"))) return;
+  log("no production build: running `npm run build`");
+  const build = spawn("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
+  const [code] = (await once(build, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`npm run build failed (${code})`);
+}

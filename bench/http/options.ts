@@ -1,0 +1,57 @@
+// The HTTP bench's plan. Defaults keep the whole run within about six minutes on two cores;
+// `--quick` is for developing the bench itself (figures too short to quote).
+export interface Plan {
+  quick: boolean;
+  /** Rounds over every cell: each cell is measured `slices` times, interleaved with all others. */
+  slices: number;
+  sliceSeconds: number;
+  connections: number[];
+  /** The instances table: 1..maxInstances instances at this many connections. */
+  scaleConnections: number;
+  maxInstances: number;
+  drainLimitSeconds: number;
+  profileSeconds: number;
+  profile: boolean;
+  /** First loopback port for the `next start` instances (the project's helpers use 3300–3399). */
+  basePort: number;
+  output: string;
+}
+
+const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--slices N] [--seconds S] [--port P] [--out FILE]`;
+
+export function parsePlan(argv: readonly string[]): Plan {
+  const quick = argv.includes("--quick");
+  const plan: Plan = {
+    quick,
+    slices: quick ? 2 : 3,
+    sliceSeconds: quick ? 1 : 4,
+    connections: [1, 16, 64, 256],
+    scaleConnections: 64,
+    maxInstances: 3,
+    drainLimitSeconds: quick ? 10 : 45,
+    profileSeconds: quick ? 3 : 10,
+    profile: !argv.includes("--no-profile"),
+    basePort: Number(process.env.BENCH_HTTP_PORT ?? 3300),
+    output: "bench/results/http-latest.md",
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const value = argv[i + 1];
+    const number = () => {
+      const n = Number(value);
+      if (!Number.isFinite(n) || n <= 0) throw new Error(`${argv[i]} needs a positive number\n${USAGE}`);
+      i++;
+      return n;
+    };
+    switch (argv[i]) {
+      case "--quick":
+      case "--no-profile":
+        break;
+      case "--slices": plan.slices = Math.round(number()); break;
+      case "--seconds": plan.sliceSeconds = number(); break;
+      case "--port": plan.basePort = Math.round(number()); break;
+      case "--out": plan.output = value ?? plan.output; i++; break;
+      default: throw new Error(`unknown option ${argv[i]}\n${USAGE}`);
+    }
+  }
+  return plan;
+}

@@ -1,0 +1,76 @@
+// The HTTP bench's tables: every figure beside its ratio to the control (the same checkout with no
+// idempotency engine) measured in the same interleaved run, and the issue's goals checked on them.
+import { figuresOf, type Figures, type Slice } from "./load";
+import { SCENARIOS, type Scenario } from "./scenarios";
+
+export type Cells = Map<number, Map<Scenario, Slice>>;
+
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "–");
+const f3 = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : "–");
+
+function ratios(x: Figures, c: Figures): string {
+  return `${f2(x.p50 / c.p50)} / ${f2(x.p99 / c.p99)} / ${f2(x.perSecond / c.perSecond)} / ${f2(x.cpuMsPerRequest / c.cpuMsPerRequest)} / ${f2(x.dbCpuMsPerRequest / c.dbCpuMsPerRequest)}`;
+}
+
+export function checkoutTable(cells: Cells): string {
+  const lines = [
+    "| conns | path | p50 ms | p99 ms | req/s | server CPU ms/req | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / req/s / server CPU / PG CPU |",
+    "|---:|---|---:|---:|---:|---:|---:|---|---:|---|",
+  ];
+  for (const [connections, row] of cells) {
+    const control = figuresOf(row.get("control")!);
+    for (const scenario of SCENARIOS) {
+      const slice = row.get(scenario);
+      if (!slice) continue;
+      const x = figuresOf(slice);
+      lines.push(
+        `| ${connections} | ${scenario} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${ratios(x, control)} |`,
+      );
+    }
+  }
+  return lines.join("\n");
+}
+
+export function instancesTable(rows: Map<number, Slice>, connections: number): string {
+  const lines = [
+    `| instances | p50 ms | p99 ms | req/s | CPU ms/req (all instances) | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | req/s ratio to one instance |`,
+    "|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+  ];
+  const one = figuresOf(rows.get(1)!);
+  for (const [n, slice] of rows) {
+    const x = figuresOf(slice);
+    lines.push(`| ${n} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${f2(x.perSecond / one.perSecond)} |`);
+  }
+  return `protected new keys, ${connections} connections, round-robin over the instances' ports\n\n${lines.join("\n")}`;
+}
+
+interface Goal { goal: string; measured: string; met: boolean }
+
+/** The goals of issue 13 that the checkout table answers (payments are judged beside their table). */
+export function goals(cells: Cells, paymentsRatio: number): Goal[] {
+  const at = (c: number, s: Scenario) => (cells.get(c)?.get(s) ? figuresOf(cells.get(c)!.get(s)!) : undefined);
+  const out: Goal[] = [];
+  const c64 = at(64, "control");
+  const n64 = at(64, "new keys");
+  const r64 = at(64, "replays");
+  if (c64 && n64) out.push({ goal: "64 conns: protected throughput ≥ 0.9× control", measured: `${f2(n64.perSecond / c64.perSecond)}×`, met: n64.perSecond >= 0.9 * c64.perSecond });
+  const c1 = at(1, "control");
+  const n1 = at(1, "new keys");
+  if (c1 && n1) {
+    const overhead = n1.p50 - c1.p50;
+    const signed = `${overhead >= 0 ? "+" : "−"}${f3(Math.abs(overhead))} ms`;
+    out.push({ goal: "1 conn: p50 overhead ≤ 0.5 ms", measured: `${signed} (${f3(n1.p50)} vs ${f3(c1.p50)})`, met: overhead <= 0.5 });
+    out.push({ goal: "1 conn: checkout p50 ≤ 4 ms with jobs running", measured: `${f3(n1.p50)} ms`, met: n1.p50 <= 4 });
+  }
+  if (c64 && r64) out.push({ goal: "64 conns: replays ≥ 1.5× control throughput", measured: `${f2(r64.perSecond / c64.perSecond)}×`, met: r64.perSecond >= 1.5 * c64.perSecond });
+  const below256 = [...cells.entries()].filter(([c]) => c < 256).flatMap(([, row]) => [...row.values()].map((s) => figuresOf(s).errors));
+  const errors = below256.reduce((a, b) => a + b, 0);
+  out.push({ goal: "no errors below 256 connections", measured: `${errors} unexpected answers or socket errors`, met: errors === 0 });
+  out.push({ goal: "payments drain ≥ 1.0× checkout rate", measured: `${f2(paymentsRatio)}×`, met: paymentsRatio >= 1 });
+  return out;
+}
+
+export function goalsMarkdown(list: Goal[]): string {
+  return ["| goal (issue 13) | measured | |", "|---|---|---|", ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`)].join("\n");
+}
+

@@ -1,0 +1,139 @@
+// `npm run bench:http`: what idempotency costs through HTTP. The production build (`next start`) on
+// an embedded PostgreSQL, loaded by autocannon with the same checkout four ways (control without
+// the engine, new keys, replays, concurrent duplicates) at 1–256 connections, every cell in short
+// slices interleaved with all others so machine noise falls on all alike; then the payments
+// backlog, 1–3 instances on one database, a CPU profile, and the bytes a stored key takes.
+// Prints Markdown and writes it to bench/results/http-latest.md.
+import { randomUUID } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ensureBuild, ROOT, startDatabase, startInstance, type Database, type Instance } from "./cluster";
+import { mergeSlices, runSlice, type Slice, type Target } from "./load";
+import { outboxCounts, paymentsMarkdown, timeDrain, type PaymentsReport } from "./payments";
+import { parsePlan, type Plan } from "./options";
+import { Pace, settle } from "./pace";
+import { checkoutTable, goals, goalsMarkdown, instancesTable, type Cells } from "./report";
+import { assertControlServed, completeKey, SCENARIOS, type Scenario } from "./scenarios";
+import { storageMarkdown, measureStorage } from "./storage";
+import { profileUnderLoad } from "./profile-run";
+
+const log = (msg: string) => process.stderr.write(`[bench:http] ${msg}\n`);
+
+/** Each slice starts the scenario order one further, so no path always follows the same one. */
+const rotated = (list: readonly Scenario[], by: number) => list.map((_, i) => list[(i + by) % list.length]!);
+
+async function measureCheckout(target: Target, plan: Plan, pace: Pace): Promise<Cells> {
+  const cells: Cells = new Map(plan.connections.map((c) => [c, new Map<Scenario, Slice>()]));
+  for (let s = 0; s < plan.slices; s++) {
+    for (const [ci, connections] of plan.connections.entries()) {
+      log(`slice ${s + 1}/${plan.slices}, ${connections} connections`);
+      for (const scenario of rotated(SCENARIOS, s + ci)) {
+        const key = `${scenario}@${connections}`;
+        const slice = await runSlice(target, scenario, connections, pace.amount(key, scenario, connections));
+        pace.record(key, slice);
+        const row = cells.get(connections)!;
+        row.set(scenario, mergeSlices(row.get(scenario), slice));
+      }
+    }
+  }
+  return cells;
+}
+
+async function measureInstances(db: Database, first: Instance, plan: Plan, replayKey: string): Promise<Map<number, Slice>> {
+  const more: Instance[] = [];
+  try {
+    for (let i = 1; i < plan.maxInstances; i++) more.push(await startInstance({ port: plan.basePort + i, databaseUrl: db.url }));
+    const all = [first, ...more];
+    const pids = all.map((i) => i.pid);
+    const target = (n: number): Target => ({ ports: all.slice(0, n).map((i) => i.port), pids, dbPid: db.pid, productId: db.productId, replayKey });
+    const pace = new Pace(plan.sliceSeconds);
+    // Warm the new instances (and learn the rate to size the slices by).
+    pace.record("warm", await runSlice(target(all.length), "new keys", plan.scaleConnections, { seconds: plan.quick ? 1 : 2 }));
+    await settle(pids);
+    const rows = new Map<number, Slice>();
+    for (let s = 0; s < plan.slices; s++) {
+      for (let k = 0; k < all.length; k++) {
+        const n = ((s + k) % all.length) + 1;
+        log(`instances: slice ${s + 1}/${plan.slices}, ${n} instance(s)`);
+        const slice = await runSlice(target(n), "new keys", plan.scaleConnections, pace.amount(`n${n}`, "warm", plan.scaleConnections));
+        pace.record(`n${n}`, slice);
+        rows.set(n, mergeSlices(rows.get(n), slice));
+      }
+    }
+    return new Map([...rows.entries()].sort(([a], [b]) => a - b));
+  } finally {
+    for (const instance of more) await instance.stop();
+  }
+}
+
+/** Runs every path for a moment (JIT, pools, caches) and learns its rate for sizing the slices. */
+async function warm(target: Target, plan: Plan): Promise<Pace> {
+  log("warming up every path");
+  const pace = new Pace(plan.sliceSeconds);
+  for (const scenario of SCENARIOS) {
+    pace.record(scenario, await runSlice(target, scenario, 16, { seconds: plan.quick ? 1 : 2 }));
+    await settle(target.pids);
+  }
+  return pace;
+}
+
+async function checkoutPhase(db: Database, target: Target, plan: Plan, pace: Pace): Promise<{ cells: Cells; payments: PaymentsReport }> {
+  const before = await outboxCounts(db.pool);
+  const started = performance.now();
+  const cells = await measureCheckout(target, plan, pace);
+  const checkoutSeconds = (performance.now() - started) / 1000;
+  const after = await outboxCounts(db.pool);
+  log(`checkout phase done in ${checkoutSeconds.toFixed(0)} s; timing the payments drain (≤ ${plan.drainLimitSeconds} s)`);
+  const drain = await timeDrain(db.pool, plan.drainLimitSeconds);
+  return { cells, payments: { checkoutSeconds, created: after.total - before.total, deliveredDuringCheckout: after.delivered - before.delivered, drain } };
+}
+
+const loadAtStart = os.loadavg()[0]!;
+
+/** The load averages say how much else the machine was doing: the absolute figures depend on it, the ratios less. */
+function header(plan: Plan): string {
+  return (
+    `once bench:http — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores ` +
+    `(load average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0]!.toFixed(1)} at the end), ` +
+    `next start (production build) on embedded PostgreSQL, payment jobs running in-process; ` +
+    `${plan.slices} interleaved slices × ${plan.sliceSeconds} s per cell${plan.quick ? " (--quick: too short to quote)" : ""}`
+  );
+}
+
+async function main(): Promise<void> {
+  const plan = parsePlan(process.argv.slice(2));
+  await ensureBuild(log);
+  const db = await startDatabase();
+  const sections: string[] = [];
+  try {
+    const first = await startInstance({ port: plan.basePort, databaseUrl: db.url });
+    const base = `http://127.0.0.1:${first.port}`;
+    const replayKey = `replay-${randomUUID()}`;
+    await assertControlServed(base, db.productId);
+    await completeKey(base, db.productId, replayKey);
+    const target: Target = { ports: [first.port], pids: [first.pid], dbPid: db.pid, productId: db.productId, replayKey };
+    try {
+      const pace = await warm(target, plan);
+      const { cells, payments } = await checkoutPhase(db, target, plan, pace);
+      const paymentsRatio = payments.deliveredDuringCheckout / payments.created;
+      sections.push("### Checkout through HTTP, one instance", checkoutTable(cells), "### Goals", goalsMarkdown(goals(cells, paymentsRatio)));
+      sections.push("### Payments backlog after the checkout phase", paymentsMarkdown(payments));
+      sections.push("### Instances on one PostgreSQL", instancesTable(await measureInstances(db, first, plan, replayKey), plan.scaleConnections));
+    } finally {
+      await first.stop();
+    }
+    if (plan.profile) sections.push("### Where the server's CPU goes (protected new keys)", await profileUnderLoad(db, plan, replayKey, log));
+    sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
+  } finally {
+    await db.stop();
+  }
+  const markdown = [header(plan), ...sections].join("\n\n") + "\n";
+  const out = path.resolve(ROOT, plan.output);
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, markdown);
+  console.log(`\n${markdown}`);
+  log(`written to ${path.relative(ROOT, out)}`);
+}
+
+await main();
