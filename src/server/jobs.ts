@@ -2,6 +2,7 @@
 // reaper, sweeper and counter flush, and the payment jobs. Every job guards itself (advisory lock
 // or SKIP LOCKED), so any number of instances may run them.
 import { poolOf, type Db } from "./db/client";
+import { sessionPoolFor } from "./db/session-pool";
 import { engineFor } from "./engine";
 import { env } from "./env";
 import { engineConfigFromEnv, startEngineJobs } from "./idempotency";
@@ -12,7 +13,8 @@ import { paymentSettings } from "./payments/config";
 export function startBackgroundJobs(db: Db): () => Promise<void> {
   const log = (msg: string) => logger.warn(msg);
   const stops: (() => Promise<void> | void)[] = [
-    startEngineJobs(db, engineFor(db).counters, log, poolOf(db)),
+    // The reaper's session lock needs a session: behind PgBouncer, DATABASE_DIRECT_URL gives it one.
+    startEngineJobs(db, engineFor(db).counters, log, sessionPoolFor(process.env.DATABASE_DIRECT_URL) ?? poolOf(db)),
     // Outbox worker, the simulated provider's webhook deliveries, reconciliation.
     startPaymentJobs(db, log),
   ];

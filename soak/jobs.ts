@@ -1,0 +1,46 @@
+// After the fire: wait for the outbox to drain, then run the app's jobs once more, through the
+// same connection path as the instances (PgBouncer in that profile): the sweeper (with the soak's
+// window: one lease), the reaper, reconciliation. The instances run them on their own schedule
+// too, but minutes apart; the verdict must not depend on where a timer happened to be.
+import pg from "pg";
+import { createDb, poolOf } from "../src/server/db/client";
+import { sessionPoolFor } from "../src/server/db/session-pool";
+import { reapExpiredKeys, sweepStuckKeys } from "../src/server/idempotency";
+import { runReconciliation } from "../src/server/payments";
+import type { Recorder } from "./record";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until no outbox row is PENDING (true), or `timeoutMs` passed (false). */
+export async function waitForOutboxDrain(directUrl: string, timeoutMs: number): Promise<boolean> {
+  const client = new pg.Client({ connectionString: directUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM "OutboxMessage" WHERE "status" = 'PENDING'`);
+      if (rows[0]?.n === 0) return true;
+      if (Date.now() > deadline) return false;
+      await sleep(1_000); // the worker's own poll interval: nothing to await but its progress
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export async function runEndOfRunJobs(o: { appUrl: string; directUrl: string | undefined; leaseMs: number; since: Recorder }): Promise<string> {
+  // Every lease taken during the run has ended, and one more lease (the soak's sweeper window) has passed.
+  const lastRequest = Math.max(0, ...o.since.requests.map((r) => r.t + r.ms));
+  await sleep(Math.max(0, lastRequest + 2 * o.leaseMs - o.since.now()));
+  const db = createDb(o.appUrl, { max: 4 });
+  const sessionPool = sessionPoolFor(o.directUrl) ?? poolOf(db);
+  try {
+    const swept = await sweepStuckKeys(db, { graceSeconds: o.leaseMs / 1000 });
+    const reaped = await reapExpiredKeys(db, { pool: sessionPool });
+    const reconciled = await runReconciliation(db);
+    return `swept ${swept.released} stuck keys, reaped ${reaped.deleted} (${reaped.ran ? "ran" : "lock held elsewhere"}), reconciliation ${reconciled.findings.length} findings`;
+  } finally {
+    await db.$disconnect();
+    await sessionPool?.end().catch(() => {});
+  }
+}
