@@ -40,7 +40,14 @@ export function evaluate(facts: DatabaseFacts, run: RunFigures): CheckRow[] {
   const open = run.intents.length - answered.length - refused.length;
   return [
     info("intents tried", String(run.intents.length)),
-    info("intents answered 200", `${answered.length} (refused with a stored 4xx: ${refused.length}, still open at the end: ${open})`),
+    // A run in which nothing succeeded proves nothing: it fails too.
+    {
+      label: "intents answered 200",
+      value: `${answered.length} (refused with a stored 4xx: ${refused.length}, still open at the end: ${open})`,
+      expected: "> 0",
+      ok: answered.length > 0,
+      offenders: answered.length > 0 ? [] : ["no intent was answered 200: the run proved nothing"],
+    },
     ordersPerIntent(run.intents, ordersByIntent),
     sameOrderInEveryAnswer(run.intents, ordersByIntent),
     chargesPerPaidOrder(facts),

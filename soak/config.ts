@@ -60,7 +60,7 @@ const DEFAULTS: SoakConfig = {
   instances: 3,
   dropRate: 0.1,
   slowRate: 0.05,
-  slowMs: 4_000,
+  slowMs: 5_000,
   resendRate: 0.1,
   killEveryMs: 20_000,
   pgRestartAt: 0.35,
@@ -69,8 +69,8 @@ const DEFAULTS: SoakConfig = {
   providerFailureRate: 0.2,
   providerTimeoutRate: 0.1,
   operatorEveryMs: 2_000,
-  leaseMs: 10_000,
-  haproxyServerTimeoutMs: 2_500,
+  leaseMs: 12_000,
+  haproxyServerTimeoutMs: 3_000,
   drainMs: 90_000,
   outDir: "soak/out",
   seed: Date.now() % 1_000_000,
@@ -133,5 +133,6 @@ export const HELP = `npm run soak -- [options]      (defaults: both profiles, 3 
   --killEveryMs N --pgRestartAt F --pgStopAt F --pgStopMs N
   --providerFailureRate R --providerTimeoutRate R --operatorEveryMs N
   --leaseMs N --haproxyServerTimeoutMs N --seed N --out DIR
+  --noBuild               use the existing production build   --keep   keep the logs of a passing run
   --sessionsThroughPgbouncer   no direct connection for session work (shows the reaper's lock leak)
 Every run writes DIR/<profile>.md (the table) and DIR/<profile>.svg (the chart); exit code 1 on any violation.`;

@@ -12,11 +12,17 @@ export interface HaproxyOptions {
   port: number;
   backends: number[];
   serverTimeoutMs: number;
+  /**
+   * Requests in flight per instance; the rest wait in HAProxy's queue (time that does not count
+   * against the server timeout). Without it, 64 clients on a small machine queue inside the
+   * instances, every request outlives the server timeout, and the retries feed the storm.
+   */
+  maxconnPerServer: number;
   dir: string;
 }
 
 export function haproxyConfig(o: HaproxyOptions): string {
-  const servers = o.backends.map((port, i) => `  server app${i + 1} 127.0.0.1:${port} check inter 1s fastinter 500ms fall 2 rise 1`).join("\n");
+  const servers = o.backends.map((port, i) => `  server app${i + 1} 127.0.0.1:${port} maxconn ${o.maxconnPerServer} check inter 1s fastinter 500ms fall 2 rise 1`).join("\n");
   return `# Written by soak/haproxy.ts for one soak run.
 global
   maxconn 2000
@@ -27,7 +33,7 @@ defaults
   timeout client 30s
   # Shorter than the slow checkouts: HAProxy gives up on them and re-sends (retry-on response-timeout).
   timeout server ${o.serverTimeoutMs}ms
-  timeout queue 5s
+  timeout queue 15s
   timeout http-request 10s
   # A busy instance on a loaded machine may take a while to answer its health check: slow is not dead.
   timeout check 5s

@@ -29,7 +29,8 @@ function ensureTools(): void {
 
 const argv = process.argv.slice(2);
 const noBuild = argv.includes("--noBuild");
-const parsed = parseSoakArgs(argv.filter((a) => a !== "--noBuild"));
+const keepLogs = argv.includes("--keep");
+const parsed = parseSoakArgs(argv.filter((a) => a !== "--noBuild" && a !== "--keep"));
 if (parsed === "help") {
   console.log(HELP);
   process.exit(0);
@@ -60,7 +61,7 @@ for (const profile of config.profiles) {
   try {
     const result = await runProfile(profile, config, dir, (m) => log(`[${profile}] ${m}`));
     console.log(`\n${result.report}`);
-    if (result.ok) rmSync(dir, { recursive: true, force: true });
+    if (result.ok && !keepLogs) rmSync(dir, { recursive: true, force: true });
     else log(`logs kept in ${dir}`);
     ok &&= result.ok;
   } catch (error) {
