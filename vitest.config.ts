@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname, "src") } },
   test: {
-    include: ["src/**/*.test.ts", "scripts/**/*.test.ts"],
+    include: ["src/**/*.test.ts", "scripts/**/*.test.ts", "soak/**/*.test.ts"],
     globalSetup: ["src/test/global-setup.ts"],
     pool: "forks",
     // Integration tests share one PostgreSQL server; each file gets its own database.
