@@ -38,7 +38,7 @@ async function listKeys(port: number, input: Record<string, unknown>): Promise<K
     method: "GET",
     path: `/api/trpc/admin.keys.list?input=${encodeURIComponent(JSON.stringify(input))}`,
     headers: ADMIN,
-    timeoutMs: 10_000,
+    timeoutMs: 30_000,
   });
   if (result.kind !== "answer" || result.answer.status !== 200) return []; // faults hit the operator too
   return (JSON.parse(result.answer.body) as { result: { data: { items: KeyRow[] } } }).result.data.items;
@@ -52,7 +52,7 @@ async function remove(port: number, verb: "bust" | "release", key: KeyRow): Prom
     path: `/api/trpc/admin.keys.${verb}`,
     headers: { ...ADMIN, "content-type": "application/json", "idempotency-key": randomUUID() },
     body: JSON.stringify({ id: key.id, reason: `soak: the operator's random ${verb}` }),
-    timeoutMs: 10_000,
+    timeoutMs: 30_000,
   });
   return result.kind === "answer" && result.answer.status === 200;
 }
