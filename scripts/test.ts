@@ -25,6 +25,7 @@ const steps: [string, string[]][] = [
   ["vitest", ["npx", "vitest", "run"]],
   ["build", ["npm", "run", "build", "--silent"]],
   ["playwright", ["npx", "playwright", "test"]],
+  ["soak", ["npx", "tsx", "soak/run.ts", "--short", "--noBuild"]],
 ];
 
 const only = process.argv.slice(2);

@@ -80,8 +80,8 @@ const DEFAULTS: SoakConfig = {
 /** `--short`: what `npm test` runs. One profile (through PgBouncer: the harder one), every fault once. */
 const SHORT: Partial<SoakConfig> = {
   profiles: [Profile.PGBOUNCER],
-  durationMs: 40_000,
-  settleMs: 15_000,
+  durationMs: 35_000,
+  settleMs: 10_000,
   maxRequests: 40_000,
   clients: 32,
   killEveryMs: 12_000,
@@ -126,7 +126,7 @@ function parseProfiles(raw: string): Profile[] {
 }
 
 export const HELP = `npm run soak -- [options]      (defaults: both profiles, 3 minutes under fire each)
-  --short                 what npm test runs: the PgBouncer profile, 40 s under fire
+  --short                 what npm test runs: the PgBouncer profile, 35 s under fire
   --profile direct|pgbouncer|both
   --durationMs N --settleMs N --drainMs N --maxRequests N --clients N --instances N
   --dropRate R --slowRate R --slowMs N --resendRate R

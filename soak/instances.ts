@@ -21,7 +21,7 @@ export interface Instances {
   startAll(): Promise<void>;
   /** The fault: SIGKILL instance `i`, then start it again and wait until it listens. Returns when it is back. */
   killAndRestart(i: number): Promise<void>;
-  /** Restarts every instance, one at a time, with `env` added (the provider recovers for the drain). */
+  /** Restarts every instance at once, with `env` added (the provider recovers for the drain; the fire is over). */
   restartAllWith(env: Record<string, string>): Promise<void>;
   stopAll(): Promise<void>;
 }
@@ -71,11 +71,9 @@ export function createInstances(o: InstanceOptions): Instances {
     },
     async restartAllWith(extra) {
       env = { ...env, ...extra };
-      for (let i = 0; i < o.ports.length; i++) {
-        const child = children[i];
-        if (child) await stopChild(child);
-        await start(i);
-      }
+      await Promise.all(pending);
+      await Promise.all(children.map((c) => (c ? stopChild(c) : Promise.resolve())));
+      await Promise.all(o.ports.map((_, i) => start(i)));
     },
     async stopAll() {
       await Promise.all(children.map((c) => (c ? stopChild(c) : Promise.resolve())));

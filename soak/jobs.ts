@@ -7,7 +7,6 @@ import { createDb, poolOf } from "../src/server/db/client";
 import { sessionPoolFor } from "../src/server/db/session-pool";
 import { reapExpiredKeys, sweepStuckKeys } from "../src/server/idempotency";
 import { runReconciliation } from "../src/server/payments";
-import type { Recorder } from "./record";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -28,10 +27,8 @@ export async function waitForOutboxDrain(directUrl: string, timeoutMs: number): 
   }
 }
 
-export async function runEndOfRunJobs(o: { appUrl: string; directUrl: string | undefined; leaseMs: number; since: Recorder }): Promise<string> {
-  // Every lease taken during the run has ended, and one more lease (the soak's sweeper window) has passed.
-  const lastRequest = Math.max(0, ...o.since.requests.map((r) => r.t + r.ms));
-  await sleep(Math.max(0, lastRequest + 2 * o.leaseMs - o.since.now()));
+/** Run after the instances stopped, right before the facts are read: the sweep and the check see the same keys. */
+export async function runEndOfRunJobs(o: { appUrl: string; directUrl: string | undefined; leaseMs: number }): Promise<string> {
   const db = createDb(o.appUrl, { max: 4 });
   const sessionPool = sessionPoolFor(o.directUrl) ?? poolOf(db);
   try {

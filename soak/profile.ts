@@ -88,9 +88,9 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   await instances.restartAllWith({ DEMO_PROVIDER_FAILURE_RATE: "0", DEMO_PROVIDER_TIMEOUT_RATE: "0" });
   const drained = await waitForOutboxDrain(db.url, config.drainMs);
   log(drained ? "outbox drained" : `outbox not drained after ${config.drainMs} ms`);
-  const jobs = await runEndOfRunJobs({ appUrl, directUrl: config.directSessions ? db.url : undefined, leaseMs: config.leaseMs, since: rec });
-  log(`end-of-run jobs: ${jobs}`);
   await instances.stopAll();
+  const jobs = await runEndOfRunJobs({ appUrl, directUrl: config.directSessions ? db.url : undefined, leaseMs: config.leaseMs });
+  log(`end-of-run jobs: ${jobs}`);
 
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
