@@ -26,9 +26,13 @@ export function haproxyConfig(o: HaproxyOptions): string {
   return `# Written by soak/haproxy.ts for one soak run.
 global
   maxconn 2000
+  # One line per request in haproxy.log (termination state, timers, retries): why an answer was a 503/504.
+  log stdout format raw local0
 
 defaults
   mode http
+  log global
+  option httplog
   timeout connect 500ms
   timeout client 30s
   # Shorter than the slow checkouts: HAProxy gives up on them and re-sends (retry-on response-timeout).
@@ -46,7 +50,7 @@ backend app
   balance roundrobin
   # Re-send on every failure a dying or stalled backend produces, POSTs included.
   retry-on conn-failure empty-response response-timeout
-  retries 3
+  retries 2
   option redispatch 1
   # A killed instance is taken out within a second; a restarted one comes back once Next.js answers
   # (200, or 503 while PostgreSQL is away: the instance is fine, the database is not).

@@ -61,7 +61,7 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   });
   await instances.startAll();
   const lbPort = await freePort();
-  const haproxy = startHaproxy({ port: lbPort, backends: ports, serverTimeoutMs: config.haproxyServerTimeoutMs, maxconnPerServer: 6, dir });
+  const haproxy = startHaproxy({ port: lbPort, backends: ports, serverTimeoutMs: config.haproxyServerTimeoutMs, maxconnPerServer: 10, dir });
   await waitForPort("haproxy", lbPort, 10_000, haproxy);
   log(`${config.instances} instances on ${ports.join(", ")} behind HAProxy on ${lbPort}`);
 
