@@ -112,13 +112,15 @@ function faultMarks(faults: Fault[], x: (ms: number) => number): string {
     out.push(`<rect x="${x1.toFixed(1)}" y="${top}" width="${(x2 - x1).toFixed(1)}" height="${bottom - top}" fill="#6a1b9a" opacity="0.12"/>`);
     out.push(`<text x="${x1.toFixed(1)}" y="${bottom + 28}" fill="#6a1b9a">PG stopped</text>`);
   }
+  let marks = 0;
   for (const f of faults) {
     const fx = x(f.t).toFixed(1);
     if (f.kind === "kill" || f.kind === "pg-restart" || f.kind === "provider-recovers") {
       const color = f.kind === "kill" ? "#c62828" : f.kind === "pg-restart" ? "#6a1b9a" : "#2e7d32";
       const label = f.kind === "kill" ? f.detail.split(" ")[0]! : f.kind === "pg-restart" ? "PG restart" : "fire ends";
       out.push(`<line x1="${fx}" y1="${top}" x2="${fx}" y2="${bottom}" stroke="${color}" stroke-dasharray="4 3"/>`);
-      out.push(`<text x="${fx}" y="${top - 16}" fill="${color}" text-anchor="middle">${escape(`✕ ${label}`)}</text>`);
+      // Alternate two rows, so faults close in time (a kill and a restart) keep readable labels.
+      out.push(`<text x="${fx}" y="${top - 14 - (marks++ % 2) * 11}" fill="${color}" text-anchor="middle">${escape(`✕ ${label}`)}</text>`);
     } else if (f.kind === "bust" || f.kind === "release") {
       const color = f.kind === "bust" ? "#ef6c00" : "#0277bd";
       out.push(`<line x1="${fx}" y1="${bottom + 2}" x2="${fx}" y2="${bottom + 10}" stroke="${color}"/>`);
