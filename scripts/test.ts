@@ -30,6 +30,7 @@ const steps: [string, string[]][] = [
   ["example", ["npm", "run", "example:test", "--silent"]],
   ["build", ["npm", "run", "build", "--silent"]],
   ["playwright", ["npx", "playwright", "test"]],
+  ["soak", ["npx", "tsx", "soak/run.ts", "--short", "--noBuild"]],
 ];
 
 const only = process.argv.slice(2);

@@ -1,0 +1,177 @@
+// The checker is tested like the code it judges: fabricated database states, each with one kind
+// of violation, must make it fail (and name the offender); the clean state must pass. A green soak
+// then means the promises held, not that the checker looked away.
+import pg from "pg";
+import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from "vitest";
+import { createTestDatabase } from "../src/test/database";
+import { evaluate, passed, type CheckRow, type RunFigures } from "./checker";
+import { readFacts } from "./facts";
+import type { Intent, RequestSample } from "./record";
+
+let drop: () => Promise<void>;
+let url: string;
+let client: pg.Client;
+let userId: string;
+let productId: string;
+let stockBefore: number;
+
+beforeAll(async () => {
+  const t = await createTestDatabase({ poolMax: 1 });
+  drop = t.drop;
+  url = t.url;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  userId = (await c.query<{ id: string }>(`SELECT "id"::text AS id FROM "User" WHERE "email" = 'acme@example.com'`)).rows[0]!.id;
+  const p = (await c.query<{ id: string; stock: number }>(`SELECT "id"::text AS id, "stock" FROM "Product" WHERE "sku" = 'MUG-001'`)).rows[0]!;
+  productId = p.id;
+  stockBefore = p.stock;
+  await c.end();
+});
+afterAll(async () => drop());
+
+// Every case fabricates its state inside a transaction that is rolled back afterwards.
+beforeEach(async () => {
+  client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query("BEGIN");
+});
+afterEach(async () => {
+  await client.query("ROLLBACK");
+  await client.end();
+});
+
+const intent = (key: string, over: Partial<Intent> = {}): Intent => ({
+  id: 0, tenant: "acme", key, items: [{ productId, quantity: 2 }], slow: false, startedAt: 0, endedAt: 10,
+  final: 200, orderIds: [], statuses: [200], attempts: 1, resent: false, ...over,
+});
+
+/** One paid order for `key`, as a correct run leaves it: order, line, stock taken, outbox delivered, one charge. */
+async function paidOrder(key: string, options: { charges?: number; outbox?: "DELIVERED" | "PENDING" } = {}): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO "Order" ("tenantId", "userId", "status", "totalCents", "currency", "idempotencyKey")
+     VALUES ('acme', $1::uuid, 'PAID', 2900, 'EUR', $2) RETURNING "id"::text AS id`,
+    [userId, key],
+  );
+  const orderId = rows[0]!.id;
+  await client.query(
+    `INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
+     VALUES ($1::uuid, $2::uuid, 'MUG-001', 'Enamel mug', 1450, 2, 2900)`,
+    [orderId, productId],
+  );
+  await client.query(`UPDATE "Product" SET "stock" = "stock" - 2 WHERE "id" = $1::uuid`, [productId]);
+  await client.query(
+    `INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload", "status")
+     VALUES ('payment.charge', $1, $2, '{}'::jsonb, $3::"OutboxStatus")`,
+    [orderId, `acme:${orderId}:${key}`, options.outbox ?? "DELIVERED"],
+  );
+  for (let i = 0; i < (options.charges ?? 1); i++) {
+    await client.query(
+      `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+       VALUES ($1, $2, $3, 2900, 'EUR', 'SUCCEEDED')`,
+      [`ch_${orderId}_${i}`, `any-format-${key}-${i}`, orderId],
+    );
+  }
+  return orderId;
+}
+
+async function verdict(intents: Intent[], requests: RequestSample[] = [{ t: 0, ms: 5, seen: 200 }]): Promise<CheckRow[]> {
+  const facts = await readFacts(client, 10);
+  const run: RunFigures = { intents, requests, initialStock: new Map([[productId, stockBefore]]), fireEndsAt: 1_000 };
+  return evaluate(facts, run);
+}
+
+function failedRow(rows: CheckRow[], label: string): CheckRow {
+  expect(passed(rows)).toBe(false);
+  const bad = rows.filter((r) => r.ok === false);
+  expect(bad.map((r) => r.label)).toEqual([label]);
+  return bad[0]!;
+}
+
+describe("the soak's checker", () => {
+  it("passes a correct run: one order, one charge, stock taken once, outbox delivered", async () => {
+    const id = await paidOrder("k1");
+    const rows = await verdict([intent("k1", { orderIds: [id, id] }), intent("k2", { final: 412, statuses: [412], orderIds: [] })]);
+    expect(rows.filter((r) => r.ok === false)).toEqual([]);
+    expect(passed(rows)).toBe(true);
+  });
+
+  it("fails when an answered intent has two orders", async () => {
+    const id = await paidOrder("k1");
+    await paidOrder("k1");
+    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "orders per intent");
+    expect(row.offenders[0]).toContain("acme/k1: 2 orders");
+  });
+
+  it("fails when an answered intent has no order, and when an order belongs to no intent", async () => {
+    await paidOrder("stray");
+    const row = failedRow(await verdict([intent("k1", { orderIds: ["00000000-0000-0000-0000-000000000000"] })]).then((rows) => rows.filter((r) => r.label !== "the same order id in every answer of an intent")), "orders per intent");
+    expect(row.offenders.join("\n")).toMatch(/acme\/k1: 0 orders[\s\S]*acme\/stray: 1 order/);
+  });
+
+  it("fails when two answers of one intent name different orders", async () => {
+    const id = await paidOrder("k1");
+    const row = failedRow(await verdict([intent("k1", { orderIds: [id, "11111111-1111-1111-1111-111111111111"] })]), "the same order id in every answer of an intent");
+    expect(row.offenders[0]).toContain("acme/k1");
+  });
+
+  it("fails when a paid order was charged twice, or not at all", async () => {
+    const twice = await paidOrder("k1", { charges: 2 });
+    const never = await paidOrder("k2", { charges: 0 });
+    const row = failedRow(await verdict([intent("k1", { orderIds: [twice] }), intent("k2", { orderIds: [never] })]), "charges per paid order");
+    expect(row.offenders.join("\n")).toMatch(/k1, PAID\): 2 charges[\s\S]*k2, PAID\): 0 charges/);
+  });
+
+  it("fails when the stock does not add up", async () => {
+    const id = await paidOrder("k1");
+    await client.query(`UPDATE "Product" SET "stock" = "stock" - 1 WHERE "id" = $1::uuid`, [productId]);
+    failedRow(await verdict([intent("k1", { orderIds: [id] })]), "stock arithmetic (before − sold = now, never < 0)");
+  });
+
+  it("fails on a key PROCESSING long past its lease", async () => {
+    const id = await paidOrder("k1");
+    await client.query(
+      `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+       VALUES ('acme', 'stuck', 'checkout.placeOrder', repeat('a', 64), 'PROCESSING', gen_random_uuid(), now() - interval '1 minute', now() + interval '1 day')`,
+    );
+    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "keys PROCESSING past the sweeper's window");
+    expect(row.offenders).toEqual(["acme/stuck"]);
+  });
+
+  it("fails on an outbox row still pending after the drain", async () => {
+    const id = await paidOrder("k1", { outbox: "PENDING" });
+    failedRow(await verdict([intent("k1", { orderIds: [id] })]), "outbox rows neither delivered nor dead-lettered with a reason");
+  });
+
+  it("fails on an open reconciliation finding", async () => {
+    const id = await paidOrder("k1");
+    await client.query(
+      `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
+       VALUES ('DUPLICATE_CHARGE', 'x', $1, ARRAY['ch_a', 'ch_b'], '{}'::jsonb)`,
+      [id],
+    );
+    failedRow(await verdict([intent("k1", { orderIds: [id] })]), "reconciliation findings");
+  });
+
+  it("fails while a session still holds an advisory lock", async () => {
+    const id = await paidOrder("k1");
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query("SELECT pg_advisory_lock(7020001)");
+      failedRow(await verdict([intent("k1", { orderIds: [id] })]), "advisory locks left held");
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it("fails on any answer 500, and on any 422 for the same key and cart", async () => {
+    const id = await paidOrder("k1");
+    const five = failedRow(await verdict([intent("k1", { orderIds: [id], statuses: [500, 200] })], [{ t: 0, ms: 5, seen: 500 }]), "answers with status 500");
+    expect(five.offenders).toEqual(["acme/k1"]);
+    failedRow(await verdict([intent("k1", { orderIds: [id], statuses: [422, 200] })], [{ t: 0, ms: 5, seen: 422 }]), "answers 422 (same key, same cart)");
+  });
+
+  it("fails a run in which no intent was answered 200", async () => {
+    failedRow(await verdict([intent("k1", { final: undefined, endedAt: undefined, statuses: [503], orderIds: [] })]), "intents answered 200");
+  });
+});

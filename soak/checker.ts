@@ -1,0 +1,140 @@
+// The verdict: what the clients saw (intents, answers) against what the database holds (facts).
+// Each row is one promise of once; a row with offenders names them (intents as tenant/key), and any
+// offender makes the run fail.
+import type { DatabaseFacts } from "./facts";
+import type { Intent, RequestSample } from "./record";
+
+export interface CheckRow {
+  label: string;
+  value: string;
+  expected: string;
+  /** null for figures that inform (counts, throughput) and cannot fail. */
+  ok: boolean | null;
+  offenders: string[];
+}
+
+export interface RunFigures {
+  intents: Intent[];
+  requests: RequestSample[];
+  /** productId → stock before the fire. */
+  initialStock: Map<string, number>;
+  /** ms since start: the window "under fire". */
+  fireEndsAt: number;
+}
+
+const intentName = (i: Pick<Intent, "tenant" | "key">) => `${i.tenant}/${i.key}`;
+
+function row(label: string, expected: string, offenders: string[], value: string = String(offenders.length)): CheckRow {
+  return { label, value, expected, ok: offenders.length === 0, offenders };
+}
+const info = (label: string, value: string): CheckRow => ({ label, value, expected: "", ok: null, offenders: [] });
+
+export function evaluate(facts: DatabaseFacts, run: RunFigures): CheckRow[] {
+  const ordersByIntent = new Map<string, typeof facts.orders>();
+  for (const o of facts.orders) {
+    const name = `${o.tenantId}/${o.key}`;
+    ordersByIntent.set(name, [...(ordersByIntent.get(name) ?? []), o]);
+  }
+  const answered = run.intents.filter((i) => i.final === 200);
+  const refused = run.intents.filter((i) => i.final !== undefined && i.final !== 200);
+  const open = run.intents.length - answered.length - refused.length;
+  return [
+    info("intents tried", String(run.intents.length)),
+    // A run in which nothing succeeded proves nothing: it fails too.
+    {
+      label: "intents answered 200",
+      value: `${answered.length} (refused with a stored 4xx: ${refused.length}, still open at the end: ${open})`,
+      expected: "> 0",
+      ok: answered.length > 0,
+      offenders: answered.length > 0 ? [] : ["no intent was answered 200: the run proved nothing"],
+    },
+    ordersPerIntent(run.intents, ordersByIntent),
+    sameOrderInEveryAnswer(run.intents, ordersByIntent),
+    chargesPerPaidOrder(facts),
+    stockArithmetic(facts, run.initialStock),
+    row("keys PROCESSING past the sweeper's window", "0", facts.stuckKeys.map((k) => `${k.scope}/${k.key}`)),
+    outboxDrained(facts),
+    row("reconciliation findings", "0", facts.findings.map((f) => `${f.kind} order ${f.orderId ?? "-"} charges ${f.chargeIds.join(",")}`)),
+    row("advisory locks left held", "0", facts.advisoryLocks > 0 ? [`${facts.advisoryLocks} advisory lock(s) still granted`] : [], String(facts.advisoryLocks)),
+    answersWith(500, run),
+    answersWith(422, run),
+    ...underFire(run),
+  ];
+}
+
+function ordersPerIntent(intents: Intent[], ordersByIntent: Map<string, DatabaseFacts["orders"]>): CheckRow {
+  const known = new Set(intents.map(intentName));
+  const offenders: string[] = [];
+  for (const i of intents) {
+    const n = ordersByIntent.get(intentName(i))?.length ?? 0;
+    if (i.final === 200 ? n !== 1 : n > 1) offenders.push(`${intentName(i)}: ${n} orders${i.final === 200 ? " (answered 200)" : ""}`);
+  }
+  for (const [name, orders] of ordersByIntent) if (!known.has(name)) offenders.push(`${name}: ${orders.length} order(s) for no intent of this run`);
+  return row("orders per intent", "1 per answered intent, ≤ 1 otherwise", offenders, offenders.length ? `${offenders.length} intents off` : "as expected");
+}
+
+function sameOrderInEveryAnswer(intents: Intent[], ordersByIntent: Map<string, DatabaseFacts["orders"]>): CheckRow {
+  const offenders: string[] = [];
+  for (const i of intents) {
+    if (i.orderIds.length === 0) continue;
+    const ids = new Set(i.orderIds);
+    const stored = ordersByIntent.get(intentName(i)) ?? [];
+    const storedIds = new Set(stored.map((o) => o.id));
+    if (ids.size !== 1 || ![...ids].every((id) => storedIds.has(id))) {
+      offenders.push(`${intentName(i)}: answered ${[...ids].join(", ")}; stored ${[...storedIds].join(", ") || "none"}`);
+    }
+  }
+  return row("the same order id in every answer of an intent", "0 intents differ", offenders);
+}
+
+function chargesPerPaidOrder(facts: DatabaseFacts): CheckRow {
+  const offenders: string[] = [];
+  let paid = 0;
+  for (const o of facts.orders) {
+    if (o.status === "PAID") paid++;
+    if (o.status === "PAID" ? o.charges !== 1 : o.charges !== 0) offenders.push(`order ${o.id} (${o.tenantId}/${o.key}, ${o.status}): ${o.charges} charges`);
+  }
+  for (const c of facts.orphanCharges) offenders.push(`charge ${c}: no such order`);
+  return row("charges per paid order", "exactly 1 (0 for unpaid orders)", offenders, offenders.length ? `${offenders.length} off` : `1 for each of ${paid} paid orders`);
+}
+
+function stockArithmetic(facts: DatabaseFacts, initial: Map<string, number>): CheckRow {
+  const offenders: string[] = [];
+  for (const [productId, before] of initial) {
+    const f = facts.stock.get(productId);
+    if (!f) offenders.push(`product ${productId}: gone`);
+    else if (before - f.sold !== f.now || f.now < 0) offenders.push(`product ${productId}: ${before} − ${f.sold} sold ≠ ${f.now} in stock`);
+  }
+  return row("stock arithmetic (before − sold = now, never < 0)", "holds for every product", offenders, offenders.length ? `${offenders.length} products off` : "holds");
+}
+
+function outboxDrained(facts: DatabaseFacts): CheckRow {
+  const offenders = facts.undrainedOutbox.map((m) => `outbox ${m.id} (order ${m.aggregateId}): ${m.status}`);
+  for (const o of facts.orders) if (o.outboxRows !== 1) offenders.push(`order ${o.id}: ${o.outboxRows} outbox rows`);
+  return row("outbox rows neither delivered nor dead-lettered with a reason", "0", offenders);
+}
+
+function answersWith(status: number, run: RunFigures): CheckRow {
+  const count = run.requests.filter((r) => r.seen === status).length;
+  const offenders = run.intents.filter((i) => i.statuses.includes(status)).map(intentName);
+  const label = status === 500 ? "answers with status 500" : "answers 422 (same key, same cart)";
+  return { ...row(label, "0", offenders, String(count)), ok: count === 0 };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+function underFire(run: RunFigures): CheckRow[] {
+  const during = run.requests.filter((r) => r.t < run.fireEndsAt && typeof r.seen === "number");
+  const ms = during.map((r) => r.ms).sort((a, b) => a - b);
+  const seconds = run.fireEndsAt / 1000;
+  const okPerSecond = run.intents.filter((i) => i.final === 200 && (i.endedAt ?? Infinity) < run.fireEndsAt).length / seconds;
+  return [
+    info("throughput under fire", `${(during.length / seconds).toFixed(1)} answers/s, ${okPerSecond.toFixed(1)} intents answered 200/s`),
+    info("latency under fire (p50 / p99)", `${percentile(ms, 50).toFixed(0)} ms / ${percentile(ms, 99).toFixed(0)} ms`),
+  ];
+}
+
+export const passed = (rows: CheckRow[]) => rows.every((r) => r.ok !== false);

@@ -1,0 +1,142 @@
+// The soak's knobs, read once from the command line. Every default has its reason; `npm run soak --
+// --help` lists them. Two presets: the default run (3 minutes under fire per profile, both
+// profiles) and `--short` (the one `npm test` runs: one profile, under 90 s in all).
+import { parseArgs } from "node:util";
+
+export const Profile = { DIRECT: "direct", PGBOUNCER: "pgbouncer" } as const;
+export type Profile = (typeof Profile)[keyof typeof Profile];
+
+export interface SoakConfig {
+  profiles: Profile[];
+  /** Time under fire: clients start intents until then. */
+  durationMs: number;
+  /** After the fire: how long clients may keep retrying intents they already started. */
+  settleMs: number;
+  /** Upper bound on HTTP requests in one profile (a second stop condition besides time). */
+  maxRequests: number;
+  clients: number;
+  instances: number;
+  /** Share of requests whose response the client drops (closes the connection) before reading it. */
+  dropRate: number;
+  /** Share of intents that ask for a slow checkout (longer than HAProxy's server timeout). */
+  slowRate: number;
+  slowMs: number;
+  /** Share of answered intents the client sends once more later (a reload), after a possible bust. */
+  resendRate: number;
+  /** An instance is SIGKILLed this often (and restarted at once). */
+  killEveryMs: number;
+  /** PostgreSQL is restarted once, and stopped for `pgStopMs` once, at these fractions of the run. */
+  pgRestartAt: number;
+  pgStopAt: number;
+  pgStopMs: number;
+  /** The simulated provider: share of calls that fail, share that charge and then time out. */
+  providerFailureRate: number;
+  providerTimeoutRate: number;
+  /** How often the operator busts a random completed key and releases stuck leases. */
+  operatorEveryMs: number;
+  /** The engine's lease for this run: longer than the slowest checkout, short enough to expire in a run. */
+  leaseMs: number;
+  /** HAProxy's server timeout: shorter than the slow checkouts, so HAProxy re-sends them. */
+  haproxyServerTimeoutMs: number;
+  /** After the clients stop: how long the outbox may take to drain. */
+  drainMs: number;
+  /** Where the table (markdown) and the chart (SVG) go; "" to skip the table file. */
+  outDir: string;
+  seed: number;
+  /**
+   * Give what needs a session (the replay cache's LISTEN) a direct connection
+   * (DIRECT_DATABASE_URL), as production setups do behind PgBouncer. `--sessionsThroughPgbouncer`
+   * turns it off, to show what goes wrong without it.
+   */
+  directSessions: boolean;
+}
+
+const DEFAULTS: SoakConfig = {
+  profiles: [Profile.DIRECT, Profile.PGBOUNCER],
+  durationMs: 180_000,
+  settleMs: 30_000,
+  maxRequests: 200_000,
+  clients: 64,
+  instances: 3,
+  dropRate: 0.1,
+  slowRate: 0.05,
+  slowMs: 8_000,
+  resendRate: 0.1,
+  killEveryMs: 20_000,
+  pgRestartAt: 0.35,
+  pgStopAt: 0.7,
+  pgStopMs: 5_000,
+  providerFailureRate: 0.2,
+  providerTimeoutRate: 0.1,
+  operatorEveryMs: 2_000,
+  leaseMs: 15_000,
+  haproxyServerTimeoutMs: 6_000,
+  drainMs: 90_000,
+  outDir: "soak/out",
+  seed: Date.now() % 1_000_000,
+  directSessions: true,
+};
+
+/** `--short`: what `npm test` runs. One profile (through PgBouncer: the harder one), every fault once. */
+const SHORT: Partial<SoakConfig> = {
+  profiles: [Profile.PGBOUNCER],
+  durationMs: 25_000,
+  settleMs: 5_000,
+  maxRequests: 40_000,
+  clients: 32,
+  killEveryMs: 10_000,
+  drainMs: 20_000,
+  operatorEveryMs: 1_000,
+  // Fewer provider failures, so every payment settles within the short drain (at most ~4 failed
+  // attempts, whose backoff adds up to ~30 s, are likely at these rates: 1 in 2 000 rows).
+  providerFailureRate: 0.1,
+  providerTimeoutRate: 0.05,
+};
+
+const NUMERIC: (keyof SoakConfig)[] = [
+  "durationMs", "settleMs", "maxRequests", "clients", "instances", "dropRate", "slowRate", "slowMs", "resendRate",
+  "killEveryMs", "pgRestartAt", "pgStopAt", "pgStopMs", "providerFailureRate", "providerTimeoutRate",
+  "operatorEveryMs", "leaseMs", "haproxyServerTimeoutMs", "drainMs", "seed",
+];
+
+export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
+  const options: Record<string, { type: "string" | "boolean" }> = { short: { type: "boolean" }, help: { type: "boolean" }, sessionsThroughPgbouncer: { type: "boolean" }, profile: { type: "string" }, out: { type: "string" } };
+  for (const name of NUMERIC) options[name] = { type: "string" };
+  const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+  if (values.help) return "help";
+  const config: SoakConfig = { ...DEFAULTS, ...(values.short ? SHORT : {}) };
+  if (typeof values.profile === "string") config.profiles = parseProfiles(values.profile);
+  if (typeof values.out === "string") config.outDir = values.out;
+  if (values.sessionsThroughPgbouncer) config.directSessions = false;
+  for (const name of NUMERIC) {
+    const raw = values[name];
+    if (typeof raw !== "string") continue;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, not "${raw}"`);
+    (config as unknown as Record<string, number>)[name] = n;
+  }
+  for (const rate of ["dropRate", "slowRate", "resendRate", "providerFailureRate", "providerTimeoutRate", "pgRestartAt", "pgStopAt"] as const) {
+    if (config[rate] > 1) throw new Error(`--${rate} is a share between 0 and 1, not ${config[rate]}`);
+  }
+  if (config.instances < 2) throw new Error("--instances must be at least 2: the load balancer needs somewhere to re-send");
+  if (config.slowMs >= config.leaseMs) throw new Error("--slowMs must stay under --leaseMs: a lease shorter than the work is a different test");
+  return config;
+}
+
+function parseProfiles(raw: string): Profile[] {
+  if (raw === "both") return [Profile.DIRECT, Profile.PGBOUNCER];
+  if (raw === Profile.DIRECT || raw === Profile.PGBOUNCER) return [raw];
+  throw new Error(`--profile is direct, pgbouncer or both, not "${raw}"`);
+}
+
+export const HELP = `npm run soak -- [options]      (defaults: both profiles, 3 minutes under fire each)
+  --short                 what npm test runs: the PgBouncer profile, 25 s under fire
+  --profile direct|pgbouncer|both
+  --durationMs N --settleMs N --drainMs N --maxRequests N --clients N --instances N
+  --dropRate R --slowRate R --slowMs N --resendRate R
+  --killEveryMs N --pgRestartAt F --pgStopAt F --pgStopMs N
+  --providerFailureRate R --providerTimeoutRate R --operatorEveryMs N
+  --leaseMs N --haproxyServerTimeoutMs N --seed N --out DIR
+  --noBuild               use the existing production build   --keep   keep the logs of a passing run
+  --sessionsThroughPgbouncer   no direct connection for session work (shows the reaper's lock leak)
+Every run writes DIR/<profile>.md (the table) and DIR/<profile>.svg (the chart); exit code 1 on any violation.`;

@@ -1,0 +1,82 @@
+// HAProxy in front of the instances, configured the way teams do to ride out a dying backend, which
+// is exactly what makes it dangerous for a checkout: on a refused connection, an empty response or
+// a response timeout it re-sends the request (a POST included) to another server. A slow checkout
+// that outlives `timeout server` has been processed, or is being processed, by the first server
+// when HAProxy sends it again: the idempotency key is what keeps that from ordering twice.
+import { writeFileSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { startChild, waitFor, type Child } from "./processes";
+
+export interface HaproxyOptions {
+  port: number;
+  backends: number[];
+  serverTimeoutMs: number;
+  /**
+   * Requests in flight per instance; the rest wait in HAProxy's queue (time that does not count
+   * against the server timeout). Without it, 64 clients on a small machine queue inside the
+   * instances, every request outlives the server timeout, and the retries feed the storm.
+   */
+  maxconnPerServer: number;
+  dir: string;
+}
+
+export function haproxyConfig(o: HaproxyOptions): string {
+  const servers = o.backends.map((port, i) => `  server app${i + 1} 127.0.0.1:${port} maxconn ${o.maxconnPerServer} check inter 1s fastinter 500ms fall 2 rise 1`).join("\n");
+  return `# Written by soak/haproxy.ts for one soak run.
+global
+  maxconn 2000
+  # One line per request in haproxy.log (termination state, timers, retries): why an answer was a 503/504.
+  log stdout format raw local0
+
+defaults
+  mode http
+  log global
+  option httplog
+  timeout connect 500ms
+  timeout client 30s
+  # Shorter than the slow checkouts: HAProxy gives up on them and re-sends (retry-on response-timeout).
+  timeout server ${o.serverTimeoutMs}ms
+  timeout queue 15s
+  timeout http-request 10s
+  # A busy instance on a loaded machine may take a while to answer its health check: slow is not dead.
+  timeout check 5s
+
+frontend soak
+  bind 127.0.0.1:${o.port}
+  default_backend app
+
+backend app
+  balance roundrobin
+  # Re-send on every failure a dying or stalled backend produces, POSTs included.
+  retry-on conn-failure empty-response response-timeout
+  retries 2
+  option redispatch 1
+  # A killed instance is taken out within a second; a restarted one comes back once Next.js answers
+  # (200, or 503 while PostgreSQL is away: the instance is fine, the database is not).
+  option httpchk GET /api/health
+  http-check expect rstatus ^(200|503)$
+${servers}
+`;
+}
+
+export function startHaproxy(o: HaproxyOptions): Child {
+  const file = path.join(o.dir, "haproxy.cfg");
+  writeFileSync(file, haproxyConfig(o));
+  return startChild("haproxy", "haproxy", ["-f", file, "-db"], { logFile: path.join(o.dir, "haproxy.log") });
+}
+
+export async function waitForPort(what: string, port: number, timeoutMs: number, child?: Child): Promise<void> {
+  await waitFor(what, () => canConnect(port), timeoutMs, child);
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}

@@ -1,0 +1,43 @@
+// After the fire: wait for the outbox to drain, then run the app's jobs once more, through the
+// same connection path as the instances (PgBouncer in that profile): the sweeper (with the soak's
+// window: one lease), the reaper, reconciliation. The instances run them on their own schedule
+// too, but minutes apart; the verdict must not depend on where a timer happened to be.
+import pg from "pg";
+import { poolRunner, reapExpiredKeys, sweepStuckKeys } from "@once/idempotency";
+import { createDb, poolOf } from "../src/server/db/client";
+import { runReconciliation } from "../src/server/payments";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until no outbox row is PENDING (true), or `timeoutMs` passed (false). */
+export async function waitForOutboxDrain(directUrl: string, timeoutMs: number): Promise<boolean> {
+  const client = new pg.Client({ connectionString: directUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM "OutboxMessage" WHERE "status" = 'PENDING'`);
+      if (rows[0]?.n === 0) return true;
+      if (Date.now() > deadline) return false;
+      await sleep(1_000); // the worker's own poll interval: nothing to await but its progress
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Run after the instances stopped, right before the facts are read: the sweep and the check see the same keys. */
+export async function runEndOfRunJobs(o: { appUrl: string; leaseMs: number }): Promise<string> {
+  const db = createDb(o.appUrl, { max: 4 });
+  // The jobs hold no session state (a transaction-level lock per batch), so they run through
+  // PgBouncer in transaction mode as they do in the instances.
+  const run = poolRunner(poolOf(db)!);
+  try {
+    const swept = await sweepStuckKeys(run, { graceSeconds: o.leaseMs / 1000 });
+    const reaped = await reapExpiredKeys(run);
+    const reconciled = await runReconciliation(db);
+    return `swept ${swept.released} stuck keys, reaped ${reaped.deleted} (${reaped.ran ? "ran" : "lock held elsewhere"}), reconciliation ${reconciled.findings.length} findings`;
+  } finally {
+    await db.$disconnect();
+  }
+}

@@ -1,0 +1,70 @@
+// Child processes the soak starts (next start, HAProxy, PgBouncer): each one's output goes to its
+// own log file, and every one is stopped by its pid, never by name. A registry remembers them all,
+// so an error or Ctrl-C stops exactly what this run started.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { openSync, closeSync } from "node:fs";
+
+export interface Child {
+  name: string;
+  pid: number;
+  proc: ChildProcess;
+  /** Resolves when the process has exited (for whatever reason). */
+  exited: Promise<void>;
+}
+
+const running = new Set<Child>();
+
+export function startChild(name: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; logFile: string }): Child {
+  const fd = openSync(options.logFile, "a");
+  const proc = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", fd, fd] });
+  closeSync(fd); // the child holds its own copy
+  if (proc.pid === undefined) throw new Error(`${name}: could not start ${command}`);
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+  const child: Child = { name, pid: proc.pid, proc, exited };
+  running.add(child);
+  void exited.then(() => running.delete(child));
+  return child;
+}
+
+export const isRunning = (child: Child) => child.proc.exitCode === null && child.proc.signalCode === null;
+
+/** The fault: no goodbye, no flush, no cleanup. */
+export async function killHard(child: Child): Promise<void> {
+  if (!isRunning(child)) return;
+  process.kill(child.pid, "SIGKILL");
+  await child.exited;
+}
+
+/** SIGTERM, and SIGKILL if it has not exited within `graceMs`. */
+export async function stopChild(child: Child, graceMs = 5_000): Promise<void> {
+  if (!isRunning(child)) return;
+  process.kill(child.pid, "SIGTERM");
+  await once(child.proc, "exit", { signal: AbortSignal.timeout(graceMs) }).catch(() => killHard(child));
+}
+
+const cleanups = new Set<() => Promise<void>>();
+
+/** Something else to stop on the way out (the embedded PostgreSQL, which its package spawns). */
+export function onCleanup(fn: () => Promise<void>): () => void {
+  cleanups.add(fn);
+  return () => cleanups.delete(fn);
+}
+
+/** Every child still running, stopped by pid (on the way out, on error or Ctrl-C), then the rest. */
+export async function stopAllChildren(): Promise<void> {
+  await Promise.all([...running].map((child) => stopChild(child).catch(() => {})));
+  for (const fn of cleanups) await fn().catch(() => {});
+  cleanups.clear();
+}
+
+/** Polls `probe` until it returns true: for a child that reports readiness only by answering. */
+export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, child?: Child): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child && !isRunning(child)) throw new Error(`${what}: the process exited (see its log)`);
+    if (await probe().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what}: not ready after ${timeoutMs} ms`);
+}

@@ -1,0 +1,75 @@
+// `npm run soak`: the chaos soak, on loopback only, bounded in time and requests, stopping by itself.
+// For each profile (direct, then through PgBouncer): three `next start` instances behind HAProxy,
+// 64 shoppers, faults on a schedule, then the verdict checked in the database, printed as one
+// table and drawn as an SVG chart (soak/out/<profile>.md and .svg). Exit code 1 on any violation.
+// Every process it starts is stopped by its pid at the end, on error and on Ctrl-C.
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { HELP, parseSoakArgs } from "./config";
+import { stopAllChildren } from "./processes";
+import { runProfile } from "./profile";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const log = (m: string) => console.log(`[soak] ${m}`);
+
+function ensureTools(): void {
+  const missing = [["haproxy", "/usr/sbin/haproxy"], ["pgbouncer", "/usr/sbin/pgbouncer"]].filter(([, bin]) => !existsSync(bin!)).map(([name]) => name!);
+  if (missing.length === 0) return;
+  const command = `apt-get update && apt-get install -y ${missing.join(" ")}`;
+  if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
+    log(`missing ${missing.join(", ")}: ${command}`);
+    execFileSync("bash", ["-c", `DEBIAN_FRONTEND=noninteractive ${command} >/tmp/once-soak-apt.log 2>&1 || (tail -20 /tmp/once-soak-apt.log; exit 1)`], { stdio: "inherit" });
+    return;
+  }
+  console.error(`[soak] The soak needs Debian's ${missing.join(" and ")}. Install with:\n\n  sudo ${command}\n`);
+  process.exit(1);
+}
+
+const argv = process.argv.slice(2);
+const noBuild = argv.includes("--noBuild");
+const keepLogs = argv.includes("--keep");
+const parsed = parseSoakArgs(argv.filter((a) => a !== "--noBuild" && a !== "--keep"));
+if (parsed === "help") {
+  console.log(HELP);
+  process.exit(0);
+}
+const config = parsed;
+ensureTools();
+if (!noBuild || !existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
+  log("npm run build");
+  if (spawnSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" }).status !== 0) process.exit(1);
+}
+
+let interrupted = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: stopping everything this run started`);
+    void stopAllChildren().finally(() => process.exit(130));
+  });
+}
+
+let ok = true;
+for (const profile of config.profiles) {
+  // PostgreSQL runs as the "postgres" user, which must traverse the folder (mkdtemp makes it 0700).
+  const dir = mkdtempSync(path.join(os.tmpdir(), `once-soak-${profile}-`));
+  chmodSync(dir, 0o755);
+  log(`── profile ${profile} (logs in ${dir})`);
+  try {
+    const result = await runProfile(profile, config, dir, (m) => log(`[${profile}] ${m}`));
+    console.log(`\n${result.report}`);
+    if (result.ok && !keepLogs) rmSync(dir, { recursive: true, force: true });
+    else log(`logs kept in ${dir}`);
+    ok &&= result.ok;
+  } catch (error) {
+    ok = false;
+    console.error(`[soak] profile ${profile} broke: ${(error as Error).stack ?? String(error)}\n[soak] logs kept in ${dir}`);
+    await stopAllChildren();
+  }
+}
+await stopAllChildren();
+log(ok ? "every promise held" : "VIOLATIONS (see the tables above)");
+process.exit(ok ? 0 : 1);
