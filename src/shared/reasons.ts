@@ -28,6 +28,13 @@ export const AppReason = {
   KEY_NOT_STUCK: "key_not_stuck",
   OUTBOX_NOT_FOUND: "outbox_message_not_found",
   OUTBOX_NOT_DEAD: "outbox_message_not_dead",
+  // Bounded and authenticated inputs: src/server/http/body-limit.ts, the payment webhook.
+  PAYLOAD_TOO_LARGE: "payload_too_large",
+  WEBHOOK_SIGNATURE_MISSING: "webhook_signature_missing",
+  WEBHOOK_SIGNATURE_INVALID: "webhook_signature_invalid",
+  WEBHOOK_SIGNATURE_STALE: "webhook_signature_stale",
+  INVALID_EVENT: "invalid_event",
+  UNKNOWN_EVENT: "unknown_event",
 } as const;
 
 export const Reason = { ...EngineReason, ...AppReason } as const;
@@ -62,6 +69,12 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   key_lease_live: { status: 412, meaning: "This key's request is still running (its lease is live): removing it could let a retry run twice.", remedy: "Wait for the lease to end; a stuck key can be released then." },
   key_not_stuck: { status: 412, meaning: "This key is finished, not a stuck lease: there is nothing to release.", remedy: "Bust it instead, if the next request must run anew." },
   outbox_message_not_found: { status: 404, meaning: "No outbox message with this id.", remedy: "Reload the outbox list." },
+  payload_too_large: { status: 413, meaning: "The request body is over the documented limit (64 KiB); it was not read whole and nothing was recorded.", remedy: "Send a smaller body: an order has at most 20 lines." },
+  webhook_signature_missing: { status: 400, meaning: "The webhook carries no provider signature header; nothing was recorded.", remedy: "Deliver it through the provider, which signs every event (t=…,v1=…)." },
+  webhook_signature_invalid: { status: 400, meaning: "The webhook's signature does not match its body and the shared secret; nothing was recorded.", remedy: "Check PAYMENTS_WEBHOOK_SECRET on both sides; a forged or altered event is refused." },
+  webhook_signature_stale: { status: 400, meaning: "The webhook's signed timestamp is more than 5 minutes from the server's clock; nothing was recorded.", remedy: "Redeliver it (the provider signs it anew) and check the clocks." },
+  invalid_event: { status: 400, meaning: "The webhook's body is not a provider event this shop knows.", remedy: "Send the provider's event as it was signed." },
+  unknown_event: { status: 404, meaning: "The provider's books hold no event with this id.", remedy: "Nothing to do: a forged id never occupies a key." },
   outbox_message_not_dead: { status: 412, meaning: "Only a dead-lettered outbox message can be retried by hand.", remedy: "Wait: the worker is still retrying it." },
 };
 
