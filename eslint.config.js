@@ -6,7 +6,21 @@ import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".next/", "src/generated/", ".data/", "test-results/", "playwright-report/", "next-env.d.ts", "packages/*/dist/", "packages/*/test/support/generated/", "examples/*/node_modules/", "examples/*/src/generated/"] },
+  {
+    ignores: [
+      "node_modules/",
+      ".next/",
+      "src/generated/",
+      ".data/",
+      "test-results/",
+      "playwright-report/",
+      "next-env.d.ts",
+      "packages/*/dist/",
+      "packages/*/test/support/generated/",
+      "examples/*/node_modules/",
+      "examples/*/src/generated/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

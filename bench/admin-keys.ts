@@ -43,7 +43,11 @@ try {
   console.log(`seeded ${await seedCounterMinutes(client)} counter minutes and ${await seedAudit(client)} audit entries\n`);
 
   // A cursor deep in the table: the 90 000th newest key.
-  const deep = (await client.query(`SELECT "createdAt", "id"::text AS id FROM "IdempotencyKey" ORDER BY "createdAt" DESC, "id" DESC OFFSET $1 LIMIT 1`, [Math.floor(total * 0.9)])).rows[0] as { createdAt: Date; id: string };
+  const deep = (
+    await client.query(`SELECT "createdAt", "id"::text AS id FROM "IdempotencyKey" ORDER BY "createdAt" DESC, "id" DESC OFFSET $1 LIMIT 1`, [
+      Math.floor(total * 0.9),
+    ])
+  ).rows[0] as { createdAt: Date; id: string };
   const deepCursor = `${deep.createdAt.toISOString()}|${deep.id}`;
 
   const cases: { name: string; input: Record<string, unknown>; filters: KeyListFilters; cursor?: { createdAt: Date; id: string } }[] = [
@@ -114,9 +118,17 @@ try {
   console.log("| filter | rows | HTTP median | HTTP p95 | HTTP max | SQL exec (EXPLAIN ANALYZE) | plan |");
   console.log("|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);
-  console.log(`\nadmin.stats (counts by status, stuck, outbox, counters): median ${stats.median.toFixed(1)} ms, p95 ${stats.p95.toFixed(1)} ms, max ${stats.max.toFixed(1)} ms`);
+  console.log(
+    `\nadmin.stats (counts by status, stuck, outbox, counters): median ${stats.median.toFixed(1)} ms, p95 ${stats.p95.toFixed(1)} ms, max ${stats.max.toFixed(1)} ms`,
+  );
 
-  const views = { client, call: (path: string, input?: unknown) => call(path, input), mutate: (path: string, input: unknown) => call(path, input, true), time, plan };
+  const views = {
+    client,
+    call: (path: string, input?: unknown) => call(path, input),
+    mutate: (path: string, input: unknown) => call(path, input, true),
+    time,
+    plan,
+  };
   console.log(`\nThe incident dashboard's views over the same ${total} keys (ms; HTTP = the tRPC handler in-process, ${RUNS} runs each)\n`);
   for (const line of await benchDashboardViews(views)) console.log(line);
   console.log(`\n${await benchBulkRelease(views)}`);

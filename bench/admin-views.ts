@@ -24,7 +24,9 @@ interface ViewCase {
 }
 
 async function cases(client: pg.Client): Promise<ViewCase[]> {
-  const one = (await client.query(`SELECT "id"::text AS id, "scope", "key" FROM "IdempotencyKey" WHERE "key" LIKE 'seed-%' ORDER BY "createdAt" DESC OFFSET 5000 LIMIT 1`)).rows[0];
+  const one = (
+    await client.query(`SELECT "id"::text AS id, "scope", "key" FROM "IdempotencyKey" WHERE "key" LIKE 'seed-%' ORDER BY "createdAt" DESC OFFSET 5000 LIMIT 1`)
+  ).rows[0];
   const run = (one.key as string).split("-")[1];
   const auditKey = (await client.query(`SELECT "targetKey" FROM "AuditEntry" WHERE "targetKey" IS NOT NULL LIMIT 1`)).rows[0]?.targetKey as string;
   const search = (q: string, tenant?: string): ViewCase => ({
@@ -59,7 +61,12 @@ async function cases(client: pg.Client): Promise<ViewCase[]> {
     { name: "audit by action", path: "admin.audit.list", input: { action: "key.release" } },
     { name: "audit by key", path: "admin.audit.list", input: { key: auditKey } },
     { name: "audit by actor + action", path: "admin.audit.list", input: { actor: "oncall@example.com", action: "key.release" } },
-    { name: "chart, one tenant + procedure", path: "admin.counters.series", input: { tenant: "acme", procedure: "checkout.placeOrder" }, sql: counterSeriesQuery({ scope: "acme", procedure: "checkout.placeOrder" }) },
+    {
+      name: "chart, one tenant + procedure",
+      path: "admin.counters.series",
+      input: { tenant: "acme", procedure: "checkout.placeOrder" },
+      sql: counterSeriesQuery({ scope: "acme", procedure: "checkout.placeOrder" }),
+    },
     { name: "chart, one tenant, every procedure", path: "admin.counters.series", input: { tenant: "acme" }, sql: counterSeriesQuery({ scope: "acme" }) },
     { name: "stats (every counter, gauges)", path: "admin.stats", input: {} },
   ];
@@ -71,7 +78,9 @@ export async function benchDashboardViews(ctx: ViewBenchContext): Promise<string
     const input = Object.keys(c.input).length ? c.input : undefined;
     const t = await ctx.time(() => ctx.call(c.path, c.path === "admin.stats" ? undefined : (input ?? {})));
     const plan = c.sql ? await ctx.plan(c.sql) : null;
-    lines.push(`| ${c.name} | ${t.median.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.max.toFixed(1)} | ${plan ? plan.ms.toFixed(2) : "–"} | ${plan?.nodes ?? "several statements"} |`);
+    lines.push(
+      `| ${c.name} | ${t.median.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.max.toFixed(1)} | ${plan ? plan.ms.toFixed(2) : "–"} | ${plan?.nodes ?? "several statements"} |`,
+    );
   }
   return lines;
 }

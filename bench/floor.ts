@@ -27,7 +27,10 @@ export async function floorIdempotent(pool: CountingPool, scope: string, key: st
   );
   let existing = reserved.rows[0];
   if (!existing) {
-    const again = await pool.query(`SELECT "id", false AS "inserted", "fingerprint", "status"::text AS "status", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [scope, key]);
+    const again = await pool.query(
+      `SELECT "id", false AS "inserted", "fingerprint", "status"::text AS "status", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
+      [scope, key],
+    );
     existing = again.rows[0];
   }
   if (!existing!.inserted) {
@@ -64,7 +67,10 @@ export async function floorIdempotent(pool: CountingPool, scope: string, key: st
  * reservation attempt. The engine's replay is compared with this too (issue 13).
  */
 export async function floorRead(pool: CountingPool, scope: string, key: string): Promise<unknown> {
-  const { rows } = await pool.query(`SELECT "status"::text, "fingerprint", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [scope, key]);
+  const { rows } = await pool.query(`SELECT "status"::text, "fingerprint", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [
+    scope,
+    key,
+  ]);
   return rows[0];
 }
 

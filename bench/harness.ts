@@ -66,10 +66,7 @@ export function merge(into: Sample | undefined, next: Sample): Sample {
  * Measures several implementations of one path in alternating slices, so that whatever else the
  * machine does during the run (a compaction, another process) falls on all of them alike.
  */
-export async function interleaved<K extends string>(
-  slices: number,
-  impls: Record<K, (slice: number) => Promise<Sample>>,
-): Promise<Record<K, Sample>> {
+export async function interleaved<K extends string>(slices: number, impls: Record<K, (slice: number) => Promise<Sample>>): Promise<Record<K, Sample>> {
   const out = {} as Record<K, Sample>;
   for (let slice = 0; slice < slices; slice++) {
     for (const name of Object.keys(impls) as K[]) out[name] = merge(out[name], await impls[name](slice));
@@ -128,7 +125,9 @@ export function table(rows: Row[]): string {
     const e = stats(row.engine);
     const ratio = row.goal.metric === "p50" ? e.p50 / f.p50 : e.p99 / f.p99;
     const met = ratio <= row.goal.maxRatio && e.connections === 0 ? "met" : "missed";
-    lines.push(`| ${row.path} | raw pg floor | ${f.p50.toFixed(3)} | ${f.p99.toFixed(3)} | ${f.opsPerSec.toFixed(0)} | ${f.rtPerCall.toFixed(2)} | ${f.connections} | 1.00 / 1.00 / 1.00 | |`);
+    lines.push(
+      `| ${row.path} | raw pg floor | ${f.p50.toFixed(3)} | ${f.p99.toFixed(3)} | ${f.opsPerSec.toFixed(0)} | ${f.rtPerCall.toFixed(2)} | ${f.connections} | 1.00 / 1.00 / 1.00 | |`,
+    );
     let above = "";
     if (row.prismaOnly) {
       const p = stats(row.prismaOnly);

@@ -58,24 +58,36 @@ try {
 
   for (let i = 0; i < 50; i++) await placeOrder(); // warm-up (its outbox rows are drained below too)
   const rows: [string, Awaited<ReturnType<typeof measure>>][] = [];
-  rows.push([`placeOrder, ${products.length} lines, sequential`, await measure(ORDERS, async () => {
-    for (let i = 0; i < ORDERS; i++) await placeOrder();
-  })]);
-  rows.push([`placeOrder, ${products.length} lines, ${CONCURRENCY} at a time`, await measure(ORDERS, async () => {
-    for (let i = 0; i < ORDERS / CONCURRENCY; i++) await Promise.all(Array.from({ length: CONCURRENCY }, placeOrder));
-  })]);
+  rows.push([
+    `placeOrder, ${products.length} lines, sequential`,
+    await measure(ORDERS, async () => {
+      for (let i = 0; i < ORDERS; i++) await placeOrder();
+    }),
+  ]);
+  rows.push([
+    `placeOrder, ${products.length} lines, ${CONCURRENCY} at a time`,
+    await measure(ORDERS, async () => {
+      for (let i = 0; i < ORDERS / CONCURRENCY; i++) await Promise.all(Array.from({ length: CONCURRENCY }, placeOrder));
+    }),
+  ]);
 
   const pending = await db.outboxMessage.count({ where: { status: "PENDING" } });
   const worker = createOutboxWorker(db, { provider: new SimulatedProvider(providerDb) });
-  rows.push([`outbox drain (${pending} rows)`, await measure(pending, async () => {
-    while ((await worker.runOnce()).claimed > 0);
-  })]);
+  rows.push([
+    `outbox drain (${pending} rows)`,
+    await measure(pending, async () => {
+      while ((await worker.runOnce()).claimed > 0);
+    }),
+  ]);
 
   const events = await db.providerEvent.count({ where: { deliveredAt: null } });
   const dispatcher = createEventDispatcher(db, { duplicateRate: 0, deliver: async (body) => (await handleProviderWebhook(db, body)).status });
-  rows.push([`webhook delivery (${events} events)`, await measure(events, async () => {
-    while ((await dispatcher.runOnce()).attempted > 0);
-  })]);
+  rows.push([
+    `webhook delivery (${events} events)`,
+    await measure(events, async () => {
+      while ((await dispatcher.runOnce()).attempted > 0);
+    }),
+  ]);
 
   console.log("| path | statements per item | ms per item | items/s |\n|---|---:|---:|---:|");
   for (const [path, m] of rows) console.log(`| ${path} | ${m.statementsPerItem.toFixed(2)} | ${m.msPerItem.toFixed(2)} | ${m.perSecond.toFixed(0)} |`);

@@ -136,7 +136,12 @@ try {
     floor: () => sequential(floorPool, per(N_PATH), () => floorPathCall(floorPathKey, "path")),
     engine: () => sequential(enginePool, per(N_PATH), () => trpcCall(enginePathKey, "path", cachedEngine)),
   });
-  rows.push({ path: "retry through the whole path (auth + replay)", engineLabel: "once engine, replay from memory", ...pathMemory, goal: { metric: "p50", maxRatio: 1.3 } });
+  rows.push({
+    path: "retry through the whole path (auth + replay)",
+    engineLabel: "once engine, replay from memory",
+    ...pathMemory,
+    goal: { metric: "p50", maxRatio: 1.3 },
+  });
 
   log(`duplicate burst: ${BURST_WIDTH} concurrent × ${BURST_ROUNDS} rounds`);
   const floorKeys = Array.from({ length: BURST_ROUNDS }, () => randomUUID());

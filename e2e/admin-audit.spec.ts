@@ -4,7 +4,12 @@ import { randomUUID } from "node:crypto";
 import { expect, signIn, test } from "./fixtures";
 import { insertCompletedKey, insertProcessingKeys, unique, withDb } from "./admin-db";
 
-interface Entry { actor: string; action: string; targetKey: string | null; reason: string }
+interface Entry {
+  actor: string;
+  action: string;
+  targetKey: string | null;
+  reason: string;
+}
 
 test.describe("admin: the audit log's filters", () => {
   test("filters by key value, action and actor, and shows the key's value", async ({ page, request, adminApi }) => {

@@ -10,7 +10,14 @@ test.describe("admin: counters over time", () => {
     const procedure = "checkout.placeOrder";
     await withDb(request, async (c) => {
       // executed 3 + 9, replayed 4, conflicts 2, store errors 1; one row older than 24 h is left out.
-      const rows: [string, number, number][] = [["executed", 0, 3], ["executed", 30, 9], ["replayed", 30, 4], ["conflicts", 90, 2], ["store_errors", 600, 1], ["executed", 24 * 60 + 10, 50]];
+      const rows: [string, number, number][] = [
+        ["executed", 0, 3],
+        ["executed", 30, 9],
+        ["replayed", 30, 4],
+        ["conflicts", 90, 2],
+        ["store_errors", 600, 1],
+        ["executed", 24 * 60 + 10, 50],
+      ];
       for (const [event, minutesAgo, count] of rows) {
         await c.query(
           `INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
@@ -19,7 +26,11 @@ test.describe("admin: counters over time", () => {
         );
       }
       // The running totals the table shows (and the chart's picker lists).
-      for (const [event, count] of [["executed", 62], ["too_many_keys", 5], ["fenced", 1]] as const) {
+      for (const [event, count] of [
+        ["executed", 62],
+        ["too_many_keys", 5],
+        ["fenced", 1],
+      ] as const) {
         await c.query(`INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count") VALUES ($1, $2, $3, $4)`, [tenant, procedure, event, count]);
       }
     });
@@ -37,7 +48,10 @@ test.describe("admin: counters over time", () => {
     const totals = page.getByRole("list", { name: "Totals over the last 24 hours" });
     await expect(totals.getByRole("listitem")).toHaveText(["executed 12", "replayed 4", "conflicts 2", "mismatches 0", "store errors 1"]);
 
-    const api = await adminApi.query<{ minutes: number; series: Record<string, number[]>; totals: Record<string, number> }>("admin.counters.series", { tenant, procedure });
+    const api = await adminApi.query<{ minutes: number; series: Record<string, number[]>; totals: Record<string, number> }>("admin.counters.series", {
+      tenant,
+      procedure,
+    });
     expect(api.totals).toEqual({ executed: 12, replayed: 4, conflicts: 2, mismatches: 0, store_errors: 1 });
     expect(api.series.executed!.at(-1)).toBe(3);
     expect(api.series.executed!.at(-31)).toBe(9);
@@ -49,7 +63,10 @@ test.describe("admin: counters over time", () => {
     await withDb(request, async (c) => {
       await insertCompletedKey(c, { scope: "globex", key: longKey });
       // A counted procedure with a long name, so the counters table and the chart are on the page.
-      await c.query(`INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count") VALUES ($1, 'payments.reconcileAfterProviderOutage', 'executed', 1)`, [`phone${unique()}`]);
+      await c.query(
+        `INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count") VALUES ($1, 'payments.reconcileAfterProviderOutage', 'executed', 1)`,
+        [`phone${unique()}`],
+      );
     });
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(page, "admin", "/admin");
@@ -58,7 +75,8 @@ test.describe("admin: counters over time", () => {
     await page.getByLabel("Stuck leases only").check();
     await expect(page.getByRole("region", { name: "Release stuck leases in bulk" })).toBeVisible();
     // The dashboard's own content (the site's top bar is the shop's, outside <main>) stays within 390 px.
-    const widths = () => page.getByRole("main").evaluate((m) => ({ content: Math.max(m.scrollWidth, Math.ceil(m.getBoundingClientRect().right)), view: window.innerWidth }));
+    const widths = () =>
+      page.getByRole("main").evaluate((m) => ({ content: Math.max(m.scrollWidth, Math.ceil(m.getBoundingClientRect().right)), view: window.innerWidth }));
     expect(await widths()).toEqual({ content: 390, view: 390 });
     const counters = page.getByRole("table", { name: "Counters per tenant and procedure" });
     // The table scrolls sideways inside itself rather than widening the page.

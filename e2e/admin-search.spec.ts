@@ -3,7 +3,11 @@
 import { expect, signIn, test } from "./fixtures";
 import { insertCompletedKey, unique, withDb } from "./admin-db";
 
-interface Found { id: string; tenant: string; key: string }
+interface Found {
+  id: string;
+  tenant: string;
+  key: string;
+}
 
 test.describe("admin: find a key by its value", () => {
   test("the search box finds a value across tenants, within one, and by its start", async ({ page, request, adminApi }) => {

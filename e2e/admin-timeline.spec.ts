@@ -9,7 +9,12 @@ const test = base.extend<{ globexApi: Api }>({
   globexApi: async ({ request }, use) => use(new Api(request, ACCOUNTS.globex.token)),
 });
 
-interface TimelineEvent { kind: string; rowId: string; actor?: string; reason?: string }
+interface TimelineEvent {
+  kind: string;
+  rowId: string;
+  actor?: string;
+  reason?: string;
+}
 
 test.describe("admin: a key's timeline", () => {
   test("shows both lives of a key value: reserved, completed, busted by whom and why, reserved again, completed", async ({ page, globexApi, adminApi }) => {

@@ -23,7 +23,11 @@ let stickers: ApiProduct | undefined;
 async function placeOrder(api: Api, key: string, headers: Record<string, string> = {}): Promise<PlaceOrderAnswer> {
   stickers ??= (await api.products()).find((p) => p.name === "Sticker pack");
   expect(stickers, "the seed has a Sticker pack").toBeDefined();
-  return (await api.mutate("checkout.placeOrder", { items: [{ productId: stickers!.id, quantity: 1 }] }, { "idempotency-key": key, ...headers })) as PlaceOrderAnswer;
+  return (await api.mutate(
+    "checkout.placeOrder",
+    { items: [{ productId: stickers!.id, quantity: 1 }] },
+    { "idempotency-key": key, ...headers },
+  )) as PlaceOrderAnswer;
 }
 
 interface KeyRow {

@@ -61,7 +61,14 @@ test("clickjacking: the shop refuses to be framed by another site", async ({ pag
   expect(res.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
   // Chromium replaces a refused frame with its error page: the shop never renders inside it.
   const frame = page.getByTitle("victim").contentFrame();
-  await expect.poll(() => page.frames().find((f) => f !== page.mainFrame())?.url()).toMatch(/^chrome-error:/);
+  await expect
+    .poll(() =>
+      page
+        .frames()
+        .find((f) => f !== page.mainFrame())
+        ?.url(),
+    )
+    .toMatch(/^chrome-error:/);
   await expect(frame.getByRole("navigation", { name: "Main" })).toHaveCount(0);
 });
 

@@ -1,19 +1,7 @@
 // Issue 6: whatever the network or the person's fingers do, one intent is one order and one
 // charge. Every test reads the truth back through the API (acme's bearer token): exactly one new
 // order for the intent, and, once the outbox worker ran, one charge (chargeId set, status PAID).
-import {
-  addToCart,
-  clickBurst,
-  db,
-  expect,
-  expectPaid,
-  openCart,
-  placedOrderId,
-  recordCheckouts,
-  signIn,
-  test,
-  type Api,
-} from "./fixtures";
+import { addToCart, clickBurst, db, expect, expectPaid, openCart, placedOrderId, recordCheckouts, signIn, test, type Api } from "./fixtures";
 
 const replayedNotice = "Your order was already placed: this is the replayed answer.";
 

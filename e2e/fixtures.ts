@@ -184,10 +184,13 @@ export async function placedOrderId(page: Page): Promise<string> {
 /** Waits, through the API, until the payment worker charged the order once. */
 export async function expectPaid(api: Api, orderId: string): Promise<void> {
   await expect
-    .poll(async () => {
-      const order = await api.order(orderId);
-      return { status: order.status, charged: order.chargeId !== null };
-    }, { timeout: 30_000, message: `order ${orderId} gets paid by the outbox worker` })
+    .poll(
+      async () => {
+        const order = await api.order(orderId);
+        return { status: order.status, charged: order.chargeId !== null };
+      },
+      { timeout: 30_000, message: `order ${orderId} gets paid by the outbox worker` },
+    )
     .toEqual({ status: "PAID", charged: true });
 }
 

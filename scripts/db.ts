@@ -16,7 +16,9 @@ if (command !== "stop" && command !== "start" && command !== "status") {
   process.exit(2);
 }
 if (process.env.DATABASE_URL) {
-  console.error("DATABASE_URL is set: this switch acts only on the embedded PostgreSQL that `npm run dev` starts; stop and start your own server with its own tools.");
+  console.error(
+    "DATABASE_URL is set: this switch acts only on the embedded PostgreSQL that `npm run dev` starts; stop and start your own server with its own tools.",
+  );
   process.exit(2);
 }
 

@@ -30,7 +30,9 @@ mkdirSync(DATA_ROOT, { recursive: true });
 // read, and passed on to Next.js, so the seed and the server agree.
 if (mode === "dev") process.env.DEMO_MODE ??= "1";
 const demo = process.env.DEMO_MODE === "1" || process.env.DEMO_MODE === "true";
-console.log(demo ? "[once] demo mode: demo accounts sign in with one click, demo tokens work" : "[once] demo mode off: sign in with an account made by `npm run users`");
+console.log(
+  demo ? "[once] demo mode: demo accounts sign in with one click, demo tokens work" : "[once] demo mode off: sign in with an account made by `npm run users`",
+);
 ownShutdownSignals();
 loadSessionSecret(DATA_ROOT);
 

@@ -24,7 +24,7 @@ function ensureChromium(): void {
 
 const steps: [string, string[]][] = [
   ["types", ["npx", "tsc", "--noEmit"]],
-  ["lint", ["npx", "eslint", "."]],
+  ["lint", ["npm", "run", "lint", "--silent"]],
   ["vitest", ["npx", "vitest", "run"]],
   // The engine packed with `npm pack` and installed into examples/minimal, whose tests run there.
   ["example", ["npm", "run", "example:test", "--silent"]],

@@ -45,13 +45,22 @@ export function renderChart(input: ChartInput): string {
     if (typeof r.seen === "number") b.ms.push(r.ms);
   }
   const open = Array.from({ length: seconds }, (_, s) => input.intents.filter((i) => i.startedAt <= s * 1000 && (i.endedAt ?? Infinity) > s * 1000).length);
-  const p99 = buckets.map((b) => percentile(b.ms.sort((a, c) => a - c), 99));
+  const p99 = buckets.map((b) =>
+    percentile(
+      b.ms.sort((a, c) => a - c),
+      99,
+    ),
+  );
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${LEFT}" y="18" font-size="14" font-weight="bold">${escape(input.title)}</text>`,
     legend(),
-    stackedBars(buckets.map((b) => b.counts), x, PANELS[0]!),
+    stackedBars(
+      buckets.map((b) => b.counts),
+      x,
+      PANELS[0]!,
+    ),
     line(p99, x, PANELS[1]!, "#c62828"),
     line(open, x, PANELS[2]!, "#0277bd"),
     faultMarks(input.faults, x),
@@ -126,7 +135,9 @@ function faultMarks(faults: Fault[], x: (ms: number) => number): string {
       out.push(`<line x1="${fx}" y1="${bottom + 2}" x2="${fx}" y2="${bottom + 10}" stroke="${color}"/>`);
     }
   }
-  out.push(`<text x="${W - RIGHT}" y="${bottom + 28}" text-anchor="end"><tspan fill="#ef6c00">| bust</tspan>  <tspan fill="#0277bd">| release</tspan>  <tspan fill="#c62828">✕ instance SIGKILLed</tspan></text>`);
+  out.push(
+    `<text x="${W - RIGHT}" y="${bottom + 28}" text-anchor="end"><tspan fill="#ef6c00">| bust</tspan>  <tspan fill="#0277bd">| release</tspan>  <tspan fill="#c62828">✕ instance SIGKILLed</tspan></text>`,
+  );
   return out.join("");
 }
 

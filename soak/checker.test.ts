@@ -41,8 +41,19 @@ afterEach(async () => {
 });
 
 const intent = (key: string, over: Partial<Intent> = {}): Intent => ({
-  id: 0, tenant: "acme", key, items: [{ productId, quantity: 2 }], slow: false, startedAt: 0, endedAt: 10,
-  final: 200, orderIds: [], statuses: [200], attempts: 1, resent: false, ...over,
+  id: 0,
+  tenant: "acme",
+  key,
+  items: [{ productId, quantity: 2 }],
+  slow: false,
+  startedAt: 0,
+  endedAt: 10,
+  final: 200,
+  orderIds: [],
+  statuses: [200],
+  attempts: 1,
+  resent: false,
+  ...over,
 });
 
 /** One paid order for `key`, as a correct run leaves it: order, line, stock taken, outbox delivered, one charge. */
@@ -104,13 +115,21 @@ describe("the soak's checker", () => {
 
   it("fails when an answered intent has no order, and when an order belongs to no intent", async () => {
     await paidOrder("stray");
-    const row = failedRow(await verdict([intent("k1", { orderIds: ["00000000-0000-0000-0000-000000000000"] })]).then((rows) => rows.filter((r) => r.label !== "the same order id in every answer of an intent")), "orders per intent");
+    const row = failedRow(
+      await verdict([intent("k1", { orderIds: ["00000000-0000-0000-0000-000000000000"] })]).then((rows) =>
+        rows.filter((r) => r.label !== "the same order id in every answer of an intent"),
+      ),
+      "orders per intent",
+    );
     expect(row.offenders.join("\n")).toMatch(/acme\/k1: 0 orders[\s\S]*acme\/stray: 1 order/);
   });
 
   it("fails when two answers of one intent name different orders", async () => {
     const id = await paidOrder("k1");
-    const row = failedRow(await verdict([intent("k1", { orderIds: [id, "11111111-1111-1111-1111-111111111111"] })]), "the same order id in every answer of an intent");
+    const row = failedRow(
+      await verdict([intent("k1", { orderIds: [id, "11111111-1111-1111-1111-111111111111"] })]),
+      "the same order id in every answer of an intent",
+    );
     expect(row.offenders[0]).toContain("acme/k1");
   });
 

@@ -52,9 +52,17 @@ export function evaluate(facts: DatabaseFacts, run: RunFigures): CheckRow[] {
     sameOrderInEveryAnswer(run.intents, ordersByIntent),
     chargesPerPaidOrder(facts),
     stockArithmetic(facts, run.initialStock),
-    row("keys PROCESSING past the sweeper's window", "0", facts.stuckKeys.map((k) => `${k.scope}/${k.key}`)),
+    row(
+      "keys PROCESSING past the sweeper's window",
+      "0",
+      facts.stuckKeys.map((k) => `${k.scope}/${k.key}`),
+    ),
     outboxDrained(facts),
-    row("reconciliation findings", "0", facts.findings.map((f) => `${f.kind} order ${f.orderId ?? "-"} charges ${f.chargeIds.join(",")}`)),
+    row(
+      "reconciliation findings",
+      "0",
+      facts.findings.map((f) => `${f.kind} order ${f.orderId ?? "-"} charges ${f.chargeIds.join(",")}`),
+    ),
     row("advisory locks left held", "0", facts.advisoryLocks > 0 ? [`${facts.advisoryLocks} advisory lock(s) still granted`] : [], String(facts.advisoryLocks)),
     answersWith(500, run),
     answersWith(422, run),
@@ -95,7 +103,12 @@ function chargesPerPaidOrder(facts: DatabaseFacts): CheckRow {
     if (o.status === "PAID" ? o.charges !== 1 : o.charges !== 0) offenders.push(`order ${o.id} (${o.tenantId}/${o.key}, ${o.status}): ${o.charges} charges`);
   }
   for (const c of facts.orphanCharges) offenders.push(`charge ${c}: no such order`);
-  return row("charges per paid order", "exactly 1 (0 for unpaid orders)", offenders, offenders.length ? `${offenders.length} off` : `1 for each of ${paid} paid orders`);
+  return row(
+    "charges per paid order",
+    "exactly 1 (0 for unpaid orders)",
+    offenders,
+    offenders.length ? `${offenders.length} off` : `1 for each of ${paid} paid orders`,
+  );
 }
 
 function stockArithmetic(facts: DatabaseFacts, initial: Map<string, number>): CheckRow {
@@ -105,7 +118,12 @@ function stockArithmetic(facts: DatabaseFacts, initial: Map<string, number>): Ch
     if (!f) offenders.push(`product ${productId}: gone`);
     else if (before - f.sold !== f.now || f.now < 0) offenders.push(`product ${productId}: ${before} − ${f.sold} sold ≠ ${f.now} in stock`);
   }
-  return row("stock arithmetic (before − sold = now, never < 0)", "holds for every product", offenders, offenders.length ? `${offenders.length} products off` : "holds");
+  return row(
+    "stock arithmetic (before − sold = now, never < 0)",
+    "holds for every product",
+    offenders,
+    offenders.length ? `${offenders.length} products off` : "holds",
+  );
 }
 
 function outboxDrained(facts: DatabaseFacts): CheckRow {

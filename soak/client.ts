@@ -59,7 +59,18 @@ function newIntent(rec: Recorder, tenant: string, key: string, o: ClientOptions,
   const scarce = o.products.find((p) => p.sku === "SOAK-SCARCE");
   if (scarce && random() < 0.1) lines.set(scarce.id, 1);
   const items: CartLine[] = [...lines].map(([productId, quantity]) => ({ productId, quantity }));
-  const intent: Intent = { id: rec.intents.length, tenant, key, items, slow: random() < o.slowRate, startedAt: rec.now(), orderIds: [], statuses: [], attempts: 0, resent: false };
+  const intent: Intent = {
+    id: rec.intents.length,
+    tenant,
+    key,
+    items,
+    slow: random() < o.slowRate,
+    startedAt: rec.now(),
+    orderIds: [],
+    statuses: [],
+    attempts: 0,
+    resent: false,
+  };
   rec.intents.push(intent);
   return intent;
 }

@@ -94,13 +94,36 @@ const SHORT: Partial<SoakConfig> = {
 };
 
 const NUMERIC: (keyof SoakConfig)[] = [
-  "durationMs", "settleMs", "maxRequests", "clients", "instances", "dropRate", "slowRate", "slowMs", "resendRate",
-  "killEveryMs", "pgRestartAt", "pgStopAt", "pgStopMs", "providerFailureRate", "providerTimeoutRate",
-  "operatorEveryMs", "leaseMs", "haproxyServerTimeoutMs", "drainMs", "seed",
+  "durationMs",
+  "settleMs",
+  "maxRequests",
+  "clients",
+  "instances",
+  "dropRate",
+  "slowRate",
+  "slowMs",
+  "resendRate",
+  "killEveryMs",
+  "pgRestartAt",
+  "pgStopAt",
+  "pgStopMs",
+  "providerFailureRate",
+  "providerTimeoutRate",
+  "operatorEveryMs",
+  "leaseMs",
+  "haproxyServerTimeoutMs",
+  "drainMs",
+  "seed",
 ];
 
 export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
-  const options: Record<string, { type: "string" | "boolean" }> = { short: { type: "boolean" }, help: { type: "boolean" }, sessionsThroughPgbouncer: { type: "boolean" }, profile: { type: "string" }, out: { type: "string" } };
+  const options: Record<string, { type: "string" | "boolean" }> = {
+    short: { type: "boolean" },
+    help: { type: "boolean" },
+    sessionsThroughPgbouncer: { type: "boolean" },
+    profile: { type: "string" },
+    out: { type: "string" },
+  };
   for (const name of NUMERIC) options[name] = { type: "string" };
   const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   if (values.help) return "help";

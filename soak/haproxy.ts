@@ -22,7 +22,9 @@ export interface HaproxyOptions {
 }
 
 export function haproxyConfig(o: HaproxyOptions): string {
-  const servers = o.backends.map((port, i) => `  server app${i + 1} 127.0.0.1:${port} maxconn ${o.maxconnPerServer} check inter 1s fastinter 500ms fall 2 rise 1`).join("\n");
+  const servers = o.backends
+    .map((port, i) => `  server app${i + 1} 127.0.0.1:${port} maxconn ${o.maxconnPerServer} check inter 1s fastinter 500ms fall 2 rise 1`)
+    .join("\n");
   return `# Written by soak/haproxy.ts for one soak run.
 global
   maxconn 2000

@@ -43,7 +43,9 @@ export function exchange(r: ExchangeRequest): Promise<ExchangeResult> {
       if (r.dropAfterMs !== undefined) return drop();
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => settle({ kind: "answer", answer: { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") } }));
+      res.on("end", () =>
+        settle({ kind: "answer", answer: { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") } }),
+      );
       res.on("error", (e) => settle({ kind: "error", message: e.message }));
     });
     req.on("timeout", () => req.destroy(new Error(`no answer within ${r.timeoutMs} ms`)));

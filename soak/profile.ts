@@ -72,8 +72,17 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   const budget = { left: config.maxRequests };
   const runId = `${profile}-${randomBytes(3).toString("hex")}`;
   const clientOptions = {
-    port: lbPort, runId, products, budget, seed: config.seed, fireEndsAt, settleEndsAt: fireEndsAt + config.settleMs,
-    dropRate: config.dropRate, slowRate: config.slowRate, slowMs: config.slowMs, resendRate: config.resendRate,
+    port: lbPort,
+    runId,
+    products,
+    budget,
+    seed: config.seed,
+    fireEndsAt,
+    settleEndsAt: fireEndsAt + config.settleMs,
+    dropRate: config.dropRate,
+    slowRate: config.slowRate,
+    slowMs: config.slowMs,
+    resendRate: config.resendRate,
   };
   log(`under fire for ${Math.round(config.durationMs / 1000)} s (seed ${config.seed})`);
   await Promise.all([
@@ -97,7 +106,13 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   const facts = await readFacts(client, config.leaseMs / 1000).finally(() => client.end());
   const rows = evaluate(facts, { intents: rec.intents, requests: rec.requests, initialStock, fireEndsAt });
   const report = renderReport({ profile, config, rows, faults: rec.faults, startedAt, requests: rec.requests.length });
-  const chart = renderChart({ title: `once soak, profile ${profile}, ${startedAt.toISOString()}`, requests: rec.requests, intents: rec.intents, faults: rec.faults, endMs });
+  const chart = renderChart({
+    title: `once soak, profile ${profile}, ${startedAt.toISOString()}`,
+    requests: rec.requests,
+    intents: rec.intents,
+    faults: rec.faults,
+    endMs,
+  });
   // Everything the clients saw, beside the logs, for a look at the offenders.
   writeFileSync(path.join(dir, "run.json"), JSON.stringify({ intents: rec.intents, requests: rec.requests, faults: rec.faults }));
   mkdirSync(config.outDir, { recursive: true });

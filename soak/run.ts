@@ -15,12 +15,19 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const log = (m: string) => console.log(`[soak] ${m}`);
 
 function ensureTools(): void {
-  const missing = [["haproxy", "/usr/sbin/haproxy"], ["pgbouncer", "/usr/sbin/pgbouncer"]].filter(([, bin]) => !existsSync(bin!)).map(([name]) => name!);
+  const missing = [
+    ["haproxy", "/usr/sbin/haproxy"],
+    ["pgbouncer", "/usr/sbin/pgbouncer"],
+  ]
+    .filter(([, bin]) => !existsSync(bin!))
+    .map(([name]) => name!);
   if (missing.length === 0) return;
   const command = `apt-get update && apt-get install -y ${missing.join(" ")}`;
   if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
     log(`missing ${missing.join(", ")}: ${command}`);
-    execFileSync("bash", ["-c", `DEBIAN_FRONTEND=noninteractive ${command} >/tmp/once-soak-apt.log 2>&1 || (tail -20 /tmp/once-soak-apt.log; exit 1)`], { stdio: "inherit" });
+    execFileSync("bash", ["-c", `DEBIAN_FRONTEND=noninteractive ${command} >/tmp/once-soak-apt.log 2>&1 || (tail -20 /tmp/once-soak-apt.log; exit 1)`], {
+      stdio: "inherit",
+    });
     return;
   }
   console.error(`[soak] The soak needs Debian's ${missing.join(" and ")}. Install with:\n\n  sudo ${command}\n`);

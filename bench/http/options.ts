@@ -46,11 +46,21 @@ export function parsePlan(argv: readonly string[]): Plan {
       case "--quick":
       case "--no-profile":
         break;
-      case "--slices": plan.slices = Math.round(number()); break;
-      case "--seconds": plan.sliceSeconds = number(); break;
-      case "--port": plan.basePort = Math.round(number()); break;
-      case "--out": plan.output = value ?? plan.output; i++; break;
-      default: throw new Error(`unknown option ${argv[i]}\n${USAGE}`);
+      case "--slices":
+        plan.slices = Math.round(number());
+        break;
+      case "--seconds":
+        plan.sliceSeconds = number();
+        break;
+      case "--port":
+        plan.basePort = Math.round(number());
+        break;
+      case "--out":
+        plan.output = value ?? plan.output;
+        i++;
+        break;
+      default:
+        throw new Error(`unknown option ${argv[i]}\n${USAGE}`);
     }
   }
   return plan;

@@ -60,7 +60,9 @@ export function paymentsMarkdown(r: PaymentsReport): string {
     `| drained after it, no checkout load (${r.drain.seconds.toFixed(1)} s${r.drain.complete ? ", all" : ", time limit reached"}) | ${r.drain.drained} | ${drainRate.toFixed(0)} | ${(drainRate / createdRate).toFixed(2)} |`,
   ];
   if (!r.drain.complete && drainRate > 0) {
-    lines.push(`\nNot drained within the limit: at ${drainRate.toFixed(0)} rows/s the rest (${r.drain.backlog - r.drain.drained}) would take about ${((r.drain.backlog - r.drain.drained) / drainRate).toFixed(0)} s more (estimate).`);
+    lines.push(
+      `\nNot drained within the limit: at ${drainRate.toFixed(0)} rows/s the rest (${r.drain.backlog - r.drain.drained}) would take about ${((r.drain.backlog - r.drain.drained) / drainRate).toFixed(0)} s more (estimate).`,
+    );
   }
   return lines.join("\n");
 }

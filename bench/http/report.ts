@@ -39,12 +39,18 @@ export function instancesTable(rows: Map<number, Slice>, connections: number): s
   const one = figuresOf(rows.get(1)!);
   for (const [n, slice] of rows) {
     const x = figuresOf(slice);
-    lines.push(`| ${n} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${f2(x.perSecond / one.perSecond)} |`);
+    lines.push(
+      `| ${n} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${f2(x.perSecond / one.perSecond)} |`,
+    );
   }
   return `protected new keys, ${connections} connections, round-robin over the instances' ports\n\n${lines.join("\n")}`;
 }
 
-interface Goal { goal: string; measured: string; met: boolean }
+interface Goal {
+  goal: string;
+  measured: string;
+  met: boolean;
+}
 
 /** The goals of issue 13 that the checkout table answers (payments are judged beside their table). */
 export function goals(cells: Cells, paymentsRatio: number): Goal[] {
@@ -53,7 +59,12 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
   const c64 = at(64, "control");
   const n64 = at(64, "new keys");
   const r64 = at(64, "replays");
-  if (c64 && n64) out.push({ goal: "64 conns: protected throughput ≥ 0.9× control", measured: `${f2(n64.perSecond / c64.perSecond)}×`, met: n64.perSecond >= 0.9 * c64.perSecond });
+  if (c64 && n64)
+    out.push({
+      goal: "64 conns: protected throughput ≥ 0.9× control",
+      measured: `${f2(n64.perSecond / c64.perSecond)}×`,
+      met: n64.perSecond >= 0.9 * c64.perSecond,
+    });
   const c1 = at(1, "control");
   const n1 = at(1, "new keys");
   if (c1 && n1) {
@@ -62,7 +73,12 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
     out.push({ goal: "1 conn: p50 overhead ≤ 0.5 ms", measured: `${signed} (${f3(n1.p50)} vs ${f3(c1.p50)})`, met: overhead <= 0.5 });
     out.push({ goal: "1 conn: checkout p50 ≤ 4 ms with jobs running", measured: `${f3(n1.p50)} ms`, met: n1.p50 <= 4 });
   }
-  if (c64 && r64) out.push({ goal: "64 conns: replays ≥ 1.5× control throughput", measured: `${f2(r64.perSecond / c64.perSecond)}×`, met: r64.perSecond >= 1.5 * c64.perSecond });
+  if (c64 && r64)
+    out.push({
+      goal: "64 conns: replays ≥ 1.5× control throughput",
+      measured: `${f2(r64.perSecond / c64.perSecond)}×`,
+      met: r64.perSecond >= 1.5 * c64.perSecond,
+    });
   const below256 = [...cells.entries()].filter(([c]) => c < 256).flatMap(([, row]) => [...row.values()].map((s) => figuresOf(s).errors));
   const errors = below256.reduce((a, b) => a + b, 0);
   out.push({ goal: "no errors below 256 connections", measured: `${errors} unexpected answers or socket errors`, met: errors === 0 });
@@ -71,6 +87,7 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
 }
 
 export function goalsMarkdown(list: Goal[]): string {
-  return ["| goal (issue 13) | measured | |", "|---|---|---|", ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`)].join("\n");
+  return ["| goal (issue 13) | measured | |", "|---|---|---|", ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`)].join(
+    "\n",
+  );
 }
-

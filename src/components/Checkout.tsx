@@ -62,15 +62,23 @@ function CheckoutActions({ checkout }: { checkout: ReturnType<typeof useCheckout
   return (
     <>
       <div className="row" style={{ marginTop: "1rem" }}>
-        {signedIn === true ? (
-          <button type="button" onClick={submit} disabled={submitting} aria-busy={submitting} aria-describedby={phase.kind === "failed" ? problemId : undefined}>
-            {submitting ? "Placing order…" : "Place order"}
-          </button>
-        ) : signedIn === false ? (
-          <p>
-            <Link href="/signin?next=/cart">Sign in to place your order</Link> (your cart is kept).
-          </p>
-        ) : null /* not known yet (asking, or the database is out of reach): claim nothing */}
+        {
+          signedIn === true ? (
+            <button
+              type="button"
+              onClick={submit}
+              disabled={submitting}
+              aria-busy={submitting}
+              aria-describedby={phase.kind === "failed" ? problemId : undefined}
+            >
+              {submitting ? "Placing order…" : "Place order"}
+            </button>
+          ) : signedIn === false ? (
+            <p>
+              <Link href="/signin?next=/cart">Sign in to place your order</Link> (your cart is kept).
+            </p>
+          ) : null /* not known yet (asking, or the database is out of reach): claim nothing */
+        }
         {troubleOn && !submitting && <span className="badge warn">Network trouble is on for the next order</span>}
       </div>
       <div role="status" aria-live="polite" className="muted" style={{ minHeight: "1.5em", marginTop: "0.5rem" }}>

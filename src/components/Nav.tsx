@@ -31,17 +31,23 @@ export function Nav() {
           <Link href="/orders">Orders</Link>
           {me.data?.role === "ADMIN" && <Link href="/admin">Admin</Link>}
         </div>
-        {me.data ? (
-          <form action="/api/session/signout" method="post" className="nav-account">
-            <span className="muted">
-              Signed in as {me.data.name}
-              {me.data.tenantId ? ` (${me.data.tenantId})` : ""}
-            </span>
-            <button type="submit" className="secondary">Sign out</button>
-          </form>
-        ) : me.data === null ? (
-          <Link href="/signin" className="nav-account">Sign in</Link>
-        ) : null /* asking, or the database is out of reach: a "Sign in" link would mislead */}
+        {
+          me.data ? (
+            <form action="/api/session/signout" method="post" className="nav-account">
+              <span className="muted">
+                Signed in as {me.data.name}
+                {me.data.tenantId ? ` (${me.data.tenantId})` : ""}
+              </span>
+              <button type="submit" className="secondary">
+                Sign out
+              </button>
+            </form>
+          ) : me.data === null ? (
+            <Link href="/signin" className="nav-account">
+              Sign in
+            </Link>
+          ) : null /* asking, or the database is out of reach: a "Sign in" link would mislead */
+        }
       </nav>
     </header>
   );

@@ -22,24 +22,16 @@ export function NetworkTroublePanel() {
         Network trouble (demo)
       </h2>
       <p className="muted" style={{ marginTop: 0 }}>
-        Make the next checkout go wrong on purpose. Whatever you pick, the shop places one order. Each setting applies to the
-        next order only and then switches itself off, so every demo starts from a plain checkout and shows one thing at a time.
+        Make the next checkout go wrong on purpose. Whatever you pick, the shop places one order. Each setting applies to the next order only and then switches
+        itself off, so every demo starts from a plain checkout and shows one thing at a time.
       </p>
       <div style={{ display: "grid", gap: "0.5rem" }}>
         <label className="row">
-          <input
-            type="checkbox"
-            checked={trouble.dropNextResponse}
-            onChange={(e) => networkTrouble.set({ dropNextResponse: e.target.checked })}
-          />
+          <input type="checkbox" checked={trouble.dropNextResponse} onChange={(e) => networkTrouble.set({ dropNextResponse: e.target.checked })} />
           Drop the next response (the server answers, the browser never hears it)
         </label>
         <label className="row">
-          <input
-            type="checkbox"
-            checked={trouble.doubleSubmitNext}
-            onChange={(e) => networkTrouble.set({ doubleSubmitNext: e.target.checked })}
-          />
+          <input type="checkbox" checked={trouble.doubleSubmitNext} onChange={(e) => networkTrouble.set({ doubleSubmitNext: e.target.checked })} />
           Send the next order twice at once
         </label>
         <div className="row">

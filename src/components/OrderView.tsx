@@ -36,8 +36,8 @@ export function OrderView({ id, placed, replays }: { id: string; placed?: "new" 
       {placed === "new" && <PlacedBanner status={order.data?.status as OrderStatus | undefined} replays={replays} />}
       {placed === "replayed" && (
         <div className="alert ok" role="status">
-          <strong>Your order was already placed: this is the replayed answer.</strong> The shop had received this checkout before
-          (a lost response, a second click, a reload or another tab) and answered with the same order. You have one order and pay once.
+          <strong>Your order was already placed: this is the replayed answer.</strong> The shop had received this checkout before (a lost response, a second
+          click, a reload or another tab) and answered with the same order. You have one order and pay once.
         </div>
       )}
       {order.isPending && <p className="muted">Loading…</p>}
@@ -75,8 +75,8 @@ function PlacedBanner({ status, replays }: { status?: OrderStatus; replays?: num
       <strong>Order placed.</strong> Thank you!{status ? ` ${PAYMENT_OUTLOOK[status]}` : ""}
       {replays ? (
         <p style={{ marginBottom: 0 }}>
-          The same order was sent {replays + 1} times at once; the other {replays === 1 ? "request was" : "requests were"} answered with
-          this same order (replayed): one order, one charge.
+          The same order was sent {replays + 1} times at once; the other {replays === 1 ? "request was" : "requests were"} answered with this same order
+          (replayed): one order, one charge.
         </p>
       ) : null}
     </div>

@@ -54,9 +54,7 @@ function parse(raw: string | null): Cart {
   try {
     const value = JSON.parse(raw) as Partial<Cart>;
     if (typeof value.revision !== "string" || !Array.isArray(value.lines)) return EMPTY;
-    const lines = value.lines.filter(
-      (l): l is CartLine => typeof l?.productId === "string" && Number.isInteger(l.quantity) && l.quantity > 0,
-    );
+    const lines = value.lines.filter((l): l is CartLine => typeof l?.productId === "string" && Number.isInteger(l.quantity) && l.quantity > 0);
     return { revision: value.revision, lines };
   } catch {
     return EMPTY;

@@ -14,8 +14,7 @@ export interface CheckoutProblem {
 export const CHECKOUT_MESSAGES = {
   out_of_stock: {
     title: "Some items are out of stock",
-    detail:
-      "We do not have as many as you asked for. Lower the quantity or remove the item, then place the order again. Nothing was ordered or charged.",
+    detail: "We do not have as many as you asked for. Lower the quantity or remove the item, then place the order again. Nothing was ordered or charged.",
   },
   product_not_found: {
     title: "A product in your cart is no longer sold",
@@ -23,8 +22,7 @@ export const CHECKOUT_MESSAGES = {
   },
   store_unavailable: {
     title: "The shop cannot take orders right now",
-    detail:
-      "Our order system is briefly unavailable, so your order was not placed and nothing was charged. Your cart is kept: try again in a minute.",
+    detail: "Our order system is briefly unavailable, so your order was not placed and nothing was charged. Your cart is kept: try again in a minute.",
   },
   network: {
     title: "We could not reach the shop",

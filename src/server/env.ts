@@ -53,6 +53,7 @@ export function demoMode(): boolean {
  */
 export function benchControlEnabled(e: Env = env()): boolean {
   if (e.ONCE_BENCH_CONTROL !== "1") return false;
-  if (!(e.DEMO_MODE ?? e.NODE_ENV !== "production")) throw new Error("invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)");
+  if (!(e.DEMO_MODE ?? e.NODE_ENV !== "production"))
+    throw new Error("invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)");
   return true;
 }

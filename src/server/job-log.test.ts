@@ -7,7 +7,8 @@ import { createDb, type Db } from "./db/client";
 import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "./db/embedded";
 import { createJobLog, oneLine } from "./job-log";
 
-const PRISMA_OUTAGE = "[outbox] \nInvalid `prisma.$queryRaw()` invocation:\n\n\nRaw query failed. Code: `N/A`. Message: `Can't reach database server at 127.0.0.1:5`";
+const PRISMA_OUTAGE =
+  "[outbox] \nInvalid `prisma.$queryRaw()` invocation:\n\n\nRaw query failed. Code: `N/A`. Message: `Can't reach database server at 127.0.0.1:5`";
 
 let dataDir: string;
 let server: EmbeddedServer;
@@ -47,10 +48,14 @@ describe("the job log", () => {
     let announceBack!: () => void;
     const back = new Promise<void>((resolve) => (announceBack = resolve));
     const lines: string[] = [];
-    const log = createJobLog(db, (l) => {
-      lines.push(l);
-      if (l.includes("reachable again")) announceBack();
-    }, { probeMs: 100 });
+    const log = createJobLog(
+      db,
+      (l) => {
+        lines.push(l);
+        if (l.includes("reachable again")) announceBack();
+      },
+      { probeMs: 100 },
+    );
 
     await server.stop(); // for real: the probe's SELECT 1 is refused
     try {

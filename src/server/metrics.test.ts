@@ -59,7 +59,17 @@ describe("GET /api/metrics content", () => {
     await insertKey(t.db, { status: "COMPLETED" });
     await insertOutbox(t.db, { status: "DEAD" });
     const stuck = await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -30 });
-    expect((await callTrpc(t.db, { path: "admin.keys.bust", input: { id: stuck.id, reason: "metrics test" }, token: TOKENS.admin, key: randomUUID(), method: "POST" })).status).toBe(200);
+    expect(
+      (
+        await callTrpc(t.db, {
+          path: "admin.keys.bust",
+          input: { id: stuck.id, reason: "metrics test" },
+          token: TOKENS.admin,
+          key: randomUUID(),
+          method: "POST",
+        })
+      ).status,
+    ).toBe(200);
 
     const res = await scrape(`Bearer ${TOKENS.admin}`);
     expect(res.status).toBe(200);

@@ -25,9 +25,7 @@ export function canonicalLines(lines: readonly CartLine[]): CartLine[] {
   for (const line of lines) {
     if (line.quantity > 0) merged.set(line.productId, (merged.get(line.productId) ?? 0) + line.quantity);
   }
-  return [...merged.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([productId, quantity]) => ({ productId, quantity }));
+  return [...merged.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([productId, quantity]) => ({ productId, quantity }));
 }
 
 /**
@@ -106,12 +104,7 @@ export function readIntent(storage: KeyValueStorage, nowMs: number = Date.now())
  * one keyed `keyForNewIntent` (the cart's revision id). Persists it before anything is sent, so a
  * reload in the middle of the request finds it.
  */
-export function beginIntent(
-  storage: KeyValueStorage,
-  lines: readonly CartLine[],
-  keyForNewIntent: string,
-  nowMs: number = Date.now(),
-): PendingIntent {
+export function beginIntent(storage: KeyValueStorage, lines: readonly CartLine[], keyForNewIntent: string, nowMs: number = Date.now()): PendingIntent {
   const hash = cartHash(lines);
   const pending = readIntent(storage, nowMs);
   if (pending && pending.cartHash === hash) return pending;

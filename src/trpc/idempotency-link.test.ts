@@ -44,17 +44,19 @@ type Step = ReturnType<typeof success> | Error;
 /** A terminating link that answers attempt n with steps[n] and records the keys it saw. */
 function scripted(steps: Step[]) {
   const seen: { key: unknown; context: Record<string, unknown> }[] = [];
-  const link: TRPCLink<AnyTRPCRouter> = () => ({ op }) =>
-    observable((observer) => {
-      seen.push({ key: (op.context as { idempotencyKey?: unknown }).idempotencyKey, context: op.context });
-      const step = steps[seen.length - 1];
-      if (!step) throw new Error("no more scripted answers");
-      if (step instanceof Error) observer.error(step as TRPCClientError<AnyTRPCRouter>);
-      else {
-        observer.next(step);
-        observer.complete();
-      }
-    });
+  const link: TRPCLink<AnyTRPCRouter> =
+    () =>
+    ({ op }) =>
+      observable((observer) => {
+        seen.push({ key: (op.context as { idempotencyKey?: unknown }).idempotencyKey, context: op.context });
+        const step = steps[seen.length - 1];
+        if (!step) throw new Error("no more scripted answers");
+        if (step instanceof Error) observer.error(step as TRPCClientError<AnyTRPCRouter>);
+        else {
+          observer.next(step);
+          observer.complete();
+        }
+      });
   return { link, seen };
 }
 
@@ -115,7 +117,11 @@ describe("backoff", () => {
 describe("which failures are retried with the same key", () => {
   it.each([
     ["a lost request or response", networkError(), { retry: true, reason: "network" }],
-    ["409 request_in_progress", httpError(409, "request_in_progress", { "Retry-After": "1" }), { retry: true, reason: "request_in_progress", retryAfterMs: 1000 }],
+    [
+      "409 request_in_progress",
+      httpError(409, "request_in_progress", { "Retry-After": "1" }),
+      { retry: true, reason: "request_in_progress", retryAfterMs: 1000 },
+    ],
     ["503 store_unavailable", httpError(503, "store_unavailable", { "Retry-After": "2" }), { retry: true, reason: "store_unavailable", retryAfterMs: 2000 }],
   ])("retries %s", (_name, error, expected) => {
     expect(classifyFailure(error)).toMatchObject(expected);
@@ -240,13 +246,25 @@ describe("checkout intents", () => {
   ];
 
   it("canonicalises the cart so the same snapshot always sends the same input", () => {
-    expect(canonicalLines([{ productId: "b", quantity: 1 }, { productId: "a", quantity: 2 }, { productId: "a", quantity: 1 }, { productId: "c", quantity: 0 }])).toEqual([
+    expect(
+      canonicalLines([
+        { productId: "b", quantity: 1 },
+        { productId: "a", quantity: 2 },
+        { productId: "a", quantity: 1 },
+        { productId: "c", quantity: 0 },
+      ]),
+    ).toEqual([
       { productId: "a", quantity: 3 },
       { productId: "b", quantity: 1 },
     ]);
     expect(cartHash(cartA)).toBe(cartHash([...cartA].reverse()));
     expect(cartHash(cartA)).not.toBe(cartHash(cartB));
-    expect(placeOrderInput(cartA)).toEqual({ items: [{ productId: "p1", quantity: 2 }, { productId: "p2", quantity: 1 }] });
+    expect(placeOrderInput(cartA)).toEqual({
+      items: [
+        { productId: "p1", quantity: 2 },
+        { productId: "p2", quantity: 1 },
+      ],
+    });
   });
 
   it("reuses the pending key for the same cart (double-click, retry, reload)", () => {

@@ -96,9 +96,7 @@ export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, 
   return Math.min(opts.maxDelayMs, Math.max(0, wanted));
 }
 
-export type FailureClass =
-  | { retry: true; reason: RetryReason; status?: number; retryAfterMs?: number }
-  | { retry: false; status?: number; reason?: string };
+export type FailureClass = { retry: true; reason: RetryReason; status?: number; retryAfterMs?: number } | { retry: false; status?: number; reason?: string };
 
 interface ErrorLike {
   name?: unknown;

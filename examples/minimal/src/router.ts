@@ -83,9 +83,13 @@ async function recordTransfer(tx: Tx, account: string, key: string, input: z.inf
   const inserted = await tx.$queryRawUnsafe<TransferRow[]>(
     `INSERT INTO "Transfer" ("account", "toAccount", "amountCents", "requestKey") VALUES ($1, $2, $3, $4)
      ON CONFLICT ("account", "requestKey") DO NOTHING RETURNING ${select}`,
-    account, input.to, input.amountCents, key,
+    account,
+    input.to,
+    input.amountCents,
+    key,
   );
-  const row = inserted[0] ?? (await tx.$queryRawUnsafe<TransferRow[]>(`SELECT ${select} FROM "Transfer" WHERE "account" = $1 AND "requestKey" = $2`, account, key))[0]!;
+  const row =
+    inserted[0] ?? (await tx.$queryRawUnsafe<TransferRow[]>(`SELECT ${select} FROM "Transfer" WHERE "account" = $1 AND "requestKey" = $2`, account, key))[0]!;
   return { ...row, createdAt: row.createdAt.toISOString() };
 }
 

@@ -55,10 +55,7 @@ export async function startApp(databaseUrl: string) {
   return { ...app, url };
 }
 
-export const CALLERS: [Record<string, string>, Record<string, string>] = [
-  { authorization: "Bearer alice_token" },
-  { authorization: "Bearer bob_token" },
-];
+export const CALLERS: [Record<string, string>, Record<string, string>] = [{ authorization: "Bearer alice_token" }, { authorization: "Bearer bob_token" }];
 
 /** In a test file: a database and the app on it, for the whole file. */
 export function useApp() {

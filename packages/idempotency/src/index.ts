@@ -3,12 +3,7 @@
 // idempotent. This file is the whole public surface.
 export { createIdempotencyEngine, type EngineOptions, type IdempotencyEngine } from "./engine.js";
 export { parseEngineConfig, DEFAULT_ENGINE_CONFIG, engineConfigSchema, type EngineConfig, type EngineConfigInput } from "./config.js";
-export {
-  createIdempotencyMiddleware,
-  type HttpAccess,
-  type IdempotencyMiddlewareOptions,
-  type IdempotentContext,
-} from "./trpc/middleware.js";
+export { createIdempotencyMiddleware, type HttpAccess, type IdempotencyMiddlewareOptions, type IdempotentContext } from "./trpc/middleware.js";
 export { toTRPCError } from "./trpc/errors.js";
 export { withIdempotency, DeterministicError, type IdempotentCall, type IdempotentResult } from "./wrapper.js";
 export { IdempotencyError } from "./errors.js";

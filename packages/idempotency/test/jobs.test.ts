@@ -51,9 +51,7 @@ describe("the reaper", () => {
     await plant("reap", { count: 300, status: "COMPLETED", expiresIn: "1 hour" });
     await plant("reap", { count: 50, status: "PROCESSING", expiresIn: "1 hour", leaseEndsIn: "30 seconds" });
 
-    const traffic = Array.from({ length: 40 }, (_, i) =>
-      wrapperEntry.call(t.db, { key: `live-${randomUUID()}-${i}`, input: { value: `reap-traffic-${i}` } }),
-    );
+    const traffic = Array.from({ length: 40 }, (_, i) => wrapperEntry.call(t.db, { key: `live-${randomUUID()}-${i}`, input: { value: `reap-traffic-${i}` } }));
     const [reaped, ...answers] = await Promise.all([reapExpiredKeys(pool(), { batchSize: 250 }), ...traffic]);
 
     expect(reaped).toMatchObject({ ran: true, deleted: 1_200 });

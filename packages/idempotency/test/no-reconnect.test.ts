@@ -77,7 +77,14 @@ describe("the measurement itself", () => {
     await fillPool();
     const before = await poolBackends();
     const key = `p2002-${randomUUID()}`;
-    const row = { scope: "acme", key, procedure: "effect", fingerprint: "0".repeat(64), status: "COMPLETED" as const, expiresAt: new Date(Date.now() + 60_000) };
+    const row = {
+      scope: "acme",
+      key,
+      procedure: "effect",
+      fingerprint: "0".repeat(64),
+      status: "COMPLETED" as const,
+      expiresAt: new Date(Date.now() + 60_000),
+    };
     await t.db.idempotencyKey.create({ data: row });
     const error = await t.db.idempotencyKey.create({ data: row }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Prisma.PrismaClientKnownRequestError);

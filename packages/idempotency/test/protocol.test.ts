@@ -6,18 +6,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { useTestDatabase } from "./support/database";
-import {
-  configure,
-  ENTRY_POINTS,
-  effectsFor,
-  executions,
-  Gate,
-  keyRow,
-  parkNextExecution,
-  reasonOf,
-  testRouter,
-  trpcEntry,
-} from "./support/harness";
+import { configure, ENTRY_POINTS, effectsFor, executions, Gate, keyRow, parkNextExecution, reasonOf, testRouter, trpcEntry } from "./support/harness";
 
 const t = useTestDatabase({ poolMax: 10 });
 

@@ -12,8 +12,7 @@ const t = useTestDatabase();
 let a: Engine;
 let b: Engine;
 
-const instance = () =>
-  createIdempotencyEngine<Tx>({ prisma: t.db, pool: t.pool, listen: () => new pg.Client({ connectionString: t.url }) });
+const instance = () => createIdempotencyEngine<Tx>({ prisma: t.db, pool: t.pool, listen: () => new pg.Client({ connectionString: t.url }) });
 
 beforeAll(async () => {
   a = instance();
@@ -71,9 +70,7 @@ describe("replay from memory", () => {
   it("stops serving from memory while its listener is cut off, and resumes once it reconnects", async () => {
     const key = randomUUID();
     await call(b, key);
-    const listeners = await t.pool.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
-    );
+    const listeners = await t.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`);
     expect(listeners.rows.length).toBeGreaterThanOrEqual(2);
     await t.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`);
     await vi.waitFor(() => expect(cacheOf(b).serving).toBe(false), { timeout: 5_000, interval: 10 });

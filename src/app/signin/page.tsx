@@ -30,7 +30,11 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   return (
     <>
       <h1>Sign in</h1>
-      {problem && <p role="alert" className="alert bad">{problem}</p>}
+      {problem && (
+        <p role="alert" className="alert bad">
+          {problem}
+        </p>
+      )}
       {demo && <DemoAccounts next={next} />}
       <PasswordForm next={next} demo={demo} />
     </>
@@ -45,7 +49,9 @@ function DemoAccounts({ next }: { next: string }) {
         {DEMO_ACCOUNTS.map((account) => (
           <li key={account.email} className="card">
             <h2 style={{ fontSize: "1.05rem", margin: "0 0 0.25rem" }}>{account.name}</h2>
-            <p className="muted" style={{ margin: "0 0 0.25rem" }}>{account.email}</p>
+            <p className="muted" style={{ margin: "0 0 0.25rem" }}>
+              {account.email}
+            </p>
             <p style={{ marginTop: 0 }}>{account.what}</p>
             <form method="post" action="/api/session/signin">
               <input type="hidden" name="email" value={account.email} />

@@ -43,12 +43,16 @@ export function AuditTable({ entries, label }: { entries: Entry[]; label: string
               <td>{formatTime(a.createdAt)}</td>
               <td>{a.actor}</td>
               <td className="mono">{a.action}</td>
-              <td className="mono" style={{ wordBreak: "break-all" }}><Target a={a} /></td>
+              <td className="mono" style={{ wordBreak: "break-all" }}>
+                <Target a={a} />
+              </td>
               <td>{a.reason}</td>
               <td>
                 <details>
                   <summary>details</summary>
-                  <pre className="mono" style={{ whiteSpace: "pre-wrap", maxWidth: "28rem" }}>{JSON.stringify(a.details, null, 2)}</pre>
+                  <pre className="mono" style={{ whiteSpace: "pre-wrap", maxWidth: "28rem" }}>
+                    {JSON.stringify(a.details, null, 2)}
+                  </pre>
                 </details>
               </td>
             </tr>
@@ -93,7 +97,11 @@ export function AuditPanel({ initial = {} }: { initial?: AuditFilters }) {
           Action{" "}
           <select value={action} onChange={(e) => change(setAction)(e.target.value)}>
             <option value="">Any</option>
-            {ACTIONS.map((a) => <option key={a} value={a}>{a}</option>)}
+            {ACTIONS.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
           </select>
         </label>
         <label style={{ flex: "1 1 14rem" }}>
@@ -101,7 +109,11 @@ export function AuditPanel({ initial = {} }: { initial?: AuditFilters }) {
         </label>
       </form>
       <QueryState isPending={audit.isPending} error={audit.error}>
-        {audit.data?.items.length === 0 ? <p className="muted">No entries match these filters.</p> : <AuditTable entries={audit.data?.items ?? []} label="Audit log" />}
+        {audit.data?.items.length === 0 ? (
+          <p className="muted">No entries match these filters.</p>
+        ) : (
+          <AuditTable entries={audit.data?.items ?? []} label="Audit log" />
+        )}
         <Pager pages={pages} nextCursor={audit.data?.nextCursor} label="Audit log" />
       </QueryState>
     </>

@@ -8,7 +8,11 @@ import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { newIdempotencyKey } from "@/trpc/idempotency-link";
 import { errorText, REFRESH_MS } from "./ui";
 
-type Progress = { state: "idle" } | { state: "running"; released: number } | { state: "done"; released: number; left: number } | { state: "failed"; released: number; error: unknown };
+type Progress =
+  | { state: "idle" }
+  | { state: "running"; released: number }
+  | { state: "done"; released: number; left: number }
+  | { state: "failed"; released: number; error: unknown };
 
 /** Batches per click: 2 000 stuck leases are 4 batches of 500; this bounds a runaway loop. */
 const MAX_BATCHES = 100;
@@ -47,15 +51,25 @@ export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?
   const where = [tenant && `tenant ${tenant}`, procedure && `procedures starting with ${procedure}`].filter(Boolean).join(", ");
   return (
     <section className="card" aria-labelledby="bulk-heading" style={{ margin: "0.75rem 0" }}>
-      <h3 id="bulk-heading" style={{ marginTop: 0, fontSize: "1rem" }}>Release stuck leases in bulk</h3>
+      <h3 id="bulk-heading" style={{ marginTop: 0, fontSize: "1rem" }}>
+        Release stuck leases in bulk
+      </h3>
       <p className="muted" style={{ marginTop: 0 }} role="status">
-        {n} stuck {n === 1 ? "lease matches" : "leases match"} {where ? `this filter (${where})` : "(all tenants, all procedures)"}. Each is
-        re-checked as it is released (a key a retry took over meanwhile is left alone) and written to the audit log with your reason.
+        {n} stuck {n === 1 ? "lease matches" : "leases match"} {where ? `this filter (${where})` : "(all tenants, all procedures)"}. Each is re-checked as it is
+        released (a key a retry took over meanwhile is left alone) and written to the audit log with your reason.
       </p>
       <form className="row" onSubmit={run}>
         <label style={{ flex: "1 1 16rem" }}>
           Reason for the bulk release{" "}
-          <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} maxLength={500} style={{ width: "100%" }} placeholder="Why (goes to the audit log)" />
+          <input
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            required
+            minLength={3}
+            maxLength={500}
+            style={{ width: "100%" }}
+            placeholder="Why (goes to the audit log)"
+          />
         </label>
         <button type="submit" disabled={n === 0 || progress.state === "running"}>
           Release {n} stuck {n === 1 ? "lease" : "leases"}

@@ -27,8 +27,15 @@ function Lines({ series, minutes, max }: { series: Record<Event, number[]>; minu
   return (
     <>
       {EVENTS.map((e) => (
-        <polyline key={e} data-event={e} fill="none" stroke={STYLE[e].color} strokeDasharray={STYLE[e].dash} strokeWidth={1.5}
-          points={series[e].map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ")} />
+        <polyline
+          key={e}
+          data-event={e}
+          fill="none"
+          stroke={STYLE[e].color}
+          strokeDasharray={STYLE[e].dash}
+          strokeWidth={1.5}
+          points={series[e].map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ")}
+        />
       ))}
     </>
   );
@@ -39,10 +46,16 @@ function Axes({ max }: { max: number }) {
   return (
     <g fontSize={10} fill="#5b6470">
       <line x1={PAD.left} x2={W} y1={H - PAD.bottom} y2={H - PAD.bottom} stroke="#dcdfe3" />
-      <text x={PAD.left - 4} y={PAD.top + 8} textAnchor="end">{max}</text>
-      <text x={PAD.left - 4} y={H - PAD.bottom} textAnchor="end">0</text>
+      <text x={PAD.left - 4} y={PAD.top + 8} textAnchor="end">
+        {max}
+      </text>
+      <text x={PAD.left - 4} y={H - PAD.bottom} textAnchor="end">
+        0
+      </text>
       {hours.map((h) => (
-        <text key={h} x={PAD.left + ((24 - h) / 24) * (W - PAD.left - 4)} y={H - 4} textAnchor="middle">{h === 0 ? "now" : `−${h} h`}</text>
+        <text key={h} x={PAD.left + ((24 - h) / 24) * (W - PAD.left - 4)} y={H - 4} textAnchor="middle">
+          {h === 0 ? "now" : `−${h} h`}
+        </text>
       ))}
     </g>
   );
@@ -64,11 +77,17 @@ export function CounterChart({ pairs }: { pairs: { tenant: string; procedure: st
   if (!chosen) return null;
   return (
     <section aria-labelledby="chart-heading" className="card" style={{ marginTop: "1rem" }}>
-      <h3 id="chart-heading" style={{ marginTop: 0, fontSize: "1rem" }}>Per minute, last 24 hours</h3>
+      <h3 id="chart-heading" style={{ marginTop: 0, fontSize: "1rem" }}>
+        Per minute, last 24 hours
+      </h3>
       <label>
         Chart of{" "}
         <select value={chosen.value} onChange={(e) => setPick(e.target.value)} style={{ maxWidth: "100%" }}>
-          {choices.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
+          {choices.map((c) => (
+            <option key={c.value} value={c.value}>
+              {c.label}
+            </option>
+          ))}
         </select>
       </label>
       <Chart input={chosen.input} />
@@ -86,14 +105,21 @@ function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
     <QueryState isPending={data.isPending} error={data.error}>
       {d && (
         <>
-          <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Counts per minute over the last 24 hours: ${summary}`} style={{ width: "100%", height: "auto", display: "block", marginTop: "0.5rem" }}>
+          <svg
+            viewBox={`0 0 ${W} ${H}`}
+            role="img"
+            aria-label={`Counts per minute over the last 24 hours: ${summary}`}
+            style={{ width: "100%", height: "auto", display: "block", marginTop: "0.5rem" }}
+          >
             <Axes max={max} />
             <Lines series={d.series} minutes={d.minutes} max={max} />
           </svg>
           <ul aria-label="Totals over the last 24 hours" className="row" style={{ listStyle: "none", padding: 0, margin: "0.5rem 0 0" }}>
             {EVENTS.map((e) => (
               <li key={e} className="row" style={{ gap: "0.3rem" }}>
-                <svg width={22} height={8} aria-hidden><line x1={0} x2={22} y1={4} y2={4} stroke={STYLE[e].color} strokeDasharray={STYLE[e].dash} strokeWidth={2} /></svg>
+                <svg width={22} height={8} aria-hidden>
+                  <line x1={0} x2={22} y1={4} y2={4} stroke={STYLE[e].color} strokeDasharray={STYLE[e].dash} strokeWidth={2} />
+                </svg>
                 {e.replace("_", " ")} <strong>{d.totals[e]}</strong>
               </li>
             ))}

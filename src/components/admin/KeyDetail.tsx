@@ -25,32 +25,64 @@ export function KeyDetail({ id }: { id: string }) {
           <Link href={`/admin/audit?key=${encodeURIComponent(k?.key ?? goneKeyName(detail.data?.audit) ?? "")}`}>This key in the audit log</Link>
         )}
       </p>
-      <h1>Key <span className="mono" style={{ wordBreak: "break-all" }}>{k?.key ?? goneKeyName(detail.data?.audit) ?? id}</span></h1>
+      <h1>
+        Key{" "}
+        <span className="mono" style={{ wordBreak: "break-all" }}>
+          {k?.key ?? goneKeyName(detail.data?.audit) ?? id}
+        </span>
+      </h1>
       <QueryState isPending={detail.isPending} error={detail.error}>
         {detail.data && !k && (
-          <div className="alert warn" role="status">This key no longer exists (busted, released or reaped): its audit trail is below.</div>
+          <div className="alert warn" role="status">
+            This key no longer exists (busted, released or reaped): its audit trail is below.
+          </div>
         )}
         {k && (
           <section className="card" aria-label="Key detail">
             <dl className="key-facts" style={{ display: "grid", gridTemplateColumns: "max-content minmax(0, 1fr)", gap: "0.3rem 1rem", margin: 0 }}>
-              <dt>Status</dt><dd style={DD}><StatusBadge status={k.status} /></dd>
-              <dt>Tenant</dt><dd style={DD}>{k.tenant}</dd>
-              <dt>Procedure</dt><dd className="mono" style={DD}>{k.procedure}</dd>
-              <dt>Idempotency key</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.key}</dd>
-              <dt>Fingerprint</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.fingerprint}</dd>
-              <dt>Attempts</dt><dd style={DD}>{k.attempts}</dd>
+              <dt>Status</dt>
+              <dd style={DD}>
+                <StatusBadge status={k.status} />
+              </dd>
+              <dt>Tenant</dt>
+              <dd style={DD}>{k.tenant}</dd>
+              <dt>Procedure</dt>
+              <dd className="mono" style={DD}>
+                {k.procedure}
+              </dd>
+              <dt>Idempotency key</dt>
+              <dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>
+                {k.key}
+              </dd>
+              <dt>Fingerprint</dt>
+              <dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>
+                {k.fingerprint}
+              </dd>
+              <dt>Attempts</dt>
+              <dd style={DD}>{k.attempts}</dd>
               <dt>Lease</dt>
               <dd style={DD}>
                 <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
                 {k.leaseExpiresAt && <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>}
               </dd>
-              <dt>Lease token</dt><dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>{k.leaseToken ?? "–"}</dd>
-              <dt>Created</dt><dd style={DD}>{formatTime(k.createdAt)}</dd>
-              <dt>Updated</dt><dd style={DD}>{formatTime(k.updatedAt)}</dd>
-              <dt>Completed</dt><dd style={DD}>{formatTime(k.completedAt)}</dd>
-              <dt>Expires</dt><dd style={DD}>{formatTime(k.expiresAt)}</dd>
-              <dt>Stored status</dt><dd style={DD}>{k.responseStatus ?? "–"}</dd>
-              <dt>Stored content type</dt><dd className="mono" style={DD}>{k.responseContentType ?? "–"}</dd>
+              <dt>Lease token</dt>
+              <dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>
+                {k.leaseToken ?? "–"}
+              </dd>
+              <dt>Created</dt>
+              <dd style={DD}>{formatTime(k.createdAt)}</dd>
+              <dt>Updated</dt>
+              <dd style={DD}>{formatTime(k.updatedAt)}</dd>
+              <dt>Completed</dt>
+              <dd style={DD}>{formatTime(k.completedAt)}</dd>
+              <dt>Expires</dt>
+              <dd style={DD}>{formatTime(k.expiresAt)}</dd>
+              <dt>Stored status</dt>
+              <dd style={DD}>{k.responseStatus ?? "–"}</dd>
+              <dt>Stored content type</dt>
+              <dd className="mono" style={DD}>
+                {k.responseContentType ?? "–"}
+              </dd>
             </dl>
             <h2 style={{ fontSize: "1rem" }}>Stored body</h2>
             <pre className="mono" aria-label="Stored body" style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}>
@@ -64,7 +96,11 @@ export function KeyDetail({ id }: { id: string }) {
         {detail.data && (
           <section aria-labelledby="key-audit" style={{ marginTop: "1.5rem" }}>
             <h2 id="key-audit">Audit trail</h2>
-            {detail.data.audit.length === 0 ? <p className="muted">No manual actions on this key.</p> : <AuditTable entries={detail.data.audit} label="Audit trail of this key" />}
+            {detail.data.audit.length === 0 ? (
+              <p className="muted">No manual actions on this key.</p>
+            ) : (
+              <AuditTable entries={detail.data.audit} label="Audit trail of this key" />
+            )}
           </section>
         )}
       </QueryState>
@@ -96,24 +132,43 @@ function RemoveKeyForm({ id, exists, status, leaseState }: { id: string; exists:
 
   return (
     <section className="card" aria-labelledby="remove-heading" style={{ marginTop: "1rem" }}>
-      <h2 id="remove-heading" style={{ fontSize: "1.05rem", marginTop: 0 }}>Bust or release</h2>
+      <h2 id="remove-heading" style={{ fontSize: "1.05rem", marginTop: 0 }}>
+        Bust or release
+      </h2>
       <p className="muted" style={{ marginTop: 0 }}>
-        Busting removes a finished key (or a stuck one) so the next request with it runs anew. Releasing frees a stuck lease.
-        A key whose lease is live cannot be removed: its request may still commit.
+        Busting removes a finished key (or a stuck one) so the next request with it runs anew. Releasing frees a stuck lease. A key whose lease is live cannot
+        be removed: its request may still commit.
         {status === "PROCESSING" && leaseState === "live" && <strong> This key&apos;s lease is live right now.</strong>}
       </p>
       <form onSubmit={submit("bust")} className="row">
         <label style={{ flex: 1 }}>
           Reason{" "}
-          <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} maxLength={500} style={{ width: "100%" }} placeholder="Why (goes to the audit log)" />
+          <input
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            required
+            minLength={3}
+            maxLength={500}
+            style={{ width: "100%" }}
+            placeholder="Why (goes to the audit log)"
+          />
         </label>
-        <button type="submit" disabled={disabled}>Bust key</button>
-        <button type="button" className="secondary" disabled={disabled} onClick={(e) => e.currentTarget.form?.reportValidity() && submit("release")()}>Release lease</button>
+        <button type="submit" disabled={disabled}>
+          Bust key
+        </button>
+        <button type="button" className="secondary" disabled={disabled} onClick={(e) => e.currentTarget.form?.reportValidity() && submit("release")()}>
+          Release lease
+        </button>
       </form>
-      {busy && <p className="muted" role="status">Working…</p>}
+      {busy && (
+        <p className="muted" role="status">
+          Working…
+        </p>
+      )}
       {last.isSuccess && (
         <div role="status" className="alert ok">
-          {last.data.action === "bust" ? "Key busted" : "Lease released"}: the next request with key <span className="mono">{last.data.key.key}</span> runs anew. Audit entry {last.data.auditId.slice(0, 8)} written.
+          {last.data.action === "bust" ? "Key busted" : "Lease released"}: the next request with key <span className="mono">{last.data.key.key}</span> runs
+          anew. Audit entry {last.data.auditId.slice(0, 8)} written.
         </div>
       )}
       {last.isError && (

@@ -25,24 +25,42 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
   if (id) return <KeyDetail id={id} />;
   return (
     <>
-      <p><Link href="/admin">← All keys</Link></p>
-      <h1>Key <span className="mono" style={{ wordBreak: "break-all" }}>{value}</span></h1>
+      <p>
+        <Link href="/admin">← All keys</Link>
+      </p>
+      <h1>
+        Key{" "}
+        <span className="mono" style={{ wordBreak: "break-all" }}>
+          {value}
+        </span>
+      </h1>
       <QueryState isPending={found.isPending} error={found.error}>
         {items.length === 0 ? (
           <div role="alert" className="alert warn">
-            No idempotency key has the id or the value <span className="mono">{value}</span>{tenant ? ` in tenant ${tenant}` : ""}, and the
-            audit log has no bust or release of it. It may have expired and been reaped.
+            No idempotency key has the id or the value <span className="mono">{value}</span>
+            {tenant ? ` in tenant ${tenant}` : ""}, and the audit log has no bust or release of it. It may have expired and been reaped.
           </div>
         ) : (
           <>
             <p>{items.length} tenants used this key value: choose one.</p>
             <table aria-label="Keys with this value">
-              <thead><tr><th>Tenant</th><th>Status</th><th>Procedure</th><th>Created</th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Tenant</th>
+                  <th>Status</th>
+                  <th>Procedure</th>
+                  <th>Created</th>
+                </tr>
+              </thead>
               <tbody>
                 {items.map((k) => (
                   <tr key={k.id}>
-                    <td><Link href={`/admin/keys/${k.id}`}>{k.tenant}</Link></td>
-                    <td><StatusBadge status={k.status} /></td>
+                    <td>
+                      <Link href={`/admin/keys/${k.id}`}>{k.tenant}</Link>
+                    </td>
+                    <td>
+                      <StatusBadge status={k.status} />
+                    </td>
                     <td className="mono">{k.procedure}</td>
                     <td>{formatTime(k.createdAt)}</td>
                   </tr>

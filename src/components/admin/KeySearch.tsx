@@ -36,22 +36,36 @@ export function KeySearch() {
         <QueryState isPending={found.isPending} error={found.error}>
           {found.data && found.data.items.length === 0 ? (
             <p role="status" className="muted">
-              No key starts with <span className="mono">{asked.q}</span>{asked.tenant ? ` in ${asked.tenant}` : ""}. A removed key is in the{" "}
+              No key starts with <span className="mono">{asked.q}</span>
+              {asked.tenant ? ` in ${asked.tenant}` : ""}. A removed key is in the{" "}
               <Link href={`/admin/audit?key=${encodeURIComponent(asked.q)}`}>audit log</Link>.
             </p>
           ) : (
             <table aria-label="Keys found">
               <thead>
-                <tr><th>Key</th><th>Tenant</th><th>Status</th><th>Procedure</th><th>Lease</th><th>Created</th></tr>
+                <tr>
+                  <th>Key</th>
+                  <th>Tenant</th>
+                  <th>Status</th>
+                  <th>Procedure</th>
+                  <th>Lease</th>
+                  <th>Created</th>
+                </tr>
               </thead>
               <tbody>
                 {found.data?.items.map((k) => (
                   <tr key={k.id}>
-                    <td className="mono"><Link href={`/admin/keys/${k.id}`}>{k.key}</Link></td>
+                    <td className="mono">
+                      <Link href={`/admin/keys/${k.id}`}>{k.key}</Link>
+                    </td>
                     <td>{k.tenant}</td>
-                    <td><StatusBadge status={k.status} /></td>
+                    <td>
+                      <StatusBadge status={k.status} />
+                    </td>
                     <td className="mono">{k.procedure}</td>
-                    <td><LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} /></td>
+                    <td>
+                      <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />
+                    </td>
                     <td>{formatTime(k.createdAt)}</td>
                   </tr>
                 ))}

@@ -16,14 +16,19 @@ export function KeyTimeline({ events, currentId }: { events: TimelineEvent[]; cu
             <span className="muted">{e.at ? formatTime(e.at) : "time not recorded"}</span>{" "}
             <span className={`badge ${TONE[e.kind] ?? ""}`}>{e.kind.replace("_", " ")}</span> {e.text}
             {e.reason && <>: “{e.reason}”</>}
-            {rows.length > 1 && <span className="muted"> (row {rows.indexOf(e.rowId) + 1}{e.rowId === currentId ? ", this one" : ""})</span>}
+            {rows.length > 1 && (
+              <span className="muted">
+                {" "}
+                (row {rows.indexOf(e.rowId) + 1}
+                {e.rowId === currentId ? ", this one" : ""})
+              </span>
+            )}
           </li>
         ))}
       </ol>
       <p className="muted" style={{ fontSize: "0.85rem" }}>
-        From the key row and the audit log. Not recorded anywhere, so not shown: when each attempt before the last one started, the
-        replays and 409/422 answers this key got, the engine&apos;s own release after a server error, and the sweeper&apos;s or
-        reaper&apos;s deletes.
+        From the key row and the audit log. Not recorded anywhere, so not shown: when each attempt before the last one started, the replays and 409/422 answers
+        this key got, the engine&apos;s own release after a server error, and the sweeper&apos;s or reaper&apos;s deletes.
       </p>
     </section>
   );

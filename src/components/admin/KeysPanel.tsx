@@ -30,10 +30,12 @@ export function KeysPanel() {
   const keys = useQuery({ ...trpc.admin.keys.list.queryOptions(input), refetchInterval: REFRESH_MS, placeholderData: keepPreviousData });
 
   /** A filter change starts again from the newest key. */
-  const change = <T,>(set: (v: T) => void) => (v: T) => {
-    set(v);
-    pages.reset();
-  };
+  const change =
+    <T,>(set: (v: T) => void) =>
+    (v: T) => {
+      set(v);
+      pages.reset();
+    };
 
   return (
     <section aria-labelledby="keys-heading" style={{ marginTop: "1.5rem" }}>
@@ -57,7 +59,11 @@ export function KeysPanel() {
         <label>
           <input type="checkbox" checked={stuck} onChange={(e) => change(setStuck)(e.target.checked)} /> Stuck leases only
         </label>
-        {keys.isFetching && <span className="muted" aria-hidden>refreshing…</span>}
+        {keys.isFetching && (
+          <span className="muted" aria-hidden>
+            refreshing…
+          </span>
+        )}
       </form>
       {stuck && <BulkRelease tenant={tenant.trim() || undefined} procedure={procedure.trim() || undefined} />}
       <QueryState isPending={keys.isPending} error={keys.error}>
@@ -84,7 +90,9 @@ export function KeysPanel() {
                     <td className="mono">
                       <Link href={`/admin/keys/${k.id}`}>{k.key}</Link>
                     </td>
-                    <td><StatusBadge status={k.status} /></td>
+                    <td>
+                      <StatusBadge status={k.status} />
+                    </td>
                     <td>{k.tenant}</td>
                     <td className="mono">{k.procedure}</td>
                     <td>{k.attempts}</td>

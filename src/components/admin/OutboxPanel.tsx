@@ -22,7 +22,13 @@ export function OutboxPanel() {
       <h2 id="outbox-heading">Outbox</h2>
       <label>
         Outbox status{" "}
-        <select value={status} onChange={(e) => { setStatus(e.target.value as Status | ""); pages.reset(); }}>
+        <select
+          value={status}
+          onChange={(e) => {
+            setStatus(e.target.value as Status | "");
+            pages.reset();
+          }}
+        >
           <option value="">Any</option>
           <option value="PENDING">PENDING</option>
           <option value="DELIVERED">DELIVERED</option>
@@ -53,7 +59,9 @@ export function OutboxPanel() {
                     <td>{formatTime(m.createdAt)}</td>
                     <td className="mono">{m.topic}</td>
                     <td className="mono">{m.aggregateId.slice(0, 8)}</td>
-                    <td><StatusBadge status={m.status} /></td>
+                    <td>
+                      <StatusBadge status={m.status} />
+                    </td>
                     <td>{m.attempts}</td>
                     <td>{m.status === "PENDING" ? formatTime(m.nextAttemptAt) : m.deliveredAt ? `delivered ${formatTime(m.deliveredAt)}` : "–"}</td>
                     <td>{m.lastError ?? "–"}</td>
@@ -75,13 +83,29 @@ function RetryForm({ id }: { id: string }) {
   const [reason, setReason] = useState("");
   const retry = useAdminAction((input: { id: string; reason: string }, context) => client.admin.outbox.retry.mutate(input, { context }));
   return (
-    <form className="row" onSubmit={(e) => { e.preventDefault(); retry.mutate({ id, reason }); }}>
+    <form
+      className="row"
+      onSubmit={(e) => {
+        e.preventDefault();
+        retry.mutate({ id, reason });
+      }}
+    >
       <label>
         Reason <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} size={14} />
       </label>
-      <button type="submit" disabled={retry.isPending}>Retry</button>
-      {retry.isSuccess && <span role="status" className="badge ok">Sent back to PENDING</span>}
-      {retry.isError && <span role="alert" className="badge bad">Refused: {errorText(retry.error)}</span>}
+      <button type="submit" disabled={retry.isPending}>
+        Retry
+      </button>
+      {retry.isSuccess && (
+        <span role="status" className="badge ok">
+          Sent back to PENDING
+        </span>
+      )}
+      {retry.isError && (
+        <span role="alert" className="badge bad">
+          Refused: {errorText(retry.error)}
+        </span>
+      )}
     </form>
   );
 }

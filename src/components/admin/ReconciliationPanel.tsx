@@ -7,7 +7,10 @@ import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui"
 export function ReconciliationPanel() {
   const trpc = useTRPC();
   const pages = useCursorStack();
-  const findings = useQuery({ ...trpc.admin.reconciliation.list.queryOptions({ limit: 50, ...(pages.cursor ? { cursor: pages.cursor } : {}) }), refetchInterval: REFRESH_MS });
+  const findings = useQuery({
+    ...trpc.admin.reconciliation.list.queryOptions({ limit: 50, ...(pages.cursor ? { cursor: pages.cursor } : {}) }),
+    refetchInterval: REFRESH_MS,
+  });
   return (
     <section aria-labelledby="recon-heading" style={{ marginTop: "1.5rem" }}>
       <h2 id="recon-heading">Reconciliation findings</h2>
@@ -30,10 +33,14 @@ export function ReconciliationPanel() {
               {findings.data?.items.map((f) => (
                 <tr key={f.id}>
                   <td>{formatTime(f.createdAt)}</td>
-                  <td><span className="badge bad">{f.kind}</span></td>
+                  <td>
+                    <span className="badge bad">{f.kind}</span>
+                  </td>
                   <td className="mono">{f.orderId?.slice(0, 8) ?? "–"}</td>
                   <td className="mono">{f.chargeIds.join(", ")}</td>
-                  <td className="mono" style={{ fontSize: "0.8rem" }}>{JSON.stringify(f.details)}</td>
+                  <td className="mono" style={{ fontSize: "0.8rem" }}>
+                    {JSON.stringify(f.details)}
+                  </td>
                   <td>{formatTime(f.resolvedAt)}</td>
                 </tr>
               ))}

@@ -18,14 +18,24 @@ export function StatsPanel() {
         {s && (
           <>
             <ul className="row" aria-label="Live counts" style={{ listStyle: "none", padding: 0 }}>
-              <li className="card">Processing <strong>{s.keys.byStatus.PROCESSING}</strong></li>
-              <li className="card">Completed <strong>{s.keys.byStatus.COMPLETED}</strong></li>
-              <li className="card">Failed <strong>{s.keys.byStatus.FAILED}</strong></li>
-              <li className={`card${s.keys.stuck ? " alert bad" : ""}`} style={{ margin: 0 }}>Stuck leases <strong>{s.keys.stuck}</strong></li>
+              <li className="card">
+                Processing <strong>{s.keys.byStatus.PROCESSING}</strong>
+              </li>
+              <li className="card">
+                Completed <strong>{s.keys.byStatus.COMPLETED}</strong>
+              </li>
+              <li className="card">
+                Failed <strong>{s.keys.byStatus.FAILED}</strong>
+              </li>
+              <li className={`card${s.keys.stuck ? " alert bad" : ""}`} style={{ margin: 0 }}>
+                Stuck leases <strong>{s.keys.stuck}</strong>
+              </li>
               <li className="card">
                 <Link href="/admin/outbox">Outbox</Link> pending <strong>{s.outbox.PENDING}</strong>, dead <strong>{s.outbox.DEAD}</strong>
               </li>
-              <li className="card">Open findings <strong>{s.openFindings}</strong></li>
+              <li className="card">
+                Open findings <strong>{s.openFindings}</strong>
+              </li>
             </ul>
             {s.counters.length === 0 ? (
               <p className="muted">No requests counted yet.</p>
@@ -36,7 +46,9 @@ export function StatsPanel() {
                     <tr>
                       <th>Tenant</th>
                       <th>Procedure</th>
-                      {s.events.map((e) => <th key={e}>{e.replaceAll("_", " ")}</th>)}
+                      {s.events.map((e) => (
+                        <th key={e}>{e.replaceAll("_", " ")}</th>
+                      ))}
                     </tr>
                   </thead>
                   <tbody>
@@ -44,7 +56,9 @@ export function StatsPanel() {
                       <tr key={`${c.tenant}/${c.procedure}`}>
                         <td>{c.tenant}</td>
                         <td className="mono">{c.procedure}</td>
-                        {s.events.map((e) => <td key={e}>{c.counts[e]}</td>)}
+                        {s.events.map((e) => (
+                          <td key={e}>{c.counts[e]}</td>
+                        ))}
                       </tr>
                     ))}
                   </tbody>

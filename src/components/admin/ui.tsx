@@ -56,7 +56,12 @@ export function errorText(error: unknown): string {
 }
 
 export function QueryState({ isPending, error, children }: { isPending: boolean; error: unknown; children: ReactNode }) {
-  if (error) return <div role="alert" className="alert bad">Could not load: {errorText(error)}</div>;
+  if (error)
+    return (
+      <div role="alert" className="alert bad">
+        Could not load: {errorText(error)}
+      </div>
+    );
   if (isPending) return <p className="muted">Loading…</p>;
   return <>{children}</>;
 }
@@ -76,10 +81,16 @@ export function useCursorStack() {
 export function Pager({ pages, nextCursor, label }: { pages: ReturnType<typeof useCursorStack>; nextCursor: string | null | undefined; label: string }) {
   return (
     <nav className="row" style={{ marginTop: "0.5rem" }} aria-label={`${label} pages`}>
-      <button type="button" className="secondary" onClick={pages.reset} disabled={pages.page === 0}>First page</button>
-      <button type="button" className="secondary" onClick={pages.previous} disabled={pages.page === 0}>Previous page</button>
+      <button type="button" className="secondary" onClick={pages.reset} disabled={pages.page === 0}>
+        First page
+      </button>
+      <button type="button" className="secondary" onClick={pages.previous} disabled={pages.page === 0}>
+        Previous page
+      </button>
       <span className="muted">Page {pages.page + 1}</span>
-      <button type="button" className="secondary" onClick={() => nextCursor && pages.next(nextCursor)} disabled={!nextCursor}>Next page</button>
+      <button type="button" className="secondary" onClick={() => nextCursor && pages.next(nextCursor)} disabled={!nextCursor}>
+        Next page
+      </button>
     </nav>
   );
 }

@@ -6,7 +6,11 @@ export function ProblemAlert({ id, problem }: { id: string; problem: ReturnType<
   return (
     <div role="alert" id={id} className="alert bad">
       <strong>{problem.title}.</strong> {problem.detail}
-      {problem.serverMessage && <p className="muted" style={{ marginBottom: 0 }}>The shop said: {problem.serverMessage}</p>}
+      {problem.serverMessage && (
+        <p className="muted" style={{ marginBottom: 0 }}>
+          The shop said: {problem.serverMessage}
+        </p>
+      )}
       {problem.replayed && (
         <p className="muted" style={{ marginBottom: 0 }}>
           This is the answer the shop gave the first time this cart was sent (replayed).

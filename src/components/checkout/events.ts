@@ -21,8 +21,6 @@ export function describeEvent(event: IdempotencyEvent): string {
       return "Retrying…";
     case "answer":
       if (!event.ok) return `The shop answered ${event.status ?? "nothing"}${event.reason ? ` (${event.reason})` : ""}${event.replayed ? ", replayed" : ""}.`;
-      return event.replayed
-        ? "The shop answered with the order it had already placed for this key (replayed)."
-        : "The shop placed the order.";
+      return event.replayed ? "The shop answered with the order it had already placed for this key (replayed)." : "The shop placed the order.";
   }
 }

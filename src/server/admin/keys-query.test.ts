@@ -52,10 +52,13 @@ describe("admin keys list at 100 000 keys", () => {
   });
 
   it("starts a deep page at the cursor (no scan from the top)", async () => {
-    const deep = (await client.query(`SELECT "createdAt", "id"::text AS id FROM "IdempotencyKey" ORDER BY "createdAt" DESC, "id" DESC OFFSET 90000 LIMIT 1`)).rows[0];
+    const deep = (await client.query(`SELECT "createdAt", "id"::text AS id FROM "IdempotencyKey" ORDER BY "createdAt" DESC, "id" DESC OFFSET 90000 LIMIT 1`))
+      .rows[0];
     const sql = keyListQuery({}, deep, 51);
     const res = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.text}`, sql.values);
-    const top = res.rows[0]["QUERY PLAN"][0].Plan as PlanNode & { Plans: (PlanNode & { "Actual Rows": number; "Rows Removed by Filter"?: number; "Index Cond"?: string })[] };
+    const top = res.rows[0]["QUERY PLAN"][0].Plan as PlanNode & {
+      Plans: (PlanNode & { "Actual Rows": number; "Rows Removed by Filter"?: number; "Index Cond"?: string })[];
+    };
     const scan = nodes(top).find((n) => n["Index Name"]) as PlanNode & { "Index Cond"?: string; "Rows Removed by Filter"?: number };
     expect(scan["Index Name"]).toBe("IdempotencyKey_createdAt_id_idx");
     expect(scan["Index Cond"]).toMatch(/ROW\("createdAt", id\) < ROW/);

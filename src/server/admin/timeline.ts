@@ -53,7 +53,9 @@ function outcome(rowId: string, status: string | undefined, at: string | null | 
 function attempts(rowId: string, n: number | undefined, lastAt: string | null): TimelineEvent[] {
   if (!n || n <= 1) return [];
   const times = n - 1 === 1 ? "once" : `${n - 1} times`;
-  return [{ at: lastAt, kind: "taken_over", rowId, text: `taken over ${times} after an expired lease (${n} attempts${lastAt ? "; time of the last one" : ""})` }];
+  return [
+    { at: lastAt, kind: "taken_over", rowId, text: `taken over ${times} after an expired lease (${n} attempts${lastAt ? "; time of the last one" : ""})` },
+  ];
 }
 
 /** The current row's events: reserved, takeovers, the lease it holds now, its outcome. */

@@ -8,7 +8,10 @@ import { hashToken } from "./token";
 
 export class AccountError extends Error {}
 
-const email = z.email().max(320).transform((e) => e.trim().toLowerCase());
+const email = z
+  .email()
+  .max(320)
+  .transform((e) => e.trim().toLowerCase());
 const TENANT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 function checked<T>(schema: z.ZodType<T>, value: unknown, what: string): T {

@@ -34,11 +34,7 @@ function toPrincipal(u: { id: string; name: string; email: string; role: "TENANT
   return { userId: u.id, name: u.name, email: u.email, role: u.role, tenantId: u.tenantId };
 }
 
-export async function principalFromHeaders(
-  db: Db,
-  headers: Headers,
-  options: PrincipalOptions = { demo: demoMode() },
-): Promise<Principal | null> {
+export async function principalFromHeaders(db: Db, headers: Headers, options: PrincipalOptions = { demo: demoMode() }): Promise<Principal | null> {
   const authorization = headers.get("authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);

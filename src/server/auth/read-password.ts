@@ -7,7 +7,9 @@ import type { Readable, Writable } from "node:stream";
 export async function readPipedPassword(input: Readable): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of input) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
 }
 
 /** One line typed at the terminal with echo off; Ctrl-C aborts. */

@@ -35,14 +35,7 @@ export function readSessionValue(value: string | undefined, now = Date.now()): s
 }
 
 export function sessionCookieHeader(value: string, secure: boolean): string {
-  return [
-    `${SESSION_COOKIE}=${value}`,
-    "Path=/",
-    "HttpOnly",
-    "SameSite=Lax",
-    `Max-Age=${SESSION_MAX_AGE_SECONDS}`,
-    ...(secure ? ["Secure"] : []),
-  ].join("; ");
+  return [`${SESSION_COOKIE}=${value}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${SESSION_MAX_AGE_SECONDS}`, ...(secure ? ["Secure"] : [])].join("; ");
 }
 
 export function clearSessionCookieHeader(): string {

@@ -10,9 +10,7 @@ export interface SignInForm {
   next: string | undefined;
 }
 
-export type FormResult =
-  | { ok: true; form: SignInForm }
-  | { ok: false; status: 400 | 415; reason: "unsupported_media_type" | "invalid_form"; message: string };
+export type FormResult = { ok: true; form: SignInForm } | { ok: false; status: 400 | 415; reason: "unsupported_media_type" | "invalid_form"; message: string };
 
 function mediaType(headers: Headers): string {
   return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();

@@ -75,9 +75,7 @@ export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Resp
   const { form } = read;
   const next = safeNextPath(form.next, new URL(req.url).origin);
   const outcome =
-    form.password === undefined
-      ? await demoSignIn(deps, form)
-      : await passwordSignIn(deps, { ...form, password: form.password }, clientAddress(req.headers));
+    form.password === undefined ? await demoSignIn(deps, form) : await passwordSignIn(deps, { ...form, password: form.password }, clientAddress(req.headers));
   if (!outcome.ok) return refuse(req, outcome, next);
   const target = next === "/" && outcome.user.role === "ADMIN" ? "/admin" : next;
   // Secure over HTTPS, also when a TLS-terminating proxy forwards plain HTTP and says so.

@@ -22,9 +22,7 @@ export const DEFAULT_LIMITS: ThrottleLimits = { perAccount: 5, perAddress: 30, w
 /** Stale rows removed per failed attempt: the table stays as small as the live windows. */
 const FORGET_BATCH = 10;
 
-export type ThrottleDecision =
-  | { allowed: true; keys: ThrottleKeys }
-  | { allowed: false; retryAfterSeconds: number };
+export type ThrottleDecision = { allowed: true; keys: ThrottleKeys } | { allowed: false; retryAfterSeconds: number };
 
 export interface ThrottleKeys {
   account: string;

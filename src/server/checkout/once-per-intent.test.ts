@@ -21,7 +21,13 @@ const stockOf = async (sku: string) => (await t.db.product.findUniqueOrThrow({ w
 /** The operator's bust, through the real admin endpoint (audited, its own idempotency key). */
 async function bust(checkoutKey: string) {
   const row = await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key: checkoutKey } });
-  const res = await callTrpc(t.db, { path: "admin.keys.bust", input: { id: row.id, reason: "customer says it failed" }, token: TOKENS.admin, key: randomUUID(), method: "POST" });
+  const res = await callTrpc(t.db, {
+    path: "admin.keys.bust",
+    input: { id: row.id, reason: "customer says it failed" },
+    token: TOKENS.admin,
+    key: randomUUID(),
+    method: "POST",
+  });
   expect(res.status).toBe(200);
   expect(await t.db.idempotencyKey.count({ where: { scope: "acme", key: checkoutKey } })).toBe(0);
 }

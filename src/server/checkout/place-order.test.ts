@@ -47,7 +47,14 @@ describe("placing an order", () => {
     expect(outbox[0]).toMatchObject({ status: "PENDING", topic: "payment.charge", payload: { orderId: order.id, amountCents: 7250, currency: "EUR" } });
     expect(outbox[0]!.idempotencyKey).toContain(key);
 
-    const replay = await placeOrder([{ productId: mug.id, quantity: 2 }, { productId: tee.id, quantity: 1 }, { productId: mug.id, quantity: 1 }], key);
+    const replay = await placeOrder(
+      [
+        { productId: mug.id, quantity: 2 },
+        { productId: tee.id, quantity: 1 },
+        { productId: mug.id, quantity: 1 },
+      ],
+      key,
+    );
     expect(replay.status).toBe(200);
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
     expect(replay.json).toEqual(res.json);
@@ -111,9 +118,7 @@ describe("concurrency", () => {
     const product = await t.db.product.create({
       data: { sku: `LAST-${randomUUID()}`, name: "Last ten", description: "", priceCents: 999, stock: 10 },
     });
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => placeOrder([{ productId: product.id, quantity: 1 }], `last-${i}-${randomUUID()}`)),
-    );
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => placeOrder([{ productId: product.id, quantity: 1 }], `last-${i}-${randomUUID()}`)));
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 412)).toHaveLength(40);

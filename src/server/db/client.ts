@@ -23,12 +23,14 @@ export function createDb(
     directUrl?: string;
   } = {},
 ): Db {
-  const pool = options.pool ?? new pg.Pool({
-    connectionString,
-    max: options.max ?? POOL_MAX,
-    // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging.
-    connectionTimeoutMillis: 2_000,
-  });
+  const pool =
+    options.pool ??
+    new pg.Pool({
+      connectionString,
+      max: options.max ?? POOL_MAX,
+      // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging.
+      connectionTimeoutMillis: 2_000,
+    });
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query
   // opens a new one. Without a listener the error would crash the process.
   pool.on("error", () => {});

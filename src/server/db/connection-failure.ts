@@ -3,7 +3,20 @@
 // turned into text (background jobs log strings). Used by the job log and the command-line tools
 // to say one sentence instead of a stack per attempt.
 
-const CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "EPIPE", "57P01", "57P02", "57P03", "P1001", "P1017"]);
+const CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "EPIPE",
+  "57P01",
+  "57P02",
+  "57P03",
+  "P1001",
+  "P1017",
+]);
 const MESSAGES =
   /Can't reach database server|ECONNREFUSED|Connection terminated|connection timeout|timeout exceeded when trying to connect|the database system is (shutting down|starting up|in recovery mode)|terminating connection due to administrator command|Server has closed the connection|Code: `57P0[123]`/i;
 

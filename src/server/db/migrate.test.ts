@@ -53,9 +53,14 @@ async function migrationsCopy(): Promise<string> {
 }
 
 async function history(client: pg.Client) {
-  const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number; rolled_back_at: Date | null; logs: string | null }>(
-    `SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at, logs FROM "_prisma_migrations" ORDER BY started_at, migration_name`,
-  );
+  const { rows } = await client.query<{
+    migration_name: string;
+    checksum: string;
+    finished_at: Date | null;
+    applied_steps_count: number;
+    rolled_back_at: Date | null;
+    logs: string | null;
+  }>(`SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at, logs FROM "_prisma_migrations" ORDER BY started_at, migration_name`);
   return rows;
 }
 

@@ -35,7 +35,9 @@ it("0004 keeps the first order of each intent and leaves earlier duplicates for 
   client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(`INSERT INTO "Tenant" ("id", "name") VALUES ('acme', 'Acme')`);
-  const user = await client.query<{ id: string }>(`INSERT INTO "User" ("email", "name", "role", "tenantId") VALUES ('a@acme', 'A', 'TENANT', 'acme') RETURNING "id"`);
+  const user = await client.query<{ id: string }>(
+    `INSERT INTO "User" ("email", "name", "role", "tenantId") VALUES ('a@acme', 'A', 'TENANT', 'acme') RETURNING "id"`,
+  );
   const insertOrder = async (key: string, createdAt: string) =>
     (
       await client!.query<{ id: string }>(
@@ -52,6 +54,9 @@ it("0004 keeps the first order of each intent and leaves earlier duplicates for 
   expect(Object.fromEntries(rows.map((r) => [r.id, r.intentKey]))).toEqual({ [first]: "k1", [second]: null, [other]: "k2" });
   // From now on the index refuses a second order for an intent.
   await expect(
-    client.query(`INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey") VALUES ('acme', $1, 1, 'EUR', 'k2', 'k2')`, [user.rows[0]!.id]),
+    client.query(
+      `INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey") VALUES ('acme', $1, 1, 'EUR', 'k2', 'k2')`,
+      [user.rows[0]!.id],
+    ),
   ).rejects.toMatchObject({ code: "23505", constraint: "Order_tenantId_intentKey_key" });
 });

@@ -385,24 +385,31 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
     WHERE n.nspname = 'public' GROUP BY t.typname`);
   for (const e of enums.rows) catalog.enums[e.name] = e.labels;
 
-  const tables = await client.query<{ name: string }>(`
+  const tables = await client.query<{ name: string }>(
+    `
     SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> $1`, [MIGRATIONS_TABLE]);
+    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> $1`,
+    [MIGRATIONS_TABLE],
+  );
   for (const t of tables.rows) catalog.tables[t.name] = {};
 
-  const columns = await client.query<{ table: string; column: string; type: string; notnull: boolean; default: string | null }>(`
+  const columns = await client.query<{ table: string; column: string; type: string; notnull: boolean; default: string | null }>(
+    `
     SELECT c.relname AS table, a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type,
            a.attnotnull AS notnull, pg_get_expr(d.adbin, d.adrelid) AS default
     FROM pg_attribute a
     JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
     LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
     WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> $1 AND a.attnum > 0 AND NOT a.attisdropped
-    ORDER BY c.relname, a.attnum`, [MIGRATIONS_TABLE]);
+    ORDER BY c.relname, a.attnum`,
+    [MIGRATIONS_TABLE],
+  );
   for (const c of columns.rows) {
     catalog.tables[c.table]![c.column] = { type: c.type, nullable: !c.notnull, default: c.default };
   }
 
-  const indexes = await client.query<{ name: string; table: string; columns: string[]; unique: boolean; primary: boolean; method: string; partial: boolean }>(`
+  const indexes = await client.query<{ name: string; table: string; columns: string[]; unique: boolean; primary: boolean; method: string; partial: boolean }>(
+    `
     SELECT ic.relname AS name, tc.relname AS table, i.indisunique AS unique, i.indisprimary AS primary,
            am.amname AS method, i.indpred IS NOT NULL AS partial,
            ARRAY(
@@ -417,14 +424,24 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
     FROM pg_index i
     JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_class tc ON tc.oid = i.indrelid
     JOIN pg_namespace n ON n.oid = tc.relnamespace JOIN pg_am am ON am.oid = ic.relam
-    WHERE n.nspname = 'public' AND tc.relname <> $1`, [MIGRATIONS_TABLE]);
+    WHERE n.nspname = 'public' AND tc.relname <> $1`,
+    [MIGRATIONS_TABLE],
+  );
   for (const i of indexes.rows) {
     // Prisma never writes a partial index: mark one so it can never equal an expected index.
     const method = i.partial ? `${i.method} (partial)` : i.method;
     catalog.indexes[i.name] = { table: i.table, columns: i.columns, unique: i.unique, primary: i.primary, method };
   }
 
-  const fks = await client.query<{ name: string; table: string; columns: string[]; references: string; referencedColumns: string[]; ondelete: string; onupdate: string }>(`
+  const fks = await client.query<{
+    name: string;
+    table: string;
+    columns: string[];
+    references: string;
+    referencedColumns: string[];
+    ondelete: string;
+    onupdate: string;
+  }>(`
     SELECT con.conname AS name, tc.relname AS table, rc.relname AS references,
            ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY k(attnum, ord)
                  JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum ORDER BY k.ord)::text[] AS columns,
@@ -450,10 +467,13 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
 
 /** CHECK constraints in `public`, by name: schema.prisma cannot express them, so tests list the expected ones by hand. */
 export async function readCheckConstraints(client: pg.ClientBase): Promise<Record<string, string>> {
-  const { rows } = await client.query<{ name: string; table: string; def: string }>(`
+  const { rows } = await client.query<{ name: string; table: string; def: string }>(
+    `
     SELECT con.conname AS name, c.relname AS table, pg_get_constraintdef(con.oid, true) AS def
     FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = con.connamespace
-    WHERE n.nspname = 'public' AND con.contype = 'c' AND c.relname <> $1`, [MIGRATIONS_TABLE]);
+    WHERE n.nspname = 'public' AND con.contype = 'c' AND c.relname <> $1`,
+    [MIGRATIONS_TABLE],
+  );
   return Object.fromEntries(rows.map((r) => [`${r.table}.${r.name}`, r.def]));
 }
 
@@ -473,21 +493,46 @@ export function diffCatalogs(expected: Catalog, actual: Catalog): string[] {
     }
   };
 
-  compareKeys((n) => `enum ${n}`, expected.enums, actual.enums, (name, e, a) => {
-    if (show(e) !== show(a)) out.push(`enum ${name}: schema has ${show(e)}, database has ${show(a)}`);
-  });
-  compareKeys((n) => `table ${n}`, expected.tables, actual.tables, (table, e, a) => {
-    compareKeys((n) => `column ${table}.${n}`, e, a, (column, ec, ac) => {
-      for (const prop of ["type", "nullable", "default"] as const) {
-        if (ec[prop] !== ac[prop]) out.push(`column ${table}.${column}: ${prop} is ${show(ec[prop])} in schema.prisma, ${show(ac[prop])} in the database`);
-      }
-    });
-  });
-  compareKeys((n) => `index ${n}`, expected.indexes, actual.indexes, (name, e, a) => {
-    if (show(e) !== show(a)) out.push(`index ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
-  });
-  compareKeys((n) => `foreign key ${n}`, expected.foreignKeys, actual.foreignKeys, (name, e, a) => {
-    if (show(e) !== show(a)) out.push(`foreign key ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
-  });
+  compareKeys(
+    (n) => `enum ${n}`,
+    expected.enums,
+    actual.enums,
+    (name, e, a) => {
+      if (show(e) !== show(a)) out.push(`enum ${name}: schema has ${show(e)}, database has ${show(a)}`);
+    },
+  );
+  compareKeys(
+    (n) => `table ${n}`,
+    expected.tables,
+    actual.tables,
+    (table, e, a) => {
+      compareKeys(
+        (n) => `column ${table}.${n}`,
+        e,
+        a,
+        (column, ec, ac) => {
+          for (const prop of ["type", "nullable", "default"] as const) {
+            if (ec[prop] !== ac[prop]) out.push(`column ${table}.${column}: ${prop} is ${show(ec[prop])} in schema.prisma, ${show(ac[prop])} in the database`);
+          }
+        },
+      );
+    },
+  );
+  compareKeys(
+    (n) => `index ${n}`,
+    expected.indexes,
+    actual.indexes,
+    (name, e, a) => {
+      if (show(e) !== show(a)) out.push(`index ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
+    },
+  );
+  compareKeys(
+    (n) => `foreign key ${n}`,
+    expected.foreignKeys,
+    actual.foreignKeys,
+    (name, e, a) => {
+      if (show(e) !== show(a)) out.push(`foreign key ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
+    },
+  );
   return out;
 }

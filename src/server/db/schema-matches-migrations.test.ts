@@ -8,15 +8,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { migrate } from "./migrate";
-import {
-  defaultConstraintName,
-  diffCatalogs,
-  expectedCatalog,
-  getDatamodel,
-  readCatalog,
-  readCheckConstraints,
-  type Catalog,
-} from "./prisma-schema";
+import { defaultConstraintName, diffCatalogs, expectedCatalog, getDatamodel, readCatalog, readCheckConstraints, type Catalog } from "./prisma-schema";
 
 const SCHEMA_PATH = path.resolve(import.meta.dirname, "../../../prisma/schema.prisma");
 const schema = readFileSync(SCHEMA_PATH, "utf8");
@@ -86,9 +78,9 @@ describe("the comparison catches a schema the migrations do not follow", () => {
 
   it("a required field made optional, a type narrowed, a default changed", () => {
     expect(diffFor(alteredSchema("  currency       String\n  // The checkout's", "  currency       String?\n  // The checkout's"))).toEqual([
-      'column Order.currency: nullable is true in schema.prisma, false in the database',
+      "column Order.currency: nullable is true in schema.prisma, false in the database",
     ]);
-    expect(diffFor(alteredSchema('key                 String            @db.VarChar(255)', 'key                 String            @db.VarChar(128)'))).toEqual([
+    expect(diffFor(alteredSchema("key                 String            @db.VarChar(255)", "key                 String            @db.VarChar(128)"))).toEqual([
       'column IdempotencyKey.key: type is "character varying(128)" in schema.prisma, "character varying(255)" in the database',
     ]);
     expect(diffFor(alteredSchema('currency    String   @default("EUR")', 'currency    String   @default("USD")'))).toEqual([
@@ -136,7 +128,9 @@ describe("the comparison catches a schema the migrations do not follow", () => {
 
 describe("reading schema.prisma with Prisma's parser", () => {
   it("refuses an invalid schema with Prisma's own message", () => {
-    expect(() => getDatamodel(alteredSchema("  name      String\n", "  name      Strin\n"))).toThrow(/schema.prisma is invalid:[\s\S]*Type "Strin" is neither a built-in type/);
+    expect(() => getDatamodel(alteredSchema("  name      String\n", "  name      Strin\n"))).toThrow(
+      /schema.prisma is invalid:[\s\S]*Type "Strin" is neither a built-in type/,
+    );
   });
 
   // A schema using what ours does not (yet): each mapping is checked against the SQL Prisma Migrate

@@ -8,11 +8,7 @@ import { seed } from "./seed";
  * The demo accounts and tokens are seeded only in demo mode (by default the configuration's
  * DEMO_MODE, parsed once).
  */
-export async function setupDatabase(
-  databaseUrl: string,
-  log: (msg: string) => void = () => {},
-  options: { demo?: boolean } = {},
-): Promise<void> {
+export async function setupDatabase(databaseUrl: string, log: (msg: string) => void = () => {}, options: { demo?: boolean } = {}): Promise<void> {
   const demo = options.demo ?? demoMode();
   const applied = await migrate(databaseUrl);
   log(applied.length ? `[db] applied ${applied.join(", ")}` : "[db] schema up to date");

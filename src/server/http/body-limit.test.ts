@@ -17,7 +17,12 @@ const CHUNK = 16 * 1024;
 
 function streamed(totalBytes: number, headers: Record<string, string> = {}) {
   const body = countingStream(totalBytes, CHUNK);
-  const request = new Request(URL, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: body.stream, duplex: "half" } as RequestInit);
+  const request = new Request(URL, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: body.stream,
+    duplex: "half",
+  } as RequestInit);
   return { request, body };
 }
 

@@ -8,7 +8,10 @@
 const MAX_LENGTH = 64;
 
 export function clientAddress(headers: Headers): string {
-  const hops = (headers.get("x-forwarded-for") ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+  const hops = (headers.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
   const last = hops.at(-1);
   return last && last.length <= MAX_LENGTH ? last : "unknown";
 }

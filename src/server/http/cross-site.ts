@@ -38,8 +38,5 @@ export function isCrossSiteRequest(headers: Headers, url: string): boolean {
 
 /** The refusal for plain routes: `{ error, reason }` with 403. */
 export function crossSiteRefusal(): Response {
-  return Response.json(
-    { error: CROSS_SITE_MESSAGE, reason: CROSS_SITE_REASON },
-    { status: 403, headers: { Link: `<${CROSS_SITE_DOCS}>; rel="describedby"` } },
-  );
+  return Response.json({ error: CROSS_SITE_MESSAGE, reason: CROSS_SITE_REASON }, { status: 403, headers: { Link: `<${CROSS_SITE_DOCS}>; rel="describedby"` } });
 }

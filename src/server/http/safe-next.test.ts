@@ -39,7 +39,10 @@ describe("safeNextPath", () => {
 
   it("whatever it is given, the result is a path that a browser resolves to this origin", () => {
     const tricky = fc.constantFrom("/", "//", "\\", "/\\", "%09", "%2F", "%5C", "\t", "\n", "\r", ":", "@", "evil.example", "https:", ".", "..", "?", "#");
-    const input = fc.oneof(fc.string(), fc.array(fc.oneof(tricky, fc.string({ maxLength: 3 })), { maxLength: 8 }).map((parts) => parts.join("")));
+    const input = fc.oneof(
+      fc.string(),
+      fc.array(fc.oneof(tricky, fc.string({ maxLength: 3 })), { maxLength: 8 }).map((parts) => parts.join("")),
+    );
     fc.assert(
       fc.property(input, (value) => {
         const next = safeNextPath(value, ORIGIN);

@@ -96,7 +96,10 @@ const paymentEnv = z.object({
   // Where the provider posts its events. Unset: straight to the webhook handler in this process.
   PAYMENTS_WEBHOOK_URL: z.url().optional(),
   // The secret the provider signs webhooks with (src/server/payments/webhook-signature.ts).
-  PAYMENTS_WEBHOOK_SECRET: z.string().min(MIN_WEBHOOK_SECRET_LENGTH, `PAYMENTS_WEBHOOK_SECRET must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`).optional(),
+  PAYMENTS_WEBHOOK_SECRET: z
+    .string()
+    .min(MIN_WEBHOOK_SECRET_LENGTH, `PAYMENTS_WEBHOOK_SECRET must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`)
+    .optional(),
 });
 
 /** The settings from `source` (process.env by default); `demo` says whether DEMO_MODE is on. */

@@ -95,7 +95,10 @@ export function createEventDispatcher(db: Db, options: EventDispatcherOptions) {
           const answers = await mapBounded(events, concurrency, async (event) => ({ event, why: await send(bodyOf(event)) }));
           const delivered = answers.filter((a) => a.why === null).map((a) => a.event);
           const refused = answers.flatMap((a) => (a.why === null ? [] : [{ event: a.event, why: a.why }]));
-          await markDelivered(tx, delivered.map((e) => e.id));
+          await markDelivered(
+            tx,
+            delivered.map((e) => e.id),
+          );
           await markRefused(tx, refused);
           // At-least-once, as real providers: now and then an event arrives a second time.
           const twice = delivered.filter(() => random() < duplicateRate);

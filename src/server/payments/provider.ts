@@ -89,7 +89,14 @@ export class SimulatedProvider implements PaymentProvider {
       }
       const status = request.amountCents > (this.options.declineAboveCents ?? DECLINE_ABOVE_CENTS) ? ChargeStatus.FAILED : ChargeStatus.SUCCEEDED;
       const created = await tx.providerCharge.create({
-        data: { id: chargeId, idempotencyKey: request.idempotencyKey, reference: request.reference, amountCents: request.amountCents, currency: request.currency, status },
+        data: {
+          id: chargeId,
+          idempotencyKey: request.idempotencyKey,
+          reference: request.reference,
+          amountCents: request.amountCents,
+          currency: request.currency,
+          status,
+        },
       });
       const charge = { ...toCharge(created), replayed: false };
       await tx.providerEvent.create({

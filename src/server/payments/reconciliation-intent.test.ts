@@ -25,10 +25,25 @@ describe("orders that share an intent", () => {
     // intentKey NULL, as the migration leaves duplicates), charged under the old per-order key.
     const chargeId = newProviderId("ch");
     const duplicate = await t.db.order.create({
-      data: { tenantId: "acme", userId: original.userId, totalCents: original.totalCents, currency: "EUR", idempotencyKey: first.key, status: "PAID", chargeId },
+      data: {
+        tenantId: "acme",
+        userId: original.userId,
+        totalCents: original.totalCents,
+        currency: "EUR",
+        idempotencyKey: first.key,
+        status: "PAID",
+        chargeId,
+      },
     });
     await t.db.providerCharge.create({
-      data: { id: chargeId, idempotencyKey: `acme:${duplicate.id}:${first.key}`, reference: duplicate.id, amountCents: original.totalCents, currency: "EUR", status: "SUCCEEDED" },
+      data: {
+        id: chargeId,
+        idempotencyKey: `acme:${duplicate.id}:${first.key}`,
+        reference: duplicate.id,
+        amountCents: original.totalCents,
+        currency: "EUR",
+        status: "SUCCEEDED",
+      },
     });
 
     // Each order has exactly its one charge of the right amount: only the intent tells.

@@ -33,9 +33,7 @@ describe("reconciliation", () => {
 
     const run = await runReconciliation(t.db);
     expect(run.recorded).toBe(1);
-    expect(run.findings).toEqual([
-      expect.objectContaining({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId, chargeIds: [first.id, planted.id].sort() }),
-    ]);
+    expect(run.findings).toEqual([expect.objectContaining({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId, chargeIds: [first.id, planted.id].sort() })]);
     expect(await runReconciliation(t.db)).toMatchObject({ recorded: 0 });
     const stored = await t.db.reconciliationFinding.findMany();
     expect(stored).toHaveLength(1);

@@ -84,7 +84,9 @@ async function paidOrdersWithoutCharge(db: Db): Promise<Finding[]> {
 
 /** The provider charged another amount (or currency) than the order's total. */
 async function amountMismatches(db: Db): Promise<Finding[]> {
-  const rows = await db.$queryRaw<{ orderId: string; chargeId: string; totalCents: number; amountCents: number; orderCurrency: string; chargeCurrency: string }[]>`
+  const rows = await db.$queryRaw<
+    { orderId: string; chargeId: string; totalCents: number; amountCents: number; orderCurrency: string; chargeCurrency: string }[]
+  >`
     SELECT o."id"::text AS "orderId", c."id" AS "chargeId", o."totalCents", c."amountCents",
            o."currency" AS "orderCurrency", c."currency" AS "chargeCurrency"
     FROM "ProviderCharge" c JOIN "Order" o ON o."id"::text = c."reference"

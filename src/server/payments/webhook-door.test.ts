@@ -23,7 +23,12 @@ const NOW = 1_900_000_000; // unix seconds: a literal clock for the tolerance
 async function pendingEvent() {
   const order = await placeTestOrder(t.db);
   const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
-  const charge = await new SimulatedProvider(t.db).charge({ idempotencyKey: outbox.idempotencyKey, reference: order.orderId, amountCents: order.totalCents, currency: "EUR" });
+  const charge = await new SimulatedProvider(t.db).charge({
+    idempotencyKey: outbox.idempotencyKey,
+    reference: order.orderId,
+    amountCents: order.totalCents,
+    currency: "EUR",
+  });
   const event = await t.db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
   const body: ProviderEventBody = { id: event.id, type: event.type as ProviderEventBody["type"], data: event.payload as ProviderEventBody["data"] };
   return { orderId: order.orderId, eventId: event.id, raw: JSON.stringify(body) };
@@ -75,7 +80,9 @@ describe("the provider's HTTP delivery", () => {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
-      const answer = await webhookResponse(t.db, new Request(`http://localhost${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) }), { secret: SECRET });
+      const answer = await webhookResponse(t.db, new Request(`http://localhost${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) }), {
+        secret: SECRET,
+      });
       res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text());
     }
     const server = http.createServer((req, res) => void serve(req, res));

@@ -24,7 +24,12 @@ function post(body: unknown): Promise<Response> {
 async function chargedOrder(overrides: { sku?: string; quantity?: number } = {}) {
   const order = await placeTestOrder(t.db, overrides);
   const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
-  const charge = await new SimulatedProvider(t.db).charge({ idempotencyKey: outbox.idempotencyKey, reference: order.orderId, amountCents: order.totalCents, currency: "EUR" });
+  const charge = await new SimulatedProvider(t.db).charge({
+    idempotencyKey: outbox.idempotencyKey,
+    reference: order.orderId,
+    amountCents: order.totalCents,
+    currency: "EUR",
+  });
   const event = await t.db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
   const body: ProviderEventBody = { id: event.id, type: event.type as ProviderEventBody["type"], data: event.payload as ProviderEventBody["data"] };
   return { ...order, charge, body };
@@ -88,7 +93,11 @@ describe("orders never move backwards", () => {
 
 describe("refusals", () => {
   it("an event the provider never sent is 404 and occupies no key", async () => {
-    const res = await post({ id: "evt_deadbeef", type: "charge.succeeded", data: { chargeId: "ch_x", reference: "x", amountCents: 1, currency: "EUR", status: "SUCCEEDED" } });
+    const res = await post({
+      id: "evt_deadbeef",
+      type: "charge.succeeded",
+      data: { chargeId: "ch_x", reference: "x", amountCents: 1, currency: "EUR", status: "SUCCEEDED" },
+    });
     expect(res.status).toBe(404);
     expect(await t.db.idempotencyKey.count({ where: { scope: WEBHOOK_SCOPE, key: "evt_deadbeef" } })).toBe(0);
   });

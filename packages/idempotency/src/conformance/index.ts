@@ -27,8 +27,7 @@ const retryAfter = (a: Answer) => Number(a.headers.get("retry-after"));
 export function runConformance(target: ConformanceTarget): void {
   const { send } = target;
   const stateOf = (key: string, caller: 0 | 1 = 0) => keyState(target.databaseUrl, target.scopes[caller], key);
-  const processing = (key: string) =>
-    vi.waitFor(async () => expect((await stateOf(key))?.status).toBe("PROCESSING"), { timeout: 10_000, interval: 20 });
+  const processing = (key: string) => vi.waitFor(async () => expect((await stateOf(key))?.status).toBe("PROCESSING"), { timeout: 10_000, interval: 20 });
 
   describe(`idempotency conformance: ${target.name}`, () => {
     describe("the key", () => {

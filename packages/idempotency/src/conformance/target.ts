@@ -80,7 +80,10 @@ export interface KeyState {
 
 export async function keyState(url: string, scope: string, key: string): Promise<KeyState | null> {
   return withDatabase(url, async (c) => {
-    const { rows } = await c.query<KeyState>(`SELECT "status"::text AS "status", "attempts" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [scope, key]);
+    const { rows } = await c.query<KeyState>(`SELECT "status"::text AS "status", "attempts" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [
+      scope,
+      key,
+    ]);
     return rows[0] ?? null;
   });
 }
@@ -88,5 +91,7 @@ export async function keyState(url: string, scope: string, key: string): Promise
 /** As if time passed: the key's lease ("lease") or its retention ("retention") ended a second ago. */
 export async function age(url: string, scope: string, key: string, what: "lease" | "retention"): Promise<void> {
   const column = what === "lease" ? "leaseExpiresAt" : "expiresAt";
-  await withDatabase(url, (c) => c.query(`UPDATE "IdempotencyKey" SET "${column}" = now() - interval '1 second' WHERE "scope" = $1 AND "key" = $2`, [scope, key]));
+  await withDatabase(url, (c) =>
+    c.query(`UPDATE "IdempotencyKey" SET "${column}" = now() - interval '1 second' WHERE "scope" = $1 AND "key" = $2`, [scope, key]),
+  );
 }

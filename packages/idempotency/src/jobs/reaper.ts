@@ -24,10 +24,7 @@ const DELETE_BATCH = lockedBatchDelete(
   `1 AS "one"`,
 );
 
-export async function reapExpiredKeys(
-  run: SqlRunner,
-  options: { batchSize?: number; maxBatches?: number } = {},
-): Promise<ReaperResult> {
+export async function reapExpiredKeys(run: SqlRunner, options: { batchSize?: number; maxBatches?: number } = {}): Promise<ReaperResult> {
   const batchSize = options.batchSize ?? REAPER_BATCH_SIZE;
   const maxBatches = options.maxBatches ?? REAPER_MAX_BATCHES;
   let deleted = 0;

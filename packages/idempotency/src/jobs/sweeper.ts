@@ -25,8 +25,7 @@ export interface SweeperResult {
   keys: SweptKey[];
 }
 
-const stuckFor = (table: string) =>
-  `${table}"status" = 'PROCESSING' AND ${table}"leaseExpiresAt" < now() - make_interval(secs => $2::float8)`;
+const stuckFor = (table: string) => `${table}"status" = 'PROCESSING' AND ${table}"leaseExpiresAt" < now() - make_interval(secs => $2::float8)`;
 const SWEEP = lockedBatchDelete(
   `SELECT "id" FROM "IdempotencyKey" WHERE (SELECT "locked" FROM "lock") AND ${stuckFor("")}
    ORDER BY "leaseExpiresAt" LIMIT $3 FOR UPDATE SKIP LOCKED`,

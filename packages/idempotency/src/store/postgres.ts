@@ -7,16 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import * as SQL from "./sql.js";
-import type {
-  FinalStatus,
-  IdempotencyStore,
-  KeyRecord,
-  PrismaLike,
-  ReserveRequest,
-  ReserveResult,
-  SqlTransaction,
-  StoredResponse,
-} from "./types.js";
+import type { FinalStatus, IdempotencyStore, KeyRecord, PrismaLike, ReserveRequest, ReserveResult, SqlTransaction, StoredResponse } from "./types.js";
 
 /** Runs one statement outside any transaction. */
 export interface SqlRunner {

@@ -18,7 +18,8 @@ const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
 const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections", "TransactionAlreadyClosed"]);
 
 /** pg and the pool say these in words only. */
-const MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Connection ended unexpectedly|Client has encountered a connection error|server closed the connection|Cannot use a pool after calling end|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
+const MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Connection ended unexpectedly|Client has encountered a connection error|server closed the connection|Cannot use a pool after calling end|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
 
 function looksUnavailable(error: Record<string, unknown>): boolean {
   const code = typeof error.code === "string" ? error.code : undefined;

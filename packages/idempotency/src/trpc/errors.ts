@@ -25,7 +25,10 @@ export function reasonOf(error: TRPCError): string | undefined {
 
 /** Carries a stored failure's reason as the cause of the rebuilt error. */
 class StoredFailure extends Error {
-  constructor(readonly reason: string | undefined, message: string) {
+  constructor(
+    readonly reason: string | undefined,
+    message: string,
+  ) {
     super(message);
     this.name = "StoredFailure";
   }

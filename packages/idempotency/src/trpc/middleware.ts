@@ -54,7 +54,12 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(op
     if (opts.type !== "mutation") throw new Error(`idempotency applies to mutations only (${path} is a ${opts.type})`);
     const http = options.http(ctx);
     if (http.batchSize > 1) {
-      throw toTRPCError(new IdempotencyError(Reason.BATCH_NOT_ALLOWED, "A batch of mutations cannot be idempotent: send each mutation on its own, with its own Idempotency-Key"));
+      throw toTRPCError(
+        new IdempotencyError(
+          Reason.BATCH_NOT_ALLOWED,
+          "A batch of mutations cannot be idempotent: send each mutation on its own, with its own Idempotency-Key",
+        ),
+      );
     }
     const parsed = parseIdempotencyKey(http.header(Header.KEY));
     if (!parsed.ok) throw toTRPCError(new IdempotencyError(parsed.reason, parsed.message));

@@ -10,8 +10,7 @@ export interface Request {
 }
 
 export type KeyState =
-  | { status: "processing"; fp: string; leaseLive: boolean }
-  | { status: "completed" | "failed"; fp: string; answer: { status: number; body: unknown } };
+  { status: "processing"; fp: string; leaseLive: boolean } | { status: "completed" | "failed"; fp: string; answer: { status: number; body: unknown } };
 
 export interface Model {
   keys: Map<string, KeyState>;

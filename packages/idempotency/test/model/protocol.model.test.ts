@@ -42,7 +42,11 @@ async function observe(r: Real): Promise<{ keys: Record<string, string>; effects
       SELECT "status"::text AS "status", coalesce("leaseExpiresAt" > now(), false) AS "live", "responseStatus"
       FROM "IdempotencyKey" WHERE "scope" = ${SCOPE} AND "key" = ${keyOf(r, key)}`;
     const row = rows[0];
-    keys[key] = !row ? "absent" : row.status === "PROCESSING" ? `processing:${row.live ? "live" : "expired"}` : `${row.status.toLowerCase()}:${row.responseStatus}`;
+    keys[key] = !row
+      ? "absent"
+      : row.status === "PROCESSING"
+        ? `processing:${row.live ? "live" : "expired"}`
+        : `${row.status.toLowerCase()}:${row.responseStatus}`;
     const [n] = await r.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS "n" FROM "TestEffect" WHERE "value" LIKE ${`${r.prefix}-${key}-%`}`;
     effects[key] = n!.n;
   }
@@ -73,7 +77,10 @@ function checkAnswer(m: Model, req: Request, answer: Answer): void {
 }
 
 class SendCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly req: Request, readonly answerLost: boolean) {}
+  constructor(
+    readonly req: Request,
+    readonly answerLost: boolean,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const answer = await send(r, this.req);
@@ -113,8 +120,12 @@ class CrashBeforeCommitCommand implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     const { config, store } = engineFor(r.db).deps;
     const reserved = await store.reserve({
-      scope: SCOPE, key: keyOf(r, this.req.key), procedure: OPERATION,
-      fingerprint: fingerprint(OPERATION, inputOf(r, this.req)), leaseMs: config.leaseMs, ttlSeconds: config.ttlSeconds,
+      scope: SCOPE,
+      key: keyOf(r, this.req.key),
+      procedure: OPERATION,
+      fingerprint: fingerprint(OPERATION, inputOf(r, this.req)),
+      leaseMs: config.leaseMs,
+      ttlSeconds: config.ttlSeconds,
     });
     expect(reserved.reserved).toBe(true);
     m.keys.set(this.req.key, { status: "processing", fp: `${this.req.variant}:${this.req.mode}`, leaseLive: true });
@@ -148,7 +159,10 @@ class ExpireLeaseCommand implements fc.AsyncCommand<Model, Real> {
 
 /** The operator's bust or release (engine.removeKey, as an admin procedure calls it): allowed on finished (bust) or stuck keys only. */
 class RemoveCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly key: Key, readonly verb: "bust" | "release") {}
+  constructor(
+    readonly key: Key,
+    readonly verb: "bust" | "release",
+  ) {}
   check = (m: Readonly<Model>) => m.keys.has(this.key);
   async run(m: Model, r: Real): Promise<void> {
     const id = await keyRowId(r, this.key);
@@ -222,18 +236,41 @@ describe("the protocol against its model", () => {
   // Shrunk counterexamples, kept as regression tests: each once failed against a wrong model or
   // engine, and runs on every suite whatever the random streams reach.
   const regressions: [string, () => fc.AsyncCommand<Model, Real>[]][] = [
-    ["a retry while the crashed request's lease lives is told to wait", () => [
-      new CrashBeforeCommitCommand({ key: "k2", variant: "a", mode: "ok" }), new RetryInFlightCommand("k2")]],
-    ["a retry after the lease expired takes the key over and executes once", () => [
-      new CrashBeforeCommitCommand({ key: "k0", variant: "a", mode: "ok" }), new ExpireLeaseCommand("k0"),
-      new RetryInFlightCommand("k0"), new SendCommand({ key: "k0", variant: "a", mode: "ok" }, false)]],
-    ["a duplicate of a crashed request waits; after the sweep it runs anew", () => [
-      new CrashBeforeCommitCommand({ key: "k1", variant: "b", mode: "ok" }), new DuplicateCommand({ key: "k1", variant: "b", mode: "ok" }),
-      new ExpireLeaseCommand("k1"), new SweepCommand(), new DuplicateCommand({ key: "k1", variant: "b", mode: "ok" })]],
-    ["a bust lets the key run again; another input after it is a new request", () => [
-      new SendCommand({ key: "k0", variant: "a", mode: "ok" }, true), new RemoveCommand("k0", "bust"),
-      new SendCommand({ key: "k0", variant: "b", mode: "deterministic" }, false), new SendCommand({ key: "k0", variant: "a", mode: "ok" }, false),
-      new RemoveCommand("k0", "release"), new ReapCommand("k0"), new SendCommand({ key: "k0", variant: "a", mode: "ok" }, false)]],
+    [
+      "a retry while the crashed request's lease lives is told to wait",
+      () => [new CrashBeforeCommitCommand({ key: "k2", variant: "a", mode: "ok" }), new RetryInFlightCommand("k2")],
+    ],
+    [
+      "a retry after the lease expired takes the key over and executes once",
+      () => [
+        new CrashBeforeCommitCommand({ key: "k0", variant: "a", mode: "ok" }),
+        new ExpireLeaseCommand("k0"),
+        new RetryInFlightCommand("k0"),
+        new SendCommand({ key: "k0", variant: "a", mode: "ok" }, false),
+      ],
+    ],
+    [
+      "a duplicate of a crashed request waits; after the sweep it runs anew",
+      () => [
+        new CrashBeforeCommitCommand({ key: "k1", variant: "b", mode: "ok" }),
+        new DuplicateCommand({ key: "k1", variant: "b", mode: "ok" }),
+        new ExpireLeaseCommand("k1"),
+        new SweepCommand(),
+        new DuplicateCommand({ key: "k1", variant: "b", mode: "ok" }),
+      ],
+    ],
+    [
+      "a bust lets the key run again; another input after it is a new request",
+      () => [
+        new SendCommand({ key: "k0", variant: "a", mode: "ok" }, true),
+        new RemoveCommand("k0", "bust"),
+        new SendCommand({ key: "k0", variant: "b", mode: "deterministic" }, false),
+        new SendCommand({ key: "k0", variant: "a", mode: "ok" }, false),
+        new RemoveCommand("k0", "release"),
+        new ReapCommand("k0"),
+        new SendCommand({ key: "k0", variant: "a", mode: "ok" }, false),
+      ],
+    ],
   ];
   it.each(regressions)("regression: %s", async (_name, cmds) => {
     await fc.asyncModelRun(() => ({ model: { keys: new Map(), effects: new Map() }, real: realFor() }), cmds());

@@ -170,7 +170,13 @@ export const trpcEntry: EntryPoint = {
     });
     const text = await res.text();
     const json = JSON.parse(text) as { result?: { data: unknown }; error?: unknown };
-    return { status: res.status, body: res.ok ? json.result!.data : json.error, text, replayed: res.headers.get("idempotent-replayed") === "true", headers: res.headers };
+    return {
+      status: res.status,
+      body: res.ok ? json.result!.data : json.error,
+      text,
+      replayed: res.headers.get("idempotent-replayed") === "true",
+      headers: res.headers,
+    };
   },
 };
 

@@ -15,7 +15,11 @@ import { appRouter } from "../root";
 const t = useTestDatabase({ poolMax: 4 });
 
 interface TrpcError {
-  error: { message: string; code: number; data: { code: string; httpStatus: number; path?: string; reason?: string; zodError?: { formErrors: string[]; fieldErrors: Record<string, string[]> } } };
+  error: {
+    message: string;
+    code: number;
+    data: { code: string; httpStatus: number; path?: string; reason?: string; zodError?: { formErrors: string[]; fieldErrors: Record<string, string[]> } };
+  };
 }
 
 /** A request exactly as given (for malformed JSON, which callTrpc cannot send). */
@@ -57,7 +61,16 @@ beforeAll(async () => {
         idempotencyKey: `seed-${tenant}-${day}`,
         createdAt: new Date(`2026-11-0${day}T10:00:00.000Z`),
         items: {
-          create: [{ productId: product.id, sku: product.sku, name: product.name, unitPriceCents: product.priceCents, quantity: 2, lineTotalCents: 2 * product.priceCents }],
+          create: [
+            {
+              productId: product.id,
+              sku: product.sku,
+              name: product.name,
+              unitPriceCents: product.priceCents,
+              quantity: 2,
+              lineTotalCents: 2 * product.priceCents,
+            },
+          ],
         },
       },
     });
@@ -143,7 +156,10 @@ describe("authentication and roles", () => {
     ["another scheme", { headers: { authorization: "Basic YWNtZTpwdw==" } }],
     ["a forged cookie", { headers: { cookie: `${SESSION_COOKIE}=00000000-0000-4000-8000-000000000000.9999999999.forged` } }],
   ])("%s is 401 on tenant procedures", async (_, credentials) => {
-    for (const [path, input] of [["orders.list", undefined], ["orders.byId", { id: randomUUID() }]] as const) {
+    for (const [path, input] of [
+      ["orders.list", undefined],
+      ["orders.byId", { id: randomUUID() }],
+    ] as const) {
       const res = await callTrpc<TrpcError>(t.db, { path, method: "GET", input, ...credentials });
       expect(res.status, path).toBe(401);
       expect(res.json.error.data.code).toBe("UNAUTHORIZED");
@@ -157,7 +173,11 @@ describe("authentication and roles", () => {
   });
 
   it("a tenant token on admin procedures is 403; no token is 401; the admin's is 200", async () => {
-    for (const [path, input] of [["admin.stats", undefined], ["admin.keys.list", {}], ["admin.audit.list", {}]] as const) {
+    for (const [path, input] of [
+      ["admin.stats", undefined],
+      ["admin.keys.list", {}],
+      ["admin.audit.list", {}],
+    ] as const) {
       const tenant = await callTrpc<TrpcError>(t.db, { path, method: "GET", input, token: TOKENS.acme });
       expect(tenant.status, path).toBe(403);
       expect(tenant.json.error.data.code).toBe("FORBIDDEN");
@@ -225,7 +245,11 @@ describe("bad input is a 400 with the zod issue, never a 500", () => {
     expect(query.status).toBe(400);
     expect(query.json.error.data.code).toBe("BAD_REQUEST");
     expect(query.json.error.message).toMatch(/JSON/);
-    const mutation = await rawTrpc(t.db, "checkout.placeOrder", { method: "POST", body: '{"items": [', headers: { authorization: `Bearer ${TOKENS.acme}`, "idempotency-key": "k1" } });
+    const mutation = await rawTrpc(t.db, "checkout.placeOrder", {
+      method: "POST",
+      body: '{"items": [',
+      headers: { authorization: `Bearer ${TOKENS.acme}`, "idempotency-key": "k1" },
+    });
     expect(mutation.status).toBe(400);
     expect(mutation.json.error.data.code).toBe("BAD_REQUEST");
     expect(mutation.json.error.message).toMatch(/JSON/);
@@ -233,10 +257,14 @@ describe("bad input is a 400 with the zod issue, never a 500", () => {
 
   // Every procedure the app serves, found in the router itself, so a new one is covered the day
   // it is added: garbage JSON and a wrong-typed input are 400 for each, and nothing is recorded.
-  const procedures = Object.entries((appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string; inputs: unknown[] } }> } })._def.procedures);
+  const procedures = Object.entries(
+    (appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string; inputs: unknown[] } }> } })._def.procedures,
+  );
 
   it("covers every procedure of the app router", () => {
-    expect(procedures.map(([path]) => path)).toEqual(expect.arrayContaining(["catalog.list", "orders.list", "orders.byId", "session.me", "checkout.placeOrder"]));
+    expect(procedures.map(([path]) => path)).toEqual(
+      expect.arrayContaining(["catalog.list", "orders.list", "orders.byId", "session.me", "checkout.placeOrder"]),
+    );
   });
 
   it.each(procedures.map(([path, p]) => [path, p._def.type, p._def.inputs.length > 0] as const))("%s (%s)", async (path, type, hasInput) => {

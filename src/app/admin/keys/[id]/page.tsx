@@ -13,7 +13,13 @@ function decodeSegment(segment: string): string {
 }
 
 /** /admin/keys/<row id or key value>[?tenant=<tenant>] */
-export default async function AdminKeyPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<{ tenant?: string | string[] }> }) {
+export default async function AdminKeyPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<{ tenant?: string | string[] }>;
+}) {
   const [{ id }, query] = await Promise.all([params, searchParams]);
   const tenant = typeof query.tenant === "string" && query.tenant.trim() ? query.tenant.trim() : undefined;
   return <KeyRef value={decodeSegment(id)} tenant={tenant} />;

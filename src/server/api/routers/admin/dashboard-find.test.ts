@@ -24,7 +24,11 @@ describe("admin.keys.search: a key by its value", () => {
     await insertKey(t.db, { scope: "acme", key: "order-7f3a-retry" });
     await insertKey(t.db, { scope: "acme", key: "order-7f4b" });
     const exact = await query("admin.keys.search", { q: "order-7f3a" });
-    expect(exact.items.map((i: { tenant: string; key: string }) => `${i.tenant}/${i.key}`)).toEqual(["acme/order-7f3a", "globex/order-7f3a", "acme/order-7f3a-retry"]);
+    expect(exact.items.map((i: { tenant: string; key: string }) => `${i.tenant}/${i.key}`)).toEqual([
+      "acme/order-7f3a",
+      "globex/order-7f3a",
+      "acme/order-7f3a-retry",
+    ]);
     expect(keysOf((await query("admin.keys.search", { q: "order-7f3a", tenant: "globex" })).items)).toEqual(["order-7f3a"]);
     expect((await query("admin.keys.search", { q: "order-7f" })).items).toHaveLength(4);
     expect((await query("admin.keys.search", { q: "order-7f", limit: 2 })).more).toBe(true);
@@ -86,4 +90,3 @@ describe("admin.keys.list: procedure by prefix", () => {
     expect(row.leaseRemainingMs).toBeGreaterThan(-240_000);
   });
 });
-

@@ -28,7 +28,11 @@ async function insertStuck(scope: string, prefix: string, n: number, procedure =
 describe("admin.keys.releaseStuck: the stuck leases a filter selects", () => {
   const releaseAll = (input: Record<string, unknown>, key?: string) => mutate("admin.keys.releaseStuck", { reason: "instance b7 died", ...input }, key);
   const stuckLeft = async (scope: string) =>
-    (await t.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM "IdempotencyKey" WHERE "scope" = ${scope} AND "status" = 'PROCESSING' AND "leaseExpiresAt" <= now()`)[0]!.n;
+    (
+      await t.db.$queryRaw<
+        { n: number }[]
+      >`SELECT count(*)::int AS n FROM "IdempotencyKey" WHERE "scope" = ${scope} AND "status" = 'PROCESSING' AND "leaseExpiresAt" <= now()`
+    )[0]!.n;
 
   it("releases in bounded batches, audits each key with the one reason, and leaves live and finished keys", async () => {
     await insertStuck("bulk", "dead", 505);
@@ -47,7 +51,14 @@ describe("admin.keys.releaseStuck: the stuck leases a filter selects", () => {
     expect(new Set(audit.map((a) => a.targetKey)).size).toBe(505);
     expect(audit.every((a) => a.reason === "instance b7 died" && a.actor === "admin@example.com")).toBe(true);
     const one = audit.find((a) => a.targetKey === "dead-7")!;
-    expect(one.details).toMatchObject({ tenant: "bulk", key: "dead-7", procedure: "checkout.placeOrder", status: "PROCESSING", leaseState: "expired", attempts: 1 });
+    expect(one.details).toMatchObject({
+      tenant: "bulk",
+      key: "dead-7",
+      procedure: "checkout.placeOrder",
+      status: "PROCESSING",
+      leaseState: "expired",
+      attempts: 1,
+    });
     // The key's timeline reads the bulk entry like a single release.
     const { timeline } = await query("admin.keys.byId", { id: one.targetId });
     expect(timeline.map((e: { kind: string }) => e.kind)).toEqual(["reserved", "released"]);
@@ -95,8 +106,19 @@ describe("admin.audit.list filters", () => {
     const b = await insertKey(t.db, { scope: "audit-f", key: "audited-b", status: "PROCESSING", leaseSeconds: -60 });
     expect((await mutate("admin.keys.bust", { id: a.id, reason: "filter test a" })).status).toBe(200);
     expect((await mutate("admin.keys.release", { id: b.id, reason: "filter test b" })).status).toBe(200);
-    await t.db.auditEntry.create({ data: { actor: "someone@else.example", action: "key.bust", targetType: "IdempotencyKey", targetId: randomUUID(), targetScope: "audit-f", targetKey: "audited-c", reason: "by another" } });
-    const list = async (input: Record<string, unknown>) => (await query("admin.audit.list", { tenant: "audit-f", ...input })).items as { targetKey: string; action: string }[];
+    await t.db.auditEntry.create({
+      data: {
+        actor: "someone@else.example",
+        action: "key.bust",
+        targetType: "IdempotencyKey",
+        targetId: randomUUID(),
+        targetScope: "audit-f",
+        targetKey: "audited-c",
+        reason: "by another",
+      },
+    });
+    const list = async (input: Record<string, unknown>) =>
+      (await query("admin.audit.list", { tenant: "audit-f", ...input })).items as { targetKey: string; action: string }[];
     expect((await list({ key: "audited-a" })).map((e) => [e.targetKey, e.action])).toEqual([["audited-a", "key.bust"]]);
     expect((await list({ action: "key.release" })).map((e) => e.targetKey)).toEqual(["audited-b"]);
     expect((await list({ actor: "someone@else.example" })).map((e) => e.targetKey)).toEqual(["audited-c"]);
@@ -111,7 +133,14 @@ describe("admin.keys.byId: the timeline", () => {
     // The history as it happened, at literal times: the bust at 11:00, the value used again at 12:00,
     // taken over twice (the last time 30 s before its lease ended two minutes ago).
     await t.db.auditEntry.updateMany({ where: { targetId: first.id }, data: { createdAt: new Date("2026-11-01T11:00:00Z") } });
-    const second = await insertKey(t.db, { scope: "tl", key: "tl-1", status: "PROCESSING", leaseSeconds: -120, attempts: 3, createdAt: "2026-11-01T12:00:00Z" });
+    const second = await insertKey(t.db, {
+      scope: "tl",
+      key: "tl-1",
+      status: "PROCESSING",
+      leaseSeconds: -120,
+      attempts: 3,
+      createdAt: "2026-11-01T12:00:00Z",
+    });
     await t.db.$executeRaw`UPDATE "IdempotencyKey" SET "updatedAt" = "leaseExpiresAt" - interval '30 seconds' WHERE "id" = ${second.id}::uuid`;
     const { timeline } = await query("admin.keys.byId", { id: second.id });
     expect(timeline.map((e: { kind: string; rowId: string }) => `${e.kind}:${e.rowId === first.id ? 1 : 2}`)).toEqual([

@@ -22,7 +22,9 @@ describe("admin.keys.list", () => {
     ids.k1 = (await insertKey(t.db, { key: "k1", scope: "acme", status: "COMPLETED", createdAt: "2026-11-01T10:00:01Z" })).id;
     ids.k2 = (await insertKey(t.db, { key: "k2", scope: "globex", status: "FAILED", createdAt: "2026-11-01T10:00:02Z" })).id;
     ids.k3 = (await insertKey(t.db, { key: "k3", scope: "acme", status: "PROCESSING", leaseSeconds: -10, createdAt: "2026-11-01T10:00:03Z" })).id;
-    ids.k4 = (await insertKey(t.db, { key: "k4", scope: "acme", status: "PROCESSING", leaseSeconds: 60, procedure: "orders.cancel", createdAt: "2026-11-01T10:00:04Z" })).id;
+    ids.k4 = (
+      await insertKey(t.db, { key: "k4", scope: "acme", status: "PROCESSING", leaseSeconds: 60, procedure: "orders.cancel", createdAt: "2026-11-01T10:00:04Z" })
+    ).id;
     ids.k5 = (await insertKey(t.db, { key: "k5", scope: "globex", status: "COMPLETED", createdAt: "2026-11-01T10:00:05Z" })).id;
   });
 
@@ -72,9 +74,21 @@ describe("admin.keys.list", () => {
   it("shows a key's detail and, after a bust, its audit trail", async () => {
     const k = await insertKey(t.db, { key: "detail", responseBody: { order: { id: "ord_9" } } });
     const detail = await query("admin.keys.byId", { id: k.id });
-    expect(detail.json.result.data.key).toMatchObject({ key: "detail", fingerprint: "f".repeat(64), responseStatus: 200, responseBody: '{"order":{"id":"ord_9"}}', leaseToken: null });
+    expect(detail.json.result.data.key).toMatchObject({
+      key: "detail",
+      fingerprint: "f".repeat(64),
+      responseStatus: 200,
+      responseBody: '{"order":{"id":"ord_9"}}',
+      leaseToken: null,
+    });
     expect(detail.json.result.data.audit).toEqual([]);
-    const bust = await callTrpc(t.db, { path: "admin.keys.bust", input: { id: k.id, reason: "testing the trail" }, token: TOKENS.admin, key: randomUUID(), method: "POST" });
+    const bust = await callTrpc(t.db, {
+      path: "admin.keys.bust",
+      input: { id: k.id, reason: "testing the trail" },
+      token: TOKENS.admin,
+      key: randomUUID(),
+      method: "POST",
+    });
     expect(bust.status).toBe(200);
     const after = await query("admin.keys.byId", { id: k.id });
     expect(after.json.result.data.key).toBeNull();
@@ -99,7 +113,9 @@ describe("admin.outbox", () => {
     expect(res.json.result.data).toMatchObject({ status: "PENDING", previousAttempts: 8 });
     expect(await t.db.outboxMessage.findUnique({ where: { id: dead.id } })).toMatchObject({ status: "PENDING", attempts: 0, lockedUntil: null });
     const audit = await t.db.auditEntry.findMany({ where: { targetType: "OutboxMessage", targetId: dead.id } });
-    expect(audit).toMatchObject([{ action: "outbox.retry", reason: "provider is back up", actor: "admin@example.com", details: { before: { status: "DEAD", attempts: 8 } } }]);
+    expect(audit).toMatchObject([
+      { action: "outbox.retry", reason: "provider is back up", actor: "admin@example.com", details: { before: { status: "DEAD", attempts: 8 } } },
+    ]);
   });
 
   it("refuses a row that is not dead-lettered (412) or unknown (404)", async () => {

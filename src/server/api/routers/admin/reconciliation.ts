@@ -44,4 +44,3 @@ export const listReconciliationProcedure = adminProcedure.input(listReconciliati
     nextCursor,
   };
 });
-

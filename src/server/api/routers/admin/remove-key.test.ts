@@ -18,7 +18,10 @@ const release = (id: string, reason = "worker crashed mid-request", key: string 
 const row = (id: string) => t.db.idempotencyKey.findUnique({ where: { id } });
 const auditOf = (id: string) => t.db.auditEntry.findMany({ where: { targetType: "IdempotencyKey", targetId: id } });
 const pendingCount = (scope: string, event: string) =>
-  engineFor(t.db).counters.snapshot().filter((c) => c.scope === scope && c.event === event).reduce((s, c) => s + c.count, 0);
+  engineFor(t.db)
+    .counters.snapshot()
+    .filter((c) => c.scope === scope && c.event === event)
+    .reduce((s, c) => s + c.count, 0);
 
 describe("admin.keys.bust", () => {
   it("removes a COMPLETED key, audits who/why/what was stored, and counts it", async () => {
@@ -81,10 +84,17 @@ describe("admin.keys.bust", () => {
       const pending = bust(k.id);
       // Wait until the bust's DELETE waits for that row lock (the only lock wait in this database),
       // then let the takeover commit.
-      await expect.poll(async () => {
-        const r = await other.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
-        return r.rows[0].n;
-      }, { timeout: 10_000, interval: 20 }).toBe(1);
+      await expect
+        .poll(
+          async () => {
+            const r = await other.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+            );
+            return r.rows[0].n;
+          },
+          { timeout: 10_000, interval: 20 },
+        )
+        .toBe(1);
       await other.query("COMMIT");
       const res = await pending;
       expect(res.status).toBe(412);
@@ -98,7 +108,9 @@ describe("admin.keys.bust", () => {
   it("lets the next request with the busted key execute anew", async () => {
     let runs = 0;
     const call = () =>
-      withIdempotency(engineFor(t.db), { scope: "acme", key: "order-intent-42", operation: "test.placeOrder", request: { sku: "MUG-001" } }, async () => ({ run: ++runs }));
+      withIdempotency(engineFor(t.db), { scope: "acme", key: "order-intent-42", operation: "test.placeOrder", request: { sku: "MUG-001" } }, async () => ({
+        run: ++runs,
+      }));
     expect(await call()).toMatchObject({ ok: true, replayed: false, body: { run: 1 } });
     expect(await call()).toMatchObject({ ok: true, replayed: true, body: { run: 1 } });
     const stored = await t.db.idempotencyKey.findUniqueOrThrow({ where: { scope_key: { scope: "acme", key: "order-intent-42" } } });
