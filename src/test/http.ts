@@ -40,3 +40,15 @@ export async function callTrpc<T = any>(
 }
 
 export const TOKENS = { acme: "acme_demo_token", globex: "globex_demo_token", admin: "admin_demo_token" } as const;
+
+/** The operator's calls, asserting success: `query` returns `result.data`, `mutate` the raw answer. */
+export function adminCalls(db: () => Db) {
+  return {
+    query: async <T = any>(path: string, input?: unknown, token: string = TOKENS.admin): Promise<T> => {
+      const res = await callTrpc<{ result: { data: T } }>(db(), { path, input, token, method: "GET" });
+      if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(res.json)}`);
+      return res.json.result.data;
+    },
+    mutate: (path: string, input: unknown, key: string = crypto.randomUUID()) => callTrpc(db(), { path, input, token: TOKENS.admin, key, method: "POST" }),
+  };
+}

@@ -7,6 +7,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { newIdempotencyKey } from "@/trpc/idempotency-link";
 import { errorText, REFRESH_MS } from "./ui";
+import { AuditReasonField } from "./AuditReasonField";
 
 type Progress =
   | { state: "idle" }
@@ -59,18 +60,7 @@ export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?
         released (a key a retry took over meanwhile is left alone) and written to the audit log with your reason.
       </p>
       <form className="row" onSubmit={run}>
-        <label style={{ flex: "1 1 16rem" }}>
-          Reason for the bulk release{" "}
-          <input
-            value={reason}
-            onChange={(e) => setReason(e.target.value)}
-            required
-            minLength={3}
-            maxLength={500}
-            style={{ width: "100%" }}
-            placeholder="Why (goes to the audit log)"
-          />
-        </label>
+        <AuditReasonField label="Reason for the bulk release" value={reason} onChange={setReason} flex="1 1 16rem" />
         <button type="submit" disabled={n === 0 || progress.state === "running"}>
           Release {n} stuck {n === 1 ? "lease" : "leases"}
         </button>

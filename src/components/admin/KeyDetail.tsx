@@ -9,6 +9,7 @@ import { errorText, formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge 
 import { useAdminAction } from "./useAdminAction";
 import { AuditTable } from "./AuditPanel";
 import { KeyTimeline } from "./KeyTimeline";
+import { AuditReasonField } from "./AuditReasonField";
 
 /** Facts wrap inside a 390 px screen: no default indent, and a long name breaks where it must. */
 const DD = { margin: 0, overflowWrap: "anywhere" } as const;
@@ -141,18 +142,7 @@ function RemoveKeyForm({ id, exists, status, leaseState }: { id: string; exists:
         {status === "PROCESSING" && leaseState === "live" && <strong> This key&apos;s lease is live right now.</strong>}
       </p>
       <form onSubmit={submit("bust")} className="row">
-        <label style={{ flex: 1 }}>
-          Reason{" "}
-          <input
-            value={reason}
-            onChange={(e) => setReason(e.target.value)}
-            required
-            minLength={3}
-            maxLength={500}
-            style={{ width: "100%" }}
-            placeholder="Why (goes to the audit log)"
-          />
-        </label>
+        <AuditReasonField label="Reason" value={reason} onChange={setReason} flex="1" />
         <button type="submit" disabled={disabled}>
           Bust key
         </button>

@@ -4,17 +4,12 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
-import { callTrpc, TOKENS } from "@/test/http";
+import { adminCalls, callTrpc, TOKENS } from "@/test/http";
 import { insertKey } from "./test-factory";
 
 const t = useTestDatabase();
 
-const query = async <T = any>(path: string, input?: unknown, token: string = TOKENS.admin) => {
-  const res = await callTrpc<{ result: { data: T } }>(t.db, { path, input, token, method: "GET" });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return res.json.result.data;
-};
-const mutate = (path: string, input: unknown, key: string = randomUUID()) => callTrpc(t.db, { path, input, token: TOKENS.admin, key, method: "POST" });
+const { query, mutate } = adminCalls(() => t.db);
 const keysOf = (items: { key: string }[]) => items.map((i) => i.key);
 
 describe("admin.keys.search: a key by its value", () => {

@@ -5,17 +5,12 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
-import { callTrpc, TOKENS } from "@/test/http";
+import { adminCalls, callTrpc, TOKENS } from "@/test/http";
 import { insertKey } from "./test-factory";
 
 const t = useTestDatabase();
 
-const query = async <T = any>(path: string, input?: unknown, token: string = TOKENS.admin) => {
-  const res = await callTrpc<{ result: { data: T } }>(t.db, { path, input, token, method: "GET" });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return res.json.result.data;
-};
-const mutate = (path: string, input: unknown, key: string = randomUUID()) => callTrpc(t.db, { path, input, token: TOKENS.admin, key, method: "POST" });
+const { query, mutate } = adminCalls(() => t.db);
 
 /** n stuck keys for `scope`, in one statement: "<prefix>-1" … "<prefix>-n". */
 async function insertStuck(scope: string, prefix: string, n: number, procedure = "checkout.placeOrder") {
