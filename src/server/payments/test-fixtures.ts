@@ -3,6 +3,8 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../db/client";
 import { callTrpc, TOKENS } from "../../test/http";
+import { SimulatedProvider } from "./provider";
+import type { ProviderEventBody } from "./webhook";
 
 export interface PlacedTestOrder {
   orderId: string;
@@ -34,4 +36,19 @@ export async function waitFor<T>(what: string, check: () => Promise<T | null | u
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** An order charged at the provider (the worker has not run): its event waits for delivery, with its body as the provider sends it. */
+export async function chargedTestOrder(db: Db, overrides: { sku?: string; quantity?: number } = {}) {
+  const order = await placeTestOrder(db, overrides);
+  const outbox = await db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
+  const charge = await new SimulatedProvider(db).charge({
+    idempotencyKey: outbox.idempotencyKey,
+    reference: order.orderId,
+    amountCents: order.totalCents,
+    currency: "EUR",
+  });
+  const event = await db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
+  const body: ProviderEventBody = { id: event.id, type: event.type as ProviderEventBody["type"], data: event.payload as ProviderEventBody["data"] };
+  return { ...order, charge, eventId: event.id, body };
 }

@@ -10,8 +10,7 @@ import { WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
 import { countingStream } from "../http/test-streams";
 import { DEMO_WEBHOOK_SECRET, paymentSettings, WEBHOOK_SCOPE } from "./config";
 import { httpSink } from "./event-dispatcher";
-import { SimulatedProvider } from "./provider";
-import { placeTestOrder } from "./test-fixtures";
+import { chargedTestOrder } from "./test-fixtures";
 import { webhookResponse, type ProviderEventBody } from "./webhook";
 import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
 
@@ -21,17 +20,8 @@ const NOW = 1_900_000_000; // unix seconds: a literal clock for the tolerance
 
 /** A charged order whose event has not been delivered: its raw event body, as the provider sends it. */
 async function pendingEvent() {
-  const order = await placeTestOrder(t.db);
-  const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
-  const charge = await new SimulatedProvider(t.db).charge({
-    idempotencyKey: outbox.idempotencyKey,
-    reference: order.orderId,
-    amountCents: order.totalCents,
-    currency: "EUR",
-  });
-  const event = await t.db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
-  const body: ProviderEventBody = { id: event.id, type: event.type as ProviderEventBody["type"], data: event.payload as ProviderEventBody["data"] };
-  return { orderId: order.orderId, eventId: event.id, raw: JSON.stringify(body) };
+  const { orderId, eventId, body } = await chargedTestOrder(t.db);
+  return { orderId, eventId, raw: JSON.stringify(body) };
 }
 
 function post(raw: string, signature: string | null) {

@@ -4,9 +4,8 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { WEBHOOK_SCOPE } from "./config";
 import { createEventDispatcher } from "./event-dispatcher";
-import { SimulatedProvider } from "./provider";
-import { placeTestOrder } from "./test-fixtures";
-import { handleProviderWebhook, webhookResponse, type ProviderEventBody } from "./webhook";
+import { chargedTestOrder } from "./test-fixtures";
+import { handleProviderWebhook, webhookResponse } from "./webhook";
 import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
 
 const t = useTestDatabase();
@@ -20,20 +19,7 @@ function post(body: unknown): Promise<Response> {
   return webhookResponse(t.db, new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw }), { secret: SECRET });
 }
 
-/** An order charged at the provider (the worker has not run): its event waits for delivery. */
-async function chargedOrder(overrides: { sku?: string; quantity?: number } = {}) {
-  const order = await placeTestOrder(t.db, overrides);
-  const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
-  const charge = await new SimulatedProvider(t.db).charge({
-    idempotencyKey: outbox.idempotencyKey,
-    reference: order.orderId,
-    amountCents: order.totalCents,
-    currency: "EUR",
-  });
-  const event = await t.db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
-  const body: ProviderEventBody = { id: event.id, type: event.type as ProviderEventBody["type"], data: event.payload as ProviderEventBody["data"] };
-  return { ...order, charge, body };
-}
+const chargedOrder = (overrides: { sku?: string; quantity?: number } = {}) => chargedTestOrder(t.db, overrides);
 
 describe("a webhook delivered three times", () => {
   it("changes the order once and gives three identical answers", async () => {
