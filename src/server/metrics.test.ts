@@ -5,7 +5,7 @@ import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
 import { engineFor } from "./engine";
 import { handleMetricsRequest } from "./metrics";
-import { insertKey, insertOutbox } from "./api/routers/admin/test-factory";
+import { insertKey, insertOutbox } from "../test/admin-factory";
 import { createSessionValue, SESSION_COOKIE } from "./auth/session";
 
 const t = useTestDatabase();

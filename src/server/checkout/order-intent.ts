@@ -3,7 +3,7 @@
 // the end of its retention, any loss). A re-execution finds the order its intent already made and
 // answers with it: no stock taken, no second outbox row, no second charge.
 import type { Tx } from "../db/client";
-import { orderSelect } from "../api/routers/orders";
+import { orderSelect } from "./order-select";
 import { checkoutError } from "./errors";
 import type { OrderLine } from "./input";
 import type { PlacedOrder } from "./place-order";

@@ -6,7 +6,7 @@
 // here: the outbox worker delivers it after commit.
 import type { Prisma } from "../../generated/prisma/client";
 import type { Tx } from "../db/client";
-import type { orderSelect } from "../api/routers/orders";
+import type { orderSelect } from "./order-select";
 import { PAYMENT_TOPIC, providerKeyFor, type PaymentPayload } from "../payments/outbox-message";
 import { checkoutError } from "./errors";
 import { mergeLines, type OrderLine } from "./input";

@@ -7,7 +7,7 @@ import { backoffMs } from "./backoff";
 import { DEFAULT_OUTBOX_CONFIG } from "./config";
 import { createOutboxWorker, type OutboxWorker } from "./outbox-worker";
 import { SimulatedProvider, type ChargeRequest, type PaymentProvider } from "./provider";
-import { placeTestOrder } from "./test-fixtures";
+import { placeTestOrder } from "../../test/payment-fixtures";
 
 const t = useTestDatabase();
 

@@ -6,7 +6,7 @@ import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "./outbox-worker";
 import { newProviderId, SimulatedProvider } from "./provider";
 import { runReconciliation } from "./reconciliation";
-import { placeTestOrder } from "./test-fixtures";
+import { placeTestOrder } from "../../test/payment-fixtures";
 import { handleProviderWebhook, type ProviderEventBody } from "./webhook";
 
 const t = useTestDatabase();

@@ -7,7 +7,7 @@ import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "./outbox-worker";
 import { newProviderId, SimulatedProvider } from "./provider";
 import { runReconciliation } from "./reconciliation";
-import { placeTestOrder } from "./test-fixtures";
+import { placeTestOrder } from "../../test/payment-fixtures";
 
 const t = useTestDatabase();
 

@@ -10,7 +10,7 @@ import { WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
 import { countingStream } from "../http/test-streams";
 import { DEMO_WEBHOOK_SECRET, paymentSettings, WEBHOOK_SCOPE } from "./config";
 import { httpSink } from "./event-dispatcher";
-import { chargedTestOrder } from "./test-fixtures";
+import { chargedTestOrder } from "../../test/payment-fixtures";
 import { webhookResponse, type ProviderEventBody } from "./webhook";
 import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { WEBHOOK_SCOPE } from "./config";
 import { createEventDispatcher } from "./event-dispatcher";
-import { chargedTestOrder } from "./test-fixtures";
+import { chargedTestOrder } from "../../test/payment-fixtures";
 import { handleProviderWebhook, webhookResponse } from "./webhook";
 import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
 

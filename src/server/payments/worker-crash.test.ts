@@ -6,7 +6,7 @@ import { once } from "node:events";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
-import { placeTestOrder, waitFor } from "./test-fixtures";
+import { placeTestOrder, waitFor } from "../../test/payment-fixtures";
 
 const t = useTestDatabase();
 const root = path.resolve(import.meta.dirname, "../../..");

@@ -2,21 +2,7 @@ import { z } from "zod";
 import { AppError } from "@/shared/app-error";
 import { Reason } from "@/shared/reasons";
 import { createTRPCRouter, tenantProcedure } from "../trpc";
-import type { Prisma } from "../../../generated/prisma/client";
-
-/** What an order looks like to its tenant; also what checkout returns (and the engine stores). */
-export const orderSelect = {
-  id: true,
-  status: true,
-  totalCents: true,
-  currency: true,
-  chargeId: true,
-  createdAt: true,
-  items: {
-    select: { productId: true, sku: true, name: true, unitPriceCents: true, quantity: true, lineTotalCents: true },
-    orderBy: { sku: "asc" },
-  },
-} satisfies Prisma.OrderSelect;
+import { orderSelect } from "../../checkout/order-select";
 
 export const ordersRouter = createTRPCRouter({
   list: tenantProcedure

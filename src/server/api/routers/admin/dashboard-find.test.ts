@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { adminCalls, callTrpc, TOKENS } from "@/test/http";
-import { insertKey } from "./test-factory";
+import { insertKey } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();
 

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
 import { engineFor } from "@/server/engine";
-import { insertKey, insertOutbox } from "./test-factory";
+import { insertKey, insertOutbox } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();
 

@@ -6,7 +6,7 @@ import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
 import { engineFor } from "@/server/engine";
 import { withIdempotency } from "@once/idempotency";
-import { insertKey } from "./test-factory";
+import { insertKey } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();
 

@@ -1,10 +1,10 @@
 // Test fixtures for the payment tests: orders placed through the real checkout endpoint, so the
 // outbox rows are exactly what production writes. Used by *.test.ts only.
 import { randomUUID } from "node:crypto";
-import type { Db } from "../db/client";
-import { callTrpc, TOKENS } from "../../test/http";
-import { SimulatedProvider } from "./provider";
-import type { ProviderEventBody } from "./webhook";
+import type { Db } from "../server/db/client";
+import { callTrpc, TOKENS } from "./http";
+import { SimulatedProvider } from "../server/payments/provider";
+import type { ProviderEventBody } from "../server/payments/webhook";
 
 export interface PlacedTestOrder {
   orderId: string;
