@@ -52,3 +52,16 @@ export function adminCalls(db: () => Db) {
     mutate: (path: string, input: unknown, key: string = crypto.randomUUID()) => callTrpc(db(), { path, input, token: TOKENS.admin, key, method: "POST" }),
   };
 }
+
+/** A request exactly as given (any method, URL, body), answered as text. */
+export async function callRaw(
+  db: Db,
+  options: { url: string; method: string; body?: string; token?: string; key?: string },
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const headers = new Headers({ "content-type": "application/json" });
+  if (options.token) headers.set("authorization", `Bearer ${options.token}`);
+  if (options.key !== undefined) headers.set("idempotency-key", options.key);
+  const req = new Request(options.url, { method: options.method, headers, body: options.body });
+  const res = await handleTrpcRequest(req, (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length));
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}

@@ -1,0 +1,98 @@
+// Every door, attacked with arbitrary input (fast-check): every tRPC procedure by GET and POST with
+// arbitrary bodies, query strings, Idempotency-Keys and credentials; the payment webhook; sign-in;
+// health. Never a 5xx, never a stack trace or the server's insides in an answer, never a
+// half-written row (a key left PROCESSING, an order without lines or without its outbox row).
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { useTestDatabase } from "@/test/database";
+import { callRaw } from "@/test/http";
+import { handleSignIn } from "../auth/sign-in";
+import { checkHealth } from "../health";
+import { webhookResponse } from "../payments/webhook";
+import { appRouter } from "./root";
+
+const t = useTestDatabase({ poolMax: 6 });
+
+const PATHS = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures);
+const TOKENS = ["acme_demo_token", "globex_demo_token", "admin_demo_token", "nope", ""];
+
+/** Text that looks like what a client might send, and some that does not. */
+const anyText = fc.oneof(
+  fc.string({ maxLength: 64 }),
+  fc.json({ maxDepth: 3 }),
+  fc.constantFrom("", "{", "null", "[]", '{"items":[{"productId":"x","quantity":1e309}]}', "\u0000", "%E0%A4%A"),
+);
+const anyKey = fc.option(fc.oneof(fc.string({ maxLength: 300 }), fc.uuid(), fc.constant('"quoted\\"key"')), { nil: undefined });
+
+/** Nothing of the server's insides in an answer: no stack frames, driver words, hosts or SQL. */
+function expectNoInsides(body: string) {
+  expect(body).not.toMatch(/\n\s+at |node_modules|ECONNREFUSED|127\.0\.0\.1|prisma\.|PrismaClient|SELECT |INSERT INTO/);
+}
+
+async function expectNothingHalfWritten() {
+  const [row] = await t.db.$queryRaw<{ stuck: number; bare: number; unpaid: number }[]>`
+    SELECT (SELECT count(*)::int FROM "IdempotencyKey" WHERE "status" = 'PROCESSING') AS "stuck",
+           (SELECT count(*)::int FROM "Order" o WHERE NOT EXISTS (SELECT 1 FROM "OrderItem" i WHERE i."orderId" = o."id")) AS "bare",
+           (SELECT count(*)::int FROM "Order" o WHERE NOT EXISTS (SELECT 1 FROM "OutboxMessage" m WHERE m."aggregateId" = o."id"::text)) AS "unpaid"`;
+  expect(row).toEqual({ stuck: 0, bare: 0, unpaid: 0 });
+}
+
+describe("arbitrary requests at every door", () => {
+  it("tRPC: every procedure, GET and POST, arbitrary input, keys, credentials and query strings", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...PATHS),
+        fc.constantFrom("GET", "POST"),
+        anyText,
+        anyKey,
+        fc.constantFrom(...TOKENS),
+        fc.string({ maxLength: 40 }),
+        async (path, method, body, key, token, extraQuery) => {
+          const query = method === "GET" ? `?input=${encodeURIComponent(body)}&${encodeURIComponent(extraQuery)}` : `?${encodeURIComponent(extraQuery)}`;
+          const res = await callRaw(t.db, { url: `http://localhost/api/trpc/${path}${query}`, method, body: method === "POST" ? body : undefined, token, key });
+          expect(res.status, `${method} ${path} ${body}`).toBeLessThan(500);
+          expectNoInsides(res.text);
+        },
+      ),
+      { numRuns: 300 },
+    );
+    await expectNothingHalfWritten();
+  });
+
+  it("the payment webhook: arbitrary bodies and signatures are refused, never a 5xx", async () => {
+    await fc.assert(
+      fc.asyncProperty(anyText, fc.option(fc.string({ maxLength: 80 }), { nil: undefined }), async (body, signature) => {
+        const headers = new Headers({ "content-type": "application/json" });
+        if (signature !== undefined) headers.set("simpay-signature", signature);
+        const res = await webhookResponse(t.db, new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body }));
+        expect(res.status).toBeLessThan(500);
+        expectNoInsides(await res.text());
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("sign-in: arbitrary bodies, content types and origins are refused, never a 5xx", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        anyText,
+        fc.constantFrom("application/x-www-form-urlencoded", "application/json", "text/plain", "multipart/form-data; boundary=x", ""),
+        fc.constantFrom(undefined, "https://evil.example", "http://localhost"),
+        async (body, contentType, origin) => {
+          const headers = new Headers(contentType ? { "content-type": contentType } : {});
+          if (origin) headers.set("origin", origin);
+          const res = await handleSignIn(new Request("http://localhost/api/session/signin", { method: "POST", headers, body }), { db: t.db, demo: false });
+          expect(res.status).toBeLessThan(500);
+          expectNoInsides(await res.text());
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("health says up and nothing else", async () => {
+    const res = await checkHealth(t.db);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "up", database: "up" });
+  });
+});
