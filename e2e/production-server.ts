@@ -50,6 +50,8 @@ export async function startProductionServer(): Promise<ProductionServer> {
     PORT: String(port),
     DATABASE_URL: databaseUrl,
     SESSION_SECRET: randomBytes(24).toString("hex"),
+    // Production refuses to start without the secret the provider signs its webhooks with.
+    PAYMENTS_WEBHOOK_SECRET: randomBytes(24).toString("hex"),
     ONCE_BACKGROUND_JOBS: "0",
     NEXT_TELEMETRY_DISABLED: "1",
   };
