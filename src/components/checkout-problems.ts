@@ -1,6 +1,7 @@
 // What went wrong at checkout, in plain words, with what to do next. One table, so the page and the
 // tests agree on the wording.
 import type { IdempotencyInfo } from "@/trpc/idempotency-link";
+import { isReason, Reason } from "@/shared/reasons";
 
 export interface CheckoutProblem {
   title: string;
@@ -59,7 +60,8 @@ interface ErrorLike {
 export function describeCheckoutProblem(error: unknown, info?: IdempotencyInfo): CheckoutProblem & { serverMessage?: string; replayed: boolean } {
   const e = (error ?? {}) as ErrorLike;
   const status = typeof e.data?.httpStatus === "number" ? e.data.httpStatus : undefined;
-  const reason = typeof e.data?.reason === "string" ? e.data.reason : undefined;
+  // The server's reasons come from the table it shares with the browser (src/shared/reasons.ts).
+  const reason: Reason | undefined = isReason(e.data?.reason) ? e.data.reason : undefined;
   const serverMessage = typeof e.message === "string" && status !== undefined && status < 500 ? e.message : undefined;
   const replayed = info?.replayed ?? false;
   const pick = (m: { title: string; detail: string }, keepIntent: boolean, extra: Partial<CheckoutProblem & { serverMessage: string | undefined }> = {}) => ({
@@ -71,11 +73,11 @@ export function describeCheckoutProblem(error: unknown, info?: IdempotencyInfo):
   });
 
   if (status === undefined) return pick(CHECKOUT_MESSAGES.network, true, { serverMessage: undefined });
-  if (reason === "out_of_stock" || status === 412) return pick(CHECKOUT_MESSAGES.out_of_stock, false);
-  if (reason === "product_not_found") return pick(CHECKOUT_MESSAGES.product_not_found, false);
-  if (reason === "store_unavailable" || status === 503) return pick(CHECKOUT_MESSAGES.store_unavailable, true);
-  if (reason === "request_in_progress") return pick(CHECKOUT_MESSAGES.request_in_progress, true);
-  if (reason === "idempotency_key_reused" || status === 422) return pick(CHECKOUT_MESSAGES.idempotency_key_reused, false);
+  if (reason === Reason.OUT_OF_STOCK || status === 412) return pick(CHECKOUT_MESSAGES.out_of_stock, false);
+  if (reason === Reason.PRODUCT_NOT_FOUND) return pick(CHECKOUT_MESSAGES.product_not_found, false);
+  if (reason === Reason.STORE_UNAVAILABLE || status === 503) return pick(CHECKOUT_MESSAGES.store_unavailable, true);
+  if (reason === Reason.IN_PROGRESS) return pick(CHECKOUT_MESSAGES.request_in_progress, true);
+  if (reason === Reason.KEY_REUSED || status === 422) return pick(CHECKOUT_MESSAGES.idempotency_key_reused, false);
   if (status === 401) return pick(CHECKOUT_MESSAGES.unauthorized, true, { signIn: true });
   if (status === 429) return pick(CHECKOUT_MESSAGES.too_many_keys, true);
   return pick(CHECKOUT_MESSAGES.other, status >= 500);
