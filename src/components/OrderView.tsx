@@ -8,6 +8,7 @@ import { useTRPC } from "@/trpc/react";
 import { isStoreUnreachable, recoveryInterval } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel, type OrderStatus } from "./format";
 import { StoreUnavailable } from "./StoreUnavailable";
+import { ColumnHeads } from "./ColumnHeads";
 
 /** How often to ask while payment is pending: the worker usually settles within a second or two. */
 const PAYMENT_POLL_MS = 1_000;
@@ -115,14 +116,7 @@ function OrderDetails({ order }: { order: OrderData }) {
         </dd>
       </dl>
       <table aria-label="Items" style={{ marginTop: "1rem" }}>
-        <thead>
-          <tr>
-            <th scope="col">Product</th>
-            <th scope="col">Price</th>
-            <th scope="col">Quantity</th>
-            <th scope="col">Total</th>
-          </tr>
-        </thead>
+        <ColumnHeads labels={["Product", "Price", "Quantity", "Total"]} />
         <tbody>
           {order.items.map((item) => (
             <tr key={item.productId}>

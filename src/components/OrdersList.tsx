@@ -6,6 +6,7 @@ import { useTRPC } from "@/trpc/react";
 import { isStoreUnreachable } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel } from "./format";
 import { StoreUnavailable } from "./StoreUnavailable";
+import { ColumnHeads } from "./ColumnHeads";
 
 const PAGE_SIZE = 20;
 
@@ -58,14 +59,7 @@ function OrdersPage({ cursor, first, onMore }: { cursor?: string; first: boolean
   return (
     <>
       <table aria-label={first ? "Orders" : "Older orders"} style={{ marginBottom: "1rem" }}>
-        <thead>
-          <tr>
-            <th scope="col">Order</th>
-            <th scope="col">Items</th>
-            <th scope="col">Total</th>
-            <th scope="col">Payment</th>
-          </tr>
-        </thead>
+        <ColumnHeads labels={["Order", "Items", "Total", "Payment"]} />
         <tbody>
           {rows.map((order) => {
             const label = statusLabel(order.status);
