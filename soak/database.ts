@@ -30,7 +30,8 @@ export async function startSoakDatabase(dataDir: string, port: number): Promise<
   let server: EmbeddedServer | undefined = await startEmbeddedPostgres({ dataDir, port, persistent: true });
   await server.createDatabase(DATABASE);
   const url = server.url(DATABASE);
-  await setupDatabase(url);
+  // The soak signs its shoppers and operator in with the demo tokens (its instances run in demo mode).
+  await setupDatabase(url, () => {}, { demo: true });
   await addSoakProducts(url);
   return {
     port,
