@@ -2,15 +2,8 @@ import { createTRPCUntypedClient, TRPCClientError, type TRPCLink } from "@trpc/c
 import type { AnyTRPCRouter } from "@trpc/server";
 import { observable } from "@trpc/server/observable";
 import { describe, expect, it } from "vitest";
-import {
-  classifyFailure,
-  idempotencyHeaders,
-  idempotencyInfoOfError,
-  idempotencyLink,
-  parseRetryAfter,
-  retryDelayMs,
-  type IdempotencyEvent,
-} from "./idempotency-link";
+import { idempotencyHeaders, idempotencyInfoOfError, idempotencyLink, type IdempotencyEvent } from "./idempotency-link";
+import { classifyFailure, parseRetryAfter, retryDelayMs } from "./retry-policy";
 import {
   beginIntent,
   canonicalLines,

@@ -7,6 +7,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import type { AuditView } from "@/server/api/routers/admin/keys.types";
 import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
+import { ColumnHeads } from "../ColumnHeads";
 
 /** An audit entry as it arrives over the wire (an `unknown` field comes back optional). */
 type Entry = Omit<AuditView, "details"> & { details?: unknown };
@@ -27,16 +28,7 @@ export function AuditTable({ entries, label }: { entries: Entry[]; label: string
   return (
     <div style={{ overflowX: "auto" }}>
       <table aria-label={label}>
-        <thead>
-          <tr>
-            <th>When</th>
-            <th>Who</th>
-            <th>Action</th>
-            <th>Key or target</th>
-            <th>Reason</th>
-            <th>What was stored</th>
-          </tr>
-        </thead>
+        <ColumnHeads labels={["When", "Who", "Action", "Key or target", "Reason", "What was stored"]} />
         <tbody>
           {entries.map((a) => (
             <tr key={a.id}>

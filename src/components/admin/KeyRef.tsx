@@ -8,6 +8,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { KeyDetail } from "./KeyDetail";
 import { formatTime, QueryState, StatusBadge } from "./ui";
+import { ColumnHeads } from "../ColumnHeads";
 
 export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
   const trpc = useTRPC();
@@ -44,14 +45,7 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
           <>
             <p>{items.length} tenants used this key value: choose one.</p>
             <table aria-label="Keys with this value">
-              <thead>
-                <tr>
-                  <th>Tenant</th>
-                  <th>Status</th>
-                  <th>Procedure</th>
-                  <th>Created</th>
-                </tr>
-              </thead>
+              <ColumnHeads labels={["Tenant", "Status", "Procedure", "Created"]} />
               <tbody>
                 {items.map((k) => (
                   <tr key={k.id}>

@@ -6,6 +6,7 @@ import { useState, type FormEvent } from "react";
 import { skipToken, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { formatTime, LeaseBadge, QueryState, StatusBadge } from "./ui";
+import { ColumnHeads } from "../ColumnHeads";
 
 export function KeySearch() {
   const trpc = useTRPC();
@@ -42,16 +43,7 @@ export function KeySearch() {
             </p>
           ) : (
             <table aria-label="Keys found">
-              <thead>
-                <tr>
-                  <th>Key</th>
-                  <th>Tenant</th>
-                  <th>Status</th>
-                  <th>Procedure</th>
-                  <th>Lease</th>
-                  <th>Created</th>
-                </tr>
-              </thead>
+              <ColumnHeads labels={["Key", "Tenant", "Status", "Procedure", "Lease", "Created"]} />
               <tbody>
                 {found.data?.items.map((k) => (
                   <tr key={k.id}>

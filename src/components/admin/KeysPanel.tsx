@@ -8,6 +8,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { formatTime, LeaseBadge, Pager, QueryState, REFRESH_MS, StatusBadge, useCursorStack } from "./ui";
 import { BulkRelease } from "./BulkRelease";
+import { ColumnHeads } from "../ColumnHeads";
 
 type Status = "PROCESSING" | "COMPLETED" | "FAILED";
 
@@ -72,18 +73,7 @@ export function KeysPanel() {
         ) : (
           <div style={{ overflowX: "auto" }}>
             <table aria-label="Idempotency keys">
-              <thead>
-                <tr>
-                  <th>Key</th>
-                  <th>Status</th>
-                  <th>Tenant</th>
-                  <th>Procedure</th>
-                  <th>Attempts</th>
-                  <th>Lease</th>
-                  <th>Created</th>
-                  <th>Expires</th>
-                </tr>
-              </thead>
+              <ColumnHeads labels={["Key", "Status", "Tenant", "Procedure", "Attempts", "Lease", "Created", "Expires"]} />
               <tbody>
                 {keys.data?.items.map((k) => (
                   <tr key={k.id}>

@@ -5,6 +5,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { errorText, formatTime, Pager, QueryState, REFRESH_MS, StatusBadge, useCursorStack } from "./ui";
 import { useAdminAction } from "./useAdminAction";
+import { ColumnHeads } from "../ColumnHeads";
 
 type Status = "PENDING" | "DELIVERED" | "DEAD";
 
@@ -41,18 +42,7 @@ export function OutboxPanel() {
         ) : (
           <div style={{ overflowX: "auto" }}>
             <table aria-label="Outbox messages">
-              <thead>
-                <tr>
-                  <th>Created</th>
-                  <th>Topic</th>
-                  <th>Order</th>
-                  <th>Status</th>
-                  <th>Attempts</th>
-                  <th>Next attempt</th>
-                  <th>Last error</th>
-                  <th>Action</th>
-                </tr>
-              </thead>
+              <ColumnHeads labels={["Created", "Topic", "Order", "Status", "Attempts", "Next attempt", "Last error", "Action"]} />
               <tbody>
                 {outbox.data?.items.map((m) => (
                   <tr key={m.id}>

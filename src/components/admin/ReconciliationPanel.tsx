@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
+import { ColumnHeads } from "../ColumnHeads";
 
 export function ReconciliationPanel() {
   const trpc = useTRPC();
@@ -19,16 +20,7 @@ export function ReconciliationPanel() {
           <p className="muted">No findings: every charge matches an order.</p>
         ) : (
           <table aria-label="Reconciliation findings">
-            <thead>
-              <tr>
-                <th>Found</th>
-                <th>Kind</th>
-                <th>Order</th>
-                <th>Charges</th>
-                <th>Details</th>
-                <th>Resolved</th>
-              </tr>
-            </thead>
+            <ColumnHeads labels={["Found", "Kind", "Order", "Charges", "Details", "Resolved"]} />
             <tbody>
               {findings.data?.items.map((f) => (
                 <tr key={f.id}>

@@ -6,6 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { QueryState, REFRESH_MS } from "./ui";
 import { CounterChart } from "./CounterChart";
+import { ColumnHeads } from "../ColumnHeads";
 
 export function StatsPanel() {
   const trpc = useTRPC();
@@ -42,15 +43,7 @@ export function StatsPanel() {
             ) : (
               <div style={{ overflowX: "auto" }}>
                 <table aria-label="Counters per tenant and procedure">
-                  <thead>
-                    <tr>
-                      <th>Tenant</th>
-                      <th>Procedure</th>
-                      {s.events.map((e) => (
-                        <th key={e}>{e.replaceAll("_", " ")}</th>
-                      ))}
-                    </tr>
-                  </thead>
+                  <ColumnHeads labels={["Tenant", "Procedure", ...s.events.map((e) => e.replaceAll("_", " "))]} />
                   <tbody>
                     {s.counters.map((c) => (
                       <tr key={`${c.tenant}/${c.procedure}`}>
