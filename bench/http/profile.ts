@@ -49,7 +49,7 @@ function locate(frame: CallFrame): { file: string; line: number; name: string } 
   return { file: decodeURIComponent(entry.originalSource), line: (entry.originalLine ?? 0) + 1, name: entry.name ?? name };
 }
 
-/** The package a file belongs to, in the groups the lead asked for. */
+/** The package a file belongs to: the groups the profile table reports. */
 export function packageOf(file: string, name: string): string {
   // (program), (garbage collector), (root): V8's own pseudo-frames, which have no file.
   if (name.startsWith("(") && !file) return name === "(garbage collector)" ? "V8 garbage collector" : "V8/native";

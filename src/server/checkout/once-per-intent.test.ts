@@ -3,7 +3,7 @@
 // order: no second order, no stock taken twice, no second outbox row, and at the provider one charge.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { callTrpc, TOKENS, type HttpAnswer } from "../../test/http";
+import { adminCalls, callTrpc, TOKENS, type HttpAnswer } from "../../test/http";
 import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "../payments/outbox-worker";
 import { SimulatedProvider } from "../payments/provider";
@@ -21,13 +21,7 @@ const stockOf = async (sku: string) => (await t.db.product.findUniqueOrThrow({ w
 /** The operator's bust, through the real admin endpoint (audited, its own idempotency key). */
 async function bust(checkoutKey: string) {
   const row = await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key: checkoutKey } });
-  const res = await callTrpc(t.db, {
-    path: "admin.keys.bust",
-    input: { id: row.id, reason: "customer says it failed" },
-    token: TOKENS.admin,
-    key: randomUUID(),
-    method: "POST",
-  });
+  const res = await adminCalls(() => t.db).mutate("admin.keys.bust", { id: row.id, reason: "customer says it failed" });
   expect(res.status).toBe(200);
   expect(await t.db.idempotencyKey.count({ where: { scope: "acme", key: checkoutKey } })).toBe(0);
 }

@@ -23,14 +23,12 @@ describe("placing an order", () => {
     const mug = await productBySku("MUG-001");
     const tee = await productBySku("TEE-002");
     const key = `order-${randomUUID()}`;
-    const res = await placeOrder(
-      [
-        { productId: mug.id, quantity: 2 },
-        { productId: tee.id, quantity: 1 },
-        { productId: mug.id, quantity: 1 },
-      ],
-      key,
-    );
+    const cart = [
+      { productId: mug.id, quantity: 2 },
+      { productId: tee.id, quantity: 1 },
+      { productId: mug.id, quantity: 1 },
+    ];
+    const res = await placeOrder(cart, key);
     expect(res.status).toBe(200);
     const order = res.json.result.data.order;
     expect(order).toMatchObject({ status: "PENDING", currency: "EUR", totalCents: 3 * 1450 + 2900, chargeId: null });
@@ -47,14 +45,7 @@ describe("placing an order", () => {
     expect(outbox[0]).toMatchObject({ status: "PENDING", topic: "payment.charge", payload: { orderId: order.id, amountCents: 7250, currency: "EUR" } });
     expect(outbox[0]!.idempotencyKey).toContain(key);
 
-    const replay = await placeOrder(
-      [
-        { productId: mug.id, quantity: 2 },
-        { productId: tee.id, quantity: 1 },
-        { productId: mug.id, quantity: 1 },
-      ],
-      key,
-    );
+    const replay = await placeOrder(cart, key);
     expect(replay.status).toBe(200);
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
     expect(replay.json).toEqual(res.json);

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
-import { callTrpc, TOKENS } from "@/test/http";
+import { adminCalls, callTrpc, TOKENS } from "@/test/http";
 import { engineFor } from "@/server/engine";
 import { insertKey, insertOutbox } from "../../../../test/admin-factory";
 
@@ -82,13 +82,7 @@ describe("admin.keys.list", () => {
       leaseToken: null,
     });
     expect(detail.json.result.data.audit).toEqual([]);
-    const bust = await callTrpc(t.db, {
-      path: "admin.keys.bust",
-      input: { id: k.id, reason: "testing the trail" },
-      token: TOKENS.admin,
-      key: randomUUID(),
-      method: "POST",
-    });
+    const bust = await adminCalls(() => t.db).mutate("admin.keys.bust", { id: k.id, reason: "testing the trail" });
     expect(bust.status).toBe(200);
     const after = await query("admin.keys.byId", { id: k.id });
     expect(after.json.result.data.key).toBeNull();
