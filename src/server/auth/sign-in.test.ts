@@ -71,7 +71,8 @@ describe("without demo mode (production)", () => {
   it("an unknown account reads exactly like a wrong password", async () => {
     const res = await handleSignIn(form({ email: "nobody@example.com", password: PASSWORD }), deps(false));
     expect(res.status).toBe(401);
-    expect(await body(res)).toEqual({ error: "Wrong e-mail address or password", reason: "invalid_credentials" });
+    expect(await body(res)).toEqual({ error: "Wrong e-mail address or password", reason: "invalid_credentials", docs: "/docs/errors#invalid_credentials" });
+    expect(res.headers.get("link")).toBe('</docs/errors#invalid_credentials>; rel="describedby"');
   });
 });
 

@@ -13,6 +13,7 @@ import { verifyAgainstDecoy, verifyPassword } from "./password";
 import { createSessionValue, sessionCookieHeader } from "./session";
 import { readSignInForm, type SignInForm } from "./sign-in-form";
 import { DEFAULT_LIMITS, forgetStaleAttempts, giveBackAttempt, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
+import { plainError } from "../http/plain-error";
 
 export interface SignInDeps {
   db: Db;
@@ -59,13 +60,13 @@ function isNavigation(req: Request): boolean {
 }
 
 function refuse(req: Request, refusal: Refusal, next: string): Response {
-  const headers: Record<string, string> = { Link: `<${reasonDocsPath(refusal.reason)}>; rel="describedby"` };
-  if (refusal.retryAfterSeconds) headers["Retry-After"] = String(refusal.retryAfterSeconds);
+  const headers: Record<string, string> = refusal.retryAfterSeconds ? { "Retry-After": String(refusal.retryAfterSeconds) } : {};
   if (isNavigation(req) && refusal.status !== 415 && refusal.status !== 403) {
     const query = new URLSearchParams({ error: refusal.reason, ...(next !== "/" ? { next } : {}) });
-    return new Response(null, { status: 303, headers: { ...headers, Location: `/signin?${query}` } });
+    const link = `<${reasonDocsPath(refusal.reason)}>; rel="describedby"`;
+    return new Response(null, { status: 303, headers: { ...headers, Link: link, Location: `/signin?${query}` } });
   }
-  return Response.json({ error: refusal.message, reason: refusal.reason }, { status: refusal.status, headers });
+  return plainError(refusal.status, refusal.reason, refusal.message, headers);
 }
 
 export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Response> {

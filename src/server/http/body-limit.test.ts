@@ -30,7 +30,7 @@ const TOO_LARGE = {
   error: {
     message: `The request body is larger than ${TRPC_BODY_LIMIT_BYTES} bytes`,
     code: -32600,
-    data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: "payload_too_large" },
+    data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: "payload_too_large", docs: "/docs/errors#payload_too_large" },
   },
 };
 
@@ -39,6 +39,7 @@ describe("POST /api/trpc over the limit", () => {
     const { request, body } = streamed(10 * 1024 * 1024, { "content-length": String(10 * 1024 * 1024) });
     const res = await POST(request);
     expect(res.status).toBe(413);
+    expect(res.headers.get("link")).toBe('</docs/errors#payload_too_large>; rel="describedby"');
     expect(await res.json()).toEqual(TOO_LARGE);
     expect(body.pulled()).toBe(0);
   });

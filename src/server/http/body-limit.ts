@@ -3,6 +3,9 @@
 // it passes the limit. Whatever the client sends, the server holds at most `limit` bytes of it (plus
 // the one chunk that crossed the line), so a 100 MB body costs no more memory than a small one.
 
+import { Reason, reasonDocsPath } from "@/shared/reasons";
+import { plainError } from "./plain-error";
+
 /**
  * tRPC bodies: the largest legitimate one is a checkout of 20 lines (~2 KiB) or an admin action
  * with its 500-character reason; 64 KiB leaves room for thirty times that and nothing more.
@@ -12,7 +15,7 @@ export const TRPC_BODY_LIMIT_BYTES = 64 * 1024;
 /** The provider's webhook events are ~300 bytes; real providers' stay well under 64 KiB too. */
 export const WEBHOOK_BODY_LIMIT_BYTES = 64 * 1024;
 
-export const PAYLOAD_TOO_LARGE = "payload_too_large";
+export const PAYLOAD_TOO_LARGE = Reason.PAYLOAD_TOO_LARGE;
 
 export type BoundedBody = { ok: true; bytes: Uint8Array } | { ok: false; limitBytes: number };
 
@@ -64,14 +67,17 @@ export async function boundRequestBody(request: Request, limitBytes: number): Pr
 }
 
 const tooLargeMessage = (limitBytes: number) => `The request body is larger than ${limitBytes} bytes`;
+const docs = reasonDocsPath(Reason.PAYLOAD_TOO_LARGE);
+/** Like every error answer: the explanation's address, also as a Link header (IETF draft). */
+const tooLargeInit: ResponseInit = { status: 413, headers: { Link: `<${docs}>; rel="describedby"` } };
 
-/** 413 in tRPC's error shape, with the reason every error carries. */
+/** 413 in tRPC's error shape, with the reason and the docs link every error carries. */
 export function trpcPayloadTooLarge(limitBytes: number): Response {
-  const error = { message: tooLargeMessage(limitBytes), code: -32600, data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: PAYLOAD_TOO_LARGE } };
-  return Response.json({ error }, { status: 413 });
+  const data = { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: PAYLOAD_TOO_LARGE, docs };
+  return Response.json({ error: { message: tooLargeMessage(limitBytes), code: -32600, data } }, tooLargeInit);
 }
 
-/** 413 for a plain route: `{ error, reason }`. */
+/** 413 for a plain route: `{ error, reason, docs }`. */
 export function jsonPayloadTooLarge(limitBytes: number): Response {
-  return Response.json({ error: tooLargeMessage(limitBytes), reason: PAYLOAD_TOO_LARGE }, { status: 413 });
+  return plainError(413, Reason.PAYLOAD_TOO_LARGE, tooLargeMessage(limitBytes));
 }

@@ -12,6 +12,7 @@
 //   passes; a bearer token is its own proof.
 
 import { Reason, reasonDocsPath } from "@/shared/reasons";
+import { plainError } from "./plain-error";
 
 export const CROSS_SITE_REASON = Reason.CROSS_SITE_REQUEST;
 /** Where the reason is explained (the IETF draft's `Link: <…>; rel="describedby"`). */
@@ -38,5 +39,5 @@ export function isCrossSiteRequest(headers: Headers, url: string): boolean {
 
 /** The refusal for plain routes: `{ error, reason }` with 403. */
 export function crossSiteRefusal(): Response {
-  return Response.json({ error: CROSS_SITE_MESSAGE, reason: CROSS_SITE_REASON }, { status: 403, headers: { Link: `<${CROSS_SITE_DOCS}>; rel="describedby"` } });
+  return plainError(403, CROSS_SITE_REASON, CROSS_SITE_MESSAGE);
 }

@@ -49,7 +49,8 @@ describe("the provider's signature", () => {
     const { orderId, eventId, raw } = await pendingEvent();
     const res = await post(raw, sign(raw));
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ reason });
+    expect(await res.json()).toMatchObject({ reason, docs: `/docs/errors#${reason}` });
+    expect(res.headers.get("link")).toBe(`</docs/errors#${reason}>; rel="describedby"`);
     await expectNothingRecorded(orderId, eventId);
   });
 

@@ -11,6 +11,8 @@ import { paymentSettings, WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
 import { applyPaymentOutcome } from "./order-payment";
 import { EventType } from "./provider";
 import { SIGNATURE_HEADER, verifySignature } from "./webhook-signature";
+import { Reason } from "@/shared/reasons";
+import { plainError } from "../http/plain-error";
 
 export const providerEventBody = z.object({
   id: z.string().regex(/^evt_[0-9a-f]{1,64}$/),
@@ -74,12 +76,12 @@ export async function webhookResponse(db: Db, request: Request, options: Webhook
   const secret = options.secret ?? paymentSettings().webhookSecret;
   const nowSeconds = options.nowSeconds?.() ?? Date.now() / 1000;
   const signed = verifySignature(request.headers.get(SIGNATURE_HEADER), raw.bytes, secret, { nowSeconds });
-  if (!signed.ok) return Response.json({ error: signed.message, reason: signed.reason }, { status: 400 });
+  if (!signed.ok) return plainError(400, signed.reason, signed.message);
   let body: unknown;
   try {
     body = JSON.parse(new TextDecoder().decode(raw.bytes));
   } catch {
-    return Response.json({ error: "invalid_json" }, { status: 400 });
+    return plainError(400, Reason.INVALID_JSON, "The webhook's body is not valid JSON");
   }
   const answer = await handleProviderWebhook(db, body);
   const headers = new Headers();

@@ -4,6 +4,8 @@ import { handleSignIn } from "@/server/auth/sign-in";
 import { getDb } from "@/server/db/client";
 import { demoMode } from "@/server/env";
 import { logger } from "@/server/logger";
+import { plainError } from "@/server/http/plain-error";
+import { Reason } from "@/shared/reasons";
 
 export async function POST(req: Request) {
   try {
@@ -12,9 +14,6 @@ export async function POST(req: Request) {
     // Sign-in only talks to the database: what throws here is the database being away. Say so
     // without its insides (hosts, ports, driver text), and log the details for the operator.
     logger.error({ err: error }, "sign-in failed");
-    return Response.json(
-      { error: "Sign-in is unavailable for a moment: try again", reason: "store_unavailable" },
-      { status: 503, headers: { "Retry-After": "1" } },
-    );
+    return plainError(503, Reason.STORE_UNAVAILABLE, "Sign-in is unavailable for a moment: try again", { "Retry-After": "1" });
   }
 }
