@@ -16,6 +16,7 @@ import { findPostmaster, stopPostmaster } from "../src/server/db/postmaster";
 import { setupDatabase } from "../src/server/db/setup";
 import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, type AppState } from "../src/server/db/url";
 import { loadSessionSecret } from "./lib/session-secret";
+import { supervisePaymentWorker } from "./lib/payment-worker";
 
 const mode = process.argv[2];
 if (mode !== "dev" && mode !== "start") {
@@ -77,6 +78,12 @@ if (!process.env.DATABASE_URL) {
   console.log("[db] using DATABASE_URL (run `npm run db:setup` to migrate and seed it)");
 }
 
+// In production the payment loops get a process of their own (scripts/lib/payment-worker.ts),
+// unless ONCE_PAYMENT_JOBS says where they run; `npm run dev` keeps everything in one process.
+const separateWorker = mode === "start" && process.env.ONCE_PAYMENT_JOBS === undefined && process.env.ONCE_BACKGROUND_JOBS !== "0";
+if (separateWorker) process.env.ONCE_PAYMENT_JOBS = "0";
+const worker = separateWorker ? supervisePaymentWorker(root) : undefined;
+
 const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), mode], {
   stdio: "inherit",
   env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
@@ -104,7 +111,7 @@ async function shutdown(code: number): Promise<never> {
   if (stopping) return new Promise<never>(() => {});
   stopping = true;
   removeStateFiles();
-  await stopNext();
+  await Promise.all([stopNext(), worker?.stop()]);
   await restarting;
   if (server) await server.stop();
   // A PostgreSQL this process no longer holds a handle to (stopped and started again by hand

@@ -1,5 +1,6 @@
-// `npm run worker`: the payment outbox worker (and the simulated provider's webhook deliveries)
-// as a process of its own, against DATABASE_URL (or the running embedded database), until SIGINT/SIGTERM. Any number may run beside
+// `npm run worker`: the payment outbox worker, the simulated provider's webhook deliveries and
+// reconciliation as a process of its own (beside servers started with ONCE_PAYMENT_JOBS=0, or as
+// an extra worker), against DATABASE_URL (or the running embedded database), until SIGINT/SIGTERM. Any number may run beside
 // the server's own loops: rows are claimed with FOR UPDATE SKIP LOCKED under a lease.
 //
 // ONCE_TEST_CRASH_AFTER_CHARGE=1 makes the process kill itself (SIGKILL: no cleanup, no finally)
@@ -7,7 +8,8 @@
 // worst moment, produced for real.
 import { createDb } from "../src/server/db/client";
 import { createJobLog } from "../src/server/job-log";
-import { startPaymentWorker } from "../src/server/payments";
+import { runReconciliation, startLoop, startPaymentWorker } from "../src/server/payments";
+import { RECONCILE_INTERVAL_MS } from "../src/server/payments/config";
 import { requireDatabase } from "./lib/database";
 
 const db = createDb(await requireDatabase());
@@ -16,7 +18,7 @@ const db = createDb(await requireDatabase());
 const jobLog = createJobLog(db, (line) => console.warn(line));
 const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
 
-const loops = startPaymentWorker(db, {
+const worker = startPaymentWorker(db, {
   log: jobLog.log,
   hooks: crashAfterCharge
     ? {
@@ -27,6 +29,7 @@ const loops = startPaymentWorker(db, {
       }
     : undefined,
 });
+const loops = [...worker, startLoop("reconciliation", () => runReconciliation(db), { idleMs: RECONCILE_INTERVAL_MS, log: jobLog.log })];
 console.log(`[worker] running (pid ${process.pid})`);
 
 let stopping = false;

@@ -64,6 +64,8 @@ export interface InstanceOptions {
   databaseUrl: string;
   /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=…"]. */
   nodeFlags?: string[];
+  /** false: the server runs no payment loops (ONCE_PAYMENT_JOBS=0); a worker process does. */
+  paymentJobs?: boolean;
 }
 
 /** `next start` on loopback with the bench's control procedure on and the background jobs running. */
@@ -73,24 +75,42 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), NEXT_BIN, "start", "-p", String(options.port), "-H", "127.0.0.1"], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      DATABASE_URL: options.databaseUrl,
-      // The control procedure (benchControl.placeOrder) exists only with both of these.
-      DEMO_MODE: "1",
-      ONCE_BENCH_CONTROL: "1",
-      // The per-tenant cap (100 000 live keys) would stop a long run with 429s: every request of
-      // the bench is the same tenant's. The cap's check still runs, as in production.
-      IDEMPOTENCY_MAX_LIVE_KEYS: "100000000",
-      NEXT_TELEMETRY_DISABLED: "1",
-      SESSION_SECRET: "bench-http-session-secret-not-for-production",
-    },
+    env: { ...benchEnv(options.databaseUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
   });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await waitReady(child, options.port, logFile);
   return { port: options.port, pid: child.pid!, logFile, stop: () => stopChild(child) };
+}
+
+/** `npm run worker` (outbox, provider events, reconciliation) as a process of its own. */
+export function startWorkerProcess(databaseUrl: string): { pid: number; stop: () => Promise<void> } {
+  const logFile = path.join(os.tmpdir(), `once-bench-http-worker-${process.pid}.log`);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: benchEnv(databaseUrl),
+  });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  return { pid: child.pid!, stop: () => stopChild(child) };
+}
+
+function benchEnv(databaseUrl: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: "production",
+    DATABASE_URL: databaseUrl,
+    // The control procedure (benchControl.placeOrder) exists only with both of these.
+    DEMO_MODE: "1",
+    ONCE_BENCH_CONTROL: "1",
+    // The per-tenant cap (100 000 live keys) would stop a long run with 429s: every request of
+    // the bench is the same tenant's. The cap's check still runs, as in production.
+    IDEMPOTENCY_MAX_LIVE_KEYS: "100000000",
+    NEXT_TELEMETRY_DISABLED: "1",
+    SESSION_SECRET: "bench-http-session-secret-not-for-production",
+  };
 }
 
 async function waitReady(child: ChildProcess, port: number, logFile: string): Promise<void> {

@@ -12,12 +12,17 @@ export interface Plan {
   drainLimitSeconds: number;
   profileSeconds: number;
   profile: boolean;
+  /**
+   * Payment loops in a worker process of their own (ONCE_PAYMENT_JOBS=0 + npm run worker), as
+   * `npm start` runs them; `--payments-in-process` puts them back on the server's thread.
+   */
+  paymentsProcess: boolean;
   /** First loopback port for the `next start` instances (the project's helpers use 3300–3399). */
   basePort: number;
   output: string;
 }
 
-const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--slices N] [--seconds S] [--port P] [--out FILE]`;
+const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
 
 export function parsePlan(argv: readonly string[]): Plan {
   const quick = argv.includes("--quick");
@@ -31,6 +36,7 @@ export function parsePlan(argv: readonly string[]): Plan {
     drainLimitSeconds: quick ? 10 : 45,
     profileSeconds: quick ? 3 : 10,
     profile: !argv.includes("--no-profile"),
+    paymentsProcess: !argv.includes("--payments-in-process"),
     basePort: Number(process.env.BENCH_HTTP_PORT ?? 3300),
     output: "bench/results/http-latest.md",
   };
@@ -45,6 +51,7 @@ export function parsePlan(argv: readonly string[]): Plan {
     switch (argv[i]) {
       case "--quick":
       case "--no-profile":
+      case "--payments-in-process":
         break;
       case "--slices":
         plan.slices = Math.round(number());

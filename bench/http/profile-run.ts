@@ -15,7 +15,12 @@ const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 export async function profileUnderLoad(db: Database, plan: Plan, replayKey: string, log: (m: string) => void): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "once-bench-prof-"));
   try {
-    const instance = await startInstance({ port: plan.basePort + plan.maxInstances, databaseUrl: db.url, nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`] });
+    const instance = await startInstance({
+      port: plan.basePort + plan.maxInstances,
+      databaseUrl: db.url,
+      nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+      paymentJobs: !plan.paymentsProcess, // the profile is of the server: its payments, if elsewhere, wait in the outbox
+    });
     const target: Target = { ports: [instance.port], pids: [instance.pid], dbPid: db.pid, productId: db.productId, replayKey };
     let requests = 0;
     let window: { fromUs: number; toUs: number };

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ensureBuild, ROOT, startDatabase, startInstance, type Database, type Instance } from "./cluster";
+import { ensureBuild, ROOT, startDatabase, startInstance, startWorkerProcess, type Database, type Instance } from "./cluster";
 import { mergeSlices, runSlice, type Slice, type Target } from "./load";
 import { outboxCounts, paymentsMarkdown, timeDrain, type PaymentsReport } from "./payments";
 import { parsePlan, type Plan } from "./options";
@@ -40,12 +40,13 @@ async function measureCheckout(target: Target, plan: Plan, pace: Pace): Promise<
   return cells;
 }
 
-async function measureInstances(db: Database, first: Instance, plan: Plan, replayKey: string): Promise<Map<number, Slice>> {
+async function measureInstances(db: Database, first: Instance, plan: Plan, replayKey: string, workerPids: number[]): Promise<Map<number, Slice>> {
   const more: Instance[] = [];
   try {
-    for (let i = 1; i < plan.maxInstances; i++) more.push(await startInstance({ port: plan.basePort + i, databaseUrl: db.url }));
+    for (let i = 1; i < plan.maxInstances; i++)
+      more.push(await startInstance({ port: plan.basePort + i, databaseUrl: db.url, paymentJobs: !plan.paymentsProcess }));
     const all = [first, ...more];
-    const pids = all.map((i) => i.pid);
+    const pids = [...all.map((i) => i.pid), ...workerPids];
     const target = (n: number): Target => ({ ports: all.slice(0, n).map((i) => i.port), pids, dbPid: db.pid, productId: db.productId, replayKey });
     const pace = new Pace(plan.sliceSeconds);
     // Warm the new instances (and learn the rate to size the slices by).
@@ -96,7 +97,8 @@ function header(plan: Plan): string {
   return (
     `once bench:http — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores ` +
     `(load average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0]!.toFixed(1)} at the end), ` +
-    `next start (production build) on embedded PostgreSQL, payment jobs running in-process; ` +
+    `next start (production build) on embedded PostgreSQL, ` +
+    (plan.paymentsProcess ? "payment jobs in a worker process of their own (its CPU counted with the server's); " : "payment jobs running in-process; ") +
     `${plan.slices} interleaved slices × ${plan.sliceSeconds} s per cell${plan.quick ? " (--quick: too short to quote)" : ""}`
   );
 }
@@ -107,21 +109,24 @@ async function main(): Promise<void> {
   const db = await startDatabase();
   const sections: string[] = [];
   try {
-    const first = await startInstance({ port: plan.basePort, databaseUrl: db.url });
+    const first = await startInstance({ port: plan.basePort, databaseUrl: db.url, paymentJobs: !plan.paymentsProcess });
+    const worker = plan.paymentsProcess ? startWorkerProcess(db.url) : undefined;
+    const workerPids = worker ? [worker.pid] : [];
     const base = `http://127.0.0.1:${first.port}`;
     const replayKey = `replay-${randomUUID()}`;
     await assertControlServed(base, db.productId);
     await completeKey(base, db.productId, replayKey);
-    const target: Target = { ports: [first.port], pids: [first.pid], dbPid: db.pid, productId: db.productId, replayKey };
+    const target: Target = { ports: [first.port], pids: [first.pid, ...workerPids], dbPid: db.pid, productId: db.productId, replayKey };
     try {
       const pace = await warm(target, plan);
       const { cells, payments } = await checkoutPhase(db, target, plan, pace);
       const paymentsRatio = payments.deliveredDuringCheckout / payments.created;
       sections.push("### Checkout through HTTP, one instance", checkoutTable(cells), "### Goals", goalsMarkdown(goals(cells, paymentsRatio)));
       sections.push("### Payments backlog after the checkout phase", paymentsMarkdown(payments));
-      sections.push("### Instances on one PostgreSQL", instancesTable(await measureInstances(db, first, plan, replayKey), plan.scaleConnections));
+      sections.push("### Instances on one PostgreSQL", instancesTable(await measureInstances(db, first, plan, replayKey, workerPids), plan.scaleConnections));
     } finally {
       await first.stop();
+      await worker?.stop();
     }
     if (plan.profile) sections.push("### Where the server's CPU goes (protected new keys)", await profileUnderLoad(db, plan, replayKey, log));
     sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));

@@ -22,6 +22,11 @@ const schema = z.object({
   // the control its figures are divided by. A mutation with no idempotency is a door, so it needs
   // demo mode too (checked by benchControlEnabled).
   ONCE_BENCH_CONTROL: z.enum(["0", "1"]).default("0"),
+  // "0": this server runs no payment loops (outbox worker, provider events, reconciliation);
+  // `npm run worker` runs them in a process of its own, so their CPU does not queue behind
+  // requests on the server's one thread. The engine's own jobs (reaper, sweeper, counter flush)
+  // stay: the counters live in the server's memory.
+  ONCE_PAYMENT_JOBS: z.enum(["0", "1"]).default("1"),
 });
 
 export type Env = z.infer<typeof schema>;

@@ -18,8 +18,9 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
   const stops: (() => Promise<void> | void)[] = [
     engine.startJobs((job, error) => log(`[${job}] ${error.message}`)),
     () => engine.close(),
-    // Outbox worker, the simulated provider's webhook deliveries, reconciliation.
-    startPaymentJobs(db, log),
+    // Outbox worker, the simulated provider's webhook deliveries, reconciliation (unless a
+    // process of their own runs them: ONCE_PAYMENT_JOBS=0 and `npm run worker`).
+    env().ONCE_PAYMENT_JOBS === "1" ? startPaymentJobs(db, log) : () => {},
     jobLog.stop,
   ];
   return async () => {

@@ -1,0 +1,33 @@
+// `npm start` runs the payment loops (outbox worker, provider events, reconciliation) in a process
+// of their own beside Next.js: measured with `npm run bench:http` (against `-- --payments-in-process`), a checkout
+// then no longer waits behind payment work on the server's one thread. The worker is restarted if
+// it dies, and stopped (by its pid) with the server.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import path from "node:path";
+
+const RESTART_DELAY_MS = 1_000;
+
+export function supervisePaymentWorker(root: string): { stop: () => Promise<void> } {
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  let restartTimer: NodeJS.Timeout | undefined;
+  const start = () => {
+    child = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/worker.ts")], { stdio: "inherit", env: process.env });
+    child.on("exit", (code, signal) => {
+      if (stopping) return;
+      console.error(`[worker] exited (${signal ?? code}); starting it again in ${RESTART_DELAY_MS / 1000} s`);
+      restartTimer = setTimeout(start, RESTART_DELAY_MS);
+    });
+  };
+  start();
+  return {
+    async stop() {
+      stopping = true;
+      clearTimeout(restartTimer);
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      await once(child, "exit", { signal: AbortSignal.timeout(10_000) }).catch(() => child?.kill("SIGKILL"));
+    },
+  };
+}
