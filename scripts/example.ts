@@ -26,4 +26,6 @@ copyFileSync(path.join(packDir, tarball), path.join(packDir, "once-idempotency.t
 if (!existsSync(path.join(example, "node_modules")) || process.env.CI) run("npm", ["ci", "--no-audit", "--no-fund"], example);
 run("npm", ["run", "install:engine", "--silent"], example);
 run("npx", ["tsc", "--noEmit"], example);
-run("npx", ["vitest", "run"], example);
+// `npm test` asks for the example's test counts in a JSON report (scripts/lib/test-counts.ts).
+const report = process.env.ONCE_EXAMPLE_VITEST_JSON;
+run("npx", ["vitest", "run", ...(report ? ["--reporter=default", "--reporter=json", `--outputFile.json=${report}`] : [])], example);

@@ -25,15 +25,23 @@ function readJson<T>(file: string): T | null {
   }
 }
 
+function readVitest(report: string): Counts | null {
+  const r = readJson<{ numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number }>(report);
+  return r && { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
+}
+
 export const COUNTED: Record<string, Counter> = {
   vitest: {
     // The default reporter keeps the console as it was; the JSON one adds the file.
     args: (report) => ["--reporter=default", "--reporter=json", `--outputFile.json=${report}`],
     env: () => ({}),
-    read: (report) => {
-      const r = readJson<{ numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number }>(report);
-      return r && { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
-    },
+    read: readVitest,
+  },
+  example: {
+    // scripts/example.ts passes this on to the example's own Vitest run.
+    args: () => [],
+    env: (report) => ({ ONCE_EXAMPLE_VITEST_JSON: report }),
+    read: readVitest,
   },
   playwright: {
     // playwright.config.ts adds its JSON reporter when this variable names a file.
