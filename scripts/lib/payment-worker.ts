@@ -8,12 +8,21 @@ import path from "node:path";
 
 const RESTART_DELAY_MS = 1_000;
 
-export function supervisePaymentWorker(root: string): { stop: () => Promise<void> } {
+export interface WorkerOptions {
+  env?: NodeJS.ProcessEnv;
+  stdio?: "inherit" | "ignore";
+  /** Told each worker's pid as it starts (tests). */
+  onStart?: (pid: number) => void;
+}
+
+export function supervisePaymentWorker(root: string, options: WorkerOptions = {}): { stop: () => Promise<void> } {
   let child: ChildProcess | undefined;
   let stopping = false;
   let restartTimer: NodeJS.Timeout | undefined;
   const start = () => {
-    child = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/worker.ts")], { stdio: "inherit", env: process.env });
+    const script = path.join(root, "scripts/worker.ts");
+    child = spawn(process.execPath, ["--import", "tsx", script], { cwd: root, stdio: options.stdio ?? "inherit", env: options.env ?? process.env });
+    if (child.pid !== undefined) options.onStart?.(child.pid);
     child.on("exit", (code, signal) => {
       if (stopping) return;
       console.error(`[worker] exited (${signal ?? code}); starting it again in ${RESTART_DELAY_MS / 1000} s`);
