@@ -55,13 +55,12 @@ export async function placeOrder(tx: Tx, command: PlaceOrderCommand): Promise<Pl
   const order = await claimIntent(tx, { tenantId, userId: command.userId, checkoutKey, totalCents, currency });
   if (!order) return existingOrderOf(tx, tenantId, checkoutKey, lines);
 
-  await takeStock(tx, lines);
-  await pause(command.delayMs ?? 0);
-  await writeLinesAndPayment(tx, order.id, items, {
+  await takeStockAndWrite(tx, order.id, lines, items, {
     topic: PAYMENT_TOPIC,
     idempotencyKey: providerKeyFor(tenantId, checkoutKey),
     payload: { orderId: order.id, amountCents: totalCents, currency } satisfies PaymentPayload,
   });
+  await pause(command.delayMs ?? 0);
   return { ...order, items };
 }
 
@@ -86,43 +85,50 @@ async function priceLines(tx: Tx, lines: readonly OrderLine[]): Promise<PricedLi
 }
 
 /**
- * One statement for every line. The `locked` step takes the products' row locks in id order, so two
- * carts that share products always lock them in the same sequence and cannot deadlock. The UPDATE
- * then tests `stock >= quantity` on the newest committed row version (under concurrent orders
- * PostgreSQL re-evaluates the condition after the lock wait), so the last unit is sold once and
- * stock never goes below zero (the CHECK constraint would refuse it anyway). A line it did not
- * update had too little stock: the whole order is refused and its transaction rolls back.
+ * The rest of the order in one statement: take the stock for every line, and only if every line
+ * got it, write the order's lines and its payment's outbox row (no read-back: we built both).
+ *
+ * The `locked` step takes the products' row locks in id order, so two carts that share products
+ * always lock them in the same sequence and cannot deadlock. The UPDATE then tests
+ * `stock >= quantity` on the newest committed row version (under concurrent orders PostgreSQL
+ * re-evaluates the condition after the lock wait), so the last unit is sold once and stock never
+ * goes below zero (the CHECK constraint would refuse it anyway). All parts of the statement see the
+ * UPDATE's result through `taken`: a line it did not update had too little stock, nothing is
+ * written, and the whole order is refused (its transaction rolls back the stock taken for the
+ * other lines).
  */
-async function takeStock(tx: Tx, lines: readonly OrderLine[]): Promise<void> {
+async function takeStockAndWrite(
+  tx: Tx,
+  orderId: string,
+  lines: readonly OrderLine[],
+  items: readonly PlacedOrder["items"][number][],
+  outbox: { topic: string; idempotencyKey: string; payload: PaymentPayload },
+): Promise<void> {
+  const column = <K extends keyof PlacedOrder["items"][number]>(key: K) => items.map((item) => item[key]);
   const taken = await tx.$queryRaw<{ id: string }[]>`
     WITH wanted AS (
       SELECT * FROM unnest(${lines.map((l) => l.productId)}::uuid[], ${lines.map((l) => l.quantity)}::int[]) AS w("id", "quantity")
     ), locked AS MATERIALIZED (
       SELECT p."id" FROM "Product" AS p JOIN wanted USING ("id") ORDER BY p."id" FOR UPDATE OF p
+    ), taken AS (
+      UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity"
+      FROM wanted AS w JOIN locked USING ("id")
+      WHERE p."id" = w."id" AND p."stock" >= w."quantity"
+      RETURNING p."id"
+    ), complete AS (
+      SELECT count(*) = ${lines.length} AS "ok" FROM taken
+    ), written AS (
+      INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
+      SELECT ${orderId}::uuid, i.* FROM unnest(${column("productId")}::uuid[], ${column("sku")}::text[], ${column("name")}::text[],
+                                               ${column("unitPriceCents")}::int[], ${column("quantity")}::int[], ${column("lineTotalCents")}::int[]) AS i
+      WHERE (SELECT "ok" FROM complete)
+    ), payment AS (
+      INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
+      SELECT ${outbox.topic}, ${orderId}, ${outbox.idempotencyKey}, ${JSON.stringify(outbox.payload)}::jsonb
+      WHERE (SELECT "ok" FROM complete)
     )
-    UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity"
-    FROM wanted AS w JOIN locked USING ("id")
-    WHERE p."id" = w."id" AND p."stock" >= w."quantity"
-    RETURNING p."id"::text AS "id"`;
+    SELECT "id"::text AS "id" FROM taken`;
   if (taken.length === lines.length) return;
   const short = lines.find((line) => !taken.some((row) => row.id === line.productId))!;
   throw checkoutError("out_of_stock", { productId: short.productId, requested: short.quantity });
-}
-
-/** The order's lines and its payment's outbox row: one statement, no read-back (we built both). */
-async function writeLinesAndPayment(
-  tx: Tx,
-  orderId: string,
-  items: readonly PlacedOrder["items"][number][],
-  outbox: { topic: string; idempotencyKey: string; payload: PaymentPayload },
-): Promise<void> {
-  const column = <K extends keyof PlacedOrder["items"][number]>(key: K) => items.map((item) => item[key]);
-  await tx.$executeRaw`
-    WITH lines AS (
-      INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
-      SELECT ${orderId}::uuid, * FROM unnest(${column("productId")}::uuid[], ${column("sku")}::text[], ${column("name")}::text[],
-                                             ${column("unitPriceCents")}::int[], ${column("quantity")}::int[], ${column("lineTotalCents")}::int[])
-    )
-    INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
-    VALUES (${outbox.topic}, ${orderId}, ${outbox.idempotencyKey}, ${JSON.stringify(outbox.payload)}::jsonb)`;
 }
