@@ -7,7 +7,7 @@
 //   status   running or not, with pid and port
 import path from "node:path";
 import { resolveDataDir } from "../src/server/db/embedded";
-import { findPostmaster, stopPostmaster, waitFor } from "../src/server/db/postmaster";
+import { findPostmaster, isProcessAlive, stopPostmaster, waitFor } from "../src/server/db/postmaster";
 import { DATA_ROOT, readAppState } from "../src/server/db/url";
 
 const command = process.argv[2];
@@ -24,16 +24,7 @@ if (process.env.DATABASE_URL) {
 
 const dataDir = resolveDataDir(path.join(DATA_ROOT, "pg"), () => {});
 const app = readAppState();
-const appRunning = app !== null && isAlive(app.pid);
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const appRunning = app !== null && isProcessAlive(app.pid);
 
 const running = findPostmaster(dataDir);
 switch (command) {

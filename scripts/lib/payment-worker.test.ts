@@ -2,20 +2,12 @@
 // server, it is gone.
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/server/db/postmaster";
 import { useTestDatabase } from "../../src/test/database";
 import { supervisePaymentWorker } from "./payment-worker";
 
 const t = useTestDatabase({ poolMax: 1 });
 const ROOT = path.resolve(import.meta.dirname, "../..");
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("the supervised payment worker", () => {
   it("is started again after a SIGKILL, and stopped with the server", async () => {
@@ -38,11 +30,11 @@ describe("the supervised payment worker", () => {
       process.kill(first, "SIGKILL");
       await nthStart(2);
       expect(started[1]).not.toBe(first);
-      expect(isAlive(started[1]!)).toBe(true);
+      expect(isProcessAlive(started[1]!)).toBe(true);
     } finally {
       await worker.stop();
     }
-    expect(started.every((pid) => !isAlive(pid))).toBe(true);
+    expect(started.every((pid) => !isProcessAlive(pid))).toBe(true);
     expect(started).toHaveLength(2); // a stopped worker is not started again
   });
 });

@@ -14,7 +14,8 @@ export interface Postmaster {
   ready: boolean;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -47,7 +48,7 @@ export function findPostmaster(dataDir: string): Postmaster | null {
   const pid = Number.parseInt(lines[0] ?? "", 10);
   const port = Number.parseInt(lines[3] ?? "", 10);
   if (!Number.isInteger(pid) || pid <= 0 || path.resolve(lines[1] ?? "") !== resolved) return null;
-  if (!alive(pid) || !runsOn(pid, resolved)) return null;
+  if (!isProcessAlive(pid) || !runsOn(pid, resolved)) return null;
   return { pid, port, dataDir: resolved, ready: (lines[7] ?? "").trim() === "ready" };
 }
 
@@ -74,5 +75,5 @@ export async function stopPostmaster(server: Postmaster, timeoutMs = 20_000): Pr
   } catch {
     return; // already gone
   }
-  await waitFor(() => !alive(server.pid), `PostgreSQL (pid ${server.pid}) to stop`, timeoutMs);
+  await waitFor(() => !isProcessAlive(server.pid), `PostgreSQL (pid ${server.pid}) to stop`, timeoutMs);
 }
