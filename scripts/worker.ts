@@ -8,8 +8,7 @@
 // worst moment, produced for real.
 import { createDb } from "../src/server/db/client";
 import { createJobLog } from "../src/server/job-log";
-import { runReconciliation, startLoop, startPaymentWorker } from "../src/server/payments";
-import { RECONCILE_INTERVAL_MS } from "../src/server/payments/config";
+import { startPaymentJobs } from "../src/server/payments";
 import { requireDatabase } from "./lib/database";
 
 const db = createDb(await requireDatabase());
@@ -18,7 +17,7 @@ const db = createDb(await requireDatabase());
 const jobLog = createJobLog(db, (line) => console.warn(line));
 const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
 
-const worker = startPaymentWorker(db, {
+const stopJobs = startPaymentJobs(db, {
   log: jobLog.log,
   hooks: crashAfterCharge
     ? {
@@ -29,7 +28,6 @@ const worker = startPaymentWorker(db, {
       }
     : undefined,
 });
-const loops = [...worker, startLoop("reconciliation", () => runReconciliation(db), { idleMs: RECONCILE_INTERVAL_MS, log: jobLog.log })];
 console.log(`[worker] running (pid ${process.pid})`);
 
 let stopping = false;
@@ -37,7 +35,7 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   console.log(`[worker] ${signal}: finishing the round in progress`);
-  await Promise.all(loops.map((loop) => loop.stop()));
+  await stopJobs();
   jobLog.stop();
   await db.$disconnect();
   process.exit(0);

@@ -20,7 +20,7 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
     () => engine.close(),
     // Outbox worker, the simulated provider's webhook deliveries, reconciliation (unless a
     // process of their own runs them: ONCE_PAYMENT_JOBS=0 and `npm run worker`).
-    env().ONCE_PAYMENT_JOBS === "1" ? startPaymentJobs(db, log) : () => {},
+    env().ONCE_PAYMENT_JOBS === "1" ? startPaymentJobs(db, { log }) : () => {},
     jobLog.stop,
   ];
   return async () => {

@@ -40,9 +40,10 @@ export function startPaymentWorker(db: Db, options: { log?: (m: string) => void;
   ];
 }
 
-/** Everything payments runs in the server process: the worker loops plus reconciliation. */
-export function startPaymentJobs(db: Db, log?: (m: string) => void): () => Promise<void> {
-  const loops = [...startPaymentWorker(db, { log }), startLoop("reconciliation", () => runReconciliation(db), { idleMs: RECONCILE_INTERVAL_MS, log })];
+/** Everything payments runs, in the server process or in `npm run worker`: the worker loops plus reconciliation. */
+export function startPaymentJobs(db: Db, options: { log?: (m: string) => void; hooks?: OutboxWorkerOptions["hooks"] } = {}): () => Promise<void> {
+  const { log } = options;
+  const loops = [...startPaymentWorker(db, options), startLoop("reconciliation", () => runReconciliation(db), { idleMs: RECONCILE_INTERVAL_MS, log })];
   return async () => {
     await Promise.all(loops.map((loop) => loop.stop()));
   };
