@@ -172,3 +172,8 @@ export function isReason(value: unknown): value is Reason {
 export function reasonDocsPath(reason: Reason): string {
   return `/docs/errors#${reason}`;
 }
+
+/** The `Link` header's value that points an error answer at its reason's explanation. */
+export function describedByLink(reason: Reason): string {
+  return `<${reasonDocsPath(reason)}>; rel="describedby"`;
+}

@@ -5,6 +5,7 @@
 // without the cookie is not a browser riding on a session, and passes.
 import { readCookie, SESSION_COOKIE } from "../auth/session";
 import { CROSS_SITE_DOCS, CROSS_SITE_MESSAGE, CROSS_SITE_REASON, isCrossSiteRequest } from "../http/cross-site";
+import { describedByLink } from "@/shared/reasons";
 
 /** JSON-RPC's code for FORBIDDEN, as tRPC writes it. */
 const TRPC_FORBIDDEN = -32003;
@@ -20,5 +21,5 @@ export function refuseCrossSiteMutation(req: Request): Response | null {
       data: { code: "FORBIDDEN", httpStatus: 403, reason: CROSS_SITE_REASON, docs: CROSS_SITE_DOCS },
     },
   };
-  return Response.json(body, { status: 403, headers: { Link: `<${CROSS_SITE_DOCS}>; rel="describedby"` } });
+  return Response.json(body, { status: 403, headers: { Link: describedByLink(CROSS_SITE_REASON) } });
 }

@@ -5,7 +5,7 @@ import { TRPCError } from "@trpc/server";
 import { IdempotencyError, isStoreUnavailable } from "@once/idempotency";
 import { ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
-import { isReason, Reason, reasonDocsPath } from "@/shared/reasons";
+import { describedByLink, isReason, Reason, reasonDocsPath } from "@/shared/reasons";
 
 type Code = TRPCError["code"];
 
@@ -76,5 +76,5 @@ export function translateError(error: TRPCError): TRPCError | null {
 export function describedByHeaders(errors: readonly TRPCError[]): Headers | undefined {
   const first = errors[0];
   if (!first) return undefined;
-  return new Headers({ Link: `<${docsOf(reasonOf(first))}>; rel="describedby"` });
+  return new Headers({ Link: describedByLink(reasonOf(first)) });
 }

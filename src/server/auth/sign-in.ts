@@ -4,7 +4,7 @@
 // a demo account's one-click sign-in (demo mode only, demo rows only) or e-mail + password,
 // checked with scrypt after taking an attempt from the throttle. `next` is reduced to a path on
 // this site before it becomes a redirect.
-import { reasonDocsPath, type Reason } from "@/shared/reasons";
+import { describedByLink, type Reason } from "@/shared/reasons";
 import type { Db } from "../db/client";
 import { clientAddress } from "../http/client-address";
 import { crossSiteRefusal, isCrossSiteRequest } from "../http/cross-site";
@@ -63,8 +63,7 @@ function refuse(req: Request, refusal: Refusal, next: string): Response {
   const headers: Record<string, string> = refusal.retryAfterSeconds ? { "Retry-After": String(refusal.retryAfterSeconds) } : {};
   if (isNavigation(req) && refusal.status !== 415 && refusal.status !== 403) {
     const query = new URLSearchParams({ error: refusal.reason, ...(next !== "/" ? { next } : {}) });
-    const link = `<${reasonDocsPath(refusal.reason)}>; rel="describedby"`;
-    return new Response(null, { status: 303, headers: { ...headers, Link: link, Location: `/signin?${query}` } });
+    return new Response(null, { status: 303, headers: { ...headers, Link: describedByLink(refusal.reason), Location: `/signin?${query}` } });
   }
   return plainError(refusal.status, refusal.reason, refusal.message, headers);
 }

@@ -3,7 +3,7 @@
 // it passes the limit. Whatever the client sends, the server holds at most `limit` bytes of it (plus
 // the one chunk that crossed the line), so a 100 MB body costs no more memory than a small one.
 
-import { Reason, reasonDocsPath } from "@/shared/reasons";
+import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
 import { plainError } from "./plain-error";
 
 /**
@@ -69,7 +69,7 @@ export async function boundRequestBody(request: Request, limitBytes: number): Pr
 const tooLargeMessage = (limitBytes: number) => `The request body is larger than ${limitBytes} bytes`;
 const docs = reasonDocsPath(Reason.PAYLOAD_TOO_LARGE);
 /** Like every error answer: the explanation's address, also as a Link header (IETF draft). */
-const tooLargeInit: ResponseInit = { status: 413, headers: { Link: `<${docs}>; rel="describedby"` } };
+const tooLargeInit: ResponseInit = { status: 413, headers: { Link: describedByLink(Reason.PAYLOAD_TOO_LARGE) } };
 
 /** 413 in tRPC's error shape, with the reason and the docs link every error carries. */
 export function trpcPayloadTooLarge(limitBytes: number): Response {
