@@ -1,7 +1,8 @@
 // The floor: the same protocol work written by hand in SQL on a bare pg pool — reserve with
 // INSERT … ON CONFLICT DO NOTHING RETURNING, read on conflict, the business write and the fenced
 // completion in one transaction. Whatever the engine costs above this is the price of Prisma,
-// tRPC and our own code.
+// tRPC and our own code. Every statement is prepared (named), as the engine's and Prisma's are
+// on a direct connection: the floor is the best hand-written SQL, not a handicapped one.
 import { createHash, randomUUID } from "node:crypto";
 import type { CountingPool } from "./harness";
 
@@ -13,8 +14,9 @@ export async function floorIdempotent(pool: CountingPool, scope: string, key: st
   const fp = fingerprint(request);
   const token = randomUUID();
   // Reserve or read in one statement, as the engine does; read again if a racing insert hid the row.
-  const reserved = await pool.query<{ id: string; inserted: boolean; fingerprint: string; status: string; responseBody: unknown }>(
-    `WITH "inserted" AS (
+  const reserved = await pool.query<{ id: string; inserted: boolean; fingerprint: string; status: string; responseBody: unknown }>({
+    name: "floor_reserve",
+    text: `WITH "inserted" AS (
        INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
        VALUES ($1, $2, 'effect', $3, 'PROCESSING', $4::uuid, now() + interval '30 seconds', now() + interval '1 day')
        ON CONFLICT ("scope", "key") DO NOTHING
@@ -23,14 +25,15 @@ export async function floorIdempotent(pool: CountingPool, scope: string, key: st
      UNION ALL
      SELECT "id", false, "fingerprint", "status"::text, "responseBody" FROM "IdempotencyKey"
      WHERE "scope" = $1 AND "key" = $2 AND NOT EXISTS (SELECT 1 FROM "inserted")`,
-    [scope, key, fp, token],
-  );
+    values: [scope, key, fp, token],
+  });
   let existing = reserved.rows[0];
   if (!existing) {
-    const again = await pool.query(
-      `SELECT "id", false AS "inserted", "fingerprint", "status"::text AS "status", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
-      [scope, key],
-    );
+    const again = await pool.query({
+      name: "floor_read_again",
+      text: `SELECT "id", false AS "inserted", "fingerprint", "status"::text AS "status", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
+      values: [scope, key],
+    });
     existing = again.rows[0];
   }
   if (!existing!.inserted) {
@@ -43,14 +46,19 @@ export async function floorIdempotent(pool: CountingPool, scope: string, key: st
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    const effect = await client.query<{ id: number }>(`INSERT INTO "TestEffect" ("scope", "value") VALUES ($1, $2) RETURNING "id"`, [scope, request.value]);
+    const effect = await client.query<{ id: number }>({
+      name: "floor_effect",
+      text: `INSERT INTO "TestEffect" ("scope", "value") VALUES ($1, $2) RETURNING "id"`,
+      values: [scope, request.value],
+    });
     const body = { effectId: effect.rows[0]!.id, value: request.value };
-    const done = await client.query(
-      `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3::jsonb, "completedAt" = now(),
+    const done = await client.query({
+      name: "floor_complete",
+      text: `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3::jsonb, "completedAt" = now(),
          "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
        WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
-      [id, token, JSON.stringify(body)],
-    );
+      values: [id, token, JSON.stringify(body)],
+    });
     if (done.rowCount !== 1) throw new Error("lease lost");
     await client.query("COMMIT");
     return { status: 200, replayed: false, body };
@@ -67,18 +75,20 @@ export async function floorIdempotent(pool: CountingPool, scope: string, key: st
  * reservation attempt. The engine's replay is compared with this too (issue 13).
  */
 export async function floorRead(pool: CountingPool, scope: string, key: string): Promise<unknown> {
-  const { rows } = await pool.query(`SELECT "status"::text, "fingerprint", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [
-    scope,
-    key,
-  ]);
+  const { rows } = await pool.query({
+    name: "floor_read",
+    text: `SELECT "status"::text, "fingerprint", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
+    values: [scope, key],
+  });
   return rows[0];
 }
 
 /** Authentication as the app does it: the token's hash to its user. */
 export async function floorAuthenticate(pool: CountingPool, tokenHash: string): Promise<string> {
-  const { rows } = await pool.query<{ tenantId: string }>(
-    `SELECT u."tenantId" FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId" WHERE t."tokenHash" = $1`,
-    [tokenHash],
-  );
+  const { rows } = await pool.query<{ tenantId: string }>({
+    name: "floor_authenticate",
+    text: `SELECT u."tenantId" FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId" WHERE t."tokenHash" = $1`,
+    values: [tokenHash],
+  });
   return rows[0]!.tenantId;
 }

@@ -34,7 +34,7 @@ try {
   const enginePool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
   // The server stops at the end: its "terminating connection" notices are expected then.
   for (const pool of [floorPool, enginePool]) pool.on("error", () => {});
-  const db = createDb(url, { pool: enginePool });
+  const db = createDb(url, { pool: enginePool, preparedStatements: true });
   await db.$executeRawUnsafe(EFFECTS_TABLE_SQL);
   // The defaults, whatever the environment says; no replay cache: this measures the database path.
   const engine = createEngineFor(db, {});
@@ -155,7 +155,9 @@ try {
   rows.push({ path: `duplicate burst (${BURST_WIDTH} × one key, ${BURST_ROUNDS} rounds)`, ...burst, goal: { metric: "p99", maxRatio: 1.5 } });
 
   const [effects] = await db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT "value")::int AS "n" FROM "TestEffect" WHERE "value" LIKE 'b%'`;
-  console.log(`\nonce bench — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX} per side\n`);
+  console.log(
+    `\nonce bench — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX} per side, statements prepared on both sides\n`,
+  );
   console.log(table(rows));
   console.log(`\nburst check: ${effects!.n} distinct effects for ${BURST_ROUNDS * 2} burst keys (expected ${BURST_ROUNDS * 2})`);
   await cachedEngine.close();

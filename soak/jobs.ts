@@ -27,8 +27,8 @@ export async function waitForOutboxDrain(directUrl: string, timeoutMs: number): 
 }
 
 /** Run after the instances stopped, right before the facts are read: the sweep and the check see the same keys. */
-export async function runEndOfRunJobs(o: { appUrl: string; leaseMs: number }): Promise<string> {
-  const db = createDb(o.appUrl, { max: 4 });
+export async function runEndOfRunJobs(o: { appUrl: string; throughPooler: boolean; leaseMs: number }): Promise<string> {
+  const db = createDb(o.appUrl, { max: 4, preparedStatements: !o.throughPooler });
   // The jobs hold no session state (a transaction-level lock per batch), so they run through
   // PgBouncer in transaction mode as they do in the instances.
   const run = poolRunner(poolOf(db)!);

@@ -50,6 +50,10 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
       DATABASE_URL: appUrl,
       // What must hold a session (the reaper's session lock) goes straight to PostgreSQL.
       ...(config.directSessions ? { DIRECT_DATABASE_URL: db.url } : {}),
+      // PgBouncer 1.18 in transaction mode keeps no prepared statements: said outright, so the
+      // profile does not depend on how the app infers it (--sessionsThroughPgbouncer sets no
+      // DIRECT_DATABASE_URL).
+      DATABASE_PREPARED_STATEMENTS: bouncer ? "0" : "1",
       DEMO_MODE: "1",
       IDEMPOTENCY_LEASE_MS: String(config.leaseMs),
       DEMO_PROVIDER_FAILURE_RATE: String(config.providerFailureRate),
@@ -98,7 +102,7 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   const drained = await waitForOutboxDrain(db.url, config.drainMs);
   log(drained ? "outbox drained" : `outbox not drained after ${config.drainMs} ms`);
   await instances.stopAll();
-  const jobs = await runEndOfRunJobs({ appUrl, leaseMs: config.leaseMs });
+  const jobs = await runEndOfRunJobs({ appUrl, throughPooler: bouncer !== undefined, leaseMs: config.leaseMs });
   log(`end-of-run jobs: ${jobs}`);
 
   const client = new pg.Client({ connectionString: db.url });

@@ -2,7 +2,7 @@
 // its counters, cached live-key counts and replay cache live as long as the client.
 import { createIdempotencyEngine, type EngineConfigInput, type IdempotencyEngine } from "@once/idempotency";
 import pg from "pg";
-import { directUrlOf, poolOf, type Db, type Tx } from "./db/client";
+import { directUrlOf, poolOf, preparesStatements, type Db, type Tx } from "./db/client";
 import { appEngineConfig } from "./engine-config";
 
 export type Engine = IdempotencyEngine<Tx>;
@@ -15,6 +15,7 @@ export function createEngineFor(db: Db, config: EngineConfigInput = appEngineCon
   return createIdempotencyEngine<Tx>({
     prisma: db,
     pool: poolOf(db),
+    preparedStatements: preparesStatements(db),
     config,
     // LISTEN needs its own direct connection (not through a transaction-mode pooler): only the
     // app's process client has one; elsewhere every retry reads the database.

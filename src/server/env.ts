@@ -27,6 +27,14 @@ const schema = z.object({
   // requests on the server's one thread. The engine's own jobs (reaper, sweeper, counter flush)
   // stay: the counters live in the server's memory.
   ONCE_PAYMENT_JOBS: z.enum(["0", "1"]).default("1"),
+  // Behind a transaction-mode pooler (PgBouncer), DATABASE_URL is the pooler and this is
+  // PostgreSQL itself, for what needs a session (LISTEN).
+  DIRECT_DATABASE_URL: z.string().min(1).optional(),
+  // Prepared statements: each statement is parsed and planned once per connection instead of on
+  // every call (a reservation costs half). Unset: on, unless DIRECT_DATABASE_URL says DATABASE_URL
+  // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
+  // max_prepared_statements) may turn them back on with "1".
+  DATABASE_PREPARED_STATEMENTS: z.enum(["0", "1"]).optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -50,6 +58,12 @@ export function env(): Env {
 export function demoMode(): boolean {
   const e = env();
   return e.DEMO_MODE ?? e.NODE_ENV === "development";
+}
+
+/** Whether the app's database clients prepare their statements (see DATABASE_PREPARED_STATEMENTS). */
+export function preparedStatementsWanted(e: Env = env()): boolean {
+  if (e.DATABASE_PREPARED_STATEMENTS !== undefined) return e.DATABASE_PREPARED_STATEMENTS === "1";
+  return e.DIRECT_DATABASE_URL === undefined;
 }
 
 /**

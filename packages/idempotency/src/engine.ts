@@ -17,6 +17,13 @@ export interface EngineOptions<TTx extends SqlTransaction> {
   prisma: PrismaLike<TTx>;
   /** The pg pool under Prisma's adapter, if you built it: statements outside the transaction go straight to it (faster). */
   pool?: pg.Pool;
+  /**
+   * Prepare the engine's statements on `pool` (parsed and planned once per connection: a
+   * reservation then costs about half). Off by default, because it is wrong behind a
+   * transaction-mode pooler that does not keep prepared statements (PgBouncer before 1.21, or
+   * with max_prepared_statements = 0). Turn it on when `pool` connects to PostgreSQL itself.
+   */
+  preparedStatements?: boolean;
   config?: EngineConfigInput;
   /**
    * Opens a direct connection to PostgreSQL (not through a transaction-mode pooler) for LISTEN.
@@ -49,7 +56,7 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
 
 export function createIdempotencyEngine<TTx extends SqlTransaction>(options: EngineOptions<TTx>): IdempotencyEngine<TTx> {
   const config = parseEngineConfig(options.config);
-  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool);
+  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, { prepare: options.preparedStatements });
   const counters = new Counters();
   const pendingReleases = new PendingReleases((record) => store.release(record));
   const replayCache = options.listen && config.replayCacheSize > 0 ? new ReplayCache(config.replayCacheSize) : undefined;

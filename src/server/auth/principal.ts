@@ -5,7 +5,7 @@
 // database seeded before it) are nobody unless the server runs in demo mode: a database seeded for
 // a demo and later served in production does not keep `admin_demo_token` working.
 import { Prisma } from "../../generated/prisma/client";
-import { poolOf, type Db } from "../db/client";
+import { poolOf, preparesStatements, type Db } from "../db/client";
 import { demoMode } from "../env";
 import { readCookie, readSessionValue, SESSION_COOKIE } from "./session";
 import { hashToken } from "./token";
@@ -47,7 +47,8 @@ export async function principalFromHeaders(db: Db, headers: Headers, options: Pr
       FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId"
       WHERE t."tokenHash" = ${hashToken(match[1]!)} AND (${options.demo} OR NOT (t."demo" OR u."demo"))`;
     const pool = poolOf(db);
-    const rows = pool ? (await pool.query<TokenUser>(query.text, query.values)).rows : await db.$queryRaw<TokenUser[]>(query);
+    const name = preparesStatements(db) ? "app_principal_by_token" : undefined; // planned once per connection
+    const rows = pool ? (await pool.query<TokenUser>({ name, text: query.text, values: query.values })).rows : await db.$queryRaw<TokenUser[]>(query);
     return rows[0] ? toPrincipal(rows[0]) : null;
   }
   const userId = readSessionValue(readCookie(headers.get("cookie"), SESSION_COOKIE));

@@ -2,6 +2,8 @@
 // transaction), so their writes commit together with the key's completion.
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
+import { env, preparedStatementsWanted } from "../env";
+import { statementNames } from "./statement-names";
 import { PrismaClient, type Prisma } from "../../generated/prisma/client";
 
 export type Db = PrismaClient;
@@ -13,6 +15,7 @@ const POOL_MAX = 10;
 
 const pools = new WeakMap<Db, pg.Pool>();
 const directUrls = new WeakMap<Db, string>();
+const prepared = new WeakSet<Db>();
 
 export function createDb(
   connectionString: string,
@@ -21,8 +24,15 @@ export function createDb(
     /** bring your own (benchmarks) */ pool?: pg.Pool;
     /** A direct connection string for LISTEN (the engine's replay cache); the app's process client has one. */
     directUrl?: string;
+    /**
+     * Prepare statements (Prisma's and the engine's): PostgreSQL parses and plans each once per
+     * connection. The default follows the configuration (env.ts: on unless DATABASE_URL goes
+     * through a pooler); pass false for a connection string that goes through PgBouncer.
+     */
+    preparedStatements?: boolean;
   } = {},
 ): Db {
+  const prepare = options.preparedStatements ?? preparedStatementsWanted();
   const pool =
     options.pool ??
     new pg.Pool({
@@ -34,8 +44,9 @@ export function createDb(
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query
   // opens a new one. Without a listener the error would crash the process.
   pool.on("error", () => {});
-  const db = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const db = new PrismaClient({ adapter: new PrismaPg(pool, prepare ? { statementNameGenerator: statementNames() } : {}) });
   pools.set(db, pool);
+  if (prepare) prepared.add(db);
   if (options.directUrl) directUrls.set(db, options.directUrl);
   if (!options.pool) {
     // The adapter does not end a pool it was given; a client that owns its pool closes it with
@@ -58,6 +69,11 @@ export function poolOf(db: Db): pg.Pool | undefined {
   return pools.get(db);
 }
 
+/** Whether this client prepares its statements (the engine's store then prepares its own too). */
+export function preparesStatements(db: Db): boolean {
+  return prepared.has(db);
+}
+
 /** Where the engine may LISTEN for evictions, if this client was given a direct connection string. */
 export function directUrlOf(db: Db): string | undefined {
   return directUrls.get(db);
@@ -71,7 +87,7 @@ export function getDb(): Db {
     const url = process.env.DATABASE_URL;
     if (!url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
     // Behind a transaction-mode pooler (PgBouncer), DIRECT_DATABASE_URL names PostgreSQL itself.
-    globalForDb.onceDb = createDb(url, { directUrl: process.env.DIRECT_DATABASE_URL ?? url });
+    globalForDb.onceDb = createDb(url, { directUrl: env().DIRECT_DATABASE_URL ?? url });
   }
   return globalForDb.onceDb;
 }

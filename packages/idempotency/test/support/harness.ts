@@ -35,8 +35,8 @@ export function engineFor(db: Db): Engine {
 }
 
 /** Tests pass configuration: from now on `db`'s requests run on an engine with `config`. */
-export function configure(db: Db, config: EngineConfigInput = {}): Engine {
-  const engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db), config });
+export function configure(db: Db, config: EngineConfigInput = {}, options: { preparedStatements?: boolean } = {}): Engine {
+  const engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db), config, ...options });
   engines.set(db, engine);
   return engine;
 }
