@@ -99,6 +99,8 @@ function header(plan: Plan): string {
     `(load average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0]!.toFixed(1)} at the end), ` +
     `next start (production build) on embedded PostgreSQL, ` +
     (plan.paymentsProcess ? "payment jobs in a worker process of their own (its CPU counted with the server's); " : "payment jobs running in-process; ") +
+    // The servers inherit this environment: DATABASE_PREPARED_STATEMENTS=0 measures without preparation.
+    (process.env.DATABASE_PREPARED_STATEMENTS === "0" ? "statements not prepared; " : "statements prepared; ") +
     `${plan.slices} interleaved slices × ${plan.sliceSeconds} s per cell${plan.quick ? " (--quick: too short to quote)" : ""}`
   );
 }
