@@ -60,6 +60,10 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
       DEMO_PROVIDER_TIMEOUT_RATE: String(config.providerTimeoutRate),
       // A killed instance's claimed outbox rows come back within seconds, not the default minute.
       OUTBOX_LEASE_MS: "10000",
+      // A row the failing provider pushed to its 7th attempt waits up to 128 s by default; after the
+      // provider recovers, the drain window must cover every wait a row can be in, or a row that
+      // is only waiting its turn is counted as stuck.
+      OUTBOX_MAX_BACKOFF_MS: String(Math.floor(config.drainMs / 3)),
       SESSION_SECRET: randomBytes(24).toString("hex"),
     },
   });

@@ -17,6 +17,8 @@ export function createApp(options: AppOptions) {
   const engine = createIdempotencyEngine<Tx>({
     prisma,
     pool,
+    // The pool connects to PostgreSQL itself (no PgBouncer): the engine's statements are prepared.
+    preparedStatements: true,
     // A direct connection for LISTEN: busts reach every instance, and retries are answered from memory.
     listen: () => new pg.Client({ connectionString: options.databaseUrl }),
   });

@@ -92,6 +92,9 @@ const paymentEnv = z.object({
   DEMO_PROVIDER_TIMEOUT_RATE: rate.default(0),
   OUTBOX_LEASE_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.leaseMs),
   OUTBOX_MAX_ATTEMPTS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.maxAttempts),
+  // The longest single wait between two attempts. The soak lowers it so that its drain window
+  // covers every wait a row can be in once the provider is back.
+  OUTBOX_MAX_BACKOFF_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.maxBackoffMs),
   OUTBOX_POLL_MS: positiveInt.default(OUTBOX_POLL_MS),
   // Where the provider posts its events. Unset: straight to the webhook handler in this process.
   PAYMENTS_WEBHOOK_URL: z.url().optional(),
@@ -118,7 +121,12 @@ export function paymentSettings(source: Record<string, string | undefined> = pro
     webhookSecret,
     failureRate: env().DEMO_PROVIDER_FAILURE_RATE,
     timeoutAfterChargeRate: e.DEMO_PROVIDER_TIMEOUT_RATE,
-    outbox: { ...DEFAULT_OUTBOX_CONFIG, leaseMs: e.OUTBOX_LEASE_MS, maxAttempts: e.OUTBOX_MAX_ATTEMPTS } satisfies OutboxConfig,
+    outbox: {
+      ...DEFAULT_OUTBOX_CONFIG,
+      leaseMs: e.OUTBOX_LEASE_MS,
+      maxAttempts: e.OUTBOX_MAX_ATTEMPTS,
+      maxBackoffMs: e.OUTBOX_MAX_BACKOFF_MS,
+    } satisfies OutboxConfig,
     pollMs: e.OUTBOX_POLL_MS,
     webhookUrl: e.PAYMENTS_WEBHOOK_URL,
   };
