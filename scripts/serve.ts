@@ -8,7 +8,6 @@
 // PostgreSQL. The outage switch (`npm run db -- stop|start`, scripts/db.ts) stops PostgreSQL by
 // its pid file and asks this process (SIGUSR2) to start it again on the same port.
 import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ownShutdownSignals, resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
@@ -16,6 +15,7 @@ import { findPostmaster, stopPostmaster } from "../src/server/db/postmaster";
 import { setupDatabase } from "../src/server/db/setup";
 import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, type AppState } from "../src/server/db/url";
 import { loadSessionSecret } from "./lib/session-secret";
+import { stopChild } from "./lib/child";
 import { supervisePaymentWorker } from "./lib/payment-worker";
 
 const mode = process.argv[2];
@@ -100,18 +100,11 @@ process.on("SIGUSR2", () => {
   });
 });
 
-async function stopNext(): Promise<void> {
-  if (next.exitCode !== null || next.signalCode !== null) return;
-  next.kill("SIGTERM");
-  // A graceful stop, or a kill after 10 s: shutdown must end even if Next.js hangs.
-  await once(next, "exit", { signal: AbortSignal.timeout(10_000) }).catch(() => next.kill("SIGKILL"));
-}
-
 async function shutdown(code: number): Promise<never> {
   if (stopping) return new Promise<never>(() => {});
   stopping = true;
   removeStateFiles();
-  await Promise.all([stopNext(), worker?.stop()]);
+  await Promise.all([stopChild(next), worker?.stop()]);
   await restarting;
   if (server) await server.stop();
   // A PostgreSQL this process no longer holds a handle to (stopped and started again by hand

@@ -9,6 +9,8 @@ import path from "node:path";
 import pg from "pg";
 import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../src/server/db/embedded";
 import { setupDatabase } from "../../src/server/db/setup";
+import { stopChild } from "../../scripts/lib/child";
+import { spawnPaymentWorker } from "../../scripts/lib/payment-worker";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 const NEXT_BIN = path.join(ROOT, "node_modules/next/dist/bin/next");
@@ -87,11 +89,7 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
 export function startWorkerProcess(databaseUrl: string): { pid: number; stop: () => Promise<void> } {
   const logFile = path.join(os.tmpdir(), `once-bench-http-worker-${process.pid}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: benchEnv(databaseUrl),
-  });
+  const child = spawnPaymentWorker(ROOT, { stdio: ["ignore", "pipe", "pipe"], env: benchEnv(databaseUrl) });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   return { pid: child.pid!, stop: () => stopChild(child) };
@@ -129,12 +127,6 @@ async function waitReady(child: ChildProcess, port: number, logFile: string): Pr
 }
 
 /** SIGTERM (Next stops gracefully, a --cpu-prof profile gets written), SIGKILL after 10 s. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  await once(child, "exit", { signal: AbortSignal.timeout(10_000) }).catch(() => child.kill("SIGKILL"));
-}
-
 /** The bench needs a production build that has the control procedure; build when there is none. */
 export async function ensureBuild(log: (msg: string) => void): Promise<void> {
   if (existsSync(path.join(ROOT, ".next", "BUILD_ID"))) return;
