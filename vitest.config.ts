@@ -10,15 +10,15 @@ export default defineConfig({
         resolve: { alias: { "@": path.resolve(import.meta.dirname, "src") } },
         test: {
           name: "app",
-          include: ["src/**/*.test.ts", "scripts/**/*.test.ts", "soak/**/*.test.ts"],
+          include: ["src/**/*.test.ts", "tools/**/*.test.ts", "scripts/**/*.test.ts", "soak/**/*.test.ts"],
           globalSetup: ["src/test/global-setup.ts"],
           pool: "forks",
           // Integration tests share one PostgreSQL server; each file gets its own database.
           testTimeout: 30_000,
           hookTimeout: 60_000,
-          // Demo mode: the fixtures are the demo accounts and tokens (the doors' own tests pass
-          // `{ demo: false }` where they test production).
-          env: { NODE_ENV: "test", DEMO_MODE: "1", SESSION_SECRET: "test-session-secret-0123456789" },
+          // Tests build their configuration (src/test/app.ts: demo mode, since the fixtures are the
+          // demo accounts and tokens); a test that starts a process gives it its variables.
+          setupFiles: ["src/test/setup.ts"],
         },
       },
       "packages/idempotency",

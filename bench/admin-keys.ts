@@ -10,9 +10,11 @@ import pg from "pg";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "../src/server/api/root";
 import { createContextFor } from "../src/server/api/context";
+import { createServerApp } from "../src/server/app";
+import { loadConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
-import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
-import { setupDatabase } from "../src/server/db/setup";
+import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
+import { setupDatabase } from "../tools/db/setup";
 import { randomUUID } from "node:crypto";
 import type { Prisma } from "../src/generated/prisma/client";
 import { keyListQuery, type KeyListFilters } from "../src/server/admin/keys-query";
@@ -30,12 +32,13 @@ if (!url) {
   server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-admin-"), persistent: false });
   await server.createDatabase("bench_admin");
   url = server.url("bench_admin");
-  await setupDatabase(url);
+  await setupDatabase(url, () => {}, { demo: true });
 }
 
 const client = new pg.Client({ connectionString: url });
 await client.connect();
 const db = createDb(url);
+const app = createServerApp(loadConfig({ DEMO_MODE: "1" }), { db });
 try {
   const seeded = await seedKeys(client, COUNT);
   const total = (await client.query(`SELECT count(*)::int AS n FROM "IdempotencyKey"`)).rows[0].n as number;
@@ -72,7 +75,7 @@ try {
       endpoint: "/api/trpc",
       req,
       router: appRouter,
-      createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+      createContext: (opts) => createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
     });
     const body = (await res.json()) as { result?: { data: { items?: unknown[] } } };
     if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(body)}`);

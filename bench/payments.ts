@@ -8,9 +8,11 @@ import { randomUUID } from "node:crypto";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "../src/server/api/root";
 import { createContextFor } from "../src/server/api/context";
+import { createServerApp } from "../src/server/app";
+import { loadConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
-import { makeTempDataDir, startEmbeddedPostgres } from "../src/server/db/embedded";
-import { setupDatabase } from "../src/server/db/setup";
+import { makeTempDataDir, startEmbeddedPostgres } from "../tools/db/embedded";
+import { setupDatabase } from "../tools/db/setup";
 import { createEventDispatcher } from "../src/server/payments/event-dispatcher";
 import { createOutboxWorker } from "../src/server/payments/outbox-worker";
 import { SimulatedProvider } from "../src/server/payments/provider";
@@ -24,11 +26,12 @@ const server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("onc
 try {
   await server.createDatabase("bench");
   const url = server.url("bench");
-  await setupDatabase(url);
+  await setupDatabase(url, () => {}, { demo: true });
   const pool = new CountingPool({ connectionString: url, max: CONCURRENCY, idleTimeoutMillis: 0 });
   pool.on("error", () => {});
   const db = createDb(url, { pool });
   const providerDb = createDb(url, { max: CONCURRENCY });
+  const app = createServerApp(loadConfig({ DEMO_MODE: "1" }), { db });
   await db.$executeRaw`UPDATE "Product" SET "stock" = 1000000`;
   const products = (await db.product.findMany({ where: { currency: "EUR" }, select: { id: true }, take: 3 })).map((p) => p.id);
 
@@ -41,7 +44,7 @@ try {
         body: JSON.stringify({ items: products.map((productId, i) => ({ productId, quantity: i + 1 })) }),
       }),
       router: appRouter,
-      createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+      createContext: (opts) => createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
     });
     await res.text();
     if (res.status !== 200) throw new Error(`placeOrder answered ${res.status}`);
@@ -81,7 +84,7 @@ try {
   ]);
 
   const events = await db.providerEvent.count({ where: { deliveredAt: null } });
-  const dispatcher = createEventDispatcher(db, { duplicateRate: 0, deliver: async (body) => (await handleProviderWebhook(db, body)).status });
+  const dispatcher = createEventDispatcher(db, { duplicateRate: 0, deliver: async (body) => (await handleProviderWebhook(app, body)).status });
   rows.push([
     `webhook delivery (${events} events)`,
     await measure(events, async () => {

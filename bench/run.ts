@@ -7,8 +7,9 @@ import { createDb } from "../src/server/db/client";
 import { createEngineFor } from "../src/server/engine";
 import { hashToken } from "../src/server/auth/token";
 import { createContextFor } from "../src/server/api/context";
-import { makeTempDataDir, startEmbeddedPostgres } from "../src/server/db/embedded";
-import { setupDatabase } from "../src/server/db/setup";
+import { loadConfig } from "../src/server/config";
+import { makeTempDataDir, startEmbeddedPostgres } from "../tools/db/embedded";
+import { setupDatabase } from "../tools/db/setup";
 import { createIdempotencyEngine, withIdempotency } from "@once/idempotency";
 import pg from "pg";
 import type { Tx } from "../src/server/db/client";
@@ -23,12 +24,14 @@ const N_PATH = Math.round(2000 * SCALE);
 const BURST_ROUNDS = 50;
 const BURST_WIDTH = 32;
 const POOL_MAX = 10;
+/** The defaults, whatever the environment says, in demo mode (the demo tokens). */
+const BENCH_CONFIG = loadConfig({ DEMO_MODE: "1" });
 
 const server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-"), persistent: false });
 try {
   await server.createDatabase("bench");
   const url = server.url("bench");
-  await setupDatabase(url);
+  await setupDatabase(url, () => {}, { demo: true });
   // Idle connections are kept (idleTimeoutMillis 0): a phase must not pay for the last one's pause.
   const floorPool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
   const enginePool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
@@ -62,7 +65,7 @@ try {
         body: JSON.stringify({ value }),
       }),
       router: testRouter,
-      createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length, on),
+      createContext: (opts) => createContextFor({ db, engine: on, config: BENCH_CONFIG }, opts.req.headers, opts.resHeaders, opts.info.calls.length),
     });
     await res.text();
     if (res.status !== 200) throw new Error(`unexpected ${res.status}`);

@@ -9,8 +9,8 @@ import { once } from "node:events";
 import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { freePort, makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
-import { setupDatabase } from "../src/server/db/setup";
+import { freePort, makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
+import { setupDatabase } from "../tools/db/setup";
 
 const root = path.resolve(import.meta.dirname, "..");
 

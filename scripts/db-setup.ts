@@ -1,14 +1,16 @@
 // `npm run db:setup`: migrate and seed the server named by DATABASE_URL (the demo accounts and
 // tokens only with DEMO_MODE=1).
-import { setupDatabase } from "../src/server/db/setup";
+import { loadProcessConfig } from "../src/server/config";
+import { setupDatabase } from "../tools/db/setup";
 import { requireDatabase, runTool } from "./lib/database";
 
 if (!process.env.DATABASE_URL) {
   console.error("DATABASE_URL is not set: `npm run db:setup` prepares your own PostgreSQL (`npm run dev` sets up the embedded one by itself).");
   process.exit(2);
 }
+const config = loadProcessConfig();
 const url = await requireDatabase();
 await runTool(async () => {
-  await setupDatabase(url, console.log);
+  await setupDatabase(url, console.log, { demo: config.demo });
   console.log("[db] migrated and seeded");
 });

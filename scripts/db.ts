@@ -6,9 +6,9 @@
 //   start    asks the running app to start it again on the same port; the app recovers by itself
 //   status   running or not, with pid and port
 import path from "node:path";
-import { resolveDataDir } from "../src/server/db/embedded";
-import { findPostmaster, isProcessAlive, stopPostmaster, waitFor } from "../src/server/db/postmaster";
-import { DATA_ROOT, readAppState } from "../src/server/db/url";
+import { resolveDataDir } from "../tools/db/embedded";
+import { findPostmaster, isProcessAlive, stopPostmaster, waitFor } from "../tools/db/postmaster";
+import { DATA_ROOT, readAppState } from "../tools/db/url";
 
 const command = process.argv[2];
 if (command !== "stop" && command !== "start" && command !== "status") {

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
-import { resolveDatabaseUrl } from "../src/server/db/url";
+import { resolveDatabaseUrl } from "../tools/db/url";
 
 export const SEED_TENANTS = ["acme", "globex", "initech", "umbrella", "hooli"] as const;
 /** checkout.placeOrder 90 %, orders.cancel 9 %, admin.keys.bust 1 % (a rare procedure). */

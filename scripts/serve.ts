@@ -10,10 +10,10 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ownShutdownSignals, resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
-import { findPostmaster, stopPostmaster } from "../src/server/db/postmaster";
-import { setupDatabase } from "../src/server/db/setup";
-import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, type AppState } from "../src/server/db/url";
+import { ownShutdownSignals, resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
+import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
+import { setupDatabase } from "../tools/db/setup";
+import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, type AppState } from "../tools/db/url";
 import { loadSessionSecret } from "./lib/session-secret";
 import { stopChild } from "./lib/child";
 import { supervisePaymentWorker } from "./lib/payment-worker";

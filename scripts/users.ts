@@ -2,7 +2,7 @@
 // src/server/auth/users-cli.ts for the commands). Every failure is one sentence on stderr and a
 // non-zero exit: 2 for a wrong command line, 1 for a refusal or an unreachable database.
 import { createDb } from "../src/server/db/client";
-import { resolveDatabaseUrl } from "../src/server/db/url";
+import { resolveDatabaseUrl } from "../tools/db/url";
 import { readPassword } from "../src/server/auth/read-password";
 import { AccountError, needsPassword, parseCommand, runCommand, UsageError, USAGE } from "../src/server/auth/users-cli";
 

@@ -1,33 +1,49 @@
 // `npm run worker`: the payment outbox worker, the simulated provider's webhook deliveries and
 // reconciliation as a process of its own (beside servers started with ONCE_PAYMENT_JOBS=0, or as
-// an extra worker), against DATABASE_URL (or the running embedded database), until SIGINT/SIGTERM. Any number may run beside
-// the server's own loops: rows are claimed with FOR UPDATE SKIP LOCKED under a lease.
+// an extra worker), against DATABASE_URL (or the running embedded database), until SIGINT/SIGTERM.
+// Any number may run beside the server's own loops: rows are claimed with FOR UPDATE SKIP LOCKED
+// under a lease. A database that goes away is waited for (each loop backs off, the job log says so
+// once), never a reason to exit.
 //
 // ONCE_TEST_CRASH_AFTER_CHARGE=1 makes the process kill itself (SIGKILL: no cleanup, no finally)
 // right after the provider charged and before the row is marked delivered: the crash test's
 // worst moment, produced for real.
+import { loadProcessConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
+import { createEngineFor } from "../src/server/engine";
 import { createJobLog } from "../src/server/job-log";
 import { startPaymentJobs } from "../src/server/payments";
-import { requireDatabase } from "./lib/database";
+import { resolveDatabaseUrl } from "../tools/db/url";
 
-const db = createDb(await requireDatabase());
+let config;
+try {
+  config = loadProcessConfig();
+} catch (error) {
+  console.error(`[worker] cannot start: ${(error as Error).message}`);
+  process.exit(1);
+}
+const db = createDb(resolveDatabaseUrl(), { preparedStatements: config.database.preparedStatements });
+// The webhook's keys go through the engine when the provider's events are handled in-process.
+const engine = createEngineFor(db, config.engine);
 // Once running, an outage is a state, not an error per round: one line when the database goes
 // away, one when it is back (src/server/job-log.ts).
 const jobLog = createJobLog(db, (line) => console.warn(line));
 const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
 
-const stopJobs = startPaymentJobs(db, {
-  log: jobLog.log,
-  hooks: crashAfterCharge
-    ? {
-        afterCharge: (message, charge) => {
-          console.warn(`[worker] crashing after charge ${charge.id} for outbox row ${message.id}`);
-          process.kill(process.pid, "SIGKILL");
-        },
-      }
-    : undefined,
-});
+const stopJobs = startPaymentJobs(
+  { db, engine, settings: config.payments },
+  {
+    log: jobLog,
+    hooks: crashAfterCharge
+      ? {
+          afterCharge: (message, charge) => {
+            console.warn(`[worker] crashing after charge ${charge.id} for outbox row ${message.id}`);
+            process.kill(process.pid, "SIGKILL");
+          },
+        }
+      : undefined,
+  },
+);
 console.log(`[worker] running (pid ${process.pid})`);
 
 let stopping = false;
@@ -37,6 +53,7 @@ async function shutdown(signal: string) {
   console.log(`[worker] ${signal}: finishing the round in progress`);
   await stopJobs();
   jobLog.stop();
+  await engine.close();
   await db.$disconnect();
   process.exit(0);
 }

@@ -2,8 +2,8 @@
 // folder, kept on disk across the faults (a restart and a stop must find their data again).
 // Also the soak's products: a catalog of its own, so the stock arithmetic starts from known numbers.
 import pg from "pg";
-import { startEmbeddedPostgres, type EmbeddedServer } from "../src/server/db/embedded";
-import { setupDatabase } from "../src/server/db/setup";
+import { startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
+import { setupDatabase } from "../tools/db/setup";
 
 export const DATABASE = "once";
 export const PG_USER = "postgres";

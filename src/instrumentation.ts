@@ -1,10 +1,11 @@
-// Next.js calls register() once when a server instance starts: we start the background jobs there
-// (unless ONCE_BACKGROUND_JOBS=0, e.g. for an instance that should only serve requests).
+// Next.js calls register() once when a server process starts (src/server/start.ts says what it
+// does). Next.js also compiles this file for its Edge runtime, which this app does not use.
+// `process.env.NEXT_RUNTIME` is not a configuration read: Next.js replaces it with a constant when
+// it compiles each runtime's copy, so the Edge copy drops the Node-only server entirely. It is the
+// one `process.env` outside src/server/config.ts (eslint.config.js allows exactly this one).
 export async function register() {
+  // eslint-disable-next-line no-restricted-properties -- Next.js's build-time constant, see above
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  const { checkConfiguration, startBackgroundJobsUntilExit } = await import("./server/jobs");
-  checkConfiguration();
-  if (process.env.ONCE_BACKGROUND_JOBS === "0" || !process.env.DATABASE_URL) return;
-  const { getDb } = await import("./server/db/client");
-  startBackgroundJobsUntilExit(getDb());
+  const { startServerProcess } = await import("./server/start");
+  startServerProcess();
 }

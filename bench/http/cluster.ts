@@ -7,8 +7,8 @@ import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../src/server/db/embedded";
-import { setupDatabase } from "../../src/server/db/setup";
+import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../tools/db/embedded";
+import { setupDatabase } from "../../tools/db/setup";
 import { stopChild } from "../../scripts/lib/child";
 import { spawnPaymentWorker } from "../../scripts/lib/payment-worker";
 

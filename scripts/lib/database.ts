@@ -2,8 +2,8 @@
 // ECONNREFUSED stack: checked before the tool starts (a connection attempt), and again for any
 // connection failure while it runs (the database stopped under it).
 import pg from "pg";
-import { isConnectionFailure } from "../../src/server/db/connection-failure";
-import { resolveDatabaseUrlWithSource, type UrlSource } from "../../src/server/db/url";
+import { isStoreUnavailable } from "@once/idempotency";
+import { resolveDatabaseUrlWithSource, type UrlSource } from "../../tools/db/url";
 
 function where(url: string): string {
   try {
@@ -29,7 +29,7 @@ export async function requireDatabase(): Promise<string> {
     await client.connect();
     await client.query("SELECT 1");
   } catch (error) {
-    if (!isConnectionFailure(error)) throw error;
+    if (!isStoreUnavailable(error)) throw error;
     console.error(noDatabaseSentence(url, source));
     process.exit(2);
   } finally {
@@ -46,7 +46,7 @@ export async function runTool(body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (error) {
-    if (!isConnectionFailure(error)) throw error;
+    if (!isStoreUnavailable(error)) throw error;
     const { url, source } = resolveDatabaseUrlWithSource();
     console.error(noDatabaseSentence(url, source));
     process.exit(2);

@@ -2,7 +2,7 @@
 // server, it is gone.
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { isProcessAlive } from "../../src/server/db/postmaster";
+import { isProcessAlive } from "../../tools/db/postmaster";
 import { useTestDatabase } from "../../src/test/database";
 import { supervisePaymentWorker } from "./payment-worker";
 
@@ -17,7 +17,7 @@ describe("the supervised payment worker", () => {
       while (started.length < n) await new Promise<void>((resolve) => (wake = resolve));
     };
     const worker = supervisePaymentWorker(ROOT, {
-      env: { ...process.env, DATABASE_URL: t.url },
+      env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1" },
       stdio: "ignore",
       onStart: (pid) => {
         started.push(pid);

@@ -1,31 +1,22 @@
-// One idempotency engine per database client (so per process in the app, per database in tests):
-// its counters, cached live-key counts and replay cache live as long as the client.
+// The app's idempotency engine on a database client: the composition root (src/server/app.ts)
+// makes the process's one; tests and benchmarks make one per database.
 import { createIdempotencyEngine, type EngineConfigInput, type IdempotencyEngine } from "@once/idempotency";
-import pg from "pg";
-import { directUrlOf, poolOf, preparesStatements, type Db, type Tx } from "./db/client";
-import { appEngineConfig } from "./engine-config";
+import { ListenedClient, poolOf, preparesStatements, type Db, type Tx } from "./db/client";
 
 export type Engine = IdempotencyEngine<Tx>;
 
-const engines = new WeakMap<Db, Engine>();
-
-/** A new engine on `db` (tests pass their own configuration). */
-export function createEngineFor(db: Db, config: EngineConfigInput = appEngineConfig()): Engine {
-  const listenUrl = directUrlOf(db);
+/**
+ * A new engine on `db`. `listenUrl` is a direct connection to PostgreSQL (not through a
+ * transaction-mode pooler) for LISTEN: with it, finished answers are replayed from memory and busts
+ * reach every instance; without it, every retry reads the database.
+ */
+export function createEngineFor(db: Db, config: EngineConfigInput = {}, options: { listenUrl?: string } = {}): Engine {
+  const { listenUrl } = options;
   return createIdempotencyEngine<Tx>({
     prisma: db,
     pool: poolOf(db),
     preparedStatements: preparesStatements(db),
     config,
-    // LISTEN needs its own direct connection (not through a transaction-mode pooler): only the
-    // app's process client has one; elsewhere every retry reads the database.
-    listen: listenUrl ? () => new pg.Client({ connectionString: listenUrl }) : undefined,
+    listen: listenUrl ? () => new ListenedClient({ connectionString: listenUrl }) : undefined,
   });
-}
-
-/** The engine of `db`, made on first use with the app's configuration. */
-export function engineFor(db: Db): Engine {
-  let engine = engines.get(db);
-  if (!engine) engines.set(db, (engine = createEngineFor(db)));
-  return engine;
 }

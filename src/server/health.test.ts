@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../test/database";
 import { createDb } from "./db/client";
-import { freePort } from "./db/embedded";
+import { freePort } from "../../tools/db/embedded";
 import { checkHealth } from "./health";
 
 const t = useTestDatabase({ poolMax: 1 });

@@ -3,8 +3,8 @@
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Db } from "./db/client";
-import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "./db/embedded";
+import { createDb, poolOf, type Db } from "./db/client";
+import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../tools/db/embedded";
 import { createJobLog, oneLine } from "./job-log";
 
 const PRISMA_OUTAGE =
@@ -43,6 +43,17 @@ describe("the job log", () => {
     expect(lines).toEqual(["[reconciliation] provider books unavailable", "[sweeper] something else"]);
   });
 
+  it("a job's failure that is not an outage is one line, once per window", async () => {
+    const lines: string[] = [];
+    const log = createJobLog(db, (l) => lines.push(l), { repeatMs: 60_000 });
+    const refused = await db.$queryRawUnsafe("SELECT * FROM no_such_table").catch((error: unknown) => error);
+    for (let i = 0; i < 3; i++) log.failed("reconciliation", refused);
+    log.stop();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\[reconciliation\] .*no_such_table/);
+    expect(lines[0]).not.toContain("\n");
+  });
+
   it("while PostgreSQL is stopped: one line when it goes, none while it is gone, one when it is back", async () => {
     const port = server.port;
     let announceBack!: () => void;
@@ -57,12 +68,17 @@ describe("the job log", () => {
       { probeMs: 100 },
     );
 
-    await server.stop(); // for real: the probe's SELECT 1 is refused
+    await server.stop(); // for real: the probe's SELECT 1 is refused, and so are the jobs' queries
     try {
-      log.log(PRISMA_OUTAGE);
-      for (let i = 0; i < 20; i++) log.log(i % 2 ? "[provider-events] Can't reach database server at 127.0.0.1:5" : PRISMA_OUTAGE);
+      // What the jobs really get: Prisma's error through the adapter, and pg's own from the pool.
+      const prismaError = await db.$queryRaw`SELECT 1`.catch((error: unknown) => error);
+      const poolError = await poolOf(db)!
+        .query("SELECT 1")
+        .catch((error: unknown) => error);
+      log.failed("outbox", prismaError);
+      for (let i = 0; i < 20; i++) log.failed(i % 2 ? "provider-events" : "outbox", i % 2 ? poolError : prismaError);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^\[jobs\] the database cannot be reached: background jobs retry quietly until it is back \(\[outbox\] Invalid/);
+      expect(lines[0]).toMatch(/^\[jobs\] the database cannot be reached: background jobs retry quietly until it is back \(\[outbox\] /);
       expect(lines[0]).not.toContain("\n");
     } finally {
       server = await startEmbeddedPostgres({ dataDir, port, persistent: true });

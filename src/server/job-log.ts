@@ -2,13 +2,14 @@
 // every loop fails every round (the outbox worker and the provider events poll each second), and
 // logging each failure with Prisma's multi-line text buried the server's output. So:
 //   - every message is one line;
-//   - a connection failure switches the log to "database unreachable": one line says so, the
-//     jobs' further failures are silent, and a probe (SELECT 1 every PROBE_MS) notices the return
-//     and says so in one line;
+//   - a failure that is the store being gone (the engine's classifier, isStoreUnavailable: the
+//     same one that makes a request answer 503) switches the log to "database unreachable": one
+//     line says so, the jobs' further failures are silent, and a probe (SELECT 1 every PROBE_MS)
+//     notices the return and says so in one line;
 //   - any other message repeats at most once per REPEAT_MS.
+import { isStoreUnavailable } from "@once/idempotency";
 import type { Db } from "./db/client";
 import { poolOf } from "./db/client";
-import { isConnectionFailure } from "./db/connection-failure";
 
 /** The outage demo restarts PostgreSQL in seconds: notice its return about as fast. */
 export const PROBE_MS = 2_000;
@@ -16,7 +17,10 @@ export const PROBE_MS = 2_000;
 export const REPEAT_MS = 60_000;
 
 export interface JobLog {
+  /** A job's line (a delivery that failed, say): one line, not repeated within REPEAT_MS. */
   log: (message: string) => void;
+  /** A job's round failed with `error`. */
+  failed: (job: string, error: unknown) => void;
   stop: () => void;
 }
 
@@ -60,15 +64,22 @@ export function createJobLog(db: Db, write: (line: string) => void, options: { p
     probe.unref?.();
   };
 
+  const log = (message: string) => {
+    if (probe) return; // down: said once already
+    const line = oneLine(message);
+    const now = Date.now();
+    if (now - (lastWritten.get(line) ?? -Infinity) < repeatMs) return;
+    lastWritten.set(line, now);
+    write(line);
+  };
+
   return {
-    log(message) {
-      if (probe) return; // down: said once already
-      const line = oneLine(message);
-      if (isConnectionFailure(line)) return goDown(line);
-      const now = Date.now();
-      if (now - (lastWritten.get(line) ?? -Infinity) < repeatMs) return;
-      lastWritten.set(line, now);
-      write(line);
+    log,
+    failed(job, error) {
+      if (probe) return;
+      const line = `[${job}] ${oneLine(error instanceof Error ? error.message : String(error))}`;
+      if (isStoreUnavailable(error)) return goDown(line);
+      log(line);
     },
     stop() {
       clearInterval(probe);

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
-import { engineFor } from "./engine";
+import { engineFor, testApp } from "@/test/app";
 import { handleMetricsRequest } from "./metrics";
 import { insertKey, insertOutbox } from "../test/admin-factory";
 import { createSessionValue, SESSION_COOKIE } from "./auth/session";
@@ -11,7 +11,7 @@ import { createSessionValue, SESSION_COOKIE } from "./auth/session";
 const t = useTestDatabase();
 
 const scrape = (authorization?: string, extra: Record<string, string> = {}) =>
-  handleMetricsRequest(t.db, new Request("http://localhost/api/metrics", { headers: { ...(authorization ? { authorization } : {}), ...extra } }));
+  handleMetricsRequest(testApp(t.db), new Request("http://localhost/api/metrics", { headers: { ...(authorization ? { authorization } : {}), ...extra } }));
 
 describe("GET /api/metrics auth", () => {
   const sessionOf = async (email: string) => {

@@ -4,8 +4,9 @@
 // scrape, shared by every metric.
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Db } from "./db/client";
+import type { Engine } from "./engine";
 import { principalFromHeaders } from "./auth/principal";
-import { readStats } from "./api/routers/admin/stats";
+import { readStats } from "./admin/stats";
 import { logger } from "./logger";
 
 type Stats = Awaited<ReturnType<typeof readStats>>;
@@ -16,10 +17,10 @@ export interface MetricsRegistry {
   scrape: () => Promise<string>;
 }
 
-export function createMetricsRegistry(db: Db): MetricsRegistry {
+export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
   const registry = new Registry();
   let current: Promise<Stats> | null = null;
-  const stats = () => (current ??= readStats(db));
+  const stats = () => (current ??= readStats(db, engine));
 
   new Counter({
     name: "once_idempotency_events_total",
@@ -84,14 +85,6 @@ export function createMetricsRegistry(db: Db): MetricsRegistry {
   };
 }
 
-const registries = new WeakMap<Db, MetricsRegistry>();
-
-function metricsFor(db: Db): MetricsRegistry {
-  let m = registries.get(db);
-  if (!m) registries.set(db, (m = createMetricsRegistry(db)));
-  return m;
-}
-
 const text = (status: number, body: string, headers: Record<string, string> = {}) =>
   new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
 
@@ -100,14 +93,15 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
  * browser): 401 with neither or with a bad one, 403 for a tenant. A cookie-authenticated GET is safe
  * to allow: it changes nothing, and another site cannot read the answer (no CORS headers).
  */
-export async function handleMetricsRequest(db: Db, req: Request): Promise<Response> {
+export async function handleMetricsRequest(app: { db: Db; metrics: MetricsRegistry; config: { demo: boolean } }, req: Request): Promise<Response> {
+  const { db } = app;
   const authorization = req.headers.get("authorization");
   if (authorization !== null && !/^Bearer\s+\S+$/i.test(authorization)) {
     return text(401, "Send Authorization: Bearer <admin token>\n", { "www-authenticate": 'Bearer realm="metrics"' });
   }
   let principal;
   try {
-    principal = await principalFromHeaders(db, req.headers);
+    principal = await principalFromHeaders(db, req.headers, { demo: app.config.demo });
   } catch (error) {
     logger.warn({ error }, "metrics: database unreachable");
     return text(503, "The database cannot be reached\n", { "retry-after": "1" });
@@ -119,7 +113,7 @@ export async function handleMetricsRequest(db: Db, req: Request): Promise<Respon
     });
   }
   if (principal.role !== "ADMIN") return text(403, "Admins only\n");
-  const m = metricsFor(db);
+  const m = app.metrics;
   try {
     return text(200, await m.scrape(), { "content-type": m.registry.contentType, "cache-control": "no-store" });
   } catch (error) {

@@ -10,8 +10,8 @@ import { mkdtemp, chmod, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../server/db/embedded";
-import { setupDatabase } from "../server/db/setup";
+import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../../tools/db/embedded";
+import { setupDatabase } from "../../tools/db/setup";
 
 export const TEMPLATE_DATABASE = "once_template";
 
@@ -35,7 +35,7 @@ export default async function setup(project: TestProject) {
   await server.createDatabase(TEMPLATE_DATABASE);
   // The tests' fixtures are the demo accounts and tokens; tests of the doors without demo mode
   // pass `{ demo: false }` to the code they call.
-  await setupDatabase(server.url(TEMPLATE_DATABASE), undefined, { demo: true });
+  await setupDatabase(server.url(TEMPLATE_DATABASE), () => {}, { demo: true });
   project.provide("pgAdminUrl", server.url("postgres"));
   project.provide("pgTemplate", TEMPLATE_DATABASE);
   return async () => {

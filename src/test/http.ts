@@ -1,8 +1,8 @@
 // Calls the real tRPC HTTP handler in-process, against a test database: status codes, headers and
 // bodies exactly as a client on the wire sees them, without starting a server.
-import { createContextFor } from "../server/api/context";
 import { handleTrpcRequest } from "../server/api/handler";
 import type { Db } from "../server/db/client";
+import { testApp } from "./app";
 
 export interface HttpAnswer<T = unknown> {
   status: number;
@@ -35,7 +35,7 @@ export async function callTrpc<T = any>(
     body = JSON.stringify(options.input ?? null);
   }
   const req = new Request(url, { method, headers, body });
-  const res = await handleTrpcRequest(req, (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length));
+  const res = await handleTrpcRequest(req, testApp(db));
   return { status: res.status, headers: res.headers, json: (await res.json()) as T };
 }
 
@@ -62,6 +62,6 @@ export async function callRaw(
   if (options.token) headers.set("authorization", `Bearer ${options.token}`);
   if (options.key !== undefined) headers.set("idempotency-key", options.key);
   const req = new Request(options.url, { method: options.method, headers, body: options.body });
-  const res = await handleTrpcRequest(req, (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length));
+  const res = await handleTrpcRequest(req, testApp(db));
   return { status: res.status, headers: res.headers, text: await res.text() };
 }

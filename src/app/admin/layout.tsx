@@ -4,7 +4,7 @@
 import Link from "next/link";
 import { headers } from "next/headers";
 import type { ReactNode } from "react";
-import { getDb } from "@/server/db/client";
+import { serverApp } from "@/server/app";
 import { principalFromHeaders } from "@/server/auth/principal";
 
 export const dynamic = "force-dynamic";
@@ -12,7 +12,8 @@ export const dynamic = "force-dynamic";
 export default async function AdminLayout({ children }: { children: ReactNode }) {
   let principal;
   try {
-    principal = await principalFromHeaders(getDb(), new Headers(await headers()));
+    const app = serverApp();
+    principal = await principalFromHeaders(app.db, new Headers(await headers()), { demo: app.config.demo });
   } catch {
     return (
       <div role="alert" className="alert bad">

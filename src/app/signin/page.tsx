@@ -1,7 +1,7 @@
 // Sign in: e-mail and password, and in demo mode also one click per demo account. Each is a plain
 // form that posts to /api/session/signin, which sets the HttpOnly session cookie and redirects to
 // `next` (only ever a path on this site: src/server/http/safe-next.ts).
-import { demoMode } from "@/server/env";
+import { serverApp } from "@/server/app";
 import { safeNextPath } from "@/server/http/safe-next";
 
 const DEMO_ACCOUNTS = [
@@ -26,7 +26,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const params = await searchParams;
   const next = safeNextPath(first(params.next));
   const problem = PROBLEMS[first(params.error) ?? ""];
-  const demo = demoMode();
+  const demo = serverApp().config.demo;
   return (
     <>
       <h1>Sign in</h1>

@@ -1,16 +1,18 @@
-// The tRPC context: the database and its idempotency engine, the request's headers, the response
-// headers (so the idempotency middleware can set Idempotency-Key-Expires, Retry-After,
-// Idempotent-Replayed), how many calls share this HTTP request, and who is calling (resolved
-// lazily, once).
+// The tRPC context: the process's app (its database, idempotency engine and configuration), the
+// request's headers, the response headers (so the idempotency middleware can set
+// Idempotency-Key-Expires, Retry-After, Idempotent-Replayed), how many calls share this HTTP
+// request, and who is calling (resolved lazily, once).
 import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
-import { getDb, type Db } from "../db/client";
-import { engineFor, type Engine } from "../engine";
+import type { ServerApp } from "../app";
+import type { AppConfig } from "../config";
+import type { Db } from "../db/client";
+import type { Engine } from "../engine";
 import { principalFromHeaders, type Principal } from "../auth/principal";
-import { demoMode } from "../env";
 
 export interface Context {
   db: Db;
   engine: Engine;
+  config: AppConfig;
   headers: Headers;
   resHeaders: Headers;
   /** Calls in this HTTP request: an Idempotency-Key on a batch of several is refused. */
@@ -19,18 +21,24 @@ export interface Context {
   getPrincipal: () => Promise<Principal | null>;
 }
 
-export function createContextFor(db: Db, headers: Headers, resHeaders: Headers, batchSize = 1, engine: Engine = engineFor(db)): Context {
+/** What a context is made of: the server app, or the parts of one a test builds. */
+export type ContextApp = Pick<ServerApp, "db" | "engine" | "config">;
+
+export function createContextFor(app: ContextApp, headers: Headers, resHeaders: Headers, batchSize = 1): Context {
   let principal: Promise<Principal | null> | undefined;
+  const { db, engine, config } = app;
   return {
     db,
     engine,
+    config,
     headers,
     resHeaders,
     batchSize,
-    getPrincipal: () => (principal ??= principalFromHeaders(db, headers, { demo: demoMode() })),
+    getPrincipal: () => (principal ??= principalFromHeaders(db, headers, { demo: config.demo })),
   };
 }
 
-export function createContext(opts: FetchCreateContextFnOptions): Context {
-  return createContextFor(getDb(), opts.req.headers, opts.resHeaders, opts.info.calls.length);
+/** The fetch adapter's createContext for `app`. */
+export function contextMaker(app: ContextApp): (opts: FetchCreateContextFnOptions) => Context {
+  return (opts) => createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length);
 }

@@ -1,5 +1,4 @@
 import { createCallerFactory, createTRPCRouter } from "./trpc";
-import { benchControlEnabled } from "../env";
 import { adminRouter } from "./routers/admin";
 import { benchControlRouter } from "./routers/bench-control";
 import { catalogRouter } from "./routers/catalog";
@@ -24,13 +23,6 @@ export const createCaller = createCallerFactory(appRouter);
  * control) when asked. AppRouter, the type clients see, never has it.
  */
 export function routerFor(options: { benchControl: boolean }): typeof appRouter {
-  if (!options.benchControl) return appRouter;
-  return createTRPCRouter({ ...routers, benchControl: benchControlRouter }) as unknown as typeof appRouter;
+  return options.benchControl ? benchRouter : appRouter;
 }
-
-let served: typeof appRouter | undefined;
-/** The router the HTTP handler serves: decided on the first request, from the configuration checked at start-up. */
-export function servedRouter(): typeof appRouter {
-  served ??= routerFor({ benchControl: benchControlEnabled() });
-  return served;
-}
+const benchRouter = createTRPCRouter({ ...routers, benchControl: benchControlRouter }) as unknown as typeof appRouter;

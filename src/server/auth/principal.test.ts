@@ -3,11 +3,13 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { createDb } from "../db/client";
-import { freePort } from "../db/embedded";
+import { freePort } from "../../../tools/db/embedded";
 import { principalFromHeaders } from "./principal";
 import { createSessionValue, SESSION_COOKIE } from "./session";
 import { hashToken } from "./token";
 
+/** The tests' fixtures are the demo accounts (the doors without demo mode: demo-doors.test.ts). */
+const DEMO = { demo: true };
 const t = useTestDatabase({ poolMax: 2 });
 
 const bearer = (token: string) => new Headers({ authorization: `Bearer ${token}` });
@@ -27,7 +29,7 @@ describe("token hashing", () => {
 
 describe("bearer token", () => {
   it("acme's token is acme's buyer, acting for tenant acme", async () => {
-    expect(await principalFromHeaders(t.db, bearer("acme_demo_token"))).toEqual({
+    expect(await principalFromHeaders(t.db, bearer("acme_demo_token"), DEMO)).toEqual({
       userId: await userId("acme@example.com"),
       name: "Acme buyer",
       email: "acme@example.com",
@@ -37,58 +39,58 @@ describe("bearer token", () => {
   });
 
   it("globex's token acts for globex; the admin's for no tenant", async () => {
-    expect(await principalFromHeaders(t.db, bearer("globex_demo_token"))).toMatchObject({ role: "TENANT", tenantId: "globex" });
-    expect(await principalFromHeaders(t.db, bearer("admin_demo_token"))).toMatchObject({ role: "ADMIN", tenantId: null, email: "admin@example.com" });
+    expect(await principalFromHeaders(t.db, bearer("globex_demo_token"), DEMO)).toMatchObject({ role: "TENANT", tenantId: "globex" });
+    expect(await principalFromHeaders(t.db, bearer("admin_demo_token"), DEMO)).toMatchObject({ role: "ADMIN", tenantId: null, email: "admin@example.com" });
   });
 
   it("the scheme is case-insensitive", async () => {
-    expect(await principalFromHeaders(t.db, new Headers({ authorization: "bearer acme_demo_token" }))).toMatchObject({ tenantId: "acme" });
+    expect(await principalFromHeaders(t.db, new Headers({ authorization: "bearer acme_demo_token" }), DEMO)).toMatchObject({ tenantId: "acme" });
   });
 
   it("an unknown token, another scheme or a malformed header is nobody", async () => {
-    expect(await principalFromHeaders(t.db, bearer("acme_demo_token_x"))).toBeNull();
-    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Basic YWNtZTpwdw==" }))).toBeNull();
-    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Bearer" }))).toBeNull();
-    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Bearer a b" }))).toBeNull();
+    expect(await principalFromHeaders(t.db, bearer("acme_demo_token_x"), DEMO)).toBeNull();
+    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Basic YWNtZTpwdw==" }), DEMO)).toBeNull();
+    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Bearer" }), DEMO)).toBeNull();
+    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Bearer a b" }), DEMO)).toBeNull();
   });
 
   it("the stored hash is not itself a token", async () => {
     // Only the hash is looked up: knowing a row's tokenHash is not a credential either.
-    expect(await principalFromHeaders(t.db, bearer(hashToken("acme_demo_token")))).toBeNull();
+    expect(await principalFromHeaders(t.db, bearer(hashToken("acme_demo_token")), DEMO)).toBeNull();
   });
 
   it("a wrong bearer token is not rescued by a valid cookie", async () => {
     const headers = cookie(createSessionValue(await userId("acme@example.com")));
     headers.set("authorization", "Bearer wrong");
-    expect(await principalFromHeaders(t.db, headers)).toBeNull();
+    expect(await principalFromHeaders(t.db, headers, DEMO)).toBeNull();
   });
 });
 
 describe("session cookie", () => {
   it("a signed session is its user", async () => {
     const id = await userId("globex@example.com");
-    expect(await principalFromHeaders(t.db, cookie(createSessionValue(id)))).toMatchObject({ userId: id, tenantId: "globex", role: "TENANT" });
+    expect(await principalFromHeaders(t.db, cookie(createSessionValue(id)), DEMO)).toMatchObject({ userId: id, tenantId: "globex", role: "TENANT" });
   });
 
   it("no cookie, an expired, tampered or unknown user's session is nobody", async () => {
     const id = await userId("acme@example.com");
-    expect(await principalFromHeaders(t.db, new Headers())).toBeNull();
-    expect(await principalFromHeaders(t.db, cookie(createSessionValue(id, Date.UTC(2020, 0, 1))))).toBeNull();
+    expect(await principalFromHeaders(t.db, new Headers(), DEMO)).toBeNull();
+    expect(await principalFromHeaders(t.db, cookie(createSessionValue(id, Date.UTC(2020, 0, 1))), DEMO)).toBeNull();
     const [, expires, signature] = createSessionValue(id).split(".");
     const other = await userId("admin@example.com");
-    expect(await principalFromHeaders(t.db, cookie(`${other}.${expires}.${signature}`))).toBeNull();
-    expect(await principalFromHeaders(t.db, cookie(createSessionValue("00000000-0000-4000-8000-000000000000")))).toBeNull();
+    expect(await principalFromHeaders(t.db, cookie(`${other}.${expires}.${signature}`), DEMO)).toBeNull();
+    expect(await principalFromHeaders(t.db, cookie(createSessionValue("00000000-0000-4000-8000-000000000000")), DEMO)).toBeNull();
   });
 
   it("a signed value that is not a user id is nobody, without asking the database", async () => {
-    expect(await principalFromHeaders(t.db, cookie(createSessionValue("not-a-uuid")))).toBeNull();
+    expect(await principalFromHeaders(t.db, cookie(createSessionValue("not-a-uuid")), DEMO)).toBeNull();
   });
 
   it("a database that cannot be reached is an error, not a silent sign-out", async () => {
     const down = createDb(`postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`, { max: 1 });
     try {
-      await expect(principalFromHeaders(down, cookie(createSessionValue(await userId("acme@example.com"))))).rejects.toThrow();
-      await expect(principalFromHeaders(down, bearer("acme_demo_token"))).rejects.toThrow();
+      await expect(principalFromHeaders(down, cookie(createSessionValue(await userId("acme@example.com"))), DEMO)).rejects.toThrow();
+      await expect(principalFromHeaders(down, bearer("acme_demo_token"), DEMO)).rejects.toThrow();
     } finally {
       await down.$disconnect();
     }

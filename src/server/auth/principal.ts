@@ -6,7 +6,6 @@
 // a demo and later served in production does not keep `admin_demo_token` working.
 import { Prisma } from "../../generated/prisma/client";
 import { poolOf, preparesStatements, type Db } from "../db/client";
-import { demoMode } from "../env";
 import { readCookie, readSessionValue, SESSION_COOKIE } from "./session";
 import { hashToken } from "./token";
 
@@ -34,7 +33,7 @@ function toPrincipal(u: { id: string; name: string; email: string; role: "TENANT
   return { userId: u.id, name: u.name, email: u.email, role: u.role, tenantId: u.tenantId };
 }
 
-export async function principalFromHeaders(db: Db, headers: Headers, options: PrincipalOptions = { demo: demoMode() }): Promise<Principal | null> {
+export async function principalFromHeaders(db: Db, headers: Headers, options: PrincipalOptions): Promise<Principal | null> {
   const authorization = headers.get("authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);

@@ -9,15 +9,17 @@ import {
   SESSION_COOKIE,
   SESSION_MAX_AGE_SECONDS,
   sessionCookieHeader,
+  setSessionSecret,
 } from "./session";
+import { TEST_SESSION_SECRET } from "../../test/setup";
 
 const USER = "3f1c2a4e-8b9d-4c2e-9f00-0123456789ab";
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0); // 2026-11-22T12:00:00Z
 const WEEK_MS = 7 * 24 * 3600 * 1000;
-const secret = process.env.SESSION_SECRET;
+const secret = TEST_SESSION_SECRET;
 
 afterEach(() => {
-  process.env.SESSION_SECRET = secret;
+  setSessionSecret(secret);
 });
 
 describe("sign and verify", () => {
@@ -63,16 +65,16 @@ describe("tampering", () => {
   });
 
   it("a value signed with another secret is refused", () => {
-    process.env.SESSION_SECRET = "another-secret-0123456789abcdef";
+    setSessionSecret("another-secret-0123456789abcdef");
     const forged = createSessionValue(USER, NOW);
-    process.env.SESSION_SECRET = secret;
+    setSessionSecret(secret);
     expect(readSessionValue(forged, NOW)).toBeNull();
   });
 
   it("without a secret of at least 16 characters nothing is signed", () => {
-    process.env.SESSION_SECRET = "short";
+    setSessionSecret("short");
     expect(() => createSessionValue(USER, NOW)).toThrow(/SESSION_SECRET is not set/);
-    delete process.env.SESSION_SECRET;
+    setSessionSecret(undefined);
     expect(() => readSessionValue(value, NOW)).toThrow(/SESSION_SECRET is not set/);
   });
 });

@@ -6,8 +6,18 @@ export const SESSION_COOKIE = "once_session";
 /** A week: long enough for a demo, short enough that a copied cookie stops working. */
 export const SESSION_MAX_AGE_SECONDS = 7 * 24 * 3600;
 
+// The signing secret (SESSION_SECRET, validated by the configuration), set by the composition root
+// (src/server/app.ts). A global slot because a bundler may copy this module once per route.
+const SLOT = Symbol.for("once.sessionSecret");
+const slot = globalThis as unknown as Record<typeof SLOT, string | undefined>;
+
+/** Sets the process's session signing secret. */
+export function setSessionSecret(value: string | undefined): void {
+  slot[SLOT] = value;
+}
+
 function secret(): string {
-  const s = process.env.SESSION_SECRET;
+  const s = slot[SLOT];
   if (!s || s.length < 16) throw new Error("SESSION_SECRET is not set (npm run dev/start sets one)");
   return s;
 }

@@ -3,11 +3,11 @@
 // starts its own PostgreSQL so the fail-closed check can really stop it.
 import { runConformance, trpcSender } from "@once/idempotency/conformance";
 import { afterAll, beforeAll } from "vitest";
-import { createContextFor } from "../api/context";
 import { handleTrpcRequest } from "../api/handler";
 import { createDb, type Db } from "../db/client";
-import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../db/embedded";
-import { setupDatabase } from "../db/setup";
+import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../../tools/db/embedded";
+import { setupDatabase } from "../../../tools/db/setup";
+import { testApp } from "../../test/app";
 
 let server: EmbeddedServer;
 let dataDir: string;
@@ -20,7 +20,7 @@ beforeAll(async () => {
   server = await startEmbeddedPostgres({ dataDir, persistent: true });
   await server.createDatabase("once");
   url = server.url("once");
-  await setupDatabase(url);
+  await setupDatabase(url, () => {}, { demo: true });
   db = createDb(url, { max: 8 });
   // Enough stock that no check runs out: each creates an order.
   const product = await db.product.create({ data: { sku: "CONF-001", name: "Conformance widget", description: "-", priceCents: 100, stock: 1_000_000 } });
@@ -35,7 +35,7 @@ afterAll(async () => {
 const sendOverHttp = trpcSender({
   url: "http://localhost/api/trpc/checkout.placeOrder",
   callers: [{ authorization: "Bearer acme_demo_token" }, { authorization: "Bearer globex_demo_token" }],
-  fetch: (req) => handleTrpcRequest(req, (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length)),
+  fetch: (req) => handleTrpcRequest(req, testApp(db)),
 });
 
 let quantity = 0;

@@ -2,16 +2,21 @@
 import { describe, expect, it } from "vitest";
 import { demoDelayMs, MAX_DEMO_DELAY_MS } from "./demo-delay";
 
+const DEMO = { demo: true, demoProcessingDelayMs: 0 };
 const withHeader = (value?: string) => new Headers(value === undefined ? {} : { "x-demo-delay-ms": value });
 
 describe("demoDelayMs", () => {
-  it("defaults to DEMO_PROCESSING_DELAY_MS (0 here)", () => {
-    expect(demoDelayMs(withHeader())).toBe(0);
+  it("defaults to DEMO_PROCESSING_DELAY_MS", () => {
+    expect(demoDelayMs(withHeader(), { demo: false, demoProcessingDelayMs: 120 })).toBe(120);
+    expect(demoDelayMs(withHeader(), DEMO)).toBe(0);
   });
   it("honours the header in demo mode, capped at 30 s, ignoring nonsense", () => {
-    expect(demoDelayMs(withHeader("250"))).toBe(250);
-    expect(demoDelayMs(withHeader("999999"))).toBe(MAX_DEMO_DELAY_MS);
-    expect(demoDelayMs(withHeader("-5"))).toBe(0);
-    expect(demoDelayMs(withHeader("soon"))).toBe(0);
+    expect(demoDelayMs(withHeader("250"), DEMO)).toBe(250);
+    expect(demoDelayMs(withHeader("999999"), DEMO)).toBe(MAX_DEMO_DELAY_MS);
+    expect(demoDelayMs(withHeader("-5"), DEMO)).toBe(0);
+    expect(demoDelayMs(withHeader("soon"), DEMO)).toBe(0);
+  });
+  it("ignores the header outside demo mode", () => {
+    expect(demoDelayMs(withHeader("250"), { demo: false, demoProcessingDelayMs: 0 })).toBe(0);
   });
 });

@@ -1,7 +1,5 @@
 // The demo's slow-processing knob: a pause inside placeOrder's transaction, so a double-submit or a
 // retry lands while the first request still holds its key (and its stock rows).
-import { demoMode, env } from "../env";
-
 export const DEMO_DELAY_HEADER = "x-demo-delay-ms";
 
 /**
@@ -11,10 +9,11 @@ export const DEMO_DELAY_HEADER = "x-demo-delay-ms";
  */
 export const MAX_DEMO_DELAY_MS = 30_000;
 
-export function demoDelayMs(headers: Headers): number {
-  let ms = env().DEMO_PROCESSING_DELAY_MS;
+/** The pause for this request: DEMO_PROCESSING_DELAY_MS, or the header's in demo mode. */
+export function demoDelayMs(headers: Headers, config: { demo: boolean; demoProcessingDelayMs: number }): number {
+  let ms = config.demoProcessingDelayMs;
   const asked = headers.get(DEMO_DELAY_HEADER);
-  if (asked !== null && demoMode()) {
+  if (asked !== null && config.demo) {
     const value = Number(asked);
     if (Number.isInteger(value) && value >= 0) ms = value;
   }

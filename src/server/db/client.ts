@@ -1,8 +1,8 @@
 // The Prisma client. Handlers never import this: they get `ctx.db` (or the idempotency
-// transaction), so their writes commit together with the key's completion.
+// transaction), so their writes commit together with the key's completion. The composition root
+// (src/server/app.ts) makes the process's one client; tests and tools make their own.
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { env, preparedStatementsWanted } from "../env";
 import { statementNames } from "./statement-names";
 import { PrismaClient, type Prisma } from "../../generated/prisma/client";
 
@@ -13,41 +13,60 @@ export type Tx = Prisma.TransactionClient;
 /** Pool size per process: two cores here; a few connections per core keep PostgreSQL busy. */
 const POOL_MAX = 10;
 
-const pools = new WeakMap<Db, pg.Pool>();
-const directUrls = new WeakMap<Db, string>();
-const prepared = new WeakSet<Db>();
+/**
+ * What a client made by createDb carries about its connections. Kept on the client itself under a
+ * global symbol, not in a module's table: a bundler may copy this module once per route, and every
+ * copy must find the pool of a client another copy made.
+ */
+interface Connections {
+  pool: pg.Pool;
+  prepared: boolean;
+}
+const CONNECTIONS = Symbol.for("once.db.connections");
+type WithConnections = Db & { [CONNECTIONS]?: Connections };
+
+/**
+ * A pg client that is never without an `error` listener. pg-pool listens on its clients only at
+ * some moments (idle, inside pool.query); a connection that PostgreSQL terminates at any other
+ * moment (57P01 when the postmaster dies mid-transaction, a proxy that drops it) would emit `error`
+ * to nobody, which Node turns into an uncaught exception: a crash. The query in progress still
+ * fails on its own, and the pool discards the client when it is released.
+ */
+export class ListenedClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on("error", () => {});
+  }
+}
 
 export function createDb(
   connectionString: string,
   options: {
     max?: number;
     /** bring your own (benchmarks) */ pool?: pg.Pool;
-    /** A direct connection string for LISTEN (the engine's replay cache); the app's process client has one. */
-    directUrl?: string;
     /**
      * Prepare statements (Prisma's and the engine's): PostgreSQL parses and plans each once per
-     * connection. The default follows the configuration (env.ts: on unless DATABASE_URL goes
-     * through a pooler); pass false for a connection string that goes through PgBouncer.
+     * connection. On by default (a direct connection); the app passes its configuration's choice,
+     * false for a connection string that goes through PgBouncer before 1.21.
      */
     preparedStatements?: boolean;
   } = {},
 ): Db {
-  const prepare = options.preparedStatements ?? preparedStatementsWanted();
+  const prepare = options.preparedStatements ?? true;
   const pool =
     options.pool ??
     new pg.Pool({
       connectionString,
       max: options.max ?? POOL_MAX,
+      Client: ListenedClient,
       // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging.
       connectionTimeoutMillis: 2_000,
     });
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query
   // opens a new one. Without a listener the error would crash the process.
   pool.on("error", () => {});
-  const db = new PrismaClient({ adapter: new PrismaPg(pool, prepare ? { statementNameGenerator: statementNames() } : {}) });
-  pools.set(db, pool);
-  if (prepare) prepared.add(db);
-  if (options.directUrl) directUrls.set(db, options.directUrl);
+  const db = new PrismaClient({ adapter: new PrismaPg(pool, prepare ? { statementNameGenerator: statementNames() } : {}) }) as WithConnections;
+  Object.defineProperty(db, CONNECTIONS, { value: { pool, prepared: prepare } satisfies Connections });
   if (!options.pool) {
     // The adapter does not end a pool it was given; a client that owns its pool closes it with
     // $disconnect, as it would have closed a pool the adapter made itself.
@@ -66,28 +85,10 @@ export function createDb(
  * per-statement cost (see packages/idempotency/src/store/postgres.ts).
  */
 export function poolOf(db: Db): pg.Pool | undefined {
-  return pools.get(db);
+  return (db as WithConnections)[CONNECTIONS]?.pool;
 }
 
 /** Whether this client prepares its statements (the engine's store then prepares its own too). */
 export function preparesStatements(db: Db): boolean {
-  return prepared.has(db);
-}
-
-/** Where the engine may LISTEN for evictions, if this client was given a direct connection string. */
-export function directUrlOf(db: Db): string | undefined {
-  return directUrls.get(db);
-}
-
-const globalForDb = globalThis as unknown as { onceDb?: Db };
-
-/** The app's one client per process (kept on globalThis so Next's dev reloads do not leak pools). */
-export function getDb(): Db {
-  if (!globalForDb.onceDb) {
-    const url = process.env.DATABASE_URL;
-    if (!url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
-    // Behind a transaction-mode pooler (PgBouncer), DIRECT_DATABASE_URL names PostgreSQL itself.
-    globalForDb.onceDb = createDb(url, { directUrl: env().DIRECT_DATABASE_URL ?? url });
-  }
-  return globalForDb.onceDb;
+  return (db as WithConnections)[CONNECTIONS]?.prepared ?? false;
 }

@@ -7,9 +7,10 @@ import { POST } from "../../app/api/trpc/[trpc]/route";
 import { useTestDatabase } from "../../test/database";
 import { TOKENS } from "../../test/http";
 import { appRouter } from "../api/root";
-import { createContextFor } from "../api/context";
+import { contextMaker } from "../api/context";
 import { boundRequestBody, readBoundedBody, TRPC_BODY_LIMIT_BYTES } from "./body-limit";
 import { countingStream } from "./test-streams";
+import { testApp } from "../../test/app";
 
 const t = useTestDatabase();
 const URL = "http://localhost/api/trpc/checkout.placeOrder";
@@ -82,7 +83,7 @@ describe("within the limit", () => {
       endpoint: "/api/trpc",
       req: bounded.request,
       router: appRouter,
-      createContext: (opts) => createContextFor(t.db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+      createContext: contextMaker(testApp(t.db)),
     });
     expect(res.status).toBe(200);
     const order = ((await res.json()) as { result: { data: { order: { id: string } } } }).result.data.order;

@@ -1,7 +1,6 @@
 // The payment jobs' tunables. Each value has its reason; the env variables let the demo and the
 // crash test turn them, everything else uses the defaults.
 import { z } from "zod";
-import { demoMode, env } from "../env";
 
 /** The simulated provider's name: webhook keys live in the engine under this scope. */
 export const PROVIDER_NAME = "simpay";
@@ -87,7 +86,8 @@ const MIN_WEBHOOK_SECRET_LENGTH = 32;
 
 const rate = z.coerce.number().min(0).max(1);
 const positiveInt = z.coerce.number().int().min(1);
-const paymentEnv = z.object({
+/** The payment jobs' variables: part of the one configuration schema (src/server/config.ts). */
+export const paymentEnvShape = {
   // Share of provider calls that charge and then time out (the caller never hears of the charge).
   DEMO_PROVIDER_TIMEOUT_RATE: rate.default(0),
   OUTBOX_LEASE_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.leaseMs),
@@ -103,30 +103,38 @@ const paymentEnv = z.object({
     .string()
     .min(MIN_WEBHOOK_SECRET_LENGTH, `PAYMENTS_WEBHOOK_SECRET must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`)
     .optional(),
-});
+};
+type PaymentEnv = z.output<z.ZodObject<typeof paymentEnvShape>> & { DEMO_PROVIDER_FAILURE_RATE: number };
 
-/** The settings from `source` (process.env by default); `demo` says whether DEMO_MODE is on. */
-export function paymentSettings(source: Record<string, string | undefined> = process.env, demo: boolean = demoMode()) {
-  const parsed = paymentEnv.safeParse(source);
-  if (!parsed.success) throw new Error(`invalid payment configuration: ${z.prettifyError(parsed.error)}`);
-  const e = parsed.data;
+export interface PaymentSettings {
+  webhookSecret: string;
+  /** Share of provider calls that fail transiently (DEMO_PROVIDER_FAILURE_RATE). */
+  failureRate: number;
+  timeoutAfterChargeRate: number;
+  outbox: OutboxConfig;
+  pollMs: number;
+  webhookUrl: string | undefined;
+}
+
+/** The settings from the parsed variables; `demo` says whether DEMO_MODE is on. */
+export function paymentSettingsFrom(e: PaymentEnv, demo: boolean): PaymentSettings {
   const webhookSecret = e.PAYMENTS_WEBHOOK_SECRET ?? (demo ? DEMO_WEBHOOK_SECRET : undefined);
   if (webhookSecret === undefined) {
     throw new Error(
-      "invalid payment configuration: PAYMENTS_WEBHOOK_SECRET is not set. Outside demo mode the payment webhook needs the secret " +
-        "the provider signs its events with; set it to a random value of at least 32 characters.",
+      "PAYMENTS_WEBHOOK_SECRET is not set: outside demo mode the payment webhook needs the secret the provider signs its events with; " +
+        "set it to a random value of at least 32 characters.",
     );
   }
   return {
     webhookSecret,
-    failureRate: env().DEMO_PROVIDER_FAILURE_RATE,
+    failureRate: e.DEMO_PROVIDER_FAILURE_RATE,
     timeoutAfterChargeRate: e.DEMO_PROVIDER_TIMEOUT_RATE,
     outbox: {
       ...DEFAULT_OUTBOX_CONFIG,
       leaseMs: e.OUTBOX_LEASE_MS,
       maxAttempts: e.OUTBOX_MAX_ATTEMPTS,
       maxBackoffMs: e.OUTBOX_MAX_BACKOFF_MS,
-    } satisfies OutboxConfig,
+    },
     pollMs: e.OUTBOX_POLL_MS,
     webhookUrl: e.PAYMENTS_WEBHOOK_URL,
   };

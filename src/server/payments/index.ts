@@ -1,7 +1,9 @@
 // Payments: the simulated provider, the outbox worker, webhook handling, reconciliation, and the
 // loops that schedule them in the server process and in `npm run worker`.
 import type { Db } from "../db/client";
-import { EVENT_POLL_MS, RECONCILE_INTERVAL_MS, paymentSettings } from "./config";
+import type { Engine } from "../engine";
+import type { JobLog } from "../job-log";
+import { EVENT_POLL_MS, RECONCILE_INTERVAL_MS, type PaymentSettings } from "./config";
 import { createEventDispatcher, httpSink, type EventSink } from "./event-dispatcher";
 import { startLoop, type Loop } from "./loop";
 import { createOutboxWorker, type OutboxWorkerOptions } from "./outbox-worker";
@@ -16,34 +18,44 @@ export { handleProviderWebhook, webhookResponse } from "./webhook";
 export { runReconciliation, FindingKind, type Finding, type ReconciliationResult } from "./reconciliation";
 export { startLoop, type Loop } from "./loop";
 
-/** The provider as the environment configures it (DEMO_PROVIDER_FAILURE_RATE, …_TIMEOUT_RATE). */
-export function providerFromEnv(db: Db): SimulatedProvider {
-  const settings = paymentSettings();
+/** What the payment jobs run on: the process's database, its engine and the validated settings. */
+export interface PaymentDeps {
+  db: Db;
+  engine: Engine;
+  settings: PaymentSettings;
+}
+
+/** The provider as the configuration sets it (DEMO_PROVIDER_FAILURE_RATE, …_TIMEOUT_RATE). */
+export function configuredProvider({ db, settings }: PaymentDeps): SimulatedProvider {
   return new SimulatedProvider(db, { failureRate: settings.failureRate, timeoutAfterChargeRate: settings.timeoutAfterChargeRate });
 }
 
 /** Where the provider reports events: PAYMENTS_WEBHOOK_URL, or the webhook handler in-process. */
-export function eventSinkFromEnv(db: Db): EventSink {
-  const { webhookUrl, webhookSecret } = paymentSettings();
+export function configuredEventSink(deps: PaymentDeps): EventSink {
+  const { webhookUrl, webhookSecret } = deps.settings;
   // In-process delivery is a function call, not a door: only HTTP delivery is signed and checked.
-  return webhookUrl ? httpSink(webhookUrl, webhookSecret) : async (body) => (await handleProviderWebhook(db, body)).status;
+  return webhookUrl ? httpSink(webhookUrl, webhookSecret) : async (body) => (await handleProviderWebhook(deps, body)).status;
 }
 
+type JobOptions = { log?: JobLog; hooks?: OutboxWorkerOptions["hooks"] };
+
 /** The outbox worker and the provider's event delivery, as loops. */
-export function startPaymentWorker(db: Db, options: { log?: (m: string) => void; hooks?: OutboxWorkerOptions["hooks"] } = {}): Loop[] {
-  const settings = paymentSettings();
-  const worker = createOutboxWorker(db, { provider: providerFromEnv(db), config: settings.outbox, hooks: options.hooks, log: options.log });
-  const dispatcher = createEventDispatcher(db, { deliver: eventSinkFromEnv(db), log: options.log });
+export function startPaymentWorker(deps: PaymentDeps, options: JobOptions = {}): Loop[] {
+  const { db, settings } = deps;
+  const { log } = options;
+  const worker = createOutboxWorker(db, { provider: configuredProvider(deps), config: settings.outbox, hooks: options.hooks, log: log?.log });
+  const dispatcher = createEventDispatcher(db, { deliver: configuredEventSink(deps), log: log?.log });
   return [
-    startLoop("outbox", () => worker.runOnce(), { idleMs: settings.pollMs, busy: (r) => r.claimed > 0, log: options.log }),
-    startLoop("provider-events", () => dispatcher.runOnce(), { idleMs: EVENT_POLL_MS, busy: (r) => r.delivered > 0, log: options.log }),
+    startLoop("outbox", () => worker.runOnce(), { idleMs: settings.pollMs, busy: (r) => r.claimed > 0, onError: log?.failed }),
+    startLoop("provider-events", () => dispatcher.runOnce(), { idleMs: EVENT_POLL_MS, busy: (r) => r.delivered > 0, onError: log?.failed }),
   ];
 }
 
 /** Everything payments runs, in the server process or in `npm run worker`: the worker loops plus reconciliation. */
-export function startPaymentJobs(db: Db, options: { log?: (m: string) => void; hooks?: OutboxWorkerOptions["hooks"] } = {}): () => Promise<void> {
+export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): () => Promise<void> {
   const { log } = options;
-  const loops = [...startPaymentWorker(db, options), startLoop("reconciliation", () => runReconciliation(db), { idleMs: RECONCILE_INTERVAL_MS, log })];
+  const reconciliation = startLoop("reconciliation", () => runReconciliation(deps.db), { idleMs: RECONCILE_INTERVAL_MS, onError: log?.failed });
+  const loops = [...startPaymentWorker(deps, options), reconciliation];
   return async () => {
     await Promise.all(loops.map((loop) => loop.stop()));
   };

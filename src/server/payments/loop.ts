@@ -1,6 +1,12 @@
 // A thin loop around a job's runOnce: run, and if it found work run again at once (a backlog
-// drains at full speed), otherwise wait `idleMs`. stop() wakes the wait and resolves once the
-// round in progress has finished, so a graceful shutdown never abandons a delivery half-way.
+// drains at full speed), otherwise wait `idleMs`; after a failed round wait longer each time (the
+// database is probably gone: no need to knock every second), up to MAX_FAILURE_BACKOFF_MS.
+// stop() wakes the wait and resolves once the round in progress has finished, so a graceful
+// shutdown never abandons a delivery half-way. The wait's timer keeps the process alive: a worker
+// whose connections all dropped must wait for its database, not exit because nothing else is left.
+
+/** A database that is back is noticed within 10 s, and a long outage costs one query per 10 s. */
+export const MAX_FAILURE_BACKOFF_MS = 10_000;
 export interface Loop {
   stop(): Promise<void>;
   /** Resolves when the loop has stopped. */
@@ -10,14 +16,13 @@ export interface Loop {
 export function startLoop<T>(
   name: string,
   runOnce: () => Promise<T>,
-  options: { idleMs: number; busy?: (result: T) => boolean; log?: (message: string) => void },
+  options: { idleMs: number; busy?: (result: T) => boolean; onError?: (job: string, error: unknown) => void },
 ): Loop {
   let stopping = false;
   let wake: (() => void) | undefined;
-  const idle = () =>
+  const idle = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, options.idleMs);
-      timer.unref?.();
+      const timer = setTimeout(resolve, ms);
       wake = () => {
         clearTimeout(timer);
         resolve();
@@ -25,14 +30,18 @@ export function startLoop<T>(
     });
 
   const done = (async () => {
+    let failures = 0;
     while (!stopping) {
       let busy = false;
       try {
         busy = options.busy ? options.busy(await runOnce()) : false;
+        failures = 0;
       } catch (error) {
-        options.log?.(`[${name}] ${(error as Error).message}`);
+        failures++;
+        options.onError?.(name, error);
       }
-      if (!busy && !stopping) await idle();
+      const wait = failures ? Math.min(options.idleMs * 2 ** (failures - 1), Math.max(options.idleMs, MAX_FAILURE_BACKOFF_MS)) : options.idleMs;
+      if (!busy && !stopping) await idle(wait);
     }
   })();
 

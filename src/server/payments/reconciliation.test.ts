@@ -65,7 +65,7 @@ describe("reconciliation", () => {
     const root = path.resolve(import.meta.dirname, "../../..");
     const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", path.join(root, "scripts/reconcile.ts")], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: t.url },
+      env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1" },
     });
     expect(stdout).toContain("AMOUNT_MISMATCH");
     expect(stdout).toContain("reconciliation: 3 finding(s), 0 new");

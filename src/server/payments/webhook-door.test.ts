@@ -8,11 +8,13 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
 import { countingStream } from "../http/test-streams";
-import { DEMO_WEBHOOK_SECRET, paymentSettings, WEBHOOK_SCOPE } from "./config";
+import { DEMO_WEBHOOK_SECRET, WEBHOOK_SCOPE } from "./config";
+import { loadConfig } from "../config";
 import { httpSink } from "./event-dispatcher";
 import { chargedTestOrder } from "../../test/payment-fixtures";
 import { webhookResponse, type ProviderEventBody } from "./webhook";
 import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
+import { testApp } from "../../test/app";
 
 const t = useTestDatabase();
 const SECRET = "door-test-secret-0123456789abcdef-xyz";
@@ -28,7 +30,7 @@ function post(raw: string, signature: string | null) {
   const headers = new Headers({ "content-type": "application/json" });
   if (signature !== null) headers.set(SIGNATURE_HEADER, signature);
   const request = new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw });
-  return webhookResponse(t.db, request, { secret: SECRET, nowSeconds: () => NOW });
+  return webhookResponse(testApp(t.db), request, { secret: SECRET, nowSeconds: () => NOW });
 }
 
 /** Nothing happened: the order still waits for its payment, and the engine holds no key for the event. */
@@ -71,9 +73,13 @@ describe("the provider's HTTP delivery", () => {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
-      const answer = await webhookResponse(t.db, new Request(`http://localhost${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) }), {
-        secret: SECRET,
-      });
+      const answer = await webhookResponse(
+        testApp(t.db),
+        new Request(`http://localhost${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) }),
+        {
+          secret: SECRET,
+        },
+      );
       res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text());
     }
     const server = http.createServer((req, res) => void serve(req, res));
@@ -100,7 +106,7 @@ describe("the body limit", () => {
       body: body.stream,
       duplex: "half",
     } as RequestInit);
-    const res = await webhookResponse(t.db, request, { secret: SECRET, nowSeconds: () => NOW });
+    const res = await webhookResponse(testApp(t.db), request, { secret: SECRET, nowSeconds: () => NOW });
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ reason: "payload_too_large" });
     expect(body.pulled()).toBeLessThanOrEqual(WEBHOOK_BODY_LIMIT_BYTES + 2 * 64 * 1024); // not 10 MB
@@ -116,20 +122,20 @@ describe("the body limit", () => {
       body: body.stream,
       duplex: "half",
     } as RequestInit);
-    expect((await webhookResponse(t.db, request, { secret: SECRET })).status).toBe(413);
+    expect((await webhookResponse(testApp(t.db), request, { secret: SECRET })).status).toBe(413);
     expect(body.pulled()).toBe(0);
   });
 });
 
 describe("the signing secret's configuration", () => {
   it("outside demo mode it must be set, or the server refuses to start with a sentence that says so", () => {
-    expect(() => paymentSettings({ NODE_ENV: "production" }, false)).toThrow(/PAYMENTS_WEBHOOK_SECRET is not set/);
-    expect(() => paymentSettings({ PAYMENTS_WEBHOOK_SECRET: "short" }, false)).toThrow(/at least 32 characters/);
-    expect(paymentSettings({ PAYMENTS_WEBHOOK_SECRET: SECRET }, false).webhookSecret).toBe(SECRET);
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/PAYMENTS_WEBHOOK_SECRET is not set/);
+    expect(() => loadConfig({ PAYMENTS_WEBHOOK_SECRET: "short" })).toThrow(/at least 32 characters/);
+    expect(loadConfig({ PAYMENTS_WEBHOOK_SECRET: SECRET }).payments.webhookSecret).toBe(SECRET);
   });
 
   it("in demo mode the demo secret is the default, and a set secret wins", () => {
-    expect(paymentSettings({}, true).webhookSecret).toBe(DEMO_WEBHOOK_SECRET);
-    expect(paymentSettings({ PAYMENTS_WEBHOOK_SECRET: SECRET }, true).webhookSecret).toBe(SECRET);
+    expect(loadConfig({ DEMO_MODE: "1" }).payments.webhookSecret).toBe(DEMO_WEBHOOK_SECRET);
+    expect(loadConfig({ DEMO_MODE: "1", PAYMENTS_WEBHOOK_SECRET: SECRET }).payments.webhookSecret).toBe(SECRET);
   });
 });

@@ -4,10 +4,10 @@
 // the first answer back and changes nothing.
 import { z } from "zod";
 import type { Db } from "../db/client";
-import { engineFor } from "../engine";
+import type { Engine } from "../engine";
 import { IdempotencyError, withIdempotency } from "@once/idempotency";
 import { jsonPayloadTooLarge, readBoundedBody, WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
-import { paymentSettings, WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
+import { WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
 import { applyPaymentOutcome } from "./order-payment";
 import { EventType } from "./provider";
 import { SIGNATURE_HEADER, verifySignature } from "./webhook-signature";
@@ -28,7 +28,13 @@ export interface WebhookAnswer {
   retryAfterSeconds?: number;
 }
 
-export async function handleProviderWebhook(db: Db, rawBody: unknown): Promise<WebhookAnswer> {
+/** The process's database and engine: the webhook's keys live in the engine like any request's. */
+export interface WebhookDeps {
+  db: Db;
+  engine: Engine;
+}
+
+export async function handleProviderWebhook({ db, engine }: WebhookDeps, rawBody: unknown): Promise<WebhookAnswer> {
   const parsed = providerEventBody.safeParse(rawBody);
   if (!parsed.success) return { status: 400, body: { error: "invalid_event" }, replayed: false };
   // The route has checked the provider's signature. Still, trust nothing in the body but the event
@@ -40,7 +46,7 @@ export async function handleProviderWebhook(db: Db, rawBody: unknown): Promise<W
 
   try {
     const result = await withIdempotency(
-      engineFor(db),
+      engine,
       { scope: WEBHOOK_SCOPE, key: event.id, operation: WEBHOOK_OPERATION, request: { id: event.id, type: event.type, chargeId: event.chargeId } },
       async (tx) => {
         const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";
@@ -59,8 +65,8 @@ export async function handleProviderWebhook(db: Db, rawBody: unknown): Promise<W
 }
 
 export interface WebhookDoorOptions {
-  /** The shared signing secret; by default the validated PAYMENTS_WEBHOOK_SECRET. */
-  secret?: string;
+  /** The shared signing secret: the validated PAYMENTS_WEBHOOK_SECRET. */
+  secret: string;
   /** Our clock, in unix seconds, for the signature's tolerance. */
   nowSeconds?: () => number;
 }
@@ -70,10 +76,10 @@ export interface WebhookDoorOptions {
  * over the exact bytes (400 with a reason if missing, wrong or stale: nothing is recorded, no key
  * taken), parse, handle, answer with the engine's headers.
  */
-export async function webhookResponse(db: Db, request: Request, options: WebhookDoorOptions = {}): Promise<Response> {
+export async function webhookResponse(deps: WebhookDeps, request: Request, options: WebhookDoorOptions): Promise<Response> {
   const raw = await readBoundedBody(request, WEBHOOK_BODY_LIMIT_BYTES);
   if (!raw.ok) return jsonPayloadTooLarge(raw.limitBytes);
-  const secret = options.secret ?? paymentSettings().webhookSecret;
+  const { secret } = options;
   const nowSeconds = options.nowSeconds?.() ?? Date.now() / 1000;
   const signed = verifySignature(request.headers.get(SIGNATURE_HEADER), raw.bytes, secret, { nowSeconds });
   if (!signed.ok) return plainError(400, signed.reason, signed.message);
@@ -83,7 +89,7 @@ export async function webhookResponse(db: Db, request: Request, options: Webhook
   } catch {
     return plainError(400, Reason.INVALID_JSON, "The webhook's body is not valid JSON");
   }
-  const answer = await handleProviderWebhook(db, body);
+  const answer = await handleProviderWebhook(deps, body);
   const headers = new Headers();
   if (answer.replayed) headers.set("Idempotent-Replayed", "true");
   if (answer.retryAfterSeconds !== undefined) headers.set("Retry-After", String(answer.retryAfterSeconds));

@@ -17,7 +17,7 @@ function startWorker(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/worker.ts")], {
     cwd: root,
     // A 1 s lease so the restarted worker may take the dead one's row over within the test.
-    env: { ...process.env, DATABASE_URL: t.url, OUTBOX_LEASE_MS: "1000", OUTBOX_POLL_MS: "100", DEMO_PROVIDER_FAILURE_RATE: "0", ...env },
+    env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1", OUTBOX_LEASE_MS: "1000", OUTBOX_POLL_MS: "100", DEMO_PROVIDER_FAILURE_RATE: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
 }

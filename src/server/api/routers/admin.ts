@@ -1,14 +1,14 @@
 // admin.*: the operator's view of the engine. One procedure per file under ./admin, inputs in the
 // `.types.ts` siblings; every procedure is admin-only (a tenant token is 403), and every action
 // that changes something is itself an idempotent mutation that writes an audit entry.
-import { createTRPCRouter } from "../trpc";
+import { adminProcedure, createTRPCRouter } from "../trpc";
 import { getKeyProcedure } from "./admin/get-key";
 import { listKeysProcedure } from "./admin/list-keys";
 import { listOutboxProcedure, retryOutboxProcedure } from "./admin/outbox";
 import { listAuditProcedure } from "./admin/audit";
 import { listReconciliationProcedure } from "./admin/reconciliation";
 import { bustKeyProcedure, releaseKeyProcedure } from "./admin/remove-key";
-import { statsProcedure } from "./admin/stats";
+import { readStats } from "@/server/admin/stats";
 import { resolveKeyProcedure, searchKeysProcedure } from "./admin/search-keys";
 import { releaseStuckProcedure, stuckCountProcedure } from "./admin/release-stuck";
 import { counterSeriesProcedure } from "./admin/series";
@@ -34,7 +34,7 @@ export const adminRouter = createTRPCRouter({
   audit: createTRPCRouter({
     list: listAuditProcedure,
   }),
-  stats: statsProcedure,
+  stats: adminProcedure.query(({ ctx }) => readStats(ctx.db, ctx.engine)),
   counters: createTRPCRouter({
     series: counterSeriesProcedure,
   }),

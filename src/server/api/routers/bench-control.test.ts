@@ -6,9 +6,10 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../../test/database";
 import { TOKENS } from "../../../test/http";
-import { benchControlEnabled, parseEnv } from "../../env";
-import { createContextFor } from "../context";
+import { loadConfig } from "../../config";
+import { contextMaker } from "../context";
 import { routerFor } from "../root";
+import { testApp } from "../../../test/app";
 
 const t = useTestDatabase({ poolMax: 4 });
 
@@ -24,22 +25,22 @@ async function postControl(benchControl: boolean, init: { token?: string; key: s
     endpoint: "/api/trpc",
     req,
     router: routerFor({ benchControl }),
-    createContext: (opts) => createContextFor(t.db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+    createContext: contextMaker(testApp(t.db)),
   });
   return { status: res.status, json: (await res.json()) as { result?: { data: { order: { id: string } } } } };
 }
 
 describe("configuration", () => {
   it("is off unless asked for", () => {
-    expect(benchControlEnabled(parseEnv({}))).toBe(false);
-    expect(benchControlEnabled(parseEnv({ NODE_ENV: "production", DEMO_MODE: "1" }))).toBe(false);
+    expect(loadConfig({ DEMO_MODE: "1" }).benchControl).toBe(false);
+    expect(loadConfig({ NODE_ENV: "production", DEMO_MODE: "1" }).benchControl).toBe(false);
   });
   it("is on when asked for in demo mode", () => {
-    expect(benchControlEnabled(parseEnv({ NODE_ENV: "production", DEMO_MODE: "1", ONCE_BENCH_CONTROL: "1" }))).toBe(true);
+    expect(loadConfig({ NODE_ENV: "production", DEMO_MODE: "1", ONCE_BENCH_CONTROL: "1" }).benchControl).toBe(true);
   });
   it("refuses to start when asked for outside demo mode", () => {
-    expect(() => benchControlEnabled(parseEnv({ NODE_ENV: "production", ONCE_BENCH_CONTROL: "1" }))).toThrow(/needs DEMO_MODE=1/);
-    expect(() => benchControlEnabled(parseEnv({ DEMO_MODE: "0", ONCE_BENCH_CONTROL: "1" }))).toThrow(/needs DEMO_MODE=1/);
+    expect(() => loadConfig({ NODE_ENV: "production", ONCE_BENCH_CONTROL: "1" }).benchControl).toThrow(/needs DEMO_MODE=1/);
+    expect(() => loadConfig({ DEMO_MODE: "0", ONCE_BENCH_CONTROL: "1" }).benchControl).toThrow(/needs DEMO_MODE=1/);
   });
 });
 

@@ -1,6 +1,6 @@
 // benchControl.placeOrder: the checkout's business transaction with no idempotency engine, the
 // control that `npm run bench:http` divides every figure by. It exists only on a server started
-// with ONCE_BENCH_CONTROL=1 in demo mode (see servedRouter in ../root.ts), never in production.
+// with ONCE_BENCH_CONTROL=1 in demo mode (see routerFor in ../root.ts), never in production.
 //
 // It must cost exactly what checkout.placeOrder costs minus the engine: same input schema, same
 // auth and error edge (tenantProcedure), the same placeOrder in one Prisma interactive transaction
@@ -10,14 +10,13 @@
 import { Header, parseIdempotencyKey } from "@once/idempotency";
 import { AppError } from "@/shared/app-error";
 import { demoDelayMs, placeOrder, placeOrderInput } from "../../checkout";
-import { appEngineConfig } from "../../engine-config";
 import { createTRPCRouter, tenantProcedure } from "../trpc";
 
 export const benchControlRouter = createTRPCRouter({
   placeOrder: tenantProcedure.input(placeOrderInput).mutation(async ({ ctx, input }) => {
     const parsed = parseIdempotencyKey(ctx.headers.get(Header.KEY));
     if (!parsed.ok) throw new AppError(parsed.reason, parsed.message);
-    const timeoutMs = appEngineConfig().transactionTimeoutMs;
+    const timeoutMs = ctx.config.engine.transactionTimeoutMs;
     const order = await ctx.db.$transaction(
       (tx) =>
         placeOrder(tx, {
@@ -25,7 +24,7 @@ export const benchControlRouter = createTRPCRouter({
           userId: ctx.principal.userId,
           idempotencyKey: parsed.key,
           items: input.items,
-          delayMs: demoDelayMs(ctx.headers),
+          delayMs: demoDelayMs(ctx.headers, ctx.config),
         }),
       { timeout: timeoutMs, maxWait: timeoutMs },
     );

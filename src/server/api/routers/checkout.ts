@@ -11,7 +11,7 @@ export const checkoutRouter = createTRPCRouter({
       userId: ctx.principal.userId,
       idempotencyKey: ctx.idempotencyKey,
       items: input.items,
-      delayMs: demoDelayMs(ctx.headers),
+      delayMs: demoDelayMs(ctx.headers, ctx.config),
     });
     return { order };
   }),

@@ -8,9 +8,10 @@ import { useTestDatabase } from "../../../test/database";
 import { callTrpc, TOKENS } from "../../../test/http";
 import { createSessionValue, SESSION_COOKIE } from "../../auth/session";
 import { createDb, type Db } from "../../db/client";
-import { freePort } from "../../db/embedded";
-import { createContextFor } from "../context";
+import { freePort } from "../../../../tools/db/embedded";
+import { contextMaker } from "../context";
 import { appRouter } from "../root";
+import { testApp } from "../../../test/app";
 
 const t = useTestDatabase({ poolMax: 4 });
 
@@ -30,7 +31,7 @@ async function rawTrpc(db: Db, path: string, init: { method: "GET" | "POST"; que
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+    createContext: contextMaker(testApp(db)),
   });
   return { status: res.status, json: (await res.json()) as TrpcError };
 }

@@ -1,15 +1,15 @@
 // Sign in (a form post from /signin): sets the signed HttpOnly session cookie. The rules are in
 // src/server/auth/sign-in.ts; this file only wires the app's database and configuration in.
 import { handleSignIn } from "@/server/auth/sign-in";
-import { getDb } from "@/server/db/client";
-import { demoMode } from "@/server/env";
+import { serverApp } from "@/server/app";
 import { logger } from "@/server/logger";
 import { plainError } from "@/server/http/plain-error";
 import { Reason } from "@/shared/reasons";
 
 export async function POST(req: Request) {
   try {
-    return await handleSignIn(req, { db: getDb(), demo: demoMode() });
+    const app = serverApp();
+    return await handleSignIn(req, { db: app.db, demo: app.config.demo });
   } catch (error) {
     // Sign-in only talks to the database: what throws here is the database being away. Say so
     // without its insides (hosts, ports, driver text), and log the details for the operator.

@@ -1,4 +1,4 @@
-import { createContext } from "@/server/api/context";
+import { serverApp } from "@/server/app";
 import { refuseCrossSiteMutation } from "@/server/api/cross-site-guard";
 import { handleTrpcRequest } from "@/server/api/handler";
 import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "@/server/http/body-limit";
@@ -10,7 +10,7 @@ async function handler(req: Request) {
   // Bodies over the limit are 413 before they are read whole (src/server/http/body-limit.ts).
   const bounded = await boundRequestBody(req, TRPC_BODY_LIMIT_BYTES);
   if (!bounded.ok) return trpcPayloadTooLarge(bounded.limitBytes);
-  return handleTrpcRequest(bounded.request, createContext);
+  return handleTrpcRequest(bounded.request, serverApp());
 }
 
 export { handler as GET, handler as POST };

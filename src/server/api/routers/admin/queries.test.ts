@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { adminCalls, callTrpc, TOKENS } from "@/test/http";
-import { engineFor } from "@/server/engine";
+import { engineFor } from "@/test/app";
 import { insertKey, insertOutbox } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();

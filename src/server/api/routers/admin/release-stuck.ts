@@ -4,7 +4,6 @@
 // retry of the same request replays its first answer instead of releasing the next batch. The
 // dashboard calls it again (with a new key) while `remaining` > 0.
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
-import { engineFor } from "@/server/engine";
 import { CounterEvent } from "@once/idempotency";
 import { BULK_RELEASE_BATCH, countStuck, releaseStuckBatch } from "@/server/admin/bulk-release";
 import { releaseStuckInput, stuckCountInput, type ReleaseStuckResult } from "./keys.types";
@@ -16,7 +15,7 @@ export const releaseStuckProcedure = adminIdempotentProcedure(releaseStuckInput)
   const filters = { scope: input.tenant, procedurePrefix: input.procedure };
   const released = await releaseStuckBatch(ctx.tx, filters, BULK_RELEASE_BATCH, { actor: ctx.principal.email, reason: input.reason, targetType: KEY_TARGET });
   // Counted before the commit, as a single release is: the audit log is the exact record.
-  const counters = engineFor(ctx.db).counters;
+  const counters = ctx.engine.counters;
   for (const k of released) counters.increment(k.scope, k.procedure, CounterEvent.RELEASED);
   return {
     released: released.length,

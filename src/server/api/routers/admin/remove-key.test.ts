@@ -4,7 +4,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
-import { engineFor } from "@/server/engine";
+import { engineFor } from "@/test/app";
 import { withIdempotency } from "@once/idempotency";
 import { insertKey } from "../../../../test/admin-factory";
 

@@ -1,7 +1,6 @@
-// admin.stats: the counters per tenant and procedure (executed, replayed, conflicts, …) from the
+// The operator's numbers (admin.stats and /api/metrics): the counters per tenant and procedure (executed, replayed, conflicts, …) from the
 // cluster-wide IdempotencyCounter table, plus live counts: keys by status, stuck leases, outbox.
-import { adminProcedure } from "../../trpc";
-import { engineFor } from "@/server/engine";
+import type { Engine } from "@/server/engine";
 import { CounterEvent } from "@once/idempotency";
 import { keyGauges, readCounters } from "@/server/admin/keys-query";
 import type { Db } from "@/server/db/client";
@@ -20,10 +19,9 @@ export async function outboxGauges(db: Db): Promise<Record<"PENDING" | "DELIVERE
   return out;
 }
 
-export async function readStats(db: Db) {
+export async function readStats(db: Db, engine: Engine) {
   // This instance's unflushed deltas first, so an operator sees their own action at once; other
   // instances' arrive with their next flush (every few seconds).
-  const engine = engineFor(db);
   await engine.counters.flush(engine.run).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
   const [counterRows, keys, outbox, openFindings] = await Promise.all([
     readCounters(db),
@@ -43,5 +41,3 @@ export async function readStats(db: Db) {
   }
   return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings };
 }
-
-export const statsProcedure = adminProcedure.query(({ ctx }) => readStats(ctx.db));

@@ -8,9 +8,17 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { migrate } from "./migrate";
-import { defaultConstraintName, diffCatalogs, expectedCatalog, getDatamodel, readCatalog, readCheckConstraints, type Catalog } from "../../test/prisma-schema";
+import {
+  defaultConstraintName,
+  diffCatalogs,
+  expectedCatalog,
+  getDatamodel,
+  readCatalog,
+  readCheckConstraints,
+  type Catalog,
+} from "../../src/test/prisma-schema";
 
-const SCHEMA_PATH = path.resolve(import.meta.dirname, "../../../prisma/schema.prisma");
+const SCHEMA_PATH = path.resolve(import.meta.dirname, "../../prisma/schema.prisma");
 const schema = readFileSync(SCHEMA_PATH, "utf8");
 
 /** CHECK constraints schema.prisma cannot express: each one written by hand in a migration, on purpose. */

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
-export const DATA_ROOT = path.resolve(import.meta.dirname, "../../../.data");
+export const DATA_ROOT = path.resolve(import.meta.dirname, "../../.data");
 /** The embedded database's URL, for the tools. */
 export const ANNOUNCED_URL_FILE = path.join(DATA_ROOT, "database-url");
 /** The running app: `{ pid, pgPort, dataDir }`; `npm run db -- start` asks that pid to restart PostgreSQL. */

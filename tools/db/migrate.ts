@@ -7,7 +7,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 
-export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../../prisma/migrations");
+export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
 
 // Prisma Migrate takes this advisory lock too, so our runner and Prisma's never interleave.
 const PRISMA_MIGRATE_LOCK_ID = 72707369;

@@ -3,8 +3,8 @@
 // that a server without demo mode refuses them even if they are in the database.
 // Idempotent itself: running it twice leaves the same data (upserts on natural keys), and it never
 // resets stock or orders that already exist.
-import type { Db } from "./client";
-import { hashToken } from "../auth/token";
+import type { Db } from "../../src/server/db/client";
+import { hashToken } from "../../src/server/auth/token";
 
 export const DEMO_ACCOUNTS = [
   { email: "acme@example.com", name: "Acme buyer", role: "TENANT", tenantId: "acme", token: "acme_demo_token" },

@@ -1,0 +1,76 @@
+// The composition root: everything a server process holds for its whole life, built once from
+// the one configuration. The pool and Prisma, the idempotency engine (replay cache, LISTEN, counter
+// flush, reaper, sweeper), the payment jobs and the metrics registry all live here, and every route,
+// the tRPC context and instrumentation get them from this one object.
+//
+// Why one object in one global slot: `next build` bundles each route on its own, so a module may be
+// copied once per route, and a table kept in a module (a WeakMap from client to engine, a lazily
+// made singleton) then exists once per copy: the route's copy had no listener and no replay cache
+// while instrumentation's copy ran the jobs. A `globalThis` slot is the one thing every copy shares.
+import { setSessionSecret } from "./auth/session";
+import { type AppConfig, loadProcessConfig } from "./config";
+import { createDb, type Db } from "./db/client";
+import { createEngineFor, type Engine } from "./engine";
+import { createJobLog } from "./job-log";
+import { logger, setLogLevel } from "./logger";
+import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
+import { startPaymentJobs, type PaymentDeps } from "./payments";
+
+export interface ServerApp {
+  readonly config: AppConfig;
+  readonly db: Db;
+  readonly engine: Engine;
+  readonly metrics: MetricsRegistry;
+  readonly payments: PaymentDeps;
+  /**
+   * Starts the background jobs this process runs (the engine's always, the payment loops unless
+   * ONCE_PAYMENT_JOBS=0); returns their stop function, which flushes the counters last.
+   */
+  startJobs(): () => Promise<void>;
+  /** Stops the engine's listener and closes the pool. */
+  close(): Promise<void>;
+}
+
+/** Builds a server app; `db` is for tests and tools that made their own client. */
+export function createServerApp(config: AppConfig, options: { db?: Db } = {}): ServerApp {
+  setLogLevel(config.logLevel);
+  if (config.session.secret) setSessionSecret(config.session.secret);
+  const url = config.database.url;
+  if (!options.db && !url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
+  const db = options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
+  const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
+  const payments: PaymentDeps = { db, engine, settings: config.payments };
+  return {
+    config,
+    db,
+    engine,
+    payments,
+    metrics: createMetricsRegistry(db, engine),
+    startJobs() {
+      // One line per state change while the database is down, not two stacks a second (job-log.ts).
+      const jobLog = createJobLog(db, (line) => logger.warn(line));
+      const stopEngineJobs = engine.startJobs(jobLog.failed);
+      const stopPayments = config.jobs.payments ? startPaymentJobs(payments, { log: jobLog }) : async () => {};
+      return async () => {
+        await stopPayments();
+        await stopEngineJobs(); // flushes the counters one last time
+        jobLog.stop();
+      };
+    },
+    async close() {
+      await engine.close();
+      await db.$disconnect();
+    },
+  };
+}
+
+const SLOT = Symbol.for("once.serverApp");
+const slot = globalThis as unknown as Record<typeof SLOT, ServerApp | undefined>;
+
+/**
+ * The process's one app, made on first use from the process's configuration (instrumentation
+ * makes it at start-up, so a bad configuration stops the server before its first request).
+ */
+export function serverApp(): ServerApp {
+  return (slot[SLOT] ??= createServerApp(loadProcessConfig({ role: "server" })));
+}

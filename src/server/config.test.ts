@@ -1,0 +1,85 @@
+// The one configuration: every variable validated once, a bad or missing one named in the one
+// sentence the process prints before it refuses to start.
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "./config";
+
+const SECRET = "a-webhook-secret-of-at-least-32-characters";
+/** A production server's minimum: its database, its session secret, the webhook's secret. */
+const production = { NODE_ENV: "production", DATABASE_URL: "postgresql://db:5432/once", SESSION_SECRET: "0123456789abcdef", PAYMENTS_WEBHOOK_SECRET: SECRET };
+
+describe("a production server", () => {
+  it("starts with its minimum, demo mode off, every default in place", () => {
+    const config = loadConfig(production, { role: "server" });
+    expect(config.demo).toBe(false);
+    expect(config.engine).toMatchObject({ leaseMs: 30_000, ttlSeconds: 86_400, maxLiveKeys: 100_000, replayCacheSize: 10_000 });
+    expect(config.payments.outbox).toMatchObject({ maxAttempts: 8, maxBackoffMs: 300_000 });
+    expect(config.jobs).toEqual({ background: true, payments: true });
+    expect(config.database).toEqual({ url: production.DATABASE_URL, directUrl: production.DATABASE_URL, preparedStatements: true });
+    expect(config.logLevel).toBe("info");
+  });
+
+  it.each([
+    ["DATABASE_URL", /DATABASE_URL is not set/],
+    ["SESSION_SECRET", /SESSION_SECRET is not set/],
+    ["PAYMENTS_WEBHOOK_SECRET", /PAYMENTS_WEBHOOK_SECRET is not set/],
+  ])("refuses to start without %s, in one sentence naming it", (name, sentence) => {
+    expect(() => loadConfig({ ...production, [name]: undefined }, { role: "server" })).toThrow(sentence);
+    // An empty value is an unset one.
+    expect(() => loadConfig({ ...production, [name]: "" }, { role: "server" })).toThrow(sentence);
+  });
+
+  it.each([
+    ["IDEMPOTENCY_LEASE_MS", "soon"],
+    ["IDEMPOTENCY_LEASE_MS", "0"],
+    ["IDEMPOTENCY_TTL_SECONDS", "1.5"],
+    ["IDEMPOTENCY_REPLAY_CACHE_SIZE", "-1"],
+    ["OUTBOX_MAX_BACKOFF_MS", "0"],
+    ["OUTBOX_MAX_ATTEMPTS", "many"],
+    ["PAYMENTS_WEBHOOK_URL", "not a url"],
+    ["PAYMENTS_WEBHOOK_SECRET", "short"],
+    ["SESSION_SECRET", "short"],
+    ["DEMO_MODE", "yes"],
+    ["ONCE_PAYMENT_JOBS", "off"],
+    ["ONCE_BACKGROUND_JOBS", "no"],
+    ["DATABASE_PREPARED_STATEMENTS", "yes"],
+    ["LOG_LEVEL", "loud"],
+    ["DEMO_PROVIDER_FAILURE_RATE", "2"],
+  ])("refuses %s=%s, naming the variable", (name, value) => {
+    expect(() => loadConfig({ ...production, [name]: value })).toThrow(new RegExp(name));
+  });
+});
+
+describe("demo mode", () => {
+  it("is on in development unless DEMO_MODE says otherwise, off elsewhere unless DEMO_MODE=1", () => {
+    expect(loadConfig({ NODE_ENV: "development" }).demo).toBe(true);
+    expect(loadConfig({ NODE_ENV: "development", DEMO_MODE: "0", PAYMENTS_WEBHOOK_SECRET: SECRET }).demo).toBe(false);
+    expect(loadConfig({ ...production, DEMO_MODE: "1" }).demo).toBe(true);
+    expect(loadConfig(production).demo).toBe(false);
+  });
+});
+
+describe("where the payment loops run", () => {
+  it("in the server unless ONCE_PAYMENT_JOBS=0", () => {
+    expect(loadConfig(production).jobs.payments).toBe(true);
+    expect(loadConfig({ ...production, ONCE_PAYMENT_JOBS: "0" }).jobs.payments).toBe(false);
+  });
+});
+
+describe("DATABASE_PREPARED_STATEMENTS", () => {
+  it("prepares statements on a direct connection, not behind a pooler, unless told", () => {
+    const pooler = { ...production, DIRECT_DATABASE_URL: "postgresql://db:5432/once", DATABASE_URL: "postgresql://pgbouncer:6432/once" };
+    expect(loadConfig(production).database.preparedStatements).toBe(true);
+    expect(loadConfig(pooler).database).toEqual({ url: pooler.DATABASE_URL, directUrl: pooler.DIRECT_DATABASE_URL, preparedStatements: false });
+    expect(loadConfig({ ...pooler, DATABASE_PREPARED_STATEMENTS: "1" }).database.preparedStatements).toBe(true);
+    expect(loadConfig({ ...production, DATABASE_PREPARED_STATEMENTS: "0" }).database.preparedStatements).toBe(false);
+  });
+});
+
+describe("the outbox's retry settings", () => {
+  it("take the environment's values", () => {
+    expect(loadConfig({ ...production, OUTBOX_MAX_BACKOFF_MS: "20000", OUTBOX_MAX_ATTEMPTS: "3" }).payments.outbox).toMatchObject({
+      maxAttempts: 3,
+      maxBackoffMs: 20_000,
+    });
+  });
+});
