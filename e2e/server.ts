@@ -15,7 +15,8 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { freePort, ownShutdownSignals, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
+import { ownShutdownSignals, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
+import { freePort } from "../tools/process";
 import { setupDatabase } from "../tools/db/setup";
 import { CONTROL_PORT, TEST_PORT } from "./ports";
 

@@ -7,7 +7,8 @@
 //   status   running or not, with pid and port
 import path from "node:path";
 import { resolveDataDir } from "../tools/db/embedded";
-import { findPostmaster, isProcessAlive, stopPostmaster, waitFor } from "../tools/db/postmaster";
+import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
+import { isProcessAlive, waitFor } from "../tools/process";
 import { DATA_ROOT, readAppState } from "../tools/db/url";
 
 const command = process.argv[2];
@@ -53,7 +54,7 @@ switch (command) {
       process.exit(1);
     }
     process.kill(app.pid, "SIGUSR2"); // scripts/serve.ts starts it again on the same folder and port
-    await waitFor(() => findPostmaster(dataDir)?.ready === true, "PostgreSQL to accept connections");
+    await waitFor("PostgreSQL to accept connections", () => findPostmaster(dataDir)?.ready === true);
     console.log(`PostgreSQL is running again on port ${app.pgPort}: the app reconnects by itself.`);
     break;
   }

@@ -14,8 +14,9 @@ import { ownShutdownSignals, resolveDataDir, startEmbeddedPostgres, type Embedde
 import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
 import { setupDatabase } from "../tools/db/setup";
 import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, type AppState } from "../tools/db/url";
+import { loadConfig } from "../src/server/config";
 import { loadSessionSecret } from "./lib/session-secret";
-import { stopChild } from "./lib/child";
+import { stopChild } from "../tools/process";
 import { supervisePaymentWorker } from "./lib/payment-worker";
 
 const mode = process.argv[2];
@@ -36,6 +37,15 @@ console.log(
 );
 ownShutdownSignals();
 loadSessionSecret(DATA_ROOT);
+// The whole configuration, checked before anything starts: a missing or invalid variable stops
+// here with one sentence, before PostgreSQL starts and before anything listens. (The database URL
+// is checked by the server itself: without DATABASE_URL we start the embedded one below.)
+try {
+  loadConfig({ ...process.env, NODE_ENV: mode === "dev" ? "development" : "production" });
+} catch (error) {
+  console.error(`[once] cannot start: ${(error as Error).message}`);
+  process.exit(1);
+}
 
 function removeStateFiles(): void {
   rmSync(ANNOUNCED_URL_FILE, { force: true });
@@ -82,11 +92,15 @@ if (!process.env.DATABASE_URL) {
 // unless ONCE_PAYMENT_JOBS says where they run; `npm run dev` keeps everything in one process.
 const separateWorker = mode === "start" && process.env.ONCE_PAYMENT_JOBS === undefined && process.env.ONCE_BACKGROUND_JOBS !== "0";
 if (separateWorker) process.env.ONCE_PAYMENT_JOBS = "0";
-const worker = separateWorker ? supervisePaymentWorker(root) : undefined;
+// A worker that keeps dying at once will not be fixed by restarts: stop the whole app, so whatever
+// supervises it (systemd, a container) sees the failure instead of a server taking unpaid orders.
+const worker = separateWorker ? supervisePaymentWorker(root, { onGiveUp: () => void shutdown(1) }) : undefined;
 
 const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), mode], {
   stdio: "inherit",
-  env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+  // NEXT_MANUAL_SIG_HANDLE: `next start` leaves SIGTERM to the app, which stops its jobs and flushes
+  // its counters before it exits (src/server/start.ts).
+  env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...(mode === "start" ? { NEXT_MANUAL_SIG_HANDLE: "1" } : {}) },
 });
 
 let restarting: Promise<unknown> = Promise.resolve();

@@ -5,7 +5,7 @@ import { once } from "node:events";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { verifyPassword } from "../src/server/auth/password";
-import { freePort } from "../tools/db/embedded";
+import { freePort } from "../tools/process";
 import { useTestDatabase } from "../src/test/database";
 
 const t = useTestDatabase({ poolMax: 1 });

@@ -6,7 +6,8 @@
 import { writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { startChild, waitFor, type Child } from "./processes";
+import { waitFor } from "../tools/process";
+import { startChild, type Child } from "./processes";
 
 export interface HaproxyOptions {
   port: number;

@@ -2,8 +2,8 @@
 // own log file, and every one is stopped by its pid, never by name. A registry remembers them all,
 // so an error or Ctrl-C stops exactly what this run started.
 import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { openSync, closeSync } from "node:fs";
+import { stopChild as stopProcess } from "../tools/process";
 
 export interface Child {
   name: string;
@@ -38,9 +38,7 @@ export async function killHard(child: Child): Promise<void> {
 
 /** SIGTERM, and SIGKILL if it has not exited within `graceMs`. */
 export async function stopChild(child: Child, graceMs = 5_000): Promise<void> {
-  if (!isRunning(child)) return;
-  process.kill(child.pid, "SIGTERM");
-  await once(child.proc, "exit", { signal: AbortSignal.timeout(graceMs) }).catch(() => killHard(child));
+  await stopProcess(child.proc, graceMs);
 }
 
 const cleanups = new Set<() => Promise<void>>();
@@ -56,15 +54,4 @@ export async function stopAllChildren(): Promise<void> {
   await Promise.all([...running].map((child) => stopChild(child).catch(() => {})));
   for (const fn of cleanups) await fn().catch(() => {});
   cleanups.clear();
-}
-
-/** Polls `probe` until it returns true: for a child that reports readiness only by answering. */
-export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, child?: Child): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child && !isRunning(child)) throw new Error(`${what}: the process exited (see its log)`);
-    if (await probe().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${what}: not ready after ${timeoutMs} ms`);
 }

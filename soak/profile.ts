@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { freePort } from "../tools/db/embedded";
+import { freePort } from "../tools/process";
 import { renderChart } from "./chart";
 import { evaluate, passed, type CheckRow } from "./checker";
 import { runClient } from "./client";

@@ -9,7 +9,7 @@ import path from "node:path";
 import pg from "pg";
 import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
-import { stopChild } from "../../scripts/lib/child";
+import { stopChild } from "../../tools/process";
 import { spawnPaymentWorker } from "../../scripts/lib/payment-worker";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");

@@ -2,9 +2,9 @@
 // server, it is gone.
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { isProcessAlive } from "../../tools/db/postmaster";
+import { isProcessAlive } from "../../tools/process";
 import { useTestDatabase } from "../../src/test/database";
-import { supervisePaymentWorker } from "./payment-worker";
+import { MAX_QUICK_CRASHES, supervisePaymentWorker } from "./payment-worker";
 
 const t = useTestDatabase({ poolMax: 1 });
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -36,5 +36,27 @@ describe("the supervised payment worker", () => {
     }
     expect(started.every((pid) => !isProcessAlive(pid))).toBe(true);
     expect(started).toHaveLength(2); // a stopped worker is not started again
+  });
+});
+
+describe("a worker that cannot start", () => {
+  it("is restarted with a growing wait, then given up on with a sentence, not restarted for ever", { timeout: 90_000 }, async () => {
+    const started: number[] = [];
+    let gaveUp!: (reason: string) => void;
+    const givenUp = new Promise<string>((resolve) => (gaveUp = resolve));
+    // A configuration the worker refuses at start-up: it exits at once, every time.
+    const worker = supervisePaymentWorker(ROOT, {
+      env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "0", PAYMENTS_WEBHOOK_SECRET: "" },
+      stdio: "ignore",
+      restartDelayMs: 20,
+      onStart: (pid) => started.push(pid),
+      onGiveUp: gaveUp,
+    });
+    try {
+      expect(await givenUp).toMatch(/exited \(1\) 5 times in a row .* not restarting it/);
+      expect(started).toHaveLength(MAX_QUICK_CRASHES);
+    } finally {
+      await worker.stop();
+    }
   });
 });

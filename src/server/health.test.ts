@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../test/database";
 import { createDb } from "./db/client";
-import { freePort } from "../../tools/db/embedded";
+import { freePort } from "../../tools/process";
 import { checkHealth } from "./health";
 
 const t = useTestDatabase({ poolMax: 1 });

@@ -27,17 +27,6 @@ export async function placeTestOrder(db: Db, overrides: { sku?: string; quantity
   return { orderId: order.id, key, totalCents: order.totalCents };
 }
 
-/** Waits for a condition on the database (checked every 50 ms), failing after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** An order charged at the provider (the worker has not run): its event waits for delivery, with its body as the provider sends it. */
 export async function chargedTestOrder(db: Db, overrides: { sku?: string; quantity?: number } = {}) {
   const order = await placeTestOrder(db, overrides);

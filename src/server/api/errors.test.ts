@@ -3,7 +3,7 @@
 // before any procedure runs (auth, unknown path) and a database that is gone.
 import { describe, expect, it } from "vitest";
 import { createDb } from "@/server/db/client";
-import { freePort } from "../../../tools/db/embedded";
+import { freePort } from "../../../tools/process";
 import { REASON_INFO } from "@/shared/reasons";
 import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";

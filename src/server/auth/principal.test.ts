@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { createDb } from "../db/client";
-import { freePort } from "../../../tools/db/embedded";
+import { freePort } from "../../../tools/process";
 import { principalFromHeaders } from "./principal";
 import { createSessionValue, SESSION_COOKIE } from "./session";
 import { hashToken } from "./token";

@@ -7,7 +7,7 @@ import { adminCalls, callTrpc, TOKENS, type HttpAnswer } from "../../test/http";
 import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "../payments/outbox-worker";
 import { SimulatedProvider } from "../payments/provider";
-import { waitFor } from "../../test/payment-fixtures";
+import { waitFor } from "../../../tools/process";
 import { placeOrder as placeOrderInTx } from "./place-order";
 
 const t = useTestDatabase({ poolMax: 12 });

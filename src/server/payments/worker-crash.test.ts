@@ -6,7 +6,8 @@ import { once } from "node:events";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
-import { placeTestOrder, waitFor } from "../../test/payment-fixtures";
+import { placeTestOrder } from "../../test/payment-fixtures";
+import { waitFor } from "../../../tools/process";
 
 const t = useTestDatabase();
 const root = path.resolve(import.meta.dirname, "../../..");

@@ -8,7 +8,7 @@ import { useTestDatabase } from "../../../test/database";
 import { callTrpc, TOKENS } from "../../../test/http";
 import { createSessionValue, SESSION_COOKIE } from "../../auth/session";
 import { createDb, type Db } from "../../db/client";
-import { freePort } from "../../../../tools/db/embedded";
+import { freePort } from "../../../../tools/process";
 import { contextMaker } from "../context";
 import { appRouter } from "../root";
 import { testApp } from "../../../test/app";
