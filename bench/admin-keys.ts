@@ -43,7 +43,7 @@ try {
   const seeded = await seedKeys(client, COUNT);
   const total = (await client.query(`SELECT count(*)::int AS n FROM "IdempotencyKey"`)).rows[0].n as number;
   console.log(`seeded ${seeded.inserted} keys in ${Math.round(seeded.ms)} ms; the table holds ${total}`);
-  console.log(`seeded ${await seedCounterMinutes(client)} counter minutes and ${await seedAudit(client)} audit entries\n`);
+  console.log(`seeded ${await seedCounterMinutes(client)} counter minutes and ${await seedAudit(client, seeded.run)} audit entries\n`);
 
   // A cursor deep in the table: the 90 000th newest key.
   const deep = (

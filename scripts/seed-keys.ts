@@ -10,12 +10,11 @@ import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { resolveDatabaseUrl } from "../tools/db/url";
+import { seedAudit, seedCounterMinutes } from "./seed-dashboard";
+import { SEED_PROCEDURES, SEED_TENANTS } from "./seed-data";
 
-export const SEED_TENANTS = ["acme", "globex", "initech", "umbrella", "hooli"] as const;
-/** checkout.placeOrder 90 %, orders.cancel 9 %, admin.keys.bust 1 % (a rare procedure). */
-export const SEED_PROCEDURES = { common: "checkout.placeOrder", some: "orders.cancel", rare: "admin.keys.bust" } as const;
-
-export async function seedKeys(client: pg.Client | pg.Pool, count = 100_000): Promise<{ inserted: number; ms: number }> {
+/** Inserts `count` keys named "seed-<run>-<n>"; returns the run, so what else is seeded names only these keys. */
+export async function seedKeys(client: pg.Client | pg.Pool, count = 100_000): Promise<{ inserted: number; ms: number; run: string }> {
   const run = randomBytes(3).toString("hex");
   const started = performance.now();
   const result = await client.query(
@@ -48,7 +47,7 @@ export async function seedKeys(client: pg.Client | pg.Pool, count = 100_000): Pr
     [count, run, SEED_TENANTS, SEED_PROCEDURES.common, SEED_PROCEDURES.some, SEED_PROCEDURES.rare],
   );
   await client.query(`ANALYZE "IdempotencyKey"`);
-  return { inserted: result.rowCount ?? 0, ms: performance.now() - started };
+  return { inserted: result.rowCount ?? 0, ms: performance.now() - started, run };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
@@ -61,11 +60,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { inserted, ms } = await seedKeys(client, count);
-    console.log(`[seed-keys] inserted ${inserted} idempotency keys in ${Math.round(ms)} ms`);
-    // The dashboard's history too: counters per minute for its chart, an audit log for its filters.
-    const { seedAudit, seedCounterMinutes } = await import("./seed-dashboard");
-    console.log(`[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client)} audit entries`);
+    const { inserted, ms, run } = await seedKeys(client, count);
+    console.log(`[seed-keys] inserted ${inserted} idempotency keys in ${Math.round(ms)} ms (run ${run})`);
+    // The dashboard's history too: counters per minute for its chart, an audit log for its filters,
+    // both beside what is real (never over it).
+    console.log(`[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client, run)} audit entries`);
   } finally {
     await client.end();
   }

@@ -1,0 +1,43 @@
+// `npm run seed:keys` as an operator runs it: a child process that finishes, seeds what it says,
+// and leaves what is real alone (a counter minute that has a count, a key it did not make).
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { insertKey } from "../src/test/admin-factory";
+import { useTestDatabase } from "../src/test/database";
+
+const t = useTestDatabase({ poolMax: 2 });
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+describe("npm run seed:keys", () => {
+  it("exits with the keys, counter minutes and audit entries it announces, beside the real ones, never over them", { timeout: 120_000 }, async () => {
+    const real = await insertKey(t.db, { scope: "acme", key: "a-real-customer-key" });
+    const [{ minute }] = await t.db.$queryRaw<{ minute: Date }[]>`
+      INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
+      VALUES ('acme', 'checkout.placeOrder', 'executed', date_trunc('minute', now()), 7) RETURNING "minute"`;
+
+    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), "scripts/seed-keys.ts", "3000"], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: t.url },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    for (const stream of [child.stdout, child.stderr]) stream.on("data", (d: Buffer) => (output += d));
+    const [code] = (await once(child, "exit", { signal: AbortSignal.timeout(100_000) })) as [number];
+    expect(code, output).toBe(0);
+
+    const run = /\(run ([0-9a-f]{6})\)/.exec(output)?.[1];
+    expect(run, output).toBeDefined();
+    expect(await t.db.idempotencyKey.count({ where: { key: { startsWith: `seed-${run}-` } } })).toBe(3000);
+    const audited = await t.db.auditEntry.findMany({ select: { targetKey: true } });
+    expect(audited.length).toBeGreaterThan(0);
+    expect(audited.every((a) => a.targetKey?.startsWith(`seed-${run}-`))).toBe(true);
+    expect(audited.some((a) => a.targetKey === real.key)).toBe(false);
+    // The real minute keeps its count; the seed filled the minutes that had none.
+    const counts = await t.db.idempotencyCounterMinute.findMany({ where: { scope: "acme", procedure: "checkout.placeOrder", event: "executed" } });
+    expect(Number(counts.find((c) => c.minute.getTime() === minute.getTime())?.count)).toBe(7);
+    expect(counts.length).toBe(1440);
+    expect(output).toMatch(/\[seed-keys\] \d+ counter minutes, \d+ audit entries/);
+  });
+});
