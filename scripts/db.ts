@@ -5,11 +5,10 @@
 //   stop     fast shutdown (SIGINT): open connections fail at once, as in a real outage
 //   start    asks the running app to start it again on the same port; the app recovers by itself
 //   status   running or not, with pid and port
-import path from "node:path";
 import { resolveDataDir } from "../tools/db/embedded";
 import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
 import { isProcessAlive, waitFor } from "../tools/process";
-import { DATA_ROOT, readAppState } from "../tools/db/url";
+import { embeddedDataDir, readAppState } from "../tools/db/url";
 
 const command = process.argv[2];
 if (command !== "stop" && command !== "start" && command !== "status") {
@@ -23,7 +22,7 @@ if (process.env.DATABASE_URL) {
   process.exit(2);
 }
 
-const dataDir = resolveDataDir(path.join(DATA_ROOT, "pg"), () => {});
+const dataDir = resolveDataDir(embeddedDataDir(), () => {});
 const app = readAppState();
 const appRunning = app !== null && isProcessAlive(app.pid);
 

@@ -13,7 +13,7 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 describe("npm run seed:keys", () => {
   it("exits with the keys, counter minutes and audit entries it announces, beside the real ones, never over them", { timeout: 120_000 }, async () => {
     const real = await insertKey(t.db, { scope: "acme", key: "a-real-customer-key" });
-    const [{ minute }] = await t.db.$queryRaw<{ minute: Date }[]>`
+    const [{ minute }] = await t.db.$queryRaw<[{ minute: Date }]>`
       INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
       VALUES ('acme', 'checkout.placeOrder', 'executed', date_trunc('minute', now()), 7) RETURNING "minute"`;
 

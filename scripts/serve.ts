@@ -8,12 +8,12 @@
 // PostgreSQL. The outage switch (`npm run db -- stop|start`, scripts/db.ts) stops PostgreSQL by
 // its pid file and asks this process (SIGUSR2) to start it again on the same port.
 import { spawn } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ownShutdownSignals, resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
 import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
 import { setupDatabase } from "../tools/db/setup";
-import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, type AppState } from "../tools/db/url";
+import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, embeddedDataDir, OLD_DATA_DIR, type AppState } from "../tools/db/url";
 import { loadConfig } from "../src/server/config";
 import { loadSessionSecret } from "./lib/session-secret";
 import { stopChild } from "../tools/process";
@@ -73,7 +73,8 @@ async function startDatabase(): Promise<EmbeddedServer> {
 
 if (!process.env.DATABASE_URL) {
   const begun = Date.now();
-  dataDir = resolveDataDir(path.join(DATA_ROOT, "pg"));
+  dataDir = resolveDataDir(embeddedDataDir());
+  if (existsSync(OLD_DATA_DIR)) console.log(`[db] ${OLD_DATA_DIR} holds an older embedded database that is no longer used: remove it with rm -rf .data/pg`);
   pgPort = process.env.PGPORT ? Number(process.env.PGPORT) : 0;
   const db = await startDatabase();
   await db.createDatabase("once");

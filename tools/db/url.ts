@@ -2,10 +2,32 @@
 // DATABASE_URL, or the embedded PostgreSQL that a running `npm run dev` / `npm start`
 // (scripts/serve.ts) announced in .data/. Those state files exist only while the app runs: it
 // removes them when it stops, however it is stopped (Ctrl-C, SIGTERM, Next.js exiting).
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
-export const DATA_ROOT = path.resolve(import.meta.dirname, "../../.data");
+export const PROJECT_ROOT = path.resolve(import.meta.dirname, "../..");
+export const DATA_ROOT = path.join(PROJECT_ROOT, ".data");
+
+/**
+ * Where `npm run dev` and `npm start` keep the embedded PostgreSQL's data: ONCE_PG_DATA_DIR, or a
+ * folder of this clone's own under the user's data home (/var/lib/once as root), never inside the
+ * project. PostgreSQL writes there all the time (WAL, statistics, crash recovery after a Ctrl-C),
+ * and inside the project every write is an event for the dev server's file watcher: a storm of
+ * them after a restart is what made `npm run dev` recompile and reload pages in a loop. Outside
+ * the watched tree no write of PostgreSQL's can reach the watcher.
+ */
+export function embeddedDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.ONCE_PG_DATA_DIR) return path.resolve(env.ONCE_PG_DATA_DIR);
+  const home = process.getuid?.() === 0 ? "/var/lib/once" : path.join(env.XDG_DATA_HOME || path.join(os.homedir(), ".local", "share"), "once");
+  // One folder per clone: two checkouts of the project never share a database.
+  const clone = `${path.basename(PROJECT_ROOT)}-${createHash("sha256").update(PROJECT_ROOT).digest("hex").slice(0, 12)}`;
+  return path.join(home, clone, "pg");
+}
+
+/** Where the data lived before it moved out of the project: still there means a database left behind. */
+export const OLD_DATA_DIR = path.join(DATA_ROOT, "pg");
 /** The embedded database's URL, for the tools. */
 export const ANNOUNCED_URL_FILE = path.join(DATA_ROOT, "database-url");
 /** The running app: `{ pid, pgPort, dataDir }`; `npm run db -- start` asks that pid to restart PostgreSQL. */
