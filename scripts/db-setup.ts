@@ -1,6 +1,8 @@
 // `npm run db:setup`: migrate and seed the server named by DATABASE_URL (the demo accounts and
-// tokens only with DEMO_MODE=1).
+// tokens only with DEMO_MODE=1). The migrations go through DIRECT_DATABASE_URL when it is set
+// (behind a transaction-mode pooler their session advisory lock needs a real session).
 import { setupDatabase } from "../src/server/db/setup";
+import { env } from "../src/server/env";
 import { requireDatabase, runTool } from "./lib/database";
 
 if (!process.env.DATABASE_URL) {
@@ -9,6 +11,6 @@ if (!process.env.DATABASE_URL) {
 }
 const url = await requireDatabase();
 await runTool(async () => {
-  await setupDatabase(url, console.log);
+  await setupDatabase(url, console.log, { directUrl: env().DIRECT_DATABASE_URL });
   console.log("[db] migrated and seeded");
 });

@@ -3,14 +3,25 @@ import { createDb } from "./client";
 import { migrate } from "./migrate";
 import { seed } from "./seed";
 
+export interface SetupOptions {
+  demo?: boolean;
+  /**
+   * PostgreSQL itself when `databaseUrl` is a transaction-mode pooler (DIRECT_DATABASE_URL). The
+   * migrations run here: they hold a session-level advisory lock (Prisma Migrate's), and a pooler
+   * in transaction mode hands each statement whichever server connection is free, so the lock
+   * would neither keep other runners out nor be released by the connection that took it.
+   */
+  directUrl?: string;
+}
+
 /**
  * Migrates and seeds the database at `databaseUrl`. Safe to run again: both steps are idempotent.
  * The demo accounts and tokens are seeded only in demo mode (by default the configuration's
  * DEMO_MODE, parsed once).
  */
-export async function setupDatabase(databaseUrl: string, log: (msg: string) => void = () => {}, options: { demo?: boolean } = {}): Promise<void> {
+export async function setupDatabase(databaseUrl: string, log: (msg: string) => void = () => {}, options: SetupOptions = {}): Promise<void> {
   const demo = options.demo ?? demoMode();
-  const applied = await migrate(databaseUrl);
+  const applied = await migrate(options.directUrl ?? databaseUrl);
   log(applied.length ? `[db] applied ${applied.join(", ")}` : "[db] schema up to date");
   const db = createDb(databaseUrl, { max: 2 });
   try {
