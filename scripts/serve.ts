@@ -17,6 +17,8 @@ import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, type AppState } from "..
 import { loadSessionSecret } from "./lib/session-secret";
 import { stopChild } from "./lib/child";
 import { supervisePaymentWorker } from "./lib/payment-worker";
+import { decideListenAddress } from "./lib/listen-address";
+import { env } from "../src/server/env";
 
 const mode = process.argv[2];
 if (mode !== "dev" && mode !== "start") {
@@ -34,6 +36,12 @@ const demo = process.env.DEMO_MODE === "1" || process.env.DEMO_MODE === "true";
 console.log(
   demo ? "[once] demo mode: demo accounts sign in with one click, demo tokens work" : "[once] demo mode off: sign in with an account made by `npm run users`",
 );
+const listen = decideListenAddress({ mode, host: env().HOST, demo, allowRemoteDemo: env().DEMO_ALLOW_REMOTE === "1" });
+if (!listen.ok) {
+  console.error(listen.refusal);
+  process.exit(2);
+}
+console.log(listen.announcement);
 ownShutdownSignals();
 loadSessionSecret(DATA_ROOT);
 
@@ -84,7 +92,7 @@ const separateWorker = mode === "start" && process.env.ONCE_PAYMENT_JOBS === und
 if (separateWorker) process.env.ONCE_PAYMENT_JOBS = "0";
 const worker = separateWorker ? supervisePaymentWorker(root) : undefined;
 
-const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), mode], {
+const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), mode, "-H", listen.host], {
   stdio: "inherit",
   env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
 });

@@ -35,6 +35,13 @@ const schema = z.object({
   // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
   // max_prepared_statements) may turn them back on with "1".
   DATABASE_PREPARED_STATEMENTS: z.enum(["0", "1"]).optional(),
+  // Where `npm run dev` / `npm start` listen (scripts/lib/listen-address.ts). Unset: 127.0.0.1 for
+  // `npm run dev` and for any demo, because demo mode's doors (one-click operator, published
+  // tokens) must not face a network by accident; a production `npm start` serves 0.0.0.0.
+  HOST: z.string().trim().min(1).optional(),
+  // "1": demo mode may listen on an address other machines reach (a shared demo box). Off by
+  // default, so a HOST=0.0.0.0 left in a shell does not publish the operator's one-click sign-in.
+  DEMO_ALLOW_REMOTE: z.enum(["0", "1"]).default("0"),
 });
 
 export type Env = z.infer<typeof schema>;
