@@ -94,7 +94,7 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   invalid_input: {
     status: 400,
-    meaning: "The input does not match the procedure's schema; nothing was recorded.",
+    meaning: "The input does not match the procedure's schema, or holds text PostgreSQL cannot store (NUL, an unpaired surrogate); nothing was recorded.",
     remedy: "Fix the fields named in error.data.zodError and send again (a new key is fine: nothing was kept).",
   },
   invalid_json: { status: 400, meaning: "The body is not valid JSON.", remedy: "Send the input as a JSON document with Content-Type: application/json." },
