@@ -6,14 +6,19 @@ import { demoMode } from "@/server/env";
 import { logger } from "@/server/logger";
 import { plainError } from "@/server/http/plain-error";
 import { Reason } from "@/shared/reasons";
+import { classifyStoreFailure, StoreFailure } from "@once/idempotency";
 
 export async function POST(req: Request) {
   try {
     return await handleSignIn(req, { db: getDb(), demo: demoMode() });
   } catch (error) {
-    // Sign-in only talks to the database: what throws here is the database being away. Say so
-    // without its insides (hosts, ports, driver text), and log the details for the operator.
+    // Sign-in only talks to the database (its input is checked before any query): what throws
+    // here is the database being busy or away. Say which, without its insides (hosts, ports,
+    // driver text), and log the details for the operator.
     logger.error({ err: error }, "sign-in failed");
-    return plainError(503, Reason.STORE_UNAVAILABLE, "Sign-in is unavailable for a moment: try again", { "Retry-After": "1" });
+    const busy = classifyStoreFailure(error) === StoreFailure.BUSY;
+    return plainError(503, busy ? Reason.STORE_BUSY : Reason.STORE_UNAVAILABLE, `Sign-in is ${busy ? "busy" : "unavailable"} for a moment: try again`, {
+      "Retry-After": "1",
+    });
   }
 }
