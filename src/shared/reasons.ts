@@ -28,6 +28,7 @@ export const AppReason = {
   KEY_NOT_STUCK: "key_not_stuck",
   OUTBOX_NOT_FOUND: "outbox_message_not_found",
   OUTBOX_NOT_DEAD: "outbox_message_not_dead",
+  SESSION_NOT_FOUND: "session_not_found",
   // Bounded and authenticated inputs: src/server/http/body-limit.ts, the payment webhook.
   PAYLOAD_TOO_LARGE: "payload_too_large",
   WEBHOOK_SIGNATURE_MISSING: "webhook_signature_missing",
@@ -133,6 +134,11 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
     remedy: "Bust it instead, if the next request must run anew.",
   },
   outbox_message_not_found: { status: 404, meaning: "No outbox message with this id.", remedy: "Reload the outbox list." },
+  session_not_found: {
+    status: 404,
+    meaning: "No live session with this id: it ended (signed out, revoked, expired) or never existed.",
+    remedy: "Reload the sessions list.",
+  },
   payload_too_large: {
     status: 413,
     meaning: "The request body is over the documented limit (64 KiB); it was not read whole and nothing was recorded.",

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { createUser } from "./accounts";
-import { readCookie, readSessionValue, SESSION_COOKIE } from "./session";
+import { sessionUserOf } from "../../test/sessions";
 import { handleSignIn, type SignInDeps } from "./sign-in";
 
 const t = useTestDatabase({ poolMax: 4 });
@@ -26,10 +26,9 @@ function form(fields: Record<string, string>, headers: Record<string, string> = 
   });
 }
 
-/** The user a response signed in, or null (no cookie, or not a valid session). */
-function signedInAs(res: Response): string | null {
-  const cookie = res.headers.get("set-cookie");
-  return cookie ? readSessionValue(readCookie(cookie.split(";")[0]!, SESSION_COOKIE)) : null;
+/** The user a response signed in, or null (no cookie, or not a live session). */
+function signedInAs(res: Response): Promise<string | null> {
+  return sessionUserOf(t.db, res.headers.get("set-cookie"));
 }
 
 async function body(res: Response) {
@@ -47,14 +46,14 @@ describe("without demo mode (production)", () => {
   it("a demo account with any password is refused: it has none, and demo rows are nobody", async () => {
     const res = await handleSignIn(form({ email: "admin@example.com", password: "" }), deps(false));
     expect(res.status).toBe(401);
-    expect(signedInAs(res)).toBeNull();
+    expect(await signedInAs(res)).toBeNull();
   });
 
   it("the right password signs in (an admin lands on /admin); a wrong one is 401 without a cookie", async () => {
     const ok = await handleSignIn(form({ email: "OPS@example.com", password: PASSWORD }), deps(false));
     expect(ok.status).toBe(303);
     expect(ok.headers.get("location")).toBe("/admin");
-    expect(signedInAs(ok)).toBe(operatorId);
+    expect(await signedInAs(ok)).toBe(operatorId);
     const wrong = await handleSignIn(form({ email: "ops@example.com", password: `${PASSWORD}!` }), deps(false));
     expect(wrong.status).toBe(401);
     expect(await body(wrong)).toMatchObject({ reason: "invalid_credentials" });
@@ -87,7 +86,7 @@ describe("throttle", () => {
     expect(await body(throttled)).toMatchObject({ reason: "too_many_attempts" });
     const right = await guess(PASSWORD);
     expect(right.status).toBe(429);
-    expect(signedInAs(right)).toBeNull();
+    expect(await signedInAs(right)).toBeNull();
   });
 
   it("a person's browser is sent back to the form with the reason (and the wait)", async () => {
@@ -107,7 +106,7 @@ describe("demo mode", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/cart");
     const acme = await t.db.user.findUniqueOrThrow({ where: { email: "acme@example.com" } });
-    expect(signedInAs(res)).toBe(acme.id);
+    expect(await signedInAs(res)).toBe(acme.id);
   });
 
   it("one click never opens a real account, even in demo mode", async () => {
@@ -158,7 +157,7 @@ describe("cross-site posts (login CSRF)", () => {
 
   it("our own page's post (same-origin) signs in", async () => {
     const res = await handleSignIn(form({ email: "ops@example.com", password: PASSWORD }, { "sec-fetch-site": "same-origin", origin: ORIGIN }), deps(false));
-    expect(signedInAs(res)).toBe(operatorId);
+    expect(await signedInAs(res)).toBe(operatorId);
   });
 });
 
@@ -196,6 +195,6 @@ describe("only a form", () => {
     data.set("email", "ops@example.com");
     data.set("password", PASSWORD);
     const res = await handleSignIn(new Request(`${ORIGIN}/api/session/signin`, { method: "POST", body: data }), deps(false));
-    expect(signedInAs(res)).toBe(operatorId);
+    expect(await signedInAs(res)).toBe(operatorId);
   });
 });

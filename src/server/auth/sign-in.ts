@@ -10,7 +10,7 @@ import { clientAddress } from "../http/client-address";
 import { crossSiteRefusal, isCrossSiteRequest } from "../http/cross-site";
 import { safeNextPath } from "../http/safe-next";
 import { verifyAgainstDecoy, verifyPassword } from "./password";
-import { createSessionValue, sessionCookieHeader } from "./session";
+import { createSession, sessionCookieHeader } from "./session";
 import { readSignInForm, type SignInForm } from "./sign-in-form";
 import { DEFAULT_LIMITS, forgetStaleAttempts, giveBackAttempt, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
 import { plainError } from "../http/plain-error";
@@ -80,8 +80,6 @@ export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Resp
   const target = next === "/" && outcome.user.role === "ADMIN" ? "/admin" : next;
   // Secure over HTTPS, also when a TLS-terminating proxy forwards plain HTTP and says so.
   const secure = new URL(req.url).protocol === "https:" || req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
-  return new Response(null, {
-    status: 303,
-    headers: { Location: target, "Set-Cookie": sessionCookieHeader(createSessionValue(outcome.user.id), secure) },
-  });
+  const session = await createSession(deps.db, outcome.user, req.headers.get("user-agent"));
+  return new Response(null, { status: 303, headers: { Location: target, "Set-Cookie": sessionCookieHeader(session, secure) } });
 }
