@@ -42,6 +42,12 @@ const schema = z.object({
   // "1": demo mode may listen on an address other machines reach (a shared demo box). Off by
   // default, so a HOST=0.0.0.0 left in a shell does not publish the operator's one-click sign-in.
   DEMO_ALLOW_REMOTE: z.enum(["0", "1"]).default("0"),
+  // How many proxies stand in front of the app, each appending the address it saw to
+  // X-Forwarded-For (src/server/http/client-address.ts). 0 by default: the header is not believed
+  // and the socket's peer is the client, because on a server reached directly a client writes
+  // whatever it likes there (rotating it handed out a fresh sign-in budget per request). Behind
+  // HAProxy with `option forwardfor`: 1.
+  TRUSTED_PROXIES: intFrom(0),
 });
 
 export type Env = z.infer<typeof schema>;

@@ -2,7 +2,7 @@
 // src/server/auth/sign-in.ts; this file only wires the app's database and configuration in.
 import { handleSignIn } from "@/server/auth/sign-in";
 import { getDb } from "@/server/db/client";
-import { demoMode } from "@/server/env";
+import { demoMode, env } from "@/server/env";
 import { logger } from "@/server/logger";
 import { plainError } from "@/server/http/plain-error";
 import { Reason } from "@/shared/reasons";
@@ -10,7 +10,7 @@ import { classifyStoreFailure, StoreFailure } from "@once/idempotency";
 
 export async function POST(req: Request) {
   try {
-    return await handleSignIn(req, { db: getDb(), demo: demoMode() });
+    return await handleSignIn(req, { db: getDb(), demo: demoMode(), trustedProxies: env().TRUSTED_PROXIES });
   } catch (error) {
     // Sign-in only talks to the database (its input is checked before any query): what throws
     // here is the database being busy or away. Say which, without its insides (hosts, ports,
