@@ -3,8 +3,8 @@
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
-import { errorText, formatTime, QueryState, REFRESH_MS } from "./ui";
-import { useAdminAction } from "./useAdminAction";
+import { formatTime, QueryState, REFRESH_MS } from "./ui";
+import { ReasonActionForm } from "./ReasonActionForm";
 import { ColumnHeads } from "../ColumnHeads";
 
 export function SessionsPanel() {
@@ -46,27 +46,5 @@ export function SessionsPanel() {
 
 function EndForm({ id }: { id: string }) {
   const client = useTRPCClient();
-  const [reason, setReason] = useState("");
-  const end = useAdminAction((input: { id: string; reason: string }, context) => client.admin.sessions.end.mutate(input, { context }));
-  return (
-    <form
-      className="row"
-      onSubmit={(e) => {
-        e.preventDefault();
-        end.mutate({ id, reason });
-      }}
-    >
-      <label>
-        Reason <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} size={14} />
-      </label>
-      <button type="submit" disabled={end.isPending}>
-        End session
-      </button>
-      {end.isError && (
-        <span role="alert" className="badge bad">
-          Refused: {errorText(end.error)}
-        </span>
-      )}
-    </form>
-  );
+  return <ReasonActionForm button="End session" done="Ended" send={(reason, context) => client.admin.sessions.end.mutate({ id, reason }, { context })} />;
 }

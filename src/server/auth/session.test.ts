@@ -34,6 +34,8 @@ async function signIn(password = PASSWORD): Promise<string> {
   return res.headers.get("set-cookie")!.split(";")[0]!;
 }
 
+const endSession = (id: string) =>
+  callTrpc(t.db, { path: "admin.sessions.end", token: TOKENS.admin, key: crypto.randomUUID(), input: { id, reason: "laptop lost" } });
 const stats = (cookie: string) => callTrpc(t.db, { path: "admin.stats", method: "GET", headers: { cookie } });
 
 describe("a session ends when it should: the old cookie is 401", () => {
@@ -68,21 +70,11 @@ describe("a session ends when it should: the old cookie is 401", () => {
     expect(listed.status).toBe(200);
     const [session] = listed.json.result.data as { id: string; email: string; role: string }[];
     expect(session).toMatchObject({ email: EMAIL, role: "ADMIN" });
-    const ended = await callTrpc(t.db, {
-      path: "admin.sessions.end",
-      token: TOKENS.admin,
-      key: crypto.randomUUID(),
-      input: { id: session!.id, reason: "laptop lost" },
-    });
+    const ended = await endSession(session!.id);
     expect(ended.status).toBe(200);
     expect((await stats(cookie)).status).toBe(401);
     expect(await t.db.auditEntry.count({ where: { action: "session.end", targetId: session!.id, reason: "laptop lost" } })).toBe(1);
-    const again = await callTrpc(t.db, {
-      path: "admin.sessions.end",
-      token: TOKENS.admin,
-      key: crypto.randomUUID(),
-      input: { id: session!.id, reason: "laptop lost" },
-    });
+    const again = await endSession(session!.id);
     expect(again.status).toBe(404);
     expect(again.json.error.data.reason).toBe("session_not_found");
   });
