@@ -73,7 +73,7 @@ test("the operator signs in with the password; a wrong password is refused", asy
   await expect(page.getByText("Signed in as Ops")).toBeVisible();
 });
 
-test("guessing is throttled: 429 with Retry-After, and then even the right password waits", async () => {
+test("guessing from one address is throttled: 429 with Retry-After, then even the right password waits there (only there: src/server/auth/sign-in.test.ts)", async () => {
   const made = await server.users(["create-user", "--email", "victim@shop.example", "--name", "Victim", "--role", "admin"], "the victim's password\n");
   expect(made.code, made.stderr).toBe(0);
   const statuses = [];

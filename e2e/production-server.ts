@@ -32,7 +32,6 @@ export async function startProductionServer(): Promise<ProductionServer> {
 
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl,
-    SESSION_SECRET: randomBytes(24).toString("hex"),
     // Production refuses to start without the secret the provider signs its webhooks with.
     PAYMENTS_WEBHOOK_SECRET: randomBytes(24).toString("hex"),
     ONCE_BACKGROUND_JOBS: "0",

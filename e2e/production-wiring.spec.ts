@@ -36,7 +36,6 @@ function instanceEnv(extra: Record<string, string> = {}): Record<string, string>
   return {
     DATABASE_URL: databaseUrl,
     DEMO_MODE: "1",
-    SESSION_SECRET: randomBytes(24).toString("hex"),
     PAYMENTS_WEBHOOK_SECRET: randomBytes(24).toString("hex"),
     ONCE_PAYMENT_JOBS: "0",
     NEXT_MANUAL_SIG_HANDLE: "1",

@@ -10,7 +10,6 @@
 // Everything is stopped, and the temp folder removed, on SIGTERM/SIGINT or when Next.js exits.
 import { once } from "node:events";
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -81,7 +80,6 @@ const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bi
     // Short enough that a test which leaves a key PROCESSING does not hold it long, longer than
     // the slowest demo request (x-demo-delay-ms 1500).
     IDEMPOTENCY_LEASE_MS: "3000",
-    SESSION_SECRET: process.env.SESSION_SECRET ?? randomBytes(24).toString("hex"),
     NEXT_TELEMETRY_DISABLED: "1",
   },
 });

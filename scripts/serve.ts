@@ -15,9 +15,9 @@ import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
 import { setupDatabase } from "../tools/db/setup";
 import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, embeddedDataDir, OLD_DATA_DIR, type AppState } from "../tools/db/url";
 import { loadConfig } from "../src/server/config";
-import { loadSessionSecret } from "./lib/session-secret";
 import { stopChild } from "../tools/process";
 import { supervisePaymentWorker } from "./lib/payment-worker";
+import { decideListenAddress } from "./lib/listen-address";
 
 const mode = process.argv[2];
 if (mode !== "dev" && mode !== "start") {
@@ -31,21 +31,27 @@ mkdirSync(DATA_ROOT, { recursive: true });
 // otherwise; `npm start` opens it only with DEMO_MODE=1. Set before the configuration is first
 // read, and passed on to Next.js, so the seed and the server agree.
 if (mode === "dev") process.env.DEMO_MODE ??= "1";
-const demo = process.env.DEMO_MODE === "1" || process.env.DEMO_MODE === "true";
-console.log(
-  demo ? "[once] demo mode: demo accounts sign in with one click, demo tokens work" : "[once] demo mode off: sign in with an account made by `npm run users`",
-);
 ownShutdownSignals();
-loadSessionSecret(DATA_ROOT);
 // The whole configuration, checked before anything starts: a missing or invalid variable stops
 // here with one sentence, before PostgreSQL starts and before anything listens. (The database URL
 // is checked by the server itself: without DATABASE_URL we start the embedded one below.)
+let config;
 try {
-  loadConfig({ ...process.env, NODE_ENV: mode === "dev" ? "development" : "production" });
+  config = loadConfig({ ...process.env, NODE_ENV: mode === "dev" ? "development" : "production" });
 } catch (error) {
   console.error(`[once] cannot start: ${(error as Error).message}`);
   process.exit(1);
 }
+const demo = config.demo;
+console.log(
+  demo ? "[once] demo mode: demo accounts sign in with one click, demo tokens work" : "[once] demo mode off: sign in with an account made by `npm run users`",
+);
+const listen = decideListenAddress({ mode, host: config.http.host, demo, allowRemoteDemo: config.http.demoAllowRemote });
+if (!listen.ok) {
+  console.error(listen.refusal);
+  process.exit(2);
+}
+console.log(listen.announcement);
 
 function removeStateFiles(): void {
   rmSync(ANNOUNCED_URL_FILE, { force: true });
@@ -97,7 +103,7 @@ if (separateWorker) process.env.ONCE_PAYMENT_JOBS = "0";
 // supervises it (systemd, a container) sees the failure instead of a server taking unpaid orders.
 const worker = separateWorker ? supervisePaymentWorker(root, { onGiveUp: () => void shutdown(1) }) : undefined;
 
-const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), mode], {
+const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), mode, "-H", listen.host], {
   stdio: "inherit",
   // NEXT_MANUAL_SIG_HANDLE: `next start` leaves SIGTERM to the app, which stops its jobs and flushes
   // its counters before it exits (src/server/start.ts).

@@ -64,7 +64,6 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
       // provider recovers, the drain window must cover every wait a row can be in, or a row that
       // is only waiting its turn is counted as stuck.
       OUTBOX_MAX_BACKOFF_MS: String(Math.floor(config.drainMs / 3)),
-      SESSION_SECRET: randomBytes(24).toString("hex"),
     },
   });
   await instances.startAll();

@@ -107,7 +107,6 @@ function benchEnv(databaseUrl: string): NodeJS.ProcessEnv {
     // the bench is the same tenant's. The cap's check still runs, as in production.
     IDEMPOTENCY_MAX_LIVE_KEYS: "100000000",
     NEXT_TELEMETRY_DISABLED: "1",
-    SESSION_SECRET: "bench-http-session-secret-not-for-production",
   };
 }
 

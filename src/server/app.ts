@@ -7,7 +7,6 @@
 // copied once per route, and a table kept in a module (a WeakMap from client to engine, a lazily
 // made singleton) then exists once per copy: the route's copy had no listener and no replay cache
 // while instrumentation's copy ran the jobs. A `globalThis` slot is the one thing every copy shares.
-import { setSessionSecret } from "./auth/session";
 import { type AppConfig, loadProcessConfig } from "./config";
 import { createDb, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
@@ -34,7 +33,6 @@ export interface ServerApp {
 /** Builds a server app; `db` is for tests and tools that made their own client. */
 export function createServerApp(config: AppConfig, options: { db?: Db } = {}): ServerApp {
   setLogLevel(config.logLevel);
-  if (config.session.secret) setSessionSecret(config.session.secret);
   const url = config.database.url;
   if (!options.db && !url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
   const db = options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "./config";
 
 const SECRET = "a-webhook-secret-of-at-least-32-characters";
-/** A production server's minimum: its database, its session secret, the webhook's secret. */
-const production = { NODE_ENV: "production", DATABASE_URL: "postgresql://db:5432/once", SESSION_SECRET: "0123456789abcdef", PAYMENTS_WEBHOOK_SECRET: SECRET };
+/** A production server's minimum: its database and the webhook's secret. */
+const production = { NODE_ENV: "production", DATABASE_URL: "postgresql://db:5432/once", PAYMENTS_WEBHOOK_SECRET: SECRET };
 
 describe("a production server", () => {
   it("starts with its minimum, demo mode off, every default in place", () => {
@@ -20,7 +20,6 @@ describe("a production server", () => {
 
   it.each([
     ["DATABASE_URL", /DATABASE_URL is not set/],
-    ["SESSION_SECRET", /SESSION_SECRET is not set/],
     ["PAYMENTS_WEBHOOK_SECRET", /PAYMENTS_WEBHOOK_SECRET is not set/],
   ])("refuses to start without %s, in one sentence naming it", (name, sentence) => {
     expect(() => loadConfig({ ...production, [name]: undefined }, { role: "server" })).toThrow(sentence);
@@ -37,7 +36,6 @@ describe("a production server", () => {
     ["OUTBOX_MAX_ATTEMPTS", "many"],
     ["PAYMENTS_WEBHOOK_URL", "not a url"],
     ["PAYMENTS_WEBHOOK_SECRET", "short"],
-    ["SESSION_SECRET", "short"],
     ["DEMO_MODE", "yes"],
     ["ONCE_PAYMENT_JOBS", "off"],
     ["ONCE_BACKGROUND_JOBS", "no"],

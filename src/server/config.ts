@@ -34,6 +34,19 @@ const schema = z.object({
   // Behind a transaction-mode pooler (PgBouncer), DATABASE_URL is the pooler and this is
   // PostgreSQL itself, for what needs a session (LISTEN, migrations).
   DIRECT_DATABASE_URL: z.string().min(1).optional(),
+  // Where `npm run dev` / `npm start` listen (scripts/lib/listen-address.ts). Unset: 127.0.0.1 for
+  // `npm run dev` and for any demo, because demo mode's doors (one-click operator, published
+  // tokens) must not face a network by accident; a production `npm start` serves 0.0.0.0.
+  HOST: z.string().trim().min(1).optional(),
+  // "1": demo mode may listen on an address other machines reach (a shared demo box). Off by
+  // default, so a HOST=0.0.0.0 left in a shell does not publish the operator's one-click sign-in.
+  DEMO_ALLOW_REMOTE: flag.default("0"),
+  // How many proxies stand in front of the app, each appending the address it saw to
+  // X-Forwarded-For (src/server/http/client-address.ts). 0 by default: the header is not believed
+  // and the socket's peer is the client, because on a server reached directly a client writes
+  // whatever it likes there (rotating it handed out a fresh sign-in budget per request). Behind
+  // HAProxy with `option forwardfor`: 1.
+  TRUSTED_PROXIES: intFrom(0),
   // Prepared statements: each statement is parsed and planned once per connection instead of on
   // every call (a reservation costs half). Unset: on, unless DIRECT_DATABASE_URL says DATABASE_URL
   // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
@@ -56,8 +69,6 @@ const schema = z.object({
   // requests on the server's one thread. The engine's own jobs (reaper, sweeper, counter flush)
   // stay: the counters live in the server's memory.
   ONCE_PAYMENT_JOBS: flag.default("1"),
-  // Signs the session cookie. npm run dev/start generate one into .data/ when it is unset.
-  SESSION_SECRET: z.string().min(16, "SESSION_SECRET must be at least 16 characters").optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   // Next.js's own switch: set, `next start` leaves SIGTERM/SIGINT to us, so the server stops its
   // jobs and flushes its counters before it exits (npm start sets it; see src/instrumentation.ts).
@@ -81,7 +92,8 @@ export interface AppConfig {
   jobs: { background: boolean; payments: boolean };
   /** Whether this process, not Next.js, handles SIGTERM/SIGINT (NEXT_MANUAL_SIG_HANDLE). */
   manualSignals: boolean;
-  session: { secret: string | undefined };
+  /** Where the server listens, and whom it believes about the client's address. */
+  http: { host: string | undefined; demoAllowRemote: boolean; trustedProxies: number };
   demoProcessingDelayMs: number;
   benchControl: boolean;
   logLevel: NonNullable<z.infer<typeof schema>["LOG_LEVEL"]>;
@@ -112,7 +124,7 @@ function engineConfigFrom(e: z.infer<typeof schema>): EngineConfig {
 
 /**
  * Validates a set of variables (process.env at start-up; tests build their own). A server also
- * needs what only it uses: the database and the session secret.
+ * needs what only it uses: the database.
  */
 export function loadConfig(source: Record<string, string | undefined>, options: { role?: ConfigRole } = {}): AppConfig {
   // An empty value is an unset one ("FOO= npm start"), as shells and .env files mean it.
@@ -126,7 +138,6 @@ export function loadConfig(source: Record<string, string | undefined>, options: 
   }
   if (options.role === "server") {
     if (!e.DATABASE_URL) throw new ConfigError("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`, or set it to your PostgreSQL");
-    if (!e.SESSION_SECRET) throw new ConfigError("SESSION_SECRET is not set: set it to a random value of at least 16 characters (npm run dev/start make one)");
   }
   let payments: PaymentSettings;
   try {
@@ -146,7 +157,7 @@ export function loadConfig(source: Record<string, string | undefined>, options: 
     payments,
     jobs: { background: e.ONCE_BACKGROUND_JOBS === "1", payments: e.ONCE_PAYMENT_JOBS === "1" },
     manualSignals: e.NEXT_MANUAL_SIG_HANDLE !== undefined,
-    session: { secret: e.SESSION_SECRET },
+    http: { host: e.HOST, demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1", trustedProxies: e.TRUSTED_PROXIES },
     demoProcessingDelayMs: e.DEMO_PROCESSING_DELAY_MS,
     benchControl: e.ONCE_BENCH_CONTROL === "1",
     logLevel: e.LOG_LEVEL ?? (e.NODE_ENV === "test" ? "silent" : "info"),

@@ -6,7 +6,8 @@ import { callTrpc, TOKENS } from "@/test/http";
 import { engineFor, testApp } from "@/test/app";
 import { handleMetricsRequest } from "./metrics";
 import { insertKey, insertOutbox } from "../test/admin-factory";
-import { createSessionValue, SESSION_COOKIE } from "./auth/session";
+import { SESSION_COOKIE } from "./auth/session";
+import { sessionCookieFor } from "@/test/sessions";
 
 const t = useTestDatabase();
 
@@ -16,7 +17,7 @@ const scrape = (authorization?: string, extra: Record<string, string> = {}) =>
 describe("GET /api/metrics auth", () => {
   const sessionOf = async (email: string) => {
     const user = await t.db.user.findUniqueOrThrow({ where: { email } });
-    return `${SESSION_COOKIE}=${createSessionValue(user.id)}`;
+    return sessionCookieFor(t.db, user.id);
   };
 
   it("is 401 without a token, with a bad token, and with a forged or unsigned session cookie", async () => {

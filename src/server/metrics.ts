@@ -24,7 +24,7 @@ export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
 
   new Counter({
     name: "once_idempotency_events_total",
-    help: "Idempotency engine events per tenant (key scope), procedure and event: executed, replayed, conflicts, mismatches, released, busted, takeovers, store_errors, too_many_keys, fenced. Cluster-wide (from IdempotencyCounter).",
+    help: "Idempotency engine events per tenant (key scope), procedure and event: executed, replayed, conflicts, mismatches, released, busted, takeovers, store_errors (database unreachable), store_busy (no pool connection free in time), too_many_keys, fenced. Cluster-wide (from IdempotencyCounter).",
     labelNames: ["tenant", "procedure", "event"] as const,
     registers: [registry],
     async collect() {

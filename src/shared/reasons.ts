@@ -28,6 +28,7 @@ export const AppReason = {
   KEY_NOT_STUCK: "key_not_stuck",
   OUTBOX_NOT_FOUND: "outbox_message_not_found",
   OUTBOX_NOT_DEAD: "outbox_message_not_dead",
+  SESSION_NOT_FOUND: "session_not_found",
   // Bounded and authenticated inputs: src/server/http/body-limit.ts, the payment webhook.
   PAYLOAD_TOO_LARGE: "payload_too_large",
   WEBHOOK_SIGNATURE_MISSING: "webhook_signature_missing",
@@ -94,7 +95,7 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   invalid_input: {
     status: 400,
-    meaning: "The input does not match the procedure's schema; nothing was recorded.",
+    meaning: "The input does not match the procedure's schema, or holds text PostgreSQL cannot store (NUL, an unpaired surrogate); nothing was recorded.",
     remedy: "Fix the fields named in error.data.zodError and send again (a new key is fine: nothing was kept).",
   },
   invalid_json: { status: 400, meaning: "The body is not valid JSON.", remedy: "Send the input as a JSON document with Content-Type: application/json." },
@@ -133,6 +134,11 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
     remedy: "Bust it instead, if the next request must run anew.",
   },
   outbox_message_not_found: { status: 404, meaning: "No outbox message with this id.", remedy: "Reload the outbox list." },
+  session_not_found: {
+    status: 404,
+    meaning: "No live session with this id: it ended (signed out, revoked, expired) or never existed.",
+    remedy: "Reload the sessions list.",
+  },
   payload_too_large: {
     status: 413,
     meaning: "The request body is over the documented limit (64 KiB); it was not read whole and nothing was recorded.",

@@ -4,11 +4,10 @@ import { createServerApp, type ServerApp } from "../server/app";
 import { loadConfig, type AppConfig } from "../server/config";
 import type { Db } from "../server/db/client";
 import type { Engine } from "../server/engine";
-import { TEST_SESSION_SECRET } from "./setup";
 
 /** The configuration of a test: demo mode (the fixtures are the demo accounts), quiet logs. */
 export function testConfig(variables: Record<string, string | undefined> = {}): AppConfig {
-  return loadConfig({ NODE_ENV: "test", DEMO_MODE: "1", SESSION_SECRET: TEST_SESSION_SECRET, ...variables });
+  return loadConfig({ NODE_ENV: "test", DEMO_MODE: "1", ...variables });
 }
 
 // One app per test database client, so a file's calls share one engine (its counters, its replay

@@ -18,7 +18,7 @@ export const DATA_ROOT = path.join(PROJECT_ROOT, ".data");
  * them after a restart is what made `npm run dev` recompile and reload pages in a loop. Outside
  * the watched tree no write of PostgreSQL's can reach the watcher.
  */
-export function embeddedDataDir(env: NodeJS.ProcessEnv = process.env): string {
+export function embeddedDataDir(env: Record<string, string | undefined> = process.env): string {
   if (env.ONCE_PG_DATA_DIR) return path.resolve(env.ONCE_PG_DATA_DIR);
   const home = process.getuid?.() === 0 ? "/var/lib/once" : path.join(env.XDG_DATA_HOME || path.join(os.homedir(), ".local", "share"), "once");
   // One folder per clone: two checkouts of the project never share a database.

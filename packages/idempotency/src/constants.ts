@@ -22,7 +22,10 @@ export const CounterEvent = {
   MISMATCHES: "mismatches",
   RELEASED: "released",
   TAKEOVERS: "takeovers",
+  /** The store could not be reached (503 store_unavailable). */
   STORE_ERRORS: "store_errors",
+  /** The store was up but no connection came free in time (503 store_busy). */
+  STORE_BUSY: "store_busy",
   TOO_MANY_KEYS: "too_many_keys",
   BUSTED: "busted",
   FENCED: "fenced",

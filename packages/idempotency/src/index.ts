@@ -11,7 +11,7 @@ export { Reason, REASONS, type ReasonInfo } from "./reasons.js";
 export { KeyStatus, Header, CounterEvent } from "./constants.js";
 export { parseIdempotencyKey, MAX_KEY_LENGTH, type ParsedKey } from "./key.js";
 export { fingerprint, canonicalJson } from "./fingerprint.js";
-export { isStoreUnavailable } from "./store/unavailable.js";
+export { classifyStoreFailure, isStoreUnavailable, StoreFailure } from "./store/unavailable.js";
 export { runnerOf, poolRunner, type SqlRunner, type Sql, type PoolRunnerOptions } from "./store/postgres.js";
 export type { NamedStatement } from "./store/sql.js";
 export type { KeyRecord, PrismaLike, SqlTransaction, StoredResponse, IdempotencyStore } from "./store/types.js";

@@ -10,6 +10,7 @@ export const Reason = {
   IN_PROGRESS: "request_in_progress",
   TOO_MANY_KEYS: "too_many_keys",
   STORE_UNAVAILABLE: "store_unavailable",
+  STORE_BUSY: "store_busy",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
@@ -56,5 +57,10 @@ export const REASONS: Record<Reason, ReasonInfo> = {
     status: 503,
     meaning: "The idempotency key store (the database) cannot be reached, so nothing was executed.",
     remedy: "Retry with the same key after Retry-After seconds.",
+  },
+  store_busy: {
+    status: 503,
+    meaning: "The key store (the database) is up, but no connection came free in time (every one is busy), so nothing was executed.",
+    remedy: "Retry with the same key after Retry-After seconds; if it keeps happening, the operator adds capacity (pool size, instances).",
   },
 };

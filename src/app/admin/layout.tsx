@@ -42,6 +42,7 @@ export default async function AdminLayout({ children }: { children: ReactNode })
         <Link href="/admin">Keys &amp; counters</Link>
         <Link href="/admin/outbox">Outbox &amp; reconciliation</Link>
         <Link href="/admin/audit">Audit log</Link>
+        <Link href="/admin/sessions">Sessions</Link>
       </nav>
       {children}
     </div>

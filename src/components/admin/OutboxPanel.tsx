@@ -3,8 +3,8 @@
 import { useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
-import { errorText, formatTime, Pager, QueryState, REFRESH_MS, StatusBadge, useCursorStack } from "./ui";
-import { useAdminAction } from "./useAdminAction";
+import { formatTime, Pager, QueryState, REFRESH_MS, StatusBadge, useCursorStack } from "./ui";
+import { ReasonActionForm } from "./ReasonActionForm";
 import { ColumnHeads } from "../ColumnHeads";
 
 type Status = "PENDING" | "DELIVERED" | "DEAD";
@@ -70,32 +70,7 @@ export function OutboxPanel() {
 
 function RetryForm({ id }: { id: string }) {
   const client = useTRPCClient();
-  const [reason, setReason] = useState("");
-  const retry = useAdminAction((input: { id: string; reason: string }, context) => client.admin.outbox.retry.mutate(input, { context }));
   return (
-    <form
-      className="row"
-      onSubmit={(e) => {
-        e.preventDefault();
-        retry.mutate({ id, reason });
-      }}
-    >
-      <label>
-        Reason <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} size={14} />
-      </label>
-      <button type="submit" disabled={retry.isPending}>
-        Retry
-      </button>
-      {retry.isSuccess && (
-        <span role="status" className="badge ok">
-          Sent back to PENDING
-        </span>
-      )}
-      {retry.isError && (
-        <span role="alert" className="badge bad">
-          Refused: {errorText(retry.error)}
-        </span>
-      )}
-    </form>
+    <ReasonActionForm button="Retry" done="Sent back to PENDING" send={(reason, context) => client.admin.outbox.retry.mutate({ id, reason }, { context })} />
   );
 }

@@ -2,12 +2,16 @@
 // through the real route handler; bearer-token callers and our own pages pass.
 import { describe, expect, it } from "vitest";
 import { POST as trpcPost } from "../../app/api/trpc/[trpc]/route";
-import { POST as signOut } from "../../app/api/session/signout/route";
-import { createSessionValue, SESSION_COOKIE } from "../auth/session";
+import { useTestDatabase } from "@/test/database";
+import { handleSignOut } from "../auth/sign-out";
+import { SESSION_COOKIE } from "../auth/session";
 import { refuseCrossSiteMutation } from "./cross-site-guard";
 
+const t = useTestDatabase({ poolMax: 2 });
+const signOut = (req: Request) => handleSignOut(req, t.db);
+
 const URL_ = "http://127.0.0.1:3000/api/trpc/checkout.placeOrder";
-const SESSION = `${SESSION_COOKIE}=${createSessionValue("3f1c2a4e-8b9d-4c2e-9f00-0123456789ab")}`;
+const SESSION = `${SESSION_COOKIE}=${"S".repeat(43)}`; // the guard looks at the cookie being sent, not at its session
 
 function post(headers: Record<string, string>, url = URL_): Request {
   return new Request(url, {

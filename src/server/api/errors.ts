@@ -2,7 +2,7 @@
 // the shared table, src/shared/reasons.ts) and `error.data.docs`, the errors page's anchor that the
 // route also sends as `Link: <…>; rel="describedby"`.
 import { TRPCError } from "@trpc/server";
-import { IdempotencyError, isStoreUnavailable } from "@once/idempotency";
+import { classifyStoreFailure, IdempotencyError, StoreFailure } from "@once/idempotency";
 import { ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
 import { describedByLink, isReason, Reason, reasonDocsPath } from "@/shared/reasons";
@@ -51,12 +51,19 @@ export function fromAppError(error: AppError): TRPCError {
   return new TRPCError({ code: CODE_BY_STATUS[error.status] ?? "INTERNAL_SERVER_ERROR", message: error.message, cause: error });
 }
 
-/** The store is gone: 503 store_unavailable, whatever statement found out. */
+/**
+ * The store could not serve, whatever statement found out: 503 store_busy when the pool had no
+ * connection free in time (the database is up), store_unavailable otherwise (the engine's one
+ * classifier decides).
+ */
 export function storeUnavailableError(cause: unknown): TRPCError {
+  const busy = classifyStoreFailure(cause) === StoreFailure.BUSY;
   return new TRPCError({
     code: "SERVICE_UNAVAILABLE",
-    message: "The database cannot be reached; nothing was executed. Retry in a moment.",
-    cause: Object.assign(new Error("store unavailable", { cause }), { reason: Reason.STORE_UNAVAILABLE }),
+    message: busy
+      ? "The database is busy (no connection came free in time); nothing was executed. Retry in a moment."
+      : "The database cannot be reached; nothing was executed. Retry in a moment.",
+    cause: Object.assign(new Error(busy ? "store busy" : "store unavailable", { cause }), { reason: busy ? Reason.STORE_BUSY : Reason.STORE_UNAVAILABLE }),
   });
 }
 
@@ -68,8 +75,18 @@ export function translateError(error: TRPCError): TRPCError | null {
   const cause = error.cause;
   if (cause instanceof AppError) return fromAppError(cause);
   if (cause instanceof IdempotencyError) return null;
-  if (error.code === "INTERNAL_SERVER_ERROR" && isStoreUnavailable(cause)) return storeUnavailableError(cause);
+  if (error.code === "INTERNAL_SERVER_ERROR" && classifyStoreFailure(cause) !== null) return storeUnavailableError(cause);
   return null;
+}
+
+/**
+ * The counter event for a store refusal the engine did not count itself (a query, the principal's
+ * lookup): the engine counts what happens inside a mutation.
+ */
+export function uncountedStoreRefusal(error: TRPCError): "store_busy" | "store_errors" | null {
+  if (error.cause instanceof IdempotencyError) return null;
+  const reason = reasonOf(error);
+  return reason === Reason.STORE_BUSY ? "store_busy" : reason === Reason.STORE_UNAVAILABLE ? "store_errors" : null;
 }
 
 /** `Link: </docs/errors#reason>; rel="describedby"` for an answer with errors (the IETF draft's advice). */

@@ -6,16 +6,20 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { callRaw } from "@/test/http";
+import { holdsHostileText, hostileText, inputArbitrary } from "@/test/input-arbitrary";
 import { handleSignIn } from "../auth/sign-in";
 import { checkHealth } from "../health";
 import { webhookResponse } from "../payments/webhook";
 import { appRouter } from "./root";
+import type { z } from "zod";
 import { DEMO_WEBHOOK_SECRET } from "../payments/config";
 import { testApp } from "../../test/app";
 
 const t = useTestDatabase({ poolMax: 6 });
 
-const PATHS = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures);
+type ProcedureDef = { _def: { type: "query" | "mutation"; inputs: z.ZodType[] } };
+const PROCEDURES = (appRouter as unknown as { _def: { procedures: Record<string, ProcedureDef> } })._def.procedures;
+const PATHS = Object.keys(PROCEDURES);
 const TOKENS = ["acme_demo_token", "globex_demo_token", "admin_demo_token", "nope", ""];
 
 /** Text that looks like what a client might send, and some that does not. */
@@ -59,6 +63,43 @@ describe("arbitrary requests at every door", () => {
       { numRuns: 300 },
     );
     await expectNothingHalfWritten();
+  });
+
+  it("text PostgreSQL cannot store (NUL, lone surrogates), in every field of every procedure, is 400 invalid_input", async () => {
+    const call = fc.constantFrom(...PATHS).chain((path) => fc.tuple(fc.constant(path), inputArbitrary(PROCEDURES[path]!._def.inputs)));
+    await fc.assert(
+      fc.asyncProperty(call, async ([path, input]) => {
+        const mutation = PROCEDURES[path]!._def.type === "mutation";
+        const token = path.startsWith("admin.") ? "admin_demo_token" : "acme_demo_token";
+        const json = JSON.stringify(input ?? null);
+        const url = `http://localhost/api/trpc/${path}${mutation ? "" : `?input=${encodeURIComponent(json)}`}`;
+        const res = await callRaw(t.db, { url, method: mutation ? "POST" : "GET", body: mutation ? json : undefined, token, key: crypto.randomUUID() });
+        expect(res.status, `${path} ${json} ${res.text}`).toBeLessThan(500);
+        if (holdsHostileText(input)) {
+          expect(res.status, `${path} ${json}`).toBe(400);
+          expect(JSON.parse(res.text).error.data.reason).toBe("invalid_input");
+        }
+        expectNoInsides(res.text);
+      }),
+      { numRuns: 600 },
+    );
+    await expectNothingHalfWritten();
+  });
+
+  it("sign-in: hostile text in the e-mail, password or next is 400 invalid_input, never a query", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("email", "password", "next"), hostileText, async (field, bad) => {
+        const form = new URLSearchParams({ email: "ops@example.com", password: "correct horse battery", next: "/admin", [field]: bad });
+        const headers = new Headers({ "content-type": "application/x-www-form-urlencoded" });
+        const res = await handleSignIn(new Request("http://localhost/api/session/signin", { method: "POST", headers, body: form }), { db: t.db, demo: false });
+        // A lone surrogate cannot travel in a form (UTF-8 has no form for it: it arrives as U+FFFD);
+        // NUL can, and is refused.
+        if (!bad.includes("\u0000")) return;
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as { reason: string }).reason).toBe("invalid_input");
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it("the payment webhook: arbitrary bodies and signatures are refused, never a 5xx", async () => {

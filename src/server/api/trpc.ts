@@ -9,7 +9,7 @@ import { Reason } from "@/shared/reasons";
 import type { Principal } from "../auth/principal";
 import type { Tx } from "../db/client";
 import type { Context } from "./context";
-import { docsOf, reasonOf, storeUnavailableError, translateError } from "./errors";
+import { docsOf, reasonOf, storeUnavailableError, translateError, uncountedStoreRefusal } from "./errors";
 
 // ---------------------------------------------------------------------------------------------
 // 1. Initialisation: plain JSON on the wire (no transformer); every error carries `data.reason`,
@@ -46,6 +46,15 @@ const edge = t.middleware(async function translateErrors({ ctx, next }) {
   if (!translated) return result;
   if (translated.code === "SERVICE_UNAVAILABLE") ctx.resHeaders.set(Header.RETRY_AFTER, "1");
   return { ...result, error: translated };
+});
+
+// Outermost: a 503 the engine did not count (a query's, the principal lookup's) is counted here,
+// busy apart from unavailable, so the metrics show both. Scope "-": no tenant is known for sure.
+const countStoreRefusals = t.middleware(async function countStoreRefusals({ ctx, path, next }) {
+  const result = await next();
+  const event = result.ok ? null : uncountedStoreRefusal(result.error);
+  if (event) ctx.engine.counters.increment("-", path, event);
+  return result;
 });
 
 const authed = t.middleware(async function isAuthed({ ctx, next }) {
@@ -86,7 +95,7 @@ const runIdempotently = createIdempotencyMiddleware<Context & { principal: Princ
   }),
 });
 
-export const publicProcedure = t.procedure.use(edge);
+export const publicProcedure = t.procedure.use(countStoreRefusals).use(edge);
 export const tenantProcedure = publicProcedure.use(tenantOnly);
 export const adminProcedure = publicProcedure.use(adminOnly);
 

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { hashPassword, passwordProblem } from "./password";
+import { endSessionsOf } from "./session";
 import { hashToken } from "./token";
 
 export class AccountError extends Error {}
@@ -68,10 +69,23 @@ async function realUser(db: Db, address: string): Promise<{ id: string }> {
   return user;
 }
 
-export async function setPassword(db: Db, input: { email: string; password: string }): Promise<void> {
+/** A new password; every session of the account ends with the old one. How many ended. */
+export async function setPassword(db: Db, input: { email: string; password: string }): Promise<number> {
   const user = await realUser(db, input.email);
   checkPassword(input.password);
-  await db.user.update({ where: { id: user.id }, data: { passwordHash: await hashPassword(input.password) } });
+  const passwordHash = await hashPassword(input.password);
+  // One transaction: no session outlives the password it was opened with.
+  const [, ended] = await db.$transaction([
+    db.user.update({ where: { id: user.id }, data: { passwordHash } }),
+    db.session.deleteMany({ where: { userId: user.id } }),
+  ]);
+  return ended.count;
+}
+
+/** Ends every session of the account (a lost laptop, a copied cookie). How many ended. */
+export async function revokeSessions(db: Db, input: { email: string }): Promise<number> {
+  const user = await realUser(db, input.email);
+  return endSessionsOf(db, user.id);
 }
 
 /** A new API token for the user: returned once, stored only as its SHA-256 hash. */

@@ -13,12 +13,12 @@ import { migrate, MIGRATIONS_DIR } from "../../../tools/db/migrate";
 import { seed } from "../../../tools/db/seed";
 import { createApiToken, createUser } from "./accounts";
 import { principalFromHeaders } from "./principal";
-import { createSessionValue, SESSION_COOKIE } from "./session";
+import { sessionCookieFor } from "../../test/sessions";
 
 const t = useTestDatabase({ poolMax: 2 });
 const DEMO_TOKENS = ["admin_demo_token", "acme_demo_token", "globex_demo_token"];
 const bearer = (token: string) => new Headers({ authorization: `Bearer ${token}` });
-const cookie = (userId: string) => new Headers({ cookie: `${SESSION_COOKIE}=${createSessionValue(userId)}` });
+const cookie = async (userId: string) => new Headers({ cookie: await sessionCookieFor(t.db, userId) });
 
 const dropLater: string[] = [];
 afterAll(async () => {
@@ -46,15 +46,15 @@ describe("a database seeded in demo mode, served without it", () => {
 
   it("a demo account's session cookie is nobody", async () => {
     const admin = await t.db.user.findUniqueOrThrow({ where: { email: "admin@example.com" } });
-    expect(await principalFromHeaders(t.db, cookie(admin.id), { demo: false })).toBeNull();
-    expect(await principalFromHeaders(t.db, cookie(admin.id), { demo: true })).toMatchObject({ role: "ADMIN" });
+    expect(await principalFromHeaders(t.db, await cookie(admin.id), { demo: false })).toBeNull();
+    expect(await principalFromHeaders(t.db, await cookie(admin.id), { demo: true })).toMatchObject({ role: "ADMIN" });
   });
 
   it("an account and a token made by the CLI work without demo mode", async () => {
     const user = await createUser(t.db, { email: "buyer@acme.example", name: "Buyer", role: "TENANT", tenantId: "acme", password: "a long enough password" });
     const token = await createApiToken(t.db, { email: "buyer@acme.example", label: "ci" });
     expect(await principalFromHeaders(t.db, bearer(token), { demo: false })).toMatchObject({ userId: user.id, tenantId: "acme" });
-    expect(await principalFromHeaders(t.db, cookie(user.id), { demo: false })).toMatchObject({ userId: user.id });
+    expect(await principalFromHeaders(t.db, await cookie(user.id), { demo: false })).toMatchObject({ userId: user.id });
   });
 });
 

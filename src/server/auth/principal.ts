@@ -6,7 +6,7 @@
 // a demo and later served in production does not keep `admin_demo_token` working.
 import { Prisma } from "../../generated/prisma/client";
 import { poolOf, preparesStatements, type Db } from "../db/client";
-import { readCookie, readSessionValue, SESSION_COOKIE } from "./session";
+import { readCookie, SESSION_COOKIE, sessionTokenHash } from "./session";
 import { hashToken } from "./token";
 
 export interface Principal {
@@ -17,10 +17,6 @@ export interface Principal {
   /** The tenant a TENANT acts for; null for the admin. */
   tenantId: string | null;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const userSelect = { id: true, name: true, email: true, role: true, tenantId: true, demo: true } as const;
 
 export interface PrincipalOptions {
   /** Whether demo accounts and tokens are honoured (the server's DEMO_MODE, parsed at start-up). */
@@ -50,10 +46,14 @@ export async function principalFromHeaders(db: Db, headers: Headers, options: Pr
     const rows = pool ? (await pool.query<TokenUser>({ name, text: query.text, values: query.values })).rows : await db.$queryRaw<TokenUser[]>(query);
     return rows[0] ? toPrincipal(rows[0]) : null;
   }
-  const userId = readSessionValue(readCookie(headers.get("cookie"), SESSION_COOKIE));
-  // User ids are UUIDs; anything else cannot be a user (and would make PostgreSQL refuse the
-  // query). Database errors are not caught here: isAuthed turns them into 503, not a silent 401.
-  if (!userId || !UUID.test(userId)) return null;
-  const user = await db.user.findUnique({ where: { id: userId }, select: userSelect });
-  return user && (options.demo || !user.demo) ? toPrincipal(user) : null;
+  // A value that is not a session token cannot name a session: no query. Database errors are not
+  // caught here: isAuthed turns them into 503, not a silent 401.
+  const hash = sessionTokenHash(readCookie(headers.get("cookie"), SESSION_COOKIE));
+  if (!hash) return null;
+  // The session's expiry is judged by the database's clock, on every request.
+  const rows = await db.$queryRaw<TokenUser[]>`
+    SELECT u."id", u."name", u."email", u."role"::text AS "role", u."tenantId"
+    FROM "Session" s JOIN "User" u ON u."id" = s."userId"
+    WHERE s."tokenHash" = ${hash} AND s."expiresAt" > now() AND (${options.demo} OR NOT u."demo")`;
+  return rows[0] ? toPrincipal(rows[0]) : null;
 }

@@ -1,51 +1,67 @@
-// The browser's session: an HttpOnly cookie holding the user id and an expiry, signed with
-// HMAC-SHA256 so it cannot be forged. Stateless on purpose: any app instance can verify it.
-import { createHmac, timingSafeEqual } from "node:crypto";
+// The browser's session: a row in "Session", named by a random token in an HttpOnly cookie. Only
+// the token's SHA-256 is stored, so a leaked table opens no session. Being a row, a session ends
+// when the server says: sign-out deletes it, a password change or `npm run users --
+// revoke-sessions` deletes every one of the account, the operator can end any, and `expiresAt`
+// is checked on every request (the cookie's Max-Age is only a courtesy to the browser).
+import { randomBytes } from "node:crypto";
+import type { Db } from "../db/client";
+import { hashToken } from "./token";
 
 export const SESSION_COOKIE = "once_session";
-/** A week: long enough for a demo, short enough that a copied cookie stops working. */
-export const SESSION_MAX_AGE_SECONDS = 7 * 24 * 3600;
 
-// The signing secret (SESSION_SECRET, validated by the configuration), set by the composition root
-// (src/server/app.ts). A global slot because a bundler may copy this module once per route.
-const SLOT = Symbol.for("once.sessionSecret");
-const slot = globalThis as unknown as Record<typeof SLOT, string | undefined>;
+/**
+ * How long a session lives from sign-in, whatever happens: a copied cookie stops working by then.
+ * An operator's session holds the dashboard's bust and release, so it lasts a working day (OWASP's
+ * session guidance: a few hours for high-value sessions); a shopper's a week.
+ */
+export const SESSION_LIFETIME_SECONDS = { ADMIN: 12 * 3600, TENANT: 7 * 24 * 3600 } as const;
 
-/** Sets the process's session signing secret. */
-export function setSessionSecret(value: string | undefined): void {
-  slot[SLOT] = value;
+/** 32 random bytes, base64url: what the cookie holds. Anything else is not worth a query. */
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Sessions past their expiry removed whenever one is made: the table stays as small as the live ones. */
+const FORGET_BATCH = 10;
+
+export interface NewSession {
+  /** The cookie's value. */
+  value: string;
+  maxAgeSeconds: number;
 }
 
-function secret(): string {
-  const s = slot[SLOT];
-  if (!s || s.length < 16) throw new Error("SESSION_SECRET is not set (npm run dev/start sets one)");
-  return s;
+/** Makes a session for the user; the value goes into the cookie and nowhere else. */
+export async function createSession(db: Db, user: { id: string; role: "TENANT" | "ADMIN" }, userAgent?: string | null): Promise<NewSession> {
+  const value = randomBytes(32).toString("base64url");
+  const maxAgeSeconds = SESSION_LIFETIME_SECONDS[user.role];
+  await db.$executeRaw`
+    INSERT INTO "Session" ("tokenHash", "userId", "userAgent", "expiresAt")
+    VALUES (${hashToken(value)}, ${user.id}::uuid, ${userAgent?.slice(0, 200) ?? null}, now() + make_interval(secs => ${maxAgeSeconds}))`;
+  await db.$executeRaw`
+    DELETE FROM "Session" WHERE "id" IN (
+      SELECT "id" FROM "Session" WHERE "expiresAt" < now() ORDER BY "expiresAt" LIMIT ${FORGET_BATCH} FOR UPDATE SKIP LOCKED)`;
+  return { value, maxAgeSeconds };
 }
 
-function sign(payload: string): string {
-  return createHmac("sha256", secret()).update(payload).digest("base64url");
+/** The stored hash of a well-formed cookie value; null for anything else (no query needed). */
+export function sessionTokenHash(value: string | undefined): string | null {
+  return value && TOKEN.test(value) ? hashToken(value) : null;
 }
 
-export function createSessionValue(userId: string, now = Date.now()): string {
-  const payload = `${userId}.${Math.floor(now / 1000) + SESSION_MAX_AGE_SECONDS}`;
-  return `${payload}.${sign(payload)}`;
+/** Sign-out: the session named by the cookie ends. Whether there was one. */
+export async function endSession(db: Db, value: string | undefined): Promise<boolean> {
+  const hash = sessionTokenHash(value);
+  if (!hash) return false;
+  return (await db.session.deleteMany({ where: { tokenHash: hash } })).count > 0;
 }
 
-/** The user id in a valid, unexpired session value; null otherwise. */
-export function readSessionValue(value: string | undefined, now = Date.now()): string | null {
-  if (!value) return null;
-  const parts = value.split(".");
-  if (parts.length !== 3) return null;
-  const [userId, expires, signature] = parts as [string, string, string];
-  const expected = Buffer.from(sign(`${userId}.${expires}`));
-  const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
-  if (Number(expires) * 1000 < now) return null;
-  return userId;
+/** Every session of the account ends (a new password, revoke-sessions). How many there were. */
+export async function endSessionsOf(db: Db, userId: string): Promise<number> {
+  return (await db.session.deleteMany({ where: { userId } })).count;
 }
 
-export function sessionCookieHeader(value: string, secure: boolean): string {
-  return [`${SESSION_COOKIE}=${value}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${SESSION_MAX_AGE_SECONDS}`, ...(secure ? ["Secure"] : [])].join("; ");
+export function sessionCookieHeader(session: NewSession, secure: boolean): string {
+  return [`${SESSION_COOKIE}=${session.value}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${session.maxAgeSeconds}`, ...(secure ? ["Secure"] : [])].join(
+    "; ",
+  );
 }
 
 export function clearSessionCookieHeader(): string {

@@ -1,5 +1,8 @@
 // Reading the sign-in form: only what an HTML form sends (urlencoded or multipart), so a JSON
-// body is a clear 415 instead of a parser's 500, and every field is a string or absent.
+// body is a clear 415 instead of a parser's 500, and every field is a string or absent, holding
+// only text PostgreSQL can store (src/shared/text.ts): a NUL in the e-mail is a 400, not a 503
+// from the query that would have failed.
+import { isStorableText, UNSTORABLE_TEXT_MESSAGE } from "@/shared/text";
 
 export const FORM_MEDIA_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"] as const;
 
@@ -10,7 +13,8 @@ export interface SignInForm {
   next: string | undefined;
 }
 
-export type FormResult = { ok: true; form: SignInForm } | { ok: false; status: 400 | 415; reason: "unsupported_media_type" | "invalid_form"; message: string };
+export type FormResult =
+  { ok: true; form: SignInForm } | { ok: false; status: 400 | 415; reason: "unsupported_media_type" | "invalid_form" | "invalid_input"; message: string };
 
 function mediaType(headers: Headers): string {
   return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
@@ -45,6 +49,9 @@ export async function readSignInForm(req: Request): Promise<FormResult> {
   const next = text(data, "next");
   if (!email || email.length > 320 || password === null || next === null) {
     return { ok: false, status: 400, reason: "invalid_form", message: "Give an e-mail address (and a password)" };
+  }
+  if (![email, password, next].every((field) => field === undefined || isStorableText(field))) {
+    return { ok: false, status: 400, reason: "invalid_input", message: UNSTORABLE_TEXT_MESSAGE };
   }
   return { ok: true, form: { email: email.trim().toLowerCase(), password, next } };
 }

@@ -3,33 +3,40 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { createUser } from "./accounts";
-import { readCookie, readSessionValue, SESSION_COOKIE } from "./session";
+import { sessionUserOf } from "../../test/sessions";
 import { handleSignIn, type SignInDeps } from "./sign-in";
 
 const t = useTestDatabase({ poolMax: 4 });
 const ORIGIN = "http://127.0.0.1:3000";
 const PASSWORD = "a long enough password";
-const LIMITS = { perAccount: 3, perAddress: 100, windowSeconds: 900 };
+const LIMITS = { perAccountAndSource: 3, perSource: 100, accountSlowAfter: 3, windowSeconds: 900 };
+/** The slow-downs sign-in asked for, in order (recorded, not slept). */
+const slowed: number[] = [];
 
 let operatorId: string;
 beforeAll(async () => {
   operatorId = (await createUser(t.db, { email: "ops@example.com", name: "Ops", role: "ADMIN", password: PASSWORD })).id;
 });
 
-const deps = (demo: boolean): SignInDeps => ({ db: t.db, demo, limits: LIMITS });
+const deps = (demo: boolean, trustedProxies = 0): SignInDeps => ({
+  db: t.db,
+  demo,
+  limits: LIMITS,
+  trustedProxies,
+  sleep: async (ms) => void slowed.push(ms),
+});
 
 function form(fields: Record<string, string>, headers: Record<string, string> = {}): Request {
   return new Request(`${ORIGIN}/api/session/signin`, {
     method: "POST",
-    headers: { host: "127.0.0.1:3000", "content-type": "application/x-www-form-urlencoded", ...headers },
+    headers: { host: "127.0.0.1:3000", "content-type": "application/x-www-form-urlencoded", "x-once-peer-address": "192.0.2.10", ...headers },
     body: new URLSearchParams(fields).toString(),
   });
 }
 
-/** The user a response signed in, or null (no cookie, or not a valid session). */
-function signedInAs(res: Response): string | null {
-  const cookie = res.headers.get("set-cookie");
-  return cookie ? readSessionValue(readCookie(cookie.split(";")[0]!, SESSION_COOKIE)) : null;
+/** The user a response signed in, or null (no cookie, or not a live session). */
+function signedInAs(res: Response): Promise<string | null> {
+  return sessionUserOf(t.db, res.headers.get("set-cookie"));
 }
 
 async function body(res: Response) {
@@ -47,14 +54,14 @@ describe("without demo mode (production)", () => {
   it("a demo account with any password is refused: it has none, and demo rows are nobody", async () => {
     const res = await handleSignIn(form({ email: "admin@example.com", password: "" }), deps(false));
     expect(res.status).toBe(401);
-    expect(signedInAs(res)).toBeNull();
+    expect(await signedInAs(res)).toBeNull();
   });
 
   it("the right password signs in (an admin lands on /admin); a wrong one is 401 without a cookie", async () => {
     const ok = await handleSignIn(form({ email: "OPS@example.com", password: PASSWORD }), deps(false));
     expect(ok.status).toBe(303);
     expect(ok.headers.get("location")).toBe("/admin");
-    expect(signedInAs(ok)).toBe(operatorId);
+    expect(await signedInAs(ok)).toBe(operatorId);
     const wrong = await handleSignIn(form({ email: "ops@example.com", password: `${PASSWORD}!` }), deps(false));
     expect(wrong.status).toBe(401);
     expect(await body(wrong)).toMatchObject({ reason: "invalid_credentials" });
@@ -76,18 +83,59 @@ describe("without demo mode (production)", () => {
   });
 });
 
-describe("throttle", () => {
-  it("after the account's budget: 429 with Retry-After, and even the right password waits", async () => {
+describe("throttle: nobody can lock the owner out", () => {
+  const from = (address: string, extra: Record<string, string> = {}) => ({ "x-once-peer-address": address, ...extra });
+
+  it("wrong passwords from many addresses, then the right one from a fresh address: signed in, after at most a delay", async () => {
+    await createUser(t.db, { email: "victim@example.com", name: "Victim", role: "ADMIN", password: PASSWORD });
+    for (let i = 1; i <= 5; i++) {
+      const guess = await handleSignIn(form({ email: "victim@example.com", password: `guess number ${i}` }, from(`203.0.113.${i}`)), deps(false));
+      expect(guess.status).toBe(401);
+    }
+    slowed.length = 0;
+    const owner = await handleSignIn(form({ email: "victim@example.com", password: PASSWORD }, from("198.51.100.6")), deps(false));
+    expect(owner.status).toBe(303);
+    expect(await signedInAs(owner)).not.toBeNull();
+    expect(slowed).toHaveLength(1);
+    expect(slowed[0]).toBeGreaterThan(0);
+    expect(slowed[0]).toBeLessThanOrEqual(4_000);
+  });
+
+  it("one address guessing one account: 429 with Retry-After for that address only", async () => {
     await createUser(t.db, { email: "target@example.com", name: "Target", role: "ADMIN", password: PASSWORD });
-    const guess = (password: string) => handleSignIn(form({ email: "target@example.com", password }), deps(false));
-    for (let i = 0; i < 3; i++) expect((await guess(`guess number ${i}`)).status).toBe(401);
-    const throttled = await guess("guess number 4");
+    const guess = (password: string, address: string) => handleSignIn(form({ email: "target@example.com", password }, from(address)), deps(false));
+    for (let i = 0; i < 3; i++) expect((await guess(`guess number ${i}`, "203.0.113.50")).status).toBe(401);
+    const throttled = await guess("guess number 4", "203.0.113.50");
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await body(throttled)).toMatchObject({ reason: "too_many_attempts" });
-    const right = await guess(PASSWORD);
-    expect(right.status).toBe(429);
-    expect(signedInAs(right)).toBeNull();
+    expect((await guess(PASSWORD, "203.0.113.50")).status).toBe(429);
+    const elsewhere = await guess(PASSWORD, "198.51.100.51");
+    expect(elsewhere.status).toBe(303);
+    expect(await signedInAs(elsewhere)).not.toBeNull();
+  });
+
+  it("rotating X-Forwarded-For buys nothing by default (TRUSTED_PROXIES=0): 35 guesses, refused from the 4th", async () => {
+    await createUser(t.db, { email: "rotated@example.com", name: "Rotated", role: "ADMIN", password: PASSWORD });
+    const statuses = [];
+    for (let i = 0; i < 35; i++) {
+      const headers = from("192.0.2.77", { "x-forwarded-for": `10.0.${i}.${i}` });
+      statuses.push((await handleSignIn(form({ email: "rotated@example.com", password: `guess ${i}` }, headers), deps(false))).status);
+    }
+    expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
+    expect(new Set(statuses.slice(3))).toEqual(new Set([429]));
+  });
+
+  it("behind one proxy (TRUSTED_PROXIES=1) the address the proxy appended is the source, whatever the client wrote before it", async () => {
+    await createUser(t.db, { email: "proxied@example.com", name: "Proxied", role: "ADMIN", password: PASSWORD });
+    const statuses = [];
+    for (let i = 0; i < 6; i++) {
+      const headers = from("127.0.0.1", { "x-forwarded-for": `10.9.${i}.${i}, 203.0.113.200` });
+      statuses.push((await handleSignIn(form({ email: "proxied@example.com", password: `guess ${i}` }, headers), deps(false, 1))).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    const otherClient = from("127.0.0.1", { "x-forwarded-for": "198.51.100.201" });
+    expect((await handleSignIn(form({ email: "proxied@example.com", password: PASSWORD }, otherClient), deps(false, 1))).status).toBe(303);
   });
 
   it("a person's browser is sent back to the form with the reason (and the wait)", async () => {
@@ -107,7 +155,7 @@ describe("demo mode", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/cart");
     const acme = await t.db.user.findUniqueOrThrow({ where: { email: "acme@example.com" } });
-    expect(signedInAs(res)).toBe(acme.id);
+    expect(await signedInAs(res)).toBe(acme.id);
   });
 
   it("one click never opens a real account, even in demo mode", async () => {
@@ -158,7 +206,7 @@ describe("cross-site posts (login CSRF)", () => {
 
   it("our own page's post (same-origin) signs in", async () => {
     const res = await handleSignIn(form({ email: "ops@example.com", password: PASSWORD }, { "sec-fetch-site": "same-origin", origin: ORIGIN }), deps(false));
-    expect(signedInAs(res)).toBe(operatorId);
+    expect(await signedInAs(res)).toBe(operatorId);
   });
 });
 
@@ -196,6 +244,6 @@ describe("only a form", () => {
     data.set("email", "ops@example.com");
     data.set("password", PASSWORD);
     const res = await handleSignIn(new Request(`${ORIGIN}/api/session/signin`, { method: "POST", body: data }), deps(false));
-    expect(signedInAs(res)).toBe(operatorId);
+    expect(await signedInAs(res)).toBe(operatorId);
   });
 });

@@ -2,7 +2,8 @@
 //
 // In order: refuse a cross-site post (login CSRF), refuse anything but a form (415), then either
 // a demo account's one-click sign-in (demo mode only, demo rows only) or e-mail + password,
-// checked with scrypt after taking an attempt from the throttle. `next` is reduced to a path on
+// checked with scrypt after taking an attempt from the throttle (and waiting out its slow-down
+// when the account is under attack: see throttle.ts). `next` is reduced to a path on
 // this site before it becomes a redirect.
 import { describedByLink, type Reason } from "@/shared/reasons";
 import type { Db } from "../db/client";
@@ -10,9 +11,9 @@ import { clientAddress } from "../http/client-address";
 import { crossSiteRefusal, isCrossSiteRequest } from "../http/cross-site";
 import { safeNextPath } from "../http/safe-next";
 import { verifyAgainstDecoy, verifyPassword } from "./password";
-import { createSessionValue, sessionCookieHeader } from "./session";
+import { createSession, sessionCookieHeader } from "./session";
 import { readSignInForm, type SignInForm } from "./sign-in-form";
-import { DEFAULT_LIMITS, forgetStaleAttempts, giveBackAttempt, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
+import { DEFAULT_LIMITS, forgetStaleAttempts, giveBackAttempt, recordFailure, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
 import { plainError } from "../http/plain-error";
 
 export interface SignInDeps {
@@ -20,7 +21,13 @@ export interface SignInDeps {
   /** DEMO_MODE, parsed at start-up: demo accounts sign in with one click, and only then. */
   demo: boolean;
   limits?: ThrottleLimits;
+  /** TRUSTED_PROXIES: how many proxies' X-Forwarded-For entries name the client (0: none). */
+  trustedProxies?: number;
+  /** Waits out the throttle's slow-down (tests pass a recorder). */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type Refusal = { status: number; reason: Reason; message: string; retryAfterSeconds?: number };
 type Outcome = { ok: true; user: { id: string; role: "TENANT" | "ADMIN" } } | ({ ok: false } & Refusal);
@@ -37,17 +44,20 @@ async function demoSignIn(deps: SignInDeps, form: SignInForm): Promise<Outcome> 
 
 async function passwordSignIn(deps: SignInDeps, form: SignInForm & { password: string }, address: string): Promise<Outcome> {
   const keys = throttleKeys(form.email, address);
-  const attempt = await takeAttempt(deps.db, keys, deps.limits ?? DEFAULT_LIMITS);
+  const limits = deps.limits ?? DEFAULT_LIMITS;
+  const attempt = await takeAttempt(deps.db, keys, limits);
   if (!attempt.allowed) {
-    const message = "Too many sign-in attempts: wait a little and try again";
+    const message = "Too many sign-in attempts from here: wait a little and try again";
     return { ok: false, status: 429, reason: "too_many_attempts", message, retryAfterSeconds: attempt.retryAfterSeconds };
   }
+  if (attempt.delayMs > 0) await (deps.sleep ?? wait)(attempt.delayMs);
   const user = await deps.db.user.findUnique({ where: { email: form.email }, select: userSelect });
   // Demo accounts have no password; outside demo mode they do not exist for anybody.
   const usable = user?.passwordHash && (deps.demo || !user.demo) ? user : null;
   const valid = usable ? await verifyPassword(form.password, usable.passwordHash!) : await verifyAgainstDecoy(form.password);
   if (!usable || !valid) {
-    await forgetStaleAttempts(deps.db, deps.limits ?? DEFAULT_LIMITS);
+    await recordFailure(deps.db, keys, limits);
+    await forgetStaleAttempts(deps.db, limits);
     return { ok: false, status: 401, reason: "invalid_credentials", message: "Wrong e-mail address or password" };
   }
   await giveBackAttempt(deps.db, keys);
@@ -75,13 +85,13 @@ export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Resp
   const { form } = read;
   const next = safeNextPath(form.next, new URL(req.url).origin);
   const outcome =
-    form.password === undefined ? await demoSignIn(deps, form) : await passwordSignIn(deps, { ...form, password: form.password }, clientAddress(req.headers));
+    form.password === undefined
+      ? await demoSignIn(deps, form)
+      : await passwordSignIn(deps, { ...form, password: form.password }, clientAddress(req.headers, deps.trustedProxies ?? 0));
   if (!outcome.ok) return refuse(req, outcome, next);
   const target = next === "/" && outcome.user.role === "ADMIN" ? "/admin" : next;
   // Secure over HTTPS, also when a TLS-terminating proxy forwards plain HTTP and says so.
   const secure = new URL(req.url).protocol === "https:" || req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
-  return new Response(null, {
-    status: 303,
-    headers: { Location: target, "Set-Cookie": sessionCookieHeader(createSessionValue(outcome.user.id), secure) },
-  });
+  const session = await createSession(deps.db, outcome.user, req.headers.get("user-agent"));
+  return new Response(null, { status: 303, headers: { Location: target, "Set-Cookie": sessionCookieHeader(session, secure) } });
 }

@@ -1,12 +1,13 @@
-// The sign-in throttle against a real PostgreSQL: budgets per account and per address, shared
-// between two app instances (two pools), atomic under concurrent guesses, and a window that ends.
+// The sign-in throttle against a real PostgreSQL: budgets per account-and-source and per source,
+// a slow-down (never a refusal) per account, shared between two app instances (two pools),
+// atomic under concurrent guesses, and a window that ends.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { createDb, type Db } from "../db/client";
-import { forgetStaleAttempts, giveBackAttempt, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
+import { forgetStaleAttempts, giveBackAttempt, recordFailure, slowdownMs, SLOWDOWN, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
 
 const t = useTestDatabase({ poolMax: 10 });
-const LIMITS: ThrottleLimits = { perAccount: 5, perAddress: 8, windowSeconds: 900 };
+const LIMITS: ThrottleLimits = { perAccountAndSource: 5, perSource: 8, accountSlowAfter: 5, windowSeconds: 900 };
 
 let secondInstance: Db;
 beforeAll(() => {
@@ -22,57 +23,89 @@ async function row(key: string) {
   return t.db.signInThrottle.findUnique({ where: { key } });
 }
 
-describe("per account", () => {
-  it("five attempts pass, the sixth is refused with the time left in the window", async () => {
+/** A failed guess, as sign-in records it: the attempt taken, then the failure counted. */
+async function failedGuess(keys: ReturnType<typeof throttleKeys>) {
+  const decision = await takeAttempt(t.db, keys, LIMITS);
+  if (decision.allowed) await recordFailure(t.db, keys, LIMITS);
+  return decision;
+}
+
+describe("per account and source", () => {
+  it("five guesses pass, the sixth from the same source is refused with the time left in the window", async () => {
     const keys = throttleKeys("victim@example.com", "203.0.113.1");
     const first = [];
-    for (let i = 0; i < 5; i++) first.push(await takeAttempt(t.db, keys, LIMITS));
+    for (let i = 0; i < 5; i++) first.push(await failedGuess(keys));
     expect(allowedCount(first)).toBe(5);
     const sixth = await takeAttempt(t.db, keys, LIMITS);
     expect(sixth.allowed).toBe(false);
     if (!sixth.allowed) expect(sixth.retryAfterSeconds).toBeGreaterThan(890);
     if (!sixth.allowed) expect(sixth.retryAfterSeconds).toBeLessThanOrEqual(900);
-    expect((await row("account:victim@example.com"))?.attempts).toBe(6);
+  });
+
+  it("a refused source does not refuse the account: another source still gets its attempt", async () => {
+    const victim = "locked-out@example.com";
+    for (let i = 0; i < 6; i++) await failedGuess(throttleKeys(victim, "203.0.113.2"));
+    expect((await takeAttempt(t.db, throttleKeys(victim, "203.0.113.2"), LIMITS)).allowed).toBe(false);
+    expect((await takeAttempt(t.db, throttleKeys(victim, "198.51.100.20"), LIMITS)).allowed).toBe(true);
   });
 
   it("the e-mail address is one account whatever its case or spaces", async () => {
     expect(throttleKeys(" Victim@Example.COM ", "a").account).toBe(throttleKeys("victim@example.com", "b").account);
+    expect(throttleKeys(" Victim@Example.COM ", "a").pair).toBe(throttleKeys("victim@example.com", "a").pair);
   });
 
-  it("two instances spend from one budget, and 20 concurrent guesses get exactly five through", async () => {
+  it("two instances spend from one budget, and 20 concurrent guesses from one source get exactly five through", async () => {
     const keys = throttleKeys("shared@example.com", "198.51.100.7");
-    const decisions = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => takeAttempt(i % 2 ? secondInstance : t.db, { ...keys, address: `address:10.0.0.${i}` }, LIMITS)),
-    );
+    const decisions = await Promise.all(Array.from({ length: 20 }, (_, i) => takeAttempt(i % 2 ? secondInstance : t.db, keys, { ...LIMITS, perSource: 100 })));
     expect(allowedCount(decisions)).toBe(5);
   });
 
-  it("a correct password gives the account its budget back", async () => {
+  it("a correct password gives the pair and the account their budgets back, the source one attempt", async () => {
     const keys = throttleKeys("owner@example.com", "192.0.2.1");
-    for (let i = 0; i < 4; i++) await takeAttempt(t.db, keys, LIMITS);
+    for (let i = 0; i < 4; i++) await failedGuess(keys);
     await giveBackAttempt(t.db, keys);
+    expect(await row(keys.pair)).toBeNull();
     expect(await row(keys.account)).toBeNull();
-    expect((await row(keys.address))?.attempts).toBe(3); // one unit back, not the whole budget
+    expect((await row(keys.source))?.attempts).toBe(3); // one unit back, not the whole budget
   });
 
   it("a window that ended starts again at one attempt", async () => {
     const keys = throttleKeys("patient@example.com", "192.0.2.2");
-    for (let i = 0; i < 6; i++) await takeAttempt(t.db, keys, LIMITS);
+    for (let i = 0; i < 6; i++) await failedGuess(keys);
     expect((await takeAttempt(t.db, keys, LIMITS)).allowed).toBe(false);
-    await t.db.$executeRaw`UPDATE "SignInThrottle" SET "windowStartedAt" = now() - interval '901 seconds' WHERE "key" = ${keys.account}`;
+    await t.db.$executeRaw`UPDATE "SignInThrottle" SET "windowStartedAt" = now() - interval '901 seconds' WHERE "key" IN (${keys.pair}, ${keys.source})`;
     expect((await takeAttempt(t.db, keys, LIMITS)).allowed).toBe(true);
-    expect((await row(keys.account))?.attempts).toBe(1);
+    expect((await row(keys.pair))?.attempts).toBe(1);
   });
 });
 
-describe("per address", () => {
-  it("guessing across many accounts from one address is stopped at the address's budget", async () => {
+describe("per account, every source: slowed, never refused", () => {
+  it("failures from many sources slow the account's next attempts (doubling, capped), and refuse none", async () => {
+    const victim = "popular@example.com";
+    const delays = [];
+    for (let i = 0; i < 12; i++) {
+      const decision = await failedGuess(throttleKeys(victim, `10.1.0.${i}`));
+      expect(decision.allowed).toBe(true);
+      if (decision.allowed) delays.push(decision.delayMs);
+    }
+    expect(delays).toEqual([0, 0, 0, 0, 0, 250, 500, 1000, 2000, 4000, 4000, 4000]);
+    const fresh = await takeAttempt(t.db, throttleKeys(victim, "192.0.2.99"), LIMITS);
+    expect(fresh).toMatchObject({ allowed: true, delayMs: SLOWDOWN.maxMs });
+  });
+
+  it("slowdownMs stays within its ceiling for any count", () => {
+    for (const failures of [0, 4, 5, 6, 20, 1_000_000]) expect(slowdownMs(failures, LIMITS)).toBeLessThanOrEqual(SLOWDOWN.maxMs);
+  });
+});
+
+describe("per source", () => {
+  it("guessing across many accounts from one source is stopped at the source's budget", async () => {
     const decisions = [];
     for (let i = 0; i < 10; i++) decisions.push(await takeAttempt(t.db, throttleKeys(`user${i}@example.com`, "203.0.113.99"), LIMITS));
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, true, true, true, false, false]);
   });
 
-  it("signing in to one's own account between guesses refills the address by one attempt only", async () => {
+  it("signing in to one's own account between guesses refills the source by one attempt only", async () => {
     const address = "203.0.113.100";
     for (let i = 0; i < 8; i++) await takeAttempt(t.db, throttleKeys(`guess${i}@example.com`, address), LIMITS);
     const own = throttleKeys("attacker@example.com", address);
@@ -92,6 +125,6 @@ describe("forgetStaleAttempts", () => {
     expect(await forgetStaleAttempts(t.db, LIMITS)).toBe(10);
     expect(await forgetStaleAttempts(t.db, LIMITS)).toBeGreaterThanOrEqual(2);
     expect(await t.db.signInThrottle.count({ where: { key: { startsWith: "stale:" } } })).toBe(0);
-    expect(await row(live.account)).not.toBeNull();
+    expect(await row(live.pair)).not.toBeNull();
   });
 });

@@ -3,13 +3,15 @@
 // scripts/users.ts only finds the database and reads the password.
 import { parseArgs } from "node:util";
 import type { Db } from "../db/client";
-import { AccountError, createApiToken, createTenant, createUser, setPassword } from "./accounts";
+import { AccountError, createApiToken, createTenant, createUser, revokeSessions, setPassword } from "./accounts";
 
 export const USAGE = `usage: npm run users -- <command> [options]
 
   create-user  --email <address> --name <name> --role admin|tenant [--tenant <id>]
                the password is read from stdin (or typed at a prompt), never from the command line
   set-password --email <address>                       (password from stdin or a prompt)
+               ends every session of the account
+  revoke-sessions --email <address>                    signs the account out everywhere
   create-token --email <address> --label <what uses it>  prints the token once
   create-tenant --id <slug> --name <name>
 
@@ -18,6 +20,7 @@ Uses DATABASE_URL, or the embedded database of a running \`npm run dev\` / \`npm
 export type Command =
   | { kind: "create-user"; email: string; name: string; role: "TENANT" | "ADMIN"; tenantId?: string }
   | { kind: "set-password"; email: string }
+  | { kind: "revoke-sessions"; email: string }
   | { kind: "create-token"; email: string; label: string }
   | { kind: "create-tenant"; id: string; name: string };
 
@@ -44,6 +47,8 @@ function role(value: string): "TENANT" | "ADMIN" {
   throw new UsageError(`--role is admin or tenant, not ${JSON.stringify(value)}.`);
 }
 
+const COMMANDS = "create-user, set-password, revoke-sessions, create-token or create-tenant";
+
 export function parseCommand(argv: string[]): Command {
   if (argv.some((a) => a === "--password" || a.startsWith("--password=") || a === "-p")) {
     throw new UsageError("Passwords are never taken from the command line (shell history, ps): pipe it on stdin or type it at the prompt.");
@@ -61,15 +66,16 @@ export function parseCommand(argv: string[]): Command {
     case "create-user":
       return { kind, email: required(values, "email"), name: required(values, "name"), role: role(required(values, "role")), tenantId: values.tenant };
     case "set-password":
+    case "revoke-sessions":
       return { kind, email: required(values, "email") };
     case "create-token":
       return { kind, email: required(values, "email"), label: required(values, "label") };
     case "create-tenant":
       return { kind, id: required(values, "id"), name: required(values, "name") };
     case undefined:
-      throw new UsageError("Name a command: create-user, set-password, create-token or create-tenant.");
+      throw new UsageError(`Name a command: ${COMMANDS}.`);
     default:
-      throw new UsageError(`Unknown command ${JSON.stringify(kind)}: use create-user, set-password, create-token or create-tenant.`);
+      throw new UsageError(`Unknown command ${JSON.stringify(kind)}: use ${COMMANDS}.`);
   }
 }
 
@@ -82,6 +88,8 @@ export interface CommandOutput {
   note?: string;
 }
 
+const sessions = (n: number) => `${n} session${n === 1 ? "" : "s"}`;
+
 /** Runs a parsed command. AccountError carries a one-sentence refusal. */
 export async function runCommand(db: Db, command: Command, readPassword: () => Promise<string>): Promise<CommandOutput> {
   switch (command.kind) {
@@ -90,9 +98,12 @@ export async function runCommand(db: Db, command: Command, readPassword: () => P
       const what = command.role === "ADMIN" ? "operator (admin)" : `user of tenant ${command.tenantId}`;
       return { out: `Created ${what} ${user.email}: sign in at /signin with this address and the password.` };
     }
-    case "set-password":
-      await setPassword(db, { email: command.email, password: await readPassword() });
-      return { out: `Password of ${command.email} changed.` };
+    case "set-password": {
+      const ended = await setPassword(db, { email: command.email, password: await readPassword() });
+      return { out: `Password of ${command.email} changed; ${sessions(ended)} ended.` };
+    }
+    case "revoke-sessions":
+      return { out: `${sessions(await revokeSessions(db, command))} of ${command.email} ended.` };
     case "create-token": {
       const token = await createApiToken(db, command);
       return { out: token, note: "Shown once: only its hash is stored. Send it as Authorization: Bearer <token>." };

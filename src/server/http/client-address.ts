@@ -1,17 +1,32 @@
-// The client's address, for the sign-in throttle. Next.js puts the socket's address into
-// X-Forwarded-For only when the request has none, and a proxy appends the address it saw: the
-// last entry is the one the nearest hop vouches for. Behind a proxy (HAProxy `option forwardfor`,
-// any load balancer) that is the real client; a server exposed directly keeps whatever the client
-// wrote, which is why the per-account budget never depends on this.
+// The client's address, for the sign-in throttle. Who vouches for it:
+//
+//   - the socket's peer, which the server itself writes into `x-once-peer-address` on every
+//     request (src/server/http/peer-address.ts), replacing anything a client sent under that name;
+//   - a proxy in front, which appends the address it saw to X-Forwarded-For. Only as many of those
+//     entries are believed as TRUSTED_PROXIES says there are proxies: the rightmost N hops are
+//     ours, the entry before them is the client. Everything further left is whatever the client
+//     wrote, which is why X-Forwarded-For is not believed at all by default: on a server reached
+//     directly, rotating it would hand out a fresh budget per request.
+
+export const PEER_ADDRESS_HEADER = "x-once-peer-address";
 
 /** Long enough for any IPv6 address with a zone; a longer value is not an address. */
 const MAX_LENGTH = 64;
 
-export function clientAddress(headers: Headers): string {
-  const hops = (headers.get("x-forwarded-for") ?? "")
+const usable = (value: string | undefined) => (value && value.length <= MAX_LENGTH ? value : undefined);
+
+/**
+ * `trustedProxies`: how many proxies stand between the clients and this server (0: none, the
+ * peer is the client). With more hops claimed than the chain holds, the leftmost is used.
+ */
+export function clientAddress(headers: Headers, trustedProxies = 0): string {
+  const peer = headers.get(PEER_ADDRESS_HEADER)?.trim();
+  const forwarded = (headers.get("x-forwarded-for") ?? "")
     .split(",")
     .map((h) => h.trim())
     .filter(Boolean);
-  const last = hops.at(-1);
-  return last && last.length <= MAX_LENGTH ? last : "unknown";
+  // Nearest last: what each proxy appended, then the peer this server saw.
+  const chain = peer ? [...forwarded, peer] : [];
+  if (chain.length === 0) return "unknown";
+  return usable(chain[Math.max(0, chain.length - 1 - trustedProxies)]) ?? "unknown";
 }

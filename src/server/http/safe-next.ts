@@ -13,31 +13,56 @@ const PLACEHOLDER_ORIGIN = "http://once.invalid";
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const FORBIDDEN = /[\\\u0000-\u001f\u007f]/;
 
-function decodedOrNull(value: string): string | null {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return null;
+/** Percent-encoding peeled until nothing changes (`%252e` → `%2e` → `.`); null when malformed. */
+function fullyDecoded(value: string): string | null {
+  let current = value;
+  for (let round = 0; round < 4; round++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(current);
+    } catch {
+      return null;
+    }
+    if (next === current) return current;
+    current = next;
   }
+  return null; // encoded four times over: nobody's real link
 }
 
 /**
- * `value` as a same-origin path (with its query and fragment), or "/" when it is anything else:
- * missing, not starting with one "/", holding a backslash or control character (even
- * percent-encoded), or resolving to another origin.
+ * `value` resolved against `base` as a browser resolves a Location header: dot segments (also
+ * `%2e`) removed. Null unless the result is a path on `base`'s origin that does not start with
+ * `//` (`/.//evil.example` resolves to `//evil.example`, another host).
+ */
+function resolvedPath(value: string, base: URL): string | null {
+  let url: URL;
+  try {
+    url = new URL(value, base);
+  } catch {
+    return null;
+  }
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  return url.origin === base.origin && path.startsWith("/") && !path.startsWith("//") ? path : null;
+}
+
+/**
+ * `value` as a same-origin path (with its query and fragment), normalised, or "/" when it is
+ * anything else: missing, not starting with one "/", holding a backslash or control character
+ * (even percent-encoded), or resolving, as sent or fully decoded, to anything that is not a path
+ * on this origin.
  */
 export function safeNextPath(value: unknown, origin: string = PLACEHOLDER_ORIGIN): string {
   if (typeof value !== "string" || !value.startsWith("/") || value.startsWith("//")) return "/";
-  const decoded = decodedOrNull(value);
-  if (decoded === null || FORBIDDEN.test(value) || FORBIDDEN.test(decoded) || decoded.startsWith("//")) return "/";
-  let url: URL;
+  const decoded = fullyDecoded(value);
+  if (decoded === null || FORBIDDEN.test(decoded)) return "/";
   let base: URL;
   try {
     base = new URL(origin);
-    url = new URL(value, base);
   } catch {
     return "/";
   }
-  if (url.origin !== base.origin) return "/";
-  return `${url.pathname}${url.search}${url.hash}`;
+  // Judged twice: as sent (what the browser will resolve) and decoded (what a page that decodes
+  // `next` again would), each after dot segments are resolved.
+  const path = resolvedPath(value, base);
+  return path !== null && resolvedPath(decoded, base) !== null ? path : "/";
 }

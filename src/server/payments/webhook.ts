@@ -13,11 +13,12 @@ import { EventType } from "./provider";
 import { SIGNATURE_HEADER, verifySignature } from "./webhook-signature";
 import { Reason } from "@/shared/reasons";
 import { plainError } from "../http/plain-error";
+import { text } from "@/shared/text";
 
 export const providerEventBody = z.object({
-  id: z.string().regex(/^evt_[0-9a-f]{1,64}$/),
+  id: text().regex(/^evt_[0-9a-f]{1,64}$/),
   type: z.enum([EventType.SUCCEEDED, EventType.FAILED]),
-  data: z.object({ chargeId: z.string(), reference: z.string(), amountCents: z.number().int(), currency: z.string(), status: z.string() }),
+  data: z.object({ chargeId: text(), reference: text(), amountCents: z.number().int(), currency: text(), status: text() }),
 });
 export type ProviderEventBody = z.infer<typeof providerEventBody>;
 

@@ -5,7 +5,7 @@ import { CounterEvent, KeyStatus } from "../constants.js";
 import { IdempotencyError } from "../errors.js";
 import { fingerprint } from "../fingerprint.js";
 import { Reason } from "../reasons.js";
-import { isStoreUnavailable } from "../store/unavailable.js";
+import { classifyStoreFailure, StoreFailure } from "../store/unavailable.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
 import { acquire, inProgress } from "./acquire.js";
 import type { EngineDeps } from "./deps.js";
@@ -47,7 +47,20 @@ class Rollback {
   constructor(readonly result: TransactionResult) {}
 }
 
-export function storeUnavailable(cause: unknown): IdempotencyError {
+/**
+ * The 503 for a store that could not serve: `store_busy` when it was up but no connection came
+ * free in time, `store_unavailable` otherwise (also for an error nobody recognises, on the side
+ * of "the store failed": it came from the store's own statements), counted as what it was.
+ */
+export function storeUnavailable(cause: unknown, count?: (e: CounterEvent) => void): IdempotencyError {
+  if (classifyStoreFailure(cause) === StoreFailure.BUSY) {
+    count?.(CounterEvent.STORE_BUSY);
+    return new IdempotencyError(Reason.STORE_BUSY, "The idempotency key store is busy (no connection came free in time); nothing was executed", {
+      cause,
+      retryAfterSeconds: 1,
+    });
+  }
+  count?.(CounterEvent.STORE_ERRORS);
   return new IdempotencyError(Reason.STORE_UNAVAILABLE, "The idempotency key store cannot be reached; nothing was executed", {
     cause,
     retryAfterSeconds: 1,
@@ -74,8 +87,7 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
     record = await acquire(deps, reserveRequest, count);
   } catch (error) {
     if (error instanceof IdempotencyError) throw error;
-    count(CounterEvent.STORE_ERRORS);
-    throw storeUnavailable(error);
+    throw storeUnavailable(error, count);
   }
   if (record.status !== KeyStatus.PROCESSING) {
     count(CounterEvent.REPLAYED);
@@ -94,15 +106,13 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
       throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
     case "handler_failed":
       await release(deps, record, count);
-      if (!isStoreUnavailable(result.error)) throw result.error; // the handler's own error, passed on
-      count(CounterEvent.STORE_ERRORS);
-      throw storeUnavailable(result.error);
+      if (classifyStoreFailure(result.error) === null) throw result.error; // the handler's own error, passed on
+      throw storeUnavailable(result.error, count);
     case "store_failed":
       // BEGIN, the completion or COMMIT failed. If COMMIT did land, the key is COMPLETED and the
       // fenced release touches nothing: the retry replays.
       await release(deps, record, count);
-      count(CounterEvent.STORE_ERRORS);
-      throw storeUnavailable(result.error);
+      throw storeUnavailable(result.error, count);
     default: {
       const unreachable: never = result;
       throw new Error(`unhandled transaction result ${JSON.stringify(unreachable)}`);
@@ -147,8 +157,7 @@ async function storeFailure(
     stored = await deps.store.finish(record, KeyStatus.FAILED, response);
   } catch (error) {
     await release(deps, record, count); // nothing committed, nothing recorded: a retry runs anew
-    count(CounterEvent.STORE_ERRORS);
-    throw storeUnavailable(error);
+    throw storeUnavailable(error, count);
   }
   if (!stored) {
     count(CounterEvent.FENCED);

@@ -1,7 +1,18 @@
-// Is this error the store being gone (refused, terminated, shut down, pool timed out), rather
-// than a statement the database refused? The first answers 503 and is retried with the same key;
-// the second is a bug or a decision and is passed on. Errors arrive in several wrappings: pg's
-// own, Prisma's (P1001 …, or a driver-adapter error with a `kind`), each with a `cause` chain.
+// Why the store could not serve a statement, if that is what an error says: **busy** (it is up,
+// but no connection came free in time: the pool's wait ran out) or **unavailable** (refused,
+// terminated, shut down, starting up), rather than a statement the database refused. Both answer
+// 503 and are retried with the same key, but they tell the operator and the client different
+// things: busy is load (add capacity, or wait a moment), unavailable is an outage. Everything
+// else is a bug or a decision and is passed on. Errors arrive in several wrappings: pg's own,
+// Prisma's (P1001 …, or a driver-adapter error with a `kind`), each with a `cause` chain.
+
+export const StoreFailure = {
+  /** Up, but no connection came free in time. */
+  BUSY: "busy",
+  /** Cannot be reached, or went away. */
+  UNAVAILABLE: "unavailable",
+} as const;
+export type StoreFailure = (typeof StoreFailure)[keyof typeof StoreFailure];
 
 /** Node socket errors that mean the server is not there. */
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
@@ -12,29 +23,59 @@ function isUnavailableSqlState(code: string): boolean {
 }
 
 /** Prisma's codes for a database it cannot reach or whose connection it lost. */
-const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017"]);
 
-/** Driver-adapter error kinds (@prisma/driver-adapter-utils) that mean the same. */
+/** Prisma's "Timed out fetching a new connection from the connection pool". */
+const PRISMA_BUSY = "P2024";
+
+/** Driver-adapter error kinds (@prisma/driver-adapter-utils) that mean the server is gone. */
 const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections", "TransactionAlreadyClosed"]);
 
-/** pg and the pool say these in words only. */
-const MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Connection ended unexpectedly|Client has encountered a connection error|server closed the connection|Cannot use a pool after calling end|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
+/**
+ * pg-pool's words when every connection stayed checked out for connectionTimeoutMillis (a new
+ * connection that does not come up in time is "Connection terminated due to connection
+ * timeout": unavailable).
+ */
+const BUSY_MESSAGES = /timeout exceeded when trying to connect|Timed out fetching a new connection from the connection pool/i;
 
-function looksUnavailable(error: Record<string, unknown>): boolean {
+/** pg and the pool say these in words only. */
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|server closed the connection|Cannot use a pool after calling end|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
+
+/** What this one error object (not its causes) says. */
+function classifyOne(error: Record<string, unknown>): StoreFailure | null {
   const code = typeof error.code === "string" ? error.code : undefined;
-  if (code && (SOCKET_CODES.has(code) || PRISMA_CODES.has(code) || (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)))) return true;
+  const message = typeof error.message === "string" ? error.message : "";
+  if (code === PRISMA_BUSY || BUSY_MESSAGES.test(message)) return StoreFailure.BUSY;
+  if (code && (SOCKET_CODES.has(code) || PRISMA_UNAVAILABLE.has(code) || (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)))) {
+    return StoreFailure.UNAVAILABLE;
+  }
   const originalCode = error.originalCode;
-  if (typeof originalCode === "string" && isUnavailableSqlState(originalCode)) return true;
-  if (typeof error.kind === "string" && ADAPTER_KINDS.has(error.kind)) return true;
-  return typeof error.message === "string" && MESSAGES.test(error.message);
+  if (typeof originalCode === "string" && isUnavailableSqlState(originalCode)) return StoreFailure.UNAVAILABLE;
+  if (typeof error.kind === "string" && ADAPTER_KINDS.has(error.kind)) return StoreFailure.UNAVAILABLE;
+  return UNAVAILABLE_MESSAGES.test(message) ? StoreFailure.UNAVAILABLE : null;
 }
 
-export function isStoreUnavailable(error: unknown, depth = 0): boolean {
-  if (depth > 8 || error === null || typeof error !== "object") return false;
+/**
+ * Busy, unavailable, or null (not the store's failure), looking through the error, its `cause`
+ * chain, an AggregateError's errors and Prisma's driver-adapter error. The one classifier: the
+ * engine, the app's edge and its jobs all ask it.
+ */
+export function classifyStoreFailure(error: unknown, depth = 0): StoreFailure | null {
+  if (depth > 8 || error === null || typeof error !== "object") return null;
   const e = error as Record<string, unknown>;
-  if (looksUnavailable(e)) return true;
-  if (e.errors instanceof Array && e.errors.some((inner) => isStoreUnavailable(inner, depth + 1))) return true; // AggregateError
+  const own = classifyOne(e);
+  if (own) return own;
   const meta = e.meta as Record<string, unknown> | undefined;
-  return isStoreUnavailable(e.cause, depth + 1) || isStoreUnavailable(meta?.driverAdapterError, depth + 1);
+  const inner = [...(e.errors instanceof Array ? e.errors : []), e.cause, meta?.driverAdapterError]; // AggregateError: IPv4 and IPv6 both refused
+  for (const candidate of inner) {
+    const found = classifyStoreFailure(candidate, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** Whether the store could not serve (busy or unavailable): a 503 and a retry, not the caller's fault. */
+export function isStoreUnavailable(error: unknown): boolean {
+  return classifyStoreFailure(error) !== null;
 }

@@ -30,9 +30,9 @@ export function poolOf(db: Db): pg.Pool | undefined {
   return pools.get(db);
 }
 
-export function connect(url: string, max = 10): { db: Db; pool: pg.Pool } {
+export function connect(url: string, max = 10, connectionTimeoutMillis = 2_000): { db: Db; pool: pg.Pool } {
   // Fail fast when PostgreSQL is gone: the engine answers 503 instead of hanging.
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 2_000 });
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis });
   pool.on("error", () => {}); // an idle connection that dies is dropped; the next query reconnects
   const db = new PrismaClient({ adapter: new PrismaPg(pool) });
   pools.set(db, pool);

@@ -12,6 +12,7 @@ import { readStats } from "@/server/admin/stats";
 import { resolveKeyProcedure, searchKeysProcedure } from "./admin/search-keys";
 import { releaseStuckProcedure, stuckCountProcedure } from "./admin/release-stuck";
 import { counterSeriesProcedure } from "./admin/series";
+import { endAccountSessionsProcedure, endSessionProcedure, listSessionsProcedure } from "./admin/sessions";
 
 export const adminRouter = createTRPCRouter({
   keys: createTRPCRouter({
@@ -33,6 +34,11 @@ export const adminRouter = createTRPCRouter({
   }),
   audit: createTRPCRouter({
     list: listAuditProcedure,
+  }),
+  sessions: createTRPCRouter({
+    list: listSessionsProcedure,
+    end: endSessionProcedure,
+    endAll: endAccountSessionsProcedure,
   }),
   stats: adminProcedure.query(({ ctx }) => readStats(ctx.db, ctx.engine)),
   counters: createTRPCRouter({

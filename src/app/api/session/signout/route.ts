@@ -1,9 +1,25 @@
-// Sign out: clears the session cookie. Refused cross-site, so another site cannot sign a visitor
-// out (or, paired with a login CSRF, swap their session).
-import { clearSessionCookieHeader } from "@/server/auth/session";
-import { crossSiteRefusal, isCrossSiteRequest } from "@/server/http/cross-site";
+// Sign out: ends the session on the server and clears the cookie (src/server/auth/sign-out.ts);
+// this file only wires the app's database in.
+import { classifyStoreFailure, StoreFailure } from "@once/idempotency";
+import { handleSignOut } from "@/server/auth/sign-out";
+import { serverApp } from "@/server/app";
+import { plainError } from "@/server/http/plain-error";
+import { logger } from "@/server/logger";
+import { Reason } from "@/shared/reasons";
 
 export async function POST(req: Request) {
-  if (isCrossSiteRequest(req.headers, req.url)) return crossSiteRefusal();
-  return new Response(null, { status: 303, headers: { Location: "/signin", "Set-Cookie": clearSessionCookieHeader() } });
+  try {
+    return await handleSignOut(req, serverApp().db);
+  } catch (error) {
+    logger.error({ err: error }, "sign-out failed");
+    const busy = classifyStoreFailure(error) === StoreFailure.BUSY;
+    return plainError(
+      503,
+      busy ? Reason.STORE_BUSY : Reason.STORE_UNAVAILABLE,
+      "Sign-out could not reach the database, so the session is still open: try again",
+      {
+        "Retry-After": "1",
+      },
+    );
+  }
 }

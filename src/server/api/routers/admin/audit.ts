@@ -6,8 +6,9 @@ import { adminProcedure } from "../../trpc";
 import { cursorSchema } from "./cursor";
 import { before, page } from "./reconciliation";
 import { auditView } from "./view";
+import { text } from "@/shared/text";
 
-const optionalText = (max: number) => z.string().trim().min(1).max(max).optional();
+const optionalText = (max: number) => text().trim().min(1).max(max).optional();
 
 export const listAuditInput = z.object({
   actor: optionalText(200),

@@ -1,6 +1,7 @@
 // Keyset cursors on (createdAt, id), opaque to the client: "<ISO time>|<uuid>". createdAt has
 // millisecond precision in the database (timestamptz(3)), so the round trip through a JS Date is exact.
 import { z } from "zod";
+import { text } from "@/shared/text";
 
 export interface Cursor {
   createdAt: Date;
@@ -9,8 +10,7 @@ export interface Cursor {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const cursorSchema = z
-  .string()
+export const cursorSchema = text()
   .max(100)
   .transform((value, ctx): Cursor => {
     const [time, id] = value.split("|");

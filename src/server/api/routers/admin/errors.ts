@@ -10,6 +10,7 @@ export const AdminReason = {
   KEY_NOT_STUCK: Reason.KEY_NOT_STUCK,
   OUTBOX_NOT_FOUND: Reason.OUTBOX_NOT_FOUND,
   OUTBOX_NOT_DEAD: Reason.OUTBOX_NOT_DEAD,
+  SESSION_NOT_FOUND: Reason.SESSION_NOT_FOUND,
 } as const;
 export type AdminReason = (typeof AdminReason)[keyof typeof AdminReason];
 

@@ -4,15 +4,16 @@ import { KeyStatus } from "@once/idempotency";
 import type { LeaseState } from "@/server/admin/keys-query";
 import type { TimelineEvent } from "@/server/admin/timeline";
 import { cursorSchema } from "./cursor";
+import { text } from "@/shared/text";
 
 export const keyStatusSchema = z.enum([KeyStatus.PROCESSING, KeyStatus.COMPLETED, KeyStatus.FAILED]);
 
 export const listKeysInput = z.object({
   status: keyStatusSchema.optional(),
   /** The key's scope: a tenant id ("acme"), "admin", or "provider:<name>". */
-  tenant: z.string().trim().min(1).max(100).optional(),
+  tenant: text().trim().min(1).max(100).optional(),
   /** The start of the procedure's name ("checkout." finds checkout.placeOrder); a full name matches too. */
-  procedure: z.string().trim().min(1).max(200).optional(),
+  procedure: text().trim().min(1).max(200).optional(),
   /** Only PROCESSING keys whose lease has expired. */
   stuck: z.boolean().optional(),
   cursor: cursorSchema.optional(),
@@ -23,8 +24,8 @@ export type ListKeysInput = z.input<typeof listKeysInput>;
 export const keyByIdInput = z.object({ id: z.uuid() });
 
 /** A key's value as a client sent it (1–255 characters), or the start of one. */
-const keyValueSchema = z.string().trim().min(1, "Type a key (or its start)").max(255);
-const tenantSchema = z.string().trim().min(1).max(100).optional();
+const keyValueSchema = text().trim().min(1, "Type a key (or its start)").max(255);
+const tenantSchema = text().trim().min(1).max(100).optional();
 
 export const searchKeysInput = z.object({ q: keyValueSchema, tenant: tenantSchema, limit: z.number().int().min(1).max(100).default(50) });
 
@@ -33,16 +34,16 @@ export const resolveKeyInput = z.object({ ref: keyValueSchema, tenant: tenantSch
 
 export const stuckCountInput = z.object({
   tenant: tenantSchema,
-  procedure: z.string().trim().min(1).max(200).optional(),
+  procedure: text().trim().min(1).max(200).optional(),
 });
 
 export const releaseStuckInput = stuckCountInput.extend({
-  reason: z.string().trim().min(3, "Say why (at least 3 characters)").max(500),
+  reason: text().trim().min(3, "Say why (at least 3 characters)").max(500),
 });
 export type ReleaseStuckInput = z.input<typeof releaseStuckInput>;
 
 /** Why: free text, written to the audit log with the operator's name. */
-export const reasonSchema = z.string().trim().min(3, "Say why (at least 3 characters)").max(500);
+export const reasonSchema = text().trim().min(3, "Say why (at least 3 characters)").max(500);
 
 export const removeKeyInput = z.object({ id: z.uuid(), reason: reasonSchema });
 export type RemoveKeyInput = z.input<typeof removeKeyInput>;

@@ -4,10 +4,11 @@
 import { z } from "zod";
 import { adminProcedure } from "../../trpc";
 import { readCounterSeries } from "@/server/admin/counter-series";
+import { text } from "@/shared/text";
 
 export const counterSeriesInput = z.object({
-  tenant: z.string().trim().min(1).max(100),
-  procedure: z.string().trim().min(1).max(200).optional(),
+  tenant: text().trim().min(1).max(100),
+  procedure: text().trim().min(1).max(200).optional(),
 });
 
 export const counterSeriesProcedure = adminProcedure

@@ -1,0 +1,46 @@
+"use client";
+// One row action that needs a reason (retry an outbox message, end a session): the reason, the
+// button, and what came of it. Sent as an idempotent admin mutation (useAdminAction).
+import { useState } from "react";
+import { errorText } from "./ui";
+import { useAdminAction } from "./useAdminAction";
+
+export function ReasonActionForm({
+  button,
+  done,
+  send,
+}: {
+  button: string;
+  /** Shown once the action succeeded. */
+  done: string;
+  send: (reason: string, context: { idempotencyKey: string }) => Promise<unknown>;
+}) {
+  const [reason, setReason] = useState("");
+  const action = useAdminAction((input: { reason: string }, context) => send(input.reason, context));
+  return (
+    <form
+      className="row"
+      onSubmit={(e) => {
+        e.preventDefault();
+        action.mutate({ reason });
+      }}
+    >
+      <label>
+        Reason <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} size={14} />
+      </label>
+      <button type="submit" disabled={action.isPending}>
+        {button}
+      </button>
+      {action.isSuccess && (
+        <span role="status" className="badge ok">
+          {done}
+        </span>
+      )}
+      {action.isError && (
+        <span role="alert" className="badge bad">
+          Refused: {errorText(action.error)}
+        </span>
+      )}
+    </form>
+  );
+}
