@@ -7,11 +7,15 @@
 // right after the provider charged and before the row is marked delivered: the crash test's
 // worst moment, produced for real.
 import { createDb } from "../src/server/db/client";
+import { env } from "../src/server/env";
 import { createJobLog } from "../src/server/job-log";
 import { startPaymentJobs } from "../src/server/payments";
 import { requireDatabase } from "./lib/database";
 
 const db = createDb(await requireDatabase());
+// The provider's own books, when configured (PROVIDER_DATABASE_URL; see src/server/env.ts).
+const booksUrl = env().PROVIDER_DATABASE_URL;
+const books = booksUrl ? createDb(booksUrl, { max: 4 }) : undefined;
 // Once running, an outage is a state, not an error per round: one line when the database goes
 // away, one when it is back (src/server/job-log.ts).
 const jobLog = createJobLog(db, (line) => console.warn(line));
@@ -19,6 +23,7 @@ const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
 
 const stopJobs = startPaymentJobs(db, {
   log: jobLog.log,
+  books,
   hooks: crashAfterCharge
     ? {
         afterCharge: (message, charge) => {
@@ -38,6 +43,7 @@ async function shutdown(signal: string) {
   await stopJobs();
   jobLog.stop();
   await db.$disconnect();
+  await books?.$disconnect();
   process.exit(0);
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));

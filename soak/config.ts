@@ -3,7 +3,7 @@
 // profiles) and `--short` (the one `npm test` runs: one profile, under 90 s in all).
 import { parseArgs } from "node:util";
 
-export const Profile = { DIRECT: "direct", PGBOUNCER: "pgbouncer" } as const;
+export const Profile = { DIRECT: "direct", PGBOUNCER: "pgbouncer", PATRONI: "patroni", PATRONI_ASYNC: "patroni-async" } as const;
 export type Profile = (typeof Profile)[keyof typeof Profile];
 
 export interface SoakConfig {
@@ -49,7 +49,20 @@ export interface SoakConfig {
    * turns it off, to show what goes wrong without it.
    */
   directSessions: boolean;
+  /** Patroni profiles: the fault schedule (fractions of the fire; 0 leaves one out), see failover.ts. */
+  switchoverAt: number;
+  postmasterKillAt: number;
+  nodeLossAt: number;
+  stallAt: number;
+  nodeAwayMs: number;
+  stallMs: number;
+  /** Patroni's leader TTL: a lost node's leadership outlives it this long (the node-loss outage). */
+  patroniTtlSeconds: number;
+  /** First of the loopback ports the patroni profiles take in a row (etcd, nodes, proxies, instances); 0: any free ports. */
+  basePort: number;
 }
+
+export const isPatroni = (p: Profile) => p === Profile.PATRONI || p === Profile.PATRONI_ASYNC;
 
 const DEFAULTS: SoakConfig = {
   profiles: [Profile.DIRECT, Profile.PGBOUNCER],
@@ -75,6 +88,42 @@ const DEFAULTS: SoakConfig = {
   outDir: "soak/out",
   seed: Date.now() % 1_000_000,
   directSessions: true,
+  switchoverAt: 0.12,
+  postmasterKillAt: 0.35,
+  nodeLossAt: 0.55,
+  stallAt: 0.85,
+  nodeAwayMs: 12_000,
+  stallMs: 3_000,
+  patroniTtlSeconds: 10,
+  basePort: 0,
+};
+
+/**
+ * The patroni profiles: the database faults are the subject, so no instance is killed (the other
+ * profiles do that), and the run is sized to finish in under 6 minutes on 2 cores with a
+ * three-node cluster beside the app: ~15 s for the cluster, 100 s under fire with four failovers
+ * or stalls, a minute for the outbox to drain.
+ */
+const PATRONI: Partial<SoakConfig> = {
+  durationMs: 100_000,
+  settleMs: 20_000,
+  clients: 32,
+  killEveryMs: 0,
+  drainMs: 60_000,
+  operatorEveryMs: 2_000,
+  providerFailureRate: 0.1,
+  providerTimeoutRate: 0.05,
+};
+
+/** The demonstration: one stall, then the primary lost, nothing else. */
+const PATRONI_ASYNC: Partial<SoakConfig> = {
+  ...PATRONI,
+  durationMs: 45_000,
+  switchoverAt: 0,
+  postmasterKillAt: 0,
+  nodeLossAt: 0,
+  stallAt: 0.5,
+  stallMs: 3_000,
 };
 
 /** `--short`: what `npm test` runs. One profile (through PgBouncer: the harder one), every fault once. */
@@ -114,6 +163,14 @@ const NUMERIC: (keyof SoakConfig)[] = [
   "haproxyServerTimeoutMs",
   "drainMs",
   "seed",
+  "switchoverAt",
+  "postmasterKillAt",
+  "nodeLossAt",
+  "stallAt",
+  "nodeAwayMs",
+  "stallMs",
+  "patroniTtlSeconds",
+  "basePort",
 ];
 
 export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
@@ -127,8 +184,11 @@ export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
   for (const name of NUMERIC) options[name] = { type: "string" };
   const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   if (values.help) return "help";
-  const config: SoakConfig = { ...DEFAULTS, ...(values.short ? SHORT : {}) };
-  if (typeof values.profile === "string") config.profiles = parseProfiles(values.profile);
+  const profiles = typeof values.profile === "string" ? parseProfiles(values.profile) : undefined;
+  // A patroni profile runs alone, with its own preset (the flags still override it).
+  const preset = profiles?.[0] === Profile.PATRONI ? PATRONI : profiles?.[0] === Profile.PATRONI_ASYNC ? PATRONI_ASYNC : values.short ? SHORT : {};
+  const config: SoakConfig = { ...DEFAULTS, ...preset };
+  if (profiles) config.profiles = profiles;
   if (typeof values.out === "string") config.outDir = values.out;
   if (values.sessionsThroughPgbouncer) config.directSessions = false;
   for (const name of NUMERIC) {
@@ -138,7 +198,8 @@ export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
     if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, not "${raw}"`);
     (config as unknown as Record<string, number>)[name] = n;
   }
-  for (const rate of ["dropRate", "slowRate", "resendRate", "providerFailureRate", "providerTimeoutRate", "pgRestartAt", "pgStopAt"] as const) {
+  const shares = ["dropRate", "slowRate", "resendRate", "providerFailureRate", "providerTimeoutRate", "pgRestartAt", "pgStopAt"] as const;
+  for (const rate of [...shares, "switchoverAt", "postmasterKillAt", "nodeLossAt", "stallAt"] as const) {
     if (config[rate] > 1) throw new Error(`--${rate} is a share between 0 and 1, not ${config[rate]}`);
   }
   if (config.instances < 2) throw new Error("--instances must be at least 2: the load balancer needs somewhere to re-send");
@@ -148,13 +209,19 @@ export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
 
 function parseProfiles(raw: string): Profile[] {
   if (raw === "both") return [Profile.DIRECT, Profile.PGBOUNCER];
-  if (raw === Profile.DIRECT || raw === Profile.PGBOUNCER) return [raw];
-  throw new Error(`--profile is direct, pgbouncer or both, not "${raw}"`);
+  const one = Object.values(Profile).find((p) => p === raw);
+  if (one) return [one];
+  throw new Error(`--profile is direct, pgbouncer, both, patroni or patroni-async, not "${raw}"`);
 }
 
 export const HELP = `npm run soak -- [options]      (defaults: both profiles, 3 minutes under fire each)
   --short                 what npm test runs: the PgBouncer profile, 25 s under fire
-  --profile direct|pgbouncer|both
+  --profile direct|pgbouncer|both|patroni|patroni-async
+                          patroni: etcd + 3 Patroni nodes (synchronous_mode) behind HAProxy, under a
+                          switchover, a postmaster kill -9, a node lost and back, a replication stall;
+                          patroni-async: the demonstration (asynchronous, a stall, the primary lost)
+  --switchoverAt F --postmasterKillAt F --nodeLossAt F --stallAt F --nodeAwayMs N --stallMs N
+  --patroniTtlSeconds N --basePort N (patroni: ports from N on; default any free ports)
   --durationMs N --settleMs N --drainMs N --maxRequests N --clients N --instances N
   --dropRate R --slowRate R --slowMs N --resendRate R
   --killEveryMs N --pgRestartAt F --pgStopAt F --pgStopMs N

@@ -30,9 +30,7 @@ export async function startSoakDatabase(dataDir: string, port: number): Promise<
   let server: EmbeddedServer | undefined = await startEmbeddedPostgres({ dataDir, port, persistent: true });
   await server.createDatabase(DATABASE);
   const url = server.url(DATABASE);
-  // The soak signs its shoppers and operator in with the demo tokens (its instances run in demo mode).
-  await setupDatabase(url, () => {}, { demo: true });
-  await addSoakProducts(url);
+  await prepareSoakDatabase(url);
   return {
     port,
     url,
@@ -46,6 +44,13 @@ export async function startSoakDatabase(dataDir: string, port: number): Promise<
       if (!server) server = await startEmbeddedPostgres({ dataDir, port, persistent: true });
     },
   };
+}
+
+/** The app's schema, the demo accounts and the soak's products, on a database that exists. */
+export async function prepareSoakDatabase(url: string): Promise<void> {
+  // The soak signs its shoppers and operator in with the demo tokens (its instances run in demo mode).
+  await setupDatabase(url, () => {}, { demo: true });
+  await addSoakProducts(url);
 }
 
 async function addSoakProducts(url: string): Promise<void> {

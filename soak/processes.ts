@@ -3,7 +3,7 @@
 // so an error or Ctrl-C stops exactly what this run started.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { openSync, closeSync } from "node:fs";
+import { openSync, closeSync, readdirSync, readFileSync } from "node:fs";
 
 export interface Child {
   name: string;
@@ -15,9 +15,14 @@ export interface Child {
 
 const running = new Set<Child>();
 
-export function startChild(name: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; logFile: string }): Child {
+export function startChild(
+  name: string,
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; logFile: string; /** run as this OS user (Patroni as postgres) */ user?: { uid: number; gid: number } },
+): Child {
   const fd = openSync(options.logFile, "a");
-  const proc = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", fd, fd] });
+  const proc = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", fd, fd], ...options.user });
   closeSync(fd); // the child holds its own copy
   if (proc.pid === undefined) throw new Error(`${name}: could not start ${command}`);
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
@@ -67,4 +72,39 @@ export async function waitFor(what: string, probe: () => Promise<boolean>, timeo
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${what}: not ready after ${timeoutMs} ms`);
+}
+
+// Processes the soak did not spawn itself but knows by pid (a Patroni node's PostgreSQL).
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function killPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** The pids whose parent is `pid` (PostgreSQL's backends and auxiliary processes), from /proc. */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Field 4 is the parent pid; the command name (field 2) may hold spaces, so read after its ")".
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
 }

@@ -18,14 +18,26 @@ export function renderReport(r: ReportInput): string {
   const c = r.config;
   const count = (kind: Fault["kind"]) => r.faults.filter((f) => f.kind === kind).length;
   const verdict = r.rows.every((row) => row.ok !== false) ? "**passed**" : "**FAILED**";
+  const patroni = r.profile.startsWith("patroni");
+  const database = patroni
+    ? `, PostgreSQL 15 under Patroni (3 nodes, ${r.profile === "patroni" ? "synchronous_mode" : "asynchronous replication"}) behind HAProxy checking /primary, the payment worker in its own process, the provider's books on their own server`
+    : r.profile === "pgbouncer"
+      ? ", PgBouncer in transaction mode before PostgreSQL"
+      : ", PostgreSQL directly";
+  const databaseFaults = patroni
+    ? `${r.faults
+        .filter((f) => f.kind === "db" && !f.detail.startsWith("healthy"))
+        .map((f) => `${f.detail} at ${Math.round(f.t / 1000)} s`)
+        .join("; ")}; `
+    : `${count("kill")} instance SIGKILLs (every ${Math.round(c.killEveryMs / 1000)} s), ${count("pg-restart")} PostgreSQL restart, ` +
+      `${count("pg-stop")} PostgreSQL stop of ${Math.round(c.pgStopMs / 1000)} s, `;
   const lines = [
     `once soak — profile **${r.profile}** — ${r.startedAt.toISOString()} — ${verdict}`,
     "",
     `${c.instances} × \`next start\` behind HAProxy (retry-on conn-failure/empty-response/response-timeout, redispatch, ` +
-      `server timeout ${c.haproxyServerTimeoutMs} ms)${r.profile === "pgbouncer" ? ", PgBouncer in transaction mode before PostgreSQL" : ", PostgreSQL directly"}; ` +
+      `server timeout ${c.haproxyServerTimeoutMs} ms)${database}; ` +
       `${c.clients} clients, ${Math.round(c.durationMs / 1000)} s under fire, ${r.requests} requests.`,
-    `Injected: ${count("kill")} instance SIGKILLs (every ${Math.round(c.killEveryMs / 1000)} s), ${count("pg-restart")} PostgreSQL restart, ` +
-      `${count("pg-stop")} PostgreSQL stop of ${Math.round(c.pgStopMs / 1000)} s, provider failing ${pct(c.providerFailureRate)} and timing out after charging ${pct(c.providerTimeoutRate)}, ` +
+    `Injected: ${databaseFaults}provider failing ${pct(c.providerFailureRate)} and timing out after charging ${pct(c.providerTimeoutRate)}, ` +
       `${count("bust")} busts and ${count("release")} releases by the operator, ${pct(c.dropRate)} of answers dropped by the client, ` +
       `${pct(c.slowRate)} slow checkouts (${c.slowMs} ms), ${pct(c.resendRate)} of answered intents sent again later.`,
     "",

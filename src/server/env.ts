@@ -35,6 +35,12 @@ const schema = z.object({
   // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
   // max_prepared_statements) may turn them back on with "1".
   DATABASE_PREPARED_STATEMENTS: z.enum(["0", "1"]).optional(),
+  // The simulated provider's books (its charges, idempotency records, events) in a database of
+  // their own, migrated with the app's schema, as a real provider's are outside our cluster: a
+  // failover that loses the shop's last commits cannot erase a charge, so the soak sees what was
+  // really charged. Unset (development, tests): the provider's tables in the shop's database.
+  // Reconciliation needs both in one database and is off when this is set.
+  PROVIDER_DATABASE_URL: z.string().min(1).optional(),
 });
 
 export type Env = z.infer<typeof schema>;

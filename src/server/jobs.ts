@@ -1,7 +1,7 @@
 // Background jobs of the server process (started from src/instrumentation.ts): the engine's
 // reaper, sweeper and counter flush, and the payment jobs. Every job guards itself (advisory lock
 // or SKIP LOCKED), so any number of instances may run them.
-import type { Db } from "./db/client";
+import { createDb, type Db } from "./db/client";
 import { engineFor } from "./engine";
 import { appEngineConfig } from "./engine-config";
 import { benchControlEnabled, env } from "./env";
@@ -20,11 +20,22 @@ export function startBackgroundJobs(db: Db): () => Promise<void> {
     () => engine.close(),
     // Outbox worker, the simulated provider's webhook deliveries, reconciliation (unless a
     // process of their own runs them: ONCE_PAYMENT_JOBS=0 and `npm run worker`).
-    env().ONCE_PAYMENT_JOBS === "1" ? startPaymentJobs(db, { log }) : () => {},
+    env().ONCE_PAYMENT_JOBS === "1" ? startPaymentJobsWithBooks(db, log) : () => {},
     jobLog.stop,
   ];
   return async () => {
     for (const stop of stops) await stop();
+  };
+}
+
+/** The payment jobs, with the provider's own books when PROVIDER_DATABASE_URL names them. */
+function startPaymentJobsWithBooks(db: Db, log: (m: string) => void): () => Promise<void> {
+  const url = env().PROVIDER_DATABASE_URL;
+  const books = url ? createDb(url, { max: 4 }) : undefined;
+  const stop = startPaymentJobs(db, { log, books });
+  return async () => {
+    await stop();
+    await books?.$disconnect();
   };
 }
 

@@ -28,14 +28,15 @@ export interface WebhookAnswer {
   retryAfterSeconds?: number;
 }
 
-export async function handleProviderWebhook(db: Db, rawBody: unknown): Promise<WebhookAnswer> {
+/** `books`: where the provider keeps its events and charges (its own database, or the shop's by default). */
+export async function handleProviderWebhook(db: Db, rawBody: unknown, books: Db = db): Promise<WebhookAnswer> {
   const parsed = providerEventBody.safeParse(rawBody);
   if (!parsed.success) return { status: 400, body: { error: "invalid_event" }, replayed: false };
   // The route has checked the provider's signature. Still, trust nothing in the body but the event
   // id: look the event up in the provider's own books. An unknown id is refused before the engine,
   // so a forged id never occupies a key.
-  const event = await db.providerEvent.findUnique({ where: { id: parsed.data.id } });
-  const charge = event ? await db.providerCharge.findUnique({ where: { id: event.chargeId } }) : null;
+  const event = await books.providerEvent.findUnique({ where: { id: parsed.data.id } });
+  const charge = event ? await books.providerCharge.findUnique({ where: { id: event.chargeId } }) : null;
   if (!event || !charge) return { status: 404, body: { error: "unknown_event" }, replayed: false };
 
   try {
@@ -63,6 +64,8 @@ export interface WebhookDoorOptions {
   secret?: string;
   /** Our clock, in unix seconds, for the signature's tolerance. */
   nowSeconds?: () => number;
+  /** The provider's books, when they are not in the shop's database (PROVIDER_DATABASE_URL). */
+  books?: Db;
 }
 
 /**
@@ -83,7 +86,7 @@ export async function webhookResponse(db: Db, request: Request, options: Webhook
   } catch {
     return plainError(400, Reason.INVALID_JSON, "The webhook's body is not valid JSON");
   }
-  const answer = await handleProviderWebhook(db, body);
+  const answer = await handleProviderWebhook(db, body, options.books);
   const headers = new Headers();
   if (answer.replayed) headers.set("Idempotent-Replayed", "true");
   if (answer.retryAfterSeconds !== undefined) headers.set("Retry-After", String(answer.retryAfterSeconds));
