@@ -10,6 +10,7 @@ export const Reason = {
   IN_PROGRESS: "request_in_progress",
   TOO_MANY_KEYS: "too_many_keys",
   STORE_UNAVAILABLE: "store_unavailable",
+  COMMIT_UNCONFIRMED: "commit_unconfirmed",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
@@ -56,5 +57,11 @@ export const REASONS: Record<Reason, ReasonInfo> = {
     status: 503,
     meaning: "The idempotency key store (the database) cannot be reached, so nothing was executed.",
     remedy: "Retry with the same key after Retry-After seconds.",
+  },
+  commit_unconfirmed: {
+    status: 503,
+    meaning:
+      "The request was executed and committed on the primary database, but its synchronous standby did not confirm it, so a failover could still undo it.",
+    remedy: "Retry with the same key after Retry-After seconds: you will get its answer if it survived, or it runs again if it did not.",
   },
 };
