@@ -9,12 +9,15 @@ import { createJobLog } from "./job-log";
 import { logger } from "./logger";
 import { startPaymentJobs } from "./payments";
 import { paymentSettings } from "./payments/config";
+import { logReplicationAtStart } from "./replication";
 
 export function startBackgroundJobs(db: Db): () => Promise<void> {
   // One line per state change while the database is down, not two stacks a second (job-log.ts).
   const jobLog = createJobLog(db, (line) => logger.warn(line));
   const log = jobLog.log;
   const engine = engineFor(db);
+  // Whether an answer survives a failover of the database: said once at start (then in /api/metrics).
+  void logReplicationAtStart(db, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
   const stops: (() => Promise<void> | void)[] = [
     engine.startJobs((job, error) => log(`[${job}] ${error.message}`)),
     () => engine.close(),

@@ -6,6 +6,7 @@ import { CounterEvent } from "@once/idempotency";
 import { keyGauges, readCounters } from "@/server/admin/keys-query";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
+import { readReplicationStatus } from "@/server/replication";
 
 export const COUNTER_EVENTS = Object.values(CounterEvent);
 export type CounterCounts = Record<CounterEvent, number>;
@@ -25,11 +26,12 @@ export async function readStats(db: Db) {
   // instances' arrive with their next flush (every few seconds).
   const engine = engineFor(db);
   await engine.counters.flush(engine.run).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
-  const [counterRows, keys, outbox, openFindings] = await Promise.all([
+  const [counterRows, keys, outbox, openFindings, replication] = await Promise.all([
     readCounters(db),
     keyGauges(db),
     outboxGauges(db),
     db.reconciliationFinding.count({ where: { resolvedAt: null } }),
+    readReplicationStatus(db),
   ]);
   const byPair = new Map<string, { tenant: string; procedure: string; counts: CounterCounts }>();
   const totals = zero();
@@ -41,7 +43,7 @@ export async function readStats(db: Db) {
     entry.counts[r.event] += r.count;
     totals[r.event] += r.count;
   }
-  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings };
+  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings, replication };
 }
 
 export const statsProcedure = adminProcedure.query(({ ctx }) => readStats(ctx.db));
