@@ -12,6 +12,7 @@ import { isPatroni, type Profile, type SoakConfig } from "./config";
 import { readStock, soakProductIds } from "./database";
 import { readFactsAt } from "./facts";
 import { startHaproxy, waitForPort } from "./haproxy";
+import { exchange } from "./http";
 import { createInstances } from "./instances";
 import { runEndOfRunJobs, waitForOutboxDrain } from "./jobs";
 import { runOperator } from "./operator";
@@ -25,6 +26,13 @@ export interface ProfileResult {
   ok: boolean;
   rows: CheckRow[];
   report: string;
+}
+
+/** One gauge's value from the app's /api/metrics (the operator's view), or "unread". */
+async function readGauge(port: number, name: string): Promise<string> {
+  const result = await exchange({ port, method: "GET", path: "/api/metrics", headers: { authorization: "Bearer admin_demo_token" }, timeoutMs: 30_000 });
+  if (result.kind !== "answer" || result.answer.status !== 200) return "unread";
+  return new RegExp(`^${name} (\\S+)$`, "m").exec(result.answer.body)?.[1] ?? "unread";
 }
 
 export async function runProfile(profile: Profile, config: SoakConfig, dir: string, log: (m: string) => void): Promise<ProfileResult> {
@@ -62,6 +70,8 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   const haproxy = startHaproxy({ port: lbPort, backends: ports, serverTimeoutMs: config.haproxyServerTimeoutMs, maxconnPerServer: 10, dir });
   await waitForPort("haproxy", lbPort, 10_000, haproxy);
   log(`${config.instances} instances on ${ports.join(", ")} behind HAProxy on ${lbPort}${worker ? ", the payment worker in its own process" : ""}`);
+  const synchronousGauge = await readGauge(lbPort, "once_store_commits_synchronous");
+  log(`/api/metrics: once_store_commits_synchronous ${synchronousGauge}`);
 
   const initialStock = await readStock(backend.directUrl);
   const products = await soakProductIds(backend.directUrl);
@@ -109,7 +119,7 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
 
   const facts = await readFactsAt(backend.directUrl, backend.providerUrl, config.leaseMs / 1000);
   const rows = evaluate(facts, { intents: rec.intents, requests: rec.requests, initialStock, fireEndsAt });
-  const report = renderReport({ profile, config, rows, faults: rec.faults, startedAt, requests: rec.requests.length });
+  const report = renderReport({ profile, config, rows, faults: rec.faults, startedAt, requests: rec.requests.length, samples: rec.requests, synchronousGauge });
   const chart = renderChart({
     title: `once soak, profile ${profile}, ${startedAt.toISOString()}`,
     requests: rec.requests,
