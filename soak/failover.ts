@@ -7,23 +7,15 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import pg from "pg";
+import type { SoakConfig } from "./config";
 import { PATRONICTL_BIN, SUPERUSER, type PatroniCluster } from "./patroni";
 import { killPid } from "./processes";
 import type { Recorder } from "./record";
 
-export interface FailoverOptions {
-  durationMs: number;
-  /** Fractions of the fire at which each fault starts (0 leaves it out). */
-  switchoverAt: number;
-  postmasterKillAt: number;
-  nodeLossAt: number;
-  stallAt: number;
-  /** How long a lost node stays away, and how long the replication stall lasts. */
-  nodeAwayMs: number;
-  stallMs: number;
-  /** The demonstration: the stall ends with the primary lost, not with the standbys catching up. */
+/** The schedule (config.ts); `stallThenLosePrimary` for the demonstration: the stall ends with the primary lost, not with the standbys catching up. */
+export type FailoverOptions = Pick<SoakConfig, "durationMs" | "switchoverAt" | "postmasterKillAt" | "nodeLossAt" | "stallAt" | "nodeAwayMs" | "stallMs"> & {
   stallThenLosePrimary: boolean;
-}
+};
 
 const run = promisify(execFile);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms)); // a fault's own length, not a wait for anything

@@ -1,6 +1,6 @@
 // After the fire: wait for the outbox to drain, then run the app's jobs once more, through the
-// same connection path as the instances (PgBouncer in that profile): the sweeper (with the soak's
-// window: one lease), the reaper, reconciliation. The instances run them on their own schedule
+// same connection path as the instances (PgBouncer in that profile): the sweeper (every instance
+// has stopped: any key whose lease ended), the reaper, reconciliation. The instances run them on their own schedule
 // too, but minutes apart; the verdict must not depend on where a timer happened to be.
 import pg from "pg";
 import { poolRunner, reapExpiredKeys, sweepStuckKeys } from "@once/idempotency";
@@ -27,7 +27,7 @@ export async function waitForOutboxDrain(directUrl: string, timeoutMs: number): 
 }
 
 /** Run after the instances stopped, right before the facts are read: the sweep and the check see the same keys. */
-export async function runEndOfRunJobs(o: { appUrl: string; throughPooler: boolean; leaseMs: number; providerUrl?: string }): Promise<string> {
+export async function runEndOfRunJobs(o: { appUrl: string; throughPooler: boolean; providerUrl?: string }): Promise<string> {
   const db = createDb(o.appUrl, { max: 4, preparedStatements: !o.throughPooler });
   // The jobs hold no session state (a transaction-level lock per batch), so they run through
   // PgBouncer in transaction mode as they do in the instances.

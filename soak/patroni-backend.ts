@@ -55,21 +55,7 @@ export async function startPatroniBackend(
     providerUrl,
     throughPooler: false,
     separateWorker: true,
-    faults: (c, rec) =>
-      runFailovers(
-        {
-          durationMs: c.durationMs,
-          switchoverAt: c.switchoverAt,
-          postmasterKillAt: c.postmasterKillAt,
-          nodeLossAt: c.nodeLossAt,
-          stallAt: c.stallAt,
-          nodeAwayMs: c.nodeAwayMs,
-          stallMs: c.stallMs,
-          stallThenLosePrimary: !synchronous,
-        },
-        rec,
-        cluster,
-      ),
+    faults: (c, rec) => runFailovers({ ...c, stallThenLosePrimary: !synchronous }, rec, cluster),
     async stop() {
       await stopChild(proxy);
       await cluster.stop();

@@ -112,7 +112,6 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   const jobs = await runEndOfRunJobs({
     appUrl: backend.appUrl,
     throughPooler: backend.throughPooler,
-    leaseMs: config.leaseMs,
     providerUrl: backend.providerUrl,
   });
   log(`end-of-run jobs: ${jobs}`);

@@ -7,7 +7,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Db } from "./support/database";
-import { configure, effectsFor, ENTRY_POINTS, keyRow, reasonOf, type Engine } from "./support/harness";
+import { configure, effectsFor, ENTRY_POINTS, keyRow, reasonOf, type Answer, type Engine, type EntryPoint } from "./support/harness";
 import { startOwnServer } from "./support/own-server";
 import type { TestServer } from "./support/postgres";
 
@@ -55,6 +55,23 @@ async function waitingCommit(): Promise<number> {
 
 const cached = () => engine.deps.replayCache!.size;
 
+/** `entry`'s call for `key` while no standby can confirm, with the backend waiting in its COMMIT cancelled or terminated. */
+async function interruptedCommit(entry: EntryPoint, key: string, interrupt: "pg_cancel_backend" | "pg_terminate_backend"): Promise<Answer> {
+  await waitForStandbyNames("nobody");
+  const first = entry.call(db, { key, input: { value: key } });
+  await admin.query(`SELECT ${interrupt}($1)`, [await waitingCommit()]);
+  return first;
+}
+
+/** With the standby requirement gone, the retry with the same key: the first execution's answer, replayed. */
+async function expectRetryReplays(entry: EntryPoint, key: string): Promise<void> {
+  await waitForStandbyNames("");
+  const retry = await entry.call(db, { key, input: { value: key } });
+  expect(retry.status).toBe(200);
+  expect(retry.replayed).toBe(true);
+  expect(await effectsFor(db, key)).toBe(1);
+}
+
 describe.each(ENTRY_POINTS)("a commit the synchronous standby did not confirm, through the $name", (entry) => {
   const slug = entry.name.replace(/\W+/g, "-");
   it("control: a commit without a synchronous standby configured answers 200 and is kept for replay", async () => {
@@ -67,12 +84,8 @@ describe.each(ENTRY_POINTS)("a commit the synchronous standby did not confirm, t
 
   it("a cancelled wait answers 503 commit_unconfirmed (Retry-After), is not kept in memory, and the retry reads the key", async () => {
     const key = `${slug}-cancelled`;
-    await waitForStandbyNames("nobody");
     const before = cached();
-    const first = entry.call(db, { key, input: { value: key } });
-    const pid = await waitingCommit();
-    await admin.query("SELECT pg_cancel_backend($1)", [pid]);
-    const answer = await first;
+    const answer = await interruptedCommit(entry, key, "pg_cancel_backend");
     expect(answer.status).toBe(503);
     expect(reasonOf(answer)).toBe("commit_unconfirmed");
     expect(answer.headers.get("retry-after")).toBe("1");
@@ -80,27 +93,13 @@ describe.each(ENTRY_POINTS)("a commit the synchronous standby did not confirm, t
     // Committed locally all the same: the effect and the completed key are on this server.
     expect(await effectsFor(db, key)).toBe(1);
     expect((await keyRow(db, "acme", key))?.status).toBe("COMPLETED");
-
-    await waitForStandbyNames("");
-    const retry = await entry.call(db, { key, input: { value: key } });
-    expect(retry.status).toBe(200);
-    expect(retry.replayed).toBe(true);
-    expect(await effectsFor(db, key)).toBe(1);
+    await expectRetryReplays(entry, key);
   });
 
   it("a connection lost during COMMIT is an unknown outcome: 503, and the retry resolves it by reading the key", async () => {
-    const key = `${slug}-terminated`;
-    await waitForStandbyNames("nobody");
-    const first = entry.call(db, { key, input: { value: key } });
-    const pid = await waitingCommit();
-    await admin.query("SELECT pg_terminate_backend($1)", [pid]);
-    const answer = await first;
+    const answer = await interruptedCommit(entry, `${slug}-terminated`, "pg_terminate_backend");
     expect(answer.status).toBe(503);
     expect(reasonOf(answer)).toBe("store_unavailable");
-    await waitForStandbyNames("");
-    const retry = await entry.call(db, { key, input: { value: key } });
-    expect(retry.status).toBe(200);
-    expect(retry.replayed).toBe(true);
-    expect(await effectsFor(db, key)).toBe(1);
+    await expectRetryReplays(entry, `${slug}-terminated`);
   });
 });
