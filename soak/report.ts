@@ -64,7 +64,7 @@ export function renderReport(r: ReportInput): string {
  * and the first that arrived after it (the time in between answered 503 or 409, or not at all).
  */
 function outageNote(fault: Fault, samples: RequestSample[]): string {
-  if (!/^(switchover|kill|node lost|stall)/.test(fault.detail)) return "";
+  if (!/^(switchover|kill|node lost|stall:)/.test(fault.detail)) return "";
   const ok = samples.filter((s) => s.seen === 200).map((s) => s.t + s.ms);
   const before = Math.max(...ok.filter((t) => t <= fault.t), 0);
   const after = Math.min(...ok.filter((t) => t > fault.t));
