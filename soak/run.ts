@@ -54,7 +54,13 @@ function ensureTools(patroni: boolean): void {
 const argv = process.argv.slice(2);
 const noBuild = argv.includes("--noBuild");
 const keepLogs = argv.includes("--keep");
-const parsed = parseSoakArgs(argv.filter((a) => a !== "--noBuild" && a !== "--keep"));
+let parsed: ReturnType<typeof parseSoakArgs>;
+try {
+  parsed = parseSoakArgs(argv.filter((a) => a !== "--noBuild" && a !== "--keep"));
+} catch (error) {
+  console.error(`[soak] ${(error as Error).message} (npm run soak -- --help lists every option)`);
+  process.exit(2);
+}
 if (parsed === "help") {
   console.log(HELP);
   process.exit(0);
