@@ -84,7 +84,7 @@ try {
   ]);
 
   const events = await db.providerEvent.count({ where: { deliveredAt: null } });
-  const dispatcher = createEventDispatcher(db, { duplicateRate: 0, deliver: async (body) => (await handleProviderWebhook(app, body)).status });
+  const dispatcher = createEventDispatcher(db, { duplicateRate: 0, deliver: async (body) => (await handleProviderWebhook(app.payments, body)).status });
   rows.push([
     `webhook delivery (${events} events)`,
     await measure(events, async () => {

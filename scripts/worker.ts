@@ -25,13 +25,16 @@ try {
 const db = createDb(resolveDatabaseUrl(), { preparedStatements: config.database.preparedStatements });
 // The webhook's keys go through the engine when the provider's events are handled in-process.
 const engine = createEngineFor(db, config.engine);
+// The provider's own books, when configured (PROVIDER_DATABASE_URL; see src/server/config.ts).
+const providerUrl = config.database.providerUrl;
+const books = providerUrl ? createDb(providerUrl, { max: 4, preparedStatements: config.database.preparedStatements }) : db;
 // Once running, an outage is a state, not an error per round: one line when the database goes
 // away, one when it is back (src/server/job-log.ts).
 const jobLog = createJobLog(db, (line) => console.warn(line));
 const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
 
 const stopJobs = startPaymentJobs(
-  { db, engine, settings: config.payments },
+  { db, engine, settings: config.payments, books },
   {
     log: jobLog,
     hooks: crashAfterCharge
@@ -54,6 +57,7 @@ async function shutdown(signal: string) {
   await stopJobs();
   jobLog.stop();
   await engine.close();
+  if (books !== db) await books.$disconnect();
   await db.$disconnect();
   process.exit(0);
 }

@@ -124,9 +124,10 @@ function faultMarks(faults: Fault[], x: (ms: number) => number): string {
   let marks = 0;
   for (const f of faults) {
     const fx = x(f.t).toFixed(1);
-    if (f.kind === "kill" || f.kind === "pg-restart" || f.kind === "provider-recovers") {
-      const color = f.kind === "kill" ? "#c62828" : f.kind === "pg-restart" ? "#6a1b9a" : "#2e7d32";
-      const label = f.kind === "kill" ? f.detail.split(" ")[0]! : f.kind === "pg-restart" ? "PG restart" : "fire ends";
+    if (f.kind === "kill" || f.kind === "pg-restart" || f.kind === "provider-recovers" || (f.kind === "db" && !f.detail.startsWith("healthy"))) {
+      const color = f.kind === "kill" ? "#c62828" : f.kind === "pg-restart" || f.kind === "db" ? "#6a1b9a" : "#2e7d32";
+      const label =
+        f.kind === "kill" ? f.detail.split(" ")[0]! : f.kind === "pg-restart" ? "PG restart" : f.kind === "db" ? f.detail.split(":")[0]! : "fire ends";
       out.push(`<line x1="${fx}" y1="${top}" x2="${fx}" y2="${bottom}" stroke="${color}" stroke-dasharray="4 3"/>`);
       // Alternate two rows, so faults close in time (a kill and a restart) keep readable labels.
       out.push(`<text x="${fx}" y="${top - 14 - (marks++ % 2) * 11}" fill="${color}" text-anchor="middle">${escape(`✕ ${label}`)}</text>`);

@@ -50,7 +50,10 @@ export function evaluate(facts: DatabaseFacts, run: RunFigures): CheckRow[] {
     },
     ordersPerIntent(run.intents, ordersByIntent),
     sameOrderInEveryAnswer(run.intents, ordersByIntent),
+    acknowledgedOrdersKept(run.intents, facts),
     chargesPerPaidOrder(facts),
+    chargesWithoutOrder(facts),
+    chargesPerIntent(run.intents, ordersByIntent, facts),
     stockArithmetic(facts, run.initialStock),
     row(
       "keys PROCESSING past the sweeper's window",
@@ -102,13 +105,53 @@ function chargesPerPaidOrder(facts: DatabaseFacts): CheckRow {
     if (o.status === "PAID") paid++;
     if (o.status === "PAID" ? o.charges !== 1 : o.charges !== 0) offenders.push(`order ${o.id} (${o.tenantId}/${o.key}, ${o.status}): ${o.charges} charges`);
   }
-  for (const c of facts.orphanCharges) offenders.push(`charge ${c}: no such order`);
   return row(
     "charges per paid order",
     "exactly 1 (0 for unpaid orders)",
     offenders,
     offenders.length ? `${offenders.length} off` : `1 for each of ${paid} paid orders`,
   );
+}
+
+/**
+ * An order id a client was answered 200 with is a promise: after any failover it must still be in
+ * the database. (A failover that loses the last commits before a standby had them breaks it: the
+ * asynchronous demonstration.)
+ */
+function acknowledgedOrdersKept(intents: Intent[], facts: DatabaseFacts): CheckRow {
+  const stored = new Set(facts.orders.map((o) => o.id));
+  const offenders: string[] = [];
+  for (const i of intents) {
+    for (const id of new Set(i.orderIds))
+      if (!stored.has(id)) offenders.push(`${intentName(i)}: answered 200 with order ${id}, which the database no longer has`);
+  }
+  return row("acknowledged orders lost (answered 200, then gone)", "0", offenders);
+}
+
+/** Money the provider took (its own books) for an order the shop does not have. */
+function chargesWithoutOrder(facts: DatabaseFacts): CheckRow {
+  return row(
+    "charges without their order (the provider's books)",
+    "0",
+    facts.orphanCharges.map((c) => `charge ${c}: no such order`),
+  );
+}
+
+/**
+ * One cart, one payment: the provider's charges for every order an intent ever had (answered or
+ * stored). An intent whose order was lost and placed again shows its two charges here, although
+ * each order has exactly one.
+ */
+function chargesPerIntent(intents: Intent[], ordersByIntent: Map<string, DatabaseFacts["orders"]>, facts: DatabaseFacts): CheckRow {
+  const chargesByOrder = new Map<string, string[]>();
+  for (const c of facts.charges) chargesByOrder.set(c.reference, [...(chargesByOrder.get(c.reference) ?? []), c.id]);
+  const offenders: string[] = [];
+  for (const i of intents) {
+    const orderIds = new Set([...i.orderIds, ...(ordersByIntent.get(intentName(i)) ?? []).map((o) => o.id)]);
+    const charges = [...orderIds].flatMap((id) => chargesByOrder.get(id) ?? []);
+    if (charges.length > 1) offenders.push(`${intentName(i)}: ${charges.length} charges (${charges.join(", ")}) for orders ${[...orderIds].join(", ")}`);
+  }
+  return row("duplicate charges (an intent charged more than once)", "0", offenders);
 }
 
 function stockArithmetic(facts: DatabaseFacts, initial: Map<string, number>): CheckRow {

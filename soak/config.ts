@@ -2,8 +2,9 @@
 // --help` lists them. Two presets: the default run (3 minutes under fire per profile, both
 // profiles) and `--short` (the one `npm test` runs: one profile, under 90 s in all).
 import { parseArgs } from "node:util";
+import { PATRONI, PATRONI_ASYNC, SHORT } from "./presets";
 
-export const Profile = { DIRECT: "direct", PGBOUNCER: "pgbouncer" } as const;
+export const Profile = { DIRECT: "direct", PGBOUNCER: "pgbouncer", PATRONI: "patroni", PATRONI_ASYNC: "patroni-async" } as const;
 export type Profile = (typeof Profile)[keyof typeof Profile];
 
 export interface SoakConfig {
@@ -49,7 +50,20 @@ export interface SoakConfig {
    * turns it off, to show what goes wrong without it.
    */
   directSessions: boolean;
+  /** Patroni profiles: the fault schedule (fractions of the fire; 0 leaves one out), see failover.ts. */
+  switchoverAt: number;
+  postmasterKillAt: number;
+  nodeLossAt: number;
+  stallAt: number;
+  nodeAwayMs: number;
+  stallMs: number;
+  /** Patroni's leader TTL: a lost node's leadership outlives it this long (the node-loss outage). */
+  patroniTtlSeconds: number;
+  /** First of the loopback ports the patroni profiles take in a row (etcd, nodes, proxies, instances); 0: any free ports. */
+  basePort: number;
 }
+
+export const isPatroni = (p: Profile) => p === Profile.PATRONI || p === Profile.PATRONI_ASYNC;
 
 const DEFAULTS: SoakConfig = {
   profiles: [Profile.DIRECT, Profile.PGBOUNCER],
@@ -75,22 +89,16 @@ const DEFAULTS: SoakConfig = {
   outDir: "soak/out",
   seed: Date.now() % 1_000_000,
   directSessions: true,
-};
-
-/** `--short`: what `npm test` runs. One profile (through PgBouncer: the harder one), every fault once. */
-const SHORT: Partial<SoakConfig> = {
-  profiles: [Profile.PGBOUNCER],
-  durationMs: 25_000,
-  settleMs: 5_000,
-  maxRequests: 40_000,
-  clients: 32,
-  killEveryMs: 10_000,
-  drainMs: 20_000,
-  operatorEveryMs: 1_000,
-  // Fewer provider failures, so every payment settles within the short drain (at most ~4 failed
-  // attempts, whose backoff adds up to ~30 s, are likely at these rates: 1 in 2 000 rows).
-  providerFailureRate: 0.1,
-  providerTimeoutRate: 0.05,
+  // Each fault waits for the cluster to be whole again after the one before (a node's rejoin takes
+  // a while on 2 cores), so the stall, which needs no recovery, comes early, and the node loss last.
+  switchoverAt: 0.1,
+  stallAt: 0.3,
+  postmasterKillAt: 0.45,
+  nodeLossAt: 0.65,
+  nodeAwayMs: 12_000,
+  stallMs: 3_000,
+  patroniTtlSeconds: 10,
+  basePort: 0,
 };
 
 const NUMERIC: (keyof SoakConfig)[] = [
@@ -114,6 +122,14 @@ const NUMERIC: (keyof SoakConfig)[] = [
   "haproxyServerTimeoutMs",
   "drainMs",
   "seed",
+  "switchoverAt",
+  "postmasterKillAt",
+  "nodeLossAt",
+  "stallAt",
+  "nodeAwayMs",
+  "stallMs",
+  "patroniTtlSeconds",
+  "basePort",
 ];
 
 export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
@@ -127,8 +143,11 @@ export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
   for (const name of NUMERIC) options[name] = { type: "string" };
   const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   if (values.help) return "help";
-  const config: SoakConfig = { ...DEFAULTS, ...(values.short ? SHORT : {}) };
-  if (typeof values.profile === "string") config.profiles = parseProfiles(values.profile);
+  const profiles = typeof values.profile === "string" ? parseProfiles(values.profile) : undefined;
+  // A patroni profile runs alone, with its own preset (the flags still override it).
+  const preset = profiles?.[0] === Profile.PATRONI ? PATRONI : profiles?.[0] === Profile.PATRONI_ASYNC ? PATRONI_ASYNC : values.short ? SHORT : {};
+  const config: SoakConfig = { ...DEFAULTS, ...preset };
+  if (profiles) config.profiles = profiles;
   if (typeof values.out === "string") config.outDir = values.out;
   if (values.sessionsThroughPgbouncer) config.directSessions = false;
   for (const name of NUMERIC) {
@@ -138,7 +157,8 @@ export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
     if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, not "${raw}"`);
     (config as unknown as Record<string, number>)[name] = n;
   }
-  for (const rate of ["dropRate", "slowRate", "resendRate", "providerFailureRate", "providerTimeoutRate", "pgRestartAt", "pgStopAt"] as const) {
+  const shares = ["dropRate", "slowRate", "resendRate", "providerFailureRate", "providerTimeoutRate", "pgRestartAt", "pgStopAt"] as const;
+  for (const rate of [...shares, "switchoverAt", "postmasterKillAt", "nodeLossAt", "stallAt"] as const) {
     if (config[rate] > 1) throw new Error(`--${rate} is a share between 0 and 1, not ${config[rate]}`);
   }
   if (config.instances < 2) throw new Error("--instances must be at least 2: the load balancer needs somewhere to re-send");
@@ -148,18 +168,7 @@ export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
 
 function parseProfiles(raw: string): Profile[] {
   if (raw === "both") return [Profile.DIRECT, Profile.PGBOUNCER];
-  if (raw === Profile.DIRECT || raw === Profile.PGBOUNCER) return [raw];
-  throw new Error(`--profile is direct, pgbouncer or both, not "${raw}"`);
+  const one = Object.values(Profile).find((p) => p === raw);
+  if (one) return [one];
+  throw new Error(`--profile is direct, pgbouncer, both, patroni or patroni-async, not "${raw}"`);
 }
-
-export const HELP = `npm run soak -- [options]      (defaults: both profiles, 3 minutes under fire each)
-  --short                 what npm test runs: the PgBouncer profile, 25 s under fire
-  --profile direct|pgbouncer|both
-  --durationMs N --settleMs N --drainMs N --maxRequests N --clients N --instances N
-  --dropRate R --slowRate R --slowMs N --resendRate R
-  --killEveryMs N --pgRestartAt F --pgStopAt F --pgStopMs N
-  --providerFailureRate R --providerTimeoutRate R --operatorEveryMs N
-  --leaseMs N --haproxyServerTimeoutMs N --seed N --out DIR
-  --noBuild               use the existing production build   --keep   keep the logs of a passing run
-  --sessionsThroughPgbouncer   no direct connection for session work (shows the reaper's lock leak)
-Every run writes DIR/<profile>.md (the table) and DIR/<profile>.svg (the chart); exit code 1 on any violation.`;

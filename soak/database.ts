@@ -1,4 +1,4 @@
-// The soak's PostgreSQL: the app's own embedded server (src/server/db/embedded.ts), in a temp
+// The soak's PostgreSQL: the app's own embedded server (tools/db/embedded.ts), in a temp
 // folder, kept on disk across the faults (a restart and a stop must find their data again).
 // Also the soak's products: a catalog of its own, so the stock arithmetic starts from known numbers.
 import pg from "pg";
@@ -30,9 +30,7 @@ export async function startSoakDatabase(dataDir: string, port: number): Promise<
   let server: EmbeddedServer | undefined = await startEmbeddedPostgres({ dataDir, port, persistent: true });
   await server.createDatabase(DATABASE);
   const url = server.url(DATABASE);
-  // The soak signs its shoppers and operator in with the demo tokens (its instances run in demo mode).
-  await setupDatabase(url, () => {}, { demo: true });
-  await addSoakProducts(url);
+  await prepareSoakDatabase(url);
   return {
     port,
     url,
@@ -46,6 +44,13 @@ export async function startSoakDatabase(dataDir: string, port: number): Promise<
       if (!server) server = await startEmbeddedPostgres({ dataDir, port, persistent: true });
     },
   };
+}
+
+/** The app's schema, the demo accounts and the soak's products, on a database that exists. */
+export async function prepareSoakDatabase(url: string): Promise<void> {
+  // The soak signs its shoppers and operator in with the demo tokens (its instances run in demo mode).
+  await setupDatabase(url, () => {}, { demo: true });
+  await addSoakProducts(url);
 }
 
 async function addSoakProducts(url: string): Promise<void> {

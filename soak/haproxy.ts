@@ -83,3 +83,73 @@ function canConnect(port: number): Promise<boolean> {
     socket.once("error", () => resolve(false));
   });
 }
+
+export interface PrimaryProxyOptions {
+  port: number;
+  /** Each Patroni node: its PostgreSQL port and its REST port (the health check). */
+  nodes: { pg: number; rest: number }[];
+  dir: string;
+}
+
+/**
+ * HAProxy in TCP mode in front of a Patroni cluster: only the node whose REST API answers 200 on
+ * /primary takes connections, and when a node stops being the primary, `shutdown-sessions` cuts
+ * the connections still open to it, so the app's pool reconnects (to the new primary) instead of
+ * writing to a demoted node or waiting on a dead one.
+ */
+export function primaryProxyConfig(o: PrimaryProxyOptions): string {
+  const servers = o.nodes.map((n, i) => `  server pg${i + 1} 127.0.0.1:${n.pg} check port ${n.rest}`).join("\n");
+  return `# Written by soak/haproxy.ts for one soak run: the PostgreSQL primary, wherever it is.
+global
+  maxconn 2000
+  log stdout format raw local0
+  stats socket ${statsSocket(o)} mode 600
+
+defaults
+  mode tcp
+  log global
+  option tcplog
+  timeout connect 1s
+  # A pooled connection or the LISTEN connection may sit idle for long: not a reason to cut it.
+  timeout client 30m
+  timeout server 30m
+  timeout check 2s
+
+frontend postgres
+  bind 127.0.0.1:${o.port}
+  default_backend primary
+
+backend primary
+  option httpchk GET /primary
+  http-check expect status 200
+  default-server inter 500ms fastinter 250ms fall 2 rise 1 on-marked-down shutdown-sessions
+${servers}
+`;
+}
+
+const statsSocket = (o: { dir: string }) => path.join(o.dir, "haproxy-postgres.sock");
+
+/**
+ * The servers HAProxy sends connections to now (status UP), read from its stats socket. HAProxy
+ * starts with every server UP until its first checks say otherwise, so a connection made right
+ * after start may land on a standby: the soak waits until exactly the primary is UP.
+ */
+export function serversUp(o: { dir: string }): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(statsSocket(o));
+    let text = "";
+    socket.on("data", (chunk) => (text += chunk.toString()));
+    socket.on("end", () => {
+      const rows = text.split("\n").map((line) => line.split(","));
+      resolve(rows.filter((r) => r[0] === "primary" && r[1] !== "BACKEND" && r[17]?.startsWith("UP")).map((r) => r[1]!));
+    });
+    socket.on("error", reject);
+    socket.end("show stat\n");
+  });
+}
+
+export function startPrimaryProxy(o: PrimaryProxyOptions): Child {
+  const file = path.join(o.dir, "haproxy-postgres.cfg");
+  writeFileSync(file, primaryProxyConfig(o));
+  return startChild("haproxy-postgres", "haproxy", ["-f", file, "-db"], { logFile: path.join(o.dir, "haproxy-postgres.log") });
+}

@@ -2,7 +2,7 @@
 // own log file, and every one is stopped by its pid, never by name. A registry remembers them all,
 // so an error or Ctrl-C stops exactly what this run started.
 import { spawn, type ChildProcess } from "node:child_process";
-import { openSync, closeSync } from "node:fs";
+import { openSync, closeSync, readdirSync, readFileSync } from "node:fs";
 import { stopChild as stopProcess } from "../tools/process";
 
 export interface Child {
@@ -15,9 +15,14 @@ export interface Child {
 
 const running = new Set<Child>();
 
-export function startChild(name: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; logFile: string }): Child {
+export function startChild(
+  name: string,
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; logFile: string; /** run as this OS user (Patroni as postgres) */ user?: { uid: number; gid: number } },
+): Child {
   const fd = openSync(options.logFile, "a");
-  const proc = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", fd, fd] });
+  const proc = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", fd, fd], ...options.user });
   closeSync(fd); // the child holds its own copy
   if (proc.pid === undefined) throw new Error(`${name}: could not start ${command}`);
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
@@ -54,4 +59,29 @@ export async function stopAllChildren(): Promise<void> {
   await Promise.all([...running].map((child) => stopChild(child).catch(() => {})));
   for (const fn of cleanups) await fn().catch(() => {});
   cleanups.clear();
+}
+// Processes the soak did not spawn itself but knows by pid (a Patroni node's PostgreSQL).
+export function killPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** The pids whose parent is `pid` (PostgreSQL's backends and auxiliary processes), from /proc. */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Field 4 is the parent pid; the command name (field 2) may hold spaces, so read after its ")".
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
 }

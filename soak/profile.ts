@@ -1,25 +1,26 @@
-// One soak profile, start to finish: PostgreSQL (and PgBouncer), the instances, HAProxy; the
-// clients, the operator and the faults; then the drain, the jobs once more, and the verdict.
+// One soak profile, start to finish: the data (embedded PostgreSQL, PgBouncer, or a Patroni
+// cluster: backend.ts), the instances, HAProxy, the payment worker; the clients, the operator and
+// the faults; then the drain, the jobs once more, and the verdict.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
-import { freePort } from "../tools/process";
+import { portAllocator, startEmbeddedBackend } from "./backend";
 import { renderChart } from "./chart";
 import { evaluate, passed, type CheckRow } from "./checker";
 import { runClient } from "./client";
-import { Profile, type SoakConfig } from "./config";
-import { PG_PASSWORD, PG_USER, DATABASE, readStock, soakProductIds, startSoakDatabase } from "./database";
-import { readFacts } from "./facts";
-import { runFaults } from "./faults";
+import { isPatroni, type Profile, type SoakConfig } from "./config";
+import { readStock, soakProductIds } from "./database";
+import { readFactsAt } from "./facts";
 import { startHaproxy, waitForPort } from "./haproxy";
+import { exchange } from "./http";
 import { createInstances } from "./instances";
 import { runEndOfRunJobs, waitForOutboxDrain } from "./jobs";
 import { runOperator } from "./operator";
-import { startPgbouncer } from "./pgbouncer";
+import { startPatroniBackend } from "./patroni-backend";
 import { onCleanup, stopChild } from "./processes";
 import { Recorder, seededRandom } from "./record";
 import { renderReport } from "./report";
+import { startSoakWorker } from "./worker";
 
 export interface ProfileResult {
   ok: boolean;
@@ -27,53 +28,52 @@ export interface ProfileResult {
   report: string;
 }
 
+/** One gauge's value from the app's /api/metrics (the operator's view), or "unread". */
+async function readGauge(port: number, name: string): Promise<string> {
+  const result = await exchange({ port, method: "GET", path: "/api/metrics", headers: { authorization: "Bearer admin_demo_token" }, timeoutMs: 30_000 });
+  if (result.kind !== "answer" || result.answer.status !== 200) return "unread";
+  return new RegExp(`^${name} (\\S+)$`, "m").exec(result.answer.body)?.[1] ?? "unread";
+}
+
 export async function runProfile(profile: Profile, config: SoakConfig, dir: string, log: (m: string) => void): Promise<ProfileResult> {
   const startedAt = new Date();
-  const pgPort = await freePort();
-  const db = await startSoakDatabase(path.join(dir, "pg"), pgPort);
-  const forgetDb = onCleanup(() => db.stop());
-  log(`PostgreSQL on ${pgPort}`);
-  let appUrl = db.url;
-  let bouncer;
-  if (profile === Profile.PGBOUNCER) {
-    const port = await freePort();
-    bouncer = startPgbouncer({ port, pgPort, database: DATABASE, user: PG_USER, password: PG_PASSWORD, dir });
-    await waitForPort("pgbouncer", port, 10_000, bouncer);
-    appUrl = `postgresql://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
-    log(`PgBouncer (transaction pooling) on ${port}`);
-  }
-  const ports = await Promise.all(Array.from({ length: config.instances }, () => freePort()));
-  const instances = createInstances({
-    ports,
-    dir,
-    env: {
-      DATABASE_URL: appUrl,
-      // What must hold a session (the reaper's session lock) goes straight to PostgreSQL.
-      ...(config.directSessions ? { DIRECT_DATABASE_URL: db.url } : {}),
-      // PgBouncer 1.18 in transaction mode keeps no prepared statements: said outright, so the
-      // profile does not depend on how the app infers it (--sessionsThroughPgbouncer sets no
-      // DIRECT_DATABASE_URL).
-      DATABASE_PREPARED_STATEMENTS: bouncer ? "0" : "1",
-      DEMO_MODE: "1",
-      IDEMPOTENCY_LEASE_MS: String(config.leaseMs),
-      DEMO_PROVIDER_FAILURE_RATE: String(config.providerFailureRate),
-      DEMO_PROVIDER_TIMEOUT_RATE: String(config.providerTimeoutRate),
-      // A killed instance's claimed outbox rows come back within seconds, not the default minute.
-      OUTBOX_LEASE_MS: "10000",
-      // A row the failing provider pushed to its 7th attempt waits up to 128 s by default; after the
-      // provider recovers, the drain window must cover every wait a row can be in, or a row that
-      // is only waiting its turn is counted as stuck.
-      OUTBOX_MAX_BACKOFF_MS: String(Math.floor(config.drainMs / 3)),
-    },
-  });
+  const port = portAllocator(config.basePort);
+  const backend = isPatroni(profile) ? await startPatroniBackend(profile, config, dir, port, log) : await startEmbeddedBackend(profile, dir, port, log);
+  const forgetBackend = onCleanup(() => backend.stop());
+  const ports = await Promise.all(Array.from({ length: config.instances }, () => port()));
+  const env: Record<string, string> = {
+    DATABASE_URL: backend.appUrl,
+    // What must hold a session (the reaper's session lock, LISTEN) goes straight to PostgreSQL.
+    ...(config.directSessions ? { DIRECT_DATABASE_URL: backend.directUrl } : {}),
+    // PgBouncer 1.18 in transaction mode keeps no prepared statements: said outright, so the
+    // profile does not depend on how the app infers it (--sessionsThroughPgbouncer sets no
+    // DIRECT_DATABASE_URL).
+    DATABASE_PREPARED_STATEMENTS: backend.throughPooler ? "0" : "1",
+    ...(backend.providerUrl ? { PROVIDER_DATABASE_URL: backend.providerUrl } : {}),
+    ...(backend.separateWorker ? { ONCE_PAYMENT_JOBS: "0" } : {}),
+    DEMO_MODE: "1",
+    IDEMPOTENCY_LEASE_MS: String(config.leaseMs),
+    DEMO_PROVIDER_FAILURE_RATE: String(config.providerFailureRate),
+    DEMO_PROVIDER_TIMEOUT_RATE: String(config.providerTimeoutRate),
+    // A killed instance's claimed outbox rows come back within seconds, not the default minute.
+    OUTBOX_LEASE_MS: "10000",
+    // A row the failing provider pushed to its 7th attempt waits up to 128 s by default; after the
+    // provider recovers, the drain window must cover every wait a row can be in, or a row that
+    // is only waiting its turn is counted as stuck.
+    OUTBOX_MAX_BACKOFF_MS: String(Math.floor(config.drainMs / 3)),
+  };
+  const instances = createInstances({ ports, dir, env });
   await instances.startAll();
-  const lbPort = await freePort();
+  const worker = backend.separateWorker ? startSoakWorker({ env, dir, log }) : undefined;
+  const lbPort = await port();
   const haproxy = startHaproxy({ port: lbPort, backends: ports, serverTimeoutMs: config.haproxyServerTimeoutMs, maxconnPerServer: 10, dir });
   await waitForPort("haproxy", lbPort, 10_000, haproxy);
-  log(`${config.instances} instances on ${ports.join(", ")} behind HAProxy on ${lbPort}`);
+  log(`${config.instances} instances on ${ports.join(", ")} behind HAProxy on ${lbPort}${worker ? ", the payment worker in its own process" : ""}`);
+  const synchronousGauge = await readGauge(lbPort, "once_store_commits_synchronous");
+  log(`/api/metrics: once_store_commits_synchronous ${synchronousGauge}`);
 
-  const initialStock = await readStock(db.url);
-  const products = await soakProductIds(db.url);
+  const initialStock = await readStock(backend.directUrl);
+  const products = await soakProductIds(backend.directUrl);
   const rec = new Recorder();
   const fireEndsAt = config.durationMs;
   const budget = { left: config.maxRequests };
@@ -95,24 +95,29 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   await Promise.all([
     ...Array.from({ length: config.clients }, (_, i) => runClient(i, clientOptions, rec)),
     runOperator({ port: lbPort, everyMs: config.operatorEveryMs, until: fireEndsAt, random: seededRandom(config.seed) }, rec),
-    runFaults(config, rec, instances, db),
+    backend.faults(config, rec, instances),
   ]);
   const endMs = rec.now();
   log(`clients done after ${Math.round(endMs / 1000)} s, ${rec.requests.length} requests; the provider recovers, the outbox drains`);
 
   rec.fault("provider-recovers", "instances restarted with the provider's failure rates at 0");
-  await instances.restartAllWith({ DEMO_PROVIDER_FAILURE_RATE: "0", DEMO_PROVIDER_TIMEOUT_RATE: "0" });
-  const drained = await waitForOutboxDrain(db.url, config.drainMs);
+  const recovered = { DEMO_PROVIDER_FAILURE_RATE: "0", DEMO_PROVIDER_TIMEOUT_RATE: "0" };
+  await Promise.all([instances.restartAllWith(recovered), worker?.restartWith(recovered)]);
+  const drained = await waitForOutboxDrain(backend.directUrl, config.drainMs);
   log(drained ? "outbox drained" : `outbox not drained after ${config.drainMs} ms`);
   await instances.stopAll();
-  const jobs = await runEndOfRunJobs({ appUrl, throughPooler: bouncer !== undefined, leaseMs: config.leaseMs });
+  await worker?.stop();
+  if (worker) log(`the payment worker was restarted ${worker.restarts()} time(s) after exiting by itself`);
+  const jobs = await runEndOfRunJobs({
+    appUrl: backend.appUrl,
+    throughPooler: backend.throughPooler,
+    providerUrl: backend.providerUrl,
+  });
   log(`end-of-run jobs: ${jobs}`);
 
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  const facts = await readFacts(client, config.leaseMs / 1000).finally(() => client.end());
+  const facts = await readFactsAt(backend.directUrl, backend.providerUrl, config.leaseMs / 1000);
   const rows = evaluate(facts, { intents: rec.intents, requests: rec.requests, initialStock, fireEndsAt });
-  const report = renderReport({ profile, config, rows, faults: rec.faults, startedAt, requests: rec.requests.length });
+  const report = renderReport({ profile, config, rows, faults: rec.faults, startedAt, requests: rec.requests.length, samples: rec.requests, synchronousGauge });
   const chart = renderChart({
     title: `once soak, profile ${profile}, ${startedAt.toISOString()}`,
     requests: rec.requests,
@@ -127,8 +132,7 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   writeFileSync(path.join(config.outDir, `${profile}.svg`), chart);
 
   await stopChild(haproxy);
-  if (bouncer) await stopChild(bouncer);
-  await db.stop();
-  forgetDb();
+  await backend.stop();
+  forgetBackend();
   return { ok: passed(rows), rows, report };
 }

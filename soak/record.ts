@@ -39,7 +39,8 @@ export interface Intent {
 export interface Fault {
   /** ms since the run started. */
   t: number;
-  kind: "kill" | "pg-restart" | "pg-stop" | "pg-start" | "bust" | "release" | "provider-recovers";
+  /** "db": a fault of the patroni profiles (switchover, postmaster killed, node lost, stall), named by its detail. */
+  kind: "kill" | "pg-restart" | "pg-stop" | "pg-start" | "bust" | "release" | "provider-recovers" | "db";
   detail: string;
 }
 

@@ -7,20 +7,37 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { HELP, parseSoakArgs } from "./config";
+import { isPatroni, parseSoakArgs } from "./config";
+import { HELP } from "./help";
+import { ETCD_BIN, PATRONI_BIN, PG15_BIN } from "./patroni";
 import { stopAllChildren } from "./processes";
 import { runProfile } from "./profile";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const log = (m: string) => console.log(`[soak] ${m}`);
 
-function ensureTools(): void {
+function ensureTools(patroni: boolean): void {
   const missing = [
     ["haproxy", "/usr/sbin/haproxy"],
     ["pgbouncer", "/usr/sbin/pgbouncer"],
   ]
     .filter(([, bin]) => !existsSync(bin!))
     .map(([name]) => name!);
+  if (patroni) {
+    const ha = [
+      ["patroni", PATRONI_BIN],
+      ["etcd-server", ETCD_BIN],
+      ["postgresql-15", `${PG15_BIN}/postgres`],
+    ].filter(([, bin]) => !existsSync(bin!));
+    if (ha.length > 0) {
+      // Installing them as a side effect would start Debian's own etcd and PostgreSQL services.
+      console.error(
+        `[soak] The patroni profiles need Debian's ${ha.map(([name]) => name).join(", ")}, which are not installed: run .ci/run, or install them with ` +
+          `\`apt-get install ${ha.map(([name]) => name).join(" ")}\` behind a /usr/sbin/policy-rc.d that exits 101 (so apt starts no service).`,
+      );
+      process.exit(1);
+    }
+  }
   if (missing.length === 0) return;
   const command = `apt-get update && apt-get install -y ${missing.join(" ")}`;
   if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
@@ -37,13 +54,19 @@ function ensureTools(): void {
 const argv = process.argv.slice(2);
 const noBuild = argv.includes("--noBuild");
 const keepLogs = argv.includes("--keep");
-const parsed = parseSoakArgs(argv.filter((a) => a !== "--noBuild" && a !== "--keep"));
+let parsed: ReturnType<typeof parseSoakArgs>;
+try {
+  parsed = parseSoakArgs(argv.filter((a) => a !== "--noBuild" && a !== "--keep"));
+} catch (error) {
+  console.error(`[soak] ${(error as Error).message} (npm run soak -- --help lists every option)`);
+  process.exit(2);
+}
 if (parsed === "help") {
   console.log(HELP);
   process.exit(0);
 }
 const config = parsed;
-ensureTools();
+ensureTools(config.profiles.some(isPatroni));
 if (!noBuild || !existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
   log("npm run build");
   if (spawnSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" }).status !== 0) process.exit(1);

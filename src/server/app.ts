@@ -14,6 +14,7 @@ import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
 import { startPaymentJobs, type PaymentDeps } from "./payments";
+import { logReplicationAtStart } from "./replication";
 
 export interface ServerApp {
   readonly config: AppConfig;
@@ -37,7 +38,10 @@ export function createServerApp(config: AppConfig, options: { db?: Db } = {}): S
   if (!options.db && !url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
   const db = options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
   const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
-  const payments: PaymentDeps = { db, engine, settings: config.payments };
+  // The provider's own books when configured (PROVIDER_DATABASE_URL), else the shop's database.
+  const providerUrl = config.database.providerUrl;
+  const books = providerUrl ? createDb(providerUrl, { max: 4, preparedStatements: config.database.preparedStatements }) : db;
+  const payments: PaymentDeps = { db, engine, settings: config.payments, books };
   return {
     config,
     db,
@@ -47,6 +51,8 @@ export function createServerApp(config: AppConfig, options: { db?: Db } = {}): S
     startJobs() {
       // One line per state change while the database is down, not two stacks a second (job-log.ts).
       const jobLog = createJobLog(db, (line) => logger.warn(line));
+      // Whether an answer survives a failover of the database: said once at start (then in /api/metrics).
+      void logReplicationAtStart(db, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
       const stopEngineJobs = engine.startJobs(jobLog.failed);
       const stopPayments = config.jobs.payments ? startPaymentJobs(payments, { log: jobLog }) : async () => {};
       return async () => {
@@ -57,6 +63,7 @@ export function createServerApp(config: AppConfig, options: { db?: Db } = {}): S
     },
     async close() {
       await engine.close();
+      if (books !== db) await books.$disconnect();
       await db.$disconnect();
     },
   };

@@ -14,7 +14,7 @@ describe("a production server", () => {
     expect(config.engine).toMatchObject({ leaseMs: 30_000, ttlSeconds: 86_400, maxLiveKeys: 100_000, replayCacheSize: 10_000 });
     expect(config.payments.outbox).toMatchObject({ maxAttempts: 8, maxBackoffMs: 300_000 });
     expect(config.jobs).toEqual({ background: true, payments: true });
-    expect(config.database).toEqual({ url: production.DATABASE_URL, directUrl: production.DATABASE_URL, preparedStatements: true });
+    expect(config.database).toEqual({ url: production.DATABASE_URL, directUrl: production.DATABASE_URL, preparedStatements: true, providerUrl: undefined });
     expect(config.logLevel).toBe("info");
   });
 
@@ -67,7 +67,7 @@ describe("DATABASE_PREPARED_STATEMENTS", () => {
   it("prepares statements on a direct connection, not behind a pooler, unless told", () => {
     const pooler = { ...production, DIRECT_DATABASE_URL: "postgresql://db:5432/once", DATABASE_URL: "postgresql://pgbouncer:6432/once" };
     expect(loadConfig(production).database.preparedStatements).toBe(true);
-    expect(loadConfig(pooler).database).toEqual({ url: pooler.DATABASE_URL, directUrl: pooler.DIRECT_DATABASE_URL, preparedStatements: false });
+    expect(loadConfig(pooler).database).toMatchObject({ url: pooler.DATABASE_URL, directUrl: pooler.DIRECT_DATABASE_URL, preparedStatements: false });
     expect(loadConfig({ ...pooler, DATABASE_PREPARED_STATEMENTS: "1" }).database.preparedStatements).toBe(true);
     expect(loadConfig({ ...production, DATABASE_PREPARED_STATEMENTS: "0" }).database.preparedStatements).toBe(false);
   });

@@ -47,6 +47,12 @@ const schema = z.object({
   // whatever it likes there (rotating it handed out a fresh sign-in budget per request). Behind
   // HAProxy with `option forwardfor`: 1.
   TRUSTED_PROXIES: intFrom(0),
+  // The simulated provider's books (its charges, idempotency records, events) in a database of
+  // their own, migrated with the app's schema, as a real provider's are outside our cluster: a
+  // failover that loses the shop's last commits cannot erase a charge, so the soak sees what was
+  // really charged. Unset (development, tests): the provider's tables in the shop's database.
+  // Reconciliation needs both in one database and is off when this is set.
+  PROVIDER_DATABASE_URL: z.string().min(1).optional(),
   // Prepared statements: each statement is parsed and planned once per connection instead of on
   // every call (a reservation costs half). Unset: on, unless DIRECT_DATABASE_URL says DATABASE_URL
   // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
@@ -86,6 +92,8 @@ export interface AppConfig {
     /** PostgreSQL itself, for LISTEN and migrations: DIRECT_DATABASE_URL, or DATABASE_URL. */
     directUrl: string | undefined;
     preparedStatements: boolean;
+    /** The simulated provider's own database (PROVIDER_DATABASE_URL); unset: the shop's. */
+    providerUrl: string | undefined;
   };
   engine: EngineConfig;
   payments: PaymentSettings;
@@ -152,6 +160,7 @@ export function loadConfig(source: Record<string, string | undefined>, options: 
       url: e.DATABASE_URL,
       directUrl: e.DIRECT_DATABASE_URL ?? e.DATABASE_URL,
       preparedStatements: e.DATABASE_PREPARED_STATEMENTS !== undefined ? e.DATABASE_PREPARED_STATEMENTS === "1" : e.DIRECT_DATABASE_URL === undefined,
+      providerUrl: e.PROVIDER_DATABASE_URL,
     },
     engine: engineConfigFrom(e),
     payments,

@@ -8,6 +8,7 @@ import type { Engine } from "./engine";
 import { principalFromHeaders } from "./auth/principal";
 import { readStats } from "./admin/stats";
 import { logger } from "./logger";
+import { confirmingStandbys, ReplicationMode } from "./replication";
 
 type Stats = Awaited<ReturnType<typeof readStats>>;
 
@@ -61,6 +62,22 @@ export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
     async collect() {
       const s = await stats();
       for (const [status, n] of Object.entries(s.outbox)) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: "once_store_commits_synchronous",
+    help: "1 when the key store's commits wait for a synchronous standby (an answer survives a failover), 0 when not (asynchronous, standby missing, or no standby): see docs/operations.md.",
+    registers: [registry],
+    async collect() {
+      this.set((await stats()).replication.mode === ReplicationMode.SYNCHRONOUS ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "once_store_synchronous_standbys",
+    help: "Standbys whose confirmation the key store's commits wait for now (pg_stat_replication sync_state sync or quorum).",
+    registers: [registry],
+    async collect() {
+      this.set(confirmingStandbys((await stats()).replication).length);
     },
   });
   new Gauge({

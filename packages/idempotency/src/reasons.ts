@@ -11,6 +11,7 @@ export const Reason = {
   TOO_MANY_KEYS: "too_many_keys",
   STORE_UNAVAILABLE: "store_unavailable",
   STORE_BUSY: "store_busy",
+  COMMIT_UNCONFIRMED: "commit_unconfirmed",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
@@ -62,5 +63,11 @@ export const REASONS: Record<Reason, ReasonInfo> = {
     status: 503,
     meaning: "The key store (the database) is up, but no connection came free in time (every one is busy), so nothing was executed.",
     remedy: "Retry with the same key after Retry-After seconds; if it keeps happening, the operator adds capacity (pool size, instances).",
+  },
+  commit_unconfirmed: {
+    status: 503,
+    meaning:
+      "The request was executed and committed on the primary database, but its synchronous standby did not confirm it, so a failover could still undo it.",
+    remedy: "Retry with the same key after Retry-After seconds: you will get its answer if it survived, or it runs again if it did not.",
   },
 };

@@ -37,7 +37,15 @@ export function StatsPanel() {
               <li className="card">
                 Open findings <strong>{s.openFindings}</strong>
               </li>
+              <li className={`card${s.replication.warning ? " alert bad" : ""}`} style={{ margin: 0 }} title={s.replication.warning ?? undefined}>
+                Commits <strong>{s.replication.mode === "synchronous" ? "synchronously replicated" : s.replication.mode.replaceAll("_", " ")}</strong>
+              </li>
             </ul>
+            {s.replication.warning && (
+              <p role="status" className={`alert${s.replication.mode === "standalone" ? "" : " bad"}`}>
+                {s.replication.warning}
+              </p>
+            )}
             {s.counters.length === 0 ? (
               <p className="muted">No requests counted yet.</p>
             ) : (

@@ -5,6 +5,7 @@ import { CounterEvent } from "@once/idempotency";
 import { keyGauges, readCounters } from "@/server/admin/keys-query";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
+import { readReplicationStatus } from "@/server/replication";
 
 export const COUNTER_EVENTS = Object.values(CounterEvent);
 export type CounterCounts = Record<CounterEvent, number>;
@@ -23,11 +24,12 @@ export async function readStats(db: Db, engine: Engine) {
   // This instance's unflushed deltas first, so an operator sees their own action at once; other
   // instances' arrive with their next flush (every few seconds).
   await engine.counters.flush(engine.run).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
-  const [counterRows, keys, outbox, openFindings] = await Promise.all([
+  const [counterRows, keys, outbox, openFindings, replication] = await Promise.all([
     readCounters(db),
     keyGauges(db),
     outboxGauges(db),
     db.reconciliationFinding.count({ where: { resolvedAt: null } }),
+    readReplicationStatus(db),
   ]);
   const byPair = new Map<string, { tenant: string; procedure: string; counts: CounterCounts }>();
   const totals = zero();
@@ -39,5 +41,5 @@ export async function readStats(db: Db, engine: Engine) {
     entry.counts[r.event] += r.count;
     totals[r.event] += r.count;
   }
-  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings };
+  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings, replication };
 }

@@ -107,7 +107,7 @@ describe("arbitrary requests at every door", () => {
       fc.asyncProperty(anyText, fc.option(fc.string({ maxLength: 80 }), { nil: undefined }), async (body, signature) => {
         const headers = new Headers({ "content-type": "application/json" });
         if (signature !== undefined) headers.set("simpay-signature", signature);
-        const res = await webhookResponse(testApp(t.db), new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body }), {
+        const res = await webhookResponse(testApp(t.db).payments, new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body }), {
           secret: DEMO_WEBHOOK_SECRET,
         });
         expect(res.status).toBeLessThan(500);

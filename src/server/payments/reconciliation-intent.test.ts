@@ -76,7 +76,7 @@ describe("a dead letter whose order was paid after all", () => {
     const charge = await t.db.providerCharge.findFirstOrThrow({ where: { reference: paidLate.orderId } });
     const event = await t.db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
     const body = { id: event.id, type: event.type, data: event.payload } as ProviderEventBody;
-    expect((await handleProviderWebhook(testApp(t.db), body)).status).toBe(200);
+    expect((await handleProviderWebhook(testApp(t.db).payments, body)).status).toBe(200);
     expect(await t.db.order.findUniqueOrThrow({ where: { id: paidLate.orderId } })).toMatchObject({ status: "PAID", chargeId: charge.id });
 
     const run = await runReconciliation(t.db);

@@ -30,7 +30,7 @@ function post(raw: string, signature: string | null) {
   const headers = new Headers({ "content-type": "application/json" });
   if (signature !== null) headers.set(SIGNATURE_HEADER, signature);
   const request = new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw });
-  return webhookResponse(testApp(t.db), request, { secret: SECRET, nowSeconds: () => NOW });
+  return webhookResponse(testApp(t.db).payments, request, { secret: SECRET, nowSeconds: () => NOW });
 }
 
 /** Nothing happened: the order still waits for its payment, and the engine holds no key for the event. */
@@ -74,7 +74,7 @@ describe("the provider's HTTP delivery", () => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
       const answer = await webhookResponse(
-        testApp(t.db),
+        testApp(t.db).payments,
         new Request(`http://localhost${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) }),
         {
           secret: SECRET,
@@ -106,7 +106,7 @@ describe("the body limit", () => {
       body: body.stream,
       duplex: "half",
     } as RequestInit);
-    const res = await webhookResponse(testApp(t.db), request, { secret: SECRET, nowSeconds: () => NOW });
+    const res = await webhookResponse(testApp(t.db).payments, request, { secret: SECRET, nowSeconds: () => NOW });
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ reason: "payload_too_large" });
     expect(body.pulled()).toBeLessThanOrEqual(WEBHOOK_BODY_LIMIT_BYTES + 2 * 64 * 1024); // not 10 MB
@@ -122,7 +122,7 @@ describe("the body limit", () => {
       body: body.stream,
       duplex: "half",
     } as RequestInit);
-    expect((await webhookResponse(testApp(t.db), request, { secret: SECRET })).status).toBe(413);
+    expect((await webhookResponse(testApp(t.db).payments, request, { secret: SECRET })).status).toBe(413);
     expect(body.pulled()).toBe(0);
   });
 });

@@ -17,7 +17,9 @@ const SECRET = "webhook-test-secret-0123456789abcdef";
 function post(body: unknown): Promise<Response> {
   const raw = JSON.stringify(body);
   const headers = { "content-type": "application/json", [SIGNATURE_HEADER]: signatureHeader(SECRET, raw, Date.now() / 1000) };
-  return webhookResponse(testApp(t.db), new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw }), { secret: SECRET });
+  return webhookResponse(testApp(t.db).payments, new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw }), {
+    secret: SECRET,
+  });
 }
 
 const chargedOrder = (overrides: { sku?: string; quantity?: number } = {}) => chargedTestOrder(t.db, overrides);
@@ -45,7 +47,7 @@ describe("a webhook delivered three times", () => {
 
   it("a redelivery arriving concurrently still moves the order once", async () => {
     const { orderId, body } = await chargedOrder();
-    const answers = await Promise.all([1, 2, 3].map(() => handleProviderWebhook(testApp(t.db), body)));
+    const answers = await Promise.all([1, 2, 3].map(() => handleProviderWebhook(testApp(t.db).payments, body)));
     const done = answers.filter((a) => a.status === 200);
     expect(done.length).toBeGreaterThanOrEqual(1);
     for (const a of answers.filter((a) => a.status !== 200)) expect(a).toMatchObject({ status: 409, body: { error: "request_in_progress" } });
@@ -102,7 +104,7 @@ describe("the provider's event delivery", () => {
       duplicateRate: 1,
       deliver: async (body) => {
         deliveries++;
-        return (await handleProviderWebhook(testApp(t.db), body)).status;
+        return (await handleProviderWebhook(testApp(t.db).payments, body)).status;
       },
     });
     const result = await dispatcher.runOnce();

@@ -29,20 +29,24 @@ export interface WebhookAnswer {
   retryAfterSeconds?: number;
 }
 
-/** The process's database and engine: the webhook's keys live in the engine like any request's. */
+/**
+ * The process's engine (the webhook's keys live in it like any request's, and the order changes in
+ * its transaction), and where the provider keeps its events and charges (its own database, or the
+ * shop's).
+ */
 export interface WebhookDeps {
-  db: Db;
   engine: Engine;
+  books: Db;
 }
 
-export async function handleProviderWebhook({ db, engine }: WebhookDeps, rawBody: unknown): Promise<WebhookAnswer> {
+export async function handleProviderWebhook({ engine, books }: WebhookDeps, rawBody: unknown): Promise<WebhookAnswer> {
   const parsed = providerEventBody.safeParse(rawBody);
   if (!parsed.success) return { status: 400, body: { error: "invalid_event" }, replayed: false };
   // The route has checked the provider's signature. Still, trust nothing in the body but the event
   // id: look the event up in the provider's own books. An unknown id is refused before the engine,
   // so a forged id never occupies a key.
-  const event = await db.providerEvent.findUnique({ where: { id: parsed.data.id } });
-  const charge = event ? await db.providerCharge.findUnique({ where: { id: event.chargeId } }) : null;
+  const event = await books.providerEvent.findUnique({ where: { id: parsed.data.id } });
+  const charge = event ? await books.providerCharge.findUnique({ where: { id: event.chargeId } }) : null;
   if (!event || !charge) return { status: 404, body: { error: "unknown_event" }, replayed: false };
 
   try {

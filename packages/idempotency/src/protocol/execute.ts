@@ -67,6 +67,12 @@ export function storeUnavailable(cause: unknown, count?: (e: CounterEvent) => vo
   });
 }
 
+function commitUnconfirmed(): IdempotencyError {
+  return new IdempotencyError(Reason.COMMIT_UNCONFIRMED, "Committed on the primary, but the synchronous standby did not confirm it; retry with the same key", {
+    retryAfterSeconds: 1,
+  });
+}
+
 export async function executeIdempotently<TTx extends SqlTransaction>(
   deps: EngineDeps<TTx>,
   request: IdempotentRequest,
@@ -98,6 +104,9 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
   switch (result.kind) {
     case "completed":
       count(CounterEvent.EXECUTED);
+      // Committed locally, not confirmed by the standby: not an answer a failover cannot take back.
+      // Not remembered either; the retry reads the key (and runs anew if a failover lost it).
+      if (deps.store.commitUnconfirmed?.(record)) throw commitUnconfirmed();
       return remember(deps, record, { kind: "success", response: result.response, replayed: false, expiresAt: record.expiresAt }, stamp);
     case "deterministic":
       return storeFailure(deps, record, result.response, count, stamp);
@@ -109,8 +118,10 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
       if (classifyStoreFailure(result.error) === null) throw result.error; // the handler's own error, passed on
       throw storeUnavailable(result.error, count);
     case "store_failed":
-      // BEGIN, the completion or COMMIT failed. If COMMIT did land, the key is COMPLETED and the
-      // fenced release touches nothing: the retry replays.
+      // BEGIN, the completion or COMMIT failed (the connection lost during COMMIT included: the
+      // outcome is unknown). If COMMIT did land, the key is COMPLETED and the fenced release
+      // touches nothing: the retry reads it and replays.
+      deps.store.commitUnconfirmed?.(record);
       await release(deps, record, count);
       throw storeUnavailable(result.error, count);
     default: {

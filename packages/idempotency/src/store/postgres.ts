@@ -6,6 +6,7 @@
 // `INSERT … ON CONFLICT DO NOTHING RETURNING`; takeover and renewal are conditional UPDATEs.
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import { CommitWatch } from "./commit-watch.js";
 import * as SQL from "./sql.js";
 import type { FinalStatus, IdempotencyStore, KeyRecord, PrismaLike, ReserveRequest, ReserveResult, SqlTransaction, StoredResponse } from "./types.js";
 
@@ -60,6 +61,10 @@ function withoutFlag({ inserted: _inserted, ...record }: Flagged): KeyRecord {
 
 export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements IdempotencyStore<TTx> {
   readonly run: SqlRunner;
+  /** Only with the pool: its connections are where PostgreSQL's commit warnings arrive. */
+  private readonly watch?: CommitWatch;
+  /** Lease token → the backend pid that ran the completion, until the commit's outcome is read. */
+  private readonly completions = new Map<string, number>();
 
   constructor(
     private readonly prisma: PrismaLike<TTx>,
@@ -67,6 +72,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
     poolOptions?: PoolRunnerOptions,
   ) {
     this.run = pool ? poolRunner(pool, poolOptions) : runnerOf(prisma);
+    this.watch = pool ? new CommitWatch(pool) : undefined;
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
@@ -98,8 +104,20 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
 
   async finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean> {
     const values = [record.id, record.leaseToken, status, response.status, response.body, response.contentType];
-    const updated = await (tx ? runnerOf(tx) : this.run).execute(SQL.FINISH, values);
-    return updated === 1;
+    if (!tx) return (await this.run.execute(SQL.FINISH, values)) === 1;
+    const [row] = await runnerOf(tx).query<{ pid: number }>(SQL.FINISH, values);
+    if (row && this.watch && record.leaseToken) {
+      this.watch.arm(row.pid);
+      this.completions.set(record.leaseToken, row.pid);
+    }
+    return row !== undefined;
+  }
+
+  commitUnconfirmed(record: KeyRecord): boolean {
+    const pid = record.leaseToken ? this.completions.get(record.leaseToken) : undefined;
+    if (pid === undefined || !this.watch) return false;
+    this.completions.delete(record.leaseToken!);
+    return this.watch.take(pid);
   }
 
   async release(record: KeyRecord): Promise<boolean> {

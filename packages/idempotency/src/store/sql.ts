@@ -80,7 +80,8 @@ export const FINISH = named(
   UPDATE "IdempotencyKey"
   SET "status" = $3::"IdempotencyStatus", "responseStatus" = $4, "responseBody" = $5, "responseContentType" = $6,
       "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-  WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
+  WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'
+  RETURNING pg_backend_pid() AS "pid"`,
 );
 
 /** Fenced by the lease token. $1 id, $2 lease token. */

@@ -71,6 +71,12 @@ export interface IdempotencyStore<TTx extends SqlTransaction = SqlTransaction> {
    * (a deterministic failure, after the business rollback).
    */
   finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean>;
+  /**
+   * After the business transaction committed: true if PostgreSQL reported that its wait for the
+   * synchronous standby was cancelled (committed locally, perhaps not replicated). Optional: a
+   * store that cannot tell says nothing. Also forgets what it kept for `record`'s transaction.
+   */
+  commitUnconfirmed?(record: KeyRecord): boolean;
   /** Deletes the key (fenced) so a retry runs anew. */
   release(record: KeyRecord): Promise<boolean>;
   /** Live (unexpired) keys in a scope, counted up to `limit`. */

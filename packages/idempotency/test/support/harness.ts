@@ -11,6 +11,7 @@ import {
   IdempotencyError,
   withIdempotency,
   type EngineConfigInput,
+  type EngineOptions,
   type IdempotencyEngine,
 } from "../../src/index";
 import { poolOf, type Db } from "./database";
@@ -35,7 +36,7 @@ export function engineFor(db: Db): Engine {
 }
 
 /** Tests pass configuration: from now on `db`'s requests run on an engine with `config`. */
-export function configure(db: Db, config: EngineConfigInput = {}, options: { preparedStatements?: boolean } = {}): Engine {
+export function configure(db: Db, config: EngineConfigInput = {}, options: Pick<EngineOptions<Tx>, "preparedStatements" | "listen"> = {}): Engine {
   const engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db), config, ...options });
   engines.set(db, engine);
   return engine;
