@@ -29,11 +29,7 @@ export interface Sample {
   connections: number;
 }
 
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
+import { percentile } from "../tools/stats";
 
 /** Runs `op` `calls` times sequentially, timing each call. */
 export async function sequential(pool: CountingPool, calls: number, op: (i: number) => Promise<unknown>): Promise<Sample> {

@@ -1,7 +1,7 @@
 // The run as a picture (plain SVG, no library): answers per second by status (stacked), p99
 // latency per second, and intents open over time, on one time axis on which every injected fault
 // is marked: kills and PostgreSQL restarts as lines, the outage as a band, busts and releases as ticks.
-import { percentile } from "./checker";
+import { percentile } from "../tools/stats";
 import type { Fault, Intent, RequestSample, Seen } from "./record";
 
 const SERIES: { name: string; color: string; test: (s: Seen) => boolean }[] = [

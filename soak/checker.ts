@@ -3,6 +3,7 @@
 // offender makes the run fail.
 import type { DatabaseFacts } from "./facts";
 import type { Intent, RequestSample } from "./record";
+import { percentile } from "../tools/stats";
 
 export interface CheckRow {
   label: string;
@@ -182,11 +183,6 @@ function answersWith(status: number, run: RunFigures): CheckRow {
   return { ...row(label, "0", offenders, String(count)), ok: count === 0 };
 }
 
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
 function underFire(run: RunFigures): CheckRow[] {
   const during = run.requests.filter((r) => r.t < run.fireEndsAt && typeof r.seen === "number");
   const ms = during.map((r) => r.ms).sort((a, b) => a - b);
@@ -194,7 +190,7 @@ function underFire(run: RunFigures): CheckRow[] {
   const okPerSecond = run.intents.filter((i) => i.final === 200 && (i.endedAt ?? Infinity) < run.fireEndsAt).length / seconds;
   return [
     info("throughput under fire", `${(during.length / seconds).toFixed(1)} answers/s, ${okPerSecond.toFixed(1)} intents answered 200/s`),
-    info("latency under fire (p50 / p99)", `${percentile(ms, 50).toFixed(0)} ms / ${percentile(ms, 99).toFixed(0)} ms`),
+    info("latency under fire (p50 / p99)", ms.length ? `${percentile(ms, 50).toFixed(0)} ms / ${percentile(ms, 99).toFixed(0)} ms` : "no answer"),
   ];
 }
 

@@ -188,12 +188,8 @@ async function release(deps: EngineDeps<any>, record: KeyRecord, count: (e: Coun
 }
 
 function replayOf(record: KeyRecord): Outcome {
-  return {
-    kind: record.status === KeyStatus.COMPLETED ? "success" : "deterministic",
-    response: { status: record.responseStatus ?? 200, body: record.responseBody ?? "null", contentType: record.responseContentType ?? "application/json" },
-    replayed: true,
-    expiresAt: record.expiresAt,
-  };
+  const response = { status: record.responseStatus ?? 200, body: record.responseBody ?? "null", contentType: record.responseContentType ?? "application/json" };
+  return { kind: record.status === KeyStatus.COMPLETED ? "success" : "deterministic", response, replayed: true, expiresAt: record.expiresAt };
 }
 
 function remember(deps: EngineDeps<any>, record: KeyRecord, outcome: Outcome, stamp: number): Outcome {
