@@ -20,7 +20,7 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-export async function createTestDatabase(options: { poolMax?: number } = {}): Promise<TestDatabase & { drop: () => Promise<void> }> {
+export async function createTestDatabase(options: { poolMax?: number; connectTimeoutMs?: number } = {}): Promise<TestDatabase & { drop: () => Promise<void> }> {
   const name = `once_test_${randomBytes(6).toString("hex")}`;
   await admin(async (c) => {
     // A background process (autovacuum) may hold the template for a moment; the clone must wait for
@@ -37,7 +37,7 @@ export async function createTestDatabase(options: { poolMax?: number } = {}): Pr
     }
   });
   const url = inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
-  const db = createDb(url, { max: options.poolMax ?? 10 });
+  const db = createDb(url, { max: options.poolMax ?? 10, connectTimeoutMs: options.connectTimeoutMs });
   return {
     url,
     db,
@@ -50,7 +50,7 @@ export async function createTestDatabase(options: { poolMax?: number } = {}): Pr
 }
 
 /** In a test file: `const t = useTestDatabase();` then `t.db` inside tests. */
-export function useTestDatabase(options: { poolMax?: number } = {}): TestDatabase {
+export function useTestDatabase(options: { poolMax?: number; connectTimeoutMs?: number } = {}): TestDatabase {
   const handle = {} as TestDatabase & { drop?: () => Promise<void> };
   beforeAll(async () => {
     Object.assign(handle, await createTestDatabase(options));

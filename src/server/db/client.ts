@@ -43,6 +43,8 @@ export function createDb(
   connectionString: string,
   options: {
     max?: number;
+    /** How long a query may wait for a connection before it fails (busy): 2 s unless told. */
+    connectTimeoutMs?: number;
     /** bring your own (benchmarks) */ pool?: pg.Pool;
     /**
      * Prepare statements (Prisma's and the engine's): PostgreSQL parses and plans each once per
@@ -60,7 +62,7 @@ export function createDb(
       max: options.max ?? POOL_MAX,
       Client: ListenedClient,
       // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging.
-      connectionTimeoutMillis: 2_000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
     });
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query
   // opens a new one. Without a listener the error would crash the process.
