@@ -34,6 +34,16 @@ export const engineConfigSchema = z
      * 10 000 answers of a few hundred bytes are a few MB; 0 turns the cache off.
      */
     replayCacheSize: z.number().int().min(0).default(10_000),
+    /**
+     * The longest a request carrying `Prefer: wait=N` waits for the request that holds its key
+     * (N is capped to this). 10 s is longer than any handler should run (a checkout takes well
+     * under a second) yet shorter than common proxy and browser timeouts (30–60 s), so the wait
+     * ends in an answer, not in a cut connection; each waiter holds no database connection while
+     * it sleeps, only a timer. 0 turns waiting off, and with it the NOTIFY every settled key
+     * sends (one per request: it serialises commits on a global lock in PostgreSQL, see
+     * docs/scale.md); every instance of a deployment should agree on on or off.
+     */
+    maxWaitMs: ms(0).default(10_000),
   })
   .strict();
 

@@ -11,6 +11,7 @@ import type { EngineDeps } from "./protocol/deps.js";
 import { ReplayCache } from "./replay-cache.js";
 import { PostgresIdempotencyStore, type SqlRunner } from "./store/postgres.js";
 import type { PrismaLike, SqlTransaction } from "./store/types.js";
+import { KeyWaiters } from "./wait/waiters.js";
 
 export interface EngineOptions<TTx extends SqlTransaction> {
   /** Your Prisma client: the business transaction runs on it. */
@@ -27,8 +28,9 @@ export interface EngineOptions<TTx extends SqlTransaction> {
   config?: EngineConfigInput;
   /**
    * Opens a direct connection to PostgreSQL (not through a transaction-mode pooler) for LISTEN.
-   * With it, finished answers are replayed from memory and busts reach every instance; without
-   * it, every retry reads the database.
+   * With it, finished answers are replayed from memory, busts reach every instance, and a
+   * request with `Prefer: wait=N` waits for its key's first request to settle. Without it, every
+   * retry reads the database and `Prefer: wait` is not applied: an in-flight key is 409 at once.
    */
   listen?: () => pg.Client;
 }
@@ -56,12 +58,14 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
 
 export function createIdempotencyEngine<TTx extends SqlTransaction>(options: EngineOptions<TTx>): IdempotencyEngine<TTx> {
   const config = parseEngineConfig(options.config);
-  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, { prepare: options.preparedStatements });
+  const announceSettled = config.maxWaitMs > 0;
+  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, { prepare: options.preparedStatements, announceSettled });
   const counters = new Counters();
   const pendingReleases = new PendingReleases((record) => store.release(record));
   const replayCache = options.listen && config.replayCacheSize > 0 ? new ReplayCache(config.replayCacheSize) : undefined;
-  const listener = replayCache && options.listen ? new EvictionListener(options.listen, replayCache).start() : undefined;
-  const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache };
+  const waiters = new KeyWaiters();
+  const listener = options.listen && (replayCache || announceSettled) ? new EvictionListener(options.listen, replayCache, waiters).start() : undefined;
+  const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache, waiters };
   return {
     config,
     deps,

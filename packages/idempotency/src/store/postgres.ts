@@ -61,12 +61,16 @@ function withoutFlag({ inserted: _inserted, ...record }: Flagged): KeyRecord {
 export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements IdempotencyStore<TTx> {
   readonly run: SqlRunner;
 
+  private readonly settle: (statement: SQL.SettlingStatement) => SQL.NamedStatement;
+
   constructor(
     private readonly prisma: PrismaLike<TTx>,
     pool?: pg.Pool,
-    poolOptions?: PoolRunnerOptions,
+    options: PoolRunnerOptions & { announceSettled?: boolean } = {},
   ) {
-    this.run = pool ? poolRunner(pool, poolOptions) : runnerOf(prisma);
+    this.run = pool ? poolRunner(pool, options) : runnerOf(prisma);
+    // Announcing costs a NOTIFY per settle; it is needed only where requests may wait on keys.
+    this.settle = (statement) => (options.announceSettled ? statement.notifying : statement.plain);
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
@@ -98,12 +102,12 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
 
   async finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean> {
     const values = [record.id, record.leaseToken, status, response.status, response.body, response.contentType];
-    const updated = await (tx ? runnerOf(tx) : this.run).execute(SQL.FINISH, values);
-    return updated === 1;
+    const rows = await (tx ? runnerOf(tx) : this.run).query(this.settle(SQL.FINISH), values);
+    return rows.length === 1;
   }
 
   async release(record: KeyRecord): Promise<boolean> {
-    return (await this.run.execute(SQL.RELEASE, [record.id, record.leaseToken])) === 1;
+    return (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken])).length === 1;
   }
 
   async countLive(scope: string, limit: number): Promise<number> {
