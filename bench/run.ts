@@ -15,6 +15,7 @@ import type { Tx } from "../src/server/db/client";
 import { EFFECTS_TABLE_SQL, testRouter } from "./effect-router";
 import { bursts, CountingPool, interleaved, sequential, table, type Row } from "./harness";
 import { floorAuthenticate, floorIdempotent, floorRead } from "./floor";
+import { duplicateGaps, duplicateTable, type Send } from "./duplicate-wait";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const N_NEW = Math.round(1500 * SCALE);
@@ -23,6 +24,7 @@ const N_PATH = Math.round(2000 * SCALE);
 const BURST_ROUNDS = 50;
 const BURST_WIDTH = 32;
 const POOL_MAX = 10;
+const DUPLICATE_ROUNDS = Math.max(4, Math.round(15 * SCALE));
 
 const server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-"), persistent: false });
 try {
@@ -154,11 +156,29 @@ try {
   });
   rows.push({ path: `duplicate burst (${BURST_WIDTH} × one key, ${BURST_ROUNDS} rounds)`, ...burst, goal: { metric: "p99", maxRatio: 1.5 } });
 
+  log(`a concurrent duplicate, with and without Prefer: wait × ${DUPLICATE_ROUNDS}`);
+  // Through the whole tRPC path on the engine that LISTENs (only it can be woken).
+  const send: Send = async (key, input, prefer) => {
+    const headers: Record<string, string> = { authorization: "Bearer acme_demo_token", "idempotency-key": key, "content-type": "application/json" };
+    if (prefer) headers.prefer = prefer;
+    const res = await fetchRequestHandler({
+      endpoint: "/api/trpc",
+      req: new Request("http://localhost/api/trpc/effect", { method: "POST", headers, body: JSON.stringify(input) }),
+      router: testRouter,
+      createContext: (opts) => createContextFor(db, opts.req.headers, opts.resHeaders, opts.info.calls.length, cachedEngine),
+    });
+    await res.text();
+    const retryAfter = res.headers.get("retry-after");
+    return { status: res.status, retryAfterSeconds: retryAfter ? Number(retryAfter) : undefined, preferenceApplied: res.headers.get("preference-applied") };
+  };
+  const gaps = await duplicateGaps(send, DUPLICATE_ROUNDS);
+
   const [effects] = await db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT "value")::int AS "n" FROM "TestEffect" WHERE "value" LIKE 'b%'`;
   console.log(
     `\nonce bench — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX} per side, statements prepared on both sides\n`,
   );
   console.log(table(rows));
+  console.log(`\n${duplicateTable(gaps)}`);
   console.log(`\nburst check: ${effects!.n} distinct effects for ${BURST_ROUNDS * 2} burst keys (expected ${BURST_ROUNDS * 2})`);
   await cachedEngine.close();
   await db.$disconnect();

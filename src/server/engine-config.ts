@@ -9,6 +9,7 @@ const VARIABLES = {
   transactionTimeoutMs: "IDEMPOTENCY_TRANSACTION_TIMEOUT_MS",
   liveKeyCountTtlMs: "IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS",
   replayCacheSize: "IDEMPOTENCY_REPLAY_CACHE_SIZE",
+  maxWaitMs: "IDEMPOTENCY_MAX_WAIT_MS",
 } as const;
 
 export function engineConfigFrom(environment: NodeJS.ProcessEnv): EngineConfig {
