@@ -4,6 +4,7 @@ import type pg from "pg";
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from "./config.js";
 import { Counters } from "./counters.js";
 import { EvictionListener } from "./evictions.js";
+import { reaperLagSeconds } from "./jobs/reaper.js";
 import { startEngineJobs, type JobLog } from "./jobs/scheduler.js";
 import { removeKey, type KeyRemoval, type RemoveKeyResult } from "./operator.js";
 import { PendingReleases } from "./pending-releases.js";
@@ -45,6 +46,8 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   readonly ready: Promise<void>;
   /** The reaper, the sweeper and the counter flush on timers; returns their stop function. */
   startJobs(log: JobLog): () => Promise<void>;
+  /** How far the reaper is behind retention: the oldest key past it, its age in seconds (0 if none). */
+  reaperLagSeconds(): Promise<number>;
   /**
    * Bust or release a key (see operator.ts) on your transaction; this process forgets its cached
    * answer at once, every other instance when the transaction commits (NOTIFY).
@@ -72,7 +75,8 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
     counters,
     run: store.run,
     ready: listener?.ready ?? Promise.resolve(),
-    startJobs: (log) => startEngineJobs(store.run, counters, log),
+    startJobs: (log) => startEngineJobs(store.run, counters, { intervalMs: config.reaperIntervalMs, lagWarnSeconds: config.reaperLagWarnSeconds }, log),
+    reaperLagSeconds: () => reaperLagSeconds(store.run),
     evict: (scope, key) => replayCache?.evict(scope, key),
     async removeKey(tx, id, mode) {
       const result = await removeKey(tx, id, mode);

@@ -37,6 +37,10 @@ export function StatsPanel() {
               <li className="card">
                 Open findings <strong>{s.openFindings}</strong>
               </li>
+              <li className={`card${s.reaper.behind ? " alert bad" : ""}`} style={{ margin: 0 }}>
+                Reaper lag <strong>{s.reaper.lagSeconds} s</strong>
+                {s.reaper.behind && <> — behind retention (warning above {s.reaper.warnAboveSeconds} s): the key table is growing</>}
+              </li>
             </ul>
             {s.counters.length === 0 ? (
               <p className="muted">No requests counted yet.</p>

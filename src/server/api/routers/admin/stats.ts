@@ -1,5 +1,6 @@
 // admin.stats: the counters per tenant and procedure (executed, replayed, conflicts, …) from the
-// cluster-wide IdempotencyCounter table, plus live counts: keys by status, stuck leases, outbox.
+// cluster-wide IdempotencyCounter table, plus live counts: keys by status, stuck leases, outbox,
+// and the reaper's lag.
 import { adminProcedure } from "../../trpc";
 import { engineFor } from "@/server/engine";
 import { CounterEvent } from "@once/idempotency";
@@ -25,12 +26,19 @@ export async function readStats(db: Db) {
   // instances' arrive with their next flush (every few seconds).
   const engine = engineFor(db);
   await engine.counters.flush(engine.run).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
-  const [counterRows, keys, outbox, openFindings] = await Promise.all([
+  const [counterRows, keys, outbox, openFindings, reaperLag] = await Promise.all([
     readCounters(db),
     keyGauges(db),
     outboxGauges(db),
     db.reconciliationFinding.count({ where: { resolvedAt: null } }),
+    engine.reaperLagSeconds(),
   ]);
+  // Retention keeping up: the age of the oldest key past it, and whether that is past the warning line.
+  const reaper = {
+    lagSeconds: Math.round(reaperLag),
+    warnAboveSeconds: engine.config.reaperLagWarnSeconds,
+    behind: reaperLag > engine.config.reaperLagWarnSeconds,
+  };
   const byPair = new Map<string, { tenant: string; procedure: string; counts: CounterCounts }>();
   const totals = zero();
   for (const r of counterRows) {
@@ -41,7 +49,7 @@ export async function readStats(db: Db) {
     entry.counts[r.event] += r.count;
     totals[r.event] += r.count;
   }
-  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings };
+  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings, reaper };
 }
 
 export const statsProcedure = adminProcedure.query(({ ctx }) => readStats(ctx.db));
