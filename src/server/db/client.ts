@@ -13,9 +13,18 @@ export type Tx = Prisma.TransactionClient;
 /** Pool size per process: two cores here; a few connections per core keep PostgreSQL busy. */
 const POOL_MAX = 10;
 
-const pools = new WeakMap<Db, pg.Pool>();
-const directUrls = new WeakMap<Db, string>();
-const prepared = new WeakSet<Db>();
+// Per process, not per module copy: Next bundles the instrumentation (which makes the client and
+// starts the jobs) apart from each route, and a route's copy of this module would otherwise not
+// know the client's pool, direct URL or preparation: its engine then had no LISTEN connection, so
+// no replay cache and no Prefer: wait. (The composition root of issue 19 replaces this.)
+interface DbFacts {
+  pools: WeakMap<Db, pg.Pool>;
+  directUrls: WeakMap<Db, string>;
+  prepared: WeakSet<Db>;
+}
+const factsSlot = globalThis as unknown as Record<symbol, DbFacts | undefined>;
+const facts = (factsSlot[Symbol.for("once.dbFacts")] ??= { pools: new WeakMap(), directUrls: new WeakMap(), prepared: new WeakSet() });
+const { pools, directUrls, prepared } = facts;
 
 export function createDb(
   connectionString: string,
