@@ -25,7 +25,7 @@ const POOL_MAX = 10;
 /** Requests in flight at most; past it a tick's requests are not sent (counted as dropped). */
 const MAX_IN_FLIGHT = 64;
 /** The paced rate, as a share of the closed-loop rate measured first: headroom for the reaper. */
-const RATE_SHARE = 0.8;
+const RATE_SHARE = Number(process.env.RETENTION_RATE_SHARE ?? 0.6);
 const TENANTS = 8;
 
 await runBench("bench:retention", async (step) => {
