@@ -62,7 +62,9 @@ export function StatsPanel() {
                 </table>
               </div>
             )}
-            <CounterChart pairs={s.counters.map((c) => ({ tenant: c.tenant, procedure: c.procedure }))} />
+            <CounterChart
+              pairs={s.counters.map((c) => ({ tenant: c.tenant, procedure: c.procedure, volume: Object.values(c.counts).reduce((a, b) => a + b, 0) }))}
+            />
           </>
         )}
       </QueryState>
