@@ -113,16 +113,6 @@ export async function readKeyById(db: Queryable, id: string): Promise<KeyDetailR
   return rows[0] ?? null;
 }
 
-/** Counts for the dashboard and /api/metrics: keys by status, and stuck leases. */
-export async function keyGauges(db: Queryable): Promise<{ byStatus: Record<KeyStatus, number>; stuck: number }> {
-  const rows = await db.$queryRaw<{ status: KeyStatus; n: number }[]>(Prisma.sql`
-    SELECT "status"::text AS "status", count(*)::int AS "n" FROM "IdempotencyKey" GROUP BY "status"`);
-  const stuckRows = await db.$queryRaw<{ n: number }[]>(Prisma.sql`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${STUCK}`);
-  const byStatus: Record<KeyStatus, number> = { PROCESSING: 0, COMPLETED: 0, FAILED: 0 };
-  for (const r of rows) byStatus[r.status] = r.n;
-  return { byStatus, stuck: stuckRows[0]?.n ?? 0 };
-}
-
 export interface CounterRow {
   scope: string;
   procedure: string;

@@ -4,7 +4,8 @@
 import { adminProcedure } from "../../trpc";
 import { engineFor } from "@/server/engine";
 import { CounterEvent } from "@once/idempotency";
-import { keyGauges, readCounters } from "@/server/admin/keys-query";
+import { readCounters } from "@/server/admin/keys-query";
+import { keyGauges } from "@/server/admin/key-gauges";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
 
