@@ -7,7 +7,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parsePreferWait } from "../src/wait/prefer";
 import { useTestDatabase } from "./support/database";
-import { configure, ENTRY_POINTS, effectsFor, Gate, keyRow, parkNextExecution, reasonOf, type Engine } from "./support/harness";
+import { configure, ENTRY_POINTS, effectsFor, Gate, keyRow, parkNextExecution, reasonOf, type Engine, type EntryPoint, type Mode } from "./support/harness";
 
 const t = useTestDatabase({ poolMax: 20 });
 const fresh = (label: string) => `${label}-${randomUUID()}`;
@@ -27,19 +27,30 @@ afterEach(async () => {
   configure(t.db);
 });
 
+/**
+ * A first request on a fresh key, parked inside its transaction (it holds the key) until the test
+ * opens or fails its gate; `duplicate(n)` sends the same request with `Prefer: wait=n`.
+ */
+async function holdKey(entry: EntryPoint, label: string, mode?: Mode) {
+  const key = fresh(label);
+  const value = fresh("v");
+  const input = mode ? { value, mode } : { value };
+  const gate = new Gate();
+  parkNextExecution(gate);
+  const first = entry.call(t.db, { key, input });
+  await gate.reached;
+  const duplicate = (seconds: number) => entry.call(t.db, { key, input, headers: prefer(seconds) });
+  return { key, value, gate, first, duplicate };
+}
+
 /** Resolves once `n` requests are asleep on a key. */
 const waiting = (e: Engine, n = 1) => vi.waitFor(() => expect(e.deps.waiters.size).toBe(n), { timeout: 10_000, interval: 5 });
 
 describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
   it("wakes when the first request completes, and replays its answer", async () => {
     const e = await listeningEngine();
-    const key = fresh("wait-complete");
-    const value = fresh("v");
-    const gate = new Gate();
-    parkNextExecution(gate);
-    const first = entry.call(t.db, { key, input: { value } });
-    await gate.reached;
-    const duplicate = entry.call(t.db, { key, input: { value }, headers: prefer(100) });
+    const { value, gate, first, duplicate: send } = await holdKey(entry, "wait-complete");
+    const duplicate = send(100);
     await waiting(e);
     gate.open();
     const [a, b] = await Promise.all([first, duplicate]);
@@ -52,13 +63,8 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
 
   it("wakes when the first request fails deterministically, and replays the failure", async () => {
     const e = await listeningEngine();
-    const key = fresh("wait-fail");
-    const value = fresh("v");
-    const gate = new Gate();
-    parkNextExecution(gate);
-    const first = entry.call(t.db, { key, input: { value, mode: "deterministic" } });
-    await gate.reached;
-    const duplicate = entry.call(t.db, { key, input: { value, mode: "deterministic" }, headers: prefer(100) });
+    const { key, gate, first, duplicate: send } = await holdKey(entry, "wait-fail", "deterministic");
+    const duplicate = send(100);
     await waiting(e);
     gate.open();
     const [a, b] = await Promise.all([first, duplicate]);
@@ -70,13 +76,8 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
 
   it("wakes when the first request is released, and then runs the request itself", async () => {
     const e = await listeningEngine();
-    const key = fresh("wait-release");
-    const value = fresh("v");
-    const gate = new Gate();
-    parkNextExecution(gate);
-    const first = entry.call(t.db, { key, input: { value } });
-    await gate.reached;
-    const duplicate = entry.call(t.db, { key, input: { value }, headers: prefer(100) });
+    const { key, value, gate, first, duplicate: send } = await holdKey(entry, "wait-release");
+    const duplicate = send(100);
     await waiting(e);
     gate.fail(new Error("the provider timed out")); // transient: the first request releases the key
     const [a, b] = await Promise.all([first, duplicate]);
@@ -91,14 +92,9 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
 
   it("ends the wait at N seconds with 409, the first request still running", async () => {
     const e = await listeningEngine();
-    const key = fresh("wait-deadline");
-    const value = fresh("v");
-    const gate = new Gate();
-    parkNextExecution(gate);
-    const first = entry.call(t.db, { key, input: { value } });
-    await gate.reached;
+    const { key, gate, first, duplicate: send } = await holdKey(entry, "wait-deadline");
     const started = Date.now();
-    const duplicate = await entry.call(t.db, { key, input: { value }, headers: prefer(1) });
+    const duplicate = await send(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(990); // it did wait (timers may round by a millisecond)
     expect(duplicate.status).toBe(409);
     expect(reasonOf(duplicate)).toBe("request_in_progress");
@@ -112,13 +108,8 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
 
   it("caps N at maxWaitMs", async () => {
     await listeningEngine({ maxWaitMs: 200, leaseMs: 120_000 });
-    const key = fresh("wait-cap");
-    const value = fresh("v");
-    const gate = new Gate();
-    parkNextExecution(gate);
-    const first = entry.call(t.db, { key, input: { value } });
-    await gate.reached;
-    const duplicate = await entry.call(t.db, { key, input: { value }, headers: prefer(100) }); // would outlive the test
+    const { gate, first, duplicate: send } = await holdKey(entry, "wait-cap");
+    const duplicate = await send(100); // would outlive the test
     expect(duplicate.status).toBe(409);
     expect(duplicate.headers.get("preference-applied")).toBe("wait=1"); // 200 ms, in whole seconds rounded up
     gate.open();
@@ -127,13 +118,8 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
 
   it("answers 409 at once, without Preference-Applied, when it has no LISTEN connection to be woken by", async () => {
     configure(t.db, NEVER); // no listen option
-    const key = fresh("wait-deaf");
-    const value = fresh("v");
-    const gate = new Gate();
-    parkNextExecution(gate);
-    const first = entry.call(t.db, { key, input: { value } });
-    await gate.reached;
-    const duplicate = await entry.call(t.db, { key, input: { value }, headers: prefer(100) });
+    const { gate, first, duplicate: send } = await holdKey(entry, "wait-deaf");
+    const duplicate = await send(100);
     expect(duplicate.status).toBe(409);
     expect(duplicate.headers.get("preference-applied")).toBeNull();
     gate.open();
@@ -155,13 +141,8 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
 describe("when the LISTEN connection is lost during a wait", () => {
   it("wakes the waiter, which answers 409 (it cannot be woken any more) instead of sleeping to its deadline", async () => {
     const e = await listeningEngine();
-    const key = fresh("wait-lost");
-    const value = fresh("v");
-    const gate = new Gate();
-    parkNextExecution(gate);
-    const first = ENTRY_POINTS[1]!.call(t.db, { key, input: { value } });
-    await gate.reached;
-    const duplicate = ENTRY_POINTS[1]!.call(t.db, { key, input: { value }, headers: prefer(100) });
+    const { gate, first, duplicate: send } = await holdKey(ENTRY_POINTS[1]!, "wait-lost");
+    const duplicate = send(100);
     await waiting(e);
     await t.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`);
     const answer = await duplicate;
