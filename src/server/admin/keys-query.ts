@@ -81,7 +81,7 @@ export function filterConditions(filters: KeyListFilters): Prisma.Sql[] {
  * - status / scope: (status|scope, createdAt DESC, id DESC), read in page order;
  * - a rare procedure prefix: IdempotencyKey_procedure_idx (text_pattern_ops) as a range, then a
  *   top-N sort of the few rows it finds;
- * - stuck: IdempotencyKey_status_leaseExpiresAt_idx (the stuck set is small: the sweeper clears it).
+ * - stuck: IdempotencyKey_status_leaseExpiresAt_scope_procedure_idx (the stuck set is small: the sweeper clears it; tenant and procedure are checked inside the index, migration 0008).
  * The row comparison `("createdAt", "id") < (…, …)` lets PostgreSQL start the scan at the cursor.
  */
 export function keyListQuery(filters: KeyListFilters, cursor: KeyCursor | null, limit: number): Prisma.Sql {
