@@ -70,14 +70,7 @@ export function filterConditions(filters: KeyListFilters): Prisma.Sql[] {
   const where: Prisma.Sql[] = [];
   if (filters.status) where.push(Prisma.sql`"status" = ${filters.status}::"IdempotencyStatus"`);
   if (filters.scope) where.push(Prisma.sql`"scope" = ${filters.scope}`);
-  if (filters.procedurePrefix) {
-    // With `stuck`, the prefix is tested on the stuck index's own procedure column (migration
-    // 0008), not through the procedure index: at 10 million keys the planner ANDed the two
-    // indexes' bitmaps, which went lossy and re-read whole heap pages (1.2 s, bench:admin). left()
-    // cannot use an index, so the stuck range is read and filtered: tens of milliseconds.
-    const prefix = filters.procedurePrefix;
-    where.push(filters.stuck ? Prisma.sql`left("procedure", char_length(${prefix})) = ${prefix}` : Prisma.sql`"procedure" LIKE ${likePrefix(prefix)}`);
-  }
+  if (filters.procedurePrefix) where.push(Prisma.sql`"procedure" LIKE ${likePrefix(filters.procedurePrefix)}`);
   if (filters.stuck) where.push(STUCK);
   return where;
 }
