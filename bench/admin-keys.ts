@@ -40,7 +40,7 @@ await client.connect();
 const db = createDb(url);
 const app = createServerApp(loadConfig({ DEMO_MODE: "1" }), { db });
 try {
-  const seeded = await seedKeys(client, COUNT);
+  const seeded = await seedKeys(client, COUNT, (line) => process.stderr.write(`[bench:admin] seed: ${line}\n`));
   const total = (await client.query(`SELECT count(*)::int AS n FROM "IdempotencyKey"`)).rows[0].n as number;
   console.log(`seeded ${seeded.inserted} keys in ${Math.round(seeded.ms)} ms; the table holds ${total}`);
   console.log(`seeded ${await seedCounterMinutes(client)} counter minutes and ${await seedAudit(client, seeded.run)} audit entries\n`);

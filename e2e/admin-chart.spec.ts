@@ -43,8 +43,12 @@ test.describe("admin: counters over time", () => {
     await expect(row.getByRole("cell")).toHaveText([tenant, procedure, "62", "0", "0", "0", "0", "0", "0", "5", "0", "1"]);
 
     await page.getByLabel("Chart of").selectOption({ label: `${tenant} · ${procedure}` });
-    const chart = page.getByRole("img", { name: /Counts per minute over the last 24 hours/ });
+    const chart = page.getByRole("img", { name: /Counts per 15 minutes over the last 24 hours/ });
     await expect(chart).toHaveAccessibleName(/executed 12, replayed 4, conflicts 2, mismatches 0, store errors 1/);
+    // 96 quarter-hours a line, and the axis's "now" inside the chart, not cut off at its edge.
+    expect((await chart.locator("polyline[data-event=executed]").getAttribute("points"))!.split(" ")).toHaveLength(96);
+    const [svgBox, nowBox] = [await chart.boundingBox(), await chart.getByText("now", { exact: true }).boundingBox()];
+    expect(nowBox!.x + nowBox!.width).toBeLessThanOrEqual(svgBox!.x + svgBox!.width);
     const totals = page.getByRole("list", { name: "Totals over the last 24 hours" });
     await expect(totals.getByRole("listitem")).toHaveText(["executed 12", "replayed 4", "conflicts 2", "mismatches 0", "store errors 1"]);
 
@@ -74,7 +78,7 @@ test.describe("admin: counters over time", () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(page, "admin", "/admin");
     await expect(page.getByRole("table", { name: "Counters per tenant and procedure" })).toBeVisible();
-    await expect(page.getByRole("img", { name: /Counts per minute/ })).toBeVisible();
+    await expect(page.getByRole("img", { name: /Counts per 15 minutes/ })).toBeVisible();
     await page.getByLabel("Stuck leases only").check();
     await expect(page.getByRole("region", { name: "Release stuck leases in bulk" })).toBeVisible();
     // The dashboard's own content (the site's top bar is the shop's, outside <main>) stays within 390 px.

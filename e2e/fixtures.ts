@@ -158,13 +158,14 @@ export async function clickBurst(button: Locator, n: number): Promise<void> {
 /** Records every checkout request the page sends: its Idempotency-Key, and the answers. */
 export function recordCheckouts(page: Page) {
   const keys: string[] = [];
-  const answers: { status: number; replayed: boolean }[] = [];
+  const answers: { status: number; replayed: boolean; preferenceApplied?: string }[] = [];
   const isCheckout = (url: string) => url.includes("/api/trpc/checkout.placeOrder");
   page.on("request", (r) => {
     if (isCheckout(r.url())) keys.push(r.headers()["idempotency-key"] ?? "");
   });
   page.on("response", (r) => {
-    if (isCheckout(r.url())) answers.push({ status: r.status(), replayed: r.headers()["idempotent-replayed"] === "true" });
+    if (!isCheckout(r.url())) return;
+    answers.push({ status: r.status(), replayed: r.headers()["idempotent-replayed"] === "true", preferenceApplied: r.headers()["preference-applied"] });
   });
   return { keys, answers };
 }

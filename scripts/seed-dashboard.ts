@@ -17,6 +17,12 @@ export async function seedCounterMinutes(client: pg.Client | pg.Pool): Promise<n
      ON CONFLICT ("scope", "procedure", "event", "minute") DO NOTHING`,
     [SEED_TENANTS, Object.values(SEED_PROCEDURES), EVENTS],
   );
+  // The totals too, as the engine's flush writes both: the chart's picker offers every tenant counted.
+  await client.query(
+    `INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count", "updatedAt")
+     SELECT "scope", "procedure", "event", sum("count"), now() FROM "IdempotencyCounterMinute" GROUP BY 1, 2, 3
+     ON CONFLICT ("scope", "procedure", "event") DO UPDATE SET "count" = EXCLUDED."count", "updatedAt" = now()`,
+  );
   await client.query(`ANALYZE "IdempotencyCounterMinute"`);
   return r.rowCount ?? 0;
 }

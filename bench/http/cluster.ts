@@ -82,7 +82,22 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await waitReady(child, options.port, logFile);
-  return { port: options.port, pid: child.pid!, logFile, stop: () => stopChild(child) };
+  return { port: options.port, pid: child.pid!, logFile, stop: failIfItDies(child, `next start on ${options.port}`, logFile) };
+}
+
+/**
+ * A child that exits before the bench stops it fails the bench (bench/fail.ts prints the error
+ * and exits 1), instead of the bench measuring connection errors. Returns the stop function.
+ */
+function failIfItDies(child: ChildProcess, name: string, logFile: string): () => Promise<void> {
+  let stopping = false;
+  child.once("exit", (code, signal) => {
+    if (!stopping) throw new Error(`${name} exited during the bench (code ${code}, signal ${signal}); see ${logFile}`);
+  });
+  return () => {
+    stopping = true;
+    return stopChild(child);
+  };
 }
 
 /** `npm run worker` (outbox, provider events, reconciliation) as a process of its own. */
@@ -92,7 +107,7 @@ export function startWorkerProcess(databaseUrl: string): { pid: number; stop: ()
   const child = spawnPaymentWorker(ROOT, { stdio: ["ignore", "pipe", "pipe"], env: benchEnv(databaseUrl) });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
-  return { pid: child.pid!, stop: () => stopChild(child) };
+  return { pid: child.pid!, stop: failIfItDies(child, "the payment worker", logFile) };
 }
 
 function benchEnv(databaseUrl: string): NodeJS.ProcessEnv {

@@ -17,8 +17,10 @@ import { checkoutTable, goals, goalsMarkdown, instancesTable, type Cells } from 
 import { assertControlServed, completeKey, SCENARIOS, type Scenario } from "./scenarios";
 import { storageMarkdown, measureStorage } from "./storage";
 import { profileUnderLoad } from "./profile-run";
+import { runBench, type Step } from "../fail";
 
-const log = (msg: string) => process.stderr.write(`[bench:http] ${msg}\n`);
+let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
+const log = (msg: string) => step(msg);
 
 /** Each slice starts the scenario order one further, so no path always follows the same one. */
 const rotated = (list: readonly Scenario[], by: number) => list.map((_, i) => list[(i + by) % list.length]!);
@@ -143,4 +145,7 @@ async function main(): Promise<void> {
   log(`written to ${path.relative(ROOT, out)}`);
 }
 
-await main();
+await runBench("bench:http", async (named) => {
+  step = named;
+  await main();
+});

@@ -20,6 +20,7 @@ const ENGINE_VARIABLES = {
   liveKeyCountTtlMs: "IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS",
   replayCacheSize: "IDEMPOTENCY_REPLAY_CACHE_SIZE",
   counterFlushMs: "IDEMPOTENCY_COUNTER_FLUSH_MS",
+  maxWaitMs: "IDEMPOTENCY_MAX_WAIT_MS",
 } as const;
 const engineShape = Object.fromEntries(Object.values(ENGINE_VARIABLES).map((name) => [name, z.coerce.number().int().optional()])) as Record<
   (typeof ENGINE_VARIABLES)[keyof typeof ENGINE_VARIABLES],

@@ -58,6 +58,9 @@ describe("GET /api/metrics content", () => {
     await t.db.idempotencyCounter.create({ data: { scope: "globex", procedure: "checkout.placeOrder", event: "store_errors", count: 7n } });
     await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -30 });
     await insertKey(t.db, { status: "COMPLETED" });
+    // A key 2 minutes past its retention that no reaper has deleted: the reaper's lag.
+    await t.db.$executeRaw`INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "expiresAt")
+      VALUES ('acme', ${randomUUID()}, 'checkout.placeOrder', ${"f".repeat(64)}, 'COMPLETED', now() - interval '120 seconds')`;
     await insertOutbox(t.db, { status: "DEAD" });
     const stuck = await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -30 });
     expect(
@@ -83,8 +86,9 @@ describe("GET /api/metrics content", () => {
     // The bust's own count was still in memory: a scrape flushes this instance first.
     expect(body).toContain('once_idempotency_events_total{tenant="acme",procedure="checkout.placeOrder",event="busted"} 1');
     expect(body).toMatch(/^once_idempotency_keys\{status="PROCESSING"\} 1$/m);
-    expect(body).toMatch(/^once_idempotency_keys\{status="COMPLETED"\} [1-9]\d*$/m);
+    expect(body).toMatch(/^once_idempotency_keys\{status="COMPLETED"\} [2-9]\d*$/m);
     expect(body).toMatch(/^once_idempotency_stuck_leases 1$/m);
+    expect(body).toMatch(/^once_idempotency_reaper_lag_seconds 1[23]\d$/m);
     expect(body).toMatch(/^once_outbox_messages\{status="DEAD"\} 1$/m);
     expect(body).toMatch(/^once_reconciliation_open_findings 0$/m);
 

@@ -55,6 +55,14 @@ export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
     },
   });
   new Gauge({
+    name: "once_idempotency_reaper_lag_seconds",
+    help: "Age of the oldest idempotency key past its retention (0 when the reaper is caught up). Growing past a few reaper intervals means the key table grows without bound.",
+    registers: [registry],
+    async collect() {
+      this.set((await stats()).reaper.lagSeconds);
+    },
+  });
+  new Gauge({
     name: "once_outbox_messages",
     help: "Payment outbox messages, by status (DEAD = dead-lettered).",
     labelNames: ["status"] as const,

@@ -139,13 +139,15 @@ describe("which failures are retried with the same key", () => {
 });
 
 describe("headers", () => {
-  it("sends the key and, when asked, the demo delay on mutations only", () => {
+  it("sends the key, Prefer: wait and, when asked, the demo delay on mutations only", () => {
     expect(idempotencyHeaders({ op: { type: "mutation", context: { idempotencyKey: "k1", demoDelayMs: 1500 } } })).toEqual({
       "Idempotency-Key": "k1",
+      Prefer: "wait=10",
       "x-demo-delay-ms": "1500",
     });
     expect(idempotencyHeaders({ op: { type: "mutation", context: { idempotencyKey: "k1", demoDelayMs: 0 } } })).toEqual({
       "Idempotency-Key": "k1",
+      Prefer: "wait=10",
     });
     expect(idempotencyHeaders({ op: { type: "query", context: { idempotencyKey: "k1" } } })).toEqual({});
   });

@@ -8,7 +8,9 @@
 //   - `409 request_in_progress` (the first request still holds the key: wait and ask again),
 //   - `503 store_unavailable` (the key store is down and nothing ran: wait and ask again),
 // honouring `Retry-After`, with exponential backoff and a bounded number of attempts. A final
-// answer (2xx, or any other 4xx such as out of stock) is never retried. Whether the answer was a
+// answer (2xx, or any other 4xx such as out of stock) is never retried. Every mutation also says
+// `Prefer: wait=…`, so a duplicate of a request still in flight is held by the server until the
+// first answer exists and gets it at once, rather than a 409 and a retry seconds later. Whether the answer was a
 // replay (`Idempotent-Replayed: true`) is put on the result's context and reported to the caller.
 import type { Operation, TRPCLink } from "@trpc/client";
 import type { AnyTRPCRouter } from "@trpc/server";
@@ -19,6 +21,7 @@ import {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_DELAY_MS,
   isReplayedResponse,
+  PREFER_WAIT_SECONDS,
   responseOf,
   retryDelayMs,
   type BackoffOptions,
@@ -28,6 +31,7 @@ import {
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 export const DEMO_DELAY_HEADER = "x-demo-delay-ms";
+export const PREFER_HEADER = "Prefer";
 
 // ---------------------------------------------------------------------------------------------
 // What the link reads from and writes to an operation's context.
@@ -71,6 +75,7 @@ export function idempotencyHeaders({ op }: { op: Pick<Operation, "type" | "conte
   const ctx = op.context as IdempotencyOpContext;
   const headers: Record<string, string> = {};
   if (ctx.idempotencyKey) headers[IDEMPOTENCY_KEY_HEADER] = ctx.idempotencyKey;
+  headers[PREFER_HEADER] = `wait=${PREFER_WAIT_SECONDS}`;
   if (ctx.demoDelayMs && ctx.demoDelayMs > 0) headers[DEMO_DELAY_HEADER] = String(Math.round(ctx.demoDelayMs));
   return headers;
 }

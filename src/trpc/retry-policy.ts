@@ -17,6 +17,15 @@ export const DEFAULT_BASE_DELAY_MS = 250;
 /** No single wait is longer than this, whatever `Retry-After` says: a person is watching. */
 export const DEFAULT_MAX_DELAY_MS = 5_000;
 
+/**
+ * Sent as `Prefer: wait=N` (RFC 7240) with every mutation: if another request with the same key
+ * (a double-click, a retry after a lost response) is still running, the server waits up to N
+ * seconds for its answer and replays it, instead of a 409 that would cost a whole Retry-After
+ * round. 10 s matches the engine's default cap (maxWaitMs) and stays below the browser's and the
+ * proxies' timeouts; past it the 409 and the retry below still apply.
+ */
+export const PREFER_WAIT_SECONDS = 10;
+
 export type RetryReason = "network" | "request_in_progress" | "store_unavailable";
 
 /** `Retry-After` is delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or bad. */

@@ -40,6 +40,28 @@ export const engineConfigSchema = z
      * graceful stop loses nothing (a crash loses at most this much).
      */
     counterFlushMs: ms(1).default(5_000),
+    /**
+     * The longest a request carrying `Prefer: wait=N` waits for the request that holds its key
+     * (N is capped to this). 10 s is longer than any handler should run (a checkout takes well
+     * under a second) yet shorter than common proxy and browser timeouts (30–60 s), so the wait
+     * ends in an answer, not in a cut connection; each waiter holds no database connection while
+     * it sleeps, only a timer. 0 turns waiting off, and with it the NOTIFY every settled key
+     * sends (one per request: it serialises commits on a global lock in PostgreSQL, see
+     * docs/scale.md); every instance of a deployment should agree on on or off.
+     */
+    maxWaitMs: ms(0).default(10_000),
+    /**
+     * How often the reaper starts a round when it is caught up. A minute: keys expire after hours,
+     * so a minute's delay in reclaiming them costs little, and a round that finds nothing is one
+     * indexed query. While behind, rounds follow each other after a 1 s breather.
+     */
+    reaperIntervalMs: ms(1).default(60_000),
+    /**
+     * The reaper's lag (age of the oldest key past retention) above which it warns, in its log
+     * line and on the dashboard. Caught up, the lag stays under one interval (60 s); five minutes
+     * means several rounds in a row could not catch up, so the table is growing.
+     */
+    reaperLagWarnSeconds: z.number().int().min(1).default(300),
   })
   .strict();
 

@@ -12,6 +12,9 @@ export const Header = {
   REPLAYED: "Idempotent-Replayed",
   EXPIRES: "Idempotency-Key-Expires",
   RETRY_AFTER: "Retry-After",
+  /** RFC 7240: `Prefer: wait=N` asks to wait up to N seconds for a key in flight; the answer says `Preference-Applied: wait=N`. */
+  PREFER: "Prefer",
+  PREFERENCE_APPLIED: "Preference-Applied",
 } as const;
 
 /** What the counters count, per scope and procedure. */

@@ -4,6 +4,7 @@ import type pg from "pg";
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from "./config.js";
 import { Counters } from "./counters.js";
 import { EvictionListener } from "./evictions.js";
+import { reaperLagSeconds } from "./jobs/reaper.js";
 import { startEngineJobs, type JobLog } from "./jobs/scheduler.js";
 import { removeKey, type KeyRemoval, type RemoveKeyResult } from "./operator.js";
 import { PendingReleases } from "./pending-releases.js";
@@ -11,6 +12,7 @@ import type { EngineDeps } from "./protocol/deps.js";
 import { ReplayCache } from "./replay-cache.js";
 import { PostgresIdempotencyStore, type SqlRunner } from "./store/postgres.js";
 import type { PrismaLike, SqlTransaction } from "./store/types.js";
+import { KeyWaiters } from "./wait/waiters.js";
 
 export interface EngineOptions<TTx extends SqlTransaction> {
   /** Your Prisma client: the business transaction runs on it. */
@@ -27,8 +29,9 @@ export interface EngineOptions<TTx extends SqlTransaction> {
   config?: EngineConfigInput;
   /**
    * Opens a direct connection to PostgreSQL (not through a transaction-mode pooler) for LISTEN.
-   * With it, finished answers are replayed from memory and busts reach every instance; without
-   * it, every retry reads the database.
+   * With it, finished answers are replayed from memory, busts reach every instance, and a
+   * request with `Prefer: wait=N` waits for its key's first request to settle. Without it, every
+   * retry reads the database and `Prefer: wait` is not applied: an in-flight key is 409 at once.
    */
   listen?: () => pg.Client;
 }
@@ -43,6 +46,8 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   readonly ready: Promise<void>;
   /** The reaper, the sweeper and the counter flush on timers; returns their stop function. */
   startJobs(log: JobLog): () => Promise<void>;
+  /** How far the reaper is behind retention: the oldest key past it, its age in seconds (0 if none). */
+  reaperLagSeconds(): Promise<number>;
   /**
    * Bust or release a key (see operator.ts) on your transaction; this process forgets its cached
    * answer at once, every other instance when the transaction commits (NOTIFY).
@@ -56,19 +61,28 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
 
 export function createIdempotencyEngine<TTx extends SqlTransaction>(options: EngineOptions<TTx>): IdempotencyEngine<TTx> {
   const config = parseEngineConfig(options.config);
-  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, { prepare: options.preparedStatements });
+  const announceSettled = config.maxWaitMs > 0;
+  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, { prepare: options.preparedStatements, announceSettled });
   const counters = new Counters();
   const pendingReleases = new PendingReleases((record) => store.release(record));
   const replayCache = options.listen && config.replayCacheSize > 0 ? new ReplayCache(config.replayCacheSize) : undefined;
-  const listener = replayCache && options.listen ? new EvictionListener(options.listen, replayCache).start() : undefined;
-  const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache };
+  const waiters = new KeyWaiters();
+  const listener = options.listen && (replayCache || announceSettled) ? new EvictionListener(options.listen, replayCache, waiters).start() : undefined;
+  const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache, waiters };
   return {
     config,
     deps,
     counters,
     run: store.run,
     ready: listener?.ready ?? Promise.resolve(),
-    startJobs: (log) => startEngineJobs(store.run, counters, log, { counterFlushMs: config.counterFlushMs }),
+    startJobs: (log) =>
+      startEngineJobs(
+        store.run,
+        counters,
+        { intervalMs: config.reaperIntervalMs, lagWarnSeconds: config.reaperLagWarnSeconds, counterFlushMs: config.counterFlushMs },
+        log,
+      ),
+    reaperLagSeconds: () => reaperLagSeconds(store.run),
     evict: (scope, key) => replayCache?.evict(scope, key),
     async removeKey(tx, id, mode) {
       const result = await removeKey(tx, id, mode);

@@ -9,6 +9,8 @@ export class IdempotencyError extends Error {
   readonly retryAfterSeconds?: number;
   /** The key's record, where one was read (mismatch, in progress). */
   readonly record?: KeyRecord;
+  /** Set when the request waited for its key (Prefer: wait) before this answer: `Preference-Applied`. */
+  appliedWaitSeconds?: number;
 
   constructor(
     readonly reason: Reason,

@@ -1,13 +1,20 @@
-// Busts announced to every instance: the operator's delete sends NOTIFY in its own transaction
-// (delivered only if it commits), and each instance LISTENs on a direct connection (a
-// transaction-mode pooler such as PgBouncer cannot carry LISTEN) and evicts the key from its
-// replay cache. While the listener is not connected the cache is switched off and emptied, since
-// an eviction could be missed.
+// What every instance hears about keys, on one direct connection per process (a
+// transaction-mode pooler such as PgBouncer cannot carry LISTEN):
+// - busts: the operator's delete sends NOTIFY in its own transaction (delivered only if it
+//   commits); each instance evicts the key from its replay cache and wakes its waiters;
+// - settles: the completion, the stored failure and the release send NOTIFY in the statement or
+//   transaction that settles the key (store/sql.ts), so it is heard only once the answer is
+//   committed and readable; each instance wakes the requests waiting on that key (Prefer: wait).
+// While the listener is not connected the cache is switched off and emptied, since an eviction
+// could be missed, and waiting is not offered.
 import type pg from "pg";
 import type { ReplayCache } from "./replay-cache.js";
 import type { SqlRunner } from "./store/postgres.js";
+import type { KeyWaiters } from "./wait/waiters.js";
 
 export const EVICTION_CHANNEL = "once_idempotency_evict";
+/** Named in store/sql.ts's statements too; both carry the payload `["scope", "key"]` (JSON). */
+export const SETTLED_CHANNEL = "once_idempotency_settled";
 
 /** Tells every instance to forget the key's cached answer. Run it in the transaction that removes the key. */
 export async function announceEviction(run: SqlRunner, scope: string, key: string): Promise<void> {
@@ -29,9 +36,10 @@ export class EvictionListener {
 
   constructor(
     private readonly connect: () => pg.Client,
-    private readonly cache: ReplayCache,
+    private readonly cache: ReplayCache | undefined,
+    private readonly waiters: KeyWaiters,
   ) {
-    cache.setEnabled(false);
+    this.setConnected(false);
   }
 
   start(): this {
@@ -42,7 +50,7 @@ export class EvictionListener {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    this.cache.setEnabled(false);
+    this.setConnected(false);
     await this.client?.end().catch(() => {});
   }
 
@@ -51,16 +59,20 @@ export class EvictionListener {
     this.client = client;
     client.on("notification", (message) => {
       const [scope, key] = parsePayload(message.payload);
-      if (scope !== undefined && key !== undefined) this.cache.evict(scope, key);
-      else this.cache.clear(); // an announcement we cannot read: forget everything rather than replay stale
+      if (scope === undefined || key === undefined) {
+        this.cache?.clear(); // an announcement we cannot read: forget everything rather than replay stale
+        return;
+      }
+      if (message.channel === EVICTION_CHANNEL) this.cache?.evict(scope, key);
+      this.waiters.wake(scope, key);
     });
     client.on("error", () => this.lost(client));
     client.on("end", () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${EVICTION_CHANNEL}`);
+      await client.query(`LISTEN ${EVICTION_CHANNEL}; LISTEN ${SETTLED_CHANNEL}`);
       this.retryMs = FIRST_RETRY_MS;
-      this.cache.setEnabled(true);
+      this.setConnected(true);
       this.connected();
     } catch {
       this.lost(client);
@@ -70,12 +82,17 @@ export class EvictionListener {
   private lost(client: pg.Client): void {
     if (this.client !== client) return; // an older connection's late event
     this.client = undefined;
-    this.cache.setEnabled(false);
+    this.setConnected(false);
     client.end().catch(() => {});
     if (this.stopped) return;
     this.timer = setTimeout(() => void this.open(), this.retryMs);
     this.timer.unref();
     this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+  }
+
+  private setConnected(connected: boolean): void {
+    this.cache?.setEnabled(connected);
+    this.waiters.setListening(connected);
   }
 }
 

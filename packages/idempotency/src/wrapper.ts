@@ -32,6 +32,12 @@ export interface IdempotentCall {
   operation: string;
   /** What the caller asked for: a retry with another request under the same key is refused (422). */
   request: unknown;
+  /**
+   * Seconds to wait for the key's first request when it is still in flight, instead of a 409
+   * (an HTTP caller passes `Prefer: wait=N` here; capped by maxWaitMs). The result, or the
+   * IdempotencyError, then carries `appliedWaitSeconds` for `Preference-Applied`.
+   */
+  waitSeconds?: number;
 }
 
 export interface IdempotentResult<T> {
@@ -42,6 +48,8 @@ export interface IdempotentResult<T> {
   body: T | unknown;
   replayed: boolean;
   expiresAt: Date;
+  /** Set when the call waited for its key first: send `Preference-Applied: wait=<this>`. */
+  appliedWaitSeconds?: number;
 }
 
 export async function withIdempotency<T, TTx extends SqlTransaction>(
@@ -53,7 +61,13 @@ export async function withIdempotency<T, TTx extends SqlTransaction>(
   if (!parsed.ok) throw new IdempotencyError(parsed.reason, parsed.message);
   const outcome = await executeIdempotently(
     engine.deps,
-    { scope: call.scope, key: parsed.key, procedure: call.operation, input: call.request },
+    {
+      scope: call.scope,
+      key: parsed.key,
+      procedure: call.operation,
+      input: call.request,
+      waitMs: call.waitSeconds === undefined ? undefined : call.waitSeconds * 1000,
+    },
     async (tx): Promise<HandlerOutcome> => {
       try {
         const body = await handler(tx);
@@ -72,5 +86,6 @@ export async function withIdempotency<T, TTx extends SqlTransaction>(
     body: JSON.parse(response.body) as T,
     replayed: outcome.replayed,
     expiresAt: outcome.expiresAt,
+    appliedWaitSeconds: outcome.appliedWaitSeconds,
   };
 }

@@ -1,9 +1,11 @@
 // The reaper and the sweeper against a real PostgreSQL: what they delete, what they leave, that
 // live traffic goes on beside them, and that one instance runs each job at a time.
 import { randomUUID } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { poolRunner, reapExpiredKeys, runnerOf, sweepStuckKeys, type SqlRunner } from "../src/index";
 import { JobLock } from "../src/jobs/lock";
+import { reaperLagSeconds } from "../src/jobs/reaper";
+import { startReaper } from "../src/jobs/scheduler";
 import { useTestDatabase } from "./support/database";
 import { Gate, wrapperEntry } from "./support/harness";
 
@@ -69,7 +71,7 @@ describe("the reaper", () => {
     const scope = `reap2-${randomUUID()}`;
     await plant(scope, { count: 20, status: "COMPLETED", expiresIn: "-1 minute" });
     const other = await holdLock(JobLock.REAPER);
-    expect(await reapExpiredKeys(runner(), { batchSize: 10 })).toEqual({ ran: false, deleted: 0, batches: 0 });
+    expect(await reapExpiredKeys(runner(), { batchSize: 10 })).toEqual({ ran: false, deleted: 0, batches: 0, caughtUp: false });
     expect(await countWhere(`"scope" = '${scope}'`)).toBe(20);
     await other.release();
     expect(await reapExpiredKeys(runner(), { batchSize: 10 })).toMatchObject({ ran: true, deleted: 20 });
@@ -92,6 +94,59 @@ describe("the reaper", () => {
     expect(await countWhere(`"id" = '${locked!.id}'`)).toBe(1);
     expect((await reapExpiredKeys(prisma())).deleted).toBeGreaterThanOrEqual(1);
     expect(await countWhere(`"scope" = 'reap3'`)).toBe(0);
+  });
+});
+
+describe("the reaper keeps up", () => {
+  it("works through a backlog of many batches in one round, until caught up", async () => {
+    await reapExpiredKeys(pool());
+    await plant("backlog", { count: 3_000, status: "COMPLETED", expiresIn: "-1 minute" });
+    const reaped = await reapExpiredKeys(pool(), { batchSize: 200 });
+    expect(reaped).toMatchObject({ ran: true, deleted: 3_000, caughtUp: true });
+    expect(reaped.batches).toBe(16); // 15 full batches, then one that found nothing more
+    expect(await countWhere(`"scope" = 'backlog'`)).toBe(0);
+  });
+
+  it("ends a round at its time budget and says it is behind", async () => {
+    await plant("budget", { count: 500, status: "COMPLETED", expiresIn: "-1 minute" });
+    const reaped = await reapExpiredKeys(pool(), { batchSize: 100, budgetMs: 0 });
+    expect(reaped).toEqual({ ran: true, deleted: 100, batches: 1, caughtUp: false });
+    expect(await countWhere(`"scope" = 'budget'`)).toBe(400);
+    await reapExpiredKeys(pool());
+  });
+
+  it("measures its lag: the age of the oldest key past retention, 0 when caught up", async () => {
+    await reapExpiredKeys(pool());
+    expect(await reaperLagSeconds(pool())).toBe(0);
+    await plant("lag", { count: 3, status: "COMPLETED", expiresIn: "-90 seconds" });
+    await plant("lag", { count: 3, status: "COMPLETED", expiresIn: "-10 seconds" });
+    const lag = await reaperLagSeconds(prisma());
+    expect(lag).toBeGreaterThanOrEqual(90);
+    expect(lag).toBeLessThan(120);
+    await reapExpiredKeys(pool());
+    expect(await reaperLagSeconds(pool())).toBe(0);
+  });
+
+  it("warns in its log line when a round leaves it behind (here: another instance holds the lock), and catches up after", async () => {
+    await reapExpiredKeys(pool());
+    await plant("warn", { count: 10, status: "COMPLETED", expiresIn: "-10 minutes" });
+    const other = await holdLock(JobLock.REAPER);
+    const lines: string[] = [];
+    let warned!: () => void;
+    const warning = new Promise<void>((resolve) => (warned = resolve));
+    const stop = startReaper(pool(), { intervalMs: 10, lagWarnSeconds: 300 }, (job, error) => {
+      lines.push(`${job}: ${error.message}`);
+      warned();
+    });
+    try {
+      await warning;
+      expect(lines[0]).toMatch(/^reaper: behind: the oldest key past retention is 6\d\d s old \(warning above 300 s\)/);
+      expect(await countWhere(`"scope" = 'warn'`)).toBe(10);
+      await other.release();
+      await vi.waitFor(async () => expect(await countWhere(`"scope" = 'warn'`)).toBe(0), { timeout: 10_000, interval: 20 });
+    } finally {
+      stop();
+    }
   });
 });
 

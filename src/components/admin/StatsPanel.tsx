@@ -12,6 +12,8 @@ export function StatsPanel() {
   const trpc = useTRPC();
   const stats = useQuery({ ...trpc.admin.stats.queryOptions(), refetchInterval: REFRESH_MS });
   const s = stats.data;
+  // Past a million keys the finished counts are the planner's estimates (server/admin/key-gauges.ts).
+  const approx = s?.keys.estimated ? "≈ " : "";
   return (
     <section aria-labelledby="stats-heading">
       <h2 id="stats-heading">Counters</h2>
@@ -23,10 +25,18 @@ export function StatsPanel() {
                 Processing <strong>{s.keys.byStatus.PROCESSING}</strong>
               </li>
               <li className="card">
-                Completed <strong>{s.keys.byStatus.COMPLETED}</strong>
+                Completed{" "}
+                <strong>
+                  {approx}
+                  {s.keys.byStatus.COMPLETED}
+                </strong>
               </li>
               <li className="card">
-                Failed <strong>{s.keys.byStatus.FAILED}</strong>
+                Failed{" "}
+                <strong>
+                  {approx}
+                  {s.keys.byStatus.FAILED}
+                </strong>
               </li>
               <li className={`card${s.keys.stuck ? " alert bad" : ""}`} style={{ margin: 0 }}>
                 Stuck leases <strong>{s.keys.stuck}</strong>
@@ -39,6 +49,10 @@ export function StatsPanel() {
               </li>
               <li className={`card${s.replication.warning ? " alert bad" : ""}`} style={{ margin: 0 }} title={s.replication.warning ?? undefined}>
                 Commits <strong>{s.replication.mode === "synchronous" ? "synchronously replicated" : s.replication.mode.replaceAll("_", " ")}</strong>
+              </li>
+              <li className={`card${s.reaper.behind ? " alert bad" : ""}`} style={{ margin: 0 }}>
+                Reaper lag <strong>{s.reaper.lagSeconds} s</strong>
+                {s.reaper.behind && <> — behind retention (warning above {s.reaper.warnAboveSeconds} s): the key table is growing</>}
               </li>
             </ul>
             {s.replication.warning && (
@@ -66,7 +80,9 @@ export function StatsPanel() {
                 </table>
               </div>
             )}
-            <CounterChart pairs={s.counters.map((c) => ({ tenant: c.tenant, procedure: c.procedure }))} />
+            <CounterChart
+              pairs={s.counters.map((c) => ({ tenant: c.tenant, procedure: c.procedure, volume: Object.values(c.counts).reduce((a, b) => a + b, 0) }))}
+            />
           </>
         )}
       </QueryState>

@@ -81,7 +81,7 @@ export function filterConditions(filters: KeyListFilters): Prisma.Sql[] {
  * - status / scope: (status|scope, createdAt DESC, id DESC), read in page order;
  * - a rare procedure prefix: IdempotencyKey_procedure_idx (text_pattern_ops) as a range, then a
  *   top-N sort of the few rows it finds;
- * - stuck: IdempotencyKey_status_leaseExpiresAt_idx (the stuck set is small: the sweeper clears it).
+ * - stuck: IdempotencyKey_status_leaseExpiresAt_scope_procedure_idx (the stuck set is small: the sweeper clears it; tenant and procedure are checked inside the index, migration 0008).
  * The row comparison `("createdAt", "id") < (…, …)` lets PostgreSQL start the scan at the cursor.
  */
 export function keyListQuery(filters: KeyListFilters, cursor: KeyCursor | null, limit: number): Prisma.Sql {
@@ -111,16 +111,6 @@ const DETAIL_COLUMNS = Prisma.sql`${LIST_COLUMNS}, "fingerprint", "leaseToken"::
 export async function readKeyById(db: Queryable, id: string): Promise<KeyDetailRow | null> {
   const rows = await db.$queryRaw<KeyDetailRow[]>(Prisma.sql`SELECT ${DETAIL_COLUMNS} FROM "IdempotencyKey" WHERE "id" = ${id}::uuid`);
   return rows[0] ?? null;
-}
-
-/** Counts for the dashboard and /api/metrics: keys by status, and stuck leases. */
-export async function keyGauges(db: Queryable): Promise<{ byStatus: Record<KeyStatus, number>; stuck: number }> {
-  const rows = await db.$queryRaw<{ status: KeyStatus; n: number }[]>(Prisma.sql`
-    SELECT "status"::text AS "status", count(*)::int AS "n" FROM "IdempotencyKey" GROUP BY "status"`);
-  const stuckRows = await db.$queryRaw<{ n: number }[]>(Prisma.sql`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${STUCK}`);
-  const byStatus: Record<KeyStatus, number> = { PROCESSING: 0, COMPLETED: 0, FAILED: 0 };
-  for (const r of rows) byStatus[r.status] = r.n;
-  return { byStatus, stuck: stuckRows[0]?.n ?? 0 };
 }
 
 export interface CounterRow {

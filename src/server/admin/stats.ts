@@ -1,8 +1,10 @@
-// The operator's numbers (admin.stats and /api/metrics): the counters per tenant and procedure (executed, replayed, conflicts, …) from the
-// cluster-wide IdempotencyCounter table, plus live counts: keys by status, stuck leases, outbox.
+// The operator's numbers (admin.stats and /api/metrics): the counters per tenant and procedure
+// (executed, replayed, conflicts, …) from the cluster-wide IdempotencyCounter table, plus live
+// counts: keys by status, stuck leases, outbox, the reaper's lag, and the store's replication.
 import type { Engine } from "@/server/engine";
 import { CounterEvent } from "@once/idempotency";
-import { keyGauges, readCounters } from "@/server/admin/keys-query";
+import { readCounters } from "@/server/admin/keys-query";
+import { keyGauges } from "@/server/admin/key-gauges";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
 import { readReplicationStatus } from "@/server/replication";
@@ -24,13 +26,20 @@ export async function readStats(db: Db, engine: Engine) {
   // This instance's unflushed deltas first, so an operator sees their own action at once; other
   // instances' arrive with their next flush (every few seconds).
   await engine.counters.flush(engine.run).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
-  const [counterRows, keys, outbox, openFindings, replication] = await Promise.all([
+  const [counterRows, keys, outbox, openFindings, replication, reaperLag] = await Promise.all([
     readCounters(db),
     keyGauges(db),
     outboxGauges(db),
     db.reconciliationFinding.count({ where: { resolvedAt: null } }),
     readReplicationStatus(db),
+    engine.reaperLagSeconds(),
   ]);
+  // Retention keeping up: the age of the oldest key past it, and whether that is past the warning line.
+  const reaper = {
+    lagSeconds: Math.round(reaperLag),
+    warnAboveSeconds: engine.config.reaperLagWarnSeconds,
+    behind: reaperLag > engine.config.reaperLagWarnSeconds,
+  };
   const byPair = new Map<string, { tenant: string; procedure: string; counts: CounterCounts }>();
   const totals = zero();
   for (const r of counterRows) {
@@ -41,5 +50,5 @@ export async function readStats(db: Db, engine: Engine) {
     entry.counts[r.event] += r.count;
     totals[r.event] += r.count;
   }
-  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings, replication };
+  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings, replication, reaper };
 }

@@ -7,11 +7,15 @@ import { Reason } from "../reasons.js";
 import type { IdempotencyStore, KeyRecord, ReserveRequest } from "../store/types.js";
 import { decide } from "./decide.js";
 import type { EngineDeps } from "./deps.js";
+import { waitForSettle, type WaitBudget } from "./wait.js";
 
-/** Each pass either returns or saw the row change under it (released, reaped, renewed). */
+/**
+ * Each pass either returns or saw the row change under it (released, reaped, renewed). A wait
+ * (Prefer: wait) is not a pass: it is bounded by its own deadline.
+ */
 const MAX_PASSES = 3;
 
-export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: CounterEvent) => void): Promise<KeyRecord> {
+export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: CounterEvent) => void, wait?: WaitBudget): Promise<KeyRecord> {
   const { store, config } = deps;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     // At the cap, a retry of a key the scope already holds still gets its answer: only new keys
@@ -32,6 +36,10 @@ export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: Co
         count(CounterEvent.MISMATCHES);
         throw new IdempotencyError(Reason.KEY_REUSED, "This Idempotency-Key was already used for a different request", { record: decision.record });
       case "wait":
+        if (wait && (await waitForSettle(deps, r, decision.record, wait))) {
+          pass--; // woken, or the wait or the lease ran out: look at the key once more
+          continue;
+        }
         count(CounterEvent.CONFLICTS);
         throw inProgress("A request with this Idempotency-Key is still in progress", decision.retryAfterSeconds, decision.record);
       case "take_over": {

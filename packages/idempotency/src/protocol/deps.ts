@@ -4,6 +4,7 @@ import type { Counters } from "../counters.js";
 import type { ReplayCache } from "../replay-cache.js";
 import type { PendingReleases } from "../pending-releases.js";
 import type { IdempotencyStore, SqlTransaction } from "../store/types.js";
+import type { KeyWaiters } from "../wait/waiters.js";
 
 export interface EngineDeps<TTx extends SqlTransaction = SqlTransaction> {
   store: IdempotencyStore<TTx>;
@@ -13,4 +14,6 @@ export interface EngineDeps<TTx extends SqlTransaction = SqlTransaction> {
   pendingReleases: PendingReleases;
   /** Finished answers in memory; absent when this process cannot hear evictions. */
   replayCache?: ReplayCache;
+  /** Requests waiting for a key in flight (Prefer: wait); listening only while LISTEN is connected. */
+  waiters: KeyWaiters;
 }

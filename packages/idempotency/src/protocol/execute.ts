@@ -9,6 +9,8 @@ import { classifyStoreFailure, StoreFailure } from "../store/unavailable.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
 import { acquire, inProgress } from "./acquire.js";
 import type { EngineDeps } from "./deps.js";
+import { runTransaction } from "./transaction.js";
+import { waitBudget, type WaitBudget } from "./wait.js";
 
 export interface IdempotentRequest {
   /** Who the key belongs to: the authenticated tenant, or e.g. "provider:simpay" for webhooks. */
@@ -17,6 +19,8 @@ export interface IdempotentRequest {
   /** The operation's name (the tRPC path): part of the fingerprint. */
   procedure: string;
   input: unknown;
+  /** Prefer: wait: how long to wait for the key's first request, if it is in flight (capped by maxWaitMs). */
+  waitMs?: number;
 }
 
 /**
@@ -32,19 +36,8 @@ export interface Outcome {
   replayed: boolean;
   /** When the key's record expires (Idempotency-Key-Expires). */
   expiresAt: Date;
-}
-
-/** How the business transaction ended. */
-type TransactionResult =
-  | { kind: "completed"; response: StoredResponse }
-  | { kind: "deterministic"; response: StoredResponse }
-  | { kind: "fenced" }
-  | { kind: "handler_failed"; error: unknown }
-  | { kind: "store_failed"; error: unknown };
-
-/** Thrown inside the transaction callback to roll it back, carrying how it ended. */
-class Rollback {
-  constructor(readonly result: TransactionResult) {}
+  /** Set when the request waited for its key first (Prefer: wait): `Preference-Applied`. */
+  appliedWaitSeconds?: number;
 }
 
 /**
@@ -78,6 +71,22 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
   request: IdempotentRequest,
   handler: (tx: TTx) => Promise<HandlerOutcome>,
 ): Promise<Outcome> {
+  const wait = waitBudget(request.waitMs, deps.config);
+  try {
+    const outcome = await run(deps, request, handler, wait);
+    return wait?.applied ? { ...outcome, appliedWaitSeconds: wait.seconds } : outcome;
+  } catch (error) {
+    if (wait?.applied && error instanceof IdempotencyError) error.appliedWaitSeconds = wait.seconds;
+    throw error;
+  }
+}
+
+async function run<TTx extends SqlTransaction>(
+  deps: EngineDeps<TTx>,
+  request: IdempotentRequest,
+  handler: (tx: TTx) => Promise<HandlerOutcome>,
+  wait: WaitBudget | undefined,
+): Promise<Outcome> {
   const count = (event: CounterEvent) => deps.counters.increment(request.scope, request.procedure, event);
   const print = fingerprint(request.procedure, request.input);
   const stamp = deps.replayCache?.stamp() ?? 0;
@@ -87,10 +96,11 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
     if (cached.kind === "mismatch") throw new IdempotencyError(Reason.KEY_REUSED, "This Idempotency-Key was already used for a different request");
     return cached.outcome;
   }
-  const reserveRequest = { ...request, fingerprint: print, leaseMs: deps.config.leaseMs, ttlSeconds: deps.config.ttlSeconds };
+  const { waitMs: _waitMs, ...reserved } = request;
+  const reserveRequest = { ...reserved, fingerprint: print, leaseMs: deps.config.leaseMs, ttlSeconds: deps.config.ttlSeconds };
   let record: KeyRecord;
   try {
-    record = await acquire(deps, reserveRequest, count);
+    record = await acquire(deps, reserveRequest, count, wait);
   } catch (error) {
     if (error instanceof IdempotencyError) throw error;
     throw storeUnavailable(error, count);
@@ -128,30 +138,6 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
       const unreachable: never = result;
       throw new Error(`unhandled transaction result ${JSON.stringify(unreachable)}`);
     }
-  }
-}
-
-/** The handler's writes and the key's completion commit together, or not at all. */
-async function runTransaction<TTx extends SqlTransaction>(
-  deps: EngineDeps<TTx>,
-  record: KeyRecord,
-  handler: (tx: TTx) => Promise<HandlerOutcome>,
-): Promise<TransactionResult> {
-  try {
-    return await deps.store.transaction(
-      async (tx): Promise<TransactionResult> => {
-        const outcome = await handler(tx).catch((error: unknown) => {
-          throw new Rollback({ kind: "handler_failed", error });
-        });
-        if (outcome.kind === "deterministic") throw new Rollback({ kind: "deterministic", response: outcome.response });
-        // Fencing: if a retry took our lease over, no row matches and we roll back.
-        if (!(await deps.store.finish(record, KeyStatus.COMPLETED, outcome.response, tx))) throw new Rollback({ kind: "fenced" });
-        return { kind: "completed", response: outcome.response };
-      },
-      { timeoutMs: deps.config.transactionTimeoutMs },
-    );
-  } catch (error) {
-    return error instanceof Rollback ? error.result : { kind: "store_failed", error };
   }
 }
 

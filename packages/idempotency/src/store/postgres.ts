@@ -66,13 +66,17 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   /** Lease token → the backend pid that ran the completion, until the commit's outcome is read. */
   private readonly completions = new Map<string, number>();
 
+  private readonly settle: (statement: SQL.SettlingStatement) => SQL.NamedStatement;
+
   constructor(
     private readonly prisma: PrismaLike<TTx>,
     pool?: pg.Pool,
-    poolOptions?: PoolRunnerOptions,
+    options: PoolRunnerOptions & { announceSettled?: boolean } = {},
   ) {
-    this.run = pool ? poolRunner(pool, poolOptions) : runnerOf(prisma);
+    this.run = pool ? poolRunner(pool, options) : runnerOf(prisma);
     this.watch = pool ? new CommitWatch(pool) : undefined;
+    // Announcing costs a NOTIFY per settle; it is needed only where requests may wait on keys.
+    this.settle = (statement) => (options.announceSettled ? statement.notifying : statement.plain);
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
@@ -104,9 +108,8 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
 
   async finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean> {
     const values = [record.id, record.leaseToken, status, response.status, response.body, response.contentType];
-    if (!tx) return (await this.run.execute(SQL.FINISH, values)) === 1;
-    const [row] = await runnerOf(tx).query<{ pid: number }>(SQL.FINISH, values);
-    if (row && this.watch && record.leaseToken) {
+    const [row] = await (tx ? runnerOf(tx) : this.run).query<{ pid: number }>(this.settle(SQL.FINISH), values);
+    if (row && tx && this.watch && record.leaseToken) {
       this.watch.arm(row.pid);
       this.completions.set(record.leaseToken, row.pid);
     }
@@ -121,7 +124,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async release(record: KeyRecord): Promise<boolean> {
-    return (await this.run.execute(SQL.RELEASE, [record.id, record.leaseToken])) === 1;
+    return (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken])).length === 1;
   }
 
   async countLive(scope: string, limit: number): Promise<number> {

@@ -1,5 +1,6 @@
 // The key store's statements. Parameters are positional ($1 …) so the same text runs through
 // Prisma's raw queries and straight through a pg pool.
+import { SETTLED_CHANNEL } from "../evictions.js";
 
 /**
  * A statement with a name, so a runner that prepares statements (poolRunner with `prepare`) has
@@ -73,24 +74,43 @@ export const RENEW_EXPIRED = named(
   RETURNING ${COLUMNS}`,
 );
 
+/**
+ * The settling statements (finish, release) in two forms: plain, and announcing the settle on
+ * SETTLED_CHANNEL so requests waiting on the key (Prefer: wait) wake. The NOTIFY is part of the
+ * statement, so it is sent only if the row changed, and only when its transaction commits: a
+ * waiter woken by it reads the committed answer. Each returns one row per settled key, with the
+ * backend's pid (the commit-warning watch files PostgreSQL's warnings by it).
+ */
+export interface SettlingStatement {
+  plain: NamedStatement;
+  notifying: NamedStatement;
+}
+
+const settling = (name: string, change: string): SettlingStatement => ({
+  plain: named(name, `WITH "done" AS (${change} RETURNING 1) SELECT 1 AS "n", pg_backend_pid() AS "pid" FROM "done"`),
+  notifying: named(
+    `${name}_notify`,
+    `WITH "done" AS (${change} RETURNING "scope", "key")
+     SELECT 1 AS "n", pg_backend_pid() AS "pid" FROM "done", LATERAL (SELECT pg_notify('${SETTLED_CHANNEL}', json_build_array("scope", "key")::text)) AS "sent"`,
+  ),
+});
+
 /** Fenced by the lease token. $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6 content type. */
-export const FINISH = named(
+export const FINISH = settling(
   "finish",
   `
   UPDATE "IdempotencyKey"
   SET "status" = $3::"IdempotencyStatus", "responseStatus" = $4, "responseBody" = $5, "responseContentType" = $6,
       "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-  WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'
-  RETURNING pg_backend_pid() AS "pid"`,
+  WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
 );
 
 /** Fenced by the lease token. $1 id, $2 lease token. */
-export const RELEASE = named(
+export const RELEASE = settling(
   "release",
   `
   DELETE FROM "IdempotencyKey" WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
 );
-
 /** Bounded count: at most $2 rows are read, whatever the scope holds. */
 export const COUNT_LIVE = named(
   "count_live",

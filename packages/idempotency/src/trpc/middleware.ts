@@ -14,6 +14,7 @@ import { parseIdempotencyKey } from "../key.js";
 import { Reason } from "../reasons.js";
 import { executeIdempotently, type HandlerOutcome, type Outcome } from "../protocol/execute.js";
 import type { SqlTransaction } from "../store/types.js";
+import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
 import { reasonOf, replayedError, toTRPCError, type StoredError } from "./errors.js";
 
 const JSON_TYPE = "application/json";
@@ -63,13 +64,20 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(op
     }
     const parsed = parseIdempotencyKey(http.header(Header.KEY));
     if (!parsed.ok) throw toTRPCError(new IdempotencyError(parsed.reason, parsed.message));
+    const waitSeconds = parsePreferWait(http.header(Header.PREFER));
 
     let firstResult: TResult | undefined;
     let outcome: Outcome;
     try {
       outcome = await executeIdempotently(
         options.engine(ctx).deps,
-        { scope: await options.scope(ctx), key: parsed.key, procedure: path, input: await opts.getRawInput() },
+        {
+          scope: await options.scope(ctx),
+          key: parsed.key,
+          procedure: path,
+          input: await opts.getRawInput(),
+          waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
+        },
         async (tx): Promise<HandlerOutcome> => {
           const result = await next({ ctx: { tx, idempotencyKey: parsed.key } });
           if (result.ok) {
@@ -85,10 +93,12 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(op
     } catch (error) {
       if (!(error instanceof IdempotencyError)) throw error;
       if (error.retryAfterSeconds !== undefined) http.setHeader(Header.RETRY_AFTER, String(error.retryAfterSeconds));
+      if (error.appliedWaitSeconds !== undefined) http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
       throw toTRPCError(error);
     }
 
     http.setHeader(Header.EXPIRES, outcome.expiresAt.toUTCString());
+    if (outcome.appliedWaitSeconds !== undefined) http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
     if (outcome.replayed) http.setHeader(Header.REPLAYED, "true");
     // The first answer and every replay are built from the stored text alone.
     if (outcome.kind === "deterministic") throw replayedError(JSON.parse(outcome.response.body) as StoredError);

@@ -14,6 +14,7 @@ import {
   type EngineOptions,
   type IdempotencyEngine,
 } from "../../src/index";
+import { parsePreferWait } from "../../src/wait/prefer";
 import { poolOf, type Db } from "./database";
 import type { Prisma } from "./generated/client";
 
@@ -45,12 +46,20 @@ export function configure(db: Db, config: EngineConfigInput = {}, options: Pick<
 /** A gate that parks the next execution inside its transaction until the test opens it. */
 export class Gate {
   private openGate!: () => void;
+  private failGate!: (error: Error) => void;
   private markReached!: () => void;
-  readonly opened = new Promise<void>((resolve) => (this.openGate = resolve));
+  readonly opened = new Promise<void>((resolve, reject) => {
+    this.openGate = resolve;
+    this.failGate = reject;
+  });
   /** Resolves once a handler is parked at this gate. */
   readonly reached = new Promise<void>((resolve) => (this.markReached = resolve));
   open(): void {
     this.openGate();
+  }
+  /** The parked handler throws `error` (a transient failure: the engine releases the key). */
+  fail(error: Error): void {
+    this.failGate(error);
   }
   async park(): Promise<void> {
     this.markReached();
@@ -183,20 +192,24 @@ export const trpcEntry: EntryPoint = {
 
 export const wrapperEntry: EntryPoint = {
   name: "plain wrapper",
-  async call(db, { token = "acme_token", key, input }) {
+  async call(db, { token = "acme_token", key, input, headers }) {
     const scope = SCOPE_BY_TOKEN[token]!;
+    const waitSeconds = parsePreferWait(new Headers(headers).get("prefer"));
+    const call = { scope, key: key ?? "", operation: "effect", request: input, waitSeconds };
     try {
-      const result = await withIdempotency(engineFor(db), { scope, key: key ?? "", operation: "effect", request: input }, async (tx) => {
+      const result = await withIdempotency(engineFor(db), call, async (tx) => {
         const id = await effect(tx, scope, input);
         if (input.mode === "deterministic") throw new DeterministicError(412, { reason: "out_of_stock", message: `Not enough ${input.value}` });
         if (input.mode === "transient") throw new Error("the provider timed out");
         return { effectId: id, value: input.value, key: key ?? "" };
       });
       const headers = new Headers({ "Idempotency-Key-Expires": result.expiresAt.toUTCString() });
+      if (result.appliedWaitSeconds !== undefined) headers.set("Preference-Applied", `wait=${result.appliedWaitSeconds}`);
       return { status: result.status, body: result.body, text: result.bodyText, replayed: result.replayed, headers };
     } catch (error) {
       if (error instanceof IdempotencyError) {
         const headers = new Headers(error.retryAfterSeconds ? { "Retry-After": String(error.retryAfterSeconds) } : {});
+        if (error.appliedWaitSeconds !== undefined) headers.set("Preference-Applied", `wait=${error.appliedWaitSeconds}`);
         const body = { data: { reason: error.reason } };
         return { status: error.httpStatus, body, text: JSON.stringify(body), replayed: false, headers };
       }

@@ -139,6 +139,17 @@ describe("admin.stats", () => {
     // k3 is the one stuck lease in this file (the bust tests busted theirs).
     expect(stats.keys.stuck).toBe(1);
     expect(Object.keys(stats.outbox).sort()).toEqual(["DEAD", "DELIVERED", "PENDING"]);
+    expect(stats.reaper).toEqual({ lagSeconds: 0, warnAboveSeconds: 300, behind: false });
     expect((await query("admin.stats", undefined, TOKENS.globex)).status).toBe(403);
+  });
+
+  it("says the reaper is behind once the oldest key past retention is older than the warning line", async () => {
+    const key = randomUUID();
+    await t.db.$executeRaw`INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "expiresAt")
+      VALUES ('acme', ${key}, 'stats.probe', ${"f".repeat(64)}, 'COMPLETED', now() - interval '10 minutes')`;
+    const stats = (await query("admin.stats")).json.result.data;
+    expect(stats.reaper).toMatchObject({ warnAboveSeconds: 300, behind: true });
+    expect(stats.reaper.lagSeconds).toBeGreaterThanOrEqual(600);
+    await t.db.idempotencyKey.deleteMany({ where: { key } });
   });
 });

@@ -1,0 +1,172 @@
+// Prefer: wait (RFC 7240): a request whose key is in flight waits for the first request to settle,
+// woken through LISTEN, and gets its answer; or 409 when its wait runs out. Each rule through both
+// entry points. No test here could pass on a deadline alone: the waits that must end by a wake
+// are longer than the test's timeout.
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { parsePreferWait } from "../src/wait/prefer";
+import { useTestDatabase } from "./support/database";
+import { configure, ENTRY_POINTS, effectsFor, Gate, keyRow, parkNextExecution, reasonOf, type Engine, type EntryPoint, type Mode } from "./support/harness";
+
+const t = useTestDatabase({ poolMax: 20 });
+const fresh = (label: string) => `${label}-${randomUUID()}`;
+/** Longer than vitest's 30 s test timeout: a waiter that is never woken fails the test. */
+const NEVER = { maxWaitMs: 120_000, leaseMs: 120_000 };
+const prefer = (seconds: number) => ({ prefer: `wait=${seconds}` });
+
+let engine: Engine | undefined;
+async function listeningEngine(config = NEVER): Promise<Engine> {
+  engine = configure(t.db, config, { listen: () => new pg.Client({ connectionString: t.url }) });
+  await engine.ready;
+  return engine;
+}
+afterEach(async () => {
+  await engine?.close();
+  engine = undefined;
+  configure(t.db);
+});
+
+/**
+ * A first request on a fresh key, parked inside its transaction (it holds the key) until the test
+ * opens or fails its gate; `duplicate(n)` sends the same request with `Prefer: wait=n`.
+ */
+async function holdKey(entry: EntryPoint, label: string, mode?: Mode) {
+  const key = fresh(label);
+  const value = fresh("v");
+  const input = mode ? { value, mode } : { value };
+  const gate = new Gate();
+  parkNextExecution(gate);
+  const first = entry.call(t.db, { key, input });
+  await gate.reached;
+  const duplicate = (seconds: number) => entry.call(t.db, { key, input, headers: prefer(seconds) });
+  return { key, value, gate, first, duplicate };
+}
+
+/** Resolves once `n` requests are asleep on a key. */
+const waiting = (e: Engine, n = 1) => vi.waitFor(() => expect(e.deps.waiters.size).toBe(n), { timeout: 10_000, interval: 5 });
+
+describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
+  it("wakes when the first request completes, and replays its answer", async () => {
+    const e = await listeningEngine();
+    const { value, gate, first, duplicate: send } = await holdKey(entry, "wait-complete");
+    const duplicate = send(100);
+    await waiting(e);
+    gate.open();
+    const [a, b] = await Promise.all([first, duplicate]);
+    expect(a).toMatchObject({ status: 200, replayed: false });
+    expect(b).toMatchObject({ status: 200, replayed: true, text: a.text });
+    expect(b.headers.get("preference-applied")).toBe("wait=100");
+    expect(await effectsFor(t.db, value)).toBe(1);
+    expect(e.deps.waiters.size).toBe(0);
+  });
+
+  it("wakes when the first request fails deterministically, and replays the failure", async () => {
+    const e = await listeningEngine();
+    const { key, gate, first, duplicate: send } = await holdKey(entry, "wait-fail", "deterministic");
+    const duplicate = send(100);
+    await waiting(e);
+    gate.open();
+    const [a, b] = await Promise.all([first, duplicate]);
+    expect(a).toMatchObject({ status: 412, replayed: false });
+    expect(b).toMatchObject({ status: 412, replayed: true, text: a.text });
+    expect(b.headers.get("preference-applied")).toBe("wait=100");
+    expect(await keyRow(t.db, "acme", key)).toMatchObject({ status: "FAILED", responseStatus: 412 });
+  });
+
+  it("wakes when the first request is released, and then runs the request itself", async () => {
+    const e = await listeningEngine();
+    const { key, value, gate, first, duplicate: send } = await holdKey(entry, "wait-release");
+    const duplicate = send(100);
+    await waiting(e);
+    gate.fail(new Error("the provider timed out")); // transient: the first request releases the key
+    const [a, b] = await Promise.all([first, duplicate]);
+    expect(a.status).toBe(500);
+    expect(b).toMatchObject({ status: 200, replayed: false });
+    expect(b.headers.get("preference-applied")).toBe("wait=100");
+    expect(await effectsFor(t.db, value)).toBe(1); // the first one's write rolled back
+    const row = await keyRow(t.db, "acme", key);
+    expect(row).toMatchObject({ status: "COMPLETED" });
+    expect(row!.responseBody).toBe(JSON.stringify(b.body));
+  });
+
+  it("ends the wait at N seconds with 409, the first request still running", async () => {
+    const e = await listeningEngine();
+    const { key, gate, first, duplicate: send } = await holdKey(entry, "wait-deadline");
+    const started = Date.now();
+    const duplicate = await send(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(990); // it did wait (timers may round by a millisecond)
+    expect(duplicate.status).toBe(409);
+    expect(reasonOf(duplicate)).toBe("request_in_progress");
+    expect(duplicate.headers.get("preference-applied")).toBe("wait=1");
+    expect(Number(duplicate.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(e.deps.waiters.size).toBe(0);
+    expect(await keyRow(t.db, "acme", key)).toMatchObject({ status: "PROCESSING" });
+    gate.open();
+    expect((await first).status).toBe(200);
+  });
+
+  it("caps N at maxWaitMs", async () => {
+    await listeningEngine({ maxWaitMs: 200, leaseMs: 120_000 });
+    const { gate, first, duplicate: send } = await holdKey(entry, "wait-cap");
+    const duplicate = await send(100); // would outlive the test
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.headers.get("preference-applied")).toBe("wait=1"); // 200 ms, in whole seconds rounded up
+    gate.open();
+    await first;
+  });
+
+  it("answers 409 at once, without Preference-Applied, when it has no LISTEN connection to be woken by", async () => {
+    configure(t.db, NEVER); // no listen option
+    const { gate, first, duplicate: send } = await holdKey(entry, "wait-deaf");
+    const duplicate = await send(100);
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.headers.get("preference-applied")).toBeNull();
+    gate.open();
+    await first;
+  });
+
+  it("gives 24 concurrent duplicates of a new key the one answer: one execution, every other a replay", async () => {
+    await listeningEngine();
+    const key = fresh("wait-burst");
+    const value = fresh("v");
+    const answers = await Promise.all(Array.from({ length: 24 }, () => entry.call(t.db, { key, input: { value }, headers: prefer(100) })));
+    expect(await effectsFor(t.db, value)).toBe(1);
+    expect(answers.filter((a) => a.status === 200 && !a.replayed)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 200 && a.replayed)).toHaveLength(23);
+    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+  });
+});
+
+describe("when the LISTEN connection is lost during a wait", () => {
+  it("wakes the waiter, which answers 409 (it cannot be woken any more) instead of sleeping to its deadline", async () => {
+    const e = await listeningEngine();
+    const { gate, first, duplicate: send } = await holdKey(ENTRY_POINTS[1]!, "wait-lost");
+    const duplicate = send(100);
+    await waiting(e);
+    await t.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`);
+    const answer = await duplicate;
+    expect(answer.status).toBe(409);
+    expect(answer.headers.get("preference-applied")).toBe("wait=100");
+    gate.open();
+    await first;
+  });
+});
+
+describe("parsePreferWait", () => {
+  it.each([
+    ["wait=5", 5],
+    ["respond-async, wait=10", 10],
+    ['wait="7"', 7],
+    ["WAIT = 3", 3],
+    ["wait=4; foo=bar", 4],
+    ["wait=1, wait=9", 1], // RFC 7240: only the first instance counts
+    ["wait=-1", undefined],
+    ["wait=soon", undefined],
+    ["return=minimal", undefined],
+    ["", undefined],
+    [null, undefined],
+  ])("reads %j as %j", (header, expected) => {
+    expect(parsePreferWait(header)).toBe(expected);
+  });
+});
