@@ -10,21 +10,25 @@ const EVENTS = ["executed", "replayed", "conflicts", "mismatches", "released", "
 
 /** 5 tenants × 3 procedures × 10 events × 1 440 minutes = 216 000 rows, where no count is yet. */
 export async function seedCounterMinutes(client: pg.Client | pg.Pool): Promise<number> {
-  const r = await client.query(
-    `INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
-     SELECT t, p, e, date_trunc('minute', now()) - make_interval(mins => m), 1 + (m * 7 + length(e)) % 40
-     FROM unnest($1::text[]) AS t, unnest($2::text[]) AS p, unnest($3::text[]) AS e, generate_series(0, 1439) AS m
-     ON CONFLICT ("scope", "procedure", "event", "minute") DO NOTHING`,
+  // The totals too, as the engine's flush writes both (the chart's picker offers every tenant
+  // counted): what this seed inserted is added to them, never written over what was counted.
+  const r = await client.query<{ n: string }>(
+    `WITH "inserted" AS (
+       INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
+       SELECT t, p, e, date_trunc('minute', now()) - make_interval(mins => m), 1 + (m * 7 + length(e)) % 40
+       FROM unnest($1::text[]) AS t, unnest($2::text[]) AS p, unnest($3::text[]) AS e, generate_series(0, 1439) AS m
+       ON CONFLICT ("scope", "procedure", "event", "minute") DO NOTHING
+       RETURNING "scope", "procedure", "event", "count"),
+     "totals" AS (
+       INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count", "updatedAt")
+       SELECT "scope", "procedure", "event", sum("count"), now() FROM "inserted" GROUP BY 1, 2, 3
+       ON CONFLICT ("scope", "procedure", "event") DO UPDATE SET "count" = "IdempotencyCounter"."count" + EXCLUDED."count", "updatedAt" = now()
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM "inserted") AS "n", (SELECT count(*) FROM "totals") AS "totals"`,
     [SEED_TENANTS, Object.values(SEED_PROCEDURES), EVENTS],
   );
-  // The totals too, as the engine's flush writes both: the chart's picker offers every tenant counted.
-  await client.query(
-    `INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count", "updatedAt")
-     SELECT "scope", "procedure", "event", sum("count"), now() FROM "IdempotencyCounterMinute" GROUP BY 1, 2, 3
-     ON CONFLICT ("scope", "procedure", "event") DO UPDATE SET "count" = EXCLUDED."count", "updatedAt" = now()`,
-  );
   await client.query(`ANALYZE "IdempotencyCounterMinute"`);
-  return r.rowCount ?? 0;
+  return Number(r.rows[0]!.n);
 }
 
 /** `count` audit entries (busts and releases by three operators) of the newest keys of seed run `run`. */

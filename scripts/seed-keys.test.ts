@@ -16,6 +16,8 @@ describe("npm run seed:keys", () => {
     const [{ minute }] = await t.db.$queryRaw<[{ minute: Date }]>`
       INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
       VALUES ('acme', 'checkout.placeOrder', 'executed', date_trunc('minute', now()), 7) RETURNING "minute"`;
+    await t.db.$executeRaw`
+      INSERT INTO "IdempotencyCounter" ("scope", "procedure", "event", "count") VALUES ('acme', 'checkout.placeOrder', 'executed', 100000)`;
 
     const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), "scripts/seed-keys.ts", "3000"], {
       cwd: ROOT,
@@ -38,6 +40,12 @@ describe("npm run seed:keys", () => {
     const counts = await t.db.idempotencyCounterMinute.findMany({ where: { scope: "acme", procedure: "checkout.placeOrder", event: "executed" } });
     expect(Number(counts.find((c) => c.minute.getTime() === minute.getTime())?.count)).toBe(7);
     expect(counts.length).toBe(1440);
+    // The total keeps the real count and gains exactly what the seed added (the real minute was not).
+    const seeded = counts.reduce((sum, c) => sum + Number(c.count), 0) - 7;
+    const total = await t.db.idempotencyCounter.findUniqueOrThrow({
+      where: { scope_procedure_event: { scope: "acme", procedure: "checkout.placeOrder", event: "executed" } },
+    });
+    expect(Number(total.count)).toBe(100_000 + seeded);
     expect(output).toMatch(/\[seed-keys\] \d+ counter minutes, \d+ audit entries/);
   });
 });
