@@ -1,5 +1,5 @@
 // Prisma CLI configuration. Only `prisma generate` runs here (offline, with WebAssembly); the
-// migrations are applied by src/server/db/migrate.ts. The URL is only read by commands that talk
+// migrations are applied by tools/db/migrate.ts. The URL is only read by commands that talk
 // to a database, so a placeholder keeps `generate` working without one.
 import { defineConfig } from "prisma/config";
 

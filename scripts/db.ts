@@ -1,5 +1,5 @@
 // `npm run db -- stop|start|status`: the outage switch for the demo. It acts on this project's
-// embedded PostgreSQL only (the one `npm run dev` / `npm start` runs on .data/pg), found by its
+// embedded PostgreSQL only (the one `npm run dev` / `npm start` runs, outside the project: tools/db/url.ts), found by its
 // own pid file, never by name, so every other PostgreSQL on the machine is left alone.
 //
 //   stop     fast shutdown (SIGINT): open connections fail at once, as in a real outage

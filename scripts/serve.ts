@@ -1,5 +1,5 @@
 // `npm run dev` / `npm start`: the app on its database, in one command.
-// With no DATABASE_URL we start the embedded PostgreSQL (data in .data/pg, kept between runs),
+// With no DATABASE_URL we start the embedded PostgreSQL (data kept between runs outside the project, see embeddedDataDir in tools/db/url.ts),
 // migrate and seed it, run Next.js, and announce the database in .data/ for the tools. With
 // DATABASE_URL we use that server as it is (`npm run db:setup` migrates and seeds it).
 //
