@@ -6,11 +6,15 @@
  * TL;DR - This is where all the tRPC server stuff is created and plugged in. The pieces you will
  * need to use are documented accordingly near the end.
  */
-import { initTRPC } from "@trpc/server";
+import { createIdempotencyMiddleware } from "@once/idempotency";
+import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
-import { ZodError } from "zod";
+import { type z, ZodError } from "zod";
 
+import { anonymousIdOf } from "~/server/anonymous-id";
 import { db } from "~/server/db";
+import { engine } from "~/server/idempotency";
+import type { Prisma } from "../../../generated/prisma";
 
 /**
  * 1. CONTEXT
@@ -24,7 +28,10 @@ import { db } from "~/server/db";
  *
  * @see https://trpc.io/docs/server/context
  */
-export const createTRPCContext = async (opts: { headers: Headers }) => {
+export const createTRPCContext = async (opts: {
+  headers: Headers;
+  http?: { resHeaders: Headers; batchSize: number };
+}) => {
   return {
     db,
     ...opts,
@@ -47,6 +54,7 @@ const t = initTRPC.context<typeof createTRPCContext>().create({
         ...shape.data,
         zodError:
           error.cause instanceof ZodError ? error.cause.flatten() : null,
+        reason: (error.cause as { reason?: string } | undefined)?.reason,
       },
     };
   },
@@ -104,3 +112,34 @@ const timingMiddleware = t.middleware(async ({ next, path }) => {
  * are logged in.
  */
 export const publicProcedure = t.procedure.use(timingMiddleware);
+
+const anonymousProcedure = publicProcedure.use(function anonymous({
+  ctx,
+  next,
+}) {
+  const anonymousId = anonymousIdOf(ctx.headers);
+  if (!anonymousId)
+    throw new TRPCError({ code: "UNAUTHORIZED", message: "Load a page first" });
+  return next({ ctx: { anonymousId } });
+});
+
+type Context = Awaited<ReturnType<typeof createTRPCContext>> & {
+  anonymousId: string;
+};
+const idempotency = createIdempotencyMiddleware<
+  Context,
+  Prisma.TransactionClient
+>({
+  engine: () => engine,
+  scope: (ctx) => `anonymous:${ctx.anonymousId}`,
+  http: (ctx) => ({
+    header: (n) => ctx.headers.get(n) ?? undefined,
+    setHeader: (n, v) => ctx.http!.resHeaders.set(n, v),
+    batchSize: ctx.http!.batchSize,
+  }),
+});
+
+export const idempotentProcedure = <T extends z.ZodType>(input: T) =>
+  anonymousProcedure.input(input).use(function idempotent(opts) {
+    return idempotency({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
+  });

@@ -1,4 +1,7 @@
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import {
+  type FetchCreateContextFnOptions,
+  fetchRequestHandler,
+} from "@trpc/server/adapters/fetch";
 import { type NextRequest } from "next/server";
 
 import { env } from "~/env";
@@ -9,9 +12,13 @@ import { createTRPCContext } from "~/server/api/trpc";
  * This wraps the `createTRPCContext` helper and provides the required context for the tRPC API when
  * handling a HTTP request (e.g. when you make requests from Client Components).
  */
-const createContext = async (req: NextRequest) => {
+const createContext = async (
+  req: NextRequest,
+  opts: FetchCreateContextFnOptions
+) => {
   return createTRPCContext({
     headers: req.headers,
+    http: { resHeaders: opts.resHeaders, batchSize: opts.info.calls.length },
   });
 };
 
@@ -20,7 +27,7 @@ const handler = (req: NextRequest) =>
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: () => createContext(req),
+    createContext: (opts) => createContext(req, opts),
     onError:
       env.NODE_ENV === "development"
         ? ({ path, error }) => {
