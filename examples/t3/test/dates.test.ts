@@ -6,17 +6,17 @@ import { createTRPCClient, httpLink } from "@trpc/client";
 import superjson from "superjson";
 import { describe, expect, it } from "vitest";
 import type { AppRouter } from "~/server/api/root";
-import { ANONYMOUS_IDS, cookieOf, postsNamed, useApp } from "./support";
+import { anonymousCookie, appUrl, postsNamed } from "./app";
 
-const t = useApp();
+const browser = randomUUID();
 
 function clientWithKey(key: string) {
   return createTRPCClient<AppRouter>({
     links: [
       httpLink({
-        url: `${t.server.url}/api/trpc`,
+        url: `${appUrl}/api/trpc`,
         transformer: superjson,
-        headers: { ...cookieOf(ANONYMOUS_IDS[0]), "idempotency-key": key },
+        headers: { ...anonymousCookie(browser), "idempotency-key": key },
       }),
     ],
   });
@@ -32,6 +32,6 @@ describe("post.create through superjson", () => {
     expect(replay.createdAt).toBeInstanceOf(Date);
     expect(replay.createdAt.getTime()).toBe(first.createdAt.getTime());
     expect(replay.id).toBe(first.id);
-    expect(await postsNamed(t.database.url, name)).toBe(1);
+    expect(await postsNamed(name)).toBe(1);
   });
 });

@@ -1,9 +1,15 @@
 "use client";
 
 import { QueryClientProvider, type QueryClient } from "@tanstack/react-query";
-import { httpBatchStreamLink, loggerLink } from "@trpc/client";
+import {
+  httpBatchStreamLink,
+  httpLink,
+  loggerLink,
+  splitLink,
+} from "@trpc/client";
 import { createTRPCReact } from "@trpc/react-query";
 import { type inferRouterInputs, type inferRouterOutputs } from "@trpc/server";
+import { idempotencyHeaders, idempotencyLink } from "@once/idempotency/client";
 import { useState } from "react";
 import SuperJSON from "superjson";
 
@@ -49,14 +55,29 @@ export function TRPCReactProvider(props: { children: React.ReactNode }) {
             process.env.NODE_ENV === "development" ||
             (op.direction === "down" && op.result instanceof Error),
         }),
-        httpBatchStreamLink({
-          transformer: SuperJSON,
-          url: getBaseUrl() + "/api/trpc",
-          headers: () => {
-            const headers = new Headers();
-            headers.set("x-trpc-source", "nextjs-react");
-            return headers;
-          },
+        // Before splitLink: a key per mutation, retries with the same key, the replay's facts.
+        idempotencyLink(),
+        splitLink({
+          condition: (op) => op.type === "mutation",
+          // Mutations one per request: the engine refuses a key on a batch of calls.
+          true: httpLink({
+            transformer: SuperJSON,
+            url: getBaseUrl() + "/api/trpc",
+            headers: ({ op }) => ({
+              "x-trpc-source": "nextjs-react",
+              ...idempotencyHeaders({ op }),
+            }),
+          }),
+          // Queries stay batched and streamed, as create-t3-app sets them up.
+          false: httpBatchStreamLink({
+            transformer: SuperJSON,
+            url: getBaseUrl() + "/api/trpc",
+            headers: () => {
+              const headers = new Headers();
+              headers.set("x-trpc-source", "nextjs-react");
+              return headers;
+            },
+          }),
         }),
       ],
     })

@@ -1,5 +1,6 @@
 "use client";
 
+import { useIdempotency } from "@once/idempotency/client/react";
 import { useState } from "react";
 
 import { api } from "~/trpc/react";
@@ -10,7 +11,10 @@ export function LatestPost() {
 
   const utils = api.useUtils();
   const [name, setName] = useState("");
+  // One Idempotency-Key per post being submitted: a double-click or a retry sends the same key.
+  const idempotency = useIdempotency();
   const createPost = api.post.create.useMutation({
+    trpc: idempotency.trpc,
     onSuccess: async () => {
       await utils.post.invalidate();
       setName("");

@@ -6,15 +6,18 @@
  * TL;DR - This is where all the tRPC server stuff is created and plugged in. The pieces you will
  * need to use are documented accordingly near the end.
  */
-import { createIdempotencyMiddleware } from "@once/idempotency";
+import {
+  createIdempotencyMiddleware,
+  type HttpAccess,
+  reasonOf,
+} from "@once/idempotency";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
-import { type z, ZodError } from "zod";
+import { ZodError } from "zod";
 
 import { anonymousIdOf } from "~/server/anonymous-id";
 import { db } from "~/server/db";
 import { engine } from "~/server/idempotency";
-import type { Prisma } from "../../../generated/prisma";
 
 /**
  * 1. CONTEXT
@@ -30,7 +33,9 @@ import type { Prisma } from "../../../generated/prisma";
  */
 export const createTRPCContext = async (opts: {
   headers: Headers;
-  http?: { resHeaders: Headers; batchSize: number };
+  // The request as the idempotency middleware reads it (route.ts: fetchHttpAccess). Absent for
+  // React Server Components' calls (src/trpc/server.ts), which must not call idempotent mutations.
+  http?: HttpAccess;
 }) => {
   return {
     db,
@@ -48,13 +53,16 @@ export const createTRPCContext = async (opts: {
 const t = initTRPC.context<typeof createTRPCContext>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
+    // No stack, even in development: a replayed failure must be the first one, byte for byte.
+    const { stack: _stack, ...data } = shape.data;
     return {
       ...shape,
       data: {
-        ...shape.data,
+        ...data,
         zodError:
           error.cause instanceof ZodError ? error.cause.flatten() : null,
-        reason: (error.cause as { reason?: string } | undefined)?.reason,
+        // Why the idempotency engine refused (idempotency_key_reused, request_in_progress, …).
+        reason: reasonOf(error),
       },
     };
   },
@@ -113,33 +121,40 @@ const timingMiddleware = t.middleware(async ({ next, path }) => {
  */
 export const publicProcedure = t.procedure.use(timingMiddleware);
 
-const anonymousProcedure = publicProcedure.use(function anonymous({
+/**
+ * Anonymous procedure
+ *
+ * This app has no sign-in: the caller is the browser, known by the anonymous id that
+ * src/middleware.ts gives it with the first page (src/server/anonymous-id.ts says why).
+ */
+export const anonymousProcedure = publicProcedure.use(function anonymous({
   ctx,
   next,
 }) {
   const anonymousId = anonymousIdOf(ctx.headers);
-  if (!anonymousId)
-    throw new TRPCError({ code: "UNAUTHORIZED", message: "Load a page first" });
+  if (!anonymousId) {
+    throw new TRPCError({
+      code: "UNAUTHORIZED",
+      message: "No anonymous id: load a page of this app first",
+    });
+  }
   return next({ ctx: { anonymousId } });
 });
 
-type Context = Awaited<ReturnType<typeof createTRPCContext>> & {
-  anonymousId: string;
-};
-const idempotency = createIdempotencyMiddleware<
-  Context,
-  Prisma.TransactionClient
->({
-  engine: () => engine,
-  scope: (ctx) => `anonymous:${ctx.anonymousId}`,
-  http: (ctx) => ({
-    header: (n) => ctx.headers.get(n) ?? undefined,
-    setHeader: (n, v) => ctx.http!.resHeaders.set(n, v),
-    batchSize: ctx.http!.batchSize,
-  }),
+const idempotency = createIdempotencyMiddleware(t, {
+  engine,
+  // Keys are unique per scope: the browser here. With sign-in: ctx.session.user.id.
+  scope: (
+    ctx: Awaited<ReturnType<typeof createTRPCContext>> & { anonymousId: string }
+  ) => `anonymous:${ctx.anonymousId}`,
+  http: (ctx) => ctx.http,
 });
 
-export const idempotentProcedure = <T extends z.ZodType>(input: T) =>
-  anonymousProcedure.input(input).use(function idempotent(opts) {
-    return idempotency({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
-  });
+/**
+ * Idempotent procedure
+ *
+ * For every mutation that changes state: a retry with the same Idempotency-Key gets the first
+ * answer back instead of running again. Write through `ctx.tx` (not `ctx.db`), so the writes and
+ * the key's completion commit together.
+ */
+export const idempotentProcedure = anonymousProcedure.use(idempotency);

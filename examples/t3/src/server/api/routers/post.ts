@@ -15,15 +15,16 @@ export const postRouter = createTRPCRouter({
       };
     }),
 
-  create: idempotentProcedure(z.object({ name: z.string().min(1) })).mutation(
-    async ({ ctx, input }) => {
+  // Idempotent: written through ctx.tx, in the transaction that also completes the key.
+  create: idempotentProcedure
+    .input(z.object({ name: z.string().min(1) }))
+    .mutation(async ({ ctx, input }) => {
       return ctx.tx.post.create({
         data: {
           name: input.name,
         },
       });
-    }
-  ),
+    }),
 
   getLatest: publicProcedure.query(async ({ ctx }) => {
     const post = await ctx.db.post.findFirst({

