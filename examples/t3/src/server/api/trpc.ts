@@ -141,7 +141,15 @@ export const anonymousProcedure = publicProcedure.use(function anonymous({
   return next({ ctx: { anonymousId } });
 });
 
-const idempotency = createIdempotencyMiddleware(t, {
+/**
+ * Idempotency middleware
+ *
+ * For every mutation that changes state: a retry with the same Idempotency-Key gets the first
+ * answer back instead of running again. Use it after `.input()`, so invalid input is refused
+ * before a key is taken, and write through `ctx.tx` (not `ctx.db`), so the writes and the key's
+ * completion commit together.
+ */
+export const idempotency = createIdempotencyMiddleware(t, {
   engine,
   // Keys are unique per scope: the browser here. With sign-in: ctx.session.user.id.
   scope: (
@@ -149,12 +157,3 @@ const idempotency = createIdempotencyMiddleware(t, {
   ) => `anonymous:${ctx.anonymousId}`,
   http: (ctx) => ctx.http,
 });
-
-/**
- * Idempotent procedure
- *
- * For every mutation that changes state: a retry with the same Idempotency-Key gets the first
- * answer back instead of running again. Write through `ctx.tx` (not `ctx.db`), so the writes and
- * the key's completion commit together.
- */
-export const idempotentProcedure = anonymousProcedure.use(idempotency);

@@ -1,8 +1,9 @@
 import { z } from "zod";
 
 import {
+  anonymousProcedure,
   createTRPCRouter,
-  idempotentProcedure,
+  idempotency,
   publicProcedure,
 } from "~/server/api/trpc";
 
@@ -16,8 +17,9 @@ export const postRouter = createTRPCRouter({
     }),
 
   // Idempotent: written through ctx.tx, in the transaction that also completes the key.
-  create: idempotentProcedure
+  create: anonymousProcedure
     .input(z.object({ name: z.string().min(1) }))
+    .use(idempotency)
     .mutation(async ({ ctx, input }) => {
       return ctx.tx.post.create({
         data: {
