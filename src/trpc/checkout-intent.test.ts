@@ -14,17 +14,9 @@ import {
   readIntent,
 } from "./checkout-intent";
 
-class MemoryStorage {
-  private map = new Map<string, string>();
-  getItem(k: string) {
-    return this.map.get(k) ?? null;
-  }
-  setItem(k: string, v: string) {
-    this.map.set(k, v);
-  }
-  removeItem(k: string) {
-    this.map.delete(k);
-  }
+/** A tab's sessionStorage, in memory. */
+function tabStorage(map = new Map<string, string>()) {
+  return { getItem: (k: string) => map.get(k) ?? null, setItem: (k: string, v: string) => void map.set(k, v), removeItem: (k: string) => void map.delete(k) };
 }
 
 describe("checkout intents", () => {
@@ -49,8 +41,8 @@ describe("checkout intents", () => {
       { productId: "a", quantity: 3 },
       { productId: "b", quantity: 1 },
     ]);
-    expect(beginIntent(new MemoryStorage(), cartA, "k", 1).fingerprint).toBe(beginIntent(new MemoryStorage(), [...cartA].reverse(), "k", 1).fingerprint);
-    expect(beginIntent(new MemoryStorage(), cartA, "k", 1).fingerprint).not.toBe(beginIntent(new MemoryStorage(), cartB, "k", 1).fingerprint);
+    expect(beginIntent(tabStorage(), cartA, "k", 1).fingerprint).toBe(beginIntent(tabStorage(), [...cartA].reverse(), "k", 1).fingerprint);
+    expect(beginIntent(tabStorage(), cartA, "k", 1).fingerprint).not.toBe(beginIntent(tabStorage(), cartB, "k", 1).fingerprint);
     expect(placeOrderInput(cartA)).toEqual({
       items: [
         { productId: "p1", quantity: 2 },
@@ -60,7 +52,7 @@ describe("checkout intents", () => {
   });
 
   it("reuses the pending key for the same cart (double-click, retry, reload)", () => {
-    const storage = new MemoryStorage();
+    const storage = tabStorage();
     const first = beginIntent(storage, cartA, "key-1", 1_000);
     const again = beginIntent(storage, [...cartA].reverse(), "key-2", 2_000);
     expect(again).toEqual(first);
@@ -69,14 +61,14 @@ describe("checkout intents", () => {
   });
 
   it("makes a new key for a changed cart", () => {
-    const storage = new MemoryStorage();
+    const storage = tabStorage();
     beginIntent(storage, cartA, "key-1", 1_000);
     expect(beginIntent(storage, cartB, "key-2", 2_000).key).toBe("key-2");
     expect(pendingIntentFor(storage, cartA, 3_000)).toBeNull();
   });
 
   it("forgets the intent once cleared, or when older than the server keeps keys", () => {
-    const storage = new MemoryStorage();
+    const storage = tabStorage();
     beginIntent(storage, cartA, "key-1", 1_000);
     expect(readIntent(storage, 1_000 + INTENT_MAX_AGE_MS + 1)).toBeNull();
     clearIntent(storage);
@@ -85,7 +77,7 @@ describe("checkout intents", () => {
   });
 
   it("keeps each account's pending intent apart in a shared tab", () => {
-    const tab = new MemoryStorage();
+    const tab = tabStorage();
     const acme = intentStorageFor(tab, "acct-acme");
     const globex = intentStorageFor(tab, "acct-globex");
     beginIntent(acme, cartA, "acme-key", 1_000);
@@ -98,7 +90,7 @@ describe("checkout intents", () => {
   });
 
   it("ignores garbage in storage", () => {
-    const storage = new MemoryStorage();
+    const storage = tabStorage();
     storage.setItem(INTENT_STORAGE_KEY, "{not json");
     expect(readIntent(storage)).toBeNull();
     storage.setItem(INTENT_STORAGE_KEY, JSON.stringify({ key: 1 }));
