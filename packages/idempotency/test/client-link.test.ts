@@ -237,6 +237,15 @@ describe("one key per intent (what useIdempotency passes to the link)", () => {
     expect(await effectsFor(t.db, value)).toBe(2);
   });
 
+  it("a final error (412) ends the intent as a success does", async () => {
+    const intent = createIntentKeys();
+    const refused = await engineClient()
+      .effect.mutate({ value: fresh("refused"), mode: "deterministic" }, { context: { idempotencyIntent: intent } })
+      .catch((e: unknown) => e);
+    expect(idempotencyInfoOfError(refused)).toMatchObject({ replayed: false, attempts: 1 });
+    expect(intent.pending()).toBeNull();
+  });
+
   it("a changed input is a new intent with a new key", async () => {
     const intent = createIntentKeys();
     const a = await send(intent, fresh("a"), 1).catch((e: unknown) => idempotencyInfoOfError(e)!);
