@@ -9,6 +9,7 @@ import {
   createIdempotencyMiddleware,
   DeterministicError,
   IdempotencyError,
+  reasonOf as reasonOfError,
   withIdempotency,
   type EngineOptions,
   type IdempotencyEngine,
@@ -110,10 +111,9 @@ const SCOPE_BY_TOKEN: Record<string, string> = { acme_token: "acme", globex_toke
 
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
-    const reason = (error.cause as { reason?: unknown } | undefined)?.reason;
     // No stack in answers: it differs between the first answer and a replay (and leaks insides).
     const { stack: _stack, ...data } = shape.data;
-    return { ...shape, data: { ...data, reason: typeof reason === "string" ? reason : undefined } };
+    return { ...shape, data: { ...data, reason: reasonOfError(error) } };
   },
 });
 
