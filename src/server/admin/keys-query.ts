@@ -3,7 +3,7 @@
 // package without dragging the operator's views along. Every judgement about a lease uses the
 // database's `now()`; each list filter has an index that serves it (see keyListQuery).
 import { Prisma } from "@/generated/prisma/client";
-import type { KeyStatus } from "@once/idempotency";
+import type { KeyStatus } from "@once/idempotency/operator";
 import { likePrefix } from "./like";
 
 /** live: a request holds the key; expired: PROCESSING, its holder is gone (stuck); none: finished. */
