@@ -10,7 +10,9 @@
 // A measurement to cite, not a test.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createIdempotencyEngine, reapExpiredKeys, withIdempotency, poolRunner, type IdempotencyEngine } from "@once/idempotency";
+import { createIdempotencyEngine, withIdempotency, type IdempotencyEngine } from "@once/idempotency";
+import { reapExpiredKeys } from "@once/idempotency/jobs";
+import { poolRunner } from "@once/idempotency/sql";
 import { createDb, type Db, type Tx } from "../src/server/db/client";
 import { makeTempDataDir, startEmbeddedPostgres } from "../tools/db/embedded";
 import { setupDatabase } from "../tools/db/setup";

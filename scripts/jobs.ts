@@ -4,7 +4,8 @@
 //   npm run jobs -- reap      delete keys past their retention
 //   npm run jobs -- sweep     release PROCESSING keys whose lease ended long ago
 //   npm run jobs -- all       both (the default)
-import { poolRunner, reapExpiredKeys, sweepStuckKeys, type SqlRunner } from "@once/idempotency";
+import { reapExpiredKeys, sweepStuckKeys } from "@once/idempotency/jobs";
+import { poolRunner, type SqlRunner } from "@once/idempotency/sql";
 import { createDb, poolOf } from "../src/server/db/client";
 import { requireDatabase, runTool } from "./lib/database";
 

@@ -8,9 +8,8 @@
 // ONCE_TEST_CRASH_AFTER_CHARGE=1 makes the process kill itself (SIGKILL: no cleanup, no finally)
 // right after the provider charged and before the row is marked delivered: the crash test's
 // worst moment, produced for real.
+import { createServerApp } from "../src/server/app";
 import { loadProcessConfig } from "../src/server/config";
-import { createDb } from "../src/server/db/client";
-import { createEngineFor } from "../src/server/engine";
 import { createJobLog } from "../src/server/job-log";
 import { startPaymentJobs } from "../src/server/payments";
 import { resolveDatabaseUrl } from "../tools/db/url";
@@ -22,31 +21,26 @@ try {
   console.error(`[worker] cannot start: ${(error as Error).message}`);
   process.exit(1);
 }
-const db = createDb(resolveDatabaseUrl(), { preparedStatements: config.database.preparedStatements });
-// The webhook's keys go through the engine when the provider's events are handled in-process.
-const engine = createEngineFor(db, config.engine);
-// The provider's own books, when configured (PROVIDER_DATABASE_URL; see src/server/config.ts).
-const providerUrl = config.database.providerUrl;
-const books = providerUrl ? createDb(providerUrl, { max: 4, preparedStatements: config.database.preparedStatements }) : db;
+// The server's own composition root (database, engine for the webhook's keys, the provider's books
+// when PROVIDER_DATABASE_URL is set); this process runs only its payment loops.
+const app = createServerApp({ ...config, database: { ...config.database, url: resolveDatabaseUrl() } });
+const { db } = app;
 // Once running, an outage is a state, not an error per round: one line when the database goes
 // away, one when it is back (src/server/job-log.ts).
 const jobLog = createJobLog(db, (line) => console.warn(line));
 const crashAfterCharge = process.env.ONCE_TEST_CRASH_AFTER_CHARGE === "1";
 
-const stopJobs = startPaymentJobs(
-  { db, engine, settings: config.payments, books },
-  {
-    log: jobLog,
-    hooks: crashAfterCharge
-      ? {
-          afterCharge: (message, charge) => {
-            console.warn(`[worker] crashing after charge ${charge.id} for outbox row ${message.id}`);
-            process.kill(process.pid, "SIGKILL");
-          },
-        }
-      : undefined,
-  },
-);
+const stopJobs = startPaymentJobs(app.payments, {
+  log: jobLog,
+  hooks: crashAfterCharge
+    ? {
+        afterCharge: (message, charge) => {
+          console.warn(`[worker] crashing after charge ${charge.id} for outbox row ${message.id}`);
+          process.kill(process.pid, "SIGKILL");
+        },
+      }
+    : undefined,
+});
 console.log(`[worker] running (pid ${process.pid})`);
 
 let stopping = false;
@@ -56,9 +50,7 @@ async function shutdown(signal: string) {
   console.log(`[worker] ${signal}: finishing the round in progress`);
   await stopJobs();
   jobLog.stop();
-  await engine.close();
-  if (books !== db) await books.$disconnect();
-  await db.$disconnect();
+  await app.close();
   process.exit(0);
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));

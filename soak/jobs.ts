@@ -3,7 +3,8 @@
 // has stopped: any key whose lease ended), the reaper, reconciliation. The instances run them on their own schedule
 // too, but minutes apart; the verdict must not depend on where a timer happened to be.
 import pg from "pg";
-import { poolRunner, reapExpiredKeys, sweepStuckKeys } from "@once/idempotency";
+import { reapExpiredKeys, sweepStuckKeys } from "@once/idempotency/jobs";
+import { poolRunner } from "@once/idempotency/sql";
 import { createDb, poolOf } from "../src/server/db/client";
 import { runReconciliation } from "../src/server/payments";
 

@@ -2,7 +2,7 @@
 // ECONNREFUSED stack: checked before the tool starts (a connection attempt), and again for any
 // connection failure while it runs (the database stopped under it).
 import pg from "pg";
-import { isStoreUnavailable } from "@once/idempotency";
+import { isStoreUnavailable } from "@once/idempotency/operator";
 import { resolveDatabaseUrlWithSource, type UrlSource } from "../../tools/db/url";
 
 function where(url: string): string {

@@ -10,7 +10,8 @@
 // owner is remembered, so a page load shows that account's cart at once instead of flashing the
 // guest's, and a page loaded while the shop cannot reach its database still shows the cart.
 import { useSyncExternalStore } from "react";
-import { canonicalLines, hashText, type CartLine } from "@/trpc/checkout-intent";
+import { fingerprintOf } from "@once/idempotency/client";
+import { canonicalLines, type CartLine } from "@/trpc/checkout-intent";
 
 export interface Cart {
   revision: string;
@@ -33,7 +34,7 @@ let cached: Cart = EMPTY;
 
 /** The owner id of an account: a hash of its email, so the storage keys carry no address. */
 export function accountOwner(email: string): string {
-  return `acct-${hashText(email.trim().toLowerCase())}`;
+  return `acct-${fingerprintOf(email.trim().toLowerCase())}`;
 }
 
 function storage(): Storage | null {

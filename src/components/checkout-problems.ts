@@ -1,6 +1,6 @@
 // What went wrong at checkout, in plain words, with what to do next. One table, so the page and the
 // tests agree on the wording.
-import type { IdempotencyInfo } from "@/trpc/idempotency-link";
+import type { IdempotencyInfo } from "@once/idempotency/client";
 import { isReason, Reason } from "@/shared/reasons";
 
 export interface CheckoutProblem {

@@ -3,7 +3,7 @@
 // passed down from the composition root (src/server/app.ts). Nothing else in src/ or packages/
 // reads process.env: a typo in a variable stops the process with one sentence naming it, before it
 // listens, instead of failing a request later.
-import { parseEngineConfig, type EngineConfig } from "@once/idempotency";
+import { parseEngineConfig, type EngineConfig } from "@once/idempotency/config";
 import { z } from "zod";
 import { paymentEnvShape, paymentSettingsFrom, type PaymentSettings } from "./payments/config";
 

@@ -1,6 +1,7 @@
 // The app's idempotency engine on a database client: the composition root (src/server/app.ts)
 // makes the process's one; tests and benchmarks make one per database.
-import { createIdempotencyEngine, type EngineConfigInput, type IdempotencyEngine } from "@once/idempotency";
+import { createIdempotencyEngine, type IdempotencyEngine } from "@once/idempotency";
+import { type EngineConfigInput } from "@once/idempotency/config";
 import { ListenedClient, poolOf, preparesStatements, type Db, type Tx } from "./db/client";
 
 export type Engine = IdempotencyEngine<Tx>;

@@ -7,7 +7,7 @@
 //     line says so, the jobs' further failures are silent, and a probe (SELECT 1 every PROBE_MS)
 //     notices the return and says so in one line;
 //   - any other message repeats at most once per REPEAT_MS.
-import { isStoreUnavailable } from "@once/idempotency";
+import { isStoreUnavailable } from "@once/idempotency/operator";
 import type { Db } from "./db/client";
 import { poolOf } from "./db/client";
 

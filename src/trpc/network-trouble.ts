@@ -7,6 +7,20 @@
 // One rule for all three, so the panel never leaves a demo half-armed: after any order the panel
 // reads "off", and an ordinary checkout shows the ordinary path.
 
+/** The server pauses this long inside a checkout (demo mode only; src/server/checkout/demo-delay.ts). */
+const DEMO_DELAY_HEADER = "x-demo-delay-ms";
+
+/** A mutation's context may ask for the "slow checkout" demo: `{ demoDelayMs }`. */
+export interface DemoDelayContext {
+  demoDelayMs?: number;
+}
+
+/** The demo's header for a mutation that asked for a slow checkout, beside the idempotency headers. */
+export function demoDelayHeaders(op: { type: string; context: DemoDelayContext }): Record<string, string> {
+  const ms = op.type === "mutation" ? op.context.demoDelayMs : undefined;
+  return ms && ms > 0 ? { [DEMO_DELAY_HEADER]: String(Math.round(ms)) } : {};
+}
+
 export interface NetworkTrouble {
   /** The next mutation's response is thrown away after the server answered. */
   dropNextResponse: boolean;

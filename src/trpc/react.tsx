@@ -1,15 +1,16 @@
 "use client";
 // The browser's tRPC client: queries batched, mutations one per request (each carries its own
 // Idempotency-Key, and a key on a batch of several mutations is refused). Mutations pass through
-// the idempotency link first: it picks the key, retries with it and reports replays.
+// the package's idempotency link first (@once/idempotency/client): it picks the key, retries with
+// it and reports replays.
 import { QueryClientProvider, type QueryClient } from "@tanstack/react-query";
+import { idempotencyHeaders, idempotencyLink } from "@once/idempotency/client";
 import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/api/root";
 import { makeQueryClient } from "./query-client";
-import { idempotencyHeaders, idempotencyLink } from "./idempotency-link";
-import { troubleFetch } from "./network-trouble";
+import { demoDelayHeaders, troubleFetch } from "./network-trouble";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
@@ -26,7 +27,7 @@ export function makeTRPCClient() {
       idempotencyLink<AppRouter>(),
       splitLink({
         condition: (op) => op.type === "mutation",
-        true: httpLink({ url, headers: idempotencyHeaders, fetch: troubleFetch }),
+        true: httpLink({ url, headers: ({ op }) => ({ ...idempotencyHeaders({ op }), ...demoDelayHeaders(op) }), fetch: troubleFetch }),
         false: httpBatchLink({ url }),
       }),
     ],

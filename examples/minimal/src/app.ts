@@ -29,9 +29,11 @@ export function createApp(options: AppOptions) {
     createContext: ({ req, res, info }) => ({
       prisma,
       engine,
-      header: (name: string) => [req.headers[name.toLowerCase()]].flat()[0],
-      setHeader: (name: string, value: string) => res.setHeader(name, value),
-      batchSize: info.calls.length,
+      http: {
+        header: (name: string) => [req.headers[name.toLowerCase()]].flat()[0],
+        setHeader: (name: string, value: string) => res.setHeader(name, value),
+        batchSize: info.calls.length,
+      },
       allowSlowHeader: options.allowSlowHeader ?? false,
     }),
   });

@@ -1,15 +1,13 @@
 // The example's whole API: one idempotent mutation, transfers.create, as the package's README shows.
 import { initTRPC, TRPCError } from "@trpc/server";
-import { createIdempotencyMiddleware, type IdempotencyEngine } from "@once/idempotency";
+import { createIdempotencyMiddleware, reasonOf, type HttpAccess, type IdempotencyEngine } from "@once/idempotency";
 import { z } from "zod";
 import type { Db, Tx } from "./db.js";
 
 export interface Context {
   prisma: Db;
   engine: IdempotencyEngine<Tx>;
-  header: (name: string) => string | undefined;
-  setHeader: (name: string, value: string) => void;
-  batchSize: number;
+  http: HttpAccess;
   /** Lets a test ask for a slow transfer (x-slow-ms): off unless the server was started with it. */
   allowSlowHeader: boolean;
 }
@@ -29,30 +27,26 @@ class Refusal extends Error {
 
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
-    // The README's two lines: the reason on every error, and no stack (a replay must be byte equal).
-    const reason = (error.cause as { reason?: unknown } | undefined)?.reason;
+    // The reason on every error, and no stack (a replay must be byte equal).
     const { stack: _stack, ...data } = shape.data;
-    return { ...shape, data: { ...data, ...(typeof reason === "string" ? { reason } : {}) } };
+    return { ...shape, data: { ...data, reason: reasonOf(error) } };
   },
 });
 
 const authed = t.procedure.use(function authenticate({ ctx, next }) {
-  const token = /^Bearer (\S+)$/.exec(ctx.header("authorization") ?? "")?.[1];
+  const token = /^Bearer (\S+)$/.exec(ctx.http.header("authorization") ?? "")?.[1];
   const account = token ? ACCOUNTS[token] : undefined;
   if (!account) throw new TRPCError({ code: "UNAUTHORIZED", message: "Send Authorization: Bearer <token>" });
   return next({ ctx: { account } });
 });
 
-const idempotency = createIdempotencyMiddleware<Context & { account: string }, Tx>({
+const idempotency = createIdempotencyMiddleware(t, {
   engine: (ctx) => ctx.engine,
-  scope: (ctx) => ctx.account, // from authentication, never from the body
-  http: (ctx) => ({ header: ctx.header, setHeader: ctx.setHeader, batchSize: ctx.batchSize }),
+  scope: (ctx: Context & { account: string }) => ctx.account, // from authentication, never from the body
+  http: (ctx) => ctx.http,
 });
 
-const idempotentProcedure = <T extends z.ZodType>(input: T) =>
-  authed.input(input).use(function idempotent(opts) {
-    return idempotency({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
-  });
+const idempotentProcedure = <T extends z.ZodType>(input: T) => authed.input(input).use(idempotency);
 
 const transferInput = z.object({ to: z.string().min(1).max(64), amountCents: z.number().int().min(1) });
 
@@ -65,7 +59,7 @@ export const appRouter = t.router({
       if (input.amountCents > LIMIT_CENTS) {
         throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Over the transfer limit", cause: new Refusal("over_limit", "Over the transfer limit") });
       }
-      const slowMs = ctx.allowSlowHeader ? Number(ctx.header("x-slow-ms") ?? 0) : 0;
+      const slowMs = ctx.allowSlowHeader ? Number(ctx.http.header("x-slow-ms") ?? 0) : 0;
       if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(slowMs, 10_000)));
       return { transfer: await recordTransfer(ctx.tx, ctx.account, ctx.idempotencyKey, input) };
     }),

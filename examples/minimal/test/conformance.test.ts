@@ -18,7 +18,6 @@ runConformance({
   },
   failingInput: () => ({ to: "acct-big", amountCents: 5_000_000 }),
   slowHeaders: { "x-slow-ms": "2500" },
-  aged: (scope, key) => t.app.engine.evict(scope, key),
   stopStore: () => t.database.stop(),
   startStore: () => t.database.start(),
 });

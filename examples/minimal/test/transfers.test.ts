@@ -1,7 +1,7 @@
 // What the example adds on top of the kit: the second line of defence (a bust, then a retry, still
 // one transfer), and the jobs that come with the engine.
 import { randomUUID } from "node:crypto";
-import { reapExpiredKeys } from "@once/idempotency";
+import { reapExpiredKeys } from "@once/idempotency/jobs";
 import { describe, expect, it } from "vitest";
 import { CALLERS, useApp } from "./support.js";
 

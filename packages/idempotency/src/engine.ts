@@ -9,6 +9,7 @@ import { startEngineJobs, type JobLog } from "./jobs/scheduler.js";
 import { removeKey, type KeyRemoval, type RemoveKeyResult } from "./operator.js";
 import { PendingReleases } from "./pending-releases.js";
 import type { EngineDeps } from "./protocol/deps.js";
+import { executeIdempotently, type HandlerOutcome, type IdempotentRequest, type Outcome } from "./protocol/execute.js";
 import { ReplayCache } from "./replay-cache.js";
 import { PostgresIdempotencyStore, type SqlRunner } from "./store/postgres.js";
 import type { PrismaLike, SqlTransaction } from "./store/types.js";
@@ -37,8 +38,13 @@ export interface EngineOptions<TTx extends SqlTransaction> {
 }
 
 export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> {
+  /**
+   * The one way in: reserve `request`'s key, run `handler` in a transaction that commits with the
+   * key's completion, store its outcome, or replay the stored one. The tRPC middleware and
+   * `withIdempotency` are both built on it. Throws IdempotencyError for every refusal.
+   */
+  execute(request: IdempotentRequest, handler: (tx: TTx) => Promise<HandlerOutcome>): Promise<Outcome>;
   readonly config: EngineConfig;
-  readonly deps: EngineDeps<TTx>;
   readonly counters: Counters;
   /** Runs statements outside any transaction (jobs, counters, your own tools). */
   readonly run: SqlRunner;
@@ -59,6 +65,15 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   close(): Promise<void>;
 }
 
+/** Each engine's insides, kept off its public type; the package's own tests read them. */
+const engineDeps = new WeakMap<IdempotencyEngine<any>, EngineDeps<any>>();
+/** @internal Not exported from any entry point. */
+export function depsOf<TTx extends SqlTransaction>(engine: IdempotencyEngine<TTx>): EngineDeps<TTx> {
+  const deps = engineDeps.get(engine);
+  if (!deps) throw new Error("not an engine made by createIdempotencyEngine");
+  return deps as EngineDeps<TTx>;
+}
+
 export function createIdempotencyEngine<TTx extends SqlTransaction>(options: EngineOptions<TTx>): IdempotencyEngine<TTx> {
   const config = parseEngineConfig(options.config);
   const announceSettled = config.maxWaitMs > 0;
@@ -69,9 +84,9 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
   const waiters = new KeyWaiters();
   const listener = options.listen && (replayCache || announceSettled) ? new EvictionListener(options.listen, replayCache, waiters).start() : undefined;
   const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache, waiters };
-  return {
+  const engine: IdempotencyEngine<TTx> = {
+    execute: (request, handler) => executeIdempotently(deps, request, handler),
     config,
-    deps,
     counters,
     run: store.run,
     ready: listener?.ready ?? Promise.resolve(),
@@ -94,4 +109,6 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
       await listener?.stop();
     },
   };
+  engineDeps.set(engine, deps);
+  return engine;
 }

@@ -8,6 +8,7 @@ export const Reason = {
   BATCH_NOT_ALLOWED: "idempotency_batch_not_allowed",
   KEY_REUSED: "idempotency_key_reused",
   IN_PROGRESS: "request_in_progress",
+  UNIQUE_VIOLATION: "unique_violation",
   TOO_MANY_KEYS: "too_many_keys",
   STORE_UNAVAILABLE: "store_unavailable",
   STORE_BUSY: "store_busy",
@@ -49,6 +50,12 @@ export const REASONS: Record<Reason, ReasonInfo> = {
     meaning: "A request with this Idempotency-Key is still being processed.",
     remedy: "Retry with the same key after Retry-After seconds: you will get that request's answer.",
   },
+  unique_violation: {
+    status: 409,
+    meaning:
+      "The request's own write hit a unique constraint (the error names its fields): a conflict with data that exists, stored with the key and replayed to every retry.",
+    remedy: "Do not retry with the same key: change the conflicting value and send it as a new request with a new key.",
+  },
   too_many_keys: {
     status: 429,
     meaning: "This account holds as many live idempotency keys as it may.",
@@ -71,3 +78,6 @@ export const REASONS: Record<Reason, ReasonInfo> = {
     remedy: "Retry with the same key after Retry-After seconds: you will get its answer if it survived, or it runs again if it did not.",
   },
 };
+
+// The headers the protocol speaks, beside its reasons: both are the wire's vocabulary.
+export { Header } from "./constants.js";

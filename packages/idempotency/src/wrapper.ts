@@ -3,7 +3,7 @@
 import type { IdempotencyEngine } from "./engine.js";
 import { IdempotencyError } from "./errors.js";
 import { parseIdempotencyKey } from "./key.js";
-import { executeIdempotently, type HandlerOutcome } from "./protocol/execute.js";
+import type { HandlerOutcome } from "./protocol/execute.js";
 import type { SqlTransaction } from "./store/types.js";
 
 const JSON_TYPE = "application/json";
@@ -11,7 +11,9 @@ const JSON_TYPE = "application/json";
 /**
  * Throw this from a handler for a deterministic failure: the business transaction rolls back, the
  * key stores `status` and `body`, and every retry gets them back. Any other error is transient:
- * the key is released and the retry runs anew.
+ * the key is released and the retry runs anew, except a unique violation (Prisma's P2002) from
+ * the handler's own writes: that is stored as `409` with body `{ reason: "unique_violation",
+ * message, fields }`.
  */
 export class DeterministicError extends Error {
   constructor(
@@ -59,8 +61,7 @@ export async function withIdempotency<T, TTx extends SqlTransaction>(
 ): Promise<IdempotentResult<T>> {
   const parsed = parseIdempotencyKey(call.key);
   if (!parsed.ok) throw new IdempotencyError(parsed.reason, parsed.message);
-  const outcome = await executeIdempotently(
-    engine.deps,
+  const outcome = await engine.execute(
     {
       scope: call.scope,
       key: parsed.key,

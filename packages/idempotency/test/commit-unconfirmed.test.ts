@@ -5,6 +5,7 @@
 // waits for a standby that does not exist (synchronous_standby_names = 'nobody'), and the test
 // cancels (or terminates) the backend waiting in COMMIT, as an operator or a timeout would.
 import pg from "pg";
+import { depsOf } from "../src/engine";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Db } from "./support/database";
 import { configure, effectsFor, ENTRY_POINTS, keyRow, reasonOf, type Answer, type Engine, type EntryPoint } from "./support/harness";
@@ -53,7 +54,7 @@ async function waitingCommit(): Promise<number> {
   );
 }
 
-const cached = () => engine.deps.replayCache!.size;
+const cached = () => depsOf(engine).replayCache!.size;
 
 /** `entry`'s call for `key` while no standby can confirm, with the backend waiting in its COMMIT cancelled or terminated. */
 async function interruptedCommit(entry: EntryPoint, key: string, interrupt: "pg_cancel_backend" | "pg_terminate_backend"): Promise<Answer> {

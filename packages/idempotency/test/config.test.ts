@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ENGINE_CONFIG, parseEngineConfig } from "../src/index";
+import { DEFAULT_ENGINE_CONFIG, parseEngineConfig } from "../src/entry/config";
 
 describe("engine configuration", () => {
   it("has the documented defaults", () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { Counters, runnerOf, trimCounterMinutes } from "../src/index";
+import { Counters, trimCounterMinutes } from "../src/entry/jobs";
+import { runnerOf } from "../src/entry/sql";
 import { useTestDatabase } from "./support/database";
 import { engineFor, wrapperEntry } from "./support/harness";
 

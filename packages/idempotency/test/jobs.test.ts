@@ -2,7 +2,8 @@
 // live traffic goes on beside them, and that one instance runs each job at a time.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import { poolRunner, reapExpiredKeys, runnerOf, sweepStuckKeys, type SqlRunner } from "../src/index";
+import { reapExpiredKeys, sweepStuckKeys } from "../src/entry/jobs";
+import { poolRunner, runnerOf, type SqlRunner } from "../src/entry/sql";
 import { JobLock } from "../src/jobs/lock";
 import { reaperLagSeconds } from "../src/jobs/reaper";
 import { startReaper } from "../src/jobs/scheduler";
@@ -58,7 +59,7 @@ describe("the reaper", () => {
 
     expect(reaped).toMatchObject({ ran: true, deleted: 1_200 });
     expect(reaped.batches).toBeGreaterThanOrEqual(5);
-    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(answers.filter((a) => a.status !== 200).map((a) => a.text)).toEqual([]);
     expect(await countWhere(`"scope" = 'reap' AND "expiresAt" <= now()`)).toBe(0);
     expect(await countWhere(`"scope" = 'reap'`)).toBe(350);
     expect(await countWhere(`"scope" = 'acme' AND "key" LIKE 'live-%'`)).toBe(40);

@@ -3,51 +3,15 @@
 // one (~19× the cost of the request). The engine's hot path never issues a statement that can fail
 // on conflict; this test proves it by watching the pool's backends in pg_stat_activity.
 import { randomUUID } from "node:crypto";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useBackendObserver } from "./support/backends";
 import { useTestDatabase } from "./support/database";
 import { Prisma } from "./support/generated/client";
 import { ENTRY_POINTS, effectsFor } from "./support/harness";
 
 const POOL = 6;
 const t = useTestDatabase({ poolMax: POOL });
-let observer: pg.Client;
-
-beforeAll(async () => {
-  observer = new pg.Client({ connectionString: t.url });
-  await observer.connect();
-});
-afterAll(async () => {
-  await observer?.end();
-});
-
-/** The backends serving the pool (everyone on this database but the observer itself). */
-async function poolBackends(): Promise<number[]> {
-  const { rows } = await observer.query<{ pid: number }>(
-    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() ORDER BY pid",
-  );
-  return rows.map((r) => r.pid);
-}
-
-/**
- * Opens every connection the pool may hold, so a later new pid can only mean a reconnect: POOL
- * transactions each hold a connection until all POOL have one (a barrier, not a sleep).
- */
-async function fillPool() {
-  let arrived = 0;
-  let release!: () => void;
-  const allIn = new Promise<void>((resolve) => (release = resolve));
-  await Promise.all(
-    Array.from({ length: POOL }, () =>
-      t.db.$transaction(async (tx) => {
-        await tx.$queryRaw`SELECT 1 AS "one"`;
-        if (++arrived === POOL) release();
-        await allIn;
-      }),
-    ),
-  );
-  expect((await poolBackends()).length).toBe(POOL);
-}
+const { poolBackends, fillPool } = useBackendObserver(t, POOL);
 
 describe.each(ENTRY_POINTS)("through the $name", (entry) => {
   it("serves a burst of retries, duplicates and mismatches without opening a connection", async () => {

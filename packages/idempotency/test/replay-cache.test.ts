@@ -3,6 +3,7 @@
 // retry there runs the handler. Two engines on one database stand for two instances.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { depsOf } from "../src/engine";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createIdempotencyEngine, IdempotencyError, withIdempotency } from "../src/index";
 import { useTestDatabase } from "./support/database";
@@ -31,7 +32,7 @@ const call = (engine: Engine, key: string, value = "v") =>
     return { effectId: row.id };
   });
 
-const cacheOf = (engine: Engine) => engine.deps.replayCache!;
+const cacheOf = (engine: Engine) => depsOf(engine).replayCache!;
 
 describe("replay from memory", () => {
   it("answers a retry from memory, byte for byte, without reading the store", async () => {

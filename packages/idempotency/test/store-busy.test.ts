@@ -3,7 +3,7 @@
 // nothing executed; the same key runs once the connection is free. And the one classifier tells
 // the pool's wait from an outage in every wrapping the drivers use.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classifyStoreFailure, CounterEvent, StoreFailure } from "../src/index";
+import { classifyStoreFailure, CounterEvent, StoreFailure } from "../src/entry/operator";
 import { connect, useTestDatabase, type Db } from "./support/database";
 import { engineFor, ENTRY_POINTS, effectsFor, executions, reasonOf } from "./support/harness";
 import type pg from "pg";

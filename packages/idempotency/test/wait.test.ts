@@ -4,6 +4,7 @@
 // are longer than the test's timeout.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { depsOf } from "../src/engine";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parsePreferWait } from "../src/wait/prefer";
 import { useTestDatabase } from "./support/database";
@@ -44,7 +45,7 @@ async function holdKey(entry: EntryPoint, label: string, mode?: Mode) {
 }
 
 /** Resolves once `n` requests are asleep on a key. */
-const waiting = (e: Engine, n = 1) => vi.waitFor(() => expect(e.deps.waiters.size).toBe(n), { timeout: 10_000, interval: 5 });
+const waiting = (e: Engine, n = 1) => vi.waitFor(() => expect(depsOf(e).waiters.size).toBe(n), { timeout: 10_000, interval: 5 });
 
 describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
   it("wakes when the first request completes, and replays its answer", async () => {
@@ -58,7 +59,7 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
     expect(b).toMatchObject({ status: 200, replayed: true, text: a.text });
     expect(b.headers.get("preference-applied")).toBe("wait=100");
     expect(await effectsFor(t.db, value)).toBe(1);
-    expect(e.deps.waiters.size).toBe(0);
+    expect(depsOf(e).waiters.size).toBe(0);
   });
 
   it("wakes when the first request fails deterministically, and replays the failure", async () => {
@@ -100,7 +101,7 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
     expect(reasonOf(duplicate)).toBe("request_in_progress");
     expect(duplicate.headers.get("preference-applied")).toBe("wait=1");
     expect(Number(duplicate.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect(e.deps.waiters.size).toBe(0);
+    expect(depsOf(e).waiters.size).toBe(0);
     expect(await keyRow(t.db, "acme", key)).toMatchObject({ status: "PROCESSING" });
     gate.open();
     expect((await first).status).toBe(200);

@@ -5,7 +5,7 @@
 import { useState, type FormEvent } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
-import { newIdempotencyKey } from "@/trpc/idempotency-link";
+import { newIdempotencyKey } from "@once/idempotency/client";
 import { errorText, REFRESH_MS } from "./ui";
 import { AuditReasonField } from "./AuditReasonField";
 

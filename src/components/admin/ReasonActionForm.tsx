@@ -1,6 +1,7 @@
 "use client";
 // One row action that needs a reason (retry an outbox message, end a session): the reason, the
 // button, and what came of it. Sent as an idempotent admin mutation (useAdminAction).
+import type { IdempotencyContext } from "@once/idempotency/client";
 import { useState } from "react";
 import { errorText } from "./ui";
 import { useAdminAction } from "./useAdminAction";
@@ -13,7 +14,7 @@ export function ReasonActionForm({
   button: string;
   /** Shown once the action succeeded. */
   done: string;
-  send: (reason: string, context: { idempotencyKey: string }) => Promise<unknown>;
+  send: (reason: string, context: IdempotencyContext) => Promise<unknown>;
 }) {
   const [reason, setReason] = useState("");
   const action = useAdminAction((input: { reason: string }, context) => send(input.reason, context));

@@ -1,5 +1,5 @@
 // What the person sees while the idempotency link works, and what the demo log records.
-import type { IdempotencyEvent } from "@/trpc/idempotency-link";
+import type { IdempotencyEvent } from "@once/idempotency/client";
 
 export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
@@ -16,6 +16,9 @@ export function describeEvent(event: IdempotencyEvent): string {
         case "request_in_progress":
           return `The shop is still working on this order (409). Waiting ${seconds(event.delayMs)}, then asking for its answer.`;
         case "store_unavailable":
+        case "store_busy":
+        case "commit_unconfirmed":
+        case "service_unavailable":
           return `The order system is unavailable (503). Trying again in ${seconds(event.delayMs)}.`;
       }
       return "Retrying…";

@@ -3,7 +3,7 @@
 // idempotency link reports is written to the demo log and shown as progress.
 import type { useTRPCClient } from "@/trpc/react";
 import { beginIntent, placeOrderInput, type CartLine } from "@/trpc/checkout-intent";
-import type { IdempotencyEvent } from "@/trpc/idempotency-link";
+import type { IdempotencyEvent } from "@once/idempotency/client";
 import { networkTrouble } from "@/trpc/network-trouble";
 import { shortId } from "../format";
 import { describeEvent, seconds } from "./events";

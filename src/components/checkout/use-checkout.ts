@@ -7,7 +7,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { clearIntent, intentStorageFor, pendingIntentFor, type CartLine } from "@/trpc/checkout-intent";
-import { idempotencyInfoOfError } from "@/trpc/idempotency-link";
+import { idempotencyInfoOfError } from "@once/idempotency/client";
 import { networkTrouble } from "@/trpc/network-trouble";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { isStoreUnreachable } from "@/trpc/store-status";

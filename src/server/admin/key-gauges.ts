@@ -4,7 +4,7 @@
 // estimate × each status's frequency, both from the last ANALYZE, which autovacuum keeps
 // current); PROCESSING and stuck stay exact, read from the (status, leaseExpiresAt) index.
 import { Prisma } from "@/generated/prisma/client";
-import type { KeyStatus } from "@once/idempotency";
+import type { KeyStatus } from "@once/idempotency/operator";
 import { STUCK, type Queryable } from "./keys-query";
 
 /** Up to a million rows an exact count costs ~100 ms here; past it, estimates. */

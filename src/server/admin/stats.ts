@@ -2,7 +2,7 @@
 // (executed, replayed, conflicts, …) from the cluster-wide IdempotencyCounter table, plus live
 // counts: keys by status, stuck leases, outbox, the reaper's lag, and the store's replication.
 import type { Engine } from "@/server/engine";
-import { CounterEvent } from "@once/idempotency";
+import { CounterEvent } from "@once/idempotency/operator";
 import { readCounters } from "@/server/admin/keys-query";
 import { keyGauges } from "@/server/admin/key-gauges";
 import type { Db } from "@/server/db/client";

@@ -2,7 +2,8 @@
 // the shared table, src/shared/reasons.ts) and `error.data.docs`, the errors page's anchor that the
 // route also sends as `Link: <…>; rel="describedby"`.
 import { TRPCError } from "@trpc/server";
-import { classifyStoreFailure, IdempotencyError, StoreFailure } from "@once/idempotency";
+import { IdempotencyError, reasonOf as reasonCarriedBy } from "@once/idempotency";
+import { classifyStoreFailure, StoreFailure } from "@once/idempotency/operator";
 import { ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
 import { describedByLink, isReason, Reason, reasonDocsPath } from "@/shared/reasons";
@@ -25,8 +26,8 @@ const CODE_BY_STATUS: Record<number, Code> = {
 
 /** The reason an error stands for; every code has one, so no answer goes without. */
 export function reasonOf(error: TRPCError): Reason {
-  const cause = error.cause as { reason?: unknown } | undefined;
-  if (isReason(cause?.reason)) return cause.reason;
+  const found = reasonCarriedBy(error);
+  if (isReason(found)) return found;
   if (error.cause instanceof ZodError) return Reason.INVALID_INPUT;
   switch (error.code) {
     case "BAD_REQUEST":

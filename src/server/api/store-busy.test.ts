@@ -3,7 +3,7 @@
 // counted apart from store_unavailable; once the connection is free, the same calls succeed.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CounterEvent } from "@once/idempotency";
+import { CounterEvent } from "@once/idempotency/operator";
 import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
 import { createDb, type Db } from "../db/client";

@@ -2,12 +2,12 @@
 // procedures. A state-changing mutation can only be declared through `idempotentProcedure` (or
 // `adminIdempotentProcedure`), so none can forget the idempotency key.
 import { initTRPC } from "@trpc/server";
-import { createIdempotencyMiddleware, Header } from "@once/idempotency";
+import { createIdempotencyMiddleware } from "@once/idempotency";
+import { Header } from "@once/idempotency/reasons";
 import { z, ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
 import { Reason } from "@/shared/reasons";
 import type { Principal } from "../auth/principal";
-import type { Tx } from "../db/client";
 import type { Context } from "./context";
 import { docsOf, reasonOf, storeUnavailableError, translateError, uncountedStoreRefusal } from "./errors";
 
@@ -84,10 +84,10 @@ const adminOnly = authed.unstable_pipe(async function isAdmin({ ctx, next }) {
 // ---------------------------------------------------------------------------------------------
 // 3. Procedures.
 
-const runIdempotently = createIdempotencyMiddleware<Context & { principal: Principal }, Tx>({
+const idempotency = createIdempotencyMiddleware(t, {
   engine: (ctx) => ctx.engine,
   // Keys belong to whoever authenticated: the tenant, or "admin" for operators. Never the body.
-  scope: (ctx) => ctx.principal.tenantId ?? "admin",
+  scope: (ctx: Context & { principal: Principal }) => ctx.principal.tenantId ?? "admin",
   http: (ctx) => ({
     header: (name) => ctx.headers.get(name),
     setHeader: (name, value) => ctx.resHeaders.set(name, value),
@@ -106,19 +106,7 @@ export const adminProcedure = publicProcedure.use(adminOnly);
  * together with the key's completion. The inner `edge` gives a handler's AppError its status
  * before the engine decides whether to store it (4xx) or release the key (5xx).
  */
-export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) =>
-  tenantProcedure
-    .input(input)
-    .use(function idempotency(opts) {
-      return runIdempotently({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
-    })
-    .use(edge);
+export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) => tenantProcedure.input(input).use(idempotency).use(edge);
 
 /** Admin mutations (bust, release, retry) are idempotent too, scoped to "admin". */
-export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) =>
-  adminProcedure
-    .input(input)
-    .use(function idempotency(opts) {
-      return runIdempotently({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
-    })
-    .use(edge);
+export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) => adminProcedure.input(input).use(idempotency).use(edge);

@@ -4,18 +4,18 @@
 // inside a Vitest test file. Each check sends real requests and counts real effects.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import { age, keyState, type Answer, type ConformanceTarget } from "./target.js";
+import { age, deserializeOutput, keyState, type Answer, type ConformanceTarget, type Transformer } from "./target.js";
 
-export { trpcSender, type Answer, type ConformanceTarget, type SendOptions } from "./target.js";
+export { trpcSender, type Answer, type ConformanceTarget, type SendOptions, type Transformer } from "./target.js";
 
 const fresh = (label: string) => `${label}-${randomUUID()}`;
 
-/** `error.data.reason` (tRPC), or a plain body's `reason` / `error`. */
-export function reasonOf(answer: Answer): string | undefined {
+/** `error.data.reason` (tRPC, read through the router's transformer), or a plain body's `reason` / `error`. */
+export function answerReason(answer: Answer, transformer?: Transformer): string | undefined {
   try {
-    const json = JSON.parse(answer.body) as { error?: { data?: { reason?: string } } | string; reason?: string };
-    if (typeof json.error === "object") return json.error?.data?.reason;
-    return json.reason ?? json.error;
+    const json = JSON.parse(answer.body) as { error?: unknown; reason?: string };
+    if (typeof json.error === "object") return (deserializeOutput(transformer, json.error) as { data?: { reason?: string } })?.data?.reason;
+    return json.reason ?? (typeof json.error === "string" ? json.error : undefined);
   } catch {
     return undefined;
   }
@@ -26,6 +26,7 @@ const retryAfter = (a: Answer) => Number(a.headers.get("retry-after"));
 
 export function runConformance(target: ConformanceTarget): void {
   const { send } = target;
+  const reasonOf = (answer: Answer) => answerReason(answer, target.transformer);
   const stateOf = (key: string, caller: 0 | 1 = 0) => keyState(target.databaseUrl, target.scopes[caller], key);
   const processing = (key: string) => vi.waitFor(async () => expect((await stateOf(key))?.status).toBe("PROCESSING"), { timeout: 10_000, interval: 20 });
 

@@ -1,5 +1,6 @@
 // What an adopting app tells the conformance kit about its protected procedure.
 import pg from "pg";
+import { EVICTION_CHANNEL } from "../evictions.js";
 
 export interface Answer {
   status: number;
@@ -37,8 +38,13 @@ export interface ConformanceTarget {
   /** Headers that make the handler take at least ~2 s (in-flight and takeover checks). */
   slowHeaders?: Record<string, string>;
   /**
-   * The kit ages keys in the database behind the app's back (as time would). If your engine has a
-   * listener (replay cache), forget the key there too: `(scope, key) => engine.evict(scope, key)`.
+   * Your router's transformer (e.g. superjson), if it has one: inputs are sent through it and
+   * error bodies read through it. Give trpcSender the same.
+   */
+  transformer?: Transformer;
+  /**
+   * Called after the kit aged a key in the database. Not needed: the kit announces the change on
+   * the engine's eviction channel itself, so a server with a replay cache forgets the key.
    */
   aged?: (scope: string, key: string) => void | Promise<void>;
   /** Stop and start the database, for the fail-closed check (both or neither). */
@@ -46,18 +52,37 @@ export interface ConformanceTarget {
   startStore?: () => Promise<void>;
 }
 
-/** Sends to a tRPC mutation at `url` (e.g. http://127.0.0.1:3000/api/trpc/orders.place), plain JSON. */
+/** A tRPC data transformer, either form tRPC accepts (superjson itself, or `{ input, output }`). */
+export type Transformer =
+  | { serialize(value: unknown): unknown; deserialize(value: unknown): unknown }
+  | { input: { serialize(value: unknown): unknown }; output: { deserialize(value: unknown): unknown } };
+
+/** What a client sends for `value` through `transformer` (plain JSON without one). */
+export function serializeInput(transformer: Transformer | undefined, value: unknown): unknown {
+  if (!transformer) return value;
+  return "input" in transformer ? transformer.input.serialize(value) : transformer.serialize(value);
+}
+
+/** What a client reads from an answer's `value` through `transformer`. */
+export function deserializeOutput(transformer: Transformer | undefined, value: unknown): unknown {
+  if (!transformer) return value;
+  return "output" in transformer ? transformer.output.deserialize(value) : transformer.deserialize(value);
+}
+
+/** Sends to a tRPC mutation at `url` (e.g. http://127.0.0.1:3000/api/trpc/orders.place). */
 export function trpcSender(options: {
   url: string;
   /** Headers per caller (authentication). */
   callers: [Record<string, string>, Record<string, string>];
   fetch?: (request: Request) => Promise<Response>;
+  /** Your router's transformer (e.g. superjson), if it has one. */
+  transformer?: Transformer;
 }): ConformanceTarget["send"] {
   const send = options.fetch ?? ((request: Request) => fetch(request));
   return async ({ key, input, caller = 0, headers }) => {
     const h = new Headers({ ...options.callers[caller], ...headers, "content-type": "application/json" });
     if (key !== undefined) h.set("Idempotency-Key", key);
-    const res = await send(new Request(options.url, { method: "POST", headers: h, body: JSON.stringify(input) }));
+    const res = await send(new Request(options.url, { method: "POST", headers: h, body: JSON.stringify(serializeInput(options.transformer, input)) }));
     return { status: res.status, headers: res.headers, body: await res.text() };
   };
 }
@@ -88,10 +113,24 @@ export async function keyState(url: string, scope: string, key: string): Promise
   });
 }
 
-/** As if time passed: the key's lease ("lease") or its retention ("retention") ended a second ago. */
+/**
+ * As if time passed: the key's lease ("lease") or its retention ("retention") ended a second ago.
+ * A finished key's answer may sit in the server's replay cache, which time would not have filled:
+ * the change is announced on the engine's eviction channel in the same transaction, as an
+ * operator's bust is, and the kit returns once that notice has been delivered to listeners (it
+ * hears its own), so the server's listener, which got it in the same moment, has it before the
+ * next request reaches the server.
+ */
 export async function age(url: string, scope: string, key: string, what: "lease" | "retention"): Promise<void> {
   const column = what === "lease" ? "leaseExpiresAt" : "expiresAt";
-  await withDatabase(url, (c) =>
-    c.query(`UPDATE "IdempotencyKey" SET "${column}" = now() - interval '1 second' WHERE "scope" = $1 AND "key" = $2`, [scope, key]),
-  );
+  const payload = JSON.stringify([scope, key]);
+  await withDatabase(url, async (c) => {
+    const delivered = new Promise<void>((resolve) => c.on("notification", (m) => m.payload === payload && resolve()));
+    await c.query(`LISTEN ${EVICTION_CHANNEL}`);
+    await c.query("BEGIN");
+    await c.query(`UPDATE "IdempotencyKey" SET "${column}" = now() - interval '1 second' WHERE "scope" = $1 AND "key" = $2`, [scope, key]);
+    await c.query("SELECT pg_notify($1, $2)", [EVICTION_CHANNEL, payload]);
+    await c.query("COMMIT");
+    await delivered;
+  });
 }

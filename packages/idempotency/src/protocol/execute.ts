@@ -6,6 +6,7 @@ import { IdempotencyError } from "../errors.js";
 import { fingerprint } from "../fingerprint.js";
 import { Reason } from "../reasons.js";
 import { classifyStoreFailure, StoreFailure } from "../store/unavailable.js";
+import { uniqueViolationIn, uniqueViolationResponse, withFieldsNamed } from "../unique-violation.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
 import { acquire, inProgress } from "./acquire.js";
 import type { EngineDeps } from "./deps.js";
@@ -123,10 +124,18 @@ async function run<TTx extends SqlTransaction>(
     case "fenced":
       count(CounterEvent.FENCED);
       throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
-    case "handler_failed":
+    case "handler_failed": {
+      // The handler's own write hit a unique constraint: the same request would again, so it is
+      // stored and replayed like any deterministic failure (the transaction already rolled back).
+      const conflict = uniqueViolationIn(result.error);
+      if (conflict) {
+        const named = await withFieldsNamed(conflict, deps.store.indexColumns?.bind(deps.store));
+        return storeFailure(deps, record, uniqueViolationResponse(named), count, stamp);
+      }
       await release(deps, record, count);
       if (classifyStoreFailure(result.error) === null) throw result.error; // the handler's own error, passed on
       throw storeUnavailable(result.error, count);
+    }
     case "store_failed":
       // BEGIN, the completion or COMMIT failed (the connection lost during COMMIT included: the
       // outcome is unknown). If COMMIT did land, the key is COMPLETED and the fenced release

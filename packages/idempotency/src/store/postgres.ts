@@ -86,6 +86,11 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
     return { reserved: false, existing: row ? withoutFlag(row) : await this.read(r.scope, r.key) };
   }
 
+  async indexColumns(index: string): Promise<string[]> {
+    const rows = await this.run.query<{ column: string }>(SQL.INDEX_COLUMNS, [index]);
+    return rows.map((r) => r.column);
+  }
+
   async read(scope: string, key: string): Promise<KeyRecord | null> {
     const [row] = await this.run.query<KeyRecord>(SQL.READ, [scope, key]);
     return row ?? null;

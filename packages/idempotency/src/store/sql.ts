@@ -119,3 +119,9 @@ export const COUNT_LIVE = named(
     SELECT 1 FROM "IdempotencyKey" WHERE "scope" = $1 AND "expiresAt" > now() LIMIT $2
   ) AS "live"`,
 );
+
+/** A unique index's columns in index order (for a unique violation that names only the index). */
+export const INDEX_COLUMNS = `SELECT a."attname" AS "column" FROM pg_index i
+  CROSS JOIN LATERAL unnest(i."indkey") WITH ORDINALITY AS k("attnum", "n")
+  JOIN pg_attribute a ON a."attrelid" = i."indrelid" AND a."attnum" = k."attnum"
+  WHERE i."indexrelid" = to_regclass(quote_ident($1)) ORDER BY k."n"`;

@@ -79,6 +79,8 @@ export interface IdempotencyStore<TTx extends SqlTransaction = SqlTransaction> {
   commitUnconfirmed?(record: KeyRecord): boolean;
   /** Deletes the key (fenced) so a retry runs anew. */
   release(record: KeyRecord): Promise<boolean>;
+  /** The columns of the unique index named `index` (a driver that names only the index), in order. */
+  indexColumns?(index: string): Promise<string[]>;
   /** Live (unexpired) keys in a scope, counted up to `limit`. */
   countLive(scope: string, limit: number): Promise<number>;
 }

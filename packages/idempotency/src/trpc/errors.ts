@@ -1,39 +1,25 @@
-// The engine's refusals and stored failures as tRPC errors. A reason travels on the error's
-// `cause.reason`: your errorFormatter puts it in `error.data.reason` (see the README).
+// The engine's refusals and stored failures as tRPC errors. `reasonOf(error)` (reason-of.ts)
+// finds the reason on them for your errorFormatter.
 import { TRPCError } from "@trpc/server";
-import { IdempotencyError, trpcCodeOf } from "../errors.js";
+import { IdempotencyError, TRPC_CODE_BY_STATUS, trpcCodeOf } from "../errors.js";
+import { StoredFailure } from "../reason-of.js";
 
-/** A deterministic failure as stored and replayed: enough to rebuild the same error body. */
+/**
+ * A deterministic failure as stored and replayed: enough to rebuild the same error body. A unique
+ * violation, stored by the engine itself, has no `code` (its status says 409) and names `fields`.
+ */
 export interface StoredError {
-  code: TRPCError["code"];
+  code?: TRPCError["code"];
   message: string;
   reason?: string;
+  fields?: string[];
 }
 
 export function toTRPCError(error: IdempotencyError): TRPCError {
   return new TRPCError({ code: trpcCodeOf(error), message: error.message, cause: error });
 }
 
-/** The reason of an error a handler threw: `error.reason`, or its cause's. */
-export function reasonOf(error: TRPCError): string | undefined {
-  for (const candidate of [error, error.cause]) {
-    const reason = (candidate as { reason?: unknown } | undefined)?.reason;
-    if (typeof reason === "string") return reason;
-  }
-  return undefined;
-}
-
-/** Carries a stored failure's reason as the cause of the rebuilt error. */
-class StoredFailure extends Error {
-  constructor(
-    readonly reason: string | undefined,
-    message: string,
-  ) {
-    super(message);
-    this.name = "StoredFailure";
-  }
-}
-
-export function replayedError(stored: StoredError): TRPCError {
-  return new TRPCError({ code: stored.code, message: stored.message, cause: new StoredFailure(stored.reason, stored.message) });
+export function replayedError(stored: StoredError, status: number): TRPCError {
+  const code = stored.code ?? TRPC_CODE_BY_STATUS[status as keyof typeof TRPC_CODE_BY_STATUS] ?? "BAD_REQUEST";
+  return new TRPCError({ code, message: stored.message, cause: new StoredFailure(stored.reason, stored.message, stored.fields) });
 }

@@ -6,7 +6,9 @@
 // (key status, lease, stored status, committed effects) must agree with the model.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fingerprint, reapExpiredKeys, runnerOf, sweepStuckKeys } from "../../src/index";
+import { reapExpiredKeys, sweepStuckKeys } from "../../src/entry/jobs";
+import { fingerprint, runnerOf } from "../../src/entry/sql";
+import { depsOf } from "../../src/engine";
 import { useTestDatabase, type Db } from "../support/database";
 import { engineFor, wrapperEntry, type Answer, type Mode } from "../support/harness";
 import { expectedAnswer, modelAfter, type Model, type Request } from "./model";
@@ -118,7 +120,7 @@ class CrashBeforeCommitCommand implements fc.AsyncCommand<Model, Real> {
   constructor(readonly req: Request) {}
   check = (m: Readonly<Model>) => !m.keys.has(this.req.key);
   async run(m: Model, r: Real): Promise<void> {
-    const { config, store } = engineFor(r.db).deps;
+    const { config, store } = depsOf(engineFor(r.db));
     const reserved = await store.reserve({
       scope: SCOPE,
       key: keyOf(r, this.req.key),

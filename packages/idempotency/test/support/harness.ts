@@ -9,11 +9,12 @@ import {
   createIdempotencyMiddleware,
   DeterministicError,
   IdempotencyError,
+  reasonOf as reasonOfError,
   withIdempotency,
-  type EngineConfigInput,
   type EngineOptions,
   type IdempotencyEngine,
 } from "../../src/index";
+import type { EngineConfigInput } from "../../src/entry/config";
 import { parsePreferWait } from "../../src/wait/prefer";
 import { poolOf, type Db } from "./database";
 import type { Prisma } from "./generated/client";
@@ -25,6 +26,8 @@ export interface EffectInput {
   value: string;
   mode?: Mode;
   extra?: Record<string, unknown>;
+  /** Also claim this slug (unique per scope): a taken one is the handler's own P2002. */
+  slug?: string;
 }
 
 const engines = new WeakMap<Db, Engine>();
@@ -78,6 +81,7 @@ export const executions = { count: 0 };
 async function effect(tx: Tx, scope: string, input: EffectInput) {
   executions.count++;
   const row = await tx.testEffect.create({ data: { scope, value: input.value }, select: { id: true } });
+  if (input.slug !== undefined) await tx.testSlug.create({ data: { scope, slug: input.slug } });
   const gate = parked.shift();
   if (gate) {
     await gate.park();
@@ -107,10 +111,9 @@ const SCOPE_BY_TOKEN: Record<string, string> = { acme_token: "acme", globex_toke
 
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
-    const reason = (error.cause as { reason?: unknown } | undefined)?.reason;
     // No stack in answers: it differs between the first answer and a replay (and leaks insides).
     const { stack: _stack, ...data } = shape.data;
-    return { ...shape, data: { ...data, reason: typeof reason === "string" ? reason : undefined } };
+    return { ...shape, data: { ...data, reason: reasonOfError(error) } };
   },
 });
 
@@ -121,9 +124,9 @@ const authed = t.procedure.use(function authenticate({ ctx, next }) {
   return next({ ctx: { scope } });
 });
 
-const runIdempotently = createIdempotencyMiddleware<Context & { scope: string }, Tx>({
+const idempotency = createIdempotencyMiddleware(t, {
   engine: (ctx) => engineFor(ctx.db),
-  scope: (ctx) => ctx.scope,
+  scope: (ctx: Context & { scope: string }) => ctx.scope,
   http: (ctx) => ({ header: (n) => ctx.headers.get(n), setHeader: (n, v) => ctx.resHeaders.set(n, v), batchSize: ctx.batchSize }),
 });
 
@@ -131,14 +134,13 @@ const effectInput = z.object({
   value: z.string().min(1),
   mode: z.enum(["ok", "deterministic", "transient"]).optional(),
   extra: z.record(z.string(), z.unknown()).optional(),
+  slug: z.string().optional(),
 });
 
 export const testRouter = t.router({
   effect: authed
     .input(effectInput)
-    .use(function idempotency(opts) {
-      return runIdempotently({ ...opts, next: (o) => opts.next({ ctx: o.ctx }) });
-    })
+    .use(idempotency)
     .mutation(async ({ ctx, input }) => {
       const id = await effect(ctx.tx, ctx.scope, input);
       if (input.mode === "deterministic") throw outOfStock(`Not enough ${input.value}`);

@@ -6,7 +6,9 @@ import { connect, type Db } from "./database";
 import { startTestServer, type TestServer } from "./postgres";
 
 export const EFFECTS_SQL = `CREATE TABLE "TestEffect" (
-  "id" SERIAL PRIMARY KEY, "scope" TEXT NOT NULL, "value" TEXT NOT NULL, "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT now())`;
+  "id" SERIAL PRIMARY KEY, "scope" TEXT NOT NULL, "value" TEXT NOT NULL, "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT now());
+CREATE TABLE "TestSlug" ("id" SERIAL PRIMARY KEY, "scope" TEXT NOT NULL, "slug" TEXT NOT NULL);
+CREATE UNIQUE INDEX "TestSlug_scope_slug_key" ON "TestSlug" ("scope", "slug")`;
 
 export async function startOwnServer(prefix: string, poolMax: number): Promise<{ server: TestServer; db: Db }> {
   const server = await startTestServer(prefix);

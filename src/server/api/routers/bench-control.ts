@@ -7,7 +7,8 @@
 // with the engine's transaction timeout, the same answer. The order still needs a checkout key
 // (it is stored on the order and on the payment's outbox row), so the bench sends a fresh
 // Idempotency-Key; here it is only parsed, never reserved.
-import { Header, parseIdempotencyKey } from "@once/idempotency";
+import { parseIdempotencyKey } from "@once/idempotency/operator";
+import { Header } from "@once/idempotency/reasons";
 import { AppError } from "@/shared/app-error";
 import { demoDelayMs, placeOrder, placeOrderInput } from "../../checkout";
 import { createTRPCRouter, tenantProcedure } from "../trpc";

@@ -5,7 +5,7 @@ import { serverApp } from "@/server/app";
 import { logger } from "@/server/logger";
 import { plainError } from "@/server/http/plain-error";
 import { Reason } from "@/shared/reasons";
-import { classifyStoreFailure, StoreFailure } from "@once/idempotency";
+import { classifyStoreFailure, StoreFailure } from "@once/idempotency/operator";
 
 export async function POST(req: Request) {
   try {

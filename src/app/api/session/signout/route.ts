@@ -1,6 +1,6 @@
 // Sign out: ends the session on the server and clears the cookie (src/server/auth/sign-out.ts);
 // this file only wires the app's database in.
-import { classifyStoreFailure, StoreFailure } from "@once/idempotency";
+import { classifyStoreFailure, StoreFailure } from "@once/idempotency/operator";
 import { handleSignOut } from "@/server/auth/sign-out";
 import { serverApp } from "@/server/app";
 import { plainError } from "@/server/http/plain-error";

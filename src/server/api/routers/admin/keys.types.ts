@@ -1,6 +1,6 @@
 // Inputs of admin.keys.*, and the shapes they answer (dates as ISO strings: the wire is plain JSON).
 import { z } from "zod";
-import { KeyStatus } from "@once/idempotency";
+import { KeyStatus } from "@once/idempotency/operator";
 import type { LeaseState } from "@/server/admin/keys-query";
 import type { TimelineEvent } from "@/server/admin/timeline";
 import { cursorSchema } from "./cursor";

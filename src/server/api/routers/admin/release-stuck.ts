@@ -4,7 +4,7 @@
 // retry of the same request replays its first answer instead of releasing the next batch. The
 // dashboard calls it again (with a new key) while `remaining` > 0.
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
-import { CounterEvent } from "@once/idempotency";
+import { CounterEvent } from "@once/idempotency/operator";
 import { BULK_RELEASE_BATCH, countStuck, releaseStuckBatch } from "@/server/admin/bulk-release";
 import { releaseStuckInput, stuckCountInput, type ReleaseStuckResult } from "./keys.types";
 import { KEY_TARGET } from "./view";

@@ -2,7 +2,7 @@
 // scoped to "admin": the delete, its audit entry and the admin key's completion commit together in
 // `ctx.tx`, and a retry of the same admin request replays its first answer.
 import { adminIdempotentProcedure } from "../../trpc";
-import { CounterEvent, KeyRemoval } from "@once/idempotency";
+import { CounterEvent, KeyRemoval } from "@once/idempotency/operator";
 import { AdminReason, adminError } from "./errors";
 import { removeKeyInput, type RemoveKeyResult } from "./keys.types";
 import { KEY_TARGET } from "./view";

@@ -1,15 +1,16 @@
-// When may the browser send a mutation again with the same Idempotency-Key, and after how long.
-// Pure functions (unit-tested in idempotency-link.test.ts); the link in idempotency-link.ts applies
-// them. Retried: a lost request or response (the server may have run it), `409
-// request_in_progress` (the first request still holds the key) and `503 store_unavailable`
-// (nothing ran). Every other answer is final.
-
-export const REPLAYED_HEADER = "Idempotent-Replayed";
+// When may a client send a mutation again with the same Idempotency-Key, and after how long. Pure
+// functions; the link (link.ts) applies them. Retried: a lost request or response (the server may
+// have run it), `409 request_in_progress` (the first request still holds the key) and a 503 (the
+// key store could not serve it: nothing ran, or a commit awaits confirmation). Every other answer
+// is final, `409 unique_violation` and every other 4xx included: sending it again gives the same
+// answer back, replayed.
+import { Header } from "../constants.js";
+import { Reason } from "../reasons.js";
 
 /**
  * Six attempts: with the backoff below and the server's `Retry-After` of 1–3 s that covers about
- * ten seconds, longer than any checkout takes (the server's lease is 30 s by default, but a request
- * that is still running after ten seconds is better reported to the person than waited on).
+ * ten seconds, and each attempt may also wait on the server (`Prefer: wait`): longer than an
+ * ordinary mutation takes, short enough that a person is told rather than kept waiting.
  */
 export const DEFAULT_MAX_ATTEMPTS = 6;
 /** First backoff step: short, because a lost response is usually a blip. Doubles per attempt. */
@@ -21,12 +22,16 @@ export const DEFAULT_MAX_DELAY_MS = 5_000;
  * Sent as `Prefer: wait=N` (RFC 7240) with every mutation: if another request with the same key
  * (a double-click, a retry after a lost response) is still running, the server waits up to N
  * seconds for its answer and replays it, instead of a 409 that would cost a whole Retry-After
- * round. 10 s matches the engine's default cap (maxWaitMs) and stays below the browser's and the
- * proxies' timeouts; past it the 409 and the retry below still apply.
+ * round. 10 s matches the engine's default cap (maxWaitMs) and stays below browsers' and proxies'
+ * timeouts; past it the 409 and the retry still apply.
  */
 export const PREFER_WAIT_SECONDS = 10;
 
-export type RetryReason = "network" | "request_in_progress" | "store_unavailable";
+/** Why the link sends a mutation again: no answer at all, or one of the server's "ask again" reasons. */
+export type RetryReason =
+  "network" | typeof Reason.IN_PROGRESS | typeof Reason.STORE_UNAVAILABLE | typeof Reason.STORE_BUSY | typeof Reason.COMMIT_UNCONFIRMED | "service_unavailable";
+
+const RETRIED_503_REASONS: ReadonlySet<string> = new Set([Reason.STORE_UNAVAILABLE, Reason.STORE_BUSY, Reason.COMMIT_UNCONFIRMED]);
 
 /** `Retry-After` is delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or bad. */
 export function parseRetryAfter(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
@@ -56,16 +61,17 @@ export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, 
 
 export type FailureClass = { retry: true; reason: RetryReason; status?: number; retryAfterMs?: number } | { retry: false; status?: number; reason?: string };
 
-export interface ErrorLike {
-  name?: unknown;
+interface ErrorLike {
   data?: { httpStatus?: unknown; reason?: unknown } | null;
   meta?: { response?: unknown } | null;
-  cause?: unknown;
 }
 
-export function responseOf(meta: ErrorLike["meta"]): Response | undefined {
-  const response = meta?.response;
-  return response && typeof (response as Response).status === "number" ? (response as Response) : undefined;
+type HeadersLike = { get(name: string): string | null };
+
+/** The HTTP response tRPC's httpLink keeps in an error's `meta` or a result's `context`. */
+export function responseOf(holder: { response?: unknown } | null | undefined): { status: number; headers: HeadersLike } | undefined {
+  const response = holder?.response as { status?: unknown; headers?: HeadersLike } | undefined;
+  return response && typeof response.status === "number" && response.headers ? (response as { status: number; headers: HeadersLike }) : undefined;
 }
 
 function isAbort(error: unknown): boolean {
@@ -85,14 +91,26 @@ export function classifyFailure(error: unknown, nowMs: number = Date.now()): Fai
   // No HTTP answer at all: the request, or its response, was lost. The server may have run it;
   // the same key makes asking again safe.
   if (status === undefined) return { retry: true, reason: "network" };
-  const retryAfterMs = parseRetryAfter(response?.headers.get("Retry-After"), nowMs);
-  if (status === 409 && reason === "request_in_progress") return { retry: true, reason, status, retryAfterMs };
-  if (status === 503) return { retry: true, reason: "store_unavailable", status, retryAfterMs };
+  const retryAfterMs = parseRetryAfter(response?.headers.get(Header.RETRY_AFTER), nowMs);
+  if (status === 409 && reason === Reason.IN_PROGRESS) return { retry: true, reason, status, retryAfterMs };
+  // Any 503: the engine's own say "retry with the same key"; one without a reason (a proxy with
+  // no server to send to) never reached a handler.
+  if (status === 503) {
+    const why = reason !== undefined && RETRIED_503_REASONS.has(reason) ? (reason as RetryReason) : "service_unavailable";
+    return { retry: true, reason: why, status, retryAfterMs };
+  }
   return { retry: false, status, reason };
 }
 
 /** True when the server says this answer is a replay of the key's first answer. */
-export function isReplayedResponse(response: unknown): boolean {
-  const headers = (response as { headers?: { get?: (name: string) => string | null } } | undefined)?.headers;
-  return headers?.get?.(REPLAYED_HEADER)?.toLowerCase() === "true";
+export function isReplayed(headers: HeadersLike | undefined): boolean {
+  return headers?.get(Header.REPLAYED)?.toLowerCase() === "true";
+}
+
+/** When the server forgets the key (`Idempotency-Key-Expires`, an HTTP date), if it said. */
+export function expiresAtOf(headers: HeadersLike | undefined): Date | undefined {
+  const value = headers?.get(Header.EXPIRES);
+  if (!value) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : new Date(ms);
 }

@@ -1,0 +1,75 @@
+// The conformance kit against a superjson router, as a T3 app has it: inputs sent and error bodies
+// read through the transformer. The engine listens (replay cache on), and no `aged` hook is
+// given: the retention check passes only because the kit's eviction notice reaches the engine.
+import { initTRPC, TRPCError } from "@trpc/server";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import pg from "pg";
+import superjson from "superjson";
+import { afterAll, beforeAll } from "vitest";
+import { z } from "zod";
+import { runConformance, trpcSender } from "../src/conformance/index";
+import { createIdempotencyMiddleware, fetchHttpAccess, reasonOf, type HttpAccess } from "../src/index";
+import { useTestDatabase, type Db } from "./support/database";
+import { configure, type Engine } from "./support/harness";
+
+const t = useTestDatabase();
+let engine: Engine;
+beforeAll(async () => {
+  engine = configure(t.db, {}, { listen: () => new pg.Client({ connectionString: t.url }) });
+  await engine.ready;
+});
+afterAll(async () => {
+  await engine?.close();
+});
+
+interface Context {
+  db: Db;
+  http: HttpAccess;
+}
+const SCOPES: Record<string, string> = { "Bearer acme_token": "acme", "Bearer globex_token": "globex" };
+
+const trpc = initTRPC.context<Context>().create({
+  transformer: superjson,
+  errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, stack: undefined, reason: reasonOf(error) } }),
+});
+const authed = trpc.procedure.use(({ ctx, next }) => {
+  const scope = SCOPES[ctx.http.header("authorization") ?? ""];
+  if (!scope) throw new TRPCError({ code: "UNAUTHORIZED" });
+  return next({ ctx: { scope } });
+});
+const idempotency = createIdempotencyMiddleware(trpc, {
+  engine: () => engine,
+  scope: (ctx: Context & { scope: string }) => ctx.scope,
+  http: (ctx) => ctx.http,
+});
+const router = trpc.router({
+  create: authed
+    .input(z.object({ value: z.string(), at: z.date(), refuse: z.boolean().optional() }))
+    .use(idempotency)
+    .mutation(async ({ ctx, input }) => {
+      if (input.refuse)
+        throw new TRPCError({ code: "PRECONDITION_FAILED", message: "refused", cause: Object.assign(new Error("refused"), { reason: "refused" }) });
+      const row = await ctx.tx.testEffect.create({ data: { scope: ctx.scope, value: `${ctx.idempotencyKey}:${input.value}` } });
+      return { id: row.id, at: input.at };
+    }),
+});
+
+let n = 0;
+runConformance({
+  name: "a superjson router",
+  transformer: superjson,
+  send: trpcSender({
+    url: "http://localhost/api/trpc/create",
+    callers: [{ authorization: "Bearer acme_token" }, { authorization: "Bearer globex_token" }],
+    transformer: superjson,
+    fetch: (req) => fetchRequestHandler({ endpoint: "/api/trpc", req, router, createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }) }),
+  }),
+  input: () => ({ value: `v${++n}`, at: new Date(1_700_000_000_000 + n) }),
+  otherInput: (input) => ({ ...(input as object), value: "other" }),
+  effects: async (key, caller = 0) => t.db.testEffect.count({ where: { scope: caller === 0 ? "acme" : "globex", value: { startsWith: `${key}:` } } }),
+  scopes: ["acme", "globex"],
+  get databaseUrl() {
+    return t.url;
+  },
+  failingInput: () => ({ value: "refused", at: new Date(0), refuse: true }),
+});
