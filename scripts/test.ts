@@ -27,7 +27,9 @@ const steps: [string, string[]][] = [
   ["lint", ["npm", "run", "lint", "--silent"]],
   ["vitest", ["npx", "vitest", "run"]],
   // The engine packed with `npm pack` and installed into examples/minimal, whose tests run there.
-  ["example", ["npm", "run", "example:test", "--silent"]],
+  ["example", ["npm", "run", "example:test", "--silent", "--", "minimal"]],
+  // The same tarball in examples/t3 (create-t3-app, Prisma 6): next build, next start, Chromium.
+  ["t3", ["npm", "run", "example:test", "--silent", "--", "t3"]],
   ["build", ["npm", "run", "build", "--silent"]],
   ["playwright", ["npx", "playwright", "test"]],
   ["soak", ["npx", "tsx", "soak/run.ts", "--short", "--noBuild"]],
@@ -42,7 +44,7 @@ process.on("exit", () => rmSync(reports, { recursive: true, force: true }));
 const results: { name: string; ok: boolean; seconds: number; counts?: Counts | null }[] = [];
 for (const [name, [cmd, ...args]] of steps) {
   if (only.length && !only.includes(name)) continue;
-  if (name === "playwright") ensureChromium();
+  if (name === "playwright" || name === "t3") ensureChromium();
   const counter = COUNTED[name];
   const report = path.join(reports, `${name}.json`);
   const fullArgs = [...args, ...(counter?.args(report) ?? [])];

@@ -30,6 +30,13 @@ function readVitest(report: string): Counts | null {
   return r && { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
 }
 
+/** scripts/example.ts passes this on to the example's own Vitest run. */
+const exampleVitest: Counter = {
+  args: () => [],
+  env: (report) => ({ ONCE_EXAMPLE_VITEST_JSON: report }),
+  read: readVitest,
+};
+
 export const COUNTED: Record<string, Counter> = {
   vitest: {
     // The default reporter keeps the console as it was; the JSON one adds the file.
@@ -37,12 +44,9 @@ export const COUNTED: Record<string, Counter> = {
     env: () => ({}),
     read: readVitest,
   },
-  example: {
-    // scripts/example.ts passes this on to the example's own Vitest run.
-    args: () => [],
-    env: (report) => ({ ONCE_EXAMPLE_VITEST_JSON: report }),
-    read: readVitest,
-  },
+  example: exampleVitest,
+  // examples/t3's Vitest run, its Chromium double-click included.
+  t3: exampleVitest,
   playwright: {
     // playwright.config.ts adds its JSON reporter when this variable names a file.
     args: () => [],
