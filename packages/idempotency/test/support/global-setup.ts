@@ -5,7 +5,7 @@ import { readFile } from "node:fs/promises";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { EFFECTS_SQL } from "./own-server";
-import { startTestServer } from "./postgres";
+import { ownShutdownSignals, startTestServer } from "./postgres";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,6 +17,7 @@ declare module "vitest" {
 const TEMPLATE = "idempotency_template";
 
 export default async function setup(project: TestProject) {
+  ownShutdownSignals(); // or a failed run exits 0 (see ownShutdownSignals)
   const server = await startTestServer("once-idempotency-test-");
   const admin = new pg.Client({ connectionString: server.url("postgres") });
   await admin.connect();
