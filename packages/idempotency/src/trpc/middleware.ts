@@ -62,7 +62,7 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(t:
     path: string;
     type: string;
     getRawInput: () => Promise<unknown>;
-    next: (opts: { ctx: IdempotentContext<TTx> }) => Promise<Result>;
+    next: (opts: { ctx: IdempotentContext<TTx>; getRawInput: () => Promise<unknown> }) => Promise<Result>;
   }): Promise<Result> {
     const { ctx, path, next } = opts;
     if (opts.type !== "mutation") throw new Error(`idempotency applies to mutations only (${path} is a ${opts.type})`);
@@ -87,7 +87,11 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(t:
         waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
       };
       outcome = await engineOf(ctx).execute(request, async (tx): Promise<HandlerOutcome> => {
-        const result = await next({ ctx: { tx, idempotencyKey: parsed.key } });
+        // An input parser placed after this middleware (`.use(idempotency).input(schema)`) reads
+        // the raw input through this function, and reports invalid input as a 400 from next().
+        let parsedAfter = false;
+        const getRawInput = () => ((parsedAfter = true), opts.getRawInput());
+        const result = await next({ ctx: { tx, idempotencyKey: parsed.key }, getRawInput });
         if (result.ok) {
           firstResult = result;
           return { kind: "success", response: { status: 200, body: JSON.stringify(output.serialize(result.data) ?? null), contentType: JSON_TYPE } };
@@ -95,6 +99,8 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(t:
         const status = getHTTPStatusCodeFromError(result.error);
         // Transient: the engine releases the key (or, for a unique violation, stores a 409).
         if (status < 400 || status >= 500) throw result.error;
+        // Invalid input is recorded nowhere (it may be the parser's 400): released, passed on as is.
+        if (parsedAfter && result.error.code === "BAD_REQUEST") throw result.error;
         const stored: StoredError = { code: result.error.code, message: result.error.message, reason: reasonOf(result.error) };
         return { kind: "deterministic", response: { status, body: JSON.stringify(stored), contentType: JSON_TYPE } };
       });
