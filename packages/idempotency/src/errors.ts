@@ -1,9 +1,16 @@
 // The engine's one error class. A refusal is a reason (see reasons.ts); its status comes from the
 // reasons table, so no two places can disagree about it.
+import { isMarked, mark } from "./brand.js";
 import { REASONS, type Reason } from "./reasons.js";
 import type { KeyRecord } from "./store/types.js";
 
 export class IdempotencyError extends Error {
+  /** `instanceof` holds for this class's errors from any copy of the package (brand.ts). */
+  static readonly brand: string = "IdempotencyError";
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return isMarked(value, this.brand);
+  }
+
   readonly httpStatus: number;
   /** Seconds for Retry-After, where the caller should come back later. */
   readonly retryAfterSeconds?: number;
@@ -22,6 +29,7 @@ export class IdempotencyError extends Error {
     this.httpStatus = REASONS[reason].status;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.record = options.record;
+    mark(this, IdempotencyError.brand);
   }
 }
 

@@ -2,10 +2,15 @@
 //   errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, reason: reasonOf(error) } })
 // It recognises the package's own errors by class (a refusal, a unique violation, a replayed
 // failure), walking `cause`; for the app's own errors it takes a `reason` string they carry.
+import { isMarked, mark } from "./brand.js";
 import { IdempotencyError } from "./errors.js";
 
 /** A deterministic failure as replayed: the first answer's reason, its own error class gone. */
 export class StoredFailure extends Error {
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return isMarked(value, "StoredFailure"); // from any copy of the package (brand.ts)
+  }
+
   constructor(
     readonly reason: string | undefined,
     message: string,
@@ -14,6 +19,7 @@ export class StoredFailure extends Error {
   ) {
     super(message);
     this.name = "StoredFailure";
+    mark(this, "StoredFailure");
   }
 }
 

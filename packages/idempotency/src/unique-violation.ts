@@ -4,6 +4,7 @@
 // key as for a transient failure. The violation rolls the business transaction back; its
 // connection goes back to the pool unharmed (only a failed statement outside a transaction makes
 // @prisma/adapter-pg discard one).
+import { mark } from "./brand.js";
 import { IdempotencyError } from "./errors.js";
 import { Reason } from "./reasons.js";
 import type { StoredResponse } from "./store/types.js";
@@ -14,6 +15,8 @@ const SQLSTATE_UNIQUE_VIOLATION = "23505";
 const MAX_DEPTH = 8;
 
 export class UniqueViolationError extends IdempotencyError {
+  static override readonly brand: string = "UniqueViolationError";
+
   constructor(
     /** The constraint's fields (columns); its index's name when they could not be found. */
     readonly fields: string[],
@@ -24,6 +27,7 @@ export class UniqueViolationError extends IdempotencyError {
     const named = fields.length > 0 ? ` on ${fields.join(", ")}` : "";
     super(Reason.UNIQUE_VIOLATION, `A unique constraint failed${named}: this conflicts with data that already exists`, { cause });
     this.name = "UniqueViolationError";
+    mark(this, UniqueViolationError.brand);
   }
 }
 

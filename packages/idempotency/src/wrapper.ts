@@ -1,5 +1,6 @@
 // The plain entry point, for callers that are not tRPC (a payment webhook, queue consumers,
 // workers): the same protocol and guarantees as the middleware.
+import { isMarked, mark } from "./brand.js";
 import type { IdempotencyEngine } from "./engine.js";
 import { IdempotencyError } from "./errors.js";
 import { parseIdempotencyKey } from "./key.js";
@@ -16,6 +17,10 @@ const JSON_TYPE = "application/json";
  * message, fields }`.
  */
 export class DeterministicError extends Error {
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return isMarked(value, "DeterministicError"); // thrown by any copy of the package (brand.ts)
+  }
+
   constructor(
     readonly status: number,
     readonly body: unknown,
@@ -23,6 +28,7 @@ export class DeterministicError extends Error {
   ) {
     super(message);
     this.name = "DeterministicError";
+    mark(this, "DeterministicError");
   }
 }
 
