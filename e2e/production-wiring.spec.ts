@@ -1,9 +1,9 @@
 // Issue 19: the production build runs what the unit tests prove. Two `next start` instances of the
 // real build share one PostgreSQL that logs every statement (log_statement=all), so the specs see
 // what the server really sends: a replay answered from memory, the engine's own prepared
-// reservation, counters written by the flush (not by a scrape), a bust on one instance heard by
-// the other, counters kept through a graceful stop, and a server that outlives a PostgreSQL killed
-// with SIGKILL under load.
+// reservation, the engine's refusals with their status, counters written by the flush (not by a
+// scrape), a bust on one instance heard by the other, counters kept through a graceful stop, and a
+// server that outlives a PostgreSQL killed with SIGKILL under load.
 import { randomBytes, randomUUID } from "node:crypto";
 import { rmSync } from "node:fs";
 import path from "node:path";
@@ -118,6 +118,20 @@ test("a checkout and five retries run one reservation, the engine's prepared one
   }
   // The five retries touch no key: no reservation, no read, by any statement name.
   expect(count(retriesLog, /"IdempotencyKey"/)).toBe(0);
+});
+
+test("the engine's refusals keep their status on the build: the same key for another cart is 422, not 500", async () => {
+  // The engine is made by instrumentation's copy of the package, the middleware runs in the route's
+  // copy: their error classes must know each other (packages/idempotency/src/brand.ts).
+  const key = randomUUID();
+  expect((await checkout(a, key)).status).toBe(200);
+  const other = await fetch(`${a.baseURL}/api/trpc/checkout.placeOrder`, {
+    method: "POST",
+    headers: { authorization: "Bearer acme_demo_token", "content-type": "application/json", "idempotency-key": key },
+    body: JSON.stringify({ items: [{ productId, quantity: 2 }] }),
+  });
+  expect(other.status).toBe(422);
+  expect(((await other.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe("idempotency_key_reused");
 });
 
 test("counters reach the database within their flush interval, with nobody reading /api/metrics", async () => {
