@@ -57,4 +57,6 @@ export default tseslint.config(
     },
   },
   { files: ["**/*.js", "**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
+  // CommonJS configuration files (packages/idempotency/.dependency-cruiser.cjs).
+  { files: ["**/*.cjs"], languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } } },
 );

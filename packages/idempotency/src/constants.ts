@@ -17,6 +17,13 @@ export const Header = {
   PREFERENCE_APPLIED: "Preference-Applied",
 } as const;
 
+/**
+ * The LISTEN/NOTIFY channels every instance hears (evictions.ts listens; store/sql.ts's settling
+ * statements notify). Both carry the payload `["scope", "key"]` (JSON).
+ */
+export const EVICTION_CHANNEL = "once_idempotency_evict";
+export const SETTLED_CHANNEL = "once_idempotency_settled";
+
 /** What the counters count, per scope and procedure. */
 export const CounterEvent = {
   EXECUTED: "executed",

@@ -83,7 +83,7 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
   const replayCache = options.listen && config.replayCacheSize > 0 ? new ReplayCache(config.replayCacheSize) : undefined;
   const waiters = new KeyWaiters();
   const listener = options.listen && (replayCache || announceSettled) ? new EvictionListener(options.listen, replayCache, waiters).start() : undefined;
-  const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache, waiters };
+  const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache, waiters, liveKeyCounts: new Map() };
   const engine: IdempotencyEngine<TTx> = {
     execute: (request, handler) => executeIdempotently(deps, request, handler),
     config,

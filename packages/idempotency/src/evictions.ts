@@ -8,13 +8,12 @@
 // While the listener is not connected the cache is switched off and emptied, since an eviction
 // could be missed, and waiting is not offered.
 import type pg from "pg";
+import { EVICTION_CHANNEL, SETTLED_CHANNEL } from "./constants.js";
 import type { ReplayCache } from "./replay-cache.js";
 import type { SqlRunner } from "./store/postgres.js";
 import type { KeyWaiters } from "./wait/waiters.js";
 
-export const EVICTION_CHANNEL = "once_idempotency_evict";
-/** Named in store/sql.ts's statements too; both carry the payload `["scope", "key"]` (JSON). */
-export const SETTLED_CHANNEL = "once_idempotency_settled";
+export { EVICTION_CHANNEL, SETTLED_CHANNEL };
 
 /** Tells every instance to forget the key's cached answer. Run it in the transaction that removes the key. */
 export async function announceEviction(run: SqlRunner, scope: string, key: string): Promise<void> {

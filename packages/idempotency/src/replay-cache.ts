@@ -3,7 +3,7 @@
 // those of a stored record: same scope and key, same fingerprint (else 422), not past retention.
 // Busts reach every instance through PostgreSQL LISTEN/NOTIFY (evictions.ts); without a listener
 // the engine runs without this cache, since a bust elsewhere would go unheard.
-import type { Outcome } from "./protocol/execute.js";
+import type { Outcome } from "./outcome.js";
 import type { KeyRecord } from "./store/types.js";
 
 interface Entry {

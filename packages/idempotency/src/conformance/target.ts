@@ -1,6 +1,6 @@
 // What an adopting app tells the conformance kit about its protected procedure.
 import pg from "pg";
-import { EVICTION_CHANNEL } from "../evictions.js";
+import { EVICTION_CHANNEL } from "../constants.js";
 
 export interface Answer {
   status: number;

@@ -4,7 +4,7 @@
 import { CounterEvent } from "../constants.js";
 import { IdempotencyError } from "../errors.js";
 import { Reason } from "../reasons.js";
-import type { IdempotencyStore, KeyRecord, ReserveRequest } from "../store/types.js";
+import type { KeyRecord, ReserveRequest } from "../store/types.js";
 import { decide } from "./decide.js";
 import type { EngineDeps } from "./deps.js";
 import { waitForSettle, type WaitBudget } from "./wait.js";
@@ -71,12 +71,8 @@ export function inProgress(message: string, retryAfterSeconds: number, record?: 
   return new IdempotencyError(Reason.IN_PROGRESS, message, { retryAfterSeconds, record });
 }
 
-/** Per store (so per database), per scope: the last live-key count and when it was taken. */
-const liveKeyCounts = new WeakMap<IdempotencyStore<any>, Map<string, { count: number; at: number }>>();
-
 async function isOverLiveKeyCap(deps: EngineDeps, scope: string): Promise<boolean> {
-  let byScope = liveKeyCounts.get(deps.store);
-  if (!byScope) liveKeyCounts.set(deps.store, (byScope = new Map()));
+  const byScope = deps.liveKeyCounts;
   let cached = byScope.get(scope);
   if (!cached || Date.now() - cached.at >= deps.config.liveKeyCountTtlMs) {
     cached = { count: await deps.store.countLive(scope, deps.config.maxLiveKeys), at: Date.now() };

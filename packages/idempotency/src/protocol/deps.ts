@@ -16,4 +16,6 @@ export interface EngineDeps<TTx extends SqlTransaction = SqlTransaction> {
   replayCache?: ReplayCache;
   /** Requests waiting for a key in flight (Prefer: wait); listening only while LISTEN is connected. */
   waiters: KeyWaiters;
+  /** Per scope: the last live-key count and when it was taken (IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS). */
+  liveKeyCounts: Map<string, { count: number; at: number }>;
 }

@@ -7,6 +7,7 @@ import { fingerprint } from "../fingerprint.js";
 import { Reason } from "../reasons.js";
 import { classifyStoreFailure, StoreFailure } from "../store/unavailable.js";
 import { uniqueViolationIn, uniqueViolationResponse, withFieldsNamed } from "../unique-violation.js";
+import type { HandlerOutcome, Outcome } from "../outcome.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
 import { acquire, inProgress } from "./acquire.js";
 import type { EngineDeps } from "./deps.js";
@@ -24,22 +25,7 @@ export interface IdempotentRequest {
   waitMs?: number;
 }
 
-/**
- * What the handler produced. `success` commits with the key; `deterministic` is a 4xx the handler
- * chose (out of stock): the business transaction rolls back, the key stores it and retries replay
- * it. Anything the handler throws is transient: the key is released so a retry runs anew.
- */
-export type HandlerOutcome = { kind: "success" | "deterministic"; response: StoredResponse };
-
-export interface Outcome {
-  kind: HandlerOutcome["kind"];
-  response: StoredResponse;
-  replayed: boolean;
-  /** When the key's record expires (Idempotency-Key-Expires). */
-  expiresAt: Date;
-  /** Set when the request waited for its key first (Prefer: wait): `Preference-Applied`. */
-  appliedWaitSeconds?: number;
-}
+export type { HandlerOutcome, Outcome } from "../outcome.js";
 
 /**
  * The 503 for a store that could not serve: `store_busy` when it was up but no connection came

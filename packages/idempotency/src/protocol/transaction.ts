@@ -3,7 +3,7 @@
 import { KeyStatus } from "../constants.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
 import type { EngineDeps } from "./deps.js";
-import type { HandlerOutcome } from "./execute.js";
+import type { HandlerOutcome } from "../outcome.js";
 
 /** How the business transaction ended. */
 export type TransactionResult =

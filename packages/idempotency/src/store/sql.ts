@@ -1,6 +1,6 @@
 // The key store's statements. Parameters are positional ($1 …) so the same text runs through
 // Prisma's raw queries and straight through a pg pool.
-import { SETTLED_CHANNEL } from "../evictions.js";
+import { SETTLED_CHANNEL } from "../constants.js";
 
 /**
  * A statement with a name, so a runner that prepares statements (poolRunner with `prepare`) has
