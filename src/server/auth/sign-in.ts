@@ -83,7 +83,7 @@ function refuse(req: Request, refusal: Refusal, next: string): Response {
 }
 
 export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Response> {
-  if (isCrossSiteRequest(req.headers, req.url)) return crossSiteRefusal();
+  if (isCrossSiteRequest(req.headers, req.url, deps.trustedProxies ?? 0)) return crossSiteRefusal();
   const read = await readSignInForm(req);
   if (!read.ok) return refuse(req, read, "/");
   const { form } = read;
