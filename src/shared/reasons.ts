@@ -155,7 +155,7 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   payload_too_large: {
     status: 413,
     meaning: "The request body is over the documented limit (64 KiB); it was not read whole and nothing was recorded.",
-    remedy: "Send a smaller body: an order has at most 20 lines.",
+    remedy: "Send a smaller body: an order has at most 20 lines, a sign-in form three short fields.",
   },
   webhook_signature_missing: {
     status: 400,
