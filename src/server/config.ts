@@ -167,8 +167,12 @@ function parse<S extends z.ZodType>(schema: S, source: Record<string, string | u
   const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = schema.safeParse(present);
   if (parsed.success) return parsed.data;
-  // One line, each variable named; never its value (it may be a secret).
-  const issues = parsed.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
+  // One line, each variable named once; never its value (it may be a secret). Our own messages
+  // continue the name ("DATABASE_URL must be …") or hold it already; zod's own follow a colon.
+  const issues = parsed.error.issues.map(({ path, message }) => {
+    const name = path.join(".");
+    return message.startsWith(name) ? message : /^[a-z]/.test(message) ? `${name} ${message}` : `${name}: ${message}`;
+  });
   throw new ConfigError(`invalid configuration: ${issues.join("; ")}`);
 }
 
