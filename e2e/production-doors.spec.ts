@@ -3,6 +3,8 @@
 // Nothing demo opens; an operator made with `npm run users` signs in with a password; guesses are
 // throttled; redirects, cross-site posts, content types, headers and health behave.
 import { request as playwrightRequest, type APIRequestContext } from "@playwright/test";
+import { readFileSync } from "node:fs";
+import { request as socketRequest } from "node:http";
 import { expect, test } from "./fixtures";
 import { startProductionServer, type ProductionServer } from "./production-server";
 
@@ -149,6 +151,65 @@ test("sign-in with a JSON body is 415 with a reason, not 500", async () => {
   });
   expect(res.status()).toBe(415);
   expect(await res.json()).toMatchObject({ reason: "unsupported_media_type" });
+});
+
+const HUNDRED_MB = 100 * 1024 * 1024;
+
+/** The server's peak resident memory so far (VmHWM), in bytes. */
+function peakMemory(pid: number): number {
+  const kib = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]!;
+  return Number(kib) * 1024;
+}
+
+/**
+ * Posts a 100 MB sign-in form over a real socket (node:http, not Playwright's client, which would
+ * build the whole body first), written as the socket takes it, and stops
+ * writing once the answer is in: `written` bounds what the server can have read before answering.
+ */
+function postHugeForm(baseURL: string, headers: Record<string, string>): Promise<{ status: number; body: string; written: number }> {
+  return new Promise((resolve, reject) => {
+    let written = 0;
+    let answered = false;
+    const req = socketRequest(
+      new URL("/api/session/signin", baseURL),
+      { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers } },
+      (res) => {
+        answered = true;
+        let body = "";
+        res.on("data", (d: Buffer) => (body += d));
+        res.on("end", () => {
+          resolve({ status: res.statusCode!, body, written });
+          req.destroy();
+        });
+      },
+    );
+    req.on("error", (error) => {
+      if (!answered) reject(error);
+    });
+    const chunk = Buffer.alloc(64 * 1024, "a");
+    const pump = () => {
+      while (!answered && written < HUNDRED_MB) {
+        written += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      if (!answered) req.end();
+    };
+    pump();
+  });
+}
+
+test("a 100 MB sign-in form, declared or streamed, is 413 before the server reads it: a few MB crossed the socket, none stayed in memory", async () => {
+  const before = peakMemory(server.pid);
+  const declaredOrStreamed: Record<string, string>[] = [{ "content-length": String(HUNDRED_MB) }, {}];
+  for (const headers of declaredOrStreamed) {
+    const answer = await postHugeForm(server.baseURL, headers);
+    expect(answer.status, JSON.stringify(headers)).toBe(413);
+    expect(JSON.parse(answer.body)).toMatchObject({ reason: "payload_too_large" });
+    // Socket buffers on both sides hold a few MB at most; the form was 100 MB.
+    expect(answer.written).toBeLessThan(16 * 1024 * 1024);
+  }
+  // Reading the form whole (what sign-in did) raised the server's peak by its size, twice over.
+  expect(peakMemory(server.pid) - before).toBeLessThan(32 * 1024 * 1024);
 });
 
 test("a page and an API answer carry the security headers", async () => {

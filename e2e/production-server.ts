@@ -16,6 +16,8 @@ const root = path.resolve(import.meta.dirname, "..");
 
 export interface ProductionServer {
   baseURL: string;
+  /** The `next start` process (the memory tests read its peak RSS). */
+  pid: number;
   /** Runs `npm run users -- <args>` against this server's database; the password goes on stdin. */
   users(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   /** Stops PostgreSQL for real (the health test); `stop()` still cleans up. */
@@ -46,6 +48,7 @@ export async function startProductionServer(): Promise<ProductionServer> {
   };
   return {
     baseURL: next.baseURL,
+    pid: next.process.pid!,
     stopDatabase,
     async users(args, stdin = "") {
       const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), "scripts/users.ts", ...args], {

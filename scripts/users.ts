@@ -1,10 +1,12 @@
 // `npm run users -- <command> [options]`: make operators, tenant users and API tokens (see
 // src/server/auth/users-cli.ts for the commands). Every failure is one sentence on stderr and a
 // non-zero exit: 2 for a wrong command line, 1 for a refusal or an unreachable database.
+import { loadDatabaseConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
 import { resolveDatabaseUrl } from "../tools/db/url";
 import { readPassword } from "../src/server/auth/read-password";
 import { AccountError, needsPassword, parseCommand, runCommand, UsageError, USAGE } from "../src/server/auth/users-cli";
+import { configOrExit } from "./lib/config";
 
 function fail(message: string, code: number): never {
   console.error(message);
@@ -19,6 +21,8 @@ try {
   throw error;
 }
 
+// Only the database's variables (DATABASE_URL, or the running app's embedded database).
+configOrExit("users", () => loadDatabaseConfig(process.env));
 const db = createDb(resolveDatabaseUrl(), { max: 1 });
 try {
   await db.$queryRaw`SELECT 1`.catch(() =>

@@ -9,18 +9,14 @@
 // right after the provider charged and before the row is marked delivered: the crash test's
 // worst moment, produced for real.
 import { createServerApp } from "../src/server/app";
-import { loadProcessConfig } from "../src/server/config";
+import { loadWorkerConfig } from "../src/server/config";
 import { createJobLog } from "../src/server/job-log";
 import { startPaymentJobs } from "../src/server/payments";
 import { resolveDatabaseUrl } from "../tools/db/url";
+import { configOrExit } from "./lib/config";
 
-let config;
-try {
-  config = loadProcessConfig();
-} catch (error) {
-  console.error(`[worker] cannot start: ${(error as Error).message}`);
-  process.exit(1);
-}
+// The database, the engine's and the payments' variables: the server's own (HOST, TRUSTED_PROXIES, …) are not its business.
+const config = configOrExit("worker", () => loadWorkerConfig(process.env));
 // The server's own composition root (database, engine for the webhook's keys, the provider's books
 // when PROVIDER_DATABASE_URL is set); this process runs only its payment loops.
 const app = createServerApp({ ...config, database: { ...config.database, url: resolveDatabaseUrl() } });

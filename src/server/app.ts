@@ -7,7 +7,7 @@
 // copied once per route, and a table kept in a module (a WeakMap from client to engine, a lazily
 // made singleton) then exists once per copy: the route's copy had no listener and no replay cache
 // while instrumentation's copy ran the jobs. A `globalThis` slot is the one thing every copy shares.
-import { type AppConfig, loadProcessConfig } from "./config";
+import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
 import { createJobLog } from "./job-log";
@@ -16,23 +16,24 @@ import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
 import { startPaymentJobs, type PaymentDeps } from "./payments";
 import { logReplicationAtStart } from "./replication";
 
-export interface ServerApp {
-  readonly config: AppConfig;
+/** `Config`: the server's whole configuration, or the worker's (which has no HTTP settings). */
+export interface ServerApp<Config extends WorkerConfig = AppConfig> {
+  readonly config: Config;
   readonly db: Db;
   readonly engine: Engine;
   readonly metrics: MetricsRegistry;
   readonly payments: PaymentDeps;
   /**
-   * Starts the background jobs this process runs (the engine's always, the payment loops unless
-   * ONCE_PAYMENT_JOBS=0); returns their stop function, which flushes the counters last.
+   * Starts the background jobs this process runs (the engine's always, the payment loops when
+   * `payments`: ONCE_PAYMENT_JOBS); returns their stop function, which flushes the counters last.
    */
-  startJobs(): () => Promise<void>;
+  startJobs(options: { payments: boolean }): () => Promise<void>;
   /** Stops the engine's listener and closes the pool. */
   close(): Promise<void>;
 }
 
 /** Builds a server app; `db` is for tests and tools that made their own client. */
-export function createServerApp(config: AppConfig, options: { db?: Db } = {}): ServerApp {
+export function createServerApp<Config extends WorkerConfig>(config: Config, options: { db?: Db } = {}): ServerApp<Config> {
   setLogLevel(config.logLevel);
   const url = config.database.url;
   if (!options.db && !url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
@@ -48,13 +49,13 @@ export function createServerApp(config: AppConfig, options: { db?: Db } = {}): S
     engine,
     payments,
     metrics: createMetricsRegistry(db, engine),
-    startJobs() {
+    startJobs({ payments: runPayments }) {
       // One line per state change while the database is down, not two stacks a second (job-log.ts).
       const jobLog = createJobLog(db, (line) => logger.warn(line));
       // Whether an answer survives a failover of the database: said once at start (then in /api/metrics).
       void logReplicationAtStart(db, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
       const stopEngineJobs = engine.startJobs(jobLog.failed);
-      const stopPayments = config.jobs.payments ? startPaymentJobs(payments, { log: jobLog }) : async () => {};
+      const stopPayments = runPayments ? startPaymentJobs(payments, { log: jobLog }) : async () => {};
       return async () => {
         await stopPayments();
         await stopEngineJobs(); // flushes the counters one last time

@@ -1,7 +1,7 @@
 // The one configuration: every variable validated once, a bad or missing one named in the one
 // sentence the process prints before it refuses to start.
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "./config";
+import { loadConfig, loadDatabaseConfig, loadSetupConfig, loadWorkerConfig } from "./config";
 
 const SECRET = "a-webhook-secret-of-at-least-32-characters";
 /** A production server's minimum: its database and the webhook's secret. */
@@ -42,8 +42,12 @@ describe("a production server", () => {
     ["DATABASE_PREPARED_STATEMENTS", "yes"],
     ["LOG_LEVEL", "loud"],
     ["DEMO_PROVIDER_FAILURE_RATE", "2"],
-  ])("refuses %s=%s, naming the variable", (name, value) => {
+    ["TRUSTED_PROXIES", "lots"],
+    ["DATABASE_URL", "not a url"],
+    ["DIRECT_DATABASE_URL", "http://db:5432/once"],
+  ])("refuses %s=%s, naming the variable in one line", (name, value) => {
     expect(() => loadConfig({ ...production, [name]: value })).toThrow(new RegExp(name));
+    expect(() => loadConfig({ ...production, [name]: value })).toThrow(/^[^\n]+$/);
   });
 });
 
@@ -79,5 +83,38 @@ describe("the outbox's retry settings", () => {
       maxAttempts: 3,
       maxBackoffMs: 20_000,
     });
+  });
+});
+
+describe("each command reads only its own sections", () => {
+  const url = production.DATABASE_URL;
+  /** Variables only the HTTP server reads, all invalid. */
+  const badServerOnly = { TRUSTED_PROXIES: "lots", DEMO_ALLOW_REMOTE: "maybe", ONCE_PAYMENT_JOBS: "off", DEMO_PROCESSING_DELAY_MS: "slow" };
+  /** Variables of the engine and the payments, invalid. */
+  const badWorker = { IDEMPOTENCY_LEASE_MS: "soon", OUTBOX_MAX_ATTEMPTS: "many", PAYMENTS_WEBHOOK_SECRET: "short" };
+
+  it("db:setup: DATABASE_URL alone, outside demo mode, without the webhook's secret", () => {
+    expect(loadSetupConfig({ DATABASE_URL: url, ...badServerOnly, ...badWorker, LOG_LEVEL: "loud" })).toEqual({
+      demo: false,
+      database: { url, directUrl: url, preparedStatements: true, providerUrl: undefined },
+    });
+    expect(loadSetupConfig({ DATABASE_URL: url, DEMO_MODE: "1" }).demo).toBe(true);
+    expect(() => loadSetupConfig({})).toThrow(/^DATABASE_URL is not set: `npm run db:setup` prepares your own PostgreSQL/);
+    expect(() => loadSetupConfig({ DATABASE_URL: "db.example:5432" })).toThrow(/DATABASE_URL must be a postgresql:\/\/ URL/);
+  });
+
+  it("users, reconcile: the database's variables only, the URL may be the running app's", () => {
+    expect(loadDatabaseConfig({ ...badServerOnly, ...badWorker, DEMO_MODE: "yes" })).toMatchObject({ url: undefined });
+    expect(() => loadDatabaseConfig({ DATABASE_URL: "nonsense" })).toThrow(/DATABASE_URL/);
+  });
+
+  it("the worker: database, engine and payments, not the server's own settings", () => {
+    const worker = loadWorkerConfig({ ...production, ...badServerOnly });
+    expect(worker).toMatchObject({ demo: false, payments: { webhookSecret: SECRET } });
+    expect(worker).not.toHaveProperty("http");
+    expect(() => loadWorkerConfig({ ...production, PAYMENTS_WEBHOOK_SECRET: undefined })).toThrow(/PAYMENTS_WEBHOOK_SECRET is not set/);
+    expect(() => loadWorkerConfig({ ...production, OUTBOX_MAX_ATTEMPTS: "many" })).toThrow(/OUTBOX_MAX_ATTEMPTS/);
+    // The server reads all of it.
+    expect(() => loadConfig({ ...production, ...badServerOnly })).toThrow(/TRUSTED_PROXIES/);
   });
 });

@@ -1,8 +1,10 @@
-// The process's whole configuration: one zod schema for every variable the app, the engine, the
-// payment jobs, the sessions and the logger read, parsed once at start-up (`loadConfig`) and
-// passed down from the composition root (src/server/app.ts). Nothing else in src/ or packages/
-// reads process.env: a typo in a variable stops the process with one sentence naming it, before it
-// listens, instead of failing a request later.
+// The configuration: one zod schema per command, composed of sections (the database, the engine,
+// the payments, the server), each variable declared once. A process parses its own at start-up
+// (`loadConfig` for the server, `loadWorkerConfig`, `loadSetupConfig`, `loadDatabaseConfig` for
+// the commands) and passes it down; the server's goes through the composition root
+// (src/server/app.ts). Nothing else in src/ or packages/ reads process.env: a typo in a variable
+// stops the process with one sentence naming it, before it listens, instead of failing a request
+// later; and a variable a command does not read cannot stop it.
 import { parseEngineConfig, type EngineConfig } from "@once/idempotency/config";
 import { z } from "zod";
 import { paymentEnvShape, paymentSettingsFrom, type PaymentSettings } from "./payments/config";
@@ -27,14 +29,54 @@ const engineShape = Object.fromEntries(Object.values(ENGINE_VARIABLES).map((name
   z.ZodOptional<z.ZodCoercedNumber>
 >;
 
-const schema = z.object({
+// ---------------------------------------------------------------------------------------------
+// Sections: the variables of one concern. Each command's schema is the sections it uses (below),
+// so a command validates only what it reads: `npm run db:setup` needs a database URL, not the
+// webhook's secret, and a deploy that migrates before the app's secrets exist can.
+
+/** Whether the demo doors are open: read by everything that seeds, signs in or charges. */
+const modeSection = {
   // No default: a tool started without NODE_ENV (db:setup, the users CLI) is not "development".
   NODE_ENV: z.enum(["development", "production", "test"]).optional(),
+  // Demo mode opens doors on purpose: one-click demo accounts, the demo API tokens, and a slow
+  // request on ask (header x-demo-delay-ms). Only `DEMO_MODE=1`, or `next dev` (NODE_ENV=development),
+  // turns it on; a production build, db:setup and the CLI tools have it off unless told.
+  DEMO_MODE: z.enum(["0", "1", "true", "false"]).optional(),
+};
+
+const logSection = {
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+};
+
+/** A PostgreSQL connection string; anything else would fail later, in the driver, as a stack trace. */
+const postgresUrl = z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgresql:// URL" });
+
+const databaseSection = {
   // Unset: the server refuses to start (npm run dev/start set it to the embedded PostgreSQL).
-  DATABASE_URL: z.string().min(1).optional(),
+  DATABASE_URL: postgresUrl.optional(),
   // Behind a transaction-mode pooler (PgBouncer), DATABASE_URL is the pooler and this is
   // PostgreSQL itself, for what needs a session (LISTEN, migrations).
-  DIRECT_DATABASE_URL: z.string().min(1).optional(),
+  DIRECT_DATABASE_URL: postgresUrl.optional(),
+  // Prepared statements: each statement is parsed and planned once per connection instead of on
+  // every call (a reservation costs half). Unset: on, unless DIRECT_DATABASE_URL says DATABASE_URL
+  // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
+  // max_prepared_statements) may turn them back on with "1".
+  DATABASE_PREPARED_STATEMENTS: flag.optional(),
+  // The simulated provider's books (its charges, idempotency records, events) in a database of
+  // their own, migrated with the app's schema, as a real provider's are outside our cluster: a
+  // failover that loses the shop's last commits cannot erase a charge, so the soak sees what was
+  // really charged. Unset (development, tests): the provider's tables in the shop's database.
+  // Reconciliation needs both in one database and is off when this is set.
+  PROVIDER_DATABASE_URL: postgresUrl.optional(),
+};
+
+const paymentsSection = {
+  DEMO_PROVIDER_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0),
+  ...paymentEnvShape,
+};
+
+/** What only the HTTP server reads: where it listens, whom it believes, what it runs beside requests. */
+const serverSection = {
   // Where `npm run dev` / `npm start` listen (scripts/lib/listen-address.ts). Unset: 127.0.0.1 for
   // `npm run dev` and for any demo, because demo mode's doors (one-click operator, published
   // tokens) must not face a network by accident; a production `npm start` serves 0.0.0.0.
@@ -42,29 +84,13 @@ const schema = z.object({
   // "1": demo mode may listen on an address other machines reach (a shared demo box). Off by
   // default, so a HOST=0.0.0.0 left in a shell does not publish the operator's one-click sign-in.
   DEMO_ALLOW_REMOTE: flag.default("0"),
-  // How many proxies stand in front of the app, each appending the address it saw to
-  // X-Forwarded-For (src/server/http/client-address.ts). 0 by default: the header is not believed
-  // and the socket's peer is the client, because on a server reached directly a client writes
-  // whatever it likes there (rotating it handed out a fresh sign-in budget per request). Behind
-  // HAProxy with `option forwardfor`: 1.
+  // How many proxies stand in front of the app, each appending what it saw to X-Forwarded-For and
+  // X-Forwarded-Host (src/server/http/forwarded.ts). 0 by default: neither header is believed, the
+  // socket's peer is the client and Host is the site, because on a server reached directly a
+  // client writes whatever it likes there (rotating X-Forwarded-For handed out a fresh sign-in
+  // budget per request). Behind HAProxy with `option forwardfor`: 1.
   TRUSTED_PROXIES: intFrom(0),
-  // The simulated provider's books (its charges, idempotency records, events) in a database of
-  // their own, migrated with the app's schema, as a real provider's are outside our cluster: a
-  // failover that loses the shop's last commits cannot erase a charge, so the soak sees what was
-  // really charged. Unset (development, tests): the provider's tables in the shop's database.
-  // Reconciliation needs both in one database and is off when this is set.
-  PROVIDER_DATABASE_URL: z.string().min(1).optional(),
-  // Prepared statements: each statement is parsed and planned once per connection instead of on
-  // every call (a reservation costs half). Unset: on, unless DIRECT_DATABASE_URL says DATABASE_URL
-  // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
-  // max_prepared_statements) may turn them back on with "1".
-  DATABASE_PREPARED_STATEMENTS: flag.optional(),
-  // Demo mode opens doors on purpose: one-click demo accounts, the demo API tokens, and a slow
-  // request on ask (header x-demo-delay-ms). Only `DEMO_MODE=1`, or `next dev` (NODE_ENV=development),
-  // turns it on; a production build, db:setup and the CLI tools have it off unless told.
-  DEMO_MODE: z.enum(["0", "1", "true", "false"]).optional(),
   DEMO_PROCESSING_DELAY_MS: intFrom(0),
-  DEMO_PROVIDER_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0),
   // `npm run bench:http` only: serves benchControl.placeOrder, the checkout without the engine, as
   // the control its figures are divided by. A mutation with no idempotency is a door, so it needs
   // demo mode too.
@@ -76,36 +102,56 @@ const schema = z.object({
   // requests on the server's one thread. The engine's own jobs (reaper, sweeper, counter flush)
   // stay: the counters live in the server's memory.
   ONCE_PAYMENT_JOBS: flag.default("1"),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   // Next.js's own switch: set, `next start` leaves SIGTERM/SIGINT to us, so the server stops its
   // jobs and flushes its counters before it exits (npm start sets it; see src/instrumentation.ts).
   NEXT_MANUAL_SIG_HANDLE: z.string().optional(),
-  ...engineShape,
-  ...paymentEnvShape,
-});
+};
 
-export interface AppConfig {
+// The commands' schemas, each the sections it reads.
+/** `npm run users`, `npm run reconcile`: a database, nothing else. */
+const databaseSchema = z.object(databaseSection);
+/** `npm run db:setup`: the database, and whether to seed the demo rows. */
+const setupSchema = z.object({ ...modeSection, ...databaseSection });
+/** `npm run worker`: the payment loops, with the engine that keys the provider's webhooks. */
+const workerSchema = z.object({ ...modeSection, ...logSection, ...databaseSection, ...engineShape, ...paymentsSection });
+/** The server (`npm run dev`, `npm start`, `next start`): everything. */
+const serverSchema = workerSchema.extend(serverSection);
+
+export interface DatabaseConfig {
+  url: string | undefined;
+  /** PostgreSQL itself, for LISTEN and migrations: DIRECT_DATABASE_URL, or DATABASE_URL. */
+  directUrl: string | undefined;
+  preparedStatements: boolean;
+  /** The simulated provider's own database (PROVIDER_DATABASE_URL); unset: the shop's. */
+  providerUrl: string | undefined;
+}
+
+export interface SetupConfig {
+  /** Seed the demo accounts and tokens. */
+  demo: boolean;
+  database: DatabaseConfig & { url: string };
+}
+
+/** What a process that runs the engine and the payments reads (the worker; the server adds its own). */
+export interface WorkerConfig {
   nodeEnv: "development" | "production" | "test" | undefined;
   /** Whether the demo doors are open: DEMO_MODE, or `next dev`. */
   demo: boolean;
-  database: {
-    url: string | undefined;
-    /** PostgreSQL itself, for LISTEN and migrations: DIRECT_DATABASE_URL, or DATABASE_URL. */
-    directUrl: string | undefined;
-    preparedStatements: boolean;
-    /** The simulated provider's own database (PROVIDER_DATABASE_URL); unset: the shop's. */
-    providerUrl: string | undefined;
-  };
+  database: DatabaseConfig;
   engine: EngineConfig;
   payments: PaymentSettings;
+  logLevel: NonNullable<z.infer<typeof workerSchema>["LOG_LEVEL"]>;
+}
+
+/** The server's configuration: the worker's, and what only the HTTP server reads. */
+export interface AppConfig extends WorkerConfig {
   jobs: { background: boolean; payments: boolean };
   /** Whether this process, not Next.js, handles SIGTERM/SIGINT (NEXT_MANUAL_SIG_HANDLE). */
   manualSignals: boolean;
-  /** Where the server listens, and whom it believes about the client's address. */
+  /** Where the server listens, and whom it believes about the client's address and the host. */
   http: { host: string | undefined; demoAllowRemote: boolean; trustedProxies: number };
   demoProcessingDelayMs: number;
   benchControl: boolean;
-  logLevel: NonNullable<z.infer<typeof schema>["LOG_LEVEL"]>;
 }
 
 export type ConfigRole = "server" | "tool";
@@ -115,7 +161,35 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-function engineConfigFrom(e: z.infer<typeof schema>): EngineConfig {
+/** The variables `schema` reads, parsed; one sentence naming each bad one otherwise. */
+function parse<S extends z.ZodType>(schema: S, source: Record<string, string | undefined>): z.output<S> {
+  // An empty value is an unset one ("FOO= npm start"), as shells and .env files mean it.
+  const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = schema.safeParse(present);
+  if (parsed.success) return parsed.data;
+  // One line, each variable named once; never its value (it may be a secret). Our own messages
+  // continue the name ("DATABASE_URL must be …") or hold it already; zod's own follow a colon.
+  const issues = parsed.error.issues.map(({ path, message }) => {
+    const name = path.join(".");
+    return message.startsWith(name) ? message : /^[a-z]/.test(message) ? `${name} ${message}` : `${name}: ${message}`;
+  });
+  throw new ConfigError(`invalid configuration: ${issues.join("; ")}`);
+}
+
+function demoFrom(e: z.output<z.ZodObject<typeof modeSection>>): boolean {
+  return e.DEMO_MODE === undefined ? e.NODE_ENV === "development" : e.DEMO_MODE === "1" || e.DEMO_MODE === "true";
+}
+
+function databaseFrom(e: z.output<typeof databaseSchema>): DatabaseConfig {
+  return {
+    url: e.DATABASE_URL,
+    directUrl: e.DIRECT_DATABASE_URL ?? e.DATABASE_URL,
+    preparedStatements: e.DATABASE_PREPARED_STATEMENTS !== undefined ? e.DATABASE_PREPARED_STATEMENTS === "1" : e.DIRECT_DATABASE_URL === undefined,
+    providerUrl: e.PROVIDER_DATABASE_URL,
+  };
+}
+
+function engineConfigFrom(e: z.output<typeof workerSchema>): EngineConfig {
   const input: Record<string, number> = {};
   for (const [field, name] of Object.entries(ENGINE_VARIABLES)) {
     const value = e[name];
@@ -124,30 +198,15 @@ function engineConfigFrom(e: z.infer<typeof schema>): EngineConfig {
   try {
     return parseEngineConfig(input);
   } catch (error) {
-    // Name the variable, not the engine's field.
+    // Name the variable, not the engine's field, on one line (the engine's message is zod's, two lines per issue).
     let message = (error as Error).message;
     for (const [field, name] of Object.entries(ENGINE_VARIABLES)) message = message.replaceAll(field, name);
-    throw new ConfigError(message);
+    throw new ConfigError(message.replace(/\s*\n\s*/g, " "));
   }
 }
 
-/**
- * Validates a set of variables (process.env at start-up; tests build their own). A server also
- * needs what only it uses: the database.
- */
-export function loadConfig(source: Record<string, string | undefined>, options: { role?: ConfigRole } = {}): AppConfig {
-  // An empty value is an unset one ("FOO= npm start"), as shells and .env files mean it.
-  const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
-  const parsed = schema.safeParse(present);
-  if (!parsed.success) throw new ConfigError(`invalid configuration: ${z.prettifyError(parsed.error)}`);
-  const e = parsed.data;
-  const demo = e.DEMO_MODE === undefined ? e.NODE_ENV === "development" : e.DEMO_MODE === "1" || e.DEMO_MODE === "true";
-  if (e.ONCE_BENCH_CONTROL === "1" && !demo) {
-    throw new ConfigError("invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)");
-  }
-  if (options.role === "server") {
-    if (!e.DATABASE_URL) throw new ConfigError("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`, or set it to your PostgreSQL");
-  }
+function workerFrom(e: z.output<typeof workerSchema>): WorkerConfig {
+  const demo = demoFrom(e);
   let payments: PaymentSettings;
   try {
     payments = paymentSettingsFrom(e, demo);
@@ -157,24 +216,57 @@ export function loadConfig(source: Record<string, string | undefined>, options: 
   return {
     nodeEnv: e.NODE_ENV,
     demo,
-    database: {
-      url: e.DATABASE_URL,
-      directUrl: e.DIRECT_DATABASE_URL ?? e.DATABASE_URL,
-      preparedStatements: e.DATABASE_PREPARED_STATEMENTS !== undefined ? e.DATABASE_PREPARED_STATEMENTS === "1" : e.DIRECT_DATABASE_URL === undefined,
-      providerUrl: e.PROVIDER_DATABASE_URL,
-    },
+    database: databaseFrom(e),
     engine: engineConfigFrom(e),
     payments,
+    logLevel: e.LOG_LEVEL ?? (e.NODE_ENV === "test" ? "silent" : "info"),
+  };
+}
+
+/** `npm run users`, `npm run reconcile`: the database settings (the URL may be unset: the running app's). */
+export function loadDatabaseConfig(source: Record<string, string | undefined>): DatabaseConfig {
+  return databaseFrom(parse(databaseSchema, source));
+}
+
+/** `npm run db:setup`: the database to migrate and seed (required), and whether to seed the demo rows. */
+export function loadSetupConfig(source: Record<string, string | undefined>): SetupConfig {
+  const e = parse(setupSchema, source);
+  const database = databaseFrom(e);
+  if (!database.url) {
+    throw new ConfigError("DATABASE_URL is not set: `npm run db:setup` prepares your own PostgreSQL (`npm run dev` sets up the embedded one by itself).");
+  }
+  return { demo: demoFrom(e), database: { ...database, url: database.url } };
+}
+
+/** `npm run worker`: the database, the engine's settings and the payments'. */
+export function loadWorkerConfig(source: Record<string, string | undefined>): WorkerConfig {
+  return workerFrom(parse(workerSchema, source));
+}
+
+/**
+ * The server's configuration (process.env at start-up; tests build their own). A server also
+ * needs what only it uses: the database.
+ */
+export function loadConfig(source: Record<string, string | undefined>, options: { role?: ConfigRole } = {}): AppConfig {
+  const e = parse(serverSchema, source);
+  if (e.ONCE_BENCH_CONTROL === "1" && !demoFrom(e)) {
+    throw new ConfigError("invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)");
+  }
+  const worker = workerFrom(e);
+  if (options.role === "server" && !worker.database.url) {
+    throw new ConfigError("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`, or set it to your PostgreSQL");
+  }
+  return {
+    ...worker,
     jobs: { background: e.ONCE_BACKGROUND_JOBS === "1", payments: e.ONCE_PAYMENT_JOBS === "1" },
     manualSignals: e.NEXT_MANUAL_SIG_HANDLE !== undefined,
     http: { host: e.HOST, demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1", trustedProxies: e.TRUSTED_PROXIES },
     demoProcessingDelayMs: e.DEMO_PROCESSING_DELAY_MS,
     benchControl: e.ONCE_BENCH_CONTROL === "1",
-    logLevel: e.LOG_LEVEL ?? (e.NODE_ENV === "test" ? "silent" : "info"),
   };
 }
 
-/** This process's configuration, from its environment: the one place that reads process.env. */
+/** The server process's configuration, from its environment: the one place that reads process.env. */
 export function loadProcessConfig(options: { role?: ConfigRole } = {}): AppConfig {
   return loadConfig(process.env, options);
 }

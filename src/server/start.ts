@@ -15,7 +15,7 @@ export function startServerProcess(): void {
     console.error(`[once] cannot start: ${(error as Error).message}`);
     process.exit(1);
   }
-  const stopJobs = app.config.jobs.background ? app.startJobs() : async () => {};
+  const stopJobs = app.config.jobs.background ? app.startJobs({ payments: app.config.jobs.payments }) : async () => {};
   // On SIGTERM/SIGINT the jobs stop and the counters are flushed before the process ends. With
   // NEXT_MANUAL_SIG_HANDLE (npm start sets it) Next.js leaves the signal to us and we exit when
   // done; without it Next.js exits on its own, and our flush, started first, races its exit.

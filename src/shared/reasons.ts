@@ -2,6 +2,7 @@
 // browser: the engine's own (from @once/idempotency) and the app's. The status decides the tRPC
 // code; the errors page (/docs/errors) is written from `meaning` and `remedy`.
 import { REASONS as ENGINE_REASONS, Reason as EngineReason } from "@once/idempotency/reasons";
+import { MAX_BATCH_SIZE } from "./batch";
 
 export const AppReason = {
   UNAUTHORIZED: "unauthorized",
@@ -17,6 +18,8 @@ export const AppReason = {
   INVALID_INPUT: "invalid_input",
   INVALID_JSON: "invalid_json",
   BAD_REQUEST: "bad_request",
+  BATCH_TOO_LARGE: "batch_too_large",
+  INVALID_CURSOR: "invalid_cursor",
   NOT_FOUND: "not_found",
   INTERNAL: "internal_error",
   PRODUCT_NOT_FOUND: "product_not_found",
@@ -100,6 +103,16 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   invalid_json: { status: 400, meaning: "The body is not valid JSON.", remedy: "Send the input as a JSON document with Content-Type: application/json." },
   bad_request: { status: 400, meaning: "The request is malformed.", remedy: "Check the method, path and query string against the README." },
+  batch_too_large: {
+    status: 400,
+    meaning: `The batch holds more than ${MAX_BATCH_SIZE} calls; none of them ran.`,
+    remedy: `Split it into batches of at most ${MAX_BATCH_SIZE} (tRPC's httpBatchLink: maxItems: ${MAX_BATCH_SIZE}).`,
+  },
+  invalid_cursor: {
+    status: 400,
+    meaning: "The cursor is not one this list handed to you (an order id of your own); nothing was listed.",
+    remedy: "Start from the first page (no cursor) and pass on each answer's nextCursor.",
+  },
   not_found: { status: 404, meaning: "There is no procedure at this path.", remedy: "Check the procedure's name (catalog.list, checkout.placeOrder, …)." },
   internal_error: {
     status: 500,
@@ -142,7 +155,7 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   payload_too_large: {
     status: 413,
     meaning: "The request body is over the documented limit (64 KiB); it was not read whole and nothing was recorded.",
-    remedy: "Send a smaller body: an order has at most 20 lines.",
+    remedy: "Send a smaller body: an order has at most 20 lines, a sign-in form three short fields.",
   },
   webhook_signature_missing: {
     status: 400,

@@ -9,6 +9,7 @@ import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/clie
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/api/root";
+import { MAX_BATCH_SIZE } from "@/shared/batch";
 import { makeQueryClient } from "./query-client";
 import { demoDelayHeaders, troubleFetch } from "./network-trouble";
 
@@ -28,7 +29,8 @@ export function makeTRPCClient() {
       splitLink({
         condition: (op) => op.type === "mutation",
         true: httpLink({ url, headers: ({ op }) => ({ ...idempotencyHeaders({ op }), ...demoDelayHeaders(op) }), fetch: troubleFetch }),
-        false: httpBatchLink({ url }),
+        // Never more calls per request than the server takes (src/shared/batch.ts).
+        false: httpBatchLink({ url, maxItems: MAX_BATCH_SIZE }),
       }),
     ],
   });

@@ -10,10 +10,11 @@ import { describedByLink } from "@/shared/reasons";
 /** JSON-RPC's code for FORBIDDEN, as tRPC writes it. */
 const TRPC_FORBIDDEN = -32003;
 
-export function refuseCrossSiteMutation(req: Request): Response | null {
+/** `trustedProxies`: TRUSTED_PROXIES (whose X-Forwarded-Host is believed; 0: nobody's). */
+export function refuseCrossSiteMutation(req: Request, trustedProxies: number): Response | null {
   if (req.method !== "POST") return null;
   if (readCookie(req.headers.get("cookie"), SESSION_COOKIE) === undefined) return null;
-  if (!isCrossSiteRequest(req.headers, req.url)) return null;
+  if (!isCrossSiteRequest(req.headers, req.url, trustedProxies)) return null;
   const body = {
     error: {
       message: CROSS_SITE_MESSAGE,

@@ -24,6 +24,13 @@ const CODE_BY_STATUS: Record<number, Code> = {
   503: "SERVICE_UNAVAILABLE",
 };
 
+/**
+ * tRPC's refusal of a batch longer than `maxBatchSize` (src/server/api/handler.ts), thrown before
+ * any call is resolved. Its message is all that tells it apart; should a tRPC release reword it,
+ * the answer stays a 400 (as bad_request) and src/server/api/batch-limit.test.ts fails.
+ */
+export const TRPC_BATCH_TOO_LARGE_MESSAGE = "Batch call exceeds maximum size";
+
 /** The reason an error stands for; every code has one, so no answer goes without. */
 export function reasonOf(error: TRPCError): Reason {
   const found = reasonCarriedBy(error);
@@ -31,6 +38,7 @@ export function reasonOf(error: TRPCError): Reason {
   if (error.cause instanceof ZodError) return Reason.INVALID_INPUT;
   switch (error.code) {
     case "BAD_REQUEST":
+      if (error.message === TRPC_BATCH_TOO_LARGE_MESSAGE) return Reason.BATCH_TOO_LARGE;
       return error.cause instanceof SyntaxError ? Reason.INVALID_JSON : Reason.BAD_REQUEST;
     case "UNAUTHORIZED":
       return Reason.UNAUTHORIZED;

@@ -1,10 +1,24 @@
-// The tRPC HTTP handler, shared by the route and the tests: the same error links and logging for
-// both.
+// The tRPC HTTP handler, shared by the route and the tests: the same doors, error links and
+// logging for both.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { MAX_BATCH_SIZE } from "@/shared/batch";
+import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "../http/body-limit";
 import { logger } from "../logger";
+import { refuseCrossSiteMutation } from "./cross-site-guard";
 import { describedByHeaders } from "./errors";
 import { contextMaker, type ContextApp } from "./context";
 import { routerFor } from "./root";
+
+/** `/api/trpc` as the route serves it: the doors first, then tRPC. */
+export async function serveTrpc(req: Request, app: ContextApp): Promise<Response> {
+  // A cross-site post riding on the session cookie is refused before tRPC sees it.
+  const refused = refuseCrossSiteMutation(req, app.config.http.trustedProxies);
+  if (refused) return refused;
+  // Bodies over the limit are 413 before they are read whole (src/server/http/body-limit.ts).
+  const bounded = await boundRequestBody(req, TRPC_BODY_LIMIT_BYTES);
+  if (!bounded.ok) return trpcPayloadTooLarge(bounded.limitBytes);
+  return handleTrpcRequest(bounded.request, app);
+}
 
 export function handleTrpcRequest(req: Request, app: ContextApp): Promise<Response> {
   return fetchRequestHandler({
@@ -13,6 +27,8 @@ export function handleTrpcRequest(req: Request, app: ContextApp): Promise<Respon
     // The app's router, plus the bench's control procedure on a server started for `npm run bench:http`.
     router: routerFor({ benchControl: app.config.benchControl }),
     createContext: contextMaker(app),
+    // A longer batch is refused before any of its calls runs (400 batch_too_large, src/shared/batch.ts).
+    maxBatchSize: MAX_BATCH_SIZE,
     // Every error answer points to its explanation on the errors page.
     responseMeta: ({ errors }) => ({ headers: describedByHeaders(errors) }),
     onError({ error, path }) {

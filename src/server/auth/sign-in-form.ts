@@ -1,8 +1,11 @@
 // Reading the sign-in form: only what an HTML form sends (urlencoded or multipart), so a JSON
-// body is a clear 415 instead of a parser's 500, and every field is a string or absent, holding
+// body is a clear 415 instead of a parser's 500; at most SIGN_IN_BODY_LIMIT_BYTES of it, refused
+// on its Content-Length or counted as it streams (413, src/server/http/body-limit.ts), before the
+// form is parsed or the database asked anything; and every field is a string or absent, holding
 // only text PostgreSQL can store (src/shared/text.ts): a NUL in the e-mail is a 400, not a 503
 // from the query that would have failed.
 import { isStorableText, UNSTORABLE_TEXT_MESSAGE } from "@/shared/text";
+import { boundRequestBody, SIGN_IN_BODY_LIMIT_BYTES, tooLargeMessage } from "../http/body-limit";
 
 export const FORM_MEDIA_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"] as const;
 
@@ -14,7 +17,8 @@ export interface SignInForm {
 }
 
 export type FormResult =
-  { ok: true; form: SignInForm } | { ok: false; status: 400 | 415; reason: "unsupported_media_type" | "invalid_form" | "invalid_input"; message: string };
+  | { ok: true; form: SignInForm }
+  | { ok: false; status: 400 | 413 | 415; reason: "unsupported_media_type" | "payload_too_large" | "invalid_form" | "invalid_input"; message: string };
 
 function mediaType(headers: Headers): string {
   return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
@@ -38,9 +42,11 @@ export async function readSignInForm(req: Request): Promise<FormResult> {
       message: `Sign in with a form: Content-Type must be ${FORM_MEDIA_TYPES.join(" or ")}`,
     };
   }
+  const bounded = await boundRequestBody(req, SIGN_IN_BODY_LIMIT_BYTES);
+  if (!bounded.ok) return { ok: false, status: 413, reason: "payload_too_large", message: tooLargeMessage(bounded.limitBytes) };
   let data: FormData;
   try {
-    data = await req.formData();
+    data = await bounded.request.formData();
   } catch {
     return { ok: false, status: 400, reason: "invalid_form", message: "The form could not be read" };
   }

@@ -5,6 +5,8 @@ import { useTestDatabase } from "../../test/database";
 import { createUser } from "./accounts";
 import { sessionUserOf } from "../../test/sessions";
 import { handleSignIn, type SignInDeps } from "./sign-in";
+import { SIGN_IN_BODY_LIMIT_BYTES } from "../http/body-limit";
+import { countingStream } from "../http/test-streams";
 
 const t = useTestDatabase({ poolMax: 4 });
 const ORIGIN = "http://127.0.0.1:3000";
@@ -244,6 +246,71 @@ describe("only a form", () => {
     data.set("email", "ops@example.com");
     data.set("password", PASSWORD);
     const res = await handleSignIn(new Request(`${ORIGIN}/api/session/signin`, { method: "POST", body: data }), deps(false));
+    expect(await signedInAs(res)).toBe(operatorId);
+  });
+});
+
+describe("a body over 64 KiB (the red team's 100 MB form)", () => {
+  const HUNDRED_MB = 100 * 1024 * 1024;
+  const CHUNK = 16 * 1024;
+
+  /** A form body made as it is read (password=aaaa…), counting what the server pulled. */
+  function hugeForm(headers: Record<string, string> = {}) {
+    const body = countingStream(HUNDRED_MB, CHUNK);
+    const req = new Request(`${ORIGIN}/api/session/signin`, {
+      method: "POST",
+      // A person's browser posting it: the refusal is still a plain 413, not a way back to the form.
+      headers: {
+        host: "127.0.0.1:3000",
+        "content-type": "application/x-www-form-urlencoded",
+        accept: "text/html",
+        "x-once-peer-address": "192.0.2.99",
+        ...headers,
+      },
+      body: body.stream,
+      duplex: "half",
+    } as RequestInit);
+    return { req, body };
+  }
+
+  async function expectTooLarge(res: Response) {
+    expect(res.status).toBe(413);
+    expect(await body(res)).toEqual({
+      error: `The request body is larger than ${SIGN_IN_BODY_LIMIT_BYTES} bytes`,
+      reason: "payload_too_large",
+      docs: "/docs/errors#payload_too_large",
+    });
+    expect(res.headers.get("set-cookie")).toBeNull();
+  }
+
+  it("declared in Content-Length: 413 before a byte is read, nothing asked of the database", async () => {
+    const attempts = await t.db.signInThrottle.count();
+    const { req, body: sent } = hugeForm({ "content-length": String(HUNDRED_MB) });
+    await expectTooLarge(await handleSignIn(req, deps(false)));
+    expect(sent.pulled()).toBe(0);
+    expect(await t.db.signInThrottle.count()).toBe(attempts);
+  });
+
+  it("streamed without a length: counted as it arrives, abandoned just past 64 KiB, 413", async () => {
+    const attempts = await t.db.signInThrottle.count();
+    const { req, body: sent } = hugeForm();
+    await expectTooLarge(await handleSignIn(req, deps(false)));
+    expect(sent.pulled()).toBeLessThanOrEqual(SIGN_IN_BODY_LIMIT_BYTES + 2 * CHUNK);
+    expect(sent.cancelled()).toBe(true);
+    expect(await t.db.signInThrottle.count()).toBe(attempts);
+  });
+
+  it("a form of the limit itself is read whole and signs in", async () => {
+    const fields = new URLSearchParams({ email: "ops@example.com", password: PASSWORD, next: "/orders" }).toString();
+    const padded = `${fields}&pad=${"p".repeat(SIGN_IN_BODY_LIMIT_BYTES - fields.length - "&pad=".length)}`;
+    expect(padded.length).toBe(SIGN_IN_BODY_LIMIT_BYTES);
+    const req = new Request(`${ORIGIN}/api/session/signin`, {
+      method: "POST",
+      headers: { host: "127.0.0.1:3000", "content-type": "application/x-www-form-urlencoded", "x-once-peer-address": "192.0.2.98" },
+      body: padded,
+    });
+    const res = await handleSignIn(req, deps(false));
+    expect(res.status).toBe(303);
     expect(await signedInAs(res)).toBe(operatorId);
   });
 });

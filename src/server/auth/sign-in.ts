@@ -1,6 +1,7 @@
 // POST /api/session/signin: the browser's only way to get a session cookie.
 //
-// In order: refuse a cross-site post (login CSRF), refuse anything but a form (415), then either
+// In order: refuse a cross-site post (login CSRF), refuse anything but a form (415) and a body over
+// 64 KiB (413, before it is read whole or the throttle is asked), then either
 // a demo account's one-click sign-in (demo mode only, demo rows only) or e-mail + password,
 // checked with scrypt after taking an attempt from the throttle (and waiting out its slow-down
 // when the account is under attack: see throttle.ts). `next` is reduced to a path on
@@ -64,6 +65,9 @@ async function passwordSignIn(deps: SignInDeps, form: SignInForm & { password: s
   return { ok: true, user: usable };
 }
 
+/** Refusals our own form never earns (another site's post, another media type, a huge body): no way back to the form. */
+const NOT_FROM_OUR_FORM = new Set([403, 413, 415]);
+
 /** A person's browser (a form submission) is sent back to the form with the reason; others get JSON. */
 function isNavigation(req: Request): boolean {
   return req.headers.get("sec-fetch-mode") === "navigate" || (req.headers.get("accept") ?? "").includes("text/html");
@@ -71,7 +75,7 @@ function isNavigation(req: Request): boolean {
 
 function refuse(req: Request, refusal: Refusal, next: string): Response {
   const headers: Record<string, string> = refusal.retryAfterSeconds ? { "Retry-After": String(refusal.retryAfterSeconds) } : {};
-  if (isNavigation(req) && refusal.status !== 415 && refusal.status !== 403) {
+  if (isNavigation(req) && !NOT_FROM_OUR_FORM.has(refusal.status)) {
     const query = new URLSearchParams({ error: refusal.reason, ...(next !== "/" ? { next } : {}) });
     return new Response(null, { status: 303, headers: { ...headers, Link: describedByLink(refusal.reason), Location: `/signin?${query}` } });
   }
@@ -79,7 +83,7 @@ function refuse(req: Request, refusal: Refusal, next: string): Response {
 }
 
 export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Response> {
-  if (isCrossSiteRequest(req.headers, req.url)) return crossSiteRefusal();
+  if (isCrossSiteRequest(req.headers, req.url, deps.trustedProxies ?? 0)) return crossSiteRefusal();
   const read = await readSignInForm(req);
   if (!read.ok) return refuse(req, read, "/");
   const { form } = read;

@@ -6,8 +6,14 @@ import type { Db } from "../db/client";
 import { crossSiteRefusal, isCrossSiteRequest } from "../http/cross-site";
 import { clearSessionCookieHeader, endSession, readCookie, SESSION_COOKIE } from "./session";
 
-export async function handleSignOut(req: Request, db: Db): Promise<Response> {
-  if (isCrossSiteRequest(req.headers, req.url)) return crossSiteRefusal();
+export interface SignOutDeps {
+  db: Db;
+  /** TRUSTED_PROXIES: whose X-Forwarded-Host the cross-site check believes (0: nobody's). */
+  trustedProxies: number;
+}
+
+export async function handleSignOut(req: Request, { db, trustedProxies }: SignOutDeps): Promise<Response> {
+  if (isCrossSiteRequest(req.headers, req.url, trustedProxies)) return crossSiteRefusal();
   await endSession(db, readCookie(req.headers.get("cookie"), SESSION_COOKIE));
   return new Response(null, { status: 303, headers: { Location: "/signin", "Set-Cookie": clearSessionCookieHeader() } });
 }

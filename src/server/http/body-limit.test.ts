@@ -1,13 +1,13 @@
-// tRPC's door: a body over the limit is 413 in tRPC's error shape before it is read whole, whether
+// tRPC's door (the route's own handler, serveTrpc): a body over the limit is 413 in tRPC's error shape before it is read whole, whether
 // it declares its length or streams in chunks; a body within the limit reaches tRPC unchanged.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { POST } from "../../app/api/trpc/[trpc]/route";
 import { useTestDatabase } from "../../test/database";
 import { TOKENS } from "../../test/http";
 import { appRouter } from "../api/root";
 import { contextMaker } from "../api/context";
+import { serveTrpc } from "../api/handler";
 import { boundRequestBody, readBoundedBody, TRPC_BODY_LIMIT_BYTES } from "./body-limit";
 import { countingStream } from "./test-streams";
 import { testApp } from "../../test/app";
@@ -38,7 +38,7 @@ const TOO_LARGE = {
 describe("POST /api/trpc over the limit", () => {
   it("a declared Content-Length over the limit is 413 in tRPC's shape, nothing read", async () => {
     const { request, body } = streamed(10 * 1024 * 1024, { "content-length": String(10 * 1024 * 1024) });
-    const res = await POST(request);
+    const res = await serveTrpc(request, testApp(t.db));
     expect(res.status).toBe(413);
     expect(res.headers.get("link")).toBe('</docs/errors#payload_too_large>; rel="describedby"');
     expect(await res.json()).toEqual(TOO_LARGE);
@@ -47,7 +47,7 @@ describe("POST /api/trpc over the limit", () => {
 
   it("a chunked body is counted as it streams and abandoned just past the limit", async () => {
     const { request, body } = streamed(10 * 1024 * 1024);
-    const res = await POST(request);
+    const res = await serveTrpc(request, testApp(t.db));
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual(TOO_LARGE);
     expect(body.pulled()).toBeLessThanOrEqual(TRPC_BODY_LIMIT_BYTES + 2 * CHUNK);

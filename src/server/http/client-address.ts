@@ -6,7 +6,8 @@
 //     entries are believed as TRUSTED_PROXIES says there are proxies: the rightmost N hops are
 //     ours, the entry before them is the client. Everything further left is whatever the client
 //     wrote, which is why X-Forwarded-For is not believed at all by default: on a server reached
-//     directly, rotating it would hand out a fresh budget per request.
+//     directly, rotating it would hand out a fresh budget per request (src/server/http/forwarded.ts).
+import { forwardedByProxy } from "./forwarded";
 
 export const PEER_ADDRESS_HEADER = "x-once-peer-address";
 
@@ -21,12 +22,7 @@ const usable = (value: string | undefined) => (value && value.length <= MAX_LENG
  */
 export function clientAddress(headers: Headers, trustedProxies = 0): string {
   const peer = headers.get(PEER_ADDRESS_HEADER)?.trim();
-  const forwarded = (headers.get("x-forwarded-for") ?? "")
-    .split(",")
-    .map((h) => h.trim())
-    .filter(Boolean);
-  // Nearest last: what each proxy appended, then the peer this server saw.
-  const chain = peer ? [...forwarded, peer] : [];
-  if (chain.length === 0) return "unknown";
-  return usable(chain[Math.max(0, chain.length - 1 - trustedProxies)]) ?? "unknown";
+  if (!peer) return "unknown";
+  // The address the outermost proxy saw; with no proxy trusted (or none appended), the peer itself.
+  return usable(forwardedByProxy(headers, "x-forwarded-for", trustedProxies) ?? peer) ?? "unknown";
 }

@@ -19,13 +19,20 @@ describe("isCrossSiteRequest", () => {
     [{ origin: "http://127.0.0.1:3000" }, false],
     [{}, false], // curl, a server: cannot carry a victim's cookie
   ])("%j → %s", (h, crossSite) => {
-    expect(isCrossSiteRequest(headers(h), URL_)).toBe(crossSite);
+    expect(isCrossSiteRequest(headers(h), URL_, 0)).toBe(crossSite);
   });
 
-  it("behind a proxy, compares with the host the client addressed (X-Forwarded-Host)", () => {
+  it("behind a trusted proxy, compares with the host the client addressed (X-Forwarded-Host)", () => {
     const proxied = new Headers({ host: "10.0.0.5:3000", "x-forwarded-host": "shop.example", origin: "https://shop.example" });
-    expect(isCrossSiteRequest(proxied, "http://10.0.0.5:3000/api/session/signin")).toBe(false);
+    expect(isCrossSiteRequest(proxied, "http://10.0.0.5:3000/api/session/signin", 1)).toBe(false);
     proxied.set("origin", "https://evil.example");
-    expect(isCrossSiteRequest(proxied, "http://10.0.0.5:3000/api/session/signin")).toBe(true);
+    expect(isCrossSiteRequest(proxied, "http://10.0.0.5:3000/api/session/signin", 1)).toBe(true);
+  });
+
+  it("without TRUSTED_PROXIES, X-Forwarded-Host is the client's word and is ignored: Host decides", () => {
+    const forged = headers({ "x-forwarded-host": "evil.example", origin: "https://evil.example" });
+    expect(isCrossSiteRequest(forged, URL_, 0)).toBe(true);
+    forged.set("origin", "http://127.0.0.1:3000");
+    expect(isCrossSiteRequest(forged, URL_, 0)).toBe(false);
   });
 });

@@ -7,11 +7,13 @@
 // - `Sec-Fetch-Site` (every current browser sends it): only `same-origin` or `none` (typed in, a
 //   bookmark) pass; `same-site` and `cross-site` are refused.
 // - Without it, `Origin`: it must be this site's own (host and port as the request was
-//   addressed); `Origin: null` (sandboxed frames, privacy redirects) is refused.
+//   addressed: Host, or X-Forwarded-Host only from a trusted proxy, see forwarded.ts); `Origin:
+//   null` (sandboxed frames, privacy redirects) is refused.
 // - Neither header: not a browser (curl, a server). It cannot carry a victim's cookie, so it
 //   passes; a bearer token is its own proof.
 
 import { Reason, reasonDocsPath } from "@/shared/reasons";
+import { forwardedByProxy } from "./forwarded";
 import { plainError } from "./plain-error";
 
 export const CROSS_SITE_REASON = Reason.CROSS_SITE_REQUEST;
@@ -19,19 +21,23 @@ export const CROSS_SITE_REASON = Reason.CROSS_SITE_REQUEST;
 export const CROSS_SITE_DOCS = reasonDocsPath(CROSS_SITE_REASON);
 export const CROSS_SITE_MESSAGE = "Cross-site request refused: state changes must come from this site's own pages";
 
-/** The host the request was addressed to: the proxy's X-Forwarded-Host, else Host, else the URL's. */
-function requestHost(headers: Headers, url: string): string {
-  const forwarded = headers.get("x-forwarded-host")?.split(",")[0]?.trim();
-  return (forwarded || headers.get("host") || new URL(url).host).toLowerCase();
+/**
+ * The host the request was addressed to: what our outermost proxy says (X-Forwarded-Host, with
+ * TRUSTED_PROXIES set), else Host, else the URL's. A client's own X-Forwarded-Host is never
+ * believed: it would let a page name any host it likes as "this site".
+ */
+function requestHost(headers: Headers, url: string, trustedProxies: number): string {
+  return (forwardedByProxy(headers, "x-forwarded-host", trustedProxies) || headers.get("host") || new URL(url).host).toLowerCase();
 }
 
-export function isCrossSiteRequest(headers: Headers, url: string): boolean {
+/** `trustedProxies`: TRUSTED_PROXIES, how many proxies in front set X-Forwarded-Host (0: none). */
+export function isCrossSiteRequest(headers: Headers, url: string, trustedProxies: number): boolean {
   const fetchSite = headers.get("sec-fetch-site")?.toLowerCase();
   if (fetchSite) return fetchSite !== "same-origin" && fetchSite !== "none";
   const origin = headers.get("origin");
   if (origin === null) return false;
   try {
-    return new URL(origin).host.toLowerCase() !== requestHost(headers, url);
+    return new URL(origin).host.toLowerCase() !== requestHost(headers, url, trustedProxies);
   } catch {
     return true; // "null", or anything that is not an origin
   }

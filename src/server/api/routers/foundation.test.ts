@@ -124,6 +124,19 @@ describe("orders (tenant)", () => {
     expect(second.json.result.data).toEqual({ items: [expect.objectContaining({ id: orders.acme[0] })], nextCursor: null });
   });
 
+  it("a cursor that is not the caller's order (another tenant's, or unknown) is 400 invalid_cursor, the same answer for both", async () => {
+    // globex's order of day 2 as acme's cursor used to answer acme's day-1 order: globex's exists, and is newer.
+    const list = (cursor: string) => callTrpc<TrpcError>(t.db, { path: "orders.list", method: "GET", token: TOKENS.acme, input: { limit: 2, cursor } });
+    const foreign = await list(orders.globex[0]!);
+    const unknown = await list(randomUUID());
+    for (const res of [foreign, unknown]) {
+      expect(res.status).toBe(400);
+      expect(res.json.error.data).toMatchObject({ code: "BAD_REQUEST", reason: "invalid_cursor" });
+      expect(res.headers.get("link")).toBe('</docs/errors#invalid_cursor>; rel="describedby"');
+    }
+    expect(foreign.json).toEqual(unknown.json);
+  });
+
   it("globex's token lists globex's order only", async () => {
     const res = await callTrpc(t.db, { path: "orders.list", method: "GET", token: TOKENS.globex });
     expect(res.json.result.data.items.map((o: { id: string }) => o.id)).toEqual(orders.globex);

@@ -16,6 +16,14 @@ export const ordersRouter = createTRPCRouter({
         .default({ limit: 50 }),
     )
     .query(async ({ ctx, input }) => {
+      // The cursor must be one of the caller's own orders. Prisma pages from the cursor row's
+      // (createdAt, id) whoever owns it, so another tenant's order id answered with the caller's
+      // orders older than it: proof that it exists, and roughly when it was placed. Another
+      // tenant's id and an unknown one get the same refusal.
+      if (input.cursor) {
+        const own = await ctx.db.order.findFirst({ where: { id: input.cursor, tenantId: ctx.tenantId }, select: { id: true } });
+        if (!own) throw new AppError(Reason.INVALID_CURSOR, "This cursor is not one of your orders: start from the first page");
+      }
       const rows = await ctx.db.order.findMany({
         where: { tenantId: ctx.tenantId },
         select: orderSelect,

@@ -9,7 +9,8 @@ import { Reason } from "@/shared/reasons";
 
 export async function POST(req: Request) {
   try {
-    return await handleSignOut(req, serverApp().db);
+    const app = serverApp();
+    return await handleSignOut(req, { db: app.db, trustedProxies: app.config.http.trustedProxies });
   } catch (error) {
     logger.error({ err: error }, "sign-out failed");
     const busy = classifyStoreFailure(error) === StoreFailure.BUSY;

@@ -1,16 +1,7 @@
 import { serverApp } from "@/server/app";
-import { refuseCrossSiteMutation } from "@/server/api/cross-site-guard";
-import { handleTrpcRequest } from "@/server/api/handler";
-import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "@/server/http/body-limit";
+import { serveTrpc } from "@/server/api/handler";
 
-async function handler(req: Request) {
-  // A cross-site post riding on the session cookie is refused before tRPC sees it.
-  const refused = refuseCrossSiteMutation(req);
-  if (refused) return refused;
-  // Bodies over the limit are 413 before they are read whole (src/server/http/body-limit.ts).
-  const bounded = await boundRequestBody(req, TRPC_BODY_LIMIT_BYTES);
-  if (!bounded.ok) return trpcPayloadTooLarge(bounded.limitBytes);
-  return handleTrpcRequest(bounded.request, serverApp());
-}
+// The doors (cross-site posts, body size) and tRPC itself: src/server/api/handler.ts.
+const handler = (req: Request) => serveTrpc(req, serverApp());
 
 export { handler as GET, handler as POST };
