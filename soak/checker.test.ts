@@ -1,6 +1,8 @@
 // The checker is tested like the code it judges: fabricated database states, each with one kind
 // of violation, must make it fail (and name the offender); the clean state must pass. A green soak
 // then means the promises held, not that the checker looked away.
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../src/test/database";
@@ -15,6 +17,8 @@ let userId: string;
 let productId: string;
 let stockBefore: number;
 
+const PROVIDER_SCHEMA = readFileSync(path.join(import.meta.dirname, "../services/provider/schema.sql"), "utf8");
+
 beforeAll(async () => {
   const t = await createTestDatabase({ poolMax: 1 });
   drop = t.drop;
@@ -25,6 +29,9 @@ beforeAll(async () => {
   const p = (await c.query<{ id: string; stock: number }>(`SELECT "id"::text AS id, "stock" FROM "Product" WHERE "sku" = 'MUG-001'`)).rows[0]!;
   productId = p.id;
   stockBefore = p.stock;
+  // The provider's books (services/provider/schema.sql) beside the shop's tables: readFacts reads
+  // them from whichever database it is given.
+  await c.query(PROVIDER_SCHEMA);
   await c.end();
 });
 afterAll(async () => drop());
@@ -77,9 +84,9 @@ async function paidOrder(key: string, options: { charges?: number; outbox?: "DEL
   );
   for (let i = 0; i < (options.charges ?? 1); i++) {
     await client.query(
-      `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
        VALUES ($1, $2, $3, 2900, 'EUR', 'SUCCEEDED')`,
-      [`ch_${orderId}_${i}`, `any-format-${key}-${i}`, orderId],
+      [`ch_${orderId}_${i}`, `any-format-${orderId}-${i}`, orderId],
     );
   }
   return orderId;
@@ -160,7 +167,7 @@ describe("the soak's checker", () => {
   it("fails on a charge in the provider's books whose order does not exist", async () => {
     const id = await paidOrder("k1");
     await client.query(
-      `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
        VALUES ('ch_orphan', 'any-key', '33333333-3333-3333-3333-333333333333', 2900, 'EUR', 'SUCCEEDED')`,
     );
     const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "charges without their order (the provider's books)");
@@ -173,15 +180,16 @@ describe("the soak's checker", () => {
     const booksClient = new pg.Client({ connectionString: books.url });
     await booksClient.connect();
     try {
+      await booksClient.query(PROVIDER_SCHEMA);
       await booksClient.query(
-        `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+        `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
          VALUES ('ch_elsewhere', 'any-key', $1, 2900, 'EUR', 'SUCCEEDED')`,
         [id],
       );
       const facts = await readFacts(client, 10, booksClient);
       expect(facts.orders.find((o) => o.id === id)?.charges).toBe(1);
       expect(facts.charges).toEqual([{ id: "ch_elsewhere", reference: id }]);
-      // The same order judged by the shop's own (empty) provider tables has no charge: the books decide.
+      // The same order judged by other (empty) books has no charge: the books decide.
       expect((await readFacts(client, 10)).orders.find((o) => o.id === id)?.charges).toBe(0);
     } finally {
       await booksClient.end();
@@ -193,7 +201,7 @@ describe("the soak's checker", () => {
     const second = await paidOrder("k1");
     const lost = "44444444-4444-4444-4444-444444444444";
     await client.query(
-      `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
        VALUES ('ch_lost_order', 'any-key-2', $1, 2900, 'EUR', 'SUCCEEDED')`,
       [lost],
     );

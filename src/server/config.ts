@@ -48,12 +48,6 @@ const schema = z.object({
   // whatever it likes there (rotating it handed out a fresh sign-in budget per request). Behind
   // HAProxy with `option forwardfor`: 1.
   TRUSTED_PROXIES: intFrom(0),
-  // The simulated provider's books (its charges, idempotency records, events) in a database of
-  // their own, migrated with the app's schema, as a real provider's are outside our cluster: a
-  // failover that loses the shop's last commits cannot erase a charge, so the soak sees what was
-  // really charged. Unset (development, tests): the provider's tables in the shop's database.
-  // Reconciliation needs both in one database and is off when this is set.
-  PROVIDER_DATABASE_URL: z.string().min(1).optional(),
   // Prepared statements: each statement is parsed and planned once per connection instead of on
   // every call (a reservation costs half). Unset: on, unless DIRECT_DATABASE_URL says DATABASE_URL
   // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
@@ -64,14 +58,13 @@ const schema = z.object({
   // turns it on; a production build, db:setup and the CLI tools have it off unless told.
   DEMO_MODE: z.enum(["0", "1", "true", "false"]).optional(),
   DEMO_PROCESSING_DELAY_MS: intFrom(0),
-  DEMO_PROVIDER_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0),
   // `npm run bench:http` only: serves benchControl.placeOrder, the checkout without the engine, as
   // the control its figures are divided by. A mutation with no idempotency is a door, so it needs
   // demo mode too.
   ONCE_BENCH_CONTROL: flag.default("0"),
   // "0": an instance that only serves requests (no reaper, sweeper, counter flush, payment loops).
   ONCE_BACKGROUND_JOBS: flag.default("1"),
-  // "0": this server runs no payment loops (outbox worker, provider events, reconciliation);
+  // "0": this server runs no payment loops (outbox worker, reconciliation);
   // `npm run worker` runs them in a process of its own, so their CPU does not queue behind
   // requests on the server's one thread. The engine's own jobs (reaper, sweeper, counter flush)
   // stay: the counters live in the server's memory.
@@ -93,8 +86,6 @@ export interface AppConfig {
     /** PostgreSQL itself, for LISTEN and migrations: DIRECT_DATABASE_URL, or DATABASE_URL. */
     directUrl: string | undefined;
     preparedStatements: boolean;
-    /** The simulated provider's own database (PROVIDER_DATABASE_URL); unset: the shop's. */
-    providerUrl: string | undefined;
   };
   engine: EngineConfig;
   payments: PaymentSettings;
@@ -161,7 +152,6 @@ export function loadConfig(source: Record<string, string | undefined>, options: 
       url: e.DATABASE_URL,
       directUrl: e.DIRECT_DATABASE_URL ?? e.DATABASE_URL,
       preparedStatements: e.DATABASE_PREPARED_STATEMENTS !== undefined ? e.DATABASE_PREPARED_STATEMENTS === "1" : e.DIRECT_DATABASE_URL === undefined,
-      providerUrl: e.PROVIDER_DATABASE_URL,
     },
     engine: engineConfigFrom(e),
     payments,
