@@ -6,9 +6,9 @@ import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { portAllocator, startEmbeddedBackend } from "./backend";
 import { renderChart } from "./chart";
-import { evaluate, passed, type CheckRow } from "./checker";
+import { demonstrationVerdict, evaluate, passed, type CheckRow } from "./checker";
 import { runClient } from "./client";
-import { isPatroni, type Profile, type SoakConfig } from "./config";
+import { isPatroni, Profile, type SoakConfig } from "./config";
 import { readStock, soakProductIds } from "./database";
 import { readFactsAt } from "./facts";
 import { startHaproxy, waitForPort } from "./haproxy";
@@ -133,7 +133,7 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   forgetProvider();
 
   const facts = await readFactsAt(backend.directUrl, backend.providerDatabaseUrl, STUCK_AFTER_SECONDS);
-  const rows = evaluate(facts, { intents: rec.intents, requests: rec.requests, initialStock, fireEndsAt });
+  const rows = evaluate(facts, { intents: rec.intents, requests: rec.requests, initialStock, fireEndsAt, faults: rec.faults });
   const report = renderReport({ profile, config, rows, faults: rec.faults, startedAt, requests: rec.requests.length, samples: rec.requests, synchronousGauge });
   const chart = renderChart({
     title: `once soak, profile ${profile}, ${startedAt.toISOString()}`,
@@ -151,5 +151,8 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   await stopChild(haproxy);
   await backend.stop();
   forgetBackend();
-  return { ok: passed(rows), rows, report };
+  if (profile !== Profile.PATRONI_ASYNC) return { ok: passed(rows), rows, report };
+  const demonstration = demonstrationVerdict(rows);
+  log(demonstration.sentence);
+  return { ok: demonstration.ok, rows, report: `${report}\n**Demonstration:** ${demonstration.sentence}.\n` };
 }

@@ -10,6 +10,7 @@ import { useTestDatabase } from "../../test/database";
 import { useTestProvider } from "../../test/provider";
 import { placeTestOrder } from "../../test/payment-fixtures";
 import { createOutboxWorker } from "./outbox-worker";
+import type { PaymentProvider } from "./provider";
 import { createReconciliation, LATE_WRITE_MARGIN_SECONDS } from "./reconciliation";
 
 const t = useTestDatabase();
@@ -108,6 +109,30 @@ describe("reconciliation", () => {
     await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAYMENT_FAILED" } });
     const later = await reconcile();
     expect(later.findings).toContainEqual(expect.objectContaining({ kind: "CHARGE_WITHOUT_ORDER", orderId: order.orderId, chargeIds: [charge.id] }));
+  });
+
+  it("an order charged and paid while the run reads the provider's list is not a paid order without a charge", async () => {
+    await reconcile();
+    const order = await placeTestOrder(t.db);
+    const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
+    // The worker charges and records the payment just after the list was read.
+    const racing: PaymentProvider = {
+      charge: provider.client.charge,
+      async listCharges(query) {
+        const page = await provider.client.listCharges(query);
+        const charge = await provider.client.charge({
+          idempotencyKey: outbox.idempotencyKey,
+          reference: order.orderId,
+          amountCents: order.totalCents,
+          currency: "EUR",
+        });
+        await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAID", chargeId: charge.id } });
+        return page;
+      },
+    };
+    const run = await createReconciliation(t.db, racing, { settleSeconds: 0 }).runOnce();
+    expect(run.findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
+    expect((await reconcile()).findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
   });
 
   it("npm run reconcile prints the findings and records nothing twice", { timeout: 30_000 }, async () => {

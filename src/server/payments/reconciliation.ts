@@ -9,6 +9,7 @@
 // again instead of passing it by. Each finding's dedupeKey is its kind plus the ids involved and
 // findings are inserted with ON CONFLICT DO NOTHING, so a window judged twice (the margin, two
 // processes at once) records nothing twice.
+import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
 import { closePaidDeadLetters } from "./dead-letters";
 import { ChargeStatus, type ListedCharge, type PaymentProvider } from "./provider";
@@ -82,12 +83,23 @@ async function listSince(provider: PaymentProvider, fromSeconds: number | undefi
   }
 }
 
-/** The charges' orders, and the orders paid in the window (whose charges must be in the list). */
-async function ordersFor(db: Db, references: string[], from: Date, until: Date): Promise<OrderRow[]> {
+const ORDER_COLUMNS = Prisma.sql`"id"::text AS "id", "status"::text AS "status", "chargeId", "totalCents", "currency", "createdAt"`;
+
+/**
+ * The orders paid in the window, read before the charges are listed: an order that is PAID now
+ * was charged before now, so the list read after it holds its charge. (Read the other way round,
+ * an order charged and paid between the two reads looked like a paid order without a charge.)
+ */
+async function paidInWindow(db: Db, from: Date, until: Date): Promise<OrderRow[]> {
   return db.$queryRaw<OrderRow[]>`
-    SELECT "id"::text AS "id", "status"::text AS "status", "chargeId", "totalCents", "currency", "createdAt" FROM "Order"
-    WHERE "id" = ANY(${references.filter((r) => UUID.test(r))}::uuid[])
-       OR ("status" = 'PAID' AND "createdAt" >= ${from} AND "createdAt" < ${until})`;
+    SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "status" = 'PAID' AND "createdAt" >= ${from} AND "createdAt" < ${until}`;
+}
+
+/** The listed charges' orders, read after the list: each charge's order, if any, committed before the charge was made. */
+async function ordersOf(db: Db, references: string[]): Promise<OrderRow[]> {
+  const ids = references.filter((r) => UUID.test(r));
+  if (ids.length === 0) return [];
+  return db.$queryRaw<OrderRow[]>`SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "id" = ANY(${ids}::uuid[])`;
 }
 
 /**
@@ -113,7 +125,7 @@ async function sharedIntents(db: Db, from: Date, until: Date): Promise<Finding[]
 }
 
 /** What the charges and orders of one window say, and where the next window starts. */
-export function judge(charges: readonly ListedCharge[], orders: readonly OrderRow[], window: { from: Date; until: Date }) {
+export function judge(charges: readonly ListedCharge[], orders: readonly OrderRow[], paid: readonly OrderRow[], window: { from: Date; until: Date }) {
   const untilSeconds = window.until.getTime() / 1000;
   const orderById = new Map(orders.map((o) => [o.id, o]));
   const succeeded = charges.filter((c) => c.status === ChargeStatus.SUCCEEDED);
@@ -164,8 +176,8 @@ export function judge(charges: readonly ListedCharge[], orders: readonly OrderRo
 
   // Orders paid in the window that the provider has no successful charge for.
   const charged = new Set(succeeded.map((c) => c.reference));
-  for (const o of orders) {
-    if (o.status !== "PAID" || o.createdAt < window.from || o.createdAt >= window.until || charged.has(o.id)) continue;
+  for (const o of paid) {
+    if (charged.has(o.id)) continue;
     findings.push({
       kind: FindingKind.PAID_ORDER_WITHOUT_CHARGE,
       dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, o.id),
@@ -193,9 +205,10 @@ export function createReconciliation(db: Db, provider: PaymentProvider, options:
       // The first run judges the provider's whole history; every later one, its window.
       const from = previous ? new Date(previous.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000) : new Date(0);
       const until = new Date(now.getTime() - settleSeconds * 1000);
+      const paid = await paidInWindow(db, from, until);
       const charges = await listSince(provider, previous ? Math.floor(from.getTime() / 1000) : undefined);
-      const orders = await ordersFor(db, [...new Set(charges.map((c) => c.reference))], from, until);
-      const judged = judge(charges, orders, { from, until });
+      const orders = await ordersOf(db, [...new Set(charges.map((c) => c.reference))]);
+      const judged = judge(charges, orders, paid, { from, until });
       const findings = [...judged.findings, ...(await sharedIntents(db, from, until))];
       const closed = await closePaidDeadLetters(db);
       const recorded = findings.length
