@@ -10,12 +10,8 @@ export const EventType = { SUCCEEDED: "charge.succeeded", FAILED: "charge.failed
 /** Charges above 5 000 EUR are declined: the simulation's way of producing a failed payment. */
 export const DECLINE_ABOVE_CENTS = 500_000;
 
-export interface ChargeRequest {
-  idempotencyKey: string;
-  reference: string;
-  amountCents: number;
-  currency: string;
-}
+/** What a charge request's body says (POST /v1/charges); the idempotency key comes in a header. */
+export type ChargeParams = Readonly<Record<"reference" | "currency", string> & { amountCents: number }>;
 
 /** A charge as the API returns it; `created` in unix seconds, as card processors write it. */
 export interface Charge {
@@ -42,7 +38,7 @@ export type ChargeOutcome = { kind: "created" | "replayed"; charge: Charge } | {
  * inserts nothing, and the read after it (a new snapshot) finds the first charge. A repeat with
  * other parameters is refused, as real providers refuse it, instead of answering for another order.
  */
-export async function charge(pool: pg.Pool, request: ChargeRequest): Promise<ChargeOutcome> {
+export async function charge(pool: pg.Pool, idempotencyKey: string, request: ChargeParams): Promise<ChargeOutcome> {
   const status = request.amountCents > DECLINE_ABOVE_CENTS ? ChargeStatus.FAILED : ChargeStatus.SUCCEEDED;
   const type = status === ChargeStatus.SUCCEEDED ? EventType.SUCCEEDED : EventType.FAILED;
   const created = await pool.query<ChargeRow>(
@@ -56,10 +52,10 @@ export async function charge(pool: pg.Pool, request: ChargeRequest): Promise<Cha
        FROM c
      )
      SELECT ${CHARGE_COLUMNS} FROM c`,
-    [newId("ch"), request.idempotencyKey, request.reference, request.amountCents, request.currency, status, newId("evt"), type],
+    [newId("ch"), idempotencyKey, request.reference, request.amountCents, request.currency, status, newId("evt"), type],
   );
   if (created.rows[0]) return { kind: "created", charge: toCharge(created.rows[0]) };
-  const first = await pool.query<ChargeRow>(`SELECT ${CHARGE_COLUMNS} FROM charges WHERE idempotency_key = $1`, [request.idempotencyKey]);
+  const first = await pool.query<ChargeRow>(`SELECT ${CHARGE_COLUMNS} FROM charges WHERE idempotency_key = $1`, [idempotencyKey]);
   const found = toCharge(first.rows[0]!);
   const same = found.reference === request.reference && found.amountCents === request.amountCents && found.currency === request.currency;
   return { kind: same ? "replayed" : "key_reused", charge: found };

@@ -70,7 +70,7 @@ export function createProviderServer(pool: pg.Pool, options: ProviderOptions): h
     }
     if (!body.success) return error(res, 400, "invalid_request_error", z.prettifyError(body.error));
     if (random() < options.failureRate) return error(res, 503, "api_error", "Temporarily unavailable (simulated): nothing was charged");
-    const outcome = await charge(pool, { idempotencyKey: key, ...body.data });
+    const outcome = await charge(pool, key, body.data);
     if (outcome.kind === "key_reused") {
       return error(res, 400, "idempotency_error", "This Idempotency-Key was used with other parameters");
     }

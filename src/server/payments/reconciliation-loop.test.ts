@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { testAppWith } from "../../test/app";
-import { placeTestOrder } from "../../test/payment-fixtures";
+import { chargedTestOrder } from "../../test/payment-fixtures";
 import { useTestProvider } from "../../test/provider";
 import { waitFor } from "../../../tools/process";
 import { startPaymentJobs } from "./index";
@@ -16,15 +16,9 @@ const provider = useTestProvider();
 
 describe("the reconciliation loop", () => {
   it("records a finding and closes a paid dead letter without being called", async () => {
-    const order = await placeTestOrder(t.db);
     // The worker gave up on this payment, then the charge was reported after all: DEAD, order PAID.
+    const { charge, ...order } = await chargedTestOrder(t.db, provider);
     const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
-    const charge = await provider.client.charge({
-      idempotencyKey: outbox.idempotencyKey,
-      reference: order.orderId,
-      amountCents: order.totalCents,
-      currency: "EUR",
-    });
     await t.db.outboxMessage.update({ where: { id: outbox.id }, data: { status: "DEAD", lastError: "timed out" } });
     await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAID", chargeId: charge.id } });
     // A charge for an order the shop no longer has (lost in a failover), a minute old: the finding.

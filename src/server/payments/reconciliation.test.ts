@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { useTestProvider } from "../../test/provider";
-import { placeTestOrder } from "../../test/payment-fixtures";
+import { chargedTestOrder, placeTestOrder } from "../../test/payment-fixtures";
 import { createOutboxWorker } from "./outbox-worker";
 import type { PaymentProvider } from "./provider";
 import { createReconciliation, LATE_WRITE_MARGIN_SECONDS } from "./reconciliation";
@@ -91,15 +91,8 @@ describe("reconciliation", () => {
 
   it("a charge whose order is still paying is judged later, not passed by", async () => {
     await reconcile();
-    const order = await placeTestOrder(t.db);
-    const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
     // Charged, and the worker has not recorded it yet: the order says PENDING.
-    const charge = await provider.client.charge({
-      idempotencyKey: outbox.idempotencyKey,
-      reference: order.orderId,
-      amountCents: order.totalCents,
-      currency: "EUR",
-    });
+    const { charge, ...order } = await chargedTestOrder(t.db, provider);
     const held = await reconcile();
     expect(held.findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
     const cursor = (await t.db.reconciliationCursor.findFirstOrThrow()).judgedThrough;
