@@ -76,7 +76,7 @@ const MIN_WEBHOOK_SECRET_LENGTH = 32;
 const positiveInt = z.coerce.number().int().min(1);
 /** The payment jobs' variables: part of the one configuration schema (src/server/config.ts). */
 export const paymentEnvShape = {
-  // ---- payments: the provider and reconciliation (issue 30) ----
+  // ---- payments: the provider and reconciliation ----
   // The payment provider's API (services/provider in development, tests and the soak, which start
   // it and set this). The shop reaches the provider only there; unset, no payment loop can run.
   PAYMENTS_PROVIDER_URL: z.url().optional(),
