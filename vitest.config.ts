@@ -10,7 +10,7 @@ export default defineConfig({
         resolve: { alias: { "@": path.resolve(import.meta.dirname, "src") } },
         test: {
           name: "app",
-          include: ["src/**/*.test.ts", "tools/**/*.test.ts", "scripts/**/*.test.ts", "soak/**/*.test.ts", "bench/**/*.test.ts"],
+          include: ["src/**/*.test.ts", "services/**/*.test.ts", "tools/**/*.test.ts", "scripts/**/*.test.ts", "soak/**/*.test.ts", "bench/**/*.test.ts"],
           globalSetup: ["src/test/global-setup.ts"],
           pool: "forks",
           // Integration tests share one PostgreSQL server; each file gets its own database.

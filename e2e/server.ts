@@ -16,6 +16,8 @@ import os from "node:os";
 import path from "node:path";
 import { ownShutdownSignals, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
 import { freePort } from "../tools/process";
+import { startProviderService } from "../tools/provider-service";
+import { DEMO_WEBHOOK_SECRET } from "../src/server/payments/config";
 import { setupDatabase } from "../tools/db/setup";
 import { CONTROL_PORT, TEST_PORT } from "./ports";
 
@@ -67,6 +69,14 @@ await pg!.createDatabase("once");
 databaseUrl = pg!.url("once");
 await setupDatabase(databaseUrl, log, { demo: true });
 log(`PostgreSQL on ${pgPort} (${dataDir}), ready in ${Date.now() - started} ms`);
+// The payment provider, a service of its own with its own database, posting to the app's webhook.
+await pg!.createDatabase("provider");
+const provider = await startProviderService({
+  databaseUrl: pg!.url("provider"),
+  webhook: { url: `http://127.0.0.1:${TEST_PORT}/api/webhooks/payments`, secret: DEMO_WEBHOOK_SECRET },
+  log,
+});
+log(`payment provider on ${provider.url}`);
 
 const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(TEST_PORT), "-H", "127.0.0.1"], {
   cwd: root,
@@ -76,6 +86,7 @@ const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bi
     NODE_ENV: "production",
     PORT: String(TEST_PORT),
     DATABASE_URL: databaseUrl,
+    PAYMENTS_PROVIDER_URL: provider.url,
     DEMO_MODE: "1",
     // Short enough that a test which leaves a key PROCESSING does not hold it long, longer than
     // the slowest demo request (x-demo-delay-ms 1500).
@@ -123,6 +134,7 @@ async function shutdown(code: number): Promise<void> {
     // A graceful stop, or a kill after 5 s: shutdown must end even if Next hangs.
     await once(next, "exit", { signal: AbortSignal.timeout(5_000) }).catch(() => next.kill("SIGKILL"));
   }
+  await provider.stop();
   await serial(stopDb).catch((error: unknown) => log(`stopping PostgreSQL failed: ${(error as Error).message}`));
   rmSync(tempRoot, { recursive: true, force: true });
   log("stopped");

@@ -13,9 +13,10 @@ import path from "node:path";
 import { ownShutdownSignals, resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
 import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
 import { setupDatabase } from "../tools/db/setup";
-import { ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, embeddedDataDir, OLD_DATA_DIR, type AppState } from "../tools/db/url";
+import { ANNOUNCED_PROVIDER_FILE, ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, embeddedDataDir, OLD_DATA_DIR, type AppState } from "../tools/db/url";
 import { loadConfig } from "../src/server/config";
 import { stopChild } from "../tools/process";
+import { startProviderService, type ProviderService } from "../tools/provider-service";
 import { supervisePaymentWorker } from "./lib/payment-worker";
 import { decideListenAddress } from "./lib/listen-address";
 
@@ -55,6 +56,7 @@ console.log(listen.announcement);
 
 function removeStateFiles(): void {
   rmSync(ANNOUNCED_URL_FILE, { force: true });
+  rmSync(ANNOUNCED_PROVIDER_FILE, { force: true });
   rmSync(APP_STATE_FILE, { force: true });
 }
 // Whatever ends this process, the files that say "the app is running" go with it.
@@ -95,6 +97,38 @@ if (!process.env.DATABASE_URL) {
   console.log("[db] using DATABASE_URL (run `npm run db:setup` to migrate and seed it)");
 }
 
+// The payment provider, a service of its own (services/provider): its own process, port and
+// database ("provider" beside the shop's in the embedded server, or PROVIDER_DATABASE_URL). With
+// PAYMENTS_PROVIDER_URL set the shop uses that provider and we start none. It posts its events to
+// this app's webhook, signed with the shop's secret.
+let provider: ProviderService | undefined;
+if (!process.env.PAYMENTS_PROVIDER_URL) {
+  const databaseUrl = process.env.PROVIDER_DATABASE_URL ?? (server ? (await server.createDatabase("provider"), server.url("provider")) : undefined);
+  if (!databaseUrl) {
+    console.error(
+      "[once] cannot start: with DATABASE_URL set, set PAYMENTS_PROVIDER_URL (a payment provider that runs) or PROVIDER_DATABASE_URL (a database for the simulated one)",
+    );
+    process.exit(1);
+  }
+  const port = Number(process.env.PORT ?? 3000);
+  try {
+    provider = await startProviderService({
+      databaseUrl,
+      port: process.env.PROVIDER_PORT ? Number(process.env.PROVIDER_PORT) : 0,
+      webhook: { url: `http://127.0.0.1:${port}/api/webhooks/payments`, secret: config.payments.webhookSecret },
+      failureRate: Number(process.env.DEMO_PROVIDER_FAILURE_RATE ?? 0),
+      timeoutRate: Number(process.env.DEMO_PROVIDER_TIMEOUT_RATE ?? 0),
+    });
+  } catch (error) {
+    console.error(`[once] cannot start: ${(error as Error).message}`);
+    await server?.stop();
+    process.exit(1);
+  }
+  process.env.PAYMENTS_PROVIDER_URL = provider.url;
+  writeFileSync(ANNOUNCED_PROVIDER_FILE, provider.url, { mode: 0o600 });
+  console.log(`[provider] the simulated payment provider on ${provider.url} (pid ${provider.child.pid})`);
+}
+
 // In production the payment loops get a process of their own (scripts/lib/payment-worker.ts),
 // unless ONCE_PAYMENT_JOBS says where they run; `npm run dev` keeps everything in one process.
 const separateWorker = mode === "start" && process.env.ONCE_PAYMENT_JOBS === undefined && process.env.ONCE_BACKGROUND_JOBS !== "0";
@@ -126,6 +160,7 @@ async function shutdown(code: number): Promise<never> {
   stopping = true;
   removeStateFiles();
   await Promise.all([stopChild(next), worker?.stop()]);
+  await provider?.stop();
   await restarting;
   if (server) await server.stop();
   // A PostgreSQL this process no longer holds a handle to (stopped and started again by hand

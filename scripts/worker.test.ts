@@ -6,16 +6,19 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useOwnPostgres } from "../src/test/own-postgres";
 import { placeTestOrder } from "../src/test/payment-fixtures";
+import { useTestProvider } from "../src/test/provider";
 import { stopChild, waitFor } from "../tools/process";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const pg = useOwnPostgres({ prefix: "once-worker-outage-", poolMax: 2 });
+// The provider's books are on the run's PostgreSQL, not the one this test stops.
+const provider = useTestProvider();
 
 describe("npm run worker while PostgreSQL is stopped", () => {
   it("stays up, says so once, and drains what is placed once PostgreSQL is back", { timeout: 120_000 }, async () => {
     const worker: ChildProcess = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: pg.url, DEMO_MODE: "1", OUTBOX_POLL_MS: "100", DEMO_PROVIDER_FAILURE_RATE: "0" },
+      env: { ...process.env, DATABASE_URL: pg.url, DEMO_MODE: "1", OUTBOX_POLL_MS: "100", PAYMENTS_PROVIDER_URL: provider.url },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -34,7 +37,7 @@ describe("npm run worker while PostgreSQL is stopped", () => {
         60_000,
         worker,
       );
-      expect(await pg.db.providerCharge.count({ where: { reference: orderId } })).toBe(1);
+      expect(await provider.charges(orderId)).toHaveLength(1);
       expect(output.match(/the database cannot be reached/g)).toHaveLength(1);
       await waitFor("the worker to say the database is back", () => output.includes("the database is reachable again"), 30_000, worker);
     } finally {

@@ -1,5 +1,4 @@
-// `npm run worker`: the payment outbox worker, the simulated provider's webhook deliveries and
-// reconciliation as a process of its own (beside servers started with ONCE_PAYMENT_JOBS=0, or as
+// `npm run worker`: the payment outbox worker and reconciliation as a process of its own (beside servers started with ONCE_PAYMENT_JOBS=0, or as
 // an extra worker), against DATABASE_URL (or the running embedded database), until SIGINT/SIGTERM.
 // Any number may run beside the server's own loops: rows are claimed with FOR UPDATE SKIP LOCKED
 // under a lease. A database that goes away is waited for (each loop backs off, the job log says so
@@ -12,14 +11,18 @@ import { createServerApp } from "../src/server/app";
 import { loadWorkerConfig } from "../src/server/config";
 import { createJobLog } from "../src/server/job-log";
 import { startPaymentJobs } from "../src/server/payments";
-import { resolveDatabaseUrl } from "../tools/db/url";
+import { resolveDatabaseUrl, resolveProviderUrl } from "../tools/db/url";
 import { configOrExit } from "./lib/config";
 
 // The database, the engine's and the payments' variables: the server's own (HOST, TRUSTED_PROXIES, …) are not its business.
 const config = configOrExit("worker", () => loadWorkerConfig(process.env));
-// The server's own composition root (database, engine for the webhook's keys, the provider's books
-// when PROVIDER_DATABASE_URL is set); this process runs only its payment loops.
-const app = createServerApp({ ...config, database: { ...config.database, url: resolveDatabaseUrl() } });
+// The server's own composition root (database, engine); this process runs only its payment loops,
+// against PAYMENTS_PROVIDER_URL or the provider the running app started.
+const app = createServerApp({
+  ...config,
+  database: { ...config.database, url: resolveDatabaseUrl() },
+  payments: { ...config.payments, providerUrl: resolveProviderUrl(config.payments.providerUrl) },
+});
 const { db } = app;
 // Once running, an outage is a state, not an error per round: one line when the database goes
 // away, one when it is back (src/server/job-log.ts).

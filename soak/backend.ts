@@ -18,8 +18,8 @@ export interface SoakBackend {
   appUrl: string;
   /** PostgreSQL itself (for LISTEN, the facts, the drain): the primary, wherever it is. */
   directUrl: string;
-  /** The simulated provider's own books, outside the shop's database (the patroni profiles). */
-  providerUrl?: string;
+  /** The provider service's database: beside the shop's (direct, pgbouncer), or on a server of its own outside the cluster (patroni). */
+  providerDatabaseUrl: string;
   /** DATABASE_URL goes through a transaction-mode pooler: no prepared statements, no session state. */
   throughPooler: boolean;
   /** The payment loops run in a process of their own (`npm run worker`), not in the instances. */
@@ -51,6 +51,7 @@ export async function startEmbeddedBackend(profile: Profile, dir: string, port: 
   return {
     appUrl,
     directUrl: db.url,
+    providerDatabaseUrl: db.providerUrl,
     throughPooler: bouncer !== undefined,
     separateWorker: false,
     faults: (config, rec, instances) => runFaults(config, rec, instances, db),

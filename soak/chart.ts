@@ -103,10 +103,25 @@ function stackedBars(counts: number[][], x: (ms: number) => number, p: (typeof P
   return out.join("");
 }
 
+/** A line through the values; a second without a value (NaN: no numeric answer in it) is a gap, not a point. */
 function line(values: number[], x: (ms: number) => number, p: (typeof PANELS)[number], color: string): string {
-  const max = Math.max(1, ...values);
-  const points = values.map((v, s) => `${x(s * 1000 + 500).toFixed(1)},${(p.top + p.height - (v / max) * p.height).toFixed(1)}`);
-  return frame(p, max) + `<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${points.join(" ")}"/>`;
+  const max = Math.max(1, ...values.filter(Number.isFinite));
+  const runs: string[][] = [[]];
+  values.forEach((v, s) => {
+    if (!Number.isFinite(v)) {
+      if (runs.at(-1)!.length > 0) runs.push([]);
+      return;
+    }
+    runs.at(-1)!.push(`${x(s * 1000 + 500).toFixed(1)},${(p.top + p.height - (v / max) * p.height).toFixed(1)}`);
+  });
+  const drawn = runs
+    .filter((r) => r.length > 0)
+    .map((r) => {
+      if (r.length > 1) return `<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${r.join(" ")}"/>`;
+      const [cx, cy] = r[0]!.split(",");
+      return `<circle cx="${cx}" cy="${cy}" r="1.5" fill="${color}"/>`;
+    });
+  return frame(p, max) + drawn.join("");
 }
 
 function faultMarks(faults: Fault[], x: (ms: number) => number): string {

@@ -1,12 +1,14 @@
 // The checker is tested like the code it judges: fabricated database states, each with one kind
 // of violation, must make it fail (and name the offender); the clean state must pass. A green soak
 // then means the promises held, not that the checker looked away.
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../src/test/database";
-import { evaluate, passed, type CheckRow, type RunFigures } from "./checker";
+import { demonstrationVerdict, evaluate, passed, type CheckRow, type RunFigures } from "./checker";
 import { readFacts } from "./facts";
-import type { Intent, RequestSample } from "./record";
+import type { Fault, Intent, RequestSample } from "./record";
 
 let drop: () => Promise<void>;
 let url: string;
@@ -14,6 +16,8 @@ let client: pg.Client;
 let userId: string;
 let productId: string;
 let stockBefore: number;
+
+const PROVIDER_SCHEMA = readFileSync(path.join(import.meta.dirname, "../services/provider/schema.sql"), "utf8");
 
 beforeAll(async () => {
   const t = await createTestDatabase({ poolMax: 1 });
@@ -25,6 +29,9 @@ beforeAll(async () => {
   const p = (await c.query<{ id: string; stock: number }>(`SELECT "id"::text AS id, "stock" FROM "Product" WHERE "sku" = 'MUG-001'`)).rows[0]!;
   productId = p.id;
   stockBefore = p.stock;
+  // The provider's books (services/provider/schema.sql) beside the shop's tables: readFacts reads
+  // them from whichever database it is given.
+  await c.query(PROVIDER_SCHEMA);
   await c.end();
 });
 afterAll(async () => drop());
@@ -77,17 +84,17 @@ async function paidOrder(key: string, options: { charges?: number; outbox?: "DEL
   );
   for (let i = 0; i < (options.charges ?? 1); i++) {
     await client.query(
-      `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
        VALUES ($1, $2, $3, 2900, 'EUR', 'SUCCEEDED')`,
-      [`ch_${orderId}_${i}`, `any-format-${key}-${i}`, orderId],
+      [`ch_${orderId}_${i}`, `any-format-${orderId}-${i}`, orderId],
     );
   }
   return orderId;
 }
 
-async function verdict(intents: Intent[], requests: RequestSample[] = [{ t: 0, ms: 5, seen: 200 }]): Promise<CheckRow[]> {
+async function verdict(intents: Intent[], requests: RequestSample[] = [{ t: 0, ms: 5, seen: 200 }], faults: Fault[] = []): Promise<CheckRow[]> {
   const facts = await readFacts(client, 10);
-  const run: RunFigures = { intents, requests, initialStock: new Map([[productId, stockBefore]]), fireEndsAt: 1_000 };
+  const run: RunFigures = { intents, requests, initialStock: new Map([[productId, stockBefore]]), fireEndsAt: 60_000, faults };
   return evaluate(facts, run);
 }
 
@@ -160,10 +167,12 @@ describe("the soak's checker", () => {
   it("fails on a charge in the provider's books whose order does not exist", async () => {
     const id = await paidOrder("k1");
     await client.query(
-      `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
        VALUES ('ch_orphan', 'any-key', '33333333-3333-3333-3333-333333333333', 2900, 'EUR', 'SUCCEEDED')`,
     );
-    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "charges without their order (the provider's books)");
+    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "charges without their order (the provider's books)", [
+      "charges without their order, found by reconciliation",
+    ]);
     expect(row.offenders).toEqual(["charge ch_orphan: no such order"]);
   });
 
@@ -173,15 +182,16 @@ describe("the soak's checker", () => {
     const booksClient = new pg.Client({ connectionString: books.url });
     await booksClient.connect();
     try {
+      await booksClient.query(PROVIDER_SCHEMA);
       await booksClient.query(
-        `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+        `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
          VALUES ('ch_elsewhere', 'any-key', $1, 2900, 'EUR', 'SUCCEEDED')`,
         [id],
       );
       const facts = await readFacts(client, 10, booksClient);
       expect(facts.orders.find((o) => o.id === id)?.charges).toBe(1);
       expect(facts.charges).toEqual([{ id: "ch_elsewhere", reference: id }]);
-      // The same order judged by the shop's own (empty) provider tables has no charge: the books decide.
+      // The same order judged by other (empty) books has no charge: the books decide.
       expect((await readFacts(client, 10)).orders.find((o) => o.id === id)?.charges).toBe(0);
     } finally {
       await booksClient.end();
@@ -193,13 +203,18 @@ describe("the soak's checker", () => {
     const second = await paidOrder("k1");
     const lost = "44444444-4444-4444-4444-444444444444";
     await client.query(
-      `INSERT INTO "ProviderCharge" ("id", "idempotencyKey", "reference", "amountCents", "currency", "status")
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
        VALUES ('ch_lost_order', 'any-key-2', $1, 2900, 'EUR', 'SUCCEEDED')`,
       [lost],
     );
     const rows = await verdict([intent("k1", { orderIds: [lost, second] })]);
     // The answers named two orders, one of them gone, and its charge has no order: three rows see it.
-    const row = failedRow(rows, CHARGED_TWICE, [LOST, "the same order id in every answer of an intent", "charges without their order (the provider's books)"]);
+    const row = failedRow(rows, CHARGED_TWICE, [
+      LOST,
+      "the same order id in every answer of an intent",
+      "charges without their order (the provider's books)",
+      "charges without their order, found by reconciliation",
+    ]);
     expect(row.offenders[0]).toMatch(/^acme\/k1: 2 charges/);
   });
 
@@ -231,7 +246,61 @@ describe("the soak's checker", () => {
        VALUES ('DUPLICATE_CHARGE', 'x', $1, ARRAY['ch_a', 'ch_b'], '{}'::jsonb)`,
       [id],
     );
-    failedRow(await verdict([intent("k1", { orderIds: [id] })]), "reconciliation findings");
+    failedRow(await verdict([intent("k1", { orderIds: [id] })]), "reconciliation findings besides lost orders");
+  });
+
+  it("a lost order's charge that reconciliation found fails only the loss itself", async () => {
+    const id = await paidOrder("k1");
+    await client.query(
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
+       VALUES ('ch_of_lost', 'lost-key', '55555555-5555-5555-5555-555555555555', 2900, 'EUR', 'SUCCEEDED')`,
+    );
+    await client.query(
+      `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
+       VALUES ('CHARGE_WITHOUT_ORDER', 'CHARGE_WITHOUT_ORDER:ch_of_lost', NULL, ARRAY['ch_of_lost'], '{}'::jsonb)`,
+    );
+    const rows = await verdict([intent("k1", { orderIds: [id] })]);
+    failedRow(rows, "charges without their order (the provider's books)");
+    expect(rows.find((r) => r.label === "charges without their order, found by reconciliation")).toMatchObject({ ok: true, value: "1 of 1" });
+  });
+
+  it("fails when refusals outside the fault windows pass the bound, and names their reasons; refusals in a window are excused", async () => {
+    const id = await paidOrder("k1");
+    const answers = (from: number, seen: number, n: number, reason?: string): RequestSample[] =>
+      Array.from({ length: n }, (_, i) => ({ t: from + i * 10, ms: 5, seen, ...(reason ? { reason } : {}) }));
+    const busy = [...answers(0, 200, 80), ...answers(30_000, 503, 20, "store_unavailable")];
+    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })], busy), "refusals (503) outside the fault windows");
+    expect(row.value).toBe("20 of 100 answers (20.0 %)");
+    const shares = (await verdict([intent("k1", { orderIds: [id] })], busy)).find((r) => r.label === "refusals (503) under fire");
+    expect(shares?.value).toBe("20 of 100 answers (20.0 %): store_unavailable ×20");
+    // Too few answers to judge a share by: shown, not applied.
+    const few = (await verdict([intent("k1", { orderIds: [id] })], busy.slice(50))).find((r) => r.label === "refusals (503) outside the fault windows");
+    expect(few).toMatchObject({ ok: null, value: "20 of 50 answers (40.0 %): too few to judge" });
+    // The same refusals right after an instance was killed are the fault's, not the machine's.
+    const excused = await verdict([intent("k1", { orderIds: [id] })], busy, [{ t: 29_000, kind: "kill", detail: "instance 1" }]);
+    expect(passed(excused)).toBe(true);
+  });
+
+  it("the asynchronous profile's demonstration fails, in one sentence, when it shows no loss", async () => {
+    const id = await paidOrder("k1");
+    const quiet = demonstrationVerdict(await verdict([intent("k1", { orderIds: [id] })]));
+    expect(quiet).toMatchObject({
+      ok: false,
+      sentence: expect.stringMatching(/^the asynchronous profile showed no loss \(refusals under fire: .*\), so it demonstrated nothing/),
+    });
+    // A lost order (answered 200, gone) whose charge reconciliation found: the loss, shown twice.
+    const lost = "66666666-6666-6666-6666-666666666666";
+    await client.query(
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ('ch_shown', 'shown-key', $1, 2900, 'EUR', 'SUCCEEDED')`,
+      [lost],
+    );
+    const shownOnce = demonstrationVerdict(await verdict([intent("k1", { orderIds: [id] }), intent("k2", { orderIds: [lost] })]));
+    expect(shownOnce).toMatchObject({ ok: false, sentence: expect.stringContaining("reconciliation found only 0 of 1") });
+    await client.query(
+      `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
+       VALUES ('CHARGE_WITHOUT_ORDER', 'CHARGE_WITHOUT_ORDER:ch_shown', NULL, ARRAY['ch_shown'], '{}'::jsonb)`,
+    );
+    expect(demonstrationVerdict(await verdict([intent("k1", { orderIds: [id] }), intent("k2", { orderIds: [lost] })])).ok).toBe(true);
   });
 
   it("fails while a session still holds an advisory lock", async () => {

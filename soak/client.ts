@@ -97,7 +97,7 @@ async function pursue(intent: Intent, o: ClientOptions, rec: Recorder, random: (
       continue;
     }
     const { status, headers: h } = result.answer;
-    rec.requests.push({ t, ms, seen: status });
+    rec.requests.push(status === 503 ? { t, ms, seen: status, reason: refusalReason(result.answer.body) } : { t, ms, seen: status });
     intent.statuses.push(status);
     if (status === 200) intent.orderIds.push(orderIdOf(result.answer.body));
     if (FINAL.has(status)) {
@@ -107,6 +107,17 @@ async function pursue(intent: Intent, o: ClientOptions, rec: Recorder, random: (
     }
     const retryAfter = retryAfterSeconds(h);
     await sleep(retryAfter !== undefined ? Math.max(retryAfter * 1000, 100) : Math.min(2_000, 100 * attempt));
+  }
+}
+
+/** A 503's reason: the app's (tRPC error data, or a plain error's), else the load balancer's (HAProxy answers in HTML). */
+function refusalReason(body: string): string {
+  try {
+    const json = JSON.parse(body) as { error?: { data?: { reason?: unknown }; json?: { data?: { reason?: unknown } }; reason?: unknown }; reason?: unknown };
+    const reason = json.error?.data?.reason ?? json.error?.json?.data?.reason ?? json.error?.reason ?? json.reason;
+    return typeof reason === "string" ? reason : "no reason in the body";
+  } catch {
+    return "not from the app (HAProxy: no server up)";
   }
 }
 

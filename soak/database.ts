@@ -6,6 +6,8 @@ import { startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded
 import { setupDatabase } from "../tools/db/setup";
 
 export const DATABASE = "once";
+/** The provider service's books: a database of their own (on their own server in the patroni profiles). */
+export const PROVIDER_DATABASE = "provider";
 export const PG_USER = "postgres";
 export const PG_PASSWORD = "postgres";
 
@@ -21,6 +23,8 @@ export const SOAK_PRODUCTS = [
 export interface SoakDatabase {
   port: number;
   url: string;
+  /** The provider service's database on the same server (the direct and pgbouncer profiles). */
+  providerUrl: string;
   stop(): Promise<void>;
   start(): Promise<void>;
   running(): boolean;
@@ -29,11 +33,13 @@ export interface SoakDatabase {
 export async function startSoakDatabase(dataDir: string, port: number): Promise<SoakDatabase> {
   let server: EmbeddedServer | undefined = await startEmbeddedPostgres({ dataDir, port, persistent: true });
   await server.createDatabase(DATABASE);
+  await server.createDatabase(PROVIDER_DATABASE);
   const url = server.url(DATABASE);
   await prepareSoakDatabase(url);
   return {
     port,
     url,
+    providerUrl: server.url(PROVIDER_DATABASE),
     running: () => server !== undefined,
     async stop() {
       const s = server;

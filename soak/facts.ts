@@ -1,8 +1,8 @@
 // What the database says after the run, read with plain SQL (no app code between the checker and
 // the rows). Charges are joined to orders through the provider's `reference` (the merchant's order
 // id), not through the provider's idempotency key, whose format may change. The charges are read
-// from the provider's books, which are in their own database in the patroni profiles (what a
-// failover cannot erase) and in the shop's otherwise.
+// from the provider service's books (services/provider/schema.sql), in a database of their own:
+// on their own PostgreSQL in the patroni profiles, where no failover of the shop's can erase them.
 import pg from "pg";
 
 export interface OrderFact {
@@ -50,7 +50,7 @@ export async function readFactsAt(url: string, providerUrl: string | undefined, 
 }
 
 export async function readFacts(db: Queryable, graceSeconds: number, books: Queryable = db): Promise<DatabaseFacts> {
-  const charges = await books.query<{ id: string; reference: string }>(`SELECT "id", "reference" FROM "ProviderCharge" WHERE "status" = 'SUCCEEDED'`);
+  const charges = await books.query<{ id: string; reference: string }>(`SELECT id, reference FROM charges WHERE status = 'SUCCEEDED'`);
   const chargesByOrder = new Map<string, number>();
   for (const c of charges.rows) chargesByOrder.set(c.reference, (chargesByOrder.get(c.reference) ?? 0) + 1);
   const orderRows = await db.query<Omit<OrderFact, "charges">>(`

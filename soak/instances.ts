@@ -1,6 +1,6 @@
 // The app instances: `next start` on the production build, one port each, all on one database
 // (directly or through PgBouncer). Each runs the background jobs in-process, as the app does
-// (src/instrumentation.ts): reaper, sweeper, outbox worker, provider events, reconciliation.
+// (src/instrumentation.ts): reaper, sweeper, outbox worker, reconciliation.
 import path from "node:path";
 import { waitForPort } from "./haproxy";
 import { exchange } from "./http";
@@ -21,7 +21,7 @@ export interface Instances {
   startAll(): Promise<void>;
   /** The fault: SIGKILL instance `i`, then start it again and wait until it listens. Returns when it is back. */
   killAndRestart(i: number): Promise<void>;
-  /** Restarts every instance at once, with `env` added (the provider recovers for the drain; the fire is over). */
+  /** Restarts every instance at once, with `env` added. */
   restartAllWith(env: Record<string, string>): Promise<void>;
   stopAll(): Promise<void>;
 }

@@ -1,12 +1,20 @@
-// After the fire: wait for the outbox to drain, then run the app's jobs once more, through the
-// same connection path as the instances (PgBouncer in that profile): the sweeper (every instance
-// has stopped: any key whose lease ended), the reaper, reconciliation. The instances run them on their own schedule
-// too, but minutes apart; the verdict must not depend on where a timer happened to be.
+// After the fire: wait for the outbox to drain and for reconciliation (running by itself in the
+// instances or the worker) to judge every charge the provider holds. Nothing is run by hand: the
+// verdict reads what the app's own jobs did, on their own schedule, as an operator would find it.
 import pg from "pg";
-import { reapExpiredKeys, sweepStuckKeys } from "@once/idempotency/jobs";
-import { poolRunner } from "@once/idempotency/sql";
-import { createDb, poolOf } from "../src/server/db/client";
-import { runReconciliation } from "../src/server/payments";
+import { SWEEPER_GRACE_SECONDS, SWEEPER_INTERVAL_MS } from "@once/idempotency/jobs";
+import { waitFor } from "../tools/process";
+
+/** The instances' reconciliation interval during a soak (RECONCILE_INTERVAL_MS): a lost order's charge is a finding well within the drain. */
+export const RECONCILE_EVERY_MS = 10_000;
+/** Reconciliation leaves the last 30 s to its next run (SETTLE_SECONDS): 30 s, plus two intervals, plus slack. */
+export const RECONCILE_SETTLE_WAIT_MS = 90_000;
+/**
+ * A key still PROCESSING whose lease ended longer ago than this should have been released by the
+ * sweeper, which runs every SWEEPER_INTERVAL_MS and releases leases ended SWEEPER_GRACE_SECONDS
+ * ago: its real window, with no end-of-run sweep to tidy up first.
+ */
+export const STUCK_AFTER_SECONDS = SWEEPER_GRACE_SECONDS + SWEEPER_INTERVAL_MS / 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -27,25 +35,26 @@ export async function waitForOutboxDrain(directUrl: string, timeoutMs: number): 
   }
 }
 
-/** Run after the instances stopped, right before the facts are read: the sweep and the check see the same keys. */
-export async function runEndOfRunJobs(o: { appUrl: string; throughPooler: boolean; providerUrl?: string }): Promise<string> {
-  const db = createDb(o.appUrl, { max: 4, preparedStatements: !o.throughPooler });
-  // The jobs hold no session state (a transaction-level lock per batch), so they run through
-  // PgBouncer in transaction mode as they do in the instances.
-  const run = poolRunner(poolOf(db)!);
+/** Until reconciliation's cursor has passed the provider's newest charge (true), or `timeoutMs` passed (false). */
+export async function waitForReconciliation(directUrl: string, providerDatabaseUrl: string, timeoutMs: number): Promise<boolean> {
+  const shop = new pg.Client({ connectionString: directUrl });
+  const books = new pg.Client({ connectionString: providerDatabaseUrl });
+  await Promise.all([shop.connect(), books.connect()]);
   try {
-    // Grace 0: every instance has stopped, so no request holds a lease; a key whose lease ended is
-    // stuck. (With the lease as grace, a key whose lease ended just under it before the sweep and
-    // just over it when the facts are read was counted as stuck: seen once in the patroni profile.)
-    const swept = await sweepStuckKeys(run, { graceSeconds: 0 });
-    const reaped = await reapExpiredKeys(run);
-    const done = `swept ${swept.released} stuck keys, reaped ${reaped.deleted} (${reaped.ran ? "ran" : "lock held elsewhere"})`;
-    // Reconciliation compares the provider's charges with the orders in one database; with books
-    // of their own the checker compares them instead (facts.ts reads both).
-    if (o.providerUrl) return `${done}, reconciliation off (the provider's books are in their own database)`;
-    const reconciled = await runReconciliation(db);
-    return `${done}, reconciliation ${reconciled.findings.length} findings`;
+    const newest = (await books.query<{ at: Date | null }>(`SELECT max(created_at) AS at FROM charges`)).rows[0]?.at;
+    if (!newest) return true;
+    await waitFor(
+      "reconciliation to judge every charge",
+      async () =>
+        (await shop.query<{ at: Date }>(`SELECT "judgedThrough" AS at FROM "ReconciliationCursor"`)).rows.some(
+          (r) => r.at.getTime() >= newest.getTime() - 1_000,
+        ),
+      timeoutMs,
+    );
+    return true;
+  } catch {
+    return false;
   } finally {
-    await db.$disconnect();
+    await Promise.all([shop.end(), books.end()]);
   }
 }

@@ -1,21 +1,18 @@
 // The patroni profiles' data: a three-node Patroni cluster (synchronous_mode, or not for the
 // demonstration) behind HAProxy that follows the primary, the shop's database on it, and the
-// simulated provider's books on a server of their own outside the cluster (as a real provider's
+// provider service's books on a server of their own outside the cluster (as a real provider's
 // are), so the checker sees what was really charged whatever a failover does to the shop's data.
 import path from "node:path";
 import pg from "pg";
 import { startEmbeddedPostgres } from "../tools/db/embedded";
-import { migrate } from "../tools/db/migrate";
 import type { SoakBackend } from "./backend";
 import { Profile, type SoakConfig } from "./config";
-import { DATABASE, prepareSoakDatabase } from "./database";
+import { DATABASE, PROVIDER_DATABASE, prepareSoakDatabase } from "./database";
 import { runFailovers } from "./failover";
 import { serversUp, startPrimaryProxy, waitForPort } from "./haproxy";
 import { PatroniCluster, SUPERUSER } from "./patroni";
 import { waitFor } from "../tools/process";
 import { onCleanup, stopChild } from "./processes";
-
-export const PROVIDER_DATABASE = "provider";
 
 export async function startPatroniBackend(
   profile: Profile,
@@ -46,14 +43,12 @@ export async function startPatroniBackend(
   const providerServer = await startEmbeddedPostgres({ dataDir: path.join(dir, "provider-pg"), port: await port(), persistent: true });
   const forgetProvider = onCleanup(() => providerServer.stop());
   await providerServer.createDatabase(PROVIDER_DATABASE);
-  const providerUrl = providerServer.url(PROVIDER_DATABASE);
-  await migrate(providerUrl);
   log(`the provider's books on their own PostgreSQL, port ${providerServer.port}`);
 
   return {
     appUrl: url(DATABASE),
     directUrl: url(DATABASE),
-    providerUrl,
+    providerDatabaseUrl: providerServer.url(PROVIDER_DATABASE),
     throughPooler: false,
     separateWorker: true,
     faults: (c, rec) => runFailovers({ ...c, stallThenLosePrimary: !synchronous }, rec, cluster),

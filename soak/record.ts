@@ -9,6 +9,8 @@ export interface RequestSample {
   t: number;
   ms: number;
   seen: Seen;
+  /** Why a 503 refused (the body's `error.data.reason`, or where it came from when the body says nothing). */
+  reason?: string;
 }
 
 export interface CartLine {

@@ -1,8 +1,7 @@
-// The payment worker as its own process (`npm run worker`: outbox, provider events,
-// reconciliation), as production runs it beside instances started with ONCE_PAYMENT_JOBS=0. The
-// soak restarts it whenever it exits: today it exits (with status 0) when its database connection
-// drops in a failover, a bug being fixed in the app; the restart is what a process supervisor
-// (systemd's Restart=always) would do, and each restart is written to the log.
+// The payment worker as its own process (`npm run worker`: outbox, reconciliation), as production
+// runs it beside instances started with ONCE_PAYMENT_JOBS=0. It waits out a lost database by
+// itself; the soak still restarts it if it ever exits, as a process supervisor (systemd's
+// Restart=always) would, and writes each restart to the log (a restart is a finding to look at).
 import path from "node:path";
 import { startChild, stopChild, type Child } from "./processes";
 
@@ -12,7 +11,7 @@ const RESTART_DELAY_MS = 1_000;
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 export interface SoakWorker {
-  /** Stops it and starts it again with `env` added (the provider recovers for the drain). */
+  /** Stops it and starts it again with `env` added. */
   restartWith(env: Record<string, string>): Promise<void>;
   restarts(): number;
   stop(): Promise<void>;

@@ -11,6 +11,7 @@ import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../
 import { setupDatabase } from "../../tools/db/setup";
 import { stopChild } from "../../tools/process";
 import { spawnPaymentWorker } from "../../scripts/lib/payment-worker";
+import { startProviderService } from "../../tools/provider-service";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 const NEXT_BIN = path.join(ROOT, "node_modules/next/dist/bin/next");
@@ -25,6 +26,9 @@ export interface Database {
   productId: string;
   /** The postmaster: its CPU time and its backends' is what PostgreSQL spends on the bench. */
   pid: number;
+  /** The payment provider service (its own process and database): PAYMENTS_PROVIDER_URL, and its pid. */
+  providerUrl: string;
+  providerPid: number;
   stop: () => Promise<void>;
 }
 
@@ -42,12 +46,18 @@ export async function startDatabase(): Promise<Database> {
      ON CONFLICT ("sku") DO UPDATE SET "stock" = EXCLUDED."stock" RETURNING "id"::text`,
     [BENCH_SKU, BENCH_STOCK],
   );
+  // Its events go nowhere: the bench measures checkout and the charges, not webhook handling.
+  await server.createDatabase("provider");
+  const provider = await startProviderService({ databaseUrl: server.url("provider"), log: () => {} });
   return {
     url,
     pool,
     productId: rows[0]!.id,
     pid: Number(readFileSync(path.join(server.dataDir, "postmaster.pid"), "utf8").split("\n")[0]),
+    providerUrl: provider.url,
+    providerPid: provider.child.pid!,
     stop: async () => {
+      await provider.stop();
       await pool.end();
       await server.stop();
     },
@@ -64,6 +74,7 @@ export interface Instance {
 export interface InstanceOptions {
   port: number;
   databaseUrl: string;
+  providerUrl: string;
   /** Extra node flags, e.g. ["--cpu-prof", "--cpu-prof-dir=…"]. */
   nodeFlags?: string[];
   /** false: the server runs no payment loops (ONCE_PAYMENT_JOBS=0); a worker process does. */
@@ -77,7 +88,7 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), NEXT_BIN, "start", "-p", String(options.port), "-H", "127.0.0.1"], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...benchEnv(options.databaseUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
+    env: { ...benchEnv(options.databaseUrl, options.providerUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
   });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
@@ -100,21 +111,22 @@ function failIfItDies(child: ChildProcess, name: string, logFile: string): () =>
   };
 }
 
-/** `npm run worker` (outbox, provider events, reconciliation) as a process of its own. */
-export function startWorkerProcess(databaseUrl: string): { pid: number; stop: () => Promise<void> } {
+/** `npm run worker` (outbox, reconciliation) as a process of its own. */
+export function startWorkerProcess(databaseUrl: string, providerUrl: string): { pid: number; stop: () => Promise<void> } {
   const logFile = path.join(os.tmpdir(), `once-bench-http-worker-${process.pid}.log`);
   const log = createWriteStream(logFile);
-  const child = spawnPaymentWorker(ROOT, { stdio: ["ignore", "pipe", "pipe"], env: benchEnv(databaseUrl) });
+  const child = spawnPaymentWorker(ROOT, { stdio: ["ignore", "pipe", "pipe"], env: benchEnv(databaseUrl, providerUrl) });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   return { pid: child.pid!, stop: failIfItDies(child, "the payment worker", logFile) };
 }
 
-function benchEnv(databaseUrl: string): NodeJS.ProcessEnv {
+function benchEnv(databaseUrl: string, providerUrl: string): NodeJS.ProcessEnv {
   return {
     ...process.env,
     NODE_ENV: "production",
     DATABASE_URL: databaseUrl,
+    PAYMENTS_PROVIDER_URL: providerUrl,
     // The control procedure (benchControl.placeOrder) exists only with both of these.
     DEMO_MODE: "1",
     ONCE_BENCH_CONTROL: "1",

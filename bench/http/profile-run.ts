@@ -18,6 +18,7 @@ export async function profileUnderLoad(db: Database, plan: Plan, replayKey: stri
     const instance = await startInstance({
       port: plan.basePort + plan.maxInstances,
       databaseUrl: db.url,
+      providerUrl: db.providerUrl,
       nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
       paymentJobs: !plan.paymentsProcess, // the profile is of the server: its payments, if elsewhere, wait in the outbox
     });

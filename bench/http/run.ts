@@ -46,7 +46,7 @@ async function measureInstances(db: Database, first: Instance, plan: Plan, repla
   const more: Instance[] = [];
   try {
     for (let i = 1; i < plan.maxInstances; i++)
-      more.push(await startInstance({ port: plan.basePort + i, databaseUrl: db.url, paymentJobs: !plan.paymentsProcess }));
+      more.push(await startInstance({ port: plan.basePort + i, databaseUrl: db.url, providerUrl: db.providerUrl, paymentJobs: !plan.paymentsProcess }));
     const all = [first, ...more];
     const pids = [...all.map((i) => i.pid), ...workerPids];
     const target = (n: number): Target => ({ ports: all.slice(0, n).map((i) => i.port), pids, dbPid: db.pid, productId: db.productId, replayKey });
@@ -113,8 +113,8 @@ async function main(): Promise<void> {
   const db = await startDatabase();
   const sections: string[] = [];
   try {
-    const first = await startInstance({ port: plan.basePort, databaseUrl: db.url, paymentJobs: !plan.paymentsProcess });
-    const worker = plan.paymentsProcess ? startWorkerProcess(db.url) : undefined;
+    const first = await startInstance({ port: plan.basePort, databaseUrl: db.url, providerUrl: db.providerUrl, paymentJobs: !plan.paymentsProcess });
+    const worker = plan.paymentsProcess ? startWorkerProcess(db.url, db.providerUrl) : undefined;
     const workerPids = worker ? [worker.pid] : [];
     const base = `http://127.0.0.1:${first.port}`;
     const replayKey = `replay-${randomUUID()}`;

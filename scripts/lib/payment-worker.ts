@@ -1,4 +1,4 @@
-// `npm start` runs the payment loops (outbox worker, provider events, reconciliation) in a process
+// `npm start` runs the payment loops (outbox worker, reconciliation) in a process
 // of their own beside Next.js: measured with `npm run bench:http` (against `-- --payments-in-process`), a checkout
 // then no longer waits behind payment work on the server's one thread. The worker is restarted if
 // it dies, after a wait that doubles while it keeps dying at once; one that dies at once

@@ -39,10 +39,7 @@ export function createServerApp<Config extends WorkerConfig>(config: Config, opt
   if (!options.db && !url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
   const db = options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
   const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
-  // The provider's own books when configured (PROVIDER_DATABASE_URL), else the shop's database.
-  const providerUrl = config.database.providerUrl;
-  const books = providerUrl ? createDb(providerUrl, { max: 4, preparedStatements: config.database.preparedStatements }) : db;
-  const payments: PaymentDeps = { db, engine, settings: config.payments, books };
+  const payments: PaymentDeps = { db, engine, settings: config.payments };
   return {
     config,
     db,
@@ -64,7 +61,6 @@ export function createServerApp<Config extends WorkerConfig>(config: Config, opt
     },
     async close() {
       await engine.close();
-      if (books !== db) await books.$disconnect();
       await db.$disconnect();
     },
   };

@@ -14,7 +14,7 @@ describe("a production server", () => {
     expect(config.engine).toMatchObject({ leaseMs: 30_000, ttlSeconds: 86_400, maxLiveKeys: 100_000, replayCacheSize: 10_000 });
     expect(config.payments.outbox).toMatchObject({ maxAttempts: 8, maxBackoffMs: 300_000 });
     expect(config.jobs).toEqual({ background: true, payments: true });
-    expect(config.database).toEqual({ url: production.DATABASE_URL, directUrl: production.DATABASE_URL, preparedStatements: true, providerUrl: undefined });
+    expect(config.database).toEqual({ url: production.DATABASE_URL, directUrl: production.DATABASE_URL, preparedStatements: true });
     expect(config.logLevel).toBe("info");
   });
 
@@ -34,14 +34,15 @@ describe("a production server", () => {
     ["IDEMPOTENCY_REPLAY_CACHE_SIZE", "-1"],
     ["OUTBOX_MAX_BACKOFF_MS", "0"],
     ["OUTBOX_MAX_ATTEMPTS", "many"],
-    ["PAYMENTS_WEBHOOK_URL", "not a url"],
+    ["PAYMENTS_PROVIDER_URL", "not a url"],
+    ["RECONCILE_INTERVAL_MS", "0"],
     ["PAYMENTS_WEBHOOK_SECRET", "short"],
     ["DEMO_MODE", "yes"],
     ["ONCE_PAYMENT_JOBS", "off"],
     ["ONCE_BACKGROUND_JOBS", "no"],
     ["DATABASE_PREPARED_STATEMENTS", "yes"],
     ["LOG_LEVEL", "loud"],
-    ["DEMO_PROVIDER_FAILURE_RATE", "2"],
+    ["RECONCILE_INTERVAL_MS", "0"],
     ["TRUSTED_PROXIES", "lots"],
     ["DATABASE_URL", "not a url"],
     ["DIRECT_DATABASE_URL", "http://db:5432/once"],
@@ -96,7 +97,7 @@ describe("each command reads only its own sections", () => {
   it("db:setup: DATABASE_URL alone, outside demo mode, without the webhook's secret", () => {
     expect(loadSetupConfig({ DATABASE_URL: url, ...badServerOnly, ...badWorker, LOG_LEVEL: "loud" })).toEqual({
       demo: false,
-      database: { url, directUrl: url, preparedStatements: true, providerUrl: undefined },
+      database: { url, directUrl: url, preparedStatements: true },
     });
     expect(loadSetupConfig({ DATABASE_URL: url, DEMO_MODE: "1" }).demo).toBe(true);
     expect(() => loadSetupConfig({})).toThrow(/^DATABASE_URL is not set: `npm run db:setup` prepares your own PostgreSQL/);

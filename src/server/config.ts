@@ -1,7 +1,7 @@
 // The configuration: one zod schema per command, composed of sections (the database, the engine,
 // the payments, the server), each variable declared once. A process parses its own at start-up
-// (`loadConfig` for the server, `loadWorkerConfig`, `loadSetupConfig`, `loadDatabaseConfig` for
-// the commands) and passes it down; the server's goes through the composition root
+// (`loadConfig` for the server, `loadWorkerConfig`, `loadSetupConfig`, `loadReconcileConfig`,
+// `loadDatabaseConfig` for the commands) and passes it down; the server's goes through the composition root
 // (src/server/app.ts). Nothing else in src/ or packages/ reads process.env: a typo in a variable
 // stops the process with one sentence naming it, before it listens, instead of failing a request
 // later; and a variable a command does not read cannot stop it.
@@ -62,16 +62,9 @@ const databaseSection = {
   // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
   // max_prepared_statements) may turn them back on with "1".
   DATABASE_PREPARED_STATEMENTS: flag.optional(),
-  // The simulated provider's books (its charges, idempotency records, events) in a database of
-  // their own, migrated with the app's schema, as a real provider's are outside our cluster: a
-  // failover that loses the shop's last commits cannot erase a charge, so the soak sees what was
-  // really charged. Unset (development, tests): the provider's tables in the shop's database.
-  // Reconciliation needs both in one database and is off when this is set.
-  PROVIDER_DATABASE_URL: postgresUrl.optional(),
 };
 
 const paymentsSection = {
-  DEMO_PROVIDER_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0),
   ...paymentEnvShape,
 };
 
@@ -97,7 +90,7 @@ const serverSection = {
   ONCE_BENCH_CONTROL: flag.default("0"),
   // "0": an instance that only serves requests (no reaper, sweeper, counter flush, payment loops).
   ONCE_BACKGROUND_JOBS: flag.default("1"),
-  // "0": this server runs no payment loops (outbox worker, provider events, reconciliation);
+  // "0": this server runs no payment loops (outbox worker, reconciliation);
   // `npm run worker` runs them in a process of its own, so their CPU does not queue behind
   // requests on the server's one thread. The engine's own jobs (reaper, sweeper, counter flush)
   // stay: the counters live in the server's memory.
@@ -108,8 +101,10 @@ const serverSection = {
 };
 
 // The commands' schemas, each the sections it reads.
-/** `npm run users`, `npm run reconcile`: a database, nothing else. */
+/** `npm run users`: a database, nothing else. */
 const databaseSchema = z.object(databaseSection);
+/** `npm run reconcile`: the database and the provider's list API. */
+const reconcileSchema = z.object({ ...databaseSection, PAYMENTS_PROVIDER_URL: paymentEnvShape.PAYMENTS_PROVIDER_URL });
 /** `npm run db:setup`: the database, and whether to seed the demo rows. */
 const setupSchema = z.object({ ...modeSection, ...databaseSection });
 /** `npm run worker`: the payment loops, with the engine that keys the provider's webhooks. */
@@ -122,8 +117,6 @@ export interface DatabaseConfig {
   /** PostgreSQL itself, for LISTEN and migrations: DIRECT_DATABASE_URL, or DATABASE_URL. */
   directUrl: string | undefined;
   preparedStatements: boolean;
-  /** The simulated provider's own database (PROVIDER_DATABASE_URL); unset: the shop's. */
-  providerUrl: string | undefined;
 }
 
 export interface SetupConfig {
@@ -185,7 +178,6 @@ function databaseFrom(e: z.output<typeof databaseSchema>): DatabaseConfig {
     url: e.DATABASE_URL,
     directUrl: e.DIRECT_DATABASE_URL ?? e.DATABASE_URL,
     preparedStatements: e.DATABASE_PREPARED_STATEMENTS !== undefined ? e.DATABASE_PREPARED_STATEMENTS === "1" : e.DIRECT_DATABASE_URL === undefined,
-    providerUrl: e.PROVIDER_DATABASE_URL,
   };
 }
 
@@ -223,9 +215,15 @@ function workerFrom(e: z.output<typeof workerSchema>): WorkerConfig {
   };
 }
 
-/** `npm run users`, `npm run reconcile`: the database settings (the URL may be unset: the running app's). */
+/** `npm run users`: the database settings (the URL may be unset: the running app's). */
 export function loadDatabaseConfig(source: Record<string, string | undefined>): DatabaseConfig {
   return databaseFrom(parse(databaseSchema, source));
+}
+
+/** `npm run reconcile`: the database settings and the provider's API (either may be unset: the running app's). */
+export function loadReconcileConfig(source: Record<string, string | undefined>): { database: DatabaseConfig; providerUrl: string | undefined } {
+  const e = parse(reconcileSchema, source);
+  return { database: databaseFrom(e), providerUrl: e.PAYMENTS_PROVIDER_URL };
 }
 
 /** `npm run db:setup`: the database to migrate and seed (required), and whether to seed the demo rows. */

@@ -1,5 +1,5 @@
 // The background jobs' warnings, as state changes rather than a stream. While PostgreSQL is down
-// every loop fails every round (the outbox worker and the provider events poll each second), and
+// every loop fails every round (the outbox worker polls each second), and
 // logging each failure with Prisma's multi-line text buried the server's output. So:
 //   - every message is one line;
 //   - a failure that is the store being gone (the engine's classifier, isStoreUnavailable: the

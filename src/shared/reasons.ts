@@ -38,7 +38,6 @@ export const AppReason = {
   WEBHOOK_SIGNATURE_INVALID: "webhook_signature_invalid",
   WEBHOOK_SIGNATURE_STALE: "webhook_signature_stale",
   INVALID_EVENT: "invalid_event",
-  UNKNOWN_EVENT: "unknown_event",
 } as const;
 
 export const Reason = { ...EngineReason, ...AppReason } as const;
@@ -173,7 +172,6 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
     remedy: "Redeliver it (the provider signs it anew) and check the clocks.",
   },
   invalid_event: { status: 400, meaning: "The webhook's body is not a provider event this shop knows.", remedy: "Send the provider's event as it was signed." },
-  unknown_event: { status: 404, meaning: "The provider's books hold no event with this id.", remedy: "Nothing to do: a forged id never occupies a key." },
   outbox_message_not_dead: {
     status: 412,
     meaning: "Only a dead-lettered outbox message can be retried by hand.",

@@ -10,7 +10,7 @@ export interface TestDatabase {
   name: string;
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: inject("pgAdminUrl") });
   await client.connect();
   try {

@@ -3,8 +3,8 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../server/db/client";
 import { callTrpc, TOKENS } from "./http";
-import { SimulatedProvider } from "../server/payments/provider";
 import type { ProviderEventBody } from "../server/payments/webhook";
+import type { TestProvider } from "./provider";
 
 export interface PlacedTestOrder {
   orderId: string;
@@ -28,16 +28,17 @@ export async function placeTestOrder(db: Db, overrides: { sku?: string; quantity
 }
 
 /** An order charged at the provider (the worker has not run): its event waits for delivery, with its body as the provider sends it. */
-export async function chargedTestOrder(db: Db, overrides: { sku?: string; quantity?: number } = {}) {
+export async function chargedTestOrder(db: Db, provider: TestProvider, overrides: { sku?: string; quantity?: number } = {}) {
   const order = await placeTestOrder(db, overrides);
   const outbox = await db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
-  const charge = await new SimulatedProvider(db).charge({
+  const charge = await provider.client.charge({
     idempotencyKey: outbox.idempotencyKey,
     reference: order.orderId,
     amountCents: order.totalCents,
     currency: "EUR",
   });
-  const event = await db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
-  const body: ProviderEventBody = { id: event.id, type: event.type as ProviderEventBody["type"], data: event.payload as ProviderEventBody["data"] };
+  const [event] = await provider.events(charge.id);
+  if (!event) throw new Error(`the provider recorded no event for ${charge.id}`);
+  const body: ProviderEventBody = { id: event.id, type: event.type, data: event.payload };
   return { ...order, charge, eventId: event.id, body };
 }

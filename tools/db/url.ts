@@ -30,6 +30,8 @@ export function embeddedDataDir(env: Record<string, string | undefined> = proces
 export const OLD_DATA_DIR = path.join(DATA_ROOT, "pg");
 /** The embedded database's URL, for the tools. */
 export const ANNOUNCED_URL_FILE = path.join(DATA_ROOT, "database-url");
+/** The payment provider the running app started (services/provider), for `npm run worker` and `reconcile`. */
+export const ANNOUNCED_PROVIDER_FILE = path.join(DATA_ROOT, "provider-url");
 /** The running app: `{ pid, pgPort, dataDir }`; `npm run db -- start` asks that pid to restart PostgreSQL. */
 export const APP_STATE_FILE = path.join(DATA_ROOT, "app.json");
 
@@ -51,6 +53,12 @@ export function resolveDatabaseUrlWithSource(): { url: string; source: UrlSource
 
 export function resolveDatabaseUrl(): string {
   return resolveDatabaseUrlWithSource().url;
+}
+
+/** The provider's API: PAYMENTS_PROVIDER_URL as configured, else the one the running app started. */
+export function resolveProviderUrl(configured: string | undefined): string | undefined {
+  if (configured) return configured;
+  return existsSync(ANNOUNCED_PROVIDER_FILE) ? readFileSync(ANNOUNCED_PROVIDER_FILE, "utf8").trim() : undefined;
 }
 
 export function readAppState(): AppState | null {

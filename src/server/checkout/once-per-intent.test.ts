@@ -6,11 +6,12 @@ import { describe, expect, it } from "vitest";
 import { adminCalls, callTrpc, TOKENS, type HttpAnswer } from "../../test/http";
 import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "../payments/outbox-worker";
-import { SimulatedProvider } from "../payments/provider";
+import { useTestProvider } from "../../test/provider";
 import { waitFor } from "../../../tools/process";
 import { placeOrder as placeOrderInTx } from "./place-order";
 
 const t = useTestDatabase({ poolMax: 12 });
+const provider = useTestProvider();
 
 function placeOrder(items: unknown, key: string): Promise<HttpAnswer<any>> {
   return callTrpc(t.db, { path: "checkout.placeOrder", input: { items }, token: TOKENS.acme, key, method: "POST" });
@@ -27,7 +28,7 @@ async function bust(checkoutKey: string) {
 }
 
 async function drainOutbox() {
-  const worker = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db, { failureRate: 0 }) });
+  const worker = createOutboxWorker(t.db, { provider: provider.client });
   while ((await worker.runOnce()).claimed > 0);
 }
 
@@ -38,7 +39,7 @@ async function effectsOf(key: string) {
   return {
     orders: ids.length,
     outbox: await t.db.outboxMessage.count({ where: { aggregateId: { in: ids } } }),
-    charges: await t.db.providerCharge.count({ where: { reference: { in: ids } } }),
+    charges: (await provider.sql(`SELECT id FROM charges WHERE reference = ANY($1::text[])`, [ids])).length,
   };
 }
 

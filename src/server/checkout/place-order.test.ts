@@ -4,13 +4,14 @@ import { describe, expect, it } from "vitest";
 import { callTrpc, TOKENS, type HttpAnswer } from "../../test/http";
 import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "../payments/outbox-worker";
-import { SimulatedProvider } from "../payments/provider";
+import { useTestProvider } from "../../test/provider";
 
 // One connection per concurrent checkout: a request must never wait past the pool's 2 s connect
 // timeout on a loaded machine (that answers 503, which this test is not about).
 // 50 checkouts open 50 connections at once: on a loaded 2-core machine that can take longer than
 // the production pool's 2 s wait, which would make this a test of the machine, not of the stock.
 const t = useTestDatabase({ poolMax: 60, connectTimeoutMs: 20_000 });
+const provider = useTestProvider();
 
 function placeOrder(items: unknown, key: string, token: string = TOKENS.acme): Promise<HttpAnswer<any>> {
   return callTrpc(t.db, { path: "checkout.placeOrder", input: { items }, token, key, method: "POST" });
@@ -143,13 +144,12 @@ describe("concurrency", () => {
     expect(await t.db.outboxMessage.count({ where: { aggregateId: orderId } })).toBe(1);
     expect((await productBySku("STK-008")).stock).toBe(sticker.stock - 2);
 
-    const provider = new SimulatedProvider(t.db, { failureRate: 0 });
     // Earlier tests left orders in the outbox too: run rounds until the worker finds nothing due.
-    const worker = createOutboxWorker(t.db, { provider });
+    const worker = createOutboxWorker(t.db, { provider: provider.client });
     while ((await worker.runOnce()).claimed > 0);
     const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
     expect(outbox.status).toBe("DELIVERED");
-    expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(1);
+    expect((await provider.charges(orderId)).length).toBe(1);
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID" });
   });
 });

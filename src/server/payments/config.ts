@@ -50,29 +50,18 @@ export const DEFAULT_OUTBOX_CONFIG: OutboxConfig = {
 };
 
 /**
- * How often idle loops look for work. The worker polls each second: a checkout's payment starts
- * within a second of the order, and an idle poll is one indexed query. Reconciliation compares
- * whole books, so every 5 minutes is plenty for a dashboard.
+ * How often the idle worker looks for work. It polls each second: a checkout's payment starts
+ * within a second of the order, and an idle poll is one indexed query.
  */
 export const OUTBOX_POLL_MS = 1_000;
-export const EVENT_POLL_MS = 1_000;
-export const RECONCILE_INTERVAL_MS = 300_000;
 
 /**
- * Real providers sometimes deliver a webhook twice (at-least-once delivery); the simulation does so
- * for one event in five, so the webhook's idempotency is exercised all the time in the demo.
+ * Reconciliation reads the provider's charges made since its last run (through the list API) and
+ * compares them with the orders. A minute keeps the dashboard within a minute or two of the truth
+ * (a failover's lost orders show as findings soon after), and one run costs a page or two of the
+ * list and one query per page: nothing next to the checkouts it checks.
  */
-export const DUPLICATE_EVENT_RATE = 0.2;
-
-/**
- * A webhook the merchant refused is retried from 5 s, doubling up to an hour between tries:
- * a deploy or a brief outage is ridden out quickly, a long one costs the merchant one request an
- * hour (real providers keep trying for about three days; so does this one, without a limit).
- */
-export const EVENT_RETRY_BACKOFF = { baseBackoffMs: 5_000, maxBackoffMs: 3_600_000 };
-
-/** Charges above 5 000 EUR are declined: the simulation's way of producing a failed payment. */
-export const DECLINE_ABOVE_CENTS = 500_000;
+export const RECONCILE_INTERVAL_MS = 60_000;
 
 /**
  * DEMO_MODE only: the secret the simulated provider signs its webhooks with when
@@ -84,36 +73,36 @@ export const DEMO_WEBHOOK_SECRET = "simpay-demo-webhook-secret-not-for-productio
 /** A shared secret shorter than this is guessable; 32 characters of a random token are not. */
 const MIN_WEBHOOK_SECRET_LENGTH = 32;
 
-const rate = z.coerce.number().min(0).max(1);
 const positiveInt = z.coerce.number().int().min(1);
 /** The payment jobs' variables: part of the one configuration schema (src/server/config.ts). */
 export const paymentEnvShape = {
-  // Share of provider calls that charge and then time out (the caller never hears of the charge).
-  DEMO_PROVIDER_TIMEOUT_RATE: rate.default(0),
+  // ---- payments: the provider and reconciliation ----
+  // The payment provider's API (services/provider in development, tests and the soak, which start
+  // it and set this). The shop reaches the provider only there; unset, no payment loop can run.
+  PAYMENTS_PROVIDER_URL: z.url().optional(),
+  RECONCILE_INTERVAL_MS: positiveInt.default(RECONCILE_INTERVAL_MS),
+  // ---- payments: the outbox worker ----
   OUTBOX_LEASE_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.leaseMs),
   OUTBOX_MAX_ATTEMPTS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.maxAttempts),
   // The longest single wait between two attempts. The soak lowers it so that its drain window
   // covers every wait a row can be in once the provider is back.
   OUTBOX_MAX_BACKOFF_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.maxBackoffMs),
   OUTBOX_POLL_MS: positiveInt.default(OUTBOX_POLL_MS),
-  // Where the provider posts its events. Unset: straight to the webhook handler in this process.
-  PAYMENTS_WEBHOOK_URL: z.url().optional(),
   // The secret the provider signs webhooks with (src/server/payments/webhook-signature.ts).
   PAYMENTS_WEBHOOK_SECRET: z
     .string()
     .min(MIN_WEBHOOK_SECRET_LENGTH, `PAYMENTS_WEBHOOK_SECRET must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`)
     .optional(),
 };
-type PaymentEnv = z.output<z.ZodObject<typeof paymentEnvShape>> & { DEMO_PROVIDER_FAILURE_RATE: number };
+type PaymentEnv = z.output<z.ZodObject<typeof paymentEnvShape>>;
 
 export interface PaymentSettings {
   webhookSecret: string;
-  /** Share of provider calls that fail transiently (DEMO_PROVIDER_FAILURE_RATE). */
-  failureRate: number;
-  timeoutAfterChargeRate: number;
+  /** The provider's API (PAYMENTS_PROVIDER_URL). */
+  providerUrl: string | undefined;
   outbox: OutboxConfig;
   pollMs: number;
-  webhookUrl: string | undefined;
+  reconcileIntervalMs: number;
 }
 
 /** The settings from the parsed variables; `demo` says whether DEMO_MODE is on. */
@@ -127,8 +116,7 @@ export function paymentSettingsFrom(e: PaymentEnv, demo: boolean): PaymentSettin
   }
   return {
     webhookSecret,
-    failureRate: e.DEMO_PROVIDER_FAILURE_RATE,
-    timeoutAfterChargeRate: e.DEMO_PROVIDER_TIMEOUT_RATE,
+    providerUrl: e.PAYMENTS_PROVIDER_URL,
     outbox: {
       ...DEFAULT_OUTBOX_CONFIG,
       leaseMs: e.OUTBOX_LEASE_MS,
@@ -136,6 +124,6 @@ export function paymentSettingsFrom(e: PaymentEnv, demo: boolean): PaymentSettin
       maxBackoffMs: e.OUTBOX_MAX_BACKOFF_MS,
     },
     pollMs: e.OUTBOX_POLL_MS,
-    webhookUrl: e.PAYMENTS_WEBHOOK_URL,
+    reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
   };
 }

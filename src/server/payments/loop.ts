@@ -34,7 +34,9 @@ export function startLoop<T>(
     while (!stopping) {
       let busy = false;
       try {
-        busy = options.busy ? options.busy(await runOnce()) : false;
+        // Always run the job: `busy` only says whether to run again at once.
+        const result = await runOnce();
+        busy = options.busy?.(result) ?? false;
         failures = 0;
       } catch (error) {
         failures++;

@@ -6,10 +6,12 @@ import { useTestDatabase } from "../../test/database";
 import { backoffMs } from "./backoff";
 import { DEFAULT_OUTBOX_CONFIG } from "./config";
 import { createOutboxWorker, type OutboxWorker } from "./outbox-worker";
-import { SimulatedProvider, type ChargeRequest, type PaymentProvider } from "./provider";
+import type { ChargeRequest, PaymentProvider } from "./provider";
 import { placeTestOrder } from "../../test/payment-fixtures";
+import { useTestProvider } from "../../test/provider";
 
 const t = useTestDatabase();
+const provider = useTestProvider();
 
 async function drain(worker: OutboxWorker) {
   while ((await worker.runOnce()).claimed > 0);
@@ -20,6 +22,7 @@ function counting(provider: PaymentProvider) {
   const calls = new Map<string, number>();
   return {
     calls,
+    listCharges: provider.listCharges,
     async charge(request: ChargeRequest) {
       calls.set(request.idempotencyKey, (calls.get(request.idempotencyKey) ?? 0) + 1);
       return provider.charge(request);
@@ -32,10 +35,10 @@ const outboxOf = (orderId: string) => t.db.outboxMessage.findFirstOrThrow({ wher
 describe("delivery", () => {
   it("charges once under the order's key, records the charge and marks the row delivered", async () => {
     const { orderId, totalCents } = await placeTestOrder(t.db, { quantity: 3 });
-    const worker = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db) });
+    const worker = createOutboxWorker(t.db, { provider: provider.client });
     expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, fenced: 0 });
 
-    const charges = await t.db.providerCharge.findMany({ where: { reference: orderId } });
+    const charges = await provider.charges(orderId);
     expect(charges).toHaveLength(1);
     expect(charges[0]).toMatchObject({ amountCents: totalCents, currency: "EUR", status: "SUCCEEDED" });
     const row = await outboxOf(orderId);
@@ -48,9 +51,9 @@ describe("delivery", () => {
   it("a provider timeout after charging is retried under the same key and finds the first charge", async () => {
     const { orderId } = await placeTestOrder(t.db);
     let clock = new Date(Date.now() + 1_000);
-    const timingOut = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db, { timeoutAfterChargeRate: 1 }), clock: () => clock });
+    const timingOut = createOutboxWorker(t.db, { provider: (await provider.withFaults({ timeoutRate: 1 })).client, clock: () => clock });
     expect(await timingOut.runOnce()).toMatchObject({ claimed: 1, retried: 1 });
-    const [charge] = await t.db.providerCharge.findMany({ where: { reference: orderId } });
+    const [charge] = await provider.charges(orderId);
     expect(charge).toBeDefined();
     const waiting = await outboxOf(orderId);
     expect(waiting).toMatchObject({ status: "PENDING", attempts: 1, lockedUntil: null });
@@ -58,11 +61,11 @@ describe("delivery", () => {
     expect(waiting.nextAttemptAt.getTime()).toBeGreaterThan(clock.getTime());
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PENDING", chargeId: null });
 
-    const healthy = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db), clock: () => clock });
+    const healthy = createOutboxWorker(t.db, { provider: provider.client, clock: () => clock });
     expect(await healthy.runOnce()).toMatchObject({ claimed: 0 }); // backoff respected
     clock = new Date(clock.getTime() + DEFAULT_OUTBOX_CONFIG.baseBackoffMs);
     expect(await healthy.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
-    expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(1);
+    expect((await provider.charges(orderId)).length).toBe(1);
     expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", attempts: 2, result: { chargeId: charge!.id, replayed: true } });
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge!.id });
   });
@@ -71,7 +74,7 @@ describe("delivery", () => {
     // 99 desk lamps are above the simulated provider's decline limit; stock first.
     const lamp = await t.db.product.update({ where: { sku: "LMP-010" }, data: { stock: 99 } });
     const { orderId } = await placeTestOrder(t.db, { sku: lamp.sku, quantity: 99 });
-    await drain(createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db) }));
+    await drain(createOutboxWorker(t.db, { provider: provider.client }));
     expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", result: { status: "FAILED" } });
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAYMENT_FAILED" });
   });
@@ -84,9 +87,9 @@ describe("two workers on one outbox", () => {
     const dbA = createDb(t.url);
     const dbB = createDb(t.url);
     try {
-      const provider = counting(new SimulatedProvider(t.db));
-      const a = createOutboxWorker(dbA, { provider, config: { batchSize: 3 } });
-      const b = createOutboxWorker(dbB, { provider, config: { batchSize: 3 } });
+      const counted = counting(provider.client);
+      const a = createOutboxWorker(dbA, { provider: counted, config: { batchSize: 3 } });
+      const b = createOutboxWorker(dbB, { provider: counted, config: { batchSize: 3 } });
       let delivered = 0;
       for (;;) {
         const [ra, rb] = await Promise.all([a.runOnce(), b.runOnce()]);
@@ -95,9 +98,9 @@ describe("two workers on one outbox", () => {
         if (ra.claimed + rb.claimed === 0) break;
       }
       expect(delivered).toBe(12);
-      expect([...provider.calls.values()]).toEqual(Array(12).fill(1));
+      expect([...counted.calls.values()]).toEqual(Array(12).fill(1));
       for (const { orderId } of orders) {
-        expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(1);
+        expect((await provider.charges(orderId)).length).toBe(1);
         expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", attempts: 1 });
       }
     } finally {
@@ -111,7 +114,7 @@ describe("retry bound", () => {
     const { orderId } = await placeTestOrder(t.db);
     let clock = new Date(Date.now() + 1_000);
     const config = { maxAttempts: 3, baseBackoffMs: 1_000, maxBackoffMs: 4_000 };
-    const worker = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db, { failureRate: 1 }), config, clock: () => clock });
+    const worker = createOutboxWorker(t.db, { provider: (await provider.withFaults({ failureRate: 1 })).client, config, clock: () => clock });
 
     expect(await worker.runOnce()).toMatchObject({ claimed: 1, retried: 1 });
     clock = new Date(clock.getTime() + config.maxBackoffMs);
@@ -125,14 +128,14 @@ describe("retry bound", () => {
     expect(row).toMatchObject({ status: "DEAD", attempts: 3, lockedUntil: null, deliveredAt: null });
     expect(row.lastError).toContain("ProviderUnavailableError");
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAYMENT_FAILED", chargeId: null });
-    expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(0);
+    expect((await provider.charges(orderId)).length).toBe(0);
 
     // The operator retries the dead row once the provider is back (admin.outbox.retry does this
     // update): the charge goes through, and the order, which said "failed", now says paid.
     await t.db.outboxMessage.update({ where: { id: row.id }, data: { status: "PENDING", attempts: 0, nextAttemptAt: clock } });
-    const healthy = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db), config, clock: () => clock });
+    const healthy = createOutboxWorker(t.db, { provider: provider.client, config, clock: () => clock });
     expect(await healthy.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
-    const [charge] = await t.db.providerCharge.findMany({ where: { reference: orderId } });
+    const [charge] = await provider.charges(orderId);
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge!.id });
   });
 
@@ -145,15 +148,16 @@ describe("retry bound", () => {
 
 describe("a batch", () => {
   it("is charged a few at a time, never more than the bound, and recorded whole", async () => {
-    await drain(createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db) })); // earlier tests' rows
+    await drain(createOutboxWorker(t.db, { provider: provider.client })); // earlier tests' rows
     const orders = await Promise.all(Array.from({ length: 6 }, () => placeTestOrder(t.db)));
-    const inner = new SimulatedProvider(t.db);
+    const inner = provider.client;
     let inFlight = 0;
     let most = 0;
     let threeInFlight!: () => void;
     const gate = new Promise<void>((resolve) => (threeInFlight = resolve));
     const deadline = AbortSignal.timeout(10_000);
     const gated: PaymentProvider = {
+      listCharges: inner.listCharges,
       async charge(request) {
         most = Math.max(most, ++inFlight);
         if (inFlight === 3) threeInFlight();
@@ -170,7 +174,7 @@ describe("a batch", () => {
     expect(await worker.runOnce()).toEqual({ claimed: 6, delivered: 6, retried: 0, dead: 0, fenced: 0 });
     expect(most).toBe(3);
     for (const { orderId } of orders) {
-      const charge = await t.db.providerCharge.findFirstOrThrow({ where: { reference: orderId } });
+      const charge = (await provider.charges(orderId))[0]!;
       expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge.id });
       expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", result: { chargeId: charge.id } });
     }

@@ -1,11 +1,8 @@
-// A simulated payment provider with its own books (ProviderCharge, ProviderIdempotencyRecord,
-// ProviderEvent), behaving like a real one where it matters: it charges once per idempotency key
-// and returns the first charge on a repeat, it fails transiently now and then, it can time out
-// after charging (the caller never learns of a charge that happened), and it reports charges as
-// events that are delivered to our webhook, sometimes twice.
-import { randomBytes } from "node:crypto";
-import type { Db } from "../db/client";
-import { DECLINE_ABOVE_CENTS } from "./config";
+// The payment provider as the shop sees it: an HTTP API somewhere else (services/provider in
+// development, tests and the soak; a real processor in production). The shop holds no provider
+// books of its own: it charges with POST /v1/charges under the intent's idempotency key, and
+// reconciliation reads the provider's records through its list API, GET /v1/charges.
+import { z } from "zod";
 
 export const ChargeStatus = { SUCCEEDED: "SUCCEEDED", FAILED: "FAILED" } as const;
 export type ChargeStatus = (typeof ChargeStatus)[keyof typeof ChargeStatus];
@@ -32,93 +29,96 @@ export interface Charge {
   replayed: boolean;
 }
 
-/** What the outbox worker needs from a provider. */
+/** A charge as the list API gives it; `created` in unix seconds. */
+export type ListedCharge = Omit<Charge, "replayed"> & { created: number };
+
+export interface ChargeListQuery {
+  createdGte?: number;
+  createdLt?: number;
+  startingAfter?: string;
+  limit?: number;
+}
+
+/** What the outbox worker needs from a provider (and reconciliation, its list). */
 export interface PaymentProvider {
   charge(request: ChargeRequest): Promise<Charge>;
+  listCharges(query: ChargeListQuery): Promise<{ data: ListedCharge[]; hasMore: boolean }>;
 }
 
-/** Transient: the provider could not be reached. Nothing was charged; retry with the same key. */
+/** Transient: the provider could not be reached or refused for now. Nothing was charged; retry with the same key. */
 export class ProviderUnavailableError extends Error {
-  constructor() {
-    super("payment provider unavailable (simulated)");
-    this.name = "ProviderUnavailableError";
-  }
+  override name = "ProviderUnavailableError";
 }
 
-/** Transient and the hard case: the charge may exist. Retry with the same key to learn it. */
+/** Transient and the hard case: the request left, no answer came back. The charge may exist: retry with the same key to learn it. */
 export class ProviderTimeoutError extends Error {
-  constructor() {
-    super("payment provider timed out (simulated, after charging)");
-    this.name = "ProviderTimeoutError";
-  }
+  override name = "ProviderTimeoutError";
 }
 
-export interface SimulatedProviderOptions {
-  /** Share of calls that fail before charging. */
-  failureRate?: number;
-  /** Share of calls that charge (or find the earlier charge) and then time out. */
-  timeoutAfterChargeRate?: number;
-  declineAboveCents?: number;
-  random?: () => number;
+/** The provider refused the request itself (4xx): retrying the same request cannot help. */
+export class ProviderRefusedError extends Error {
+  override name = "ProviderRefusedError";
 }
 
-export const newProviderId = (prefix: "ch" | "evt") => `${prefix}_${randomBytes(12).toString("hex")}`;
+/**
+ * How long one provider call may take. A card processor answers in well under a second; 10 s
+ * rides out a slow moment, and stays far below the outbox lease (60 s), so a call is never still
+ * in flight when another worker takes its row over.
+ */
+export const PROVIDER_TIMEOUT_MS = 10_000;
 
-export class SimulatedProvider implements PaymentProvider {
-  private readonly random: () => number;
-  constructor(
-    private readonly db: Db,
-    private readonly options: SimulatedProviderOptions = {},
-  ) {
-    this.random = options.random ?? Math.random;
+const charge = z.object({
+  id: z.string(),
+  status: z.enum([ChargeStatus.SUCCEEDED, ChargeStatus.FAILED]),
+  reference: z.string(),
+  amountCents: z.number().int(),
+  currency: z.string(),
+  created: z.number(),
+});
+const chargeList = z.object({ data: z.array(charge), has_more: z.boolean() });
+
+/** Errors a refused connection reports: the request never reached the provider. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+export function createProviderClient(baseUrl: string, options: { timeoutMs?: number } = {}): PaymentProvider {
+  const timeoutMs = options.timeoutMs ?? PROVIDER_TIMEOUT_MS;
+
+  async function call(path: string, init: RequestInit): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, baseUrl), { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    } catch (error) {
+      const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code;
+      if (code && NOT_SENT.has(code)) throw new ProviderUnavailableError(`payment provider unreachable (${code})`);
+      // Sent, and no answer: a timeout or a dropped connection. The provider may have charged.
+      throw new ProviderTimeoutError(`no answer from the payment provider: ${(error as Error).message}`);
+    }
+    if (res.status >= 500 || res.status === 429) {
+      await res.arrayBuffer();
+      throw new ProviderUnavailableError(`payment provider answered ${res.status}`);
+    }
+    if (!res.ok) throw new ProviderRefusedError(`payment provider answered ${res.status}: ${await res.text()}`);
+    return res;
   }
 
-  async charge(request: ChargeRequest): Promise<Charge> {
-    if (this.random() < (this.options.failureRate ?? 0)) throw new ProviderUnavailableError();
-    const charge = await this.db.$transaction(async (tx) => {
-      const chargeId = newProviderId("ch");
-      // The key's record decides every race, without failing on conflict: a concurrent call with
-      // the same key waits for the first to commit, then inserts nothing and reads its charge.
-      const claimed = await tx.$queryRaw<{ chargeId: string }[]>`
-        INSERT INTO "ProviderIdempotencyRecord" ("key", "chargeId") VALUES (${request.idempotencyKey}, ${chargeId})
-        ON CONFLICT ("key") DO NOTHING RETURNING "chargeId"`;
-      if (!claimed[0]) {
-        const record = await tx.providerIdempotencyRecord.findUniqueOrThrow({ where: { key: request.idempotencyKey } });
-        const first = await tx.providerCharge.findUniqueOrThrow({ where: { id: record.chargeId } });
-        return { ...toCharge(first), replayed: true };
-      }
-      const status = request.amountCents > (this.options.declineAboveCents ?? DECLINE_ABOVE_CENTS) ? ChargeStatus.FAILED : ChargeStatus.SUCCEEDED;
-      const created = await tx.providerCharge.create({
-        data: {
-          id: chargeId,
-          idempotencyKey: request.idempotencyKey,
-          reference: request.reference,
-          amountCents: request.amountCents,
-          currency: request.currency,
-          status,
-        },
+  return {
+    async charge(request) {
+      const res = await call("/v1/charges", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": request.idempotencyKey },
+        body: JSON.stringify({ reference: request.reference, amountCents: request.amountCents, currency: request.currency }),
       });
-      const charge = { ...toCharge(created), replayed: false };
-      await tx.providerEvent.create({
-        data: {
-          id: newProviderId("evt"),
-          type: status === ChargeStatus.SUCCEEDED ? EventType.SUCCEEDED : EventType.FAILED,
-          chargeId,
-          payload: eventData(charge),
-        },
-      });
-      return charge;
-    });
-    if (this.random() < (this.options.timeoutAfterChargeRate ?? 0)) throw new ProviderTimeoutError();
-    return charge;
-  }
-}
-
-function toCharge(row: { id: string; status: ChargeStatus; reference: string; amountCents: number; currency: string }) {
-  return { id: row.id, status: row.status, reference: row.reference, amountCents: row.amountCents, currency: row.currency };
-}
-
-/** The event's `data`, as the webhook receives it. */
-export function eventData(charge: Omit<Charge, "replayed">) {
-  return { chargeId: charge.id, status: charge.status, reference: charge.reference, amountCents: charge.amountCents, currency: charge.currency };
+      const { created: _created, ...body } = charge.parse(await res.json());
+      return { ...body, replayed: res.headers.get("idempotent-replayed") === "true" };
+    },
+    async listCharges(query) {
+      const params = new URLSearchParams();
+      if (query.createdGte !== undefined) params.set("created[gte]", String(query.createdGte));
+      if (query.createdLt !== undefined) params.set("created[lt]", String(query.createdLt));
+      if (query.startingAfter !== undefined) params.set("starting_after", query.startingAfter);
+      params.set("limit", String(query.limit ?? 100));
+      const list = chargeList.parse(await (await call(`/v1/charges?${params}`, { method: "GET" })).json());
+      return { data: list.data, hasMore: list.has_more };
+    },
+  };
 }

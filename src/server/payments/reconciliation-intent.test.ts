@@ -4,16 +4,19 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { createOutboxWorker } from "./outbox-worker";
-import { newProviderId, SimulatedProvider } from "./provider";
-import { runReconciliation } from "./reconciliation";
+import type { PaymentProvider } from "./provider";
+import { createReconciliation } from "./reconciliation";
 import { placeTestOrder } from "../../test/payment-fixtures";
+import { useTestProvider } from "../../test/provider";
 import { handleProviderWebhook, type ProviderEventBody } from "./webhook";
 import { testApp } from "../../test/app";
 
 const t = useTestDatabase();
+const provider = useTestProvider();
+const reconcile = () => createReconciliation(t.db, provider.client, { settleSeconds: 0 }).runOnce();
 
-async function drain(provider = new SimulatedProvider(t.db), config = {}) {
-  const worker = createOutboxWorker(t.db, { provider, config });
+async function drain(client: PaymentProvider = provider.client, config = {}) {
+  const worker = createOutboxWorker(t.db, { provider: client, config });
   while ((await worker.runOnce()).claimed > 0);
 }
 
@@ -24,7 +27,7 @@ describe("orders that share an intent", () => {
     const original = await t.db.order.findUniqueOrThrow({ where: { id: first.orderId } });
     // What the attack left behind before migration 0004: a second order for the same key (its
     // intentKey NULL, as the migration leaves duplicates), charged under the old per-order key.
-    const chargeId = newProviderId("ch");
+    const chargeId = `ch_${randomUUID().replaceAll("-", "")}`;
     const duplicate = await t.db.order.create({
       data: {
         tenantId: "acme",
@@ -36,19 +39,15 @@ describe("orders that share an intent", () => {
         chargeId,
       },
     });
-    await t.db.providerCharge.create({
-      data: {
-        id: chargeId,
-        idempotencyKey: `acme:${duplicate.id}:${first.key}`,
-        reference: duplicate.id,
-        amountCents: original.totalCents,
-        currency: "EUR",
-        status: "SUCCEEDED",
-      },
-    });
+    await provider.sql(`INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ($1, $2, $3, $4, 'EUR', 'SUCCEEDED')`, [
+      chargeId,
+      `acme:${duplicate.id}:${first.key}`,
+      duplicate.id,
+      original.totalCents,
+    ]);
 
     // Each order has exactly its one charge of the right amount: only the intent tells.
-    const run = await runReconciliation(t.db);
+    const run = await reconcile();
     expect(run.findings).toEqual([
       expect.objectContaining({
         kind: "SHARED_INTENT",
@@ -58,7 +57,7 @@ describe("orders that share an intent", () => {
       }),
     ]);
     expect(run.recorded).toBe(1);
-    expect(await runReconciliation(t.db)).toMatchObject({ recorded: 0 });
+    expect(await reconcile()).toMatchObject({ recorded: 0 });
     expect(await t.db.reconciliationFinding.findMany()).toEqual([expect.objectContaining({ kind: "SHARED_INTENT", orderId: first.orderId })]);
   });
 });
@@ -67,29 +66,29 @@ describe("a dead letter whose order was paid after all", () => {
   it("is closed with the order's charge and audited; an unpaid dead letter stays for the operator", async () => {
     const paidLate = await placeTestOrder(t.db);
     // The provider charges, then times out on every attempt: the worker gives up after one.
-    await drain(new SimulatedProvider(t.db, { timeoutAfterChargeRate: 1 }), { maxAttempts: 1 });
+    await drain((await provider.withFaults({ timeoutRate: 1 })).client, { maxAttempts: 1 });
     const unpaid = await placeTestOrder(t.db);
-    await drain(new SimulatedProvider(t.db, { failureRate: 1 }), { maxAttempts: 1 });
+    await drain((await provider.withFaults({ failureRate: 1 })).client, { maxAttempts: 1 });
     expect(await t.db.outboxMessage.count({ where: { status: "DEAD" } })).toBe(2);
 
     // The provider's webhook reports the charge that timed out on us: the order is PAID after all.
-    const charge = await t.db.providerCharge.findFirstOrThrow({ where: { reference: paidLate.orderId } });
-    const event = await t.db.providerEvent.findFirstOrThrow({ where: { chargeId: charge.id } });
-    const body = { id: event.id, type: event.type, data: event.payload } as ProviderEventBody;
+    const [charge] = await provider.charges(paidLate.orderId);
+    const [event] = await provider.events(charge!.id);
+    const body: ProviderEventBody = { id: event!.id, type: event!.type, data: event!.payload };
     expect((await handleProviderWebhook(testApp(t.db).payments, body)).status).toBe(200);
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: paidLate.orderId } })).toMatchObject({ status: "PAID", chargeId: charge.id });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: paidLate.orderId } })).toMatchObject({ status: "PAID", chargeId: charge!.id });
 
-    const run = await runReconciliation(t.db);
+    const run = await reconcile();
     expect(run.closedDeadLetters).toBe(1);
     // Money taken and order paid: nothing left to report about it (the earlier test's finding stays).
     expect(run.findings.filter((f) => f.orderId === paidLate.orderId || f.orderId === unpaid.orderId)).toEqual([]);
     const closed = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: paidLate.orderId } });
-    expect(closed).toMatchObject({ status: "DELIVERED", result: { chargeId: charge.id, status: "SUCCEEDED", closedBy: "reconciliation" } });
+    expect(closed).toMatchObject({ status: "DELIVERED", result: { chargeId: charge!.id, status: "SUCCEEDED", closedBy: "reconciliation" } });
     expect(closed.deliveredAt).not.toBeNull();
     expect(await t.db.auditEntry.findMany({ where: { targetId: closed.id } })).toEqual([
       expect.objectContaining({ actor: "reconciliation", action: "outbox.close", targetType: "OutboxMessage" }),
     ]);
     expect(await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: unpaid.orderId } })).toMatchObject({ status: "DEAD" });
-    expect(await runReconciliation(t.db)).toMatchObject({ closedDeadLetters: 0 });
+    expect(await reconcile()).toMatchObject({ closedDeadLetters: 0 });
   });
 });

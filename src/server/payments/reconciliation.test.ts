@@ -1,74 +1,144 @@
-// Reconciliation compares the provider's books with the orders and records each finding once.
+// Reconciliation reads the provider's charges through its list API (the real service, its books
+// in a database of their own) and compares them with the orders: each finding recorded once, a
+// window per run kept by a cursor in the shop's database.
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
+import { useTestProvider } from "../../test/provider";
+import { chargedTestOrder, placeTestOrder } from "../../test/payment-fixtures";
 import { createOutboxWorker } from "./outbox-worker";
-import { newProviderId, SimulatedProvider } from "./provider";
-import { runReconciliation } from "./reconciliation";
-import { placeTestOrder } from "../../test/payment-fixtures";
+import type { PaymentProvider } from "./provider";
+import { createReconciliation, LATE_WRITE_MARGIN_SECONDS } from "./reconciliation";
 
 const t = useTestDatabase();
+const provider = useTestProvider();
+/** Judges charges made a moment ago (the default leaves the last 30 s to the next run). */
+const reconcile = () => createReconciliation(t.db, provider.client, { settleSeconds: 0 }).runOnce();
 
 async function paidOrders(n: number) {
   const orders = [];
   for (let i = 0; i < n; i++) orders.push(await placeTestOrder(t.db, { quantity: i + 1 }));
-  const worker = createOutboxWorker(t.db, { provider: new SimulatedProvider(t.db) });
+  const worker = createOutboxWorker(t.db, { provider: provider.client });
   while ((await worker.runOnce()).claimed > 0);
   return orders;
+}
+
+/** A charge written straight into the provider's books (what a real provider's records may hold). */
+async function plantCharge(c: { reference: string; amountCents?: number; ageSeconds?: number }): Promise<string> {
+  const id = `ch_planted${randomUUID().replaceAll("-", "")}`;
+  await provider.sql(
+    `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status, created_at)
+     VALUES ($1, $2, $3, $4, 'EUR', 'SUCCEEDED', clock_timestamp() - make_interval(secs => $5))`,
+    [id, `planted-${id}`, c.reference, c.amountCents ?? 500, c.ageSeconds ?? 0],
+  );
+  return id;
 }
 
 describe("reconciliation", () => {
   it("finds nothing when every paid order has exactly its one charge", async () => {
     await paidOrders(3);
-    expect(await runReconciliation(t.db)).toEqual({ findings: [], recorded: 0, closedDeadLetters: 0 });
+    expect(await reconcile()).toMatchObject({ findings: [], recorded: 0, closedDeadLetters: 0, charges: 3 });
     expect(await t.db.reconciliationFinding.count()).toBe(0);
   });
 
-  it("finds a duplicate charge planted in the provider's table, once", async () => {
+  it("finds a second charge for a paid order, once", async () => {
     const [order] = await paidOrders(1);
-    const first = await t.db.providerCharge.findFirstOrThrow({ where: { reference: order!.orderId } });
-    const planted = await t.db.providerCharge.create({ data: { ...first, id: newProviderId("ch"), createdAt: undefined } });
+    const { chargeId } = await t.db.order.findUniqueOrThrow({ where: { id: order!.orderId } });
+    const planted = await plantCharge({ reference: order!.orderId, amountCents: order!.totalCents });
 
-    const run = await runReconciliation(t.db);
+    const run = await reconcile();
     expect(run.recorded).toBe(1);
-    expect(run.findings).toEqual([expect.objectContaining({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId, chargeIds: [first.id, planted.id].sort() })]);
-    expect(await runReconciliation(t.db)).toMatchObject({ recorded: 0 });
-    const stored = await t.db.reconciliationFinding.findMany();
-    expect(stored).toHaveLength(1);
-    expect(stored[0]).toMatchObject({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId });
-    await t.db.providerCharge.delete({ where: { id: planted.id } });
+    expect(run.findings).toEqual([expect.objectContaining({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId, chargeIds: [chargeId, planted] })]);
+    expect(await reconcile()).toMatchObject({ recorded: 0 });
+    expect(await t.db.reconciliationFinding.findMany()).toEqual([expect.objectContaining({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId })]);
   });
 
-  it("finds a charge without order, a paid order without charge and an amount mismatch", async () => {
+  it("finds a charge whose order was lost, a paid order without charge and an amount mismatch", async () => {
     const [paidNoCharge, mismatched] = await paidOrders(2);
-    await t.db.providerCharge.deleteMany({ where: { reference: paidNoCharge!.orderId } });
-    await t.db.providerCharge.updateMany({ where: { reference: mismatched!.orderId }, data: { amountCents: { increment: 1 } } });
-    const stray = await t.db.providerCharge.create({
-      data: { id: newProviderId("ch"), idempotencyKey: "stray", reference: "no-such-order", amountCents: 500, currency: "EUR", status: "SUCCEEDED" },
-    });
+    await provider.sql(`DELETE FROM events WHERE charge_id IN (SELECT id FROM charges WHERE reference = $1)`, [paidNoCharge!.orderId]);
+    await provider.sql(`DELETE FROM charges WHERE reference = $1`, [paidNoCharge!.orderId]);
+    await provider.sql(`UPDATE charges SET amount_cents = amount_cents + 1 WHERE reference = $1`, [mismatched!.orderId]);
+    // An order the shop answered 200 for and then lost (a failover): its charge is all that is left.
+    const lost = await plantCharge({ reference: randomUUID() });
 
-    const { findings, recorded } = await runReconciliation(t.db);
-    const kinds = findings.map((f) => f.kind).sort();
-    // The previous test removed its planted duplicate: only this test's three findings remain.
-    expect(kinds).toEqual(["AMOUNT_MISMATCH", "CHARGE_WITHOUT_ORDER", "PAID_ORDER_WITHOUT_CHARGE"]);
+    const { findings, recorded } = await reconcile();
+    const mine = findings.filter((f) => f.kind !== "DUPLICATE_CHARGE"); // the previous test's is still in the window
+    expect(mine.map((f) => f.kind).sort()).toEqual(["AMOUNT_MISMATCH", "CHARGE_WITHOUT_ORDER", "PAID_ORDER_WITHOUT_CHARGE"]);
     expect(recorded).toBe(3);
-    expect(findings.find((f) => f.kind === "CHARGE_WITHOUT_ORDER")).toMatchObject({ chargeIds: [stray.id], orderId: null });
+    expect(findings.find((f) => f.kind === "CHARGE_WITHOUT_ORDER")).toMatchObject({ chargeIds: [lost], orderId: null });
     expect(findings.find((f) => f.kind === "PAID_ORDER_WITHOUT_CHARGE")).toMatchObject({ orderId: paidNoCharge!.orderId });
     expect(findings.find((f) => f.kind === "AMOUNT_MISMATCH")).toMatchObject({ orderId: mismatched!.orderId });
-    expect(await runReconciliation(t.db)).toMatchObject({ recorded: 0 });
+    expect(await reconcile()).toMatchObject({ recorded: 0 });
     expect(await t.db.reconciliationFinding.count()).toBe(4);
+  });
+
+  it("judges a window: the next run lists the charges since the cursor minus the margin, not the whole history", async () => {
+    await reconcile();
+    const cursor = await t.db.reconciliationCursor.findFirstOrThrow();
+    const old = await plantCharge({ reference: randomUUID(), ageSeconds: LATE_WRITE_MARGIN_SECONDS + 600 });
+    const late = await plantCharge({ reference: randomUUID(), ageSeconds: LATE_WRITE_MARGIN_SECONDS / 2 });
+    const run = await reconcile();
+    // A charge written late (stamped before the cursor, within the margin) is still judged; one
+    // from long before the window is not listed at all.
+    const judged = run.findings.flatMap((f) => f.chargeIds);
+    expect(judged).toContain(late);
+    expect(judged).not.toContain(old);
+    expect((await t.db.reconciliationCursor.findFirstOrThrow()).judgedThrough.getTime()).toBeGreaterThanOrEqual(cursor.judgedThrough.getTime());
+  });
+
+  it("a charge whose order is still paying is judged later, not passed by", async () => {
+    await reconcile();
+    // Charged, and the worker has not recorded it yet: the order says PENDING.
+    const { charge, ...order } = await chargedTestOrder(t.db, provider);
+    const held = await reconcile();
+    expect(held.findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
+    const cursor = (await t.db.reconciliationCursor.findFirstOrThrow()).judgedThrough;
+    const [listed] = await provider.charges(order.orderId);
+    expect(cursor.getTime()).toBeLessThanOrEqual(listed!.createdAt.getTime());
+    // The worker gives up on it (as after timeouts): the order says its payment failed, the money is taken.
+    await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAYMENT_FAILED" } });
+    const later = await reconcile();
+    expect(later.findings).toContainEqual(expect.objectContaining({ kind: "CHARGE_WITHOUT_ORDER", orderId: order.orderId, chargeIds: [charge.id] }));
+  });
+
+  it("an order charged and paid while the run reads the provider's list is not a paid order without a charge", async () => {
+    await reconcile();
+    const order = await placeTestOrder(t.db);
+    const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
+    // The worker charges and records the payment just after the list was read.
+    const racing: PaymentProvider = {
+      charge: provider.client.charge,
+      async listCharges(query) {
+        const page = await provider.client.listCharges(query);
+        const charge = await provider.client.charge({
+          idempotencyKey: outbox.idempotencyKey,
+          reference: order.orderId,
+          amountCents: order.totalCents,
+          currency: "EUR",
+        });
+        await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAID", chargeId: charge.id } });
+        return page;
+      },
+    };
+    const run = await createReconciliation(t.db, racing, { settleSeconds: 0 }).runOnce();
+    expect(run.findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
+    expect((await reconcile()).findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
   });
 
   it("npm run reconcile prints the findings and records nothing twice", { timeout: 30_000 }, async () => {
+    await t.db.reconciliationCursor.deleteMany(); // the whole history again
+    const old = await plantCharge({ reference: randomUUID(), ageSeconds: 3_600 });
     const root = path.resolve(import.meta.dirname, "../../..");
-    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", path.join(root, "scripts/reconcile.ts")], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1" },
-    });
-    expect(stdout).toContain("AMOUNT_MISMATCH");
-    expect(stdout).toContain("reconciliation: 3 finding(s), 0 new");
-    expect(await t.db.reconciliationFinding.count()).toBe(4);
+    const run = () =>
+      promisify(execFile)(process.execPath, ["--import", "tsx", path.join(root, "scripts/reconcile.ts")], {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1", PAYMENTS_PROVIDER_URL: provider.url },
+      });
+    expect((await run()).stdout).toMatch(new RegExp(`CHARGE_WITHOUT_ORDER\torder=-\tcharges=${old}`));
+    await t.db.reconciliationCursor.deleteMany();
+    expect((await run()).stdout).toMatch(/reconciliation: \d+ finding\(s\), 0 new/);
   });
 });

@@ -1,12 +1,18 @@
-// Reconciliation: compare the provider's books with the orders and record what does not add up,
-// for the dashboard. Each finding's dedupeKey is its kind plus the ids involved, and findings are
-// inserted with ON CONFLICT DO NOTHING, so a rerun records nothing it already recorded (and two
-// runs at once cannot record one finding twice).
+// Reconciliation: compare the provider's records, read through its list API, with the orders, and
+// record what does not add up, for the dashboard and the metrics. It runs by itself on an interval
+// (startPaymentJobs) in whichever process runs payments.
 //
-// Whole-table comparisons: fine for the demo's volumes. A production run would compare a window
-// (charges and orders since the previous run, minus a margin for late writes).
+// Each run judges a window of charges: from where the previous run stopped (kept in the shop's
+// database, ReconciliationCursor) minus LATE_WRITE_MARGIN_SECONDS, up to SETTLE_SECONDS ago. A
+// charge whose order is still PENDING (the worker has charged and not yet recorded it, or is
+// retrying after a timeout) is undecided: the cursor stops before it, so the next run judges it
+// again instead of passing it by. Each finding's dedupeKey is its kind plus the ids involved and
+// findings are inserted with ON CONFLICT DO NOTHING, so a window judged twice (the margin, two
+// processes at once) records nothing twice.
+import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
 import { closePaidDeadLetters } from "./dead-letters";
+import { ChargeStatus, type ListedCharge, type PaymentProvider } from "./provider";
 
 export const FindingKind = {
   DUPLICATE_CHARGE: "DUPLICATE_CHARGE",
@@ -26,95 +32,89 @@ export interface Finding {
 }
 
 export interface ReconciliationResult {
-  /** Everything that does not add up now, recorded before or not. */
+  /** Everything in this run's window that does not add up, recorded before or not. */
   findings: Finding[];
   /** How many of them this run recorded for the first time. */
   recorded: number;
   /** Dead-lettered payments whose order was paid after all, closed by this run. */
   closedDeadLetters: number;
-}
-
-const keyOf = (kind: FindingKind, ...ids: string[]) => `${kind}:${ids.join(",")}`;
-
-/** More than one successful charge for one order: the customer paid twice. */
-async function duplicateCharges(db: Db): Promise<Finding[]> {
-  const rows = await db.$queryRaw<{ reference: string; chargeIds: string[]; keys: string[]; amounts: number[] }[]>`
-    SELECT "reference", array_agg("id" ORDER BY "id") AS "chargeIds",
-           array_agg(DISTINCT "idempotencyKey") AS "keys", array_agg("amountCents" ORDER BY "id") AS "amounts"
-    FROM "ProviderCharge" WHERE "status" = 'SUCCEEDED'
-    GROUP BY "reference" HAVING count(*) > 1`;
-  return rows.map((r) => ({
-    kind: FindingKind.DUPLICATE_CHARGE,
-    dedupeKey: keyOf(FindingKind.DUPLICATE_CHARGE, ...r.chargeIds),
-    orderId: r.reference,
-    chargeIds: r.chargeIds,
-    details: { idempotencyKeys: r.keys, amountsCents: r.amounts },
-  }));
-}
-
-/** Money taken with no order to show for it: no such order, or the order says its payment failed. */
-async function chargesWithoutOrder(db: Db): Promise<Finding[]> {
-  const rows = await db.$queryRaw<{ chargeId: string; reference: string; amountCents: number; orderStatus: string | null }[]>`
-    SELECT c."id" AS "chargeId", c."reference", c."amountCents", o."status"::text AS "orderStatus"
-    FROM "ProviderCharge" c LEFT JOIN "Order" o ON o."id"::text = c."reference"
-    WHERE c."status" = 'SUCCEEDED' AND (o."id" IS NULL OR o."status" = 'PAYMENT_FAILED')`;
-  return rows.map((r) => ({
-    kind: FindingKind.CHARGE_WITHOUT_ORDER,
-    dedupeKey: keyOf(FindingKind.CHARGE_WITHOUT_ORDER, r.chargeId),
-    orderId: r.orderStatus ? r.reference : null,
-    chargeIds: [r.chargeId],
-    details: { reference: r.reference, amountCents: r.amountCents, orderStatus: r.orderStatus },
-  }));
-}
-
-/** An order we shipped as paid that the provider has no successful charge for. */
-async function paidOrdersWithoutCharge(db: Db): Promise<Finding[]> {
-  const rows = await db.$queryRaw<{ orderId: string; chargeId: string | null; totalCents: number }[]>`
-    SELECT o."id"::text AS "orderId", o."chargeId", o."totalCents" FROM "Order" o
-    WHERE o."status" = 'PAID'
-      AND NOT EXISTS (SELECT 1 FROM "ProviderCharge" c WHERE c."reference" = o."id"::text AND c."status" = 'SUCCEEDED')`;
-  return rows.map((r) => ({
-    kind: FindingKind.PAID_ORDER_WITHOUT_CHARGE,
-    dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, r.orderId),
-    orderId: r.orderId,
-    chargeIds: r.chargeId ? [r.chargeId] : [],
-    details: { totalCents: r.totalCents, recordedChargeId: r.chargeId },
-  }));
-}
-
-/** The provider charged another amount (or currency) than the order's total. */
-async function amountMismatches(db: Db): Promise<Finding[]> {
-  const rows = await db.$queryRaw<
-    { orderId: string; chargeId: string; totalCents: number; amountCents: number; orderCurrency: string; chargeCurrency: string }[]
-  >`
-    SELECT o."id"::text AS "orderId", c."id" AS "chargeId", o."totalCents", c."amountCents",
-           o."currency" AS "orderCurrency", c."currency" AS "chargeCurrency"
-    FROM "ProviderCharge" c JOIN "Order" o ON o."id"::text = c."reference"
-    WHERE c."status" = 'SUCCEEDED' AND (c."amountCents" <> o."totalCents" OR c."currency" <> o."currency")`;
-  return rows.map((r) => ({
-    kind: FindingKind.AMOUNT_MISMATCH,
-    dedupeKey: keyOf(FindingKind.AMOUNT_MISMATCH, r.orderId, r.chargeId),
-    orderId: r.orderId,
-    chargeIds: [r.chargeId],
-    details: { orderTotalCents: r.totalCents, chargedCents: r.amountCents, orderCurrency: r.orderCurrency, chargeCurrency: r.chargeCurrency },
-  }));
+  /** Charges the provider listed for this run's window. */
+  charges: number;
 }
 
 /**
- * Several orders for one checkout intent (tenant, checkout key), with the charges taken for them:
- * each order may have exactly its one charge, so the per-order checks above see nothing wrong, yet
- * the customer paid for one cart twice. Orders are unique per intent since migration 0004, so this
+ * A charge is stamped when the provider inserts it and listed only once it commits, and two
+ * machines' clocks differ: a charge can appear in the list with a creation time a little before
+ * the previous run's end. Two minutes covers both many times over; judging a charge twice costs
+ * nothing (findings are deduplicated).
+ */
+export const LATE_WRITE_MARGIN_SECONDS = 120;
+/**
+ * Charges younger than this are left for the next run: the webhook (or the worker's recording) of
+ * a charge made a moment ago may still be on its way, and judging it now would report a payment
+ * that is merely in flight.
+ */
+export const SETTLE_SECONDS = 30;
+/** The list API's largest page: fewer round trips per run. */
+const PAGE_SIZE = 100;
+const CURSOR = "provider-charges";
+
+const keyOf = (kind: FindingKind, ...ids: string[]) => `${kind}:${ids.join(",")}`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface OrderRow {
+  id: string;
+  status: "PENDING" | "PAID" | "PAYMENT_FAILED";
+  chargeId: string | null;
+  totalCents: number;
+  currency: string;
+  createdAt: Date;
+}
+
+/** The charges created at or after `fromSeconds`, every page. */
+async function listSince(provider: PaymentProvider, fromSeconds: number | undefined): Promise<ListedCharge[]> {
+  const charges: ListedCharge[] = [];
+  let startingAfter: string | undefined;
+  for (;;) {
+    const page = await provider.listCharges({ createdGte: fromSeconds, startingAfter, limit: PAGE_SIZE });
+    charges.push(...page.data);
+    if (!page.hasMore || page.data.length === 0) return charges;
+    startingAfter = page.data.at(-1)!.id;
+  }
+}
+
+const ORDER_COLUMNS = Prisma.sql`"id"::text AS "id", "status"::text AS "status", "chargeId", "totalCents", "currency", "createdAt"`;
+
+/**
+ * The orders paid in the window, read before the charges are listed: an order that is PAID now
+ * was charged before now, so the list read after it holds its charge. (Read the other way round,
+ * an order charged and paid between the two reads looked like a paid order without a charge.)
+ */
+async function paidInWindow(db: Db, from: Date, until: Date): Promise<OrderRow[]> {
+  return db.$queryRaw<OrderRow[]>`
+    SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "status" = 'PAID' AND "createdAt" >= ${from} AND "createdAt" < ${until}`;
+}
+
+/** The listed charges' orders, read after the list: each charge's order, if any, committed before the charge was made. */
+async function ordersOf(db: Db, references: string[]): Promise<OrderRow[]> {
+  const ids = references.filter((r) => UUID.test(r));
+  if (ids.length === 0) return [];
+  return db.$queryRaw<OrderRow[]>`SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "id" = ANY(${ids}::uuid[])`;
+}
+
+/**
+ * Several orders for one checkout intent (tenant, checkout key), among the window's orders: each
+ * order may have exactly its one charge, so the per-charge checks see nothing wrong, yet the
+ * customer paid for one cart twice. Orders are unique per intent since migration 0004, so this
  * finds what was made before it (and anything that ever gets around the constraint).
  */
-async function sharedIntents(db: Db): Promise<Finding[]> {
+async function sharedIntents(db: Db, from: Date, until: Date): Promise<Finding[]> {
   const rows = await db.$queryRaw<{ tenantId: string; checkoutKey: string; orderIds: string[]; chargeIds: string[] }[]>`
-    WITH shared AS (
-      SELECT "tenantId", "idempotencyKey", array_agg("id"::text ORDER BY "createdAt", "id") AS "orderIds"
-      FROM "Order" GROUP BY "tenantId", "idempotencyKey" HAVING count(*) > 1)
-    SELECT s."tenantId", s."idempotencyKey" AS "checkoutKey", s."orderIds",
-           COALESCE((SELECT array_agg(c."id" ORDER BY c."id") FROM "ProviderCharge" c
-                     WHERE c."reference" = ANY(s."orderIds") AND c."status" = 'SUCCEEDED'), '{}') AS "chargeIds"
-    FROM shared s`;
+    SELECT o."tenantId", o."idempotencyKey" AS "checkoutKey", array_agg(o."id"::text ORDER BY o."createdAt", o."id") AS "orderIds",
+           COALESCE(array_agg(o."chargeId" ORDER BY o."chargeId") FILTER (WHERE o."chargeId" IS NOT NULL), '{}') AS "chargeIds"
+    FROM "Order" o
+    WHERE (o."tenantId", o."idempotencyKey") IN (SELECT "tenantId", "idempotencyKey" FROM "Order" WHERE "createdAt" >= ${from} AND "createdAt" < ${until})
+    GROUP BY o."tenantId", o."idempotencyKey" HAVING count(*) > 1`;
   return rows.map((r) => ({
     kind: FindingKind.SHARED_INTENT,
     dedupeKey: keyOf(FindingKind.SHARED_INTENT, ...r.orderIds, ...r.chargeIds),
@@ -124,13 +124,107 @@ async function sharedIntents(db: Db): Promise<Finding[]> {
   }));
 }
 
-export async function runReconciliation(db: Db): Promise<ReconciliationResult> {
-  const checks = [duplicateCharges, chargesWithoutOrder, paidOrdersWithoutCharge, amountMismatches, sharedIntents];
-  const [findings, closed] = await Promise.all([Promise.all(checks.map((check) => check(db))).then((f) => f.flat()), closePaidDeadLetters(db)]);
-  if (findings.length === 0) return { findings, recorded: 0, closedDeadLetters: closed.length };
-  const { count } = await db.reconciliationFinding.createMany({
-    data: findings.map((f) => ({ kind: f.kind, dedupeKey: f.dedupeKey, orderId: f.orderId, chargeIds: f.chargeIds, details: f.details as object })),
-    skipDuplicates: true,
-  });
-  return { findings, recorded: count, closedDeadLetters: closed.length };
+/** What the charges and orders of one window say, and where the next window starts. */
+export function judge(charges: readonly ListedCharge[], orders: readonly OrderRow[], paid: readonly OrderRow[], window: { from: Date; until: Date }) {
+  const untilSeconds = window.until.getTime() / 1000;
+  const orderById = new Map(orders.map((o) => [o.id, o]));
+  const succeeded = charges.filter((c) => c.status === ChargeStatus.SUCCEEDED);
+  const findings: Finding[] = [];
+  let judgedThrough = window.until;
+
+  for (const c of succeeded) {
+    if (c.created >= untilSeconds) continue; // too young: the next run's
+    const order = orderById.get(c.reference);
+    if (order?.status === "PENDING") {
+      // Charged, not yet recorded: judged by a later run, which must start no later than here.
+      const created = new Date(c.created * 1000);
+      if (created < judgedThrough) judgedThrough = created;
+      continue;
+    }
+    if (!order || order.status === "PAYMENT_FAILED") {
+      // Money taken with no order to show for it: the order was lost (a failover, say), never
+      // existed, or says its payment failed.
+      findings.push({
+        kind: FindingKind.CHARGE_WITHOUT_ORDER,
+        dedupeKey: keyOf(FindingKind.CHARGE_WITHOUT_ORDER, c.id),
+        orderId: order ? order.id : null,
+        chargeIds: [c.id],
+        details: { reference: c.reference, amountCents: c.amountCents, orderStatus: order?.status ?? null },
+      });
+      continue;
+    }
+    if (order.chargeId !== null && order.chargeId !== c.id) {
+      // The order was paid with another charge: the customer paid twice.
+      findings.push({
+        kind: FindingKind.DUPLICATE_CHARGE,
+        dedupeKey: keyOf(FindingKind.DUPLICATE_CHARGE, ...[order.chargeId, c.id].sort()),
+        orderId: order.id,
+        chargeIds: [order.chargeId, c.id],
+        details: { amountCents: c.amountCents },
+      });
+    }
+    if (c.amountCents !== order.totalCents || c.currency !== order.currency) {
+      findings.push({
+        kind: FindingKind.AMOUNT_MISMATCH,
+        dedupeKey: keyOf(FindingKind.AMOUNT_MISMATCH, order.id, c.id),
+        orderId: order.id,
+        chargeIds: [c.id],
+        details: { orderTotalCents: order.totalCents, chargedCents: c.amountCents, orderCurrency: order.currency, chargeCurrency: c.currency },
+      });
+    }
+  }
+
+  // Orders paid in the window that the provider has no successful charge for.
+  const charged = new Set(succeeded.map((c) => c.reference));
+  for (const o of paid) {
+    if (charged.has(o.id)) continue;
+    findings.push({
+      kind: FindingKind.PAID_ORDER_WITHOUT_CHARGE,
+      dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, o.id),
+      orderId: o.id,
+      chargeIds: o.chargeId ? [o.chargeId] : [],
+      details: { totalCents: o.totalCents, recordedChargeId: o.chargeId },
+    });
+  }
+  return { findings, judgedThrough };
 }
+
+export interface ReconciliationOptions {
+  /** Tests judge charges made a moment ago: 0. */
+  settleSeconds?: number;
+}
+
+export function createReconciliation(db: Db, provider: PaymentProvider, options: ReconciliationOptions = {}) {
+  const settleSeconds = options.settleSeconds ?? SETTLE_SECONDS;
+  return {
+    async runOnce(): Promise<ReconciliationResult> {
+      // The database's clock, not this process's: the orders' times are the database's.
+      const [state] = await db.$queryRaw<{ now: Date; judgedThrough: Date | null }[]>`
+        SELECT now() AS "now", (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${CURSOR}) AS "judgedThrough"`;
+      const { now, judgedThrough: previous } = state!;
+      // The first run judges the provider's whole history; every later one, its window.
+      const from = previous ? new Date(previous.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000) : new Date(0);
+      const until = new Date(now.getTime() - settleSeconds * 1000);
+      const paid = await paidInWindow(db, from, until);
+      const charges = await listSince(provider, previous ? Math.floor(from.getTime() / 1000) : undefined);
+      const orders = await ordersOf(db, [...new Set(charges.map((c) => c.reference))]);
+      const judged = judge(charges, orders, paid, { from, until });
+      const findings = [...judged.findings, ...(await sharedIntents(db, from, until))];
+      const closed = await closePaidDeadLetters(db);
+      const recorded = findings.length
+        ? (
+            await db.reconciliationFinding.createMany({
+              data: findings.map((f) => ({ kind: f.kind, dedupeKey: f.dedupeKey, orderId: f.orderId, chargeIds: f.chargeIds, details: f.details as object })),
+              skipDuplicates: true,
+            })
+          ).count
+        : 0;
+      // Never backwards: two runs at once (the server's and a worker's) may finish in either order.
+      await db.$executeRaw`
+        INSERT INTO "ReconciliationCursor" ("name", "judgedThrough") VALUES (${CURSOR}, ${judged.judgedThrough})
+        ON CONFLICT ("name") DO UPDATE SET "judgedThrough" = GREATEST("ReconciliationCursor"."judgedThrough", EXCLUDED."judgedThrough"), "updatedAt" = now()`;
+      return { findings, recorded, closedDeadLetters: closed.length, charges: charges.length };
+    },
+  };
+}
+export type Reconciliation = ReturnType<typeof createReconciliation>;

@@ -10,19 +10,21 @@ import { WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
 import { countingStream } from "../http/test-streams";
 import { DEMO_WEBHOOK_SECRET, WEBHOOK_SCOPE } from "./config";
 import { loadConfig } from "../config";
-import { httpSink } from "./event-dispatcher";
-import { chargedTestOrder } from "../../test/payment-fixtures";
-import { webhookResponse, type ProviderEventBody } from "./webhook";
+import { chargedTestOrder, placeTestOrder } from "../../test/payment-fixtures";
+import { useTestProvider } from "../../test/provider";
+import { waitFor } from "../../../tools/process";
+import { webhookResponse } from "./webhook";
 import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
 import { testApp } from "../../test/app";
 
 const t = useTestDatabase();
+const provider = useTestProvider();
 const SECRET = "door-test-secret-0123456789abcdef-xyz";
 const NOW = 1_900_000_000; // unix seconds: a literal clock for the tolerance
 
 /** A charged order whose event has not been delivered: its raw event body, as the provider sends it. */
 async function pendingEvent() {
-  const { orderId, eventId, body } = await chargedTestOrder(t.db);
+  const { orderId, eventId, body } = await chargedTestOrder(t.db, provider);
   return { orderId, eventId, raw: JSON.stringify(body) };
 }
 
@@ -66,11 +68,12 @@ describe("the provider's signature", () => {
 });
 
 describe("the provider's HTTP delivery", () => {
-  it("signs each event, and the webhook behind a real socket takes it", async () => {
-    const { orderId, raw } = await pendingEvent();
+  it("the provider service signs each event and sends some twice; the webhook behind a real socket takes it, once", async () => {
+    const deliveries: string[] = [];
     async function serve(req: http.IncomingMessage, res: http.ServerResponse) {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
+      deliveries.push(Buffer.concat(chunks).toString());
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
       const answer = await webhookResponse(
@@ -87,9 +90,20 @@ describe("the provider's HTTP delivery", () => {
     await once(server, "listening");
     try {
       const { port } = server.address() as AddressInfo;
-      const deliver = httpSink(`http://127.0.0.1:${port}/api/webhooks/payments`, SECRET);
-      expect(await deliver(JSON.parse(raw) as ProviderEventBody)).toBe(200);
-      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID" });
+      // Every event delivered twice (at least once, as real providers deliver).
+      const sender = await provider.withFaults({ webhook: { url: `http://127.0.0.1:${port}/api/webhooks/payments`, secret: SECRET }, duplicateRate: 1 });
+      const { orderId, totalCents } = await placeTestOrder(t.db);
+      const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
+      const charge = await sender.client.charge({ idempotencyKey: outbox.idempotencyKey, reference: orderId, amountCents: totalCents, currency: "EUR" });
+      await waitFor("the order paid by the webhook", async () => (await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).status === "PAID");
+      // (The sender also delivers the earlier tests' events from the shared books: count this charge's.)
+      await waitFor("the second delivery", () => deliveries.filter((d) => d.includes(charge.id)).length >= 2);
+      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ chargeId: charge.id });
+      const [event] = await provider.events(charge.id);
+      expect(await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: WEBHOOK_SCOPE, key: event!.id } })).toMatchObject({
+        status: "COMPLETED",
+        attempts: 1,
+      });
     } finally {
       server.close();
     }

@@ -7,9 +7,11 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { placeTestOrder } from "../../test/payment-fixtures";
+import { useTestProvider } from "../../test/provider";
 import { waitFor } from "../../../tools/process";
 
 const t = useTestDatabase();
+const provider = useTestProvider();
 const root = path.resolve(import.meta.dirname, "../../..");
 
 function startWorker(env: Record<string, string>): ChildProcess {
@@ -18,7 +20,7 @@ function startWorker(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/worker.ts")], {
     cwd: root,
     // A 1 s lease so the restarted worker may take the dead one's row over within the test.
-    env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1", OUTBOX_LEASE_MS: "1000", OUTBOX_POLL_MS: "100", DEMO_PROVIDER_FAILURE_RATE: "0", ...env },
+    env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1", OUTBOX_LEASE_MS: "1000", OUTBOX_POLL_MS: "100", PAYMENTS_PROVIDER_URL: provider.url, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
 }
@@ -45,7 +47,7 @@ describe("worker crash between charge and delivery", () => {
     expect(crashed.signal, crashLog).toBe("SIGKILL");
 
     // The provider charged; the worker recorded nothing.
-    const charges = await t.db.providerCharge.findMany({ where: { reference: orderId } });
+    const charges = await provider.charges(orderId);
     expect(charges).toHaveLength(1);
     const stranded = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
     expect(stranded).toMatchObject({ status: "PENDING", attempts: 1, result: null, deliveredAt: null });
@@ -64,8 +66,8 @@ describe("worker crash between charge and delivery", () => {
     // SIGTERM is a graceful stop: the round in progress finishes, the process exits 0.
     expect(await exitOf(restarted)).toEqual({ code: 0, signal: null });
 
-    expect(await t.db.providerCharge.count({ where: { reference: orderId } })).toBe(1);
-    expect(await t.db.providerIdempotencyRecord.count()).toBe(1);
+    expect(await provider.charges(orderId)).toHaveLength(1);
+    expect(await provider.charges()).toHaveLength(1);
     expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charges[0]!.id });
   });
 });

@@ -1,0 +1,112 @@
+// The simulated payment provider as a process of its own: its own database (PROVIDER_DATABASE_URL,
+// never the shop's), its own port, its HTTP API (server.ts) and its webhook deliveries (webhooks.ts).
+// It imports nothing from the shop: the shop reaches it over HTTP, as it would a real provider.
+//
+//   PROVIDER_DATABASE_URL       its books (the schema is applied at start)
+//   PROVIDER_PORT               where it listens (0: any free port); PROVIDER_HOST, default 127.0.0.1
+//   PROVIDER_WEBHOOK_URL        where it posts its events (unset: they wait in its books)
+//   PROVIDER_WEBHOOK_SECRET     what it signs them with (the shop's PAYMENTS_WEBHOOK_SECRET)
+//   DEMO_PROVIDER_FAILURE_RATE  share of charge requests refused with a 503 before charging
+//   DEMO_PROVIDER_TIMEOUT_RATE  share that charge and then drop the connection without answering
+//   DEMO_PROVIDER_DUPLICATE_RATE share of delivered events sent twice (default 0.2)
+//
+// Once listening it prints `[provider] listening on http://host:port`, the line its starters wait for.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { z } from "zod";
+import { createProviderServer } from "./server";
+import { createWebhookSender } from "./webhooks";
+
+const rate = z.coerce.number().min(0).max(1);
+const env = z
+  .object({
+    PROVIDER_DATABASE_URL: z.string().min(1, "PROVIDER_DATABASE_URL is not set: the provider's books need a database of their own"),
+    PROVIDER_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+    PROVIDER_HOST: z.string().min(1).default("127.0.0.1"),
+    PROVIDER_WEBHOOK_URL: z.url().optional(),
+    PROVIDER_WEBHOOK_SECRET: z.string().min(1).optional(),
+    DEMO_PROVIDER_FAILURE_RATE: rate.default(0),
+    DEMO_PROVIDER_TIMEOUT_RATE: rate.default(0),
+    // Real providers sometimes deliver a webhook twice; one in five here keeps the shop's webhook
+    // idempotency exercised all the time.
+    DEMO_PROVIDER_DUPLICATE_RATE: rate.default(0.2),
+  })
+  .refine((e) => !e.PROVIDER_WEBHOOK_URL || e.PROVIDER_WEBHOOK_SECRET, "PROVIDER_WEBHOOK_URL needs PROVIDER_WEBHOOK_SECRET to sign with");
+const parsed = env.safeParse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== "")));
+if (!parsed.success) {
+  console.error(`[provider] cannot start: ${z.prettifyError(parsed.error)}`);
+  process.exit(1);
+}
+const config = parsed.data;
+
+/**
+ * Undelivered events are looked for every 5 s (a refused webhook's retry comes due), and at once
+ * after each new charge: a charge's event goes out within milliseconds without a poll per second.
+ */
+const EVENT_POLL_MS = 5_000;
+
+const pool = new pg.Pool({ connectionString: config.PROVIDER_DATABASE_URL, max: 8 });
+pool.on("error", () => {}); // a dropped idle connection: the next query opens another
+await pool.query(readFileSync(path.join(import.meta.dirname, "schema.sql"), "utf8"));
+
+let wake: (() => void) | undefined;
+// Set by a charge made while a round was running: the next wait is skipped.
+let nudged = false;
+let stopping = false;
+const server = createProviderServer(pool, {
+  failureRate: config.DEMO_PROVIDER_FAILURE_RATE,
+  timeoutRate: config.DEMO_PROVIDER_TIMEOUT_RATE,
+  onCharge: () => {
+    nudged = true;
+    wake?.();
+  },
+});
+
+const sender = config.PROVIDER_WEBHOOK_URL
+  ? createWebhookSender(pool, {
+      url: config.PROVIDER_WEBHOOK_URL,
+      secret: config.PROVIDER_WEBHOOK_SECRET!,
+      duplicateRate: config.DEMO_PROVIDER_DUPLICATE_RATE,
+      log: (line) => console.warn(line),
+    })
+  : undefined;
+const delivering = (async () => {
+  if (!sender) return;
+  while (!stopping) {
+    let more = false;
+    nudged = false;
+    try {
+      more = (await sender.runOnce()).attempted > 0;
+    } catch (error) {
+      console.warn(`[provider] webhook round failed: ${(error as Error).message}`);
+    }
+    if (!more && !nudged && !stopping) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, EVENT_POLL_MS);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+})();
+
+server.listen(config.PROVIDER_PORT, config.PROVIDER_HOST, () => {
+  const { port } = server.address() as { port: number };
+  console.log(`[provider] listening on http://${config.PROVIDER_HOST}:${port}`);
+});
+
+async function shutdown(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  wake?.();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await delivering;
+  await pool.end();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown());
+process.on("SIGINT", () => void shutdown());

@@ -1,0 +1,120 @@
+// The provider service over HTTP, as the shop's client sees it: one charge per idempotency key,
+// faults before and after charging, the list API's cursor and creation filter, signed webhooks.
+import http from "node:http";
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { useTestProvider } from "../../src/test/provider";
+import { ProviderRefusedError, ProviderTimeoutError, ProviderUnavailableError, type ListedCharge } from "../../src/server/payments/provider";
+import { SIGNATURE_HEADER, verifySignature } from "../../src/server/payments/webhook-signature";
+import { waitFor } from "../../tools/process";
+
+const provider = useTestProvider();
+const request = (overrides: Partial<{ idempotencyKey: string; reference: string; amountCents: number }> = {}) => ({
+  idempotencyKey: `key-${randomUUID()}`,
+  reference: randomUUID(),
+  amountCents: 1_250,
+  currency: "EUR",
+  ...overrides,
+});
+
+describe("POST /v1/charges", () => {
+  it("charges once per idempotency key, however many requests arrive at once", async () => {
+    const req = request();
+    const answers = await Promise.all(Array.from({ length: 16 }, () => provider.client.charge(req)));
+    expect(new Set(answers.map((a) => a.id)).size).toBe(1);
+    expect(answers.filter((a) => !a.replayed)).toHaveLength(1);
+    expect(await provider.charges(req.reference)).toEqual([expect.objectContaining({ id: answers[0]!.id, status: "SUCCEEDED", amountCents: 1_250 })]);
+    expect(await provider.events(answers[0]!.id)).toEqual([expect.objectContaining({ type: "charge.succeeded" })]);
+  });
+
+  it("refuses a key reused for other parameters, and charges nothing more", async () => {
+    const req = request();
+    await provider.client.charge(req);
+    await expect(provider.client.charge({ ...req, amountCents: 9_999 })).rejects.toBeInstanceOf(ProviderRefusedError);
+    expect(await provider.charges(req.reference)).toHaveLength(1);
+  });
+
+  it("declines above 5 000 EUR", async () => {
+    expect(await provider.client.charge(request({ amountCents: 500_001 }))).toMatchObject({ status: "FAILED" });
+  });
+
+  it("a transient failure charges nothing; a timeout after charging hides a charge that the retry finds", async () => {
+    const failing = await provider.withFaults({ failureRate: 1 });
+    const refused = request();
+    await expect(failing.client.charge(refused)).rejects.toBeInstanceOf(ProviderUnavailableError);
+    expect(await provider.charges(refused.reference)).toEqual([]);
+
+    const timingOut = await provider.withFaults({ timeoutRate: 1 });
+    const lost = request();
+    await expect(timingOut.client.charge(lost)).rejects.toBeInstanceOf(ProviderTimeoutError);
+    const [charged] = await provider.charges(lost.reference);
+    expect(await provider.client.charge(lost)).toMatchObject({ id: charged!.id, replayed: true });
+  });
+
+  it("is unavailable, not timed out, when nothing listens", async () => {
+    await provider.stop();
+    try {
+      await expect(provider.client.charge(request())).rejects.toBeInstanceOf(ProviderUnavailableError);
+    } finally {
+      await provider.start();
+    }
+  });
+});
+
+describe("GET /v1/charges", () => {
+  it("pages oldest first by a cursor, and filters by creation time", async () => {
+    const since = Math.floor(Date.now() / 1000);
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await provider.client.charge(request()));
+    const seen: ListedCharge[] = [];
+    let startingAfter: string | undefined;
+    for (;;) {
+      const page = await provider.client.listCharges({ createdGte: since, startingAfter, limit: 2 });
+      seen.push(...page.data);
+      if (!page.hasMore) break;
+      startingAfter = page.data.at(-1)!.id;
+    }
+    expect(seen.map((c) => c.id).slice(-5)).toEqual(made.map((c) => c.id));
+    expect(new Set(seen.map((c) => c.id)).size).toBe(seen.length);
+    expect(seen.every((c) => c.created >= since)).toBe(true);
+    expect((await provider.client.listCharges({ createdLt: since - 3600 })).data).toEqual([]);
+  });
+
+  it("refuses a cursor that names no charge", async () => {
+    await expect(provider.client.listCharges({ startingAfter: "ch_nope" })).rejects.toBeInstanceOf(ProviderRefusedError);
+  });
+});
+
+describe("webhooks", () => {
+  it("posts each charge's event to the merchant, signed with the shared secret, until it answers 2xx", async () => {
+    const secret = "provider-test-secret-0123456789abcdef";
+    const received: { id: string; type: string; data: { chargeId: string } }[] = [];
+    let refuseFirst = true;
+    const merchant = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const raw = Buffer.concat(chunks);
+        const signed = verifySignature(req.headers[SIGNATURE_HEADER] as string, raw, secret, { nowSeconds: Date.now() / 1000 });
+        if (!signed.ok || refuseFirst) {
+          refuseFirst = false;
+          res.writeHead(signed.ok ? 503 : 400).end();
+          return;
+        }
+        received.push(JSON.parse(raw.toString()));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => merchant.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (merchant.address() as { port: number }).port;
+      const sender = await provider.withFaults({ webhook: { url: `http://127.0.0.1:${port}/hook`, secret }, duplicateRate: 0 });
+      const charge = await sender.client.charge(request());
+      // Refused once (503), retried after its backoff, then taken: delivered, once.
+      await waitFor("the event delivered", async () => (await provider.events(charge.id))[0]?.deliveredAt, 30_000);
+      expect(received.filter((e) => e.data.chargeId === charge.id)).toEqual([expect.objectContaining({ type: "charge.succeeded" })]);
+    } finally {
+      merchant.close();
+    }
+  });
+});

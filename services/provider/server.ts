@@ -1,0 +1,116 @@
+// The provider's HTTP API, shaped like a card processor's:
+//   POST /v1/charges   {reference, amountCents, currency} with an Idempotency-Key header: the same
+//                      key returns the first charge (header Idempotent-Replayed: true); the same key
+//                      with other parameters is a 400. Now and then a 503 before charging
+//                      (failureRate), or a charge followed by a dropped connection (timeoutRate):
+//                      the caller never learns of a charge that happened and must retry with the key.
+//   GET  /v1/charges   ?created[gte]=&created[lt]= (unix seconds) &starting_after=<charge id> &limit=
+//                      (1–100, default 10): {object: "list", data, has_more}, oldest first.
+//   GET  /health       200 once the books are reachable.
+import http from "node:http";
+import type pg from "pg";
+import { z } from "zod";
+import { charge, chargeExists, listCharges } from "./books";
+
+export interface ProviderOptions {
+  failureRate: number;
+  timeoutRate: number;
+  random?: () => number;
+  /** Told after each new charge, so its event goes out at once instead of at the next poll. */
+  onCharge?: () => void;
+}
+
+/** A charge request's body is a few dozen bytes; anything past 16 KiB is refused unread. */
+const BODY_LIMIT_BYTES = 16 * 1024;
+const MAX_LIST_LIMIT = 100;
+
+const chargeBody = z.object({
+  reference: z.string().min(1).max(255),
+  amountCents: z.number().int().positive(),
+  currency: z.string().regex(/^[A-Z]{3}$/),
+});
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const unixSeconds = z.coerce.number().int().min(0).optional();
+const listQuery = z.object({
+  "created[gte]": unixSeconds,
+  "created[lt]": unixSeconds,
+  starting_after: z.string().min(1).max(255).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(10),
+});
+
+function answer(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const raw = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(raw), ...headers });
+  res.end(raw);
+}
+const error = (res: http.ServerResponse, status: number, type: string, message: string) => answer(res, status, { error: { type, message } });
+
+async function readJson(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > BODY_LIMIT_BYTES) throw new RangeError("body too large");
+    chunks.push(chunk);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}
+
+export function createProviderServer(pool: pg.Pool, options: ProviderOptions): http.Server {
+  const random = options.random ?? Math.random;
+
+  async function postCharge(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const key = req.headers["idempotency-key"];
+    if (typeof key !== "string" || !KEY.test(key)) return error(res, 400, "idempotency_error", "An Idempotency-Key header is required");
+    let body;
+    try {
+      body = chargeBody.safeParse(await readJson(req));
+    } catch {
+      return error(res, 400, "invalid_request_error", "The body is not JSON of at most 16 KiB");
+    }
+    if (!body.success) return error(res, 400, "invalid_request_error", z.prettifyError(body.error));
+    if (random() < options.failureRate) return error(res, 503, "api_error", "Temporarily unavailable (simulated): nothing was charged");
+    const outcome = await charge(pool, key, body.data);
+    if (outcome.kind === "key_reused") {
+      return error(res, 400, "idempotency_error", "This Idempotency-Key was used with other parameters");
+    }
+    if (outcome.kind === "created") options.onCharge?.();
+    // Charged, and the answer is lost on the way: the caller sees its connection drop.
+    if (random() < options.timeoutRate) return void res.socket?.destroy();
+    answer(res, 200, outcome.charge, outcome.kind === "replayed" ? { "idempotent-replayed": "true" } : {});
+  }
+
+  async function getCharges(url: URL, res: http.ServerResponse): Promise<void> {
+    const q = listQuery.safeParse(Object.fromEntries(url.searchParams));
+    if (!q.success) return error(res, 400, "invalid_request_error", z.prettifyError(q.error));
+    const startingAfter = q.data.starting_after;
+    if (startingAfter !== undefined && !(await chargeExists(pool, startingAfter))) {
+      return error(res, 400, "invalid_request_error", "starting_after names no charge");
+    }
+    const page = await listCharges(pool, {
+      createdGte: q.data["created[gte]"],
+      createdLt: q.data["created[lt]"],
+      startingAfter,
+      limit: q.data.limit,
+    });
+    answer(res, 200, { object: "list", data: page.data, has_more: page.hasMore });
+  }
+
+  return http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://provider");
+    const route = `${req.method} ${url.pathname}`;
+    const handled =
+      route === "POST /v1/charges"
+        ? postCharge(req, res)
+        : route === "GET /v1/charges"
+          ? getCharges(url, res)
+          : route === "GET /health"
+            ? pool.query("SELECT 1").then(() => answer(res, 200, { ok: true }))
+            : Promise.resolve(error(res, 404, "invalid_request_error", `No route ${route}`));
+    // The books unreachable (or any bug): a 503 the caller retries, never a charge half-told.
+    handled.catch((cause: unknown) => {
+      if (!res.headersSent) error(res, 503, "api_error", `The provider's books are unavailable: ${(cause as Error).message}`);
+      else res.destroy();
+    });
+  });
+}
