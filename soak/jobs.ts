@@ -2,13 +2,12 @@
 // same connection path as the instances (PgBouncer in that profile): the sweeper (every instance
 // has stopped: any key whose lease ended), the reaper, reconciliation. The instances run them on their own schedule
 // too, but minutes apart; the verdict must not depend on where a timer happened to be.
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { reapExpiredKeys, sweepStuckKeys } from "@once/idempotency/jobs";
 import { poolRunner } from "@once/idempotency/sql";
 import { createDb, poolOf } from "../src/server/db/client";
 import { runReconciliation } from "../src/server/payments";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until no outbox row is PENDING (true), or `timeoutMs` passed (false). */
 export async function waitForOutboxDrain(directUrl: string, timeoutMs: number): Promise<boolean> {
