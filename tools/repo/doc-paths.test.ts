@@ -117,10 +117,11 @@ function exists(mention: Mention): boolean {
   return false;
 }
 
+// Whether git ignores it, as a file or as a folder (a pattern ending in a slash matches only folders).
 function ignoredByGit(candidate: string): boolean {
   try {
-    git("check-ignore", "-q", "--no-index", candidate);
-    return true;
+    const folder = candidate.endsWith("/") ? candidate : `${candidate}/`;
+    return git("check-ignore", "--no-index", candidate, folder).trim() !== "";
   } catch {
     return false;
   }
