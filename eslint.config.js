@@ -57,6 +57,6 @@ export default tseslint.config(
     },
   },
   { files: ["**/*.js", "**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
-  // CommonJS configuration files (packages/idempotency/.dependency-cruiser.cjs).
+  // CommonJS: packages/idempotency/.dependency-cruiser.cjs, and the Turbopack loader (tools/next/), which Next.js loads with require.
   { files: ["**/*.cjs"], languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } } },
 );

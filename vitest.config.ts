@@ -1,13 +1,15 @@
-import path from "node:path";
 import { defineConfig } from "vitest/config";
 
-// Two projects: the app (src/, scripts/) and the engine package (packages/idempotency), each with
+// Two projects: the app (src/, scripts/, tools/, soak/, bench/) and the engine package (packages/idempotency), each with
 // its own PostgreSQL started by its global setup.
 export default defineConfig({
   test: {
     projects: [
       {
-        resolve: { alias: { "@": path.resolve(import.meta.dirname, "src") } },
+        // tsconfig.json's paths: `@/` is src/, and `@once/idempotency` (each of its entries) is the
+        // engine's source, not its build, so an edit to packages/idempotency/src is what the next
+        // test runs (tools/repo/engine-source.test.ts).
+        resolve: { tsconfigPaths: true },
         test: {
           name: "app",
           include: ["src/**/*.test.ts", "services/**/*.test.ts", "tools/**/*.test.ts", "scripts/**/*.test.ts", "soak/**/*.test.ts", "bench/**/*.test.ts"],

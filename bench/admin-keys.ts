@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import type { Prisma } from "../src/generated/prisma/client";
 import { keyListQuery, type KeyListFilters } from "../src/server/admin/keys-query";
 import { seedKeys } from "../scripts/seed-keys";
-import { seedAudit, seedCounterMinutes } from "../scripts/seed-dashboard";
+import { FULLEST_DAY, seedAudit, seedCounterMinutes } from "../scripts/seed-dashboard";
 import { benchBulkRelease, benchDashboardViews } from "./admin-views";
 
 const COUNT = Number(process.env.SEED_KEYS ?? 100_000);
@@ -43,7 +43,7 @@ try {
   const seeded = await seedKeys(client, COUNT, (line) => process.stderr.write(`[bench:admin] seed: ${line}\n`));
   const total = (await client.query(`SELECT count(*)::int AS n FROM "IdempotencyKey"`)).rows[0].n as number;
   console.log(`seeded ${seeded.inserted} keys in ${Math.round(seeded.ms)} ms; the table holds ${total}`);
-  console.log(`seeded ${await seedCounterMinutes(client)} counter minutes and ${await seedAudit(client, seeded.run)} audit entries\n`);
+  console.log(`seeded ${await seedCounterMinutes(client, FULLEST_DAY)} counter minutes and ${await seedAudit(client, seeded.run)} audit entries\n`);
 
   // A cursor deep in the table: the 90 000th newest key.
   const deep = (

@@ -2,6 +2,7 @@
 // request is running. How long after the first answer does the duplicate get its own? Without
 // Prefer: wait it gets 409 and comes back after Retry-After, as the browser link does; with
 // Prefer: wait the server holds it and answers once the first request commits (woken by NOTIFY).
+import { setTimeout as pause } from "node:timers/promises";
 import { randomUUID } from "node:crypto";
 import { percentile } from "../tools/stats";
 
@@ -17,8 +18,6 @@ export type Send = (key: string, input: { value: string; holdMs: number }, prefe
 /** How long the first request runs, and how far into it the duplicate is sent. */
 const HOLD_MS = 150;
 const DUPLICATE_AFTER_MS = 20;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The duplicate, as a client that honours Retry-After sends it until it gets a final answer. */
 async function duplicate(send: Send, key: string, input: { value: string; holdMs: number }, prefer?: string): Promise<Sent> {

@@ -1,5 +1,6 @@
 // The bench's stand-in for a business mutation: one insert into "TestEffect", reachable through
 // the app's own tRPC stack (auth, the idempotency middleware) so a retry's whole path is measured.
+import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { createTRPCRouter, idempotentProcedure } from "../src/server/api/trpc";
 
@@ -13,7 +14,7 @@ export const testRouter = createTRPCRouter({
     async ({ ctx, input }) => {
       const [row] = await ctx.tx.$queryRaw<{ id: number }[]>`
       INSERT INTO "TestEffect" ("scope", "value") VALUES (${ctx.tenantId}, ${input.value}) RETURNING "id"`;
-      if (input.holdMs) await new Promise((resolve) => setTimeout(resolve, input.holdMs));
+      if (input.holdMs) await sleep(input.holdMs);
       return { effectId: row!.id, value: input.value };
     },
   ),

@@ -5,6 +5,7 @@
 // lag, and the requests' p99. Phase 1 runs with the reaper, phase 2 (same run, same rate) without:
 // the control. With the reaper the row count should plateau near rate × (retention + interval).
 // A measurement to cite, not a test.
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { createIdempotencyEngine, withIdempotency, type IdempotencyEngine } from "@once/idempotency";
@@ -98,7 +99,7 @@ await runBench("bench:retention", async (step) => {
           inFlight++;
           void newKey().finally(() => inFlight--);
         }
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await sleep(10);
       }
       clearInterval(sampler);
     };
@@ -109,7 +110,7 @@ await runBench("bench:retention", async (step) => {
     await stopJobs();
     step(`phase 2 (control): ${WITHOUT_REAPER_SECONDS} s at the same rate, no reaper`);
     await pace(WITHOUT_REAPER_SECONDS, "reaper off");
-    while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (inFlight > 0) await sleep(10);
 
     console.log(
       `\nonce bench:retention — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX}; ` +

@@ -16,7 +16,7 @@ const root = path.resolve(import.meta.dirname, "..");
 const EXAMPLES: Record<string, string[][]> = {
   minimal: [["npx", "tsc", "--noEmit"]],
   // next build writes next-env.d.ts (the CSS module types) before tsc reads it. The env schema
-  // (src/env.js) wants a DATABASE_URL at build time; the tests start the server with a real one.
+  // (examples/t3/src/env.js) wants a DATABASE_URL at build time; the tests start the server with a real one.
   t3: [
     ["npx", "next", "build"],
     ["npx", "tsc", "--noEmit"],

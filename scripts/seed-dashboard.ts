@@ -1,22 +1,58 @@
 // The dashboard's history at scale, beside scripts/seed-keys.ts's keys: counters per minute for
-// the last 24 h (every tenant × procedure × event × minute, the most the table can hold) and an
-// audit log of busts and releases naming seeded keys. Used by `npm run seed:keys` and bench:admin.
+// the last 24 h (a normal day's, per tenant × procedure) and an audit log of busts and releases
+// naming seeded keys, each after its key was reserved. Used by `npm run seed:keys` and bench:admin.
 // Seeds go beside real data, never over it: a minute that already has a count keeps it, and the
 // audit entries name only the keys of the seed's own run.
+import { CounterEvent } from "@once/idempotency/reasons";
 import type pg from "pg";
 import { SEED_PROCEDURES, SEED_TENANTS } from "./seed-data";
 
-const EVENTS = ["executed", "replayed", "conflicts", "mismatches", "released", "takeovers", "store_errors", "too_many_keys", "busted", "fenced"];
+/**
+ * A normal day, per tenant and procedure and minute: what the engine counts when nothing is wrong.
+ * Most requests execute, a few retries are answered from the store, a double-click now and then
+ * meets its key in flight; a key reused for another request, a handler's error releasing its key,
+ * a lease taken over and an operator's bust are rare. Nothing of an incident (store errors, a busy
+ * store, the live-key cap, fenced writes): a seed shows only what a quiet day would have measured.
+ */
+const NORMAL_DAY: { event: CounterEvent; everyMinutes: number; upTo: number }[] = [
+  { event: CounterEvent.EXECUTED, everyMinutes: 1, upTo: 40 },
+  { event: CounterEvent.REPLAYED, everyMinutes: 1, upTo: 5 },
+  { event: CounterEvent.CONFLICTS, everyMinutes: 20, upTo: 2 },
+  { event: CounterEvent.MISMATCHES, everyMinutes: 180, upTo: 1 },
+  { event: CounterEvent.RELEASED, everyMinutes: 45, upTo: 1 },
+  { event: CounterEvent.TAKEOVERS, everyMinutes: 240, upTo: 1 },
+  { event: CounterEvent.BUSTED, everyMinutes: 600, upTo: 1 },
+];
 
-/** 5 tenants × 3 procedures × 10 events × 1 440 minutes = 216 000 rows, where no count is yet. */
-export async function seedCounterMinutes(client: pg.Client | pg.Pool): Promise<number> {
+/**
+ * The most the table can hold in a day, for bench:admin's scale test (not for a dashboard anyone
+ * reads): every event the engine counted before store_busy existed, every minute; 5 tenants × 3
+ * procedures × 10 events × 1 440 minutes = 216 000 rows.
+ */
+export const FULLEST_DAY = [
+  CounterEvent.EXECUTED,
+  CounterEvent.REPLAYED,
+  CounterEvent.CONFLICTS,
+  CounterEvent.MISMATCHES,
+  CounterEvent.RELEASED,
+  CounterEvent.TAKEOVERS,
+  CounterEvent.STORE_ERRORS,
+  CounterEvent.TOO_MANY_KEYS,
+  CounterEvent.BUSTED,
+  CounterEvent.FENCED,
+].map((event) => ({ event, everyMinutes: 1, upTo: 40 }));
+
+/** 5 tenants × 3 procedures × 1 440 minutes of `day` (a normal one unless told), where no count is yet. */
+export async function seedCounterMinutes(client: pg.Client | pg.Pool, day = NORMAL_DAY): Promise<number> {
   // The totals too, as the engine's flush writes both (the chart's picker offers every tenant
   // counted): what this seed inserted is added to them, never written over what was counted.
   const r = await client.query<{ n: string }>(
     `WITH "inserted" AS (
        INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
-       SELECT t, p, e, date_trunc('minute', now()) - make_interval(mins => m), 1 + (m * 7 + length(e)) % 40
-       FROM unnest($1::text[]) AS t, unnest($2::text[]) AS p, unnest($3::text[]) AS e, generate_series(0, 1439) AS m
+       SELECT t, p, d."event", date_trunc('minute', now()) - make_interval(mins => m), 1 + (m * 7 + length(t)) % d."upTo"
+       FROM unnest($1::text[]) AS t, unnest($2::text[]) AS p,
+            unnest($3::text[], $4::int[], $5::int[]) AS d("event", "every", "upTo"), generate_series(0, 1439) AS m
+       WHERE m % d."every" = 0
        ON CONFLICT ("scope", "procedure", "event", "minute") DO NOTHING
        RETURNING "scope", "procedure", "event", "count"),
      "totals" AS (
@@ -25,7 +61,7 @@ export async function seedCounterMinutes(client: pg.Client | pg.Pool): Promise<n
        ON CONFLICT ("scope", "procedure", "event") DO UPDATE SET "count" = "IdempotencyCounter"."count" + EXCLUDED."count", "updatedAt" = now()
        RETURNING 1)
      SELECT (SELECT count(*) FROM "inserted") AS "n", (SELECT count(*) FROM "totals") AS "totals"`,
-    [SEED_TENANTS, Object.values(SEED_PROCEDURES), EVENTS],
+    [SEED_TENANTS, Object.values(SEED_PROCEDURES), day.map((d) => d.event), day.map((d) => d.everyMinutes), day.map((d) => d.upTo)],
   );
   await client.query(`ANALYZE "IdempotencyCounterMinute"`);
   return Number(r.rows[0]!.n);
@@ -38,7 +74,9 @@ export async function seedAudit(client: pg.Client | pg.Pool, run: string, count 
      SELECT (ARRAY['admin@example.com', 'night@example.com', 'oncall@example.com'])[1 + n % 3],
             CASE WHEN k."status" = 'PROCESSING' THEN 'key.release' ELSE 'key.bust' END,
             'IdempotencyKey', k."id"::text, k."scope", k."key", 'seeded for the dashboard bench',
-            jsonb_build_object('tenant', k."scope", 'key', k."key", 'status', k."status"), now() - make_interval(secs => n)
+            jsonb_build_object('tenant', k."scope", 'key', k."key", 'status', k."status"),
+            -- after the key was reserved (and finished): its timeline reads reserved, then the bust
+            LEAST(now(), k."createdAt" + make_interval(secs => 1 + n % 600))
      FROM (SELECT *, row_number() OVER (ORDER BY "createdAt" DESC) AS n FROM "IdempotencyKey"
            WHERE "key" LIKE 'seed-' || $2 || '-%' ORDER BY "createdAt" DESC LIMIT $1) AS k`,
     [count, run],

@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import path from "node:path";
+import { CounterEvent } from "@once/idempotency/reasons";
 import { describe, expect, it } from "vitest";
 import { insertKey } from "../src/test/admin-factory";
 import { useTestDatabase } from "../src/test/database";
@@ -47,5 +48,30 @@ describe("npm run seed:keys", () => {
     });
     expect(Number(total.count)).toBe(100_000 + seeded);
     expect(output).toMatch(/\[seed-keys\] \d+ counter minutes, \d+ audit entries/);
+  });
+
+  it("looks like a normal day: no incident it did not measure, and every timeline in order", { timeout: 120_000 }, async () => {
+    const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), "scripts/seed-keys.ts", "2000"], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: t.url },
+      stdio: "ignore",
+    });
+    const [code] = (await once(child, "exit", { signal: AbortSignal.timeout(100_000) })) as [number];
+    expect(code).toBe(0);
+    // Store errors, a busy store, the live-key cap, fenced writes: nothing of an incident.
+    const incident = [CounterEvent.STORE_ERRORS, CounterEvent.STORE_BUSY, CounterEvent.TOO_MANY_KEYS, CounterEvent.FENCED];
+    expect(await t.db.idempotencyCounter.count({ where: { event: { in: incident } } })).toBe(0);
+    expect(await t.db.idempotencyCounterMinute.count({ where: { event: { in: incident } } })).toBe(0);
+    // Mostly executed, some replays, a few of the rest.
+    const totals = await t.db.idempotencyCounter.groupBy({ by: ["event"], _sum: { count: true } });
+    const total = (event: string) => Number(totals.find((r) => r.event === event)?._sum.count ?? 0);
+    expect(total(CounterEvent.EXECUTED)).toBeGreaterThan(5 * total(CounterEvent.REPLAYED));
+    expect(total(CounterEvent.REPLAYED)).toBeGreaterThan(10 * total(CounterEvent.CONFLICTS));
+    // Each bust or release comes after its key was reserved and finished, as a timeline reads it.
+    const [{ early }] = await t.db.$queryRaw<[{ early: number }]>`
+      SELECT count(*)::int AS "early" FROM "AuditEntry" a JOIN "IdempotencyKey" k ON k."id"::text = a."targetId"
+      WHERE a."createdAt" < coalesce(k."completedAt", k."createdAt")`;
+    expect(await t.db.auditEntry.count()).toBeGreaterThan(0);
+    expect(early).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-// `npm test`: everything, in the order that fails fastest — types, lint, Vitest (unit and
+// `npm test`: everything, in the order that fails fastest — lock files, types, lint, Vitest (unit and
 // integration against a real PostgreSQL), a production build, then Playwright in Debian's
 // Chromium. Needs nothing but `npm install` first: a missing Chromium is installed with apt-get
 // where we are root, or we stop and print the exact command.
@@ -23,6 +23,8 @@ function ensureChromium(): void {
 }
 
 const steps: [string, string[]][] = [
+  // Every lock file as npm install writes it (a fresh clone's npm install changes nothing).
+  ["lock", ["npx", "tsx", "scripts/lock-check.ts"]],
   ["types", ["npx", "tsc", "--noEmit"]],
   ["lint", ["npm", "run", "lint", "--silent"]],
   ["vitest", ["npx", "vitest", "run"]],

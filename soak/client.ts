@@ -3,6 +3,7 @@
 // sends again with the same key, honours Retry-After on 409/503/429, backs off on gateway errors.
 // Some intents ask for a slow checkout (longer than HAProxy's server timeout), and some answered
 // intents are sent once more a few seconds later (a reload), after the operator may have busted them.
+import { setTimeout as sleep } from "node:timers/promises";
 import { exchange, retryAfterSeconds } from "./http";
 import { seededRandom, type CartLine, type Intent, type Recorder } from "./record";
 
@@ -25,7 +26,6 @@ export interface ClientOptions {
   seed: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A final answer: a success, or a refusal the engine stored and replays. */
 const FINAL = new Set([200, 400, 401, 403, 404, 412, 413, 422]);
 

@@ -4,6 +4,7 @@
 // every PostgreSQL process SIGKILLed, the machine gone) and brought back (it rejoins with
 // pg_rewind), and a replication stall (the primary's WAL senders stopped with SIGSTOP: a standby
 // that stops acknowledging). The asynchronous demonstration stalls and then loses the primary.
+import { setTimeout as pause } from "node:timers/promises"; // a fault's own length, not a wait for anything
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import pg from "pg";
@@ -18,7 +19,6 @@ export type FailoverOptions = Pick<SoakConfig, "durationMs" | "switchoverAt" | "
 };
 
 const run = promisify(execFile);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms)); // a fault's own length, not a wait for anything
 const sleepUntil = (rec: Recorder, t: number) => pause(Math.max(0, t - rec.now()));
 
 export async function runFailovers(o: FailoverOptions, rec: Recorder, cluster: PatroniCluster): Promise<void> {

@@ -2,6 +2,7 @@
 // robin) and restarted at once; PostgreSQL restarted once and stopped for `pgStopMs` once. Every
 // fault is recorded with its time, for the chart's time axis. The operator's busts and releases
 // and the provider's failures run alongside (operator.ts; the provider's rates are the instances' env).
+import { setTimeout as sleep } from "node:timers/promises";
 import type { SoakDatabase } from "./database";
 import type { Instances } from "./instances";
 import type { Recorder } from "./record";
@@ -14,7 +15,7 @@ export interface FaultOptions {
   pgStopMs: number;
 }
 
-const sleepUntil = (rec: Recorder, t: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - rec.now())));
+const sleepUntil = (rec: Recorder, t: number) => sleep(Math.max(0, t - rec.now()));
 
 export async function runFaults(o: FaultOptions, rec: Recorder, instances: Instances, db: SoakDatabase): Promise<void> {
   await Promise.all([killLoop(o, rec, instances), databaseFaults(o, rec, db)]);
@@ -57,7 +58,7 @@ async function restart(rec: Recorder, db: SoakDatabase): Promise<void> {
 async function outage(rec: Recorder, db: SoakDatabase, ms: number): Promise<void> {
   rec.fault("pg-stop", `PostgreSQL stopped for ${Math.round(ms / 1000)} s`);
   await db.stop();
-  await new Promise((resolve) => setTimeout(resolve, ms)); // the outage itself: a duration, not a wait for anything
+  await sleep(ms); // the outage itself: a duration, not a wait for anything
   await db.start();
   rec.fault("pg-start", "PostgreSQL back");
 }

@@ -1,6 +1,7 @@
 // After the fire: wait for the outbox to drain and for reconciliation (running by itself in the
 // instances or the worker) to judge every charge the provider holds. Nothing is run by hand: the
 // verdict reads what the app's own jobs did, on their own schedule, as an operator would find it.
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { SWEEPER_GRACE_SECONDS, SWEEPER_INTERVAL_MS } from "@once/idempotency/jobs";
 import { waitFor } from "../tools/process";
@@ -15,8 +16,6 @@ export const RECONCILE_SETTLE_WAIT_MS = 90_000;
  * ago: its real window, with no end-of-run sweep to tidy up first.
  */
 export const STUCK_AFTER_SECONDS = SWEEPER_GRACE_SECONDS + SWEEPER_INTERVAL_MS / 1000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until no outbox row is PENDING (true), or `timeoutMs` passed (false). */
 export async function waitForOutboxDrain(directUrl: string, timeoutMs: number): Promise<boolean> {

@@ -1,6 +1,7 @@
 // The operator, through the admin API like a person in the dashboard: now and then busts a random
 // recently completed checkout key (its next retry runs the handler again, and must answer with the
 // same order) and releases every stuck lease it sees (keys whose request died with an instance).
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomUUID } from "node:crypto";
 import { exchange } from "./http";
 import type { Recorder } from "./record";
@@ -22,7 +23,7 @@ export interface OperatorOptions {
 
 export async function runOperator(o: OperatorOptions, rec: Recorder): Promise<void> {
   while (rec.now() < o.until) {
-    await new Promise((resolve) => setTimeout(resolve, o.everyMs));
+    await sleep(o.everyMs);
     const completed = await listKeys(o.port, { status: "COMPLETED", procedure: "checkout.placeOrder", limit: 50 });
     const victim = completed[Math.floor(o.random() * completed.length)];
     if (victim && (await remove(o.port, "bust", victim))) rec.fault("bust", `${victim.tenant}/${victim.key}`);

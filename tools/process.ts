@@ -1,6 +1,7 @@
 // The one process toolkit of scripts, tools, tests, the soak, the benches and e2e: a free port to
 // listen on, whether a pid is alive, stopping a child we started (by its handle, so by its pid,
 // never by name), and waiting for a condition that another process gives us nothing to await on.
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import net from "node:net";
@@ -57,6 +58,6 @@ export async function waitFor<T>(
       .catch(() => undefined);
     if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }

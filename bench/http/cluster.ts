@@ -1,6 +1,7 @@
 // What the HTTP bench runs against: a throwaway embedded PostgreSQL (migrated, seeded, plus a bench
 // product whose stock cannot run out) and `next start` instances of the production build on it,
 // each a child process we stop by its pid.
+import { setTimeout as sleep } from "node:timers/promises";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
@@ -146,7 +147,7 @@ async function waitReady(child: ChildProcess, port: number, logFile: string): Pr
       () => false,
     );
     if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   await stopChild(child);
   throw new Error(`next start on ${port} not ready in 30 s; see ${logFile}`);

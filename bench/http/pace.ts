@@ -1,6 +1,7 @@
 // How many requests a measured slice sends: enough for about `sliceSeconds` at the rate the same
 // cell ran last time (or the warm-up's rate for its path, the first time). Slices sized by count
 // end when every answer is in, so no slice leaves work behind for the next one.
+import { setTimeout as sleep } from "node:timers/promises";
 import { cpuMsOf } from "./cpu";
 import type { Amount, Slice } from "./load";
 
@@ -33,7 +34,7 @@ export async function settle(pids: readonly number[]): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (Date.now() < deadline) {
     const before = cpuMsOf(pids);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     if (cpuMsOf(pids) - before < 20) return;
   }
 }

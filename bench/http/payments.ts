@@ -1,5 +1,6 @@
 // The payments backlog: outbox rows the checkout wrote and the in-process workers have not yet
 // delivered. The bench counts what the checkout phase created and delivered, then times the drain.
+import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 
 export interface OutboxCounts {
@@ -34,7 +35,7 @@ export async function timeDrain(pool: pg.Pool, limitSeconds: number): Promise<Dr
   const started = performance.now();
   let pending = backlog;
   while (pending > 0 && performance.now() - started < limitSeconds * 1000) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
     pending = (await outboxCounts(pool)).pending;
   }
   return { backlog, drained: backlog - pending, seconds: (performance.now() - started) / 1000, complete: pending === 0 };

@@ -21,7 +21,7 @@ export interface Cart {
 const CART_PREFIX = "once.cart.";
 const OWNER_KEY = "once.cart-owner";
 export const GUEST = "guest";
-/** The API accepts 1–99 of a product per line and at most 20 lines (DESIGN.md). */
+/** The API accepts 1–99 of a product per line and at most 20 lines (src/server/checkout/input.ts). */
 export const MAX_QUANTITY = 99;
 export const MAX_LINES = 20;
 

@@ -31,6 +31,12 @@ export interface ReplicationStatus extends ReplicationFacts {
   mode: ReplicationMode;
   /** One sentence for the operator when commits are not synchronously replicated; null when they are. */
   warning: string | null;
+  /**
+   * Whether the dashboard shows it as a fault: a standby missing or replication asynchronous, where
+   * a failover can lose answered orders. A standalone server (a developer's machine, the embedded
+   * PostgreSQL) has no failover to lose them to: its note is said, neutral, not raised as an alarm.
+   */
+  alarm: boolean;
 }
 
 const WAITS_FOR_STANDBY = new Set(["on", "remote_write", "remote_apply"]);
@@ -39,12 +45,13 @@ export function describeReplication(facts: ReplicationFacts): ReplicationStatus 
   const confirming = confirmingStandbys(facts);
   const named = facts.standbyNames.trim() !== "";
   if (named && WAITS_FOR_STANDBY.has(facts.synchronousCommit) && confirming.length > 0) {
-    return { ...facts, mode: ReplicationMode.SYNCHRONOUS, warning: null };
+    return { ...facts, mode: ReplicationMode.SYNCHRONOUS, warning: null, alarm: false };
   }
   if (named && WAITS_FOR_STANDBY.has(facts.synchronousCommit)) {
     return {
       ...facts,
       mode: ReplicationMode.STANDBY_MISSING,
+      alarm: true,
       warning: `synchronous_standby_names is "${facts.standbyNames}" but no synchronous standby is connected: commits wait for one, or the failover manager falls back to asynchronous replication.`,
     };
   }
@@ -52,6 +59,7 @@ export function describeReplication(facts: ReplicationFacts): ReplicationStatus 
     return {
       ...facts,
       mode: ReplicationMode.STANDALONE,
+      alarm: false,
       warning: "No standby streams from this database: every answer is as durable as this one server's disk.",
     };
   }
@@ -59,6 +67,7 @@ export function describeReplication(facts: ReplicationFacts): ReplicationStatus 
   return {
     ...facts,
     mode: ReplicationMode.ASYNCHRONOUS,
+    alarm: true,
     warning: `Replication is asynchronous (${why}): a failover can lose orders that were already answered 200. Turn on synchronous replication (Patroni: synchronous_mode).`,
   };
 }

@@ -1,4 +1,5 @@
 // A fresh, migrated and seeded database per test file, cloned from the run's template.
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
@@ -32,7 +33,7 @@ export async function createTestDatabase(options: { poolMax?: number; connectTim
       } catch (error) {
         const busy = (error as { code?: string }).code === "55006"; // object_in_use
         if (!busy || attempt >= 50) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     }
   });

@@ -1,7 +1,7 @@
 // What `schema.prisma` means to PostgreSQL, and what a migrated database really holds, as two
 // comparable catalogs. Prisma's migrate engine (which would answer "does the SQL equal the schema?"
-// with `prisma migrate diff`) cannot be installed offline, so src/server/db/schema-matches-migrations
-// .test.ts does the same comparison itself:
+// with `prisma migrate diff`) cannot be installed offline, so tools/db/schema-matches-migrations.test.ts
+// does the same comparison itself:
 //
 //   schema.prisma --(Prisma's own WebAssembly parser: get_dmmf)--> DMMF --> expected catalog
 //   migrated DB   --(pg_catalog)-----------------------------------------> actual catalog

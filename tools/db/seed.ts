@@ -1,5 +1,5 @@
 // Seed data: tenants acme and globex and a catalog, always; in demo mode also the demo accounts
-// (an admin and a buyer per tenant) and the demo API tokens of DESIGN.md, all marked `demo` so
+// (an admin and a buyer per tenant) and the demo API tokens the README lists, all marked `demo` so
 // that a server without demo mode refuses them even if they are in the database.
 // Idempotent itself: running it twice leaves the same data (upserts on natural keys), and it never
 // resets stock or orders that already exist.

@@ -33,10 +33,19 @@ export class IdempotencyError extends Error {
   }
 }
 
-/** tRPC's code for each status the engine answers with. */
+/**
+ * tRPC's code for each status an answer may carry: the engine's own, and those of the failures an
+ * app's handlers store for replay (401 … 415). One table, so an app maps its own errors with it too.
+ */
 export const TRPC_CODE_BY_STATUS = {
   400: "BAD_REQUEST",
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
   409: "CONFLICT",
+  412: "PRECONDITION_FAILED",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
   422: "UNPROCESSABLE_CONTENT",
   429: "TOO_MANY_REQUESTS",
   503: "SERVICE_UNAVAILABLE",

@@ -79,5 +79,6 @@ export const REASONS: Record<Reason, ReasonInfo> = {
   },
 };
 
-// The headers the protocol speaks, beside its reasons: both are the wire's vocabulary.
-export { Header } from "./constants.js";
+// The headers the protocol speaks and the events it counts, beside its reasons: the vocabulary of
+// the wire and of a dashboard, safe in a browser.
+export { Header, CounterEvent } from "./constants.js";

@@ -1,4 +1,4 @@
-// The protocol of DESIGN.md, one describe per rule, each run through both entry points (the tRPC
+// The protocol of docs/design.md, one describe per rule, each run through both entry points (the tRPC
 // middleware and the plain wrapper) against a real PostgreSQL. Failure tests also check what was
 // stored. Concurrency is real (Promise.all over a connection pool), and waits are on gates and
 // conditions, never on sleeps.

@@ -4,6 +4,7 @@
 // points a line stay readable lines at any volume (1 440 minutes on 700 pixels were a solid band).
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
+import { CHART_EVENTS, type ChartEvent } from "@/shared/chart-events";
 import { useTRPC } from "@/trpc/react";
 import { bucketed, chartChoices, type ChartPair } from "./chart-buckets";
 import { QueryState, REFRESH_MS } from "./ui";
@@ -11,8 +12,8 @@ import { QueryState, REFRESH_MS } from "./ui";
 /** Minutes per point. */
 const BUCKET = 15;
 
-const EVENTS = ["executed", "replayed", "conflicts", "mismatches", "store_errors"] as const;
-type Event = (typeof EVENTS)[number];
+const EVENTS = CHART_EVENTS;
+type Event = ChartEvent;
 /** Colours and dashes: the lines stay apart for a reader who cannot tell the colours apart. */
 const STYLE: Record<Event, { color: string; dash?: string }> = {
   executed: { color: "#1f5fbf" },

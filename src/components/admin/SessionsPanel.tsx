@@ -15,7 +15,7 @@ export function SessionsPanel() {
     <section aria-labelledby="sessions-heading">
       <h2 id="sessions-heading">Live sessions</h2>
       <label>
-        Account e-mail <input type="search" value={email} onChange={(e) => setEmail(e.target.value)} size={28} />
+        Account e-mail contains <input type="search" value={email} onChange={(e) => setEmail(e.target.value)} size={28} />
       </label>
       <QueryState isPending={sessions.isPending} error={sessions.error}>
         {sessions.data?.length === 0 ? (

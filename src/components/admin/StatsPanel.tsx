@@ -47,7 +47,7 @@ export function StatsPanel() {
               <li className="card">
                 Open findings <strong>{s.openFindings}</strong>
               </li>
-              <li className={`card${s.replication.warning ? " alert bad" : ""}`} style={{ margin: 0 }} title={s.replication.warning ?? undefined}>
+              <li className={`card${s.replication.alarm ? " alert bad" : ""}`} style={{ margin: 0 }} title={s.replication.warning ?? undefined}>
                 Commits <strong>{s.replication.mode === "synchronous" ? "synchronously replicated" : s.replication.mode.replaceAll("_", " ")}</strong>
               </li>
               <li className={`card${s.reaper.behind ? " alert bad" : ""}`} style={{ margin: 0 }}>
@@ -56,7 +56,7 @@ export function StatsPanel() {
               </li>
             </ul>
             {s.replication.warning && (
-              <p role="status" className={`alert${s.replication.mode === "standalone" ? "" : " bad"}`}>
+              <p role="status" className={s.replication.alarm ? "alert bad" : "muted"}>
                 {s.replication.warning}
               </p>
             )}

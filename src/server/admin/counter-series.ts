@@ -2,11 +2,8 @@
 // flush adds every delta to the current minute's row). Minutes with nothing counted have no row;
 // the series fills them with zeros so a chart's x axis is the clock, not the rows.
 import { Prisma } from "@/generated/prisma/client";
+import { CHART_EVENTS, type ChartEvent } from "@/shared/chart-events";
 import type { Queryable } from "./keys-query";
-
-/** The events the incident chart draws: what an operator watches when something goes wrong. */
-export const CHART_EVENTS = ["executed", "replayed", "conflicts", "mismatches", "store_errors"] as const;
-export type ChartEvent = (typeof CHART_EVENTS)[number];
 
 /** 24 h of minutes: the table keeps no more (the engine's cleanup deletes older rows). */
 export const SERIES_MINUTES = 24 * 60;

@@ -7,7 +7,9 @@ import { CounterEvent } from "@once/idempotency/operator";
 import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
 import { createDb, type Db } from "../db/client";
-import { engineFor } from "../../test/app";
+import { engineFor, testApp } from "../../test/app";
+import { createContextFor } from "./context";
+import { createCaller } from "./root";
 
 const t = useTestDatabase();
 let pool: pg.Pool;
@@ -33,10 +35,10 @@ async function whileHeld<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-const counted = (event: CounterEvent) =>
+const counted = (event: CounterEvent, scope?: string) =>
   engineFor(busyDb)
     .counters.snapshot()
-    .filter((d) => d.event === event)
+    .filter((d) => d.event === event && (scope === undefined || d.scope === scope))
     .reduce((n, d) => n + d.count, 0);
 
 describe("a pool with no connection free in time", () => {
@@ -65,5 +67,23 @@ describe("a pool with no connection free in time", () => {
     expect(order.json.error.data.reason).toBe("store_busy");
     expect(await t.db.idempotencyKey.count({ where: { key } })).toBe(0);
     expect((await callTrpc(busyDb, { path: "checkout.placeOrder", token: TOKENS.acme, key, input })).status).toBe(200);
+  });
+
+  it('a query that is busy after the caller is known is counted under the caller\'s tenant, not under "-"', async () => {
+    const acme = { id: "acme" };
+    const ctx = createContextFor(testApp(busyDb), new Headers({ authorization: `Bearer ${TOKENS.acme}` }), new Headers());
+    expect((await ctx.getPrincipal())?.tenantId).toBe(acme.id); // found while the pool was free
+    const before = { acme: counted(CounterEvent.STORE_BUSY, acme.id), unknown: counted(CounterEvent.STORE_BUSY, "-") };
+    const failure = await whileHeld(() =>
+      createCaller(ctx)
+        .orders.list()
+        .then(
+          () => null,
+          (error: unknown) => error,
+        ),
+    );
+    expect(failure).toMatchObject({ code: "SERVICE_UNAVAILABLE" });
+    expect(counted(CounterEvent.STORE_BUSY, acme.id)).toBe(before.acme + 1);
+    expect(counted(CounterEvent.STORE_BUSY, "-")).toBe(before.unknown);
   });
 });

@@ -2,14 +2,15 @@
 // procedures. A state-changing mutation can only be declared through `idempotentProcedure` (or
 // `adminIdempotentProcedure`), so none can forget the idempotency key.
 import { initTRPC } from "@trpc/server";
-import { createIdempotencyMiddleware } from "@once/idempotency";
+import { createIdempotencyMiddleware, IdempotencyError } from "@once/idempotency";
+import { storeUnavailable, toTRPCError } from "@once/idempotency/operator";
 import { Header } from "@once/idempotency/reasons";
 import { z, ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
 import { Reason } from "@/shared/reasons";
 import type { Principal } from "../auth/principal";
 import type { Context } from "./context";
-import { docsOf, reasonOf, storeUnavailableError, translateError, uncountedStoreRefusal } from "./errors";
+import { errorReason, docsOf, fromAppError, translateError } from "./errors";
 
 // ---------------------------------------------------------------------------------------------
 // 1. Initialisation: plain JSON on the wire (no transformer); every error carries `data.reason`,
@@ -18,7 +19,7 @@ import { docsOf, reasonOf, storeUnavailableError, translateError, uncountedStore
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
     const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : undefined;
-    const reason = reasonOf(error);
+    const reason = errorReason(error);
     // Internal errors say nothing about the server's insides to the caller. Invalid input reads
     // as sentences; the issues themselves are in data.zodError.
     const message =
@@ -36,35 +37,50 @@ export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 // ---------------------------------------------------------------------------------------------
-// 2. The edge: AppErrors get their status, a lost database is a 503 with Retry-After. Named
-//    functions, so a stack trace says which one refused.
+// 2. The edge: AppErrors get their status, a lost database is the engine's 503 with Retry-After.
+//    Named functions, so a stack trace says which one refused.
 
-const edge = t.middleware(async function translateErrors({ ctx, next }) {
+/**
+ * Whom a refusal is counted under: the caller's tenant once authentication has found it ("admin"
+ * for operators, as their keys are scoped), "-" before that (no tenant is known for sure).
+ */
+function counterScope(ctx: Context): string {
+  const principal = ctx.knownPrincipal();
+  return principal ? (principal.tenantId ?? "admin") : "-";
+}
+
+// Outermost. A store failure that reaches it was answered by nobody yet (a query's, or one before
+// the engine ran): it becomes the engine's answer here, counted busy apart from unavailable so the
+// metrics show both. What the engine answered, it counted itself, and passes unchanged.
+const edge = t.middleware(async function translateErrors({ ctx, path, next }) {
   const result = await next();
   if (result.ok) return result;
-  const translated = translateError(result.error);
+  const translated = translateError(result.error, (event) => ctx.engine.counters.increment(counterScope(ctx), path, event));
   if (!translated) return result;
-  if (translated.code === "SERVICE_UNAVAILABLE") ctx.resHeaders.set(Header.RETRY_AFTER, "1");
+  const retryAfter = translated.cause instanceof IdempotencyError ? translated.cause.retryAfterSeconds : undefined;
+  if (retryAfter !== undefined) ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfter));
   return { ...result, error: translated };
 });
 
-// Outermost: a 503 the engine did not count (a query's, the principal lookup's) is counted here,
-// busy apart from unavailable, so the metrics show both. Scope "-": no tenant is known for sure.
-const countStoreRefusals = t.middleware(async function countStoreRefusals({ ctx, path, next }) {
+// Inside the idempotency middleware: a handler's AppError gets its status before the engine
+// decides whether to store it (4xx) or release the key (5xx). A lost database is left to the
+// engine, which answers it and counts it under the key's scope.
+const appErrors = t.middleware(async function translateAppErrors({ next }) {
   const result = await next();
-  const event = result.ok ? null : uncountedStoreRefusal(result.error);
-  if (event) ctx.engine.counters.increment("-", path, event);
-  return result;
+  if (result.ok || !(result.error.cause instanceof AppError)) return result;
+  return { ...result, error: fromAppError(result.error.cause) };
 });
 
-const authed = t.middleware(async function isAuthed({ ctx, next }) {
+const authed = t.middleware(async function isAuthed({ ctx, path, next }) {
   let principal: Principal | null;
   try {
     principal = await ctx.getPrincipal();
   } catch (error) {
     // Fail closed, as the engine does: no database, no answer but "come back in a second".
-    ctx.resHeaders.set(Header.RETRY_AFTER, "1");
-    throw storeUnavailableError(error);
+    // Counted under "-": whoever is calling, the lookup that would say so failed.
+    const refusal = storeUnavailable(error, (event) => ctx.engine.counters.increment("-", path, event));
+    ctx.resHeaders.set(Header.RETRY_AFTER, String(refusal.retryAfterSeconds ?? 1));
+    throw toTRPCError(refusal);
   }
   if (!principal) throw new AppError(Reason.UNAUTHORIZED, "Sign in, or send Authorization: Bearer <token>");
   return next({ ctx: { principal } });
@@ -95,7 +111,7 @@ const idempotency = createIdempotencyMiddleware(t, {
   }),
 });
 
-export const publicProcedure = t.procedure.use(countStoreRefusals).use(edge);
+export const publicProcedure = t.procedure.use(edge);
 export const tenantProcedure = publicProcedure.use(tenantOnly);
 export const adminProcedure = publicProcedure.use(adminOnly);
 
@@ -103,10 +119,10 @@ export const adminProcedure = publicProcedure.use(adminOnly);
  * The only way to declare a state-changing tenant mutation. The input is validated first, so
  * invalid input is refused before any key is reserved; the handler gets the key's transaction as
  * `ctx.tx` (and the key as `ctx.idempotencyKey`) and must write through it, so its writes commit
- * together with the key's completion. The inner `edge` gives a handler's AppError its status
- * before the engine decides whether to store it (4xx) or release the key (5xx).
+ * together with the key's completion. The inner `appErrors` gives a handler's AppError its
+ * status before the engine decides whether to store it (4xx) or release the key (5xx).
  */
-export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) => tenantProcedure.input(input).use(idempotency).use(edge);
+export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) => tenantProcedure.input(input).use(idempotency).use(appErrors);
 
 /** Admin mutations (bust, release, retry) are idempotent too, scoped to "admin". */
-export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) => adminProcedure.input(input).use(idempotency).use(edge);
+export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) => adminProcedure.input(input).use(idempotency).use(appErrors);

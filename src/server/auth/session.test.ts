@@ -70,6 +70,16 @@ describe("a session ends when it should: the old cookie is 401", () => {
     expect(listed.status).toBe(200);
     const [session] = listed.json.result.data as { id: string; email: string; role: string }[];
     expect(session).toMatchObject({ email: EMAIL, role: "ADMIN" });
+    // Part of an address finds it too (an operator types "ops@" or the domain); one that is no part of it, nothing.
+    for (const part of ["ops@", "EXAMPLE.com", "ops"]) {
+      const found = await callTrpc(t.db, { path: "admin.sessions.list", method: "GET", token: TOKENS.admin, input: { email: part } });
+      expect(
+        (found.json.result.data as { id: string }[]).map((s) => s.id),
+        part,
+      ).toContain(session!.id);
+    }
+    const none = await callTrpc(t.db, { path: "admin.sessions.list", method: "GET", token: TOKENS.admin, input: { email: "nobody@" } });
+    expect(none.json.result.data).toEqual([]);
     const ended = await endSession(session!.id);
     expect(ended.status).toBe(200);
     expect((await stats(cookie)).status).toBe(401);

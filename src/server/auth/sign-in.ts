@@ -6,6 +6,7 @@
 // checked with scrypt after taking an attempt from the throttle (and waiting out its slow-down
 // when the account is under attack: see throttle.ts). `next` is reduced to a path on
 // this site before it becomes a redirect.
+import { setTimeout as wait } from "node:timers/promises";
 import { describedByLink, type Reason } from "@/shared/reasons";
 import type { Db } from "../db/client";
 import { clientAddress } from "../http/client-address";
@@ -27,8 +28,6 @@ export interface SignInDeps {
   /** Waits out the throttle's slow-down (tests pass a recorder). */
   sleep?: (ms: number) => Promise<void>;
 }
-
-const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type Refusal = { status: number; reason: Reason; message: string; retryAfterSeconds?: number };
 type Outcome = { ok: true; user: { id: string; role: "TENANT" | "ADMIN" } } | ({ ok: false } & Refusal);

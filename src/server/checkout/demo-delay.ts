@@ -1,5 +1,7 @@
 // The demo's slow-processing knob: a pause inside placeOrder's transaction, so a double-submit or a
 // retry lands while the first request still holds its key (and its stock rows).
+import { setTimeout as sleep } from "node:timers/promises";
+
 export const DEMO_DELAY_HEADER = "x-demo-delay-ms";
 
 /**
@@ -21,5 +23,5 @@ export function demoDelayMs(headers: Headers, config: { demo: boolean; demoProce
 }
 
 export function pause(ms: number): Promise<void> {
-  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+  return ms > 0 ? sleep(ms) : Promise.resolve();
 }

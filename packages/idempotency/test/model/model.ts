@@ -1,4 +1,4 @@
-// The in-memory model of the idempotency protocol (DESIGN.md, "The idempotency protocol"): what a
+// The in-memory model of the idempotency protocol (docs/design.md, "The protocol"): what a
 // request must be answered, and what must be stored after it, given the key's state. Small on
 // purpose: it is the specification the engine is run against.
 

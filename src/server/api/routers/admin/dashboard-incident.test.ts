@@ -137,7 +137,10 @@ describe("admin.keys.byId: the timeline", () => {
       createdAt: "2026-11-01T12:00:00Z",
     });
     await t.db.$executeRaw`UPDATE "IdempotencyKey" SET "updatedAt" = "leaseExpiresAt" - interval '30 seconds' WHERE "id" = ${second.id}::uuid`;
-    const { timeline } = await query("admin.keys.byId", { id: second.id });
+    const { timeline, audit } = await query("admin.keys.byId", { id: second.id });
+    // The audit trail below the timeline names the same bust: the page never says both "busted"
+    // and "no manual actions on this key".
+    expect(audit.map((a: { action: string; reason: string }) => `${a.action}:${a.reason}`)).toEqual(["key.bust:customer asked"]);
     expect(timeline.map((e: { kind: string; rowId: string }) => `${e.kind}:${e.rowId === first.id ? 1 : 2}`)).toEqual([
       "reserved:1",
       "completed:1",

@@ -1,6 +1,6 @@
 // admin.keys.byId: everything stored for one key, its audit trail and its timeline. A busted key is
 // gone from the table but not from the audit log: then `key` is null and the trail says who
-// removed it. The timeline covers every row the key's value had (bust, then used again).
+// removed it. The trail and the timeline cover every row the key's value had (bust, then used again).
 import { adminProcedure } from "../../trpc";
 import type { Db } from "@/server/db/client";
 import { readKeyById } from "@/server/admin/keys-query";
@@ -25,7 +25,8 @@ export async function readKeyHistory(db: Db, id: string): Promise<KeyById | null
   const scope = row?.scope ?? audit[0]?.targetScope;
   const key = row?.key ?? audit[0]?.targetKey;
   const history = scope && key ? await historyOf(db, scope, key) : audit;
-  return { key: row ? keyDetail(row) : null, audit: audit.map(auditView), timeline: buildTimeline(row, history) };
+  // The trail and the timeline tell the same history: every row the value had, not only this one.
+  return { key: row ? keyDetail(row) : null, audit: history.map(auditView), timeline: buildTimeline(row, history) };
 }
 
 export const getKeyProcedure = adminProcedure.input(keyByIdInput).query(async ({ ctx, input }): Promise<KeyById> => {

@@ -10,7 +10,7 @@ import { reasonSchema } from "./keys.types";
 export const SESSION_TARGET = "session";
 
 export const listSessionsInput = z.object({
-  /** Only this account's sessions (its e-mail address, exactly). */
+  /** Only the sessions of accounts whose e-mail address contains this ("ops@", "example.org"). */
   email: text().trim().toLowerCase().min(1).max(320).optional(),
   limit: z.number().int().min(1).max(200).default(100),
 });
@@ -29,7 +29,7 @@ export interface SessionView {
 /** Live sessions (not expired by the database's clock), newest first. */
 export const listSessionsProcedure = adminProcedure.input(listSessionsInput).query(async ({ ctx, input }): Promise<SessionView[]> => {
   const rows = await ctx.db.session.findMany({
-    where: { expiresAt: { gt: new Date() }, ...(input.email ? { user: { email: input.email } } : {}) },
+    where: { expiresAt: { gt: new Date() }, ...(input.email ? { user: { email: { contains: input.email } } } : {}) },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: input.limit,
     select: { id: true, userAgent: true, createdAt: true, expiresAt: true, user: { select: { email: true, role: true } } },

@@ -1,0 +1,48 @@
+// `npm test -- lock`: every lock file is what `npm install` would write, so a fresh clone's
+// `npm install` leaves the tree clean. A lock file drifts when a package.json changes and only
+// `npm ci` runs afterwards (it installs from the lock and never rewrites it): the engine's
+// `@prisma/client` peer range once differed between packages/idempotency/package.json and the lock.
+//
+// npm recomputes each lock without installing or running scripts (--package-lock-only
+// --ignore-scripts), from its cache where it can (--prefer-offline); a changed lock is put back as
+// it was, its difference printed, and the check fails. The committed tree is never left modified.
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+/** Folders with a package.json and the lock file `npm ci` installs from. */
+const PROJECTS = [".", "examples/minimal", "examples/t3"];
+
+let drifted = 0;
+for (const project of PROJECTS) {
+  const dir = path.join(ROOT, project);
+  const lock = path.join(dir, "package-lock.json");
+  const before = readFileSync(lock, "utf8");
+  const npm = spawnSync("npm", ["install", "--package-lock-only", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund"], {
+    cwd: dir,
+    encoding: "utf8",
+  });
+  const after = readFileSync(lock, "utf8");
+  if (npm.status !== 0) {
+    writeFileSync(lock, before);
+    console.error(`[lock] npm install --package-lock-only failed in ${project}:\n${npm.stderr}`);
+    process.exit(1);
+  }
+  if (after === before) {
+    console.log(`[lock] ${path.join(project, "package-lock.json")}: as npm install writes it`);
+    continue;
+  }
+  drifted++;
+  writeFileSync(lock, before);
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "once-lock-"));
+  const rewritten = path.join(scratch, "package-lock.json");
+  writeFileSync(rewritten, after);
+  const diff = spawnSync("diff", ["-u", lock, rewritten], { encoding: "utf8" });
+  rmSync(scratch, { recursive: true, force: true });
+  console.error(
+    `[lock] ${path.join(project, "package-lock.json")} differs from what npm install writes (run npm install there and commit it):\n${diff.stdout}`,
+  );
+}
+process.exit(drifted ? 1 : 0);
