@@ -29,7 +29,12 @@ export interface Database {
 }
 
 export async function startDatabase(): Promise<Database> {
-  const server: EmbeddedServer = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-http-"), persistent: false });
+  // pg_stat_statements counts the statements (so the round trips) a paid order costs (order-cost.ts).
+  const server: EmbeddedServer = await startEmbeddedPostgres({
+    dataDir: await makeTempDataDir("once-bench-http-"),
+    persistent: false,
+    settings: { shared_preload_libraries: "pg_stat_statements" },
+  });
   await server.createDatabase("bench");
   const url = server.url("bench");
   // The demo tokens: the bench calls as acme (acme_demo_token), and its servers run in demo mode.
@@ -108,6 +113,21 @@ export function startWorkerProcess(databaseUrl: string): { pid: number; stop: ()
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   return { pid: child.pid!, stop: failIfItDies(child, "the payment worker", logFile) };
+}
+
+/** The hand-written checkout (floor-server.ts) on `port`, a process of its own: its CPU is read by its pid. */
+export async function startFloorServer(databaseUrl: string, port: number): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+  const logFile = path.join(os.tmpdir(), `once-bench-http-floor-${port}.log`);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/http/floor-server.ts")], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NODE_ENV: "production", DATABASE_URL: databaseUrl, PORT: String(port) },
+  });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  await waitReady(child, port, logFile);
+  return { port, pid: child.pid!, stop: failIfItDies(child, `the floor server on ${port}`, logFile) };
 }
 
 function benchEnv(databaseUrl: string): NodeJS.ProcessEnv {

@@ -30,18 +30,23 @@ export interface Target {
   dbPid: number;
   productId: string;
   replayKey: string;
+  /** The hand-written checkout (floor-server.ts): the `floor` scenario goes there, and its CPU is its own process's. */
+  floor?: { port: number; pid: number };
 }
 
 /** Either a number of requests (measured slices) or a duration (warm-ups, whose tail is not measured). */
 export type Amount = { requests: number } | { seconds: number };
 
 export async function runSlice(target: Target, scenario: Scenario, connections: number, amount: Amount): Promise<Slice> {
-  const urls = target.ports.map((port) => `http://127.0.0.1:${port}`);
+  const floor = scenario === "floor";
+  if (floor && !target.floor) throw new Error("the floor scenario needs the floor server");
+  const urls = (floor ? [target.floor!.port] : target.ports).map((port) => `http://127.0.0.1:${port}`);
+  const pids = floor ? [target.floor!.pid, ...target.pids.slice(1)] : target.pids;
   const latenciesMs: number[] = [];
   const statuses: Record<number, number> = {};
   const expected = EXPECTED_STATUSES[scenario];
   let unexpected = 0;
-  const cpuBefore = cpuMsOf(target.pids);
+  const cpuBefore = cpuMsOf(pids);
   const dbCpuBefore = cpuMsOf([target.dbPid]);
   const started = performance.now();
   const instance = autocannon({
@@ -59,7 +64,7 @@ export async function runSlice(target: Target, scenario: Scenario, connections: 
   });
   const result = await instance;
   const wallMs = performance.now() - started;
-  const cpuMs = cpuMsOf(target.pids) - cpuBefore;
+  const cpuMs = cpuMsOf(pids) - cpuBefore;
   const dbCpuMs = cpuMsOf([target.dbPid]) - dbCpuBefore;
   return { latenciesMs, statuses, socketErrors: result.errors + result.timeouts, unexpected, wallMs, cpuMs, dbCpuMs };
 }

@@ -14,17 +14,18 @@ function ratios(x: Figures, c: Figures): string {
 
 export function checkoutTable(cells: Cells): string {
   const lines = [
-    "| conns | path | p50 ms | p99 ms | req/s | server CPU ms/req | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / req/s / server CPU / PG CPU |",
-    "|---:|---|---:|---:|---:|---:|---:|---|---:|---|",
+    "| conns | path | p50 ms | p99 ms | req/s | server CPU ms/req | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / req/s / server CPU / PG CPU | ratio to floor: p50 / p99 / req/s / server CPU / PG CPU |",
+    "|---:|---|---:|---:|---:|---:|---:|---|---:|---|---|",
   ];
   for (const [connections, row] of cells) {
     const control = figuresOf(row.get("control")!);
+    const floor = row.get("floor") ? figuresOf(row.get("floor")!) : undefined;
     for (const scenario of SCENARIOS) {
       const slice = row.get(scenario);
       if (!slice) continue;
       const x = figuresOf(slice);
       lines.push(
-        `| ${connections} | ${scenario} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${ratios(x, control)} |`,
+        `| ${connections} | ${scenario} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${ratios(x, control)} | ${floor ? ratios(x, floor) : "–"} |`,
       );
     }
   }

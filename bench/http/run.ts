@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ensureBuild, ROOT, startDatabase, startInstance, startWorkerProcess, type Database, type Instance } from "./cluster";
+import { ensureBuild, ROOT, startDatabase, startFloorServer, startInstance, startWorkerProcess, type Database, type Instance } from "./cluster";
 import { mergeSlices, runSlice, type Slice, type Target } from "./load";
 import { outboxCounts, paymentsMarkdown, timeDrain, type PaymentsReport } from "./payments";
 import { parsePlan, type Plan } from "./options";
@@ -17,6 +17,7 @@ import { checkoutTable, goals, goalsMarkdown, instancesTable, type Cells } from 
 import { assertControlServed, completeKey, SCENARIOS, type Scenario } from "./scenarios";
 import { storageMarkdown, measureStorage } from "./storage";
 import { profileUnderLoad } from "./profile-run";
+import { measureOrderCost, orderCostMarkdown } from "./order-cost";
 import { runBench, type Step } from "../fail";
 
 let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
@@ -120,20 +121,30 @@ async function main(): Promise<void> {
     const replayKey = `replay-${randomUUID()}`;
     await assertControlServed(base, db.productId);
     await completeKey(base, db.productId, replayKey);
-    const target: Target = { ports: [first.port], pids: [first.pid, ...workerPids], dbPid: db.pid, productId: db.productId, replayKey };
+    const floor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 1);
+    const target: Target = { ports: [first.port], pids: [first.pid, ...workerPids], dbPid: db.pid, productId: db.productId, replayKey, floor };
     try {
       const pace = await warm(target, plan);
-      const { cells, payments } = await checkoutPhase(db, target, plan, pace);
-      const paymentsRatio = payments.deliveredDuringCheckout / payments.created;
-      sections.push("### Checkout through HTTP, one instance", checkoutTable(cells), "### Goals", goalsMarkdown(goals(cells, paymentsRatio)));
-      sections.push("### Payments backlog after the checkout phase", paymentsMarkdown(payments));
-      sections.push("### Instances on one PostgreSQL", instancesTable(await measureInstances(db, first, plan, replayKey, workerPids), plan.scaleConnections));
+      log("a paid order's cost");
+      const requests = Math.round((pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2);
+      const cost = await measureOrderCost(db.pool, target, { server: [first.pid], worker: workerPids }, 16, requests);
+      const floorCost = await measureOrderCost(db.pool, target, { server: [floor.pid], worker: workerPids }, 16, requests, "floor");
+      sections.push("### What a paid order costs (server, payment worker, PostgreSQL)", orderCostMarkdown(cost, floorCost, 16));
+      if (!plan.orderCostOnly) {
+        const { cells, payments } = await checkoutPhase(db, target, plan, pace);
+        const paymentsRatio = payments.deliveredDuringCheckout / payments.created;
+        sections.push("### Checkout through HTTP, one instance", checkoutTable(cells), "### Goals", goalsMarkdown(goals(cells, paymentsRatio)));
+        sections.push("### Payments backlog after the checkout phase", paymentsMarkdown(payments));
+        sections.push("### Instances on one PostgreSQL", instancesTable(await measureInstances(db, first, plan, replayKey, workerPids), plan.scaleConnections));
+      }
     } finally {
       await first.stop();
+      await floor.stop();
       await worker?.stop();
     }
-    if (plan.profile) sections.push("### Where the server's CPU goes (protected new keys)", await profileUnderLoad(db, plan, replayKey, log));
-    sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
+    if (plan.profile && !plan.orderCostOnly)
+      sections.push("### Where the server's CPU goes (protected new keys)", await profileUnderLoad(db, plan, replayKey, log));
+    if (!plan.orderCostOnly) sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
   } finally {
     await db.stop();
   }
