@@ -97,12 +97,12 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async takeOver(record: KeyRecord, r: ReserveRequest): Promise<KeyRecord | null> {
-    const [row] = await this.run.query<KeyRecord>(SQL.TAKE_OVER, [record.id, randomUUID(), r.leaseMs]);
+    const [row] = await this.run.query<KeyRecord>(SQL.TAKE_OVER, [record.id, randomUUID(), r.leaseMs, record.scope]);
     return row ?? null;
   }
 
   async renewExpired(record: KeyRecord, r: ReserveRequest): Promise<KeyRecord | null> {
-    const values = [record.id, randomUUID(), r.leaseMs, r.procedure, r.fingerprint, r.ttlSeconds];
+    const values = [record.id, randomUUID(), r.leaseMs, r.procedure, r.fingerprint, r.ttlSeconds, record.scope];
     const [row] = await this.run.query<KeyRecord>(SQL.RENEW_EXPIRED, values);
     return row ?? null;
   }
@@ -112,7 +112,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean> {
-    const values = [record.id, record.leaseToken, status, response.status, response.body, response.contentType];
+    const values = [record.id, record.leaseToken, status, response.status, response.body, response.contentType, record.scope];
     const [row] = await (tx ? runnerOf(tx) : this.run).query<{ pid: number }>(this.settle(SQL.FINISH), values);
     if (row && tx && this.watch && record.leaseToken) {
       this.watch.arm(row.pid);
@@ -129,7 +129,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async release(record: KeyRecord): Promise<boolean> {
-    return (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken])).length === 1;
+    return (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken, record.scope])).length === 1;
   }
 
   async countLive(scope: string, limit: number): Promise<number> {
