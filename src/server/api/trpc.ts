@@ -4,6 +4,7 @@
 import { initTRPC } from "@trpc/server";
 import { createIdempotencyMiddleware } from "@once/idempotency";
 import { Header } from "@once/idempotency/reasons";
+import { retryAfterOf } from "@once/idempotency/operator";
 import { z, ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
 import { Reason } from "@/shared/reasons";
@@ -44,7 +45,8 @@ const edge = t.middleware(async function translateErrors({ ctx, next }) {
   if (result.ok) return result;
   const translated = translateError(result.error);
   if (!translated) return result;
-  if (translated.code === "SERVICE_UNAVAILABLE") ctx.resHeaders.set(Header.RETRY_AFTER, "1");
+  // A bounded pool that refused at once says when it will have room (its drain rate); else 1 s.
+  if (translated.code === "SERVICE_UNAVAILABLE") ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfterOf(result.error) ?? 1));
   return { ...result, error: translated };
 });
 
@@ -63,7 +65,7 @@ const authed = t.middleware(async function isAuthed({ ctx, next }) {
     principal = await ctx.getPrincipal();
   } catch (error) {
     // Fail closed, as the engine does: no database, no answer but "come back in a second".
-    ctx.resHeaders.set(Header.RETRY_AFTER, "1");
+    ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfterOf(error) ?? 1));
     throw storeUnavailableError(error);
   }
   if (!principal) throw new AppError(Reason.UNAUTHORIZED, "Sign in, or send Authorization: Bearer <token>");
