@@ -13,7 +13,6 @@ import { stopChild } from "../../tools/process";
 import { spawnPaymentWorker } from "../../scripts/lib/payment-worker";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-const NEXT_BIN = path.join(ROOT, "node_modules/next/dist/bin/next");
 
 /** Two billion units: at a few thousand orders a second no bench comes near the end of it. */
 const BENCH_STOCK = 2_000_000_000;
@@ -73,14 +72,17 @@ export interface InstanceOptions {
   nodeFlags?: string[];
   /** false: the server runs no payment loops (ONCE_PAYMENT_JOBS=0); a worker process does. */
   paymentJobs?: boolean;
+  /** Another checkout's production build (the --baseline); this one's by default. */
+  root?: string;
 }
 
 /** `next start` on loopback with the bench's control procedure on and the background jobs running. */
 export async function startInstance(options: InstanceOptions): Promise<Instance> {
   const logFile = path.join(os.tmpdir(), `once-bench-http-${options.port}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), NEXT_BIN, "start", "-p", String(options.port), "-H", "127.0.0.1"], {
-    cwd: ROOT,
+  const root = options.root ?? ROOT;
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(options.port), "-H", "127.0.0.1"], {
+    cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...benchEnv(options.databaseUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
   });

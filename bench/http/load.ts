@@ -30,18 +30,21 @@ export interface Target {
   dbPid: number;
   productId: string;
   replayKey: string;
-  /** The hand-written checkout (floor-server.ts): the `floor` scenario goes there, and its CPU is its own process's. */
-  floor?: { port: number; pid: number };
+  /**
+   * Servers of their own for some scenarios: `floor` (floor-server.ts), `baseline` (another
+   * build, --baseline). Such a scenario is sent there, and its server CPU is that process's.
+   */
+  elsewhere?: Partial<Record<Scenario, { port: number; pid: number }>>;
 }
 
 /** Either a number of requests (measured slices) or a duration (warm-ups, whose tail is not measured). */
 export type Amount = { requests: number } | { seconds: number };
 
 export async function runSlice(target: Target, scenario: Scenario, connections: number, amount: Amount): Promise<Slice> {
-  const floor = scenario === "floor";
-  if (floor && !target.floor) throw new Error("the floor scenario needs the floor server");
-  const urls = (floor ? [target.floor!.port] : target.ports).map((port) => `http://127.0.0.1:${port}`);
-  const pids = floor ? [target.floor!.pid, ...target.pids.slice(1)] : target.pids;
+  const own = target.elsewhere?.[scenario];
+  const urls = (own ? [own.port] : target.ports).map((port) => `http://127.0.0.1:${port}`);
+  // The payment worker(s) after the first pid count for every scenario.
+  const pids = own ? [own.pid, ...target.pids.slice(1)] : target.pids;
   const latenciesMs: number[] = [];
   const statuses: Record<number, number> = {};
   const expected = EXPECTED_STATUSES[scenario];

@@ -14,6 +14,8 @@ export interface Plan {
   profile: boolean;
   /** `--order-cost`: only the paid order's cost (CPU per process, statements), nothing else. */
   orderCostOnly: boolean;
+  /** `--baseline DIR`: another checkout (with its production build) run beside this one as the `baseline` path. */
+  baseline?: string;
   /**
    * Payment loops in a worker process of their own (ONCE_PAYMENT_JOBS=0 + npm run worker), as
    * `npm start` runs them; `--payments-in-process` puts them back on the server's thread.
@@ -24,7 +26,7 @@ export interface Plan {
   output: string;
 }
 
-const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--order-cost] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
+const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--order-cost] [--baseline DIR] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
 
 export function parsePlan(argv: readonly string[]): Plan {
   const quick = argv.includes("--quick");
@@ -65,6 +67,11 @@ export function parsePlan(argv: readonly string[]): Plan {
         break;
       case "--port":
         plan.basePort = Math.round(number());
+        break;
+      case "--baseline":
+        if (!value) throw new Error(`--baseline needs a directory\n${USAGE}`);
+        plan.baseline = value;
+        i++;
         break;
       case "--out":
         plan.output = value ?? plan.output;

@@ -80,6 +80,31 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
       measured: `${f2(r64.perSecond / c64.perSecond)}×`,
       met: r64.perSecond >= 1.5 * c64.perSecond,
     });
+  const replays16 = at(16, "replays");
+  const keys16 = at(16, "new keys");
+  if (replays16 && keys16)
+    out.push({
+      goal: "16 conns: server CPU per protected checkout ≤ 2.5× a replay's",
+      measured: `${f2(keys16.cpuMsPerRequest / replays16.cpuMsPerRequest)}× (${f3(keys16.cpuMsPerRequest)} vs ${f3(replays16.cpuMsPerRequest)} ms)`,
+      met: keys16.cpuMsPerRequest <= 2.5 * replays16.cpuMsPerRequest,
+    });
+  const b64 = at(64, "baseline");
+  if (b64 && n64)
+    out.push({
+      goal: "64 conns: protected checkouts/s ≥ 3× the baseline build's, same run",
+      measured: `${f2(n64.perSecond / b64.perSecond)}× (${n64.perSecond.toFixed(0)} vs ${b64.perSecond.toFixed(0)} req/s)`,
+      met: n64.perSecond >= 3 * b64.perSecond,
+    });
+  for (const c of [1, 16, 64, 256]) {
+    const control = at(c, "control");
+    const protectedKeys = at(c, "new keys");
+    if (control && protectedKeys)
+      out.push({
+        goal: `${c} conns: protected ≥ 0.95× control (req/s)`,
+        measured: `${f2(protectedKeys.perSecond / control.perSecond)}×`,
+        met: protectedKeys.perSecond >= 0.95 * control.perSecond,
+      });
+  }
   const below256 = [...cells.entries()].filter(([c]) => c < 256).flatMap(([, row]) => [...row.values()].map((s) => figuresOf(s).errors));
   const errors = below256.reduce((a, b) => a + b, 0);
   out.push({ goal: "no errors below 256 connections", measured: `${errors} unexpected answers or socket errors`, met: errors === 0 });
@@ -88,7 +113,7 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
 }
 
 export function goalsMarkdown(list: Goal[]): string {
-  return ["| goal (issue 13) | measured | |", "|---|---|---|", ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`)].join(
+  return ["| goal (issues 13, 29) | measured | |", "|---|---|---|", ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`)].join(
     "\n",
   );
 }

@@ -23,6 +23,9 @@ import { runBench, type Step } from "../fail";
 let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
 const log = (msg: string) => step(msg);
 
+/** The paths this run measures: the baseline only when there is one. */
+const scenariosOf = (target: Target) => SCENARIOS.filter((s) => s !== "baseline" || target.elsewhere?.baseline);
+
 /** Each slice starts the scenario order one further, so no path always follows the same one. */
 const rotated = (list: readonly Scenario[], by: number) => list.map((_, i) => list[(i + by) % list.length]!);
 
@@ -31,7 +34,7 @@ async function measureCheckout(target: Target, plan: Plan, pace: Pace): Promise<
   for (let s = 0; s < plan.slices; s++) {
     for (const [ci, connections] of plan.connections.entries()) {
       log(`slice ${s + 1}/${plan.slices}, ${connections} connections`);
-      for (const scenario of rotated(SCENARIOS, s + ci)) {
+      for (const scenario of rotated(scenariosOf(target), s + ci)) {
         const key = `${scenario}@${connections}`;
         const slice = await runSlice(target, scenario, connections, pace.amount(key, scenario, connections));
         pace.record(key, slice);
@@ -75,7 +78,7 @@ async function measureInstances(db: Database, first: Instance, plan: Plan, repla
 async function warm(target: Target, plan: Plan): Promise<Pace> {
   log("warming up every path");
   const pace = new Pace(plan.sliceSeconds);
-  for (const scenario of SCENARIOS) {
+  for (const scenario of scenariosOf(target)) {
     pace.record(scenario, await runSlice(target, scenario, 16, { seconds: plan.quick ? 1 : 2 }));
     await settle(target.pids);
   }
@@ -122,7 +125,12 @@ async function main(): Promise<void> {
     await assertControlServed(base, db.productId);
     await completeKey(base, db.productId, replayKey);
     const floor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 1);
-    const target: Target = { ports: [first.port], pids: [first.pid, ...workerPids], dbPid: db.pid, productId: db.productId, replayKey, floor };
+    // The baseline build serves only its path; its payments wait in the outbox for this build's worker (same schema).
+    const baseline = plan.baseline
+      ? await startInstance({ port: plan.basePort + plan.maxInstances + 2, databaseUrl: db.url, paymentJobs: false, root: path.resolve(plan.baseline) })
+      : undefined;
+    const elsewhere = { floor, ...(baseline ? { baseline } : {}) };
+    const target: Target = { ports: [first.port], pids: [first.pid, ...workerPids], dbPid: db.pid, productId: db.productId, replayKey, elsewhere };
     try {
       const pace = await warm(target, plan);
       log("a paid order's cost");
@@ -140,6 +148,7 @@ async function main(): Promise<void> {
     } finally {
       await first.stop();
       await floor.stop();
+      await baseline?.stop();
       await worker?.stop();
     }
     if (plan.profile && !plan.orderCostOnly)

@@ -7,10 +7,12 @@
 //               connections, back to back (so they race): one executes, the others get 409
 //               request_in_progress or the replay
 //   floor       new keys against the checkout written by hand on node:http and pg (floor-server.ts)
+//   baseline    new keys against another checkout's production build on the same database
+//               (`--baseline DIR`, e.g. a clone of 847af77): before and after in one run
 import { randomUUID } from "node:crypto";
 import type { AutocannonRequest } from "autocannon";
 
-export const SCENARIOS = ["control", "new keys", "replays", "duplicates", "floor"] as const;
+export const SCENARIOS = ["control", "new keys", "replays", "duplicates", "floor", "baseline"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** Statuses each scenario answers by contract; anything else counts as an error. */
@@ -20,6 +22,7 @@ export const EXPECTED_STATUSES: Record<Scenario, readonly number[]> = {
   replays: [200],
   duplicates: [200, 409],
   floor: [200],
+  baseline: [200],
 };
 
 const PROTECTED_PATH = "/api/trpc/checkout.placeOrder";
@@ -43,6 +46,7 @@ export function requestsFor(scenario: Scenario, productId: string, connections: 
     control: () => randomUUID(),
     "new keys": () => randomUUID(),
     floor: () => randomUUID(),
+    baseline: () => randomUUID(),
     replays: () => replayKey,
     // The n-th group of `connections` consecutive requests shares one key.
     duplicates: () => `dup-${run}-${Math.floor(sent++ / connections)}`,
