@@ -13,6 +13,7 @@ import os from "node:os";
 import { ensureBuild, startDatabase, startInstance, startWorkerProcess, type Instance } from "./cluster";
 import { orderBody, TOKEN } from "./scenarios";
 import { runBench } from "../fail";
+import { settle } from "./pace";
 
 const CLIENTS = Number(process.env.OVERLOAD_CLIENTS ?? 512);
 const SECONDS = Number(process.env.OVERLOAD_SECONDS ?? 30);
@@ -138,6 +139,8 @@ await runBench("bench:overload", async (step) => {
     for (let i = 0; i < 2; i++) instances.push(await startInstance({ port: base + i, databaseUrl: db.url, paymentJobs: false }));
     step(`${CLIENTS} clients for ${SECONDS} s on ${instances.length} instances`);
     const load = await overload(instances, db.productId);
+    // The requests still in progress when the clients stopped are finished first: the waiters' figure is theirs alone.
+    await settle([...instances.map((i) => i.pid), worker.pid]);
     step(`${WAITERS} Prefer: wait requests on one key`);
     const wait = await waiters(instances, db.productId);
 
@@ -177,7 +180,11 @@ await runBench("bench:overload", async (step) => {
       },
       {
         check: `${WAITERS} Prefer: wait waiters on one key all get the replay`,
-        measured: `${replays} of ${WAITERS} (first: ${wait.first.status}; ${wait.seconds.toFixed(1)} s)`,
+        measured: `${replays} of ${WAITERS} (first: ${wait.first.status}; ${wait.seconds.toFixed(1)} s; answers ${tally(
+          wait.waiting.map((w) => (w instanceof Error ? "socket error" : `${w.status}${w.reason ? ` ${w.reason}` : ""}${w.replayed ? " replayed" : ""}`)),
+        )
+          .map(([a, n]) => `${a}×${n}`)
+          .join(", ")})`,
         ok: replays === WAITERS,
       },
     ];

@@ -48,6 +48,9 @@ const schema = z.object({
   // whatever it likes there (rotating it handed out a fresh sign-in budget per request). Behind
   // HAProxy with `option forwardfor`: 1.
   TRUSTED_PROXIES: intFrom(0),
+  // API requests one instance works on at once; past it, 503 store_busy at once
+  // (src/server/http/admission.ts). A few per pool connection: enough to keep the pool busy.
+  HTTP_MAX_IN_FLIGHT: intFrom(40, 1),
   // The simulated provider's books (its charges, idempotency records, events) in a database of
   // their own, migrated with the app's schema, as a real provider's are outside our cluster: a
   // failover that loses the shop's last commits cannot erase a charge, so the soak sees what was
@@ -102,7 +105,7 @@ export interface AppConfig {
   /** Whether this process, not Next.js, handles SIGTERM/SIGINT (NEXT_MANUAL_SIG_HANDLE). */
   manualSignals: boolean;
   /** Where the server listens, and whom it believes about the client's address. */
-  http: { host: string | undefined; demoAllowRemote: boolean; trustedProxies: number };
+  http: { host: string | undefined; demoAllowRemote: boolean; trustedProxies: number; maxInFlight: number };
   demoProcessingDelayMs: number;
   benchControl: boolean;
   logLevel: NonNullable<z.infer<typeof schema>["LOG_LEVEL"]>;
@@ -167,7 +170,7 @@ export function loadConfig(source: Record<string, string | undefined>, options: 
     payments,
     jobs: { background: e.ONCE_BACKGROUND_JOBS === "1", payments: e.ONCE_PAYMENT_JOBS === "1" },
     manualSignals: e.NEXT_MANUAL_SIG_HANDLE !== undefined,
-    http: { host: e.HOST, demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1", trustedProxies: e.TRUSTED_PROXIES },
+    http: { host: e.HOST, demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1", trustedProxies: e.TRUSTED_PROXIES, maxInFlight: e.HTTP_MAX_IN_FLIGHT },
     demoProcessingDelayMs: e.DEMO_PROCESSING_DELAY_MS,
     benchControl: e.ONCE_BENCH_CONTROL === "1",
     logLevel: e.LOG_LEVEL ?? (e.NODE_ENV === "test" ? "silent" : "info"),

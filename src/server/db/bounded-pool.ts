@@ -35,6 +35,21 @@ export class BoundedPool extends pg.Pool {
     this.on("acquire", () => {
       this.handedOut[this.handed++ % RATE_WINDOW] = this.now();
     });
+    this.on("release", (error: Error | undefined) => {
+      if (!error) this.lastServed = this.now();
+    });
+  }
+
+  /** When a connection last came back without an error (performance.now()), if ever. */
+  private lastServed = -Infinity;
+
+  /**
+   * Whether PostgreSQL answered on one of this pool's connections within the last `ms`: a health
+   * check whose own statement failed (no connection came up in time under load) then knows the
+   * database is reachable, and busy.
+   */
+  servedWithin(ms: number): boolean {
+    return this.now() - this.lastServed <= ms;
   }
 
   /**

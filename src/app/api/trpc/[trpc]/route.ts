@@ -2,8 +2,17 @@ import { serverApp } from "@/server/app";
 import { refuseCrossSiteMutation } from "@/server/api/cross-site-guard";
 import { handleTrpcRequest } from "@/server/api/handler";
 import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "@/server/http/body-limit";
+import { Admission } from "@/server/http/admission";
 
-async function handler(req: Request) {
+let admission: Admission | undefined;
+
+/** Past the instance's bound of requests in flight, 503 store_busy before any work (admission.ts). */
+function handler(req: Request) {
+  admission ??= new Admission(serverApp().config.http.maxInFlight);
+  return admission.admit(() => serve(req));
+}
+
+async function serve(req: Request) {
   // A cross-site post riding on the session cookie is refused before tRPC sees it.
   const refused = refuseCrossSiteMutation(req);
   if (refused) return refused;
