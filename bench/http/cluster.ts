@@ -81,11 +81,15 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
   const logFile = path.join(os.tmpdir(), `once-bench-http-${options.port}.log`);
   const log = createWriteStream(logFile);
   const root = options.root ?? ROOT;
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(options.port), "-H", "127.0.0.1"], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...benchEnv(options.databaseUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? []), path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(options.port), "-H", "127.0.0.1"],
+    {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...benchEnv(options.databaseUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
+    },
+  );
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await waitReady(child, options.port, logFile);
