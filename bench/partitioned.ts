@@ -1,8 +1,9 @@
 // The key table hash-partitioned by scope, for bench:capacity's scratch database: what the scale
 // document recommends past one table, tried here. A unique index on a partitioned table must
 // include the partition key, so (scope, key) stays unique but the primary key on "id" becomes a
-// plain index in each partition; the engine's statements that find a key by "id" (completion,
-// release, takeover) then probe every partition's index. Same other indexes as the app's table.
+// plain index in each partition. Every engine statement names the key's scope (completion,
+// release and takeover by scope and id), so each prunes to one partition. Same other indexes as
+// the app's table.
 import type pg from "pg";
 
 export const PARTITIONS = 8;

@@ -15,7 +15,6 @@ import { spawnPaymentWorker } from "../../scripts/lib/payment-worker";
 import { startProviderService } from "../../tools/provider-service";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-const NEXT_BIN = path.join(ROOT, "node_modules/next/dist/bin/next");
 
 /** Two billion units: at a few thousand orders a second no bench comes near the end of it. */
 const BENCH_STOCK = 2_000_000_000;
@@ -34,7 +33,12 @@ export interface Database {
 }
 
 export async function startDatabase(): Promise<Database> {
-  const server: EmbeddedServer = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-http-"), persistent: false });
+  // pg_stat_statements counts the statements (so the round trips) a paid order costs (order-cost.ts).
+  const server: EmbeddedServer = await startEmbeddedPostgres({
+    dataDir: await makeTempDataDir("once-bench-http-"),
+    persistent: false,
+    settings: { shared_preload_libraries: "pg_stat_statements" },
+  });
   await server.createDatabase("bench");
   const url = server.url("bench");
   // The demo tokens: the bench calls as acme (acme_demo_token), and its servers run in demo mode.
@@ -80,17 +84,24 @@ export interface InstanceOptions {
   nodeFlags?: string[];
   /** false: the server runs no payment loops (ONCE_PAYMENT_JOBS=0); a worker process does. */
   paymentJobs?: boolean;
+  /** Another checkout's production build (the --baseline); this one's by default. */
+  root?: string;
 }
 
 /** `next start` on loopback with the bench's control procedure on and the background jobs running. */
 export async function startInstance(options: InstanceOptions): Promise<Instance> {
   const logFile = path.join(os.tmpdir(), `once-bench-http-${options.port}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), NEXT_BIN, "start", "-p", String(options.port), "-H", "127.0.0.1"], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...benchEnv(options.databaseUrl, options.providerUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
-  });
+  const root = options.root ?? ROOT;
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? []), path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(options.port), "-H", "127.0.0.1"],
+    {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...benchEnv(options.databaseUrl, options.providerUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
+    },
+  );
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await waitReady(child, options.port, logFile);
@@ -120,6 +131,21 @@ export function startWorkerProcess(databaseUrl: string, providerUrl: string): { 
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   return { pid: child.pid!, stop: failIfItDies(child, "the payment worker", logFile) };
+}
+
+/** The hand-written checkout (floor-server.ts) on `port`, a process of its own: its CPU is read by its pid. */
+export async function startFloorServer(databaseUrl: string, port: number): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+  const logFile = path.join(os.tmpdir(), `once-bench-http-floor-${port}.log`);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/http/floor-server.ts")], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NODE_ENV: "production", DATABASE_URL: databaseUrl, PORT: String(port) },
+  });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  await waitReady(child, port, logFile);
+  return { port, pid: child.pid!, stop: failIfItDies(child, `the floor server on ${port}`, logFile) };
 }
 
 function benchEnv(databaseUrl: string, providerUrl: string): NodeJS.ProcessEnv {

@@ -30,18 +30,26 @@ export interface Target {
   dbPid: number;
   productId: string;
   replayKey: string;
+  /**
+   * Servers of their own for some scenarios: `floor` (floor-server.ts), `baseline` (another
+   * build, --baseline). Such a scenario is sent there, and its server CPU is that process's.
+   */
+  elsewhere?: Partial<Record<Scenario, { port: number; pid: number }>>;
 }
 
 /** Either a number of requests (measured slices) or a duration (warm-ups, whose tail is not measured). */
 export type Amount = { requests: number } | { seconds: number };
 
 export async function runSlice(target: Target, scenario: Scenario, connections: number, amount: Amount): Promise<Slice> {
-  const urls = target.ports.map((port) => `http://127.0.0.1:${port}`);
+  const own = target.elsewhere?.[scenario];
+  const urls = (own ? [own.port] : target.ports).map((port) => `http://127.0.0.1:${port}`);
+  // The payment worker(s) after the first pid count for every scenario.
+  const pids = own ? [own.pid, ...target.pids.slice(1)] : target.pids;
   const latenciesMs: number[] = [];
   const statuses: Record<number, number> = {};
   const expected = EXPECTED_STATUSES[scenario];
   let unexpected = 0;
-  const cpuBefore = cpuMsOf(target.pids);
+  const cpuBefore = cpuMsOf(pids);
   const dbCpuBefore = cpuMsOf([target.dbPid]);
   const started = performance.now();
   const instance = autocannon({
@@ -59,7 +67,7 @@ export async function runSlice(target: Target, scenario: Scenario, connections: 
   });
   const result = await instance;
   const wallMs = performance.now() - started;
-  const cpuMs = cpuMsOf(target.pids) - cpuBefore;
+  const cpuMs = cpuMsOf(pids) - cpuBefore;
   const dbCpuMs = cpuMsOf([target.dbPid]) - dbCpuBefore;
   return { latenciesMs, statuses, socketErrors: result.errors + result.timeouts, unexpected, wallMs, cpuMs, dbCpuMs };
 }

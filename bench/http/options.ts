@@ -12,6 +12,10 @@ export interface Plan {
   drainLimitSeconds: number;
   profileSeconds: number;
   profile: boolean;
+  /** `--order-cost`: only the paid order's cost (CPU per process, statements), nothing else. */
+  orderCostOnly: boolean;
+  /** `--baseline DIR`: another checkout (with its production build) run beside this one as the `baseline` path. */
+  baseline?: string;
   /**
    * Payment loops in a worker process of their own (ONCE_PAYMENT_JOBS=0 + npm run worker), as
    * `npm start` runs them; `--payments-in-process` puts them back on the server's thread.
@@ -22,7 +26,7 @@ export interface Plan {
   output: string;
 }
 
-const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
+const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--order-cost] [--baseline DIR] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
 
 export function parsePlan(argv: readonly string[]): Plan {
   const quick = argv.includes("--quick");
@@ -36,6 +40,7 @@ export function parsePlan(argv: readonly string[]): Plan {
     drainLimitSeconds: quick ? 10 : 45,
     profileSeconds: quick ? 3 : 10,
     profile: !argv.includes("--no-profile"),
+    orderCostOnly: argv.includes("--order-cost"),
     paymentsProcess: !argv.includes("--payments-in-process"),
     basePort: Number(process.env.BENCH_HTTP_PORT ?? 3300),
     output: "bench/results/http-latest.md",
@@ -51,6 +56,7 @@ export function parsePlan(argv: readonly string[]): Plan {
     switch (argv[i]) {
       case "--quick":
       case "--no-profile":
+      case "--order-cost":
       case "--payments-in-process":
         break;
       case "--slices":
@@ -61,6 +67,11 @@ export function parsePlan(argv: readonly string[]): Plan {
         break;
       case "--port":
         plan.basePort = Math.round(number());
+        break;
+      case "--baseline":
+        if (!value) throw new Error(`--baseline needs a directory\n${USAGE}`);
+        plan.baseline = value;
+        i++;
         break;
       case "--out":
         plan.output = value ?? plan.output;

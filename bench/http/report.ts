@@ -14,17 +14,18 @@ function ratios(x: Figures, c: Figures): string {
 
 export function checkoutTable(cells: Cells): string {
   const lines = [
-    "| conns | path | p50 ms | p99 ms | req/s | server CPU ms/req | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / req/s / server CPU / PG CPU |",
-    "|---:|---|---:|---:|---:|---:|---:|---|---:|---|",
+    "| conns | path | p50 ms | p99 ms | req/s | server CPU ms/req | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / req/s / server CPU / PG CPU | ratio to floor: p50 / p99 / req/s / server CPU / PG CPU |",
+    "|---:|---|---:|---:|---:|---:|---:|---|---:|---|---|",
   ];
   for (const [connections, row] of cells) {
     const control = figuresOf(row.get("control")!);
+    const floor = row.get("floor") ? figuresOf(row.get("floor")!) : undefined;
     for (const scenario of SCENARIOS) {
       const slice = row.get(scenario);
       if (!slice) continue;
       const x = figuresOf(slice);
       lines.push(
-        `| ${connections} | ${scenario} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${ratios(x, control)} |`,
+        `| ${connections} | ${scenario} | ${f3(x.p50)} | ${f3(x.p99)} | ${x.perSecond.toFixed(0)} | ${f3(x.cpuMsPerRequest)} | ${f3(x.dbCpuMsPerRequest)} | ${x.non2xx} | ${x.errors} | ${ratios(x, control)} | ${floor ? ratios(x, floor) : "–"} |`,
       );
     }
   }
@@ -79,6 +80,31 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
       measured: `${f2(r64.perSecond / c64.perSecond)}×`,
       met: r64.perSecond >= 1.5 * c64.perSecond,
     });
+  const replays16 = at(16, "replays");
+  const keys16 = at(16, "new keys");
+  if (replays16 && keys16)
+    out.push({
+      goal: "16 conns: server CPU per protected checkout ≤ 2.5× a replay's",
+      measured: `${f2(keys16.cpuMsPerRequest / replays16.cpuMsPerRequest)}× (${f3(keys16.cpuMsPerRequest)} vs ${f3(replays16.cpuMsPerRequest)} ms)`,
+      met: keys16.cpuMsPerRequest <= 2.5 * replays16.cpuMsPerRequest,
+    });
+  const b64 = at(64, "baseline");
+  if (b64 && n64)
+    out.push({
+      goal: "64 conns: protected checkouts/s ≥ 3× the baseline build's, same run",
+      measured: `${f2(n64.perSecond / b64.perSecond)}× (${n64.perSecond.toFixed(0)} vs ${b64.perSecond.toFixed(0)} req/s)`,
+      met: n64.perSecond >= 3 * b64.perSecond,
+    });
+  for (const c of [1, 16, 64, 256]) {
+    const control = at(c, "control");
+    const protectedKeys = at(c, "new keys");
+    if (control && protectedKeys)
+      out.push({
+        goal: `${c} conns: protected ≥ 0.95× control (req/s)`,
+        measured: `${f2(protectedKeys.perSecond / control.perSecond)}×`,
+        met: protectedKeys.perSecond >= 0.95 * control.perSecond,
+      });
+  }
   const below256 = [...cells.entries()].filter(([c]) => c < 256).flatMap(([, row]) => [...row.values()].map((s) => figuresOf(s).errors));
   const errors = below256.reduce((a, b) => a + b, 0);
   out.push({ goal: "no errors below 256 connections", measured: `${errors} unexpected answers or socket errors`, met: errors === 0 });
@@ -87,7 +113,7 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
 }
 
 export function goalsMarkdown(list: Goal[]): string {
-  return ["| goal (issue 13) | measured | |", "|---|---|---|", ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`)].join(
+  return ["| goal (issues 13, 29) | measured | |", "|---|---|---|", ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`)].join(
     "\n",
   );
 }

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ensureBuild, ROOT, startDatabase, startInstance, startWorkerProcess, type Database, type Instance } from "./cluster";
+import { ensureBuild, ROOT, startDatabase, startFloorServer, startInstance, startWorkerProcess, type Database, type Instance } from "./cluster";
 import { mergeSlices, runSlice, type Slice, type Target } from "./load";
 import { outboxCounts, paymentsMarkdown, timeDrain, type PaymentsReport } from "./payments";
 import { parsePlan, type Plan } from "./options";
@@ -17,10 +17,14 @@ import { checkoutTable, goals, goalsMarkdown, instancesTable, type Cells } from 
 import { assertControlServed, completeKey, SCENARIOS, type Scenario } from "./scenarios";
 import { storageMarkdown, measureStorage } from "./storage";
 import { profileUnderLoad } from "./profile-run";
+import { measureOrderCost, orderCostMarkdown } from "./order-cost";
 import { runBench, type Step } from "../fail";
 
 let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
 const log = (msg: string) => step(msg);
+
+/** The paths this run measures: the baseline only when there is one. */
+const scenariosOf = (target: Target) => SCENARIOS.filter((s) => s !== "baseline" || target.elsewhere?.baseline);
 
 /** Each slice starts the scenario order one further, so no path always follows the same one. */
 const rotated = (list: readonly Scenario[], by: number) => list.map((_, i) => list[(i + by) % list.length]!);
@@ -30,7 +34,7 @@ async function measureCheckout(target: Target, plan: Plan, pace: Pace): Promise<
   for (let s = 0; s < plan.slices; s++) {
     for (const [ci, connections] of plan.connections.entries()) {
       log(`slice ${s + 1}/${plan.slices}, ${connections} connections`);
-      for (const scenario of rotated(SCENARIOS, s + ci)) {
+      for (const scenario of rotated(scenariosOf(target), s + ci)) {
         const key = `${scenario}@${connections}`;
         const slice = await runSlice(target, scenario, connections, pace.amount(key, scenario, connections));
         pace.record(key, slice);
@@ -74,7 +78,7 @@ async function measureInstances(db: Database, first: Instance, plan: Plan, repla
 async function warm(target: Target, plan: Plan): Promise<Pace> {
   log("warming up every path");
   const pace = new Pace(plan.sliceSeconds);
-  for (const scenario of SCENARIOS) {
+  for (const scenario of scenariosOf(target)) {
     pace.record(scenario, await runSlice(target, scenario, 16, { seconds: plan.quick ? 1 : 2 }));
     await settle(target.pids);
   }
@@ -120,20 +124,42 @@ async function main(): Promise<void> {
     const replayKey = `replay-${randomUUID()}`;
     await assertControlServed(base, db.productId);
     await completeKey(base, db.productId, replayKey);
-    const target: Target = { ports: [first.port], pids: [first.pid, ...workerPids], dbPid: db.pid, productId: db.productId, replayKey };
+    const floor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 1);
+    // The baseline build serves only its path; its payments wait in the outbox for this build's worker (same schema).
+    const baseline = plan.baseline
+      ? await startInstance({
+          port: plan.basePort + plan.maxInstances + 2,
+          databaseUrl: db.url,
+          providerUrl: db.providerUrl,
+          paymentJobs: false,
+          root: path.resolve(plan.baseline),
+        })
+      : undefined;
+    const elsewhere = { floor, ...(baseline ? { baseline } : {}) };
+    const target: Target = { ports: [first.port], pids: [first.pid, ...workerPids], dbPid: db.pid, productId: db.productId, replayKey, elsewhere };
     try {
       const pace = await warm(target, plan);
-      const { cells, payments } = await checkoutPhase(db, target, plan, pace);
-      const paymentsRatio = payments.deliveredDuringCheckout / payments.created;
-      sections.push("### Checkout through HTTP, one instance", checkoutTable(cells), "### Goals", goalsMarkdown(goals(cells, paymentsRatio)));
-      sections.push("### Payments backlog after the checkout phase", paymentsMarkdown(payments));
-      sections.push("### Instances on one PostgreSQL", instancesTable(await measureInstances(db, first, plan, replayKey, workerPids), plan.scaleConnections));
+      log("a paid order's cost");
+      const requests = Math.round((pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2);
+      const cost = await measureOrderCost(db.pool, target, { server: [first.pid], worker: workerPids }, 16, requests);
+      const floorCost = await measureOrderCost(db.pool, target, { server: [floor.pid], worker: workerPids }, 16, requests, "floor");
+      sections.push("### What a paid order costs (server, payment worker, PostgreSQL)", orderCostMarkdown(cost, floorCost, 16));
+      if (!plan.orderCostOnly) {
+        const { cells, payments } = await checkoutPhase(db, target, plan, pace);
+        const paymentsRatio = payments.deliveredDuringCheckout / payments.created;
+        sections.push("### Checkout through HTTP, one instance", checkoutTable(cells), "### Goals", goalsMarkdown(goals(cells, paymentsRatio)));
+        sections.push("### Payments backlog after the checkout phase", paymentsMarkdown(payments));
+        sections.push("### Instances on one PostgreSQL", instancesTable(await measureInstances(db, first, plan, replayKey, workerPids), plan.scaleConnections));
+      }
     } finally {
       await first.stop();
+      await floor.stop();
+      await baseline?.stop();
       await worker?.stop();
     }
-    if (plan.profile) sections.push("### Where the server's CPU goes (protected new keys)", await profileUnderLoad(db, plan, replayKey, log));
-    sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
+    if (plan.profile && !plan.orderCostOnly)
+      sections.push("### Where the server's CPU goes (protected new keys)", await profileUnderLoad(db, plan, replayKey, log));
+    if (!plan.orderCostOnly) sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
   } finally {
     await db.stop();
   }

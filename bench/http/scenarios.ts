@@ -6,10 +6,13 @@
 //   duplicates  checkout.placeOrder where each key is sent by as many requests as there are
 //               connections, back to back (so they race): one executes, the others get 409
 //               request_in_progress or the replay
+//   floor       new keys against the checkout written by hand on node:http and pg (floor-server.ts)
+//   baseline    new keys against another checkout's production build on the same database
+//               (`--baseline DIR`, e.g. a clone of 847af77): before and after in one run
 import { randomUUID } from "node:crypto";
 import type { AutocannonRequest } from "autocannon";
 
-export const SCENARIOS = ["control", "new keys", "replays", "duplicates"] as const;
+export const SCENARIOS = ["control", "new keys", "replays", "duplicates", "floor", "baseline"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** Statuses each scenario answers by contract; anything else counts as an error. */
@@ -18,6 +21,8 @@ export const EXPECTED_STATUSES: Record<Scenario, readonly number[]> = {
   "new keys": [200],
   replays: [200],
   duplicates: [200, 409],
+  floor: [200],
+  baseline: [200],
 };
 
 const PROTECTED_PATH = "/api/trpc/checkout.placeOrder";
@@ -40,6 +45,8 @@ export function requestsFor(scenario: Scenario, productId: string, connections: 
   const keyOf: Record<Scenario, () => string> = {
     control: () => randomUUID(),
     "new keys": () => randomUUID(),
+    floor: () => randomUUID(),
+    baseline: () => randomUUID(),
     replays: () => replayKey,
     // The n-th group of `connections` consecutive requests shares one key.
     duplicates: () => `dup-${run}-${Math.floor(sent++ / connections)}`,

@@ -10,6 +10,7 @@
 import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
+import { Admission } from "./http/admission";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
@@ -23,6 +24,8 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
   readonly engine: Engine;
   readonly metrics: MetricsRegistry;
   readonly payments: PaymentDeps;
+  /** The bound of API requests this instance works on at once (HTTP_MAX_IN_FLIGHT; a worker serves none). */
+  readonly admission: Admission;
   /**
    * Starts the background jobs this process runs (the engine's always, the payment loops when
    * `payments`: ONCE_PAYMENT_JOBS); returns their stop function, which flushes the counters last.
@@ -45,6 +48,7 @@ export function createServerApp<Config extends WorkerConfig>(config: Config, opt
     db,
     engine,
     payments,
+    admission: new Admission("http" in config ? (config as unknown as AppConfig).http.maxInFlight : Number.POSITIVE_INFINITY),
     metrics: createMetricsRegistry(db, engine),
     startJobs({ payments: runPayments }) {
       // One line per state change while the database is down, not two stacks a second (job-log.ts).

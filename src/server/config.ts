@@ -83,6 +83,9 @@ const serverSection = {
   // client writes whatever it likes there (rotating X-Forwarded-For handed out a fresh sign-in
   // budget per request). Behind HAProxy with `option forwardfor`: 1.
   TRUSTED_PROXIES: intFrom(0),
+  // API requests one instance works on at once; past it, 503 store_busy at once
+  // (src/server/http/admission.ts). A few per pool connection: enough to keep the pool busy.
+  HTTP_MAX_IN_FLIGHT: intFrom(40, 1),
   DEMO_PROCESSING_DELAY_MS: intFrom(0),
   // `npm run bench:http` only: serves benchControl.placeOrder, the checkout without the engine, as
   // the control its figures are divided by. A mutation with no idempotency is a door, so it needs
@@ -141,8 +144,8 @@ export interface AppConfig extends WorkerConfig {
   jobs: { background: boolean; payments: boolean };
   /** Whether this process, not Next.js, handles SIGTERM/SIGINT (NEXT_MANUAL_SIG_HANDLE). */
   manualSignals: boolean;
-  /** Where the server listens, and whom it believes about the client's address and the host. */
-  http: { host: string | undefined; demoAllowRemote: boolean; trustedProxies: number };
+  /** Where the server listens, whom it believes about the client's address and the host, and how many requests it works on at once. */
+  http: { host: string | undefined; demoAllowRemote: boolean; trustedProxies: number; maxInFlight: number };
   demoProcessingDelayMs: number;
   benchControl: boolean;
 }
@@ -258,7 +261,7 @@ export function loadConfig(source: Record<string, string | undefined>, options: 
     ...worker,
     jobs: { background: e.ONCE_BACKGROUND_JOBS === "1", payments: e.ONCE_PAYMENT_JOBS === "1" },
     manualSignals: e.NEXT_MANUAL_SIG_HANDLE !== undefined,
-    http: { host: e.HOST, demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1", trustedProxies: e.TRUSTED_PROXIES },
+    http: { host: e.HOST, demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1", trustedProxies: e.TRUSTED_PROXIES, maxInFlight: e.HTTP_MAX_IN_FLIGHT },
     demoProcessingDelayMs: e.DEMO_PROCESSING_DELAY_MS,
     benchControl: e.ONCE_BENCH_CONTROL === "1",
   };

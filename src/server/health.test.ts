@@ -1,7 +1,7 @@
-// GET /api/health: up or down, and not a word about where the database is or what drives it.
+// GET /api/health: up, busy or down, and not a word about where the database is or what drives it.
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../test/database";
-import { createDb } from "./db/client";
+import { createDb, poolOf } from "./db/client";
 import { freePort } from "../../tools/process";
 import { checkHealth } from "./health";
 
@@ -17,6 +17,24 @@ describe("checkHealth", () => {
     const res = await answer(await checkHealth(t.db));
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text)).toEqual({ status: "up", database: "up" });
+  });
+
+  it("200 busy at once, not down, while every connection is in use and requests wait for one", async () => {
+    const pool = poolOf(t.db)!;
+    const held = await pool.connect();
+    const waiting = pool.query("SELECT 1");
+    try {
+      expect(pool.waitingCount).toBe(1);
+      const started = performance.now();
+      const res = await answer(await checkHealth(t.db));
+      expect(performance.now() - started).toBeLessThan(100);
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.text)).toEqual({ status: "busy", database: "busy" });
+    } finally {
+      held.release();
+      await waiting;
+    }
+    expect(JSON.parse((await answer(await checkHealth(t.db))).text)).toEqual({ status: "up", database: "up" });
   });
 
   it("503 down when it does not, with nothing about the host, port or driver", async () => {

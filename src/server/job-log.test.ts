@@ -37,6 +37,16 @@ describe("the job log", () => {
     expect(lines[0]).not.toContain("\n");
   });
 
+  it("a busy pool is said as busy, once per window, not as the database being unreachable", () => {
+    const lines: string[] = [];
+    const log = createJobLog(pg.db, (l) => lines.push(l), { repeatMs: 60_000 });
+    const busy = new Error("timeout exceeded when trying to connect");
+    for (let i = 0; i < 3; i++) log.failed("outbox", busy);
+    log.log("[outbox] a later line");
+    log.stop();
+    expect(lines).toEqual(["[outbox] the database is busy (no pool connection came free in time): the job retries", "[outbox] a later line"]);
+  });
+
   it("while PostgreSQL is stopped: one line when it goes, none while it is gone, one when it is back", async () => {
     let announceBack!: () => void;
     const back = new Promise<void>((resolve) => (announceBack = resolve));

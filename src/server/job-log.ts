@@ -2,12 +2,14 @@
 // every loop fails every round (the outbox worker polls each second), and
 // logging each failure with Prisma's multi-line text buried the server's output. So:
 //   - every message is one line;
-//   - a failure that is the store being gone (the engine's classifier, isStoreUnavailable: the
+//   - a failure that is the store being busy (every pool connection in use) says so, as load, at
+//     most once per REPEAT_MS;
+//   - a failure that is the store being gone (the engine's classifier, classifyStoreFailure: the
 //     same one that makes a request answer 503) switches the log to "database unreachable": one
 //     line says so, the jobs' further failures are silent, and a probe (SELECT 1 every PROBE_MS)
 //     notices the return and says so in one line;
 //   - any other message repeats at most once per REPEAT_MS.
-import { isStoreUnavailable } from "@once/idempotency/operator";
+import { classifyStoreFailure, StoreFailure } from "@once/idempotency/operator";
 import type { Db } from "./db/client";
 import { poolOf } from "./db/client";
 
@@ -78,7 +80,10 @@ export function createJobLog(db: Db, write: (line: string) => void, options: { p
     failed(job, error) {
       if (probe) return;
       const line = `[${job}] ${oneLine(error instanceof Error ? error.message : String(error))}`;
-      if (isStoreUnavailable(error)) return goDown(line);
+      const failure = classifyStoreFailure(error);
+      // Busy is load, not an outage: said as such (once per REPEAT_MS), and no probe.
+      if (failure === StoreFailure.BUSY) return log(`[${job}] the database is busy (no pool connection came free in time): the job retries`);
+      if (failure) return goDown(line);
       log(line);
     },
     stop() {

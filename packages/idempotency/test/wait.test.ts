@@ -139,6 +139,27 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
   });
 });
 
+describe("many requests waiting on one key", () => {
+  it("are answered by a few shared reads when it settles, not a statement each", async () => {
+    const e = await listeningEngine();
+    const entry = ENTRY_POINTS[0]!;
+    const { value, gate, first, duplicate: send } = await holdKey(entry, "wait-stampede");
+    const duplicates = Array.from({ length: 200 }, () => send(100));
+    await waiting(e, 200);
+    const run = (depsOf(e).store as unknown as { run: { query: (sql: { name?: string }, values: unknown[]) => Promise<unknown[]> } }).run;
+    const sent = vi.spyOn(run, "query");
+    gate.open();
+    const answers = await Promise.all(duplicates);
+    await first;
+    expect(answers.every((a) => a.status === 200 && a.replayed)).toBe(true);
+    expect(await effectsFor(t.db, value)).toBe(1);
+    // The woken requests' reads share statements (each joins the next one sent for its key).
+    const keyStatements = sent.mock.calls.filter(([sql]) => /read|reserve/.test(String((sql as { name?: string }).name ?? sql)));
+    expect(keyStatements.length).toBeLessThanOrEqual(5);
+    sent.mockRestore();
+  });
+});
+
 describe("when the LISTEN connection is lost during a wait", () => {
   it("wakes the waiter, which answers 409 (it cannot be woken any more) instead of sleeping to its deadline", async () => {
     const e = await listeningEngine();

@@ -3,7 +3,7 @@
 // `adminIdempotentProcedure`), so none can forget the idempotency key.
 import { initTRPC } from "@trpc/server";
 import { createIdempotencyMiddleware, IdempotencyError } from "@once/idempotency";
-import { storeUnavailable, toTRPCError } from "@once/idempotency/operator";
+import { retryAfterOf, storeUnavailable, toTRPCError } from "@once/idempotency/operator";
 import { Header } from "@once/idempotency/reasons";
 import { z, ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
@@ -57,8 +57,11 @@ const edge = t.middleware(async function translateErrors({ ctx, path, next }) {
   if (result.ok) return result;
   const translated = translateError(result.error, (event) => ctx.engine.counters.increment(counterScope(ctx), path, event));
   if (!translated) return result;
+  // The engine's refusal says when to come back; a bounded pool that refused at once says when it
+  // will have room (its drain rate); else 1 s.
   const retryAfter = translated.cause instanceof IdempotencyError ? translated.cause.retryAfterSeconds : undefined;
   if (retryAfter !== undefined) ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfter));
+  else if (translated.code === "SERVICE_UNAVAILABLE") ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfterOf(result.error) ?? 1));
   return { ...result, error: translated };
 });
 

@@ -3,6 +3,7 @@
 // (src/server/app.ts) makes the process's one client; tests and tools make their own.
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
+import { BoundedPool } from "./bounded-pool";
 import { statementNames } from "./statement-names";
 import { PrismaClient, type Prisma } from "../../generated/prisma/client";
 
@@ -57,11 +58,12 @@ export function createDb(
   const prepare = options.preparedStatements ?? true;
   const pool =
     options.pool ??
-    new pg.Pool({
+    new BoundedPool({
       connectionString,
       max: options.max ?? POOL_MAX,
       Client: ListenedClient,
-      // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging.
+      // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging. Under
+      // overload the pool refuses at once what it could not serve within this wait (bounded-pool.ts).
       connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
     });
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query

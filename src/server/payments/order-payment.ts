@@ -23,14 +23,29 @@ export function movesForward(outcome: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`(o."status" = 'PENDING' OR (o."status" = 'PAYMENT_FAILED' AND ${outcome} = 'PAID'))`;
 }
 
+/**
+ * An order id as PostgreSQL prints a uuid (lowercase, hyphenated): the only texts `"id"::text` can
+ * equal. A charge's reference is whatever the merchant sent; one of any other form names no order.
+ */
+const ORDER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The order matching a reference, for `WHERE` on "Order" AS o: compared as a uuid (the primary
+ * key's index) when the text is one as PostgreSQL prints it, which is exactly when `o."id"::text`
+ * could equal it; `o."id"::text = …` would read every order instead.
+ */
+export function orderById(reference: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`o."id" = (CASE WHEN ${reference} ~ ${ORDER_ID.source} THEN (${reference})::uuid END)`;
+}
+
 export async function applyPaymentOutcome(tx: Tx, orderId: string, outcome: PaymentOutcome, chargeId: string | null): Promise<PaymentChange> {
-  // Compared as text: a charge's reference is whatever the merchant sent, not necessarily a uuid.
+  if (!ORDER_ID.test(orderId)) return { status: null, changed: false };
   const moved = await tx.$queryRaw<{ status: PaymentOutcome }[]>`
     UPDATE "Order" AS o SET "status" = ${outcome}::"OrderStatus", "chargeId" = COALESCE(o."chargeId", ${chargeId}), "updatedAt" = now()
-    WHERE o."id"::text = ${orderId} AND ${movesForward(Prisma.sql`${outcome}::text`)}
+    WHERE o."id" = ${orderId}::uuid AND ${movesForward(Prisma.sql`${outcome}::text`)}
     RETURNING o."status"::text AS "status"`;
   if (moved[0]) return { status: moved[0].status, changed: true };
   const current = await tx.$queryRaw<{ status: PaymentChange["status"] }[]>`
-    SELECT "status"::text AS "status" FROM "Order" WHERE "id"::text = ${orderId}`;
+    SELECT "status"::text AS "status" FROM "Order" WHERE "id" = ${orderId}::uuid`;
   return { status: current[0]?.status ?? null, changed: false };
 }

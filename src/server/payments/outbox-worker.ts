@@ -9,7 +9,7 @@ import type { Db } from "../db/client";
 import { backoffMs } from "./backoff";
 import { DEFAULT_OUTBOX_CONFIG, type OutboxConfig } from "./config";
 import { mapBounded } from "./bounded";
-import { applyPaymentOutcome, movesForward } from "./order-payment";
+import { applyPaymentOutcome, movesForward, orderById } from "./order-payment";
 import { PAYMENT_TOPIC, paymentPayload } from "./outbox-message";
 import { ChargeStatus, type Charge, type PaymentProvider } from "./provider";
 
@@ -108,7 +108,7 @@ export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
         UPDATE "Order" AS o
         SET "status" = k."outcome"::"OrderStatus", "chargeId" = COALESCE(o."chargeId", k."chargeId"), "updatedAt" = now()
         FROM marked AS k
-        WHERE o."id"::text = k."orderId" AND ${movesForward(Prisma.sql`k."outcome"`)}
+        WHERE ${orderById(Prisma.sql`k."orderId"`)} AND ${movesForward(Prisma.sql`k."outcome"`)}
       )
       SELECT "id"::text AS "id" FROM marked`;
     return new Set(marked.map((row) => row.id));

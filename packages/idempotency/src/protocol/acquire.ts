@@ -17,11 +17,16 @@ const MAX_PASSES = 3;
 
 export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: CounterEvent) => void, wait?: WaitBudget): Promise<KeyRecord> {
   const { store, config } = deps;
+  let woken = false;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     // At the cap, a retry of a key the scope already holds still gets its answer: only new keys
-    // are refused, so we read instead of inserting.
+    // are refused, so we read instead of inserting. After a wait we read too: the key most likely
+    // settled, and the store shares one read among every request woken on it (a reservation
+    // each would take a pool connection each); if it was released, the next pass reserves it.
     const overCap = await isOverLiveKeyCap(deps, r.scope);
-    const reserved = overCap ? { reserved: false as const, existing: await store.read(r.scope, r.key) } : await store.reserve(r);
+    const reading = overCap || woken;
+    woken = false;
+    const reserved = reading ? { reserved: false as const, existing: await store.read(r.scope, r.key) } : await store.reserve(r);
     if (reserved.reserved) return reserved.record;
     const decision = decide(reserved.existing, r.fingerprint, config);
     if (overCap && (decision.action === "vanished" || decision.action === "renew")) {
@@ -38,6 +43,7 @@ export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: Co
       case "wait":
         if (wait && (await waitForSettle(deps, r, decision.record, wait))) {
           pass--; // woken, or the wait or the lease ran out: look at the key once more
+          woken = true;
           continue;
         }
         count(CounterEvent.CONFLICTS);

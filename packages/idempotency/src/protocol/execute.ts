@@ -5,7 +5,7 @@ import { CounterEvent, KeyStatus } from "../constants.js";
 import { IdempotencyError } from "../errors.js";
 import { fingerprint } from "../fingerprint.js";
 import { Reason } from "../reasons.js";
-import { classifyStoreFailure, StoreFailure } from "../store/unavailable.js";
+import { classifyStoreFailure, retryAfterOf, StoreFailure } from "../store/unavailable.js";
 import { uniqueViolationIn, uniqueViolationResponse, withFieldsNamed } from "../unique-violation.js";
 import type { HandlerOutcome, Outcome } from "../outcome.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
@@ -37,7 +37,7 @@ export function storeUnavailable(cause: unknown, count?: (e: CounterEvent) => vo
     count?.(CounterEvent.STORE_BUSY);
     return new IdempotencyError(Reason.STORE_BUSY, "The idempotency key store is busy (no connection came free in time); nothing was executed", {
       cause,
-      retryAfterSeconds: 1,
+      retryAfterSeconds: retryAfterOf(cause) ?? 1,
     });
   }
   count?.(CounterEvent.STORE_ERRORS);

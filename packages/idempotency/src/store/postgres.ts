@@ -55,6 +55,8 @@ export function poolRunner(pool: pg.Pool, options: PoolRunnerOptions = {}): SqlR
 
 type Flagged = KeyRecord & { inserted: boolean };
 
+const settled = () => {};
+
 function withoutFlag({ inserted: _inserted, ...record }: Flagged): KeyRecord {
   return record;
 }
@@ -65,6 +67,8 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   private readonly watch?: CommitWatch;
   /** Lease token → the backend pid that ran the completion, until the commit's outcome is read. */
   private readonly completions = new Map<string, number>();
+  /** Reads in flight by key, and the one that follows for whoever asked meanwhile (see read). */
+  private readonly reads = new Map<string, { running: Promise<KeyRecord | null>; next?: Promise<KeyRecord | null> }>();
 
   private readonly settle: (statement: SQL.SettlingStatement) => SQL.NamedStatement;
 
@@ -91,18 +95,37 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
     return rows.map((r) => r.column);
   }
 
-  async read(scope: string, key: string): Promise<KeyRecord | null> {
-    const [row] = await this.run.query<KeyRecord>(SQL.READ, [scope, key]);
-    return row ?? null;
+  /**
+   * Reads of one key share statements: a read joins the next statement for its key, sent as soon
+   * as the one in flight is back (never the one in flight: that may have seen the row before what
+   * this caller waits for). A thousand requests waiting on one key (Prefer: wait) then take two
+   * pool connections when it settles, not a thousand.
+   */
+  read(scope: string, key: string): Promise<KeyRecord | null> {
+    const id = `${scope}\u0000${key}`;
+    const flight = this.reads.get(id);
+    if (!flight) return this.readNow(id, scope, key);
+    flight.next ??= flight.running.then(settled, settled).then(() => this.readNow(id, scope, key));
+    return flight.next;
+  }
+
+  private readNow(id: string, scope: string, key: string): Promise<KeyRecord | null> {
+    const running = this.run.query<KeyRecord>(SQL.READ, [scope, key]).then(([row]) => row ?? null);
+    this.reads.set(id, { running });
+    const done = () => {
+      if (this.reads.get(id)?.running === running) this.reads.delete(id);
+    };
+    running.then(done, done);
+    return running;
   }
 
   async takeOver(record: KeyRecord, r: ReserveRequest): Promise<KeyRecord | null> {
-    const [row] = await this.run.query<KeyRecord>(SQL.TAKE_OVER, [record.id, randomUUID(), r.leaseMs]);
+    const [row] = await this.run.query<KeyRecord>(SQL.TAKE_OVER, [record.id, randomUUID(), r.leaseMs, record.scope]);
     return row ?? null;
   }
 
   async renewExpired(record: KeyRecord, r: ReserveRequest): Promise<KeyRecord | null> {
-    const values = [record.id, randomUUID(), r.leaseMs, r.procedure, r.fingerprint, r.ttlSeconds];
+    const values = [record.id, randomUUID(), r.leaseMs, r.procedure, r.fingerprint, r.ttlSeconds, record.scope];
     const [row] = await this.run.query<KeyRecord>(SQL.RENEW_EXPIRED, values);
     return row ?? null;
   }
@@ -112,7 +135,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean> {
-    const values = [record.id, record.leaseToken, status, response.status, response.body, response.contentType];
+    const values = [record.id, record.leaseToken, status, response.status, response.body, response.contentType, record.scope];
     const [row] = await (tx ? runnerOf(tx) : this.run).query<{ pid: number }>(this.settle(SQL.FINISH), values);
     if (row && tx && this.watch && record.leaseToken) {
       this.watch.arm(row.pid);
@@ -129,7 +152,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async release(record: KeyRecord): Promise<boolean> {
-    return (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken])).length === 1;
+    return (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken, record.scope])).length === 1;
   }
 
   async countLive(scope: string, limit: number): Promise<number> {

@@ -1,5 +1,7 @@
 // The key store's statements. Parameters are positional ($1 …) so the same text runs through
-// Prisma's raw queries and straight through a pg pool.
+// Prisma's raw queries and straight through a pg pool. Every statement names the key's scope: a key
+// table partitioned (or distributed, on Citus) by scope then finds the key in one partition (one
+// shard) instead of probing all of them (docs/scale.md).
 import { SETTLED_CHANNEL } from "../constants.js";
 
 /**
@@ -51,17 +53,17 @@ export const RESERVE = named(
 
 export const READ = named("read", `SELECT ${COLUMNS} FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`);
 
-/** $1 id, $2 new lease token, $3 lease ms. */
+/** $1 id, $2 new lease token, $3 lease ms, $4 scope. */
 export const TAKE_OVER = named(
   "take_over",
   `
   UPDATE "IdempotencyKey"
   SET "leaseToken" = $2::uuid, "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = "attempts" + 1, "updatedAt" = now()
-  WHERE "id" = $1::uuid AND "status" = 'PROCESSING' AND "leaseExpiresAt" <= now() AND "expiresAt" > now()
+  WHERE "scope" = $4 AND "id" = $1::uuid AND "status" = 'PROCESSING' AND "leaseExpiresAt" <= now() AND "expiresAt" > now()
   RETURNING ${COLUMNS}`,
 );
 
-/** $1 id, $2 new lease token, $3 lease ms, $4 procedure, $5 fingerprint, $6 ttl seconds. */
+/** $1 id, $2 new lease token, $3 lease ms, $4 procedure, $5 fingerprint, $6 ttl seconds, $7 scope. */
 export const RENEW_EXPIRED = named(
   "renew_expired",
   `
@@ -70,7 +72,7 @@ export const RENEW_EXPIRED = named(
       "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = 1, "responseStatus" = NULL, "responseBody" = NULL,
       "responseContentType" = NULL, "completedAt" = NULL, "createdAt" = now(), "updatedAt" = now(),
       "expiresAt" = ${retentionEnd("$6")}
-  WHERE "id" = $1::uuid AND "expiresAt" <= now() AND ("status" <> 'PROCESSING' OR "leaseExpiresAt" <= now())
+  WHERE "scope" = $7 AND "id" = $1::uuid AND "expiresAt" <= now() AND ("status" <> 'PROCESSING' OR "leaseExpiresAt" <= now())
   RETURNING ${COLUMNS}`,
 );
 
@@ -95,21 +97,21 @@ const settling = (name: string, change: string): SettlingStatement => ({
   ),
 });
 
-/** Fenced by the lease token. $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6 content type. */
+/** Fenced by the lease token. $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6 content type, $7 scope. */
 export const FINISH = settling(
   "finish",
   `
   UPDATE "IdempotencyKey"
   SET "status" = $3::"IdempotencyStatus", "responseStatus" = $4, "responseBody" = $5, "responseContentType" = $6,
       "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-  WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
+  WHERE "scope" = $7 AND "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
 );
 
-/** Fenced by the lease token. $1 id, $2 lease token. */
+/** Fenced by the lease token. $1 id, $2 lease token, $3 scope. */
 export const RELEASE = settling(
   "release",
   `
-  DELETE FROM "IdempotencyKey" WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
+  DELETE FROM "IdempotencyKey" WHERE "scope" = $3 AND "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
 );
 /** Bounded count: at most $2 rows are read, whatever the scope holds. */
 export const COUNT_LIVE = named(

@@ -42,11 +42,18 @@ const BUSY_MESSAGES = /timeout exceeded when trying to connect|Timed out fetchin
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|server closed the connection|Cannot use a pool after calling end|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
 
+/**
+ * The `code` of an error a bounded pool throws when it refuses a request at once, because its
+ * queue already holds more than it can drain within the wait: busy. Such an error may carry
+ * `retryAfterSeconds`, the pool's own estimate of when it will have room (see retryAfterOf).
+ */
+export const POOL_QUEUE_FULL = "POOL_QUEUE_FULL";
+
 /** What this one error object (not its causes) says. */
 function classifyOne(error: Record<string, unknown>): StoreFailure | null {
   const code = typeof error.code === "string" ? error.code : undefined;
   const message = typeof error.message === "string" ? error.message : "";
-  if (code === PRISMA_BUSY || BUSY_MESSAGES.test(message)) return StoreFailure.BUSY;
+  if (code === PRISMA_BUSY || code === POOL_QUEUE_FULL || BUSY_MESSAGES.test(message)) return StoreFailure.BUSY;
   if (code && (SOCKET_CODES.has(code) || PRISMA_UNAVAILABLE.has(code) || (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)))) {
     return StoreFailure.UNAVAILABLE;
   }
@@ -78,4 +85,21 @@ export function classifyStoreFailure(error: unknown, depth = 0): StoreFailure | 
 /** Whether the store could not serve (busy or unavailable): a 503 and a retry, not the caller's fault. */
 export function isStoreUnavailable(error: unknown): boolean {
   return classifyStoreFailure(error) !== null;
+}
+
+/**
+ * The wait an error suggests before a retry (`retryAfterSeconds`, a positive whole number, on the
+ * error or in its `cause` chain), if any: a bounded pool derives it from its drain rate.
+ */
+export function retryAfterOf(error: unknown, depth = 0): number | undefined {
+  if (depth > 8 || error === null || typeof error !== "object") return undefined;
+  const e = error as Record<string, unknown>;
+  const own = e.retryAfterSeconds;
+  if (typeof own === "number" && Number.isInteger(own) && own > 0) return own;
+  const meta = e.meta as Record<string, unknown> | undefined;
+  for (const candidate of [e.cause, meta?.driverAdapterError]) {
+    const found = retryAfterOf(candidate, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

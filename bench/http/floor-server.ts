@@ -1,0 +1,150 @@
+// The checkout's floor: the same protected checkout as `checkout.placeOrder`, written by hand on a
+// bare node:http server with a pg pool. Same statements in the same order (the token's lookup, the
+// key's reservation, BEGIN, the product read, the order's claim, the stock-lines-and-outbox
+// statement, the key's completion with its NOTIFY, COMMIT), all prepared; the same fingerprint
+// (SHA-256 of the canonical input), the same JSON answer, the same outbox row for the payment
+// worker to charge. No framework, no ORM, no middleware: what this machine does with these
+// statements. bench:http runs it beside `next start` and gives every figure as a ratio to it.
+// Only the path the bench drives is written: a new key that executes, a completed key's replay, a
+// key in progress (409). Run as a child process: `node --import tsx bench/http/floor-server.ts`
+// with DATABASE_URL and PORT.
+import { createHash, randomUUID } from "node:crypto";
+import http from "node:http";
+import pg from "pg";
+import { canonicalJson } from "@once/idempotency/sql";
+import { SETTLED_CHANNEL } from "@once/idempotency/operator";
+import { PAYMENT_TOPIC, providerKeyFor } from "../../src/server/payments/outbox-message";
+
+const PROCEDURE = "checkout.placeOrder";
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, connectionTimeoutMillis: 2_000 });
+pool.on("error", () => {});
+
+const q = <T extends pg.QueryResultRow>(client: pg.Pool | pg.PoolClient, name: string, text: string, values: unknown[]) =>
+  client.query<T>({ name: `floor_${name}`, text, values });
+
+const PRINCIPAL = `SELECT u."id", u."tenantId" FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId" WHERE t."tokenHash" = $1`;
+const RESERVE = `
+  WITH "cfg" AS (SELECT set_config('synchronous_commit', 'off', true)),
+  "inserted" AS (
+    INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+    SELECT $1, $2, $3, $4, 'PROCESSING', $5::uuid, now() + interval '30 seconds', now() + interval '1 day' FROM "cfg"
+    ON CONFLICT ("scope", "key") DO NOTHING
+    RETURNING "id", true AS "inserted", "fingerprint", "status"::text AS "status", "responseStatus", "responseBody")
+  SELECT * FROM "inserted"
+  UNION ALL
+  SELECT "id", false, "fingerprint", "status"::text, "responseStatus", "responseBody" FROM "IdempotencyKey"
+  WHERE "scope" = $1 AND "key" = $2 AND NOT EXISTS (SELECT 1 FROM "inserted")`;
+const PRODUCTS = `SELECT "id", "sku", "name", "priceCents", "currency" FROM "Product" WHERE "id" = ANY($1::uuid[])`;
+const CLAIM = `
+  INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey")
+  VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT DO NOTHING
+  RETURNING "id", "status"::text AS "status", "totalCents", "currency", "chargeId", "createdAt"`;
+const STOCK_LINES_OUTBOX = `
+  WITH wanted AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS w("id", "quantity")),
+  locked AS MATERIALIZED (SELECT p."id" FROM "Product" AS p JOIN wanted USING ("id") ORDER BY p."id" FOR UPDATE OF p),
+  taken AS (
+    UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity" FROM wanted AS w JOIN locked USING ("id")
+    WHERE p."id" = w."id" AND p."stock" >= w."quantity" RETURNING p."id"),
+  complete AS (SELECT count(*) = $3 AS "ok" FROM taken),
+  written AS (
+    INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
+    SELECT $4::uuid, i.* FROM unnest($5::uuid[], $6::text[], $7::text[], $8::int[], $9::int[], $10::int[]) AS i WHERE (SELECT "ok" FROM complete)),
+  payment AS (
+    INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
+    SELECT $11, $4, $12, $13::jsonb WHERE (SELECT "ok" FROM complete))
+  SELECT "id"::text AS "id" FROM taken`;
+const FINISH = `
+  WITH "done" AS (
+    UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "responseContentType" = 'application/json',
+      "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
+    WHERE "scope" = $4 AND "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING' RETURNING "scope", "key")
+  SELECT 1 AS "n" FROM "done", LATERAL (SELECT pg_notify('${SETTLED_CHANNEL}', json_build_array("scope", "key")::text)) AS "sent"`;
+
+interface Line {
+  productId: string;
+  quantity: number;
+}
+
+function answer(res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) {
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+async function checkout(token: string, key: string, rawBody: string): Promise<{ status: number; body: string; headers?: Record<string, string> }> {
+  const [user] = (await q<{ id: string; tenantId: string }>(pool, "principal", PRINCIPAL, [createHash("sha256").update(token).digest("hex")])).rows;
+  if (!user) return { status: 401, body: '{"error":"unauthorized"}' };
+  const input = JSON.parse(rawBody) as { items: Line[] };
+  const print = createHash("sha256")
+    .update(canonicalJson({ procedure: PROCEDURE, input }))
+    .digest("hex");
+  const lease = randomUUID();
+  type Held = { id: string; inserted: boolean; fingerprint: string; status: string; responseStatus: number | null; responseBody: string | null };
+  const [held] = (await q<Held>(pool, "reserve", RESERVE, [user.tenantId, key, PROCEDURE, print, lease])).rows;
+  if (!held) return { status: 409, body: '{"error":"request_in_progress"}', headers: { "retry-after": "1" } };
+  if (!held.inserted) {
+    if (held.fingerprint !== print) return { status: 422, body: '{"error":"idempotency_key_reused"}' };
+    if (held.status === "PROCESSING") return { status: 409, body: '{"error":"request_in_progress"}', headers: { "retry-after": "1" } };
+    return { status: held.responseStatus!, body: held.responseBody!, headers: { "idempotent-replayed": "true" } };
+  }
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const ids = input.items.map((l) => l.productId);
+    const products = (await q<{ id: string; sku: string; name: string; priceCents: number; currency: string }>(client, "products", PRODUCTS, [ids])).rows;
+    const items = input.items
+      .map((l) => {
+        const p = products.find((x) => x.id === l.productId)!;
+        return { productId: p.id, sku: p.sku, name: p.name, unitPriceCents: p.priceCents, quantity: l.quantity, lineTotalCents: p.priceCents * l.quantity };
+      })
+      .sort((a, b) => (a.sku < b.sku ? -1 : 1));
+    const totalCents = items.reduce((sum, i) => sum + i.lineTotalCents, 0);
+    const currency = products[0]!.currency;
+    const [order] = (await q<Record<string, unknown> & { id: string }>(client, "claim", CLAIM, [user.tenantId, user.id, totalCents, currency, key])).rows;
+    const column = <K extends keyof (typeof items)[number]>(k: K) => items.map((i) => i[k]);
+    const payload = JSON.stringify({ orderId: order!.id, amountCents: totalCents, currency });
+    await q(client, "stock", STOCK_LINES_OUTBOX, [
+      ids,
+      input.items.map((l) => l.quantity),
+      items.length,
+      order!.id,
+      column("productId"),
+      column("sku"),
+      column("name"),
+      column("unitPriceCents"),
+      column("quantity"),
+      column("lineTotalCents"),
+      PAYMENT_TOPIC,
+      providerKeyFor(user.tenantId, key),
+      payload,
+    ]);
+    const body = JSON.stringify({ result: { data: { order: { ...order, items } } } });
+    await q(client, "finish", FINISH, [held.id, lease, body, user.tenantId]);
+    await client.query("COMMIT");
+    return { status: 200, body };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (c: Buffer) => chunks.push(c));
+  req.on("end", () => {
+    const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    const key = req.headers["idempotency-key"];
+    if (req.url === "/api/health") return answer(res, 200, '{"status":"up"}');
+    if (!token || typeof key !== "string") return answer(res, 400, '{"error":"bad_request"}');
+    checkout(token, key, Buffer.concat(chunks).toString("utf8")).then(
+      (a) => answer(res, a.status, a.body, a.headers),
+      () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
+    );
+  });
+});
+server.listen(Number(process.env.PORT), "127.0.0.1");
+process.on("SIGTERM", () => {
+  server.close();
+  void pool.end().then(() => process.exit(0));
+});

@@ -1,0 +1,206 @@
+// `npm run bench:overload`: more clients than the store can serve, answered on purpose. Two
+// production instances (`next start`) on one embedded PostgreSQL with the payment worker beside
+// them; 512 clients send new-key checkouts for 30 s, round-robin over the instances, while
+// /api/health is asked on both every 250 ms; then 1 000 requests with `Prefer: wait=10` wait on one
+// key held by a slow first request. Checked, and printed with the figures:
+//   - no answer is a 5xx other than `503 store_busy`, each given within 100 ms, with Retry-After;
+//   - health never says down (busy is allowed: the pool is saturated, on purpose);
+//   - every one of the 1 000 waiters gets the first request's answer, replayed.
+// Exits 1 when a check fails. Ports from BENCH_HTTP_PORT (3300 unless told).
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import os from "node:os";
+import { ensureBuild, startDatabase, startInstance, startWorkerProcess, type Instance } from "./cluster";
+import { orderBody, TOKEN } from "./scenarios";
+import { runBench } from "../fail";
+import { settle } from "./pace";
+
+const CLIENTS = Number(process.env.OVERLOAD_CLIENTS ?? 512);
+const SECONDS = Number(process.env.OVERLOAD_SECONDS ?? 30);
+const WAITERS = Number(process.env.OVERLOAD_WAITERS ?? 1000);
+const FAST_REFUSAL_MS = 100;
+const PATH = "/api/trpc/checkout.placeOrder";
+
+interface Answer {
+  status: number;
+  ms: number;
+  reason?: string;
+  retryAfter?: string;
+  replayed: boolean;
+  body: string;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+function post(port: number, key: string, body: string, extra: Record<string, string> = {}): Promise<Answer> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: PATH,
+        method: "POST",
+        agent,
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key, ...extra },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let reason: string | undefined;
+          try {
+            reason = JSON.parse(text)?.error?.data?.reason;
+          } catch {
+            // not JSON: counted by its status
+          }
+          resolve({
+            status: res.statusCode ?? 0,
+            ms: performance.now() - started,
+            reason,
+            retryAfter: res.headers["retry-after"] as string | undefined,
+            replayed: res.headers["idempotent-replayed"] === "true",
+            body: text,
+          });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function health(port: number): Promise<string> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(5_000) });
+    return `${res.status} ${((await res.json()) as { status: string }).status}`;
+  } catch (error) {
+    return `error ${(error as Error).name}`;
+  }
+}
+
+const tally = (list: string[]) => Object.entries(list.reduce<Record<string, number>>((t, x) => ((t[x] = (t[x] ?? 0) + 1), t), {}));
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+
+async function overload(instances: Instance[], productId: string) {
+  const body = orderBody(productId);
+  const answers: Answer[] = [];
+  const errors: string[] = [];
+  const healthAnswers: string[] = [];
+  const until = performance.now() + SECONDS * 1000;
+  const polling = (async () => {
+    while (performance.now() < until) {
+      healthAnswers.push(...(await Promise.all(instances.map((i) => health(i.port)))));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      const port = instances[c % instances.length]!.port;
+      while (performance.now() < until) {
+        try {
+          const answer = await post(port, randomUUID(), body);
+          answers.push(answer);
+          // A client told to come back later does, as a polite client would (capped so the run keeps its load).
+          if (answer.status === 503) await new Promise((resolve) => setTimeout(resolve, Math.min(Number(answer.retryAfter ?? 1), 1) * 1000));
+        } catch (error) {
+          errors.push((error as Error).message);
+        }
+      }
+    }),
+  );
+  await polling;
+  return { answers, errors, healthAnswers };
+}
+
+async function waiters(instances: Instance[], productId: string) {
+  const key = `wait-${randomUUID()}`;
+  const body = orderBody(productId);
+  // The first request holds the key for 3 s (the demo delay, its stock rows locked meanwhile).
+  const first = post(instances[0]!.port, key, body, { "x-demo-delay-ms": "3000" });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const started = performance.now();
+  const waiting = await Promise.all(
+    Array.from({ length: WAITERS }, (_, i) => post(instances[i % instances.length]!.port, key, body, { prefer: "wait=10" }).catch((e: Error) => e)),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const answer = await first;
+  return { first: answer, waiting, seconds };
+}
+
+await runBench("bench:overload", async (step) => {
+  await ensureBuild(step);
+  const db = await startDatabase();
+  const base = Number(process.env.BENCH_HTTP_PORT ?? 3300);
+  const instances: Instance[] = [];
+  const worker = startWorkerProcess(db.url, db.providerUrl);
+  try {
+    for (let i = 0; i < 2; i++) instances.push(await startInstance({ port: base + i, databaseUrl: db.url, providerUrl: db.providerUrl, paymentJobs: false }));
+    step(`${CLIENTS} clients for ${SECONDS} s on ${instances.length} instances`);
+    const load = await overload(instances, db.productId);
+    // The requests still in progress when the clients stopped are finished first: the waiters' figure is theirs alone.
+    await settle([...instances.map((i) => i.pid), worker.pid]);
+    step(`${WAITERS} Prefer: wait requests on one key`);
+    const wait = await waiters(instances, db.productId);
+
+    const byStatus = tally(load.answers.map((a) => `${a.status}${a.reason ? ` ${a.reason}` : ""}`));
+    const refusals = load.answers.filter((a) => a.status === 503 && a.reason === "store_busy");
+    const refusalMs = refusals.map((a) => a.ms).sort((a, b) => a - b);
+    const otherFailures = load.answers.filter((a) => a.status >= 500 && !(a.status === 503 && a.reason === "store_busy"));
+    const slowRefusals = refusals.filter((a) => a.ms > FAST_REFUSAL_MS).length;
+    const noRetryAfter = refusals.filter((a) => !a.retryAfter).length;
+    const served = load.answers.filter((a) => a.status === 200);
+    const servedMs = served.map((a) => a.ms).sort((a, b) => a - b);
+    const down = load.healthAnswers.filter((h) => !/^200 /.test(h)).length;
+    const waitAnswers = wait.waiting.filter((w): w is Answer => !(w instanceof Error));
+    const replays = waitAnswers.filter((w) => w.status === 200 && w.replayed && w.body === wait.first.body).length;
+
+    const checks = [
+      {
+        check: "no 5xx but 503 store_busy",
+        measured: `${otherFailures.length} other 5xx, ${load.errors.length} socket errors`,
+        ok: otherFailures.length === 0 && load.errors.length === 0,
+      },
+      {
+        check: `503 store_busy within ${FAST_REFUSAL_MS} ms, with Retry-After`,
+        measured: `${refusals.length} refusals: p50 ${pct(refusalMs, 50).toFixed(1)} ms, p99 ${pct(refusalMs, 99).toFixed(1)} ms, max ${(refusalMs.at(-1) ?? NaN).toFixed(1)} ms; ${slowRefusals} slower than ${FAST_REFUSAL_MS} ms; ${noRetryAfter} without Retry-After; Retry-After values ${
+          tally(refusals.map((a) => a.retryAfter ?? "none"))
+            .map(([v, n]) => `${v}×${n}`)
+            .join(", ") || "–"
+        }`,
+        ok: slowRefusals === 0 && noRetryAfter === 0,
+      },
+      {
+        check: "health never says down",
+        measured: `${tally(load.healthAnswers)
+          .map(([h, n]) => `${h}×${n}`)
+          .join(", ")}`,
+        ok: down === 0,
+      },
+      {
+        check: `${WAITERS} Prefer: wait waiters on one key all get the replay`,
+        measured: `${replays} of ${WAITERS} (first: ${wait.first.status}; ${wait.seconds.toFixed(1)} s; answers ${tally(
+          wait.waiting.map((w) => (w instanceof Error ? "socket error" : `${w.status}${w.reason ? ` ${w.reason}` : ""}${w.replayed ? " replayed" : ""}`)),
+        )
+          .map(([a, n]) => `${a}×${n}`)
+          .join(", ")})`,
+        ok: replays === WAITERS,
+      },
+    ];
+    console.log(
+      `\nonce bench:overload — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), 2 × next start + payment worker on embedded PostgreSQL, ${CLIENTS} clients × ${SECONDS} s\n`,
+    );
+    console.log(`| answers | count |\n|---|---:|\n${byStatus.map(([s, n]) => `| ${s} | ${n} |`).join("\n")}`);
+    console.log(
+      `\nserved: ${served.length} (${(served.length / SECONDS).toFixed(0)}/s), p50 ${pct(servedMs, 50).toFixed(0)} ms, p99 ${pct(servedMs, 99).toFixed(0)} ms, max ${(servedMs.at(-1) ?? NaN).toFixed(0)} ms\n`,
+    );
+    console.log(`| check | measured | |\n|---|---|---|\n${checks.map((c) => `| ${c.check} | ${c.measured} | **${c.ok ? "met" : "missed"}** |`).join("\n")}`);
+    if (checks.some((c) => !c.ok)) process.exitCode = 1;
+  } finally {
+    for (const instance of instances) await instance.stop();
+    await worker.stop();
+    await db.stop();
+    agent.destroy();
+  }
+});

@@ -1,0 +1,95 @@
+// A pg pool that refuses at once what it cannot serve within the wait. pg-pool queues every
+// request for a connection and fails it only when connectionTimeoutMillis runs out: under
+// overload every request in the queue waits the whole 2 s and then gets 503 anyway, holding a
+// client's socket and the server's memory all that time, and the requests behind it wait for
+// nothing. This pool watches how fast it hands out connections (its drain rate) and, when a
+// newcomer would join a queue longer than it can drain within the wait, refuses it before it
+// queues: the engine's classifier reads the error as busy (503 store_busy), and its
+// `retryAfterSeconds` is the time the present queue takes to drain. Everything the pool can
+// serve within the wait is still served, in order.
+import pg from "pg";
+import { POOL_QUEUE_FULL } from "@once/idempotency/operator";
+
+/** Connections handed out that the drain rate is measured over: recent enough to follow a change of load, enough to be steady. */
+export const RATE_WINDOW = 64;
+/** No Retry-After beyond this: a client should come back and find out. */
+const MAX_RETRY_AFTER_SECONDS = 30;
+
+export interface PoolQueueFull extends Error {
+  code: typeof POOL_QUEUE_FULL;
+  retryAfterSeconds: number;
+}
+
+export class BoundedPool extends pg.Pool {
+  /** When each of the last RATE_WINDOW connections was handed out (performance.now(), a ring). */
+  private readonly handedOut = new Float64Array(RATE_WINDOW);
+  private handed = 0;
+  private readonly waitMs: number;
+  private readonly now: () => number;
+
+  /** `now`: a monotonic clock in ms (tests move it). */
+  constructor(config: pg.PoolConfig & { connectionTimeoutMillis: number }, now: () => number = () => performance.now()) {
+    super(config);
+    this.waitMs = config.connectionTimeoutMillis;
+    this.now = now;
+    this.on("acquire", () => {
+      this.handedOut[this.handed++ % RATE_WINDOW] = this.now();
+    });
+    this.on("release", (error: Error | undefined) => {
+      if (!error) this.lastServed = this.now();
+    });
+  }
+
+  /** When a connection last came back without an error (performance.now()), if ever. */
+  private lastServed = -Infinity;
+
+  /**
+   * Whether PostgreSQL answered on one of this pool's connections within the last `ms`: a health
+   * check whose own statement failed (no connection came up in time under load) then knows the
+   * database is reachable, and busy.
+   */
+  servedWithin(ms: number): boolean {
+    return this.now() - this.lastServed <= ms;
+  }
+
+  /**
+   * Connections handed out per second over the last RATE_WINDOW, counted up to now (so a pool
+   * that stopped handing out sees its rate fall); undefined until it has handed out that many.
+   */
+  drainRate(): number | undefined {
+    if (this.handed < RATE_WINDOW) return undefined;
+    const oldest = this.handedOut[this.handed % RATE_WINDOW]!;
+    return (RATE_WINDOW * 1000) / Math.max(this.now() - oldest, 1);
+  }
+
+  /** The refusal for a newcomer now, or null if it may queue (a connection is free, or the queue drains within the wait). */
+  refusal(): PoolQueueFull | null {
+    if (this.idleCount > 0 || this.totalCount < (this.options.max ?? 10) || this.waitingCount === 0) return null;
+    const rate = this.drainRate();
+    if (rate === undefined) return null;
+    const drainSeconds = (this.waitingCount + 1) / rate;
+    if (drainSeconds * 1000 <= this.waitMs) return null;
+    const error = new Error(
+      `the database pool is full and ${this.waitingCount} requests are queued for a connection (about ${drainSeconds.toFixed(1)} s at ${rate.toFixed(0)} per second, more than the ${this.waitMs} ms wait): refused at once`,
+    );
+    return Object.assign(error, {
+      code: POOL_QUEUE_FULL as typeof POOL_QUEUE_FULL,
+      retryAfterSeconds: Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(drainSeconds))),
+    });
+  }
+
+  // pg-pool's connect has a callback form (pool.query uses it) and a promise form (Prisma's adapter).
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): void;
+  override connect(
+    callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ): Promise<pg.PoolClient> | void {
+    const refused = this.refusal();
+    if (refused) {
+      if (!callback) return Promise.reject(refused);
+      process.nextTick(() => callback(refused, undefined, () => {}));
+      return;
+    }
+    return callback ? super.connect(callback) : super.connect();
+  }
+}

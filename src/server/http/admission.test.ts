@@ -1,0 +1,38 @@
+// Past its bound of requests in flight an instance refuses at once, 503 store_busy in tRPC's
+// error shape with Retry-After, and serves again as soon as one finishes.
+import { describe, expect, it } from "vitest";
+import { Admission } from "./admission";
+
+function held() {
+  let release: () => void = () => {};
+  const done = new Promise<Response>((resolve) => (release = () => resolve(new Response("ok"))));
+  return { serve: () => done, release };
+}
+
+describe("Admission", () => {
+  it("serves up to its bound, refuses the next at once, and serves again when one finishes", async () => {
+    const admission = new Admission(2);
+    const [a, b] = [held(), held()];
+    const first = admission.admit(a.serve);
+    const second = admission.admit(b.serve);
+    expect(admission.size).toBe(2);
+    let ran = false;
+    const refused = await admission.admit(async () => ((ran = true), new Response("ok")));
+    expect(ran).toBe(false);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(((await refused.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe("store_busy");
+    a.release();
+    expect(await (await first).text()).toBe("ok");
+    expect((await admission.admit(async () => new Response("again"))).status).toBe(200);
+    b.release();
+    await second;
+    expect(admission.size).toBe(0);
+  });
+
+  it("counts a request that failed as finished", async () => {
+    const admission = new Admission(1);
+    await expect(admission.admit(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(admission.size).toBe(0);
+  });
+});

@@ -1,0 +1,41 @@
+// How many API requests one instance works on at once. The pool refuses at once what it could not
+// serve within its wait (src/server/db/bounded-pool.ts), but requests queue before they reach the
+// pool too: on the event loop, each taking its turn at parsing, routing and tRPC between every
+// other request's awaits. Measured (npm run bench:overload, 512 clients on two instances), with
+// only the pool bounded, a refusal took 13.8 s (p50) to reach its client: it waited behind 250
+// requests in progress on its instance. Past `max` requests in flight, this answers
+// `503 store_busy` (tRPC's error shape, Retry-After) before any work, so the refusal costs a
+// routing's worth of CPU and the requests being served keep the machine.
+import { Header } from "@once/idempotency/reasons";
+import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
+
+export class Admission {
+  private inFlight = 0;
+
+  constructor(readonly max: number) {}
+
+  /** How many requests are being served now (tests). */
+  get size(): number {
+    return this.inFlight;
+  }
+
+  /** Serves the request if fewer than `max` are in flight; otherwise refuses it at once. */
+  async admit(serve: () => Promise<Response>): Promise<Response> {
+    if (this.inFlight >= this.max) return busy();
+    this.inFlight++;
+    try {
+      return await serve();
+    } finally {
+      this.inFlight--;
+    }
+  }
+}
+
+function busy(): Response {
+  const data = { code: "SERVICE_UNAVAILABLE", httpStatus: 503, reason: Reason.STORE_BUSY, docs: reasonDocsPath(Reason.STORE_BUSY) };
+  const message = "The server is busy (too many requests in progress); nothing was executed. Retry in a moment.";
+  return Response.json(
+    { error: { message, code: -32603, data } },
+    { status: 503, headers: { [Header.RETRY_AFTER]: "1", Link: describedByLink(Reason.STORE_BUSY) } },
+  );
+}
