@@ -8,7 +8,8 @@ import superjson from "superjson";
 import { afterAll, beforeAll } from "vitest";
 import { z } from "zod";
 import { runConformance, trpcSender } from "../src/conformance/index";
-import { createIdempotencyMiddleware, fetchHttpAccess, reasonOf, type HttpAccess } from "../src/index";
+import { reasonOf } from "../src/index";
+import { createIdempotencyMiddleware, fetchHttpAccess, type HttpAccess } from "../src/entry/trpc";
 import { useTestDatabase, type Db } from "./support/database";
 import { configure, type Engine } from "./support/harness";
 

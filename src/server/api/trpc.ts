@@ -2,7 +2,7 @@
 // procedures. A state-changing mutation can only be declared through `idempotentProcedure` (or
 // `adminIdempotentProcedure`), so none can forget the idempotency key.
 import { initTRPC } from "@trpc/server";
-import { createIdempotencyMiddleware } from "@once/idempotency";
+import { createIdempotencyMiddleware } from "@once/idempotency/trpc";
 import { Header } from "@once/idempotency/reasons";
 import { z, ZodError } from "zod";
 import { AppError } from "@/shared/app-error";

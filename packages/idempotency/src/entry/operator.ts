@@ -5,5 +5,4 @@ export { KeyStatus, CounterEvent } from "../constants.js";
 export { EVICTION_CHANNEL, SETTLED_CHANNEL } from "../evictions.js";
 export { classifyStoreFailure, isStoreUnavailable, StoreFailure } from "../store/unavailable.js";
 export { parseIdempotencyKey, MAX_KEY_LENGTH, type ParsedKey } from "../key.js";
-export { toTRPCError } from "../trpc/errors.js";
 export { StoredFailure } from "../reason-of.js";

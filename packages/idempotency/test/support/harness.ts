@@ -6,7 +6,6 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { z } from "zod";
 import {
   createIdempotencyEngine,
-  createIdempotencyMiddleware,
   DeterministicError,
   IdempotencyError,
   reasonOf as reasonOfError,
@@ -15,6 +14,7 @@ import {
   type IdempotencyEngine,
 } from "../../src/index";
 import type { EngineConfigInput } from "../../src/entry/config";
+import { createIdempotencyMiddleware } from "../../src/entry/trpc";
 import { parsePreferWait } from "../../src/wait/prefer";
 import { poolOf, type Db } from "./database";
 import type { Prisma } from "./generated/client";
