@@ -37,6 +37,7 @@ export class IdempotencyError extends Error {
 export const TRPC_CODE_BY_STATUS = {
   400: "BAD_REQUEST",
   409: "CONFLICT",
+  413: "PAYLOAD_TOO_LARGE",
   422: "UNPROCESSABLE_CONTENT",
   429: "TOO_MANY_REQUESTS",
   503: "SERVICE_UNAVAILABLE",

@@ -47,7 +47,7 @@ async function runtimePackagesOf(entry: URL): Promise<Set<string>> {
 }
 
 describe("entry points and tRPC", () => {
-  it.each(["index.ts", "entry/jobs.ts", "entry/operator.ts", "entry/sql.ts", "entry/config.ts", "reasons.ts"])(
+  it.each(["index.ts", "http/index.ts", "entry/jobs.ts", "entry/operator.ts", "entry/sql.ts", "entry/config.ts", "reasons.ts"])(
     "%s loads without @trpc/* (an optional peer)",
     async (entry) => {
       const packages = await runtimePackagesOf(new URL(`../src/${entry}`, import.meta.url));
