@@ -61,6 +61,9 @@ export async function capture(response: Response, replayed: Set<string>, maxStor
   return { response: stored, bytes };
 }
 
+/** What a Response is made of (the DOM's BodyInit, which the package's Node types do not name). */
+type ResponseBody = ConstructorParameters<typeof Response>[0];
+
 /** 204, 205 and 304 answers have no body (the Response constructor refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
@@ -73,11 +76,11 @@ function bodyOf(response: StoredResponse): Uint8Array {
  * A Response from the stored answer (or, on the first answer, from the bytes read), with `headers`
  * (the handler's own on the first answer, the stored ones on a replay) and `extra` set over them.
  */
-export function rebuild(response: StoredResponse, headers: HeadersInit, extra: Headers, bytes = bodyOf(response)): Response {
+export function rebuild(response: StoredResponse, headers: ConstructorParameters<typeof Headers>[0], extra: Headers, bytes = bodyOf(response)): Response {
   const all = new Headers(headers);
   all.delete("content-length"); // the runtime sets it from the body
   if (response.contentType) all.set("content-type", response.contentType);
   for (const [name, value] of extra) all.set(name, value);
-  const body = NULL_BODY_STATUSES.has(response.status) ? null : (bytes as BodyInit);
+  const body = NULL_BODY_STATUSES.has(response.status) ? null : (bytes as ResponseBody);
   return new Response(body, { status: response.status, headers: all });
 }

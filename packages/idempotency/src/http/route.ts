@@ -54,6 +54,9 @@ export interface IdempotentRouteOptions<TTx extends SqlTransaction> {
   docs?: string;
 }
 
+/** What a Request is made of (the DOM's BodyInit, which the package's Node types do not name). */
+type RequestBody = NonNullable<ConstructorParameters<typeof Request>[1]>["body"];
+
 const DEFAULT_METHODS = ["POST", "PATCH"];
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -111,7 +114,7 @@ export function idempotent<TTx extends SqlTransaction>(
       new Request(request.url, {
         method: request.method,
         headers: request.headers,
-        body: body.bytes.byteLength > 0 ? (body.bytes as BodyInit) : null,
+        body: body.bytes.byteLength > 0 ? (body.bytes as RequestBody) : null,
         signal: request.signal,
       });
     // The first answer as the handler made it: its headers and bytes (the outcome has what is stored).
