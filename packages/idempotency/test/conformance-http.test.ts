@@ -1,22 +1,13 @@
 // The conformance kit against a plain route protected by @once/idempotency/http (no tRPC): the
 // same rules as against a tRPC procedure, read from problem details. The engine listens (replay
 // cache on), as a production route's does.
-import pg from "pg";
-import { afterAll, beforeAll } from "vitest";
 import { httpSender, runConformance } from "../src/conformance/index";
 import { idempotent } from "../src/http/index";
 import { useTestDatabase } from "./support/database";
-import { configure, type Engine, type Tx } from "./support/harness";
+import { useListeningEngine, type Tx } from "./support/harness";
 
 const t = useTestDatabase();
-let engine: Engine;
-beforeAll(async () => {
-  engine = configure(t.db, {}, { listen: () => new pg.Client({ connectionString: t.url }) });
-  await engine.ready;
-});
-afterAll(async () => {
-  await engine?.close();
-});
+const listening = useListeningEngine(t);
 
 const SCOPES: Record<string, string> = { "Bearer acme_token": "acme", "Bearer globex_token": "globex" };
 let route: ((request: Request) => Promise<Response>) | undefined;
@@ -28,7 +19,7 @@ const routeOf = () =>
       const row = await tx.testEffect.create({ data: { scope, value: `${key}:${input.value}` } });
       return Response.json({ id: row.id });
     },
-    { engine, scope: (request) => SCOPES[request.headers.get("authorization") ?? ""] ?? new Response(null, { status: 401 }) },
+    { engine: listening.engine, scope: (request) => SCOPES[request.headers.get("authorization") ?? ""] ?? new Response(null, { status: 401 }) },
   ));
 
 let n = 0;

@@ -3,6 +3,8 @@
 // checked the same way through each. It is what an adopting app does, in miniature.
 import { initTRPC, TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import { z } from "zod";
 import {
   createIdempotencyEngine,
@@ -19,7 +21,7 @@ import { idempotent } from "../../src/http/index";
 import { requestIdentity } from "../../src/http/request-identity";
 import { fingerprint } from "../../src/fingerprint";
 import { parsePreferWait } from "../../src/wait/prefer";
-import { poolOf, type Db } from "./database";
+import { poolOf, type Db, type TestDatabase } from "./database";
 import type { Prisma } from "./generated/client";
 
 export type Tx = Prisma.TransactionClient;
@@ -290,4 +292,17 @@ export async function effectsFor(db: Db, value: string): Promise<number> {
 
 export async function keyRow(db: Db, scope: string, key: string) {
   return db.idempotencyKey.findUnique({ where: { scope_key: { scope, key } } });
+}
+
+/** An engine on `t`'s database that listens (replay cache on, as a production one), for one test file. */
+export function useListeningEngine(t: TestDatabase): { readonly engine: Engine } {
+  const handle = {} as { engine: Engine };
+  beforeAll(async () => {
+    handle.engine = configure(t.db, {}, { listen: () => new pg.Client({ connectionString: t.url }) });
+    await handle.engine.ready;
+  });
+  afterAll(async () => {
+    await handle.engine?.close();
+  });
+  return handle;
 }
