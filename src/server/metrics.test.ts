@@ -88,6 +88,8 @@ describe("GET /api/metrics content", () => {
     expect(body).toMatch(/^once_idempotency_keys\{status="PROCESSING"\} 1$/m);
     expect(body).toMatch(/^once_idempotency_keys\{status="COMPLETED"\} [2-9]\d*$/m);
     expect(body).toMatch(/^once_idempotency_stuck_leases 1$/m);
+    expect(body).toMatch(/^once_idempotency_replay_cache_bytes \d+$/m);
+    expect(body).toMatch(/^once_idempotency_replay_cache_entries \d+$/m);
     expect(body).toMatch(/^once_idempotency_reaper_lag_seconds 1[23]\d$/m);
     expect(body).toMatch(/^once_outbox_messages\{status="DEAD"\} 1$/m);
     expect(body).toMatch(/^once_reconciliation_open_findings 0$/m);

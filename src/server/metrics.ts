@@ -25,7 +25,7 @@ export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
 
   new Counter({
     name: "once_idempotency_events_total",
-    help: "Idempotency engine events per tenant (key scope), procedure and event: executed, replayed, conflicts, mismatches, released, busted, takeovers, store_errors (database unreachable), store_busy (no pool connection free in time), too_many_keys, fenced. Cluster-wide (from IdempotencyCounter).",
+    help: "Idempotency engine events per tenant (key scope), procedure and event: executed, replayed, conflicts, mismatches, released, busted, takeovers, store_errors (database unreachable), store_busy (no pool connection free in time), too_many_keys, fenced, bodies_omitted (an answer stored without its body: larger than IDEMPOTENCY_MAX_STORED_BODY_BYTES). Cluster-wide (from IdempotencyCounter).",
     labelNames: ["tenant", "procedure", "event"] as const,
     registers: [registry],
     async collect() {
@@ -34,6 +34,22 @@ export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
       for (const row of s.counters) {
         for (const event of s.events) this.inc({ tenant: row.tenant, procedure: row.procedure, event }, row.counts[event]);
       }
+    },
+  });
+  new Gauge({
+    name: "once_idempotency_replay_cache_bytes",
+    help: "What this instance's replay cache holds, in bytes (bounded by IDEMPOTENCY_REPLAY_CACHE_BYTES; answers over IDEMPOTENCY_MAX_STORED_BODY_BYTES are kept without their body: event bodies_omitted).",
+    registers: [registry],
+    collect() {
+      this.set(engine.replayCacheUsage().bytes);
+    },
+  });
+  new Gauge({
+    name: "once_idempotency_replay_cache_entries",
+    help: "Answers in this instance's replay cache (bounded by IDEMPOTENCY_REPLAY_CACHE_SIZE).",
+    registers: [registry],
+    collect() {
+      this.set(engine.replayCacheUsage().entries);
     },
   });
   new Gauge({

@@ -1,6 +1,7 @@
 // The example's whole API: one idempotent mutation, transfers.create, as the package's README shows.
 import { initTRPC, TRPCError } from "@trpc/server";
-import { createIdempotencyMiddleware, reasonOf, type HttpAccess, type IdempotencyEngine } from "@once/idempotency";
+import { reasonOf, type IdempotencyEngine } from "@once/idempotency";
+import { createIdempotencyMiddleware, type HttpAccess } from "@once/idempotency/trpc";
 import { z } from "zod";
 import type { Db, Tx } from "./db.js";
 

@@ -17,6 +17,11 @@ CREATE TABLE "IdempotencyKey" (
     "responseStatus" INTEGER,
     "responseBody" TEXT,
     "responseContentType" TEXT,
+    -- A body that is not UTF-8 text, as bytes; the answer's replayed headers; the size of a body
+    -- too large to store (kept without it).
+    "responseBytes" BYTEA,
+    "responseHeaders" JSONB,
+    "responseOmittedBytes" INTEGER,
     "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "completedAt" TIMESTAMPTZ(3),

@@ -35,6 +35,29 @@ export const engineConfigSchema = z
      */
     replayCacheSize: z.number().int().min(0).default(10_000),
     /**
+     * The replay cache's budget in bytes (bodies, headers and a fixed overhead per entry), beside
+     * its entry count: 10 000 entries of 1 MiB would be 10 GB. 32 MiB holds the usual answers of a
+     * few hundred bytes by the ten thousand, and any mix of large ones without threatening a
+     * server's memory; the least recently used answers leave first.
+     */
+    replayCacheBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(32 * 1024 * 1024),
+    /**
+     * The largest answer body stored with its key, in bytes. Above it the outcome (status, content
+     * type, headers) is stored without its body, and a replay says so (the HTTP layer answers the
+     * stored status with a problem body and `Idempotent-Replay-Body: omitted`). 1 MiB is far above
+     * an API's usual answer; a key table row, a cache entry and a replay stay bounded whatever a
+     * handler returns. The first answer is always sent whole.
+     */
+    maxStoredBodyBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(1024 * 1024),
+    /**
      * How often this process writes its counters to the counter table. Every 5 s keeps dashboards
      * near-live for one small upsert per interval; the jobs' stop function flushes once more, so a
      * graceful stop loses nothing (a crash loses at most this much).

@@ -15,6 +15,8 @@ export const Header = {
   /** RFC 7240: `Prefer: wait=N` asks to wait up to N seconds for a key in flight; the answer says `Preference-Applied: wait=N`. */
   PREFER: "Prefer",
   PREFERENCE_APPLIED: "Preference-Applied",
+  /** On a replay of an answer stored without its body (larger than maxStoredBodyBytes): `omitted`. */
+  REPLAY_BODY: "Idempotent-Replay-Body",
 } as const;
 
 /**
@@ -39,5 +41,7 @@ export const CounterEvent = {
   TOO_MANY_KEYS: "too_many_keys",
   BUSTED: "busted",
   FENCED: "fenced",
+  /** An answer stored without its body: larger than maxStoredBodyBytes. */
+  BODIES_OMITTED: "bodies_omitted",
 } as const;
 export type CounterEvent = (typeof CounterEvent)[keyof typeof CounterEvent];

@@ -9,7 +9,7 @@ import { startEngineJobs, type JobLog } from "./jobs/scheduler.js";
 import { removeKey, type KeyRemoval, type RemoveKeyResult } from "./operator.js";
 import { PendingReleases } from "./pending-releases.js";
 import type { EngineDeps } from "./protocol/deps.js";
-import { executeIdempotently, type HandlerOutcome, type IdempotentRequest, type Outcome } from "./protocol/execute.js";
+import { executeIdempotently, type ExecuteOptions, type HandlerOutcome, type IdempotentRequest, type Outcome } from "./protocol/execute.js";
 import { ReplayCache } from "./replay-cache.js";
 import { PostgresIdempotencyStore, type SqlRunner } from "./store/postgres.js";
 import type { PrismaLike, SqlTransaction } from "./store/types.js";
@@ -44,6 +44,13 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
    * `withIdempotency` are both built on it. Throws IdempotencyError for every refusal.
    */
   execute(request: IdempotentRequest, handler: (tx: TTx) => Promise<HandlerOutcome>): Promise<Outcome>;
+  /**
+   * The two-phase path, for a handler whose effects are not in this database (it only calls out,
+   * passing the key on): no transaction is held while it runs; its answer is stored after it,
+   * fenced by the lease. A lease lost meanwhile, or a store gone before the answer is stored,
+   * means a retry runs the handler again: what it calls must deduplicate by the key.
+   */
+  execute(request: IdempotentRequest, handler: () => Promise<HandlerOutcome>, options: ExecuteOptions & { transaction: false }): Promise<Outcome>;
   readonly config: EngineConfig;
   readonly counters: Counters;
   /** Runs statements outside any transaction (jobs, counters, your own tools). */
@@ -61,6 +68,8 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   removeKey(tx: TTx, id: string, mode: KeyRemoval): Promise<RemoveKeyResult>;
   /** Forgets a key's cached answer in this process (other instances hear of busts by NOTIFY). */
   evict(scope: string, key: string): void;
+  /** The replay cache's entries and their weight in bytes (both 0 without a cache), for metrics. */
+  replayCacheUsage(): { entries: number; bytes: number };
   /** Stops the listener and the pending releases. */
   close(): Promise<void>;
 }
@@ -80,12 +89,16 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
   const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, { prepare: options.preparedStatements, announceSettled });
   const counters = new Counters();
   const pendingReleases = new PendingReleases((record) => store.release(record));
-  const replayCache = options.listen && config.replayCacheSize > 0 ? new ReplayCache(config.replayCacheSize) : undefined;
+  const replayCache =
+    options.listen && config.replayCacheSize > 0 && config.replayCacheBytes > 0
+      ? new ReplayCache({ maxEntries: config.replayCacheSize, maxBytes: config.replayCacheBytes })
+      : undefined;
   const waiters = new KeyWaiters();
   const listener = options.listen && (replayCache || announceSettled) ? new EvictionListener(options.listen, replayCache, waiters).start() : undefined;
   const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache, waiters, liveKeyCounts: new Map() };
   const engine: IdempotencyEngine<TTx> = {
-    execute: (request, handler) => executeIdempotently(deps, request, handler),
+    execute: (request: IdempotentRequest, handler: (tx: TTx) => Promise<HandlerOutcome>, options?: ExecuteOptions) =>
+      executeIdempotently(deps, request, handler, options),
     config,
     counters,
     run: store.run,
@@ -99,6 +112,7 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
       ),
     reaperLagSeconds: () => reaperLagSeconds(store.run),
     evict: (scope, key) => replayCache?.evict(scope, key),
+    replayCacheUsage: () => ({ entries: replayCache?.size ?? 0, bytes: replayCache?.bytes ?? 0 }),
     async removeKey(tx, id, mode) {
       const result = await removeKey(tx, id, mode);
       if (result.removed) replayCache?.evict(result.record.scope, result.record.key);

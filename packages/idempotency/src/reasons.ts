@@ -13,11 +13,13 @@ export const Reason = {
   STORE_UNAVAILABLE: "store_unavailable",
   STORE_BUSY: "store_busy",
   COMMIT_UNCONFIRMED: "commit_unconfirmed",
+  PAYLOAD_TOO_LARGE: "payload_too_large",
+  REPLAY_BODY_OMITTED: "replay_body_omitted",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
 export interface ReasonInfo {
-  status: 400 | 409 | 422 | 429 | 503;
+  status: 400 | 409 | 413 | 422 | 429 | 503;
   /** What happened, in one sentence. */
   meaning: string;
   /** What the caller should do. */
@@ -76,6 +78,19 @@ export const REASONS: Record<Reason, ReasonInfo> = {
     meaning:
       "The request was executed and committed on the primary database, but its synchronous standby did not confirm it, so a failover could still undo it.",
     remedy: "Retry with the same key after Retry-After seconds: you will get its answer if it survived, or it runs again if it did not.",
+  },
+  payload_too_large: {
+    status: 413,
+    meaning: "The request body is larger than this route accepts; it was not read whole, and nothing was recorded.",
+    remedy: "Send a smaller body.",
+  },
+  replay_body_omitted: {
+    // Over plain HTTP a replay keeps the first answer's status and headers, with this reason in
+    // its problem body; tRPC, which cannot answer a success without its data, answers 413.
+    status: 413,
+    meaning:
+      "This key's request ran once, but its answer was larger than the largest stored answer, so it was kept without its body: a replay gives the first answer's status and headers, not its body.",
+    remedy: "Read the result another way (a GET of the resource it made); do not resend it under a new key unless you want it to run again.",
   },
 };
 

@@ -3,14 +3,34 @@
 // those of a stored record: same scope and key, same fingerprint (else 422), not past retention.
 // Busts reach every instance through PostgreSQL LISTEN/NOTIFY (evictions.ts); without a listener
 // the engine runs without this cache, since a bust elsewhere would go unheard.
+// Bounded twice: by entries and by bytes (bodies are stored up to maxStoredBodyBytes each, so a
+// count alone could hold gigabytes); the least recently used entries leave first.
 import type { Outcome } from "./outcome.js";
-import type { KeyRecord } from "./store/types.js";
+import type { KeyRecord, StoredResponse } from "./store/types.js";
 
 interface Entry {
   fingerprint: string;
   outcome: Outcome;
   /** This process's clock when the record's retention ends. */
   expiresAtLocal: number;
+  /** What the entry is counted as against the byte budget. */
+  bytes: number;
+}
+
+/** Map entry, key, fingerprint, outcome and dates: what an entry costs besides its body and headers. */
+const ENTRY_OVERHEAD_BYTES = 256;
+
+/** An entry's weight: its body (a JS string holds up to 2 bytes per character), headers and overhead. */
+export function weightOf(scopeAndKey: string, response: StoredResponse): number {
+  let bytes = ENTRY_OVERHEAD_BYTES + 2 * (scopeAndKey.length + response.body.length + response.contentType.length);
+  bytes += response.bytes?.byteLength ?? 0;
+  for (const [name, value] of response.headers ?? []) bytes += 2 * (name.length + value.length);
+  return bytes;
+}
+
+export interface ReplayCacheLimits {
+  maxEntries: number;
+  maxBytes: number;
 }
 
 export type CacheHit = { kind: "replay"; outcome: Outcome } | { kind: "mismatch" };
@@ -27,10 +47,17 @@ export class ReplayCache {
    */
   private epoch = 0;
 
-  constructor(private readonly maxEntries: number) {}
+  private totalBytes = 0;
+
+  constructor(private readonly limits: ReplayCacheLimits) {}
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** What the entries weigh together, against `limits.maxBytes`. */
+  get bytes(): number {
+    return this.totalBytes;
   }
 
   /** Whether answers are being served from memory (the listener is connected). */
@@ -54,7 +81,7 @@ export class ReplayCache {
     const entry = this.entries.get(id);
     if (!entry) return undefined;
     if (Date.now() >= entry.expiresAtLocal) {
-      this.entries.delete(id); // past retention: the key is absent, the request runs anew
+      this.remove(id); // past retention: the key is absent, the request runs anew
       return undefined;
     }
     this.entries.delete(id); // least recently used goes first: move to the back
@@ -67,23 +94,35 @@ export class ReplayCache {
     return this.epoch;
   }
 
+  /** `outcome` as stored: a body above maxStoredBodyBytes is already left out of it. */
   put(record: KeyRecord, outcome: Outcome, stamp: number): void {
-    if (this.maxEntries === 0 || !this.enabled || stamp !== this.epoch) return;
+    if (this.limits.maxEntries === 0 || !this.enabled || stamp !== this.epoch) return;
     const id = record.scope + SEP + record.key;
+    const bytes = weightOf(id, outcome.response);
+    this.remove(id);
+    if (bytes > this.limits.maxBytes) return; // would push out everything else: read from the store instead
     const expiresAtLocal = Date.now() + (record.expiresAt.getTime() - record.dbNow.getTime());
-    this.entries.delete(id);
-    this.entries.set(id, { fingerprint: record.fingerprint, outcome: { ...outcome, replayed: true }, expiresAtLocal });
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(id, { fingerprint: record.fingerprint, outcome: { ...outcome, replayed: true }, expiresAtLocal, bytes });
+    this.totalBytes += bytes;
+    while (this.entries.size > this.limits.maxEntries || this.totalBytes > this.limits.maxBytes) this.remove(this.entries.keys().next().value!);
   }
 
   evict(scope: string, key: string): void {
     this.epoch++;
-    this.entries.delete(scope + SEP + key);
+    this.remove(scope + SEP + key);
   }
 
   /** After a lost listener connection: evictions may have been missed, so trust nothing. */
   clear(): void {
     this.epoch++;
     this.entries.clear();
+    this.totalBytes = 0;
+  }
+
+  private remove(id: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    this.totalBytes -= entry.bytes;
   }
 }

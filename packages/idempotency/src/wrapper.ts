@@ -58,6 +58,11 @@ export interface IdempotentResult<T> {
   expiresAt: Date;
   /** Set when the call waited for its key first: send `Preference-Applied: wait=<this>`. */
   appliedWaitSeconds?: number;
+  /**
+   * Set on a replay of an answer larger than the largest stored one (maxStoredBodyBytes): it was
+   * kept without its body (`bodyText` is "", `body` undefined); this is the body's size in bytes.
+   */
+  omittedBytes?: number;
 }
 
 export async function withIdempotency<T, TTx extends SqlTransaction>(
@@ -90,9 +95,10 @@ export async function withIdempotency<T, TTx extends SqlTransaction>(
     ok: outcome.kind === "success",
     status: response.status,
     bodyText: response.body,
-    body: JSON.parse(response.body) as T,
+    body: response.omittedBytes === undefined ? (JSON.parse(response.body) as T) : undefined,
     replayed: outcome.replayed,
     expiresAt: outcome.expiresAt,
     appliedWaitSeconds: outcome.appliedWaitSeconds,
+    ...(response.omittedBytes === undefined ? {} : { omittedBytes: response.omittedBytes }),
   };
 }

@@ -3,24 +3,16 @@
 // given: the retention check passes only because the kit's eviction notice reaches the engine.
 import { initTRPC, TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import pg from "pg";
 import superjson from "superjson";
-import { afterAll, beforeAll } from "vitest";
 import { z } from "zod";
 import { runConformance, trpcSender } from "../src/conformance/index";
-import { createIdempotencyMiddleware, fetchHttpAccess, reasonOf, type HttpAccess } from "../src/index";
+import { reasonOf } from "../src/index";
+import { createIdempotencyMiddleware, fetchHttpAccess, type HttpAccess } from "../src/entry/trpc";
 import { useTestDatabase, type Db } from "./support/database";
-import { configure, type Engine } from "./support/harness";
+import { useListeningEngine } from "./support/harness";
 
 const t = useTestDatabase();
-let engine: Engine;
-beforeAll(async () => {
-  engine = configure(t.db, {}, { listen: () => new pg.Client({ connectionString: t.url }) });
-  await engine.ready;
-});
-afterAll(async () => {
-  await engine?.close();
-});
+const listening = useListeningEngine(t);
 
 interface Context {
   db: Db;
@@ -38,7 +30,7 @@ const authed = trpc.procedure.use(({ ctx, next }) => {
   return next({ ctx: { scope } });
 });
 const idempotency = createIdempotencyMiddleware(trpc, {
-  engine: () => engine,
+  engine: () => listening.engine,
   scope: (ctx: Context & { scope: string }) => ctx.scope,
   http: (ctx) => ctx.http,
 });

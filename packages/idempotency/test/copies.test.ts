@@ -11,6 +11,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import * as first from "../src/index";
+import * as firstTrpc from "../src/entry/trpc";
 import { useTestDatabase, type Db } from "./support/database";
 import type { Tx } from "./support/harness";
 
@@ -46,7 +47,7 @@ describe("two copies of the package in one process", () => {
 
   it("answer a refusal of one copy's engine through the other copy's middleware with its status, not 500", async () => {
     interface Context {
-      http: first.HttpAccess;
+      http: firstTrpc.HttpAccess;
     }
     const trpc = initTRPC.context<Context>().create({
       errorFormatter: ({ shape, error }: { shape: TRPCDefaultErrorShape; error: TRPCError }) => ({
@@ -55,7 +56,7 @@ describe("two copies of the package in one process", () => {
       }),
     });
     const engine = second.createIdempotencyEngine<Tx>({ prisma: t.db as Db });
-    const idempotency = first.createIdempotencyMiddleware(trpc, { engine, scope: (_ctx: Context) => "acme", http: (ctx) => ctx.http });
+    const idempotency = firstTrpc.createIdempotencyMiddleware(trpc, { engine, scope: (_ctx: Context) => "acme", http: (ctx) => ctx.http });
     const router = trpc.router({
       create: trpc.procedure
         .input(z.object({ value: z.string() }))
@@ -74,7 +75,7 @@ describe("two copies of the package in one process", () => {
           body: JSON.stringify({ value }),
         }),
         router,
-        createContext: (opts) => ({ http: first.fetchHttpAccess(opts) }),
+        createContext: (opts) => ({ http: firstTrpc.fetchHttpAccess(opts) }),
       });
       return { status: res.status, body: (await res.json()) as { error?: { data: { reason?: string } } } };
     };

@@ -8,7 +8,8 @@ import { initTRPC, TRPCError, type TRPCDefaultErrorShape } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { describe, expect, it } from "vitest";
 import { z, ZodError } from "zod";
-import { createIdempotencyMiddleware, fetchHttpAccess, reasonOf, type HttpAccess } from "../src/index";
+import { reasonOf } from "../src/index";
+import { createIdempotencyMiddleware, fetchHttpAccess, type HttpAccess } from "../src/entry/trpc";
 import { useTestDatabase, type Db } from "./support/database";
 import { effectsFor, engineFor, keyRow } from "./support/harness";
 

@@ -150,11 +150,10 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
     it("lets exactly one of many concurrent retries take over an expired lease", async () => {
       const key = fresh("takeover");
       const value = fresh("v");
-      const { fingerprint } = await import("../src/fingerprint");
       // A request that died holding its lease: PROCESSING, lease expired a minute ago.
       await t.db.$executeRaw`
         INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
-        VALUES ('acme', ${key}, 'effect', ${fingerprint("effect", { value })}, 'PROCESSING', gen_random_uuid(),
+        VALUES ('acme', ${key}, 'effect', ${entry.fingerprint({ value })}, 'PROCESSING', gen_random_uuid(),
                 now() - interval '1 minute', now() + interval '1 day')`;
       const answers = await Promise.all(Array.from({ length: 8 }, () => entry.call(t.db, { key, input: { value } })));
       expect(await effectsFor(t.db, value)).toBe(1);

@@ -7,7 +7,7 @@ import { initTRPC } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { createIdempotencyMiddleware, fetchHttpAccess, type HttpAccess } from "../src/index";
+import { createIdempotencyMiddleware, fetchHttpAccess, type HttpAccess } from "../src/entry/trpc";
 import { useTestDatabase, type Db } from "./support/database";
 import { engineFor, type Tx } from "./support/harness";
 

@@ -3,7 +3,8 @@
 // route also sends as `Link: <…>; rel="describedby"`.
 import { TRPCError } from "@trpc/server";
 import { IdempotencyError, reasonOf } from "@once/idempotency";
-import { classifyStoreFailure, storeUnavailable, toTRPCError, TRPC_CODE_BY_STATUS, type CounterEvent } from "@once/idempotency/operator";
+import { classifyStoreFailure, storeUnavailable, TRPC_CODE_BY_STATUS, type CounterEvent } from "@once/idempotency/operator";
+import { toTRPCError } from "@once/idempotency/trpc";
 import { ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
 import { describedByLink, isReason, Reason, reasonDocsPath } from "@/shared/reasons";

@@ -2,8 +2,9 @@
 // procedures. A state-changing mutation can only be declared through `idempotentProcedure` (or
 // `adminIdempotentProcedure`), so none can forget the idempotency key.
 import { initTRPC } from "@trpc/server";
-import { createIdempotencyMiddleware, IdempotencyError } from "@once/idempotency";
-import { retryAfterOf, storeUnavailable, toTRPCError } from "@once/idempotency/operator";
+import { IdempotencyError } from "@once/idempotency";
+import { retryAfterOf, storeUnavailable } from "@once/idempotency/operator";
+import { createIdempotencyMiddleware, toTRPCError } from "@once/idempotency/trpc";
 import { Header } from "@once/idempotency/reasons";
 import { z, ZodError } from "zod";
 import { AppError } from "@/shared/app-error";

@@ -51,7 +51,7 @@ describe("a webhook delivered three times", () => {
     const answers = await Promise.all([1, 2, 3].map(() => handleProviderWebhook(testApp(t.db).payments, body)));
     const done = answers.filter((a) => a.status === 200);
     expect(done.length).toBeGreaterThanOrEqual(1);
-    for (const a of answers.filter((a) => a.status !== 200)) expect(a).toMatchObject({ status: 409, body: { error: "request_in_progress" } });
+    for (const a of answers.filter((a) => a.status !== 200)) expect(a).toMatchObject({ status: 409, body: { reason: "request_in_progress" } });
     // One execution; the others are replays of its answer (or 409 while it ran).
     expect(done.filter((a) => !a.replayed)).toHaveLength(1);
     for (const a of done) expect(a.body).toEqual(done[0]!.body);

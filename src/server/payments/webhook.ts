@@ -1,10 +1,11 @@
 // POST /api/webhooks/payments: the provider's report of a charge. Redelivery is normal (providers
-// deliver at least once), so the handling goes through the engine's plain wrapper, scoped to the
-// provider and keyed by the event id: the first delivery moves the order, every redelivery gets
-// the first answer back and changes nothing.
+// deliver at least once), so the handling is a route protected by the engine's HTTP layer
+// (@once/idempotency/http), scoped to the provider and keyed by the event id: the first delivery
+// moves the order, every redelivery gets the first answer back (its bytes) and changes nothing.
 import { z } from "zod";
+import type { Tx } from "../db/client";
 import type { Engine } from "../engine";
-import { IdempotencyError, withIdempotency } from "@once/idempotency";
+import { idempotent } from "@once/idempotency/http";
 import { jsonPayloadTooLarge, readBoundedBody, WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
 import { WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
 import { applyPaymentOutcome } from "./order-payment";
@@ -13,6 +14,9 @@ import { SIGNATURE_HEADER, verifySignature } from "./webhook-signature";
 import { Reason } from "@/shared/reasons";
 import { plainError } from "../http/plain-error";
 import { text } from "@/shared/text";
+
+/** Where every reason is explained: refusals link to its anchor (problem details' `type`). */
+const ERRORS_PAGE = "/docs/errors";
 
 export const providerEventBody = z.object({
   id: text().regex(/^evt_[0-9a-f]{1,64}$/),
@@ -33,35 +37,50 @@ export interface WebhookDeps {
   engine: Engine;
 }
 
+/** The route's path: part of every delivery's fingerprint, in process or over HTTP. */
+export const WEBHOOK_PATH = "/api/webhooks/payments";
+
 /**
- * Handles an event whose signature the route has checked: the provider's HMAC over the exact bytes
- * is what makes the body the provider's word (a forged or altered body never gets here), so the
- * charge it reports is taken as it stands, without asking the provider again.
+ * A provider event, delivered in process (the provider in the app's own process): the same route
+ * as over HTTP, so an event's key means the same request either way.
  */
-export async function handleProviderWebhook({ engine }: WebhookDeps, rawBody: unknown): Promise<WebhookAnswer> {
+export async function handleProviderWebhook(deps: WebhookDeps, rawBody: unknown): Promise<WebhookAnswer> {
+  const request = new Request(`http://localhost${WEBHOOK_PATH}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(rawBody),
+  });
+  const res = await eventResponse(deps, request, rawBody);
+  const retryAfter = res.headers.get("retry-after");
+  return {
+    status: res.status,
+    body: await res.json(),
+    replayed: res.headers.get("idempotent-replayed") === "true",
+    ...(retryAfter === null ? {} : { retryAfterSeconds: Number(retryAfter) }),
+  };
+}
+
+/**
+ * A signed event's answer. The route has checked the signature: the provider's HMAC over the exact
+ * bytes is what makes the body the provider's word (a forged or altered body never gets here), so
+ * the charge it reports is taken as it stands, without asking the provider again. The key is the
+ * event id; 409 (the same event handled right now) and 503 (key store down) are problem details
+ * with Retry-After, and the provider retries.
+ */
+async function eventResponse({ engine }: WebhookDeps, request: Request, rawBody: unknown): Promise<Response> {
   const parsed = providerEventBody.safeParse(rawBody);
-  if (!parsed.success) return { status: 400, body: { error: "invalid_event" }, replayed: false };
+  if (!parsed.success) return plainError(400, Reason.INVALID_EVENT, "The body is not a provider event this shop knows");
   const event = parsed.data;
   const charge = { id: event.data.chargeId, reference: event.data.reference };
-
-  try {
-    const result = await withIdempotency(
-      engine,
-      { scope: WEBHOOK_SCOPE, key: event.id, operation: WEBHOOK_OPERATION, request: { id: event.id, type: event.type, chargeId: charge.id } },
-      async (tx) => {
-        const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";
-        const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge.id);
-        return { received: true, eventId: event.id, orderId: charge.reference, orderStatus: change.status, changed: change.changed };
-      },
-    );
-    return { status: result.status, body: result.body, replayed: result.replayed };
-  } catch (error) {
-    // 409 (the same event is being handled right now), 503 (key store down): the provider retries.
-    if (error instanceof IdempotencyError) {
-      return { status: error.httpStatus, body: { error: error.reason }, replayed: false, retryAfterSeconds: error.retryAfterSeconds };
-    }
-    throw error;
-  }
+  const route = idempotent<Tx>(
+    async (_request, { tx }) => {
+      const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";
+      const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge.id);
+      return Response.json({ received: true, eventId: event.id, orderId: charge.reference, orderStatus: change.status, changed: change.changed });
+    },
+    { engine, scope: () => WEBHOOK_SCOPE, key: () => event.id, operation: WEBHOOK_OPERATION, docs: ERRORS_PAGE },
+  );
+  return route(request);
 }
 
 export interface WebhookDoorOptions {
@@ -89,9 +108,6 @@ export async function webhookResponse(deps: WebhookDeps, request: Request, optio
   } catch {
     return plainError(400, Reason.INVALID_JSON, "The webhook's body is not valid JSON");
   }
-  const answer = await handleProviderWebhook(deps, body);
-  const headers = new Headers();
-  if (answer.replayed) headers.set("Idempotent-Replayed", "true");
-  if (answer.retryAfterSeconds !== undefined) headers.set("Retry-After", String(answer.retryAfterSeconds));
-  return Response.json(answer.body, { status: answer.status, headers });
+  // The layer fingerprints the bytes that were signed, read again from a request of their own.
+  return eventResponse(deps, new Request(request.url, { method: "POST", headers: request.headers, body: raw.bytes as BodyInit }), body);
 }

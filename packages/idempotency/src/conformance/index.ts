@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { age, deserializeOutput, keyState, type Answer, type ConformanceTarget, type Transformer } from "./target.js";
 
-export { trpcSender, type Answer, type ConformanceTarget, type SendOptions, type Transformer } from "./target.js";
+export { httpSender, trpcSender, type Answer, type ConformanceTarget, type SendOptions, type Transformer } from "./target.js";
 
 const fresh = (label: string) => `${label}-${randomUUID()}`;
 

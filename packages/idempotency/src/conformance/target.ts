@@ -87,6 +87,16 @@ export function trpcSender(options: {
   };
 }
 
+/** Sends to a plain route protected by @once/idempotency/http (a JSON POST, as trpcSender without a transformer). */
+export function httpSender(options: {
+  url: string;
+  /** Headers per caller (authentication). */
+  callers: [Record<string, string>, Record<string, string>];
+  fetch?: (request: Request) => Promise<Response>;
+}): ConformanceTarget["send"] {
+  return trpcSender(options);
+}
+
 /** The kit's direct access to the key table: to age a key as time would. */
 export async function withDatabase<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });

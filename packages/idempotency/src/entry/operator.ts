@@ -6,7 +6,6 @@ export { KeyStatus, CounterEvent } from "../constants.js";
 export { EVICTION_CHANNEL, SETTLED_CHANNEL } from "../constants.js";
 export { classifyStoreFailure, isStoreUnavailable, retryAfterOf, StoreFailure, POOL_QUEUE_FULL } from "../store/unavailable.js";
 export { parseIdempotencyKey, MAX_KEY_LENGTH, type ParsedKey } from "../key.js";
-export { toTRPCError } from "../trpc/errors.js";
 export { TRPC_CODE_BY_STATUS } from "../errors.js";
 export { storeUnavailable } from "../protocol/execute.js";
 export { StoredFailure } from "../reason-of.js";

@@ -11,7 +11,8 @@ import type { HandlerOutcome, Outcome } from "../outcome.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
 import { acquire, inProgress } from "./acquire.js";
 import type { EngineDeps } from "./deps.js";
-import { runTransaction } from "./transaction.js";
+import { forStorage } from "./stored-size.js";
+import { runOutsideTransaction, runTransaction } from "./transaction.js";
 import { waitBudget, type WaitBudget } from "./wait.js";
 
 export interface IdempotentRequest {
@@ -26,6 +27,14 @@ export interface IdempotentRequest {
 }
 
 export type { HandlerOutcome, Outcome } from "../outcome.js";
+
+export interface ExecuteOptions {
+  /**
+   * false: the two-phase path (no transaction while the handler runs, its answer stored after it;
+   * see IdempotencyEngine.execute). The handler is then called without a transaction.
+   */
+  transaction?: boolean;
+}
 
 /**
  * The 503 for a store that could not serve: `store_busy` when it was up but no connection came
@@ -57,10 +66,11 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
   deps: EngineDeps<TTx>,
   request: IdempotentRequest,
   handler: (tx: TTx) => Promise<HandlerOutcome>,
+  options: ExecuteOptions = {},
 ): Promise<Outcome> {
   const wait = waitBudget(request.waitMs, deps.config);
   try {
-    const outcome = await run(deps, request, handler, wait);
+    const outcome = await run(deps, request, handler, wait, options);
     return wait?.applied ? { ...outcome, appliedWaitSeconds: wait.seconds } : outcome;
   } catch (error) {
     if (wait?.applied && error instanceof IdempotencyError) error.appliedWaitSeconds = wait.seconds;
@@ -73,6 +83,7 @@ async function run<TTx extends SqlTransaction>(
   request: IdempotentRequest,
   handler: (tx: TTx) => Promise<HandlerOutcome>,
   wait: WaitBudget | undefined,
+  options: ExecuteOptions,
 ): Promise<Outcome> {
   const count = (event: CounterEvent) => deps.counters.increment(request.scope, request.procedure, event);
   const print = fingerprint(request.procedure, request.input);
@@ -97,14 +108,18 @@ async function run<TTx extends SqlTransaction>(
     return remember(deps, record, replayOf(record), stamp);
   }
 
-  const result = await runTransaction(deps, record, handler);
+  const result =
+    options.transaction === false
+      ? await runOutsideTransaction(deps, record, () => (handler as () => Promise<HandlerOutcome>)())
+      : await runTransaction(deps, record, handler);
   switch (result.kind) {
     case "completed":
       count(CounterEvent.EXECUTED);
+      if (result.stored.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);
       // Committed locally, not confirmed by the standby: not an answer a failover cannot take back.
       // Not remembered either; the retry reads the key (and runs anew if a failover lost it).
       if (deps.store.commitUnconfirmed?.(record)) throw commitUnconfirmed();
-      return remember(deps, record, { kind: "success", response: result.response, replayed: false, expiresAt: record.expiresAt }, stamp);
+      return remember(deps, record, { kind: "success", response: result.response, replayed: false, expiresAt: record.expiresAt }, stamp, result.stored);
     case "deterministic":
       return storeFailure(deps, record, result.response, count, stamp);
     case "fenced":
@@ -144,9 +159,10 @@ async function storeFailure(
   count: (e: CounterEvent) => void,
   stamp: number,
 ): Promise<Outcome> {
+  const storedResponse = forStorage(response, deps.config.maxStoredBodyBytes);
   let stored: boolean;
   try {
-    stored = await deps.store.finish(record, KeyStatus.FAILED, response);
+    stored = await deps.store.finish(record, KeyStatus.FAILED, storedResponse);
   } catch (error) {
     await release(deps, record, count); // nothing committed, nothing recorded: a retry runs anew
     throw storeUnavailable(error, count);
@@ -156,7 +172,8 @@ async function storeFailure(
     throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
   }
   count(CounterEvent.EXECUTED);
-  return remember(deps, record, { kind: "deterministic", response, replayed: false, expiresAt: record.expiresAt }, stamp);
+  if (storedResponse.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);
+  return remember(deps, record, { kind: "deterministic", response, replayed: false, expiresAt: record.expiresAt }, stamp, storedResponse);
 }
 
 /** Frees the key for the retry; if the store is gone, keeps trying until it is back. */
@@ -169,11 +186,21 @@ async function release(deps: EngineDeps<any>, record: KeyRecord, count: (e: Coun
 }
 
 function replayOf(record: KeyRecord): Outcome {
-  const response = { status: record.responseStatus ?? 200, body: record.responseBody ?? "null", contentType: record.responseContentType ?? "application/json" };
+  const omittedBytes = record.responseOmittedBytes ?? undefined;
+  const response: StoredResponse = {
+    status: record.responseStatus ?? 200,
+    // Rows stored before the HTTP layer have text only; an answer with bytes or without its body has "".
+    body: record.responseBody ?? (record.responseBytes || omittedBytes !== undefined ? "" : "null"),
+    contentType: record.responseContentType ?? "application/json",
+  };
+  if (record.responseBytes) response.bytes = record.responseBytes;
+  if (record.responseHeaders) response.headers = record.responseHeaders;
+  if (omittedBytes !== undefined) response.omittedBytes = omittedBytes;
   return { kind: record.status === KeyStatus.COMPLETED ? "success" : "deterministic", response, replayed: true, expiresAt: record.expiresAt };
 }
 
-function remember(deps: EngineDeps<any>, record: KeyRecord, outcome: Outcome, stamp: number): Outcome {
-  deps.replayCache?.put(record, outcome, stamp);
+/** Caches the answer as stored (`stored`: without a body too large to store), returns it as answered. */
+function remember(deps: EngineDeps<any>, record: KeyRecord, outcome: Outcome, stamp: number, stored = outcome.response): Outcome {
+  deps.replayCache?.put(record, { ...outcome, response: stored }, stamp);
   return outcome;
 }

@@ -135,7 +135,18 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean> {
-    const values = [record.id, record.leaseToken, status, response.status, response.body, response.contentType, record.scope];
+    const values = [
+      record.id,
+      record.leaseToken,
+      status,
+      response.status,
+      response.body,
+      response.contentType,
+      response.bytes ?? null,
+      response.headers ? JSON.stringify(response.headers) : null,
+      response.omittedBytes ?? null,
+      record.scope,
+    ];
     const [row] = await (tx ? runnerOf(tx) : this.run).query<{ pid: number }>(this.settle(SQL.FINISH), values);
     if (row && tx && this.watch && record.leaseToken) {
       this.watch.arm(row.pid);

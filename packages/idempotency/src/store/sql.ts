@@ -18,7 +18,7 @@ const named = (name: string, text: string): NamedStatement => ({ name: `once_${n
 
 export const COLUMNS = `"id", "scope", "key", "procedure", "fingerprint", "status"::text AS "status",
   "leaseToken"::text AS "leaseToken", "leaseExpiresAt", "attempts", "responseStatus", "responseBody",
-  "responseContentType", "createdAt", "completedAt", "expiresAt", now() AS "dbNow"`;
+  "responseContentType", "responseBytes", "responseHeaders", "responseOmittedBytes", "createdAt", "completedAt", "expiresAt", now() AS "dbNow"`;
 
 const leaseEnd = (param: string) => `now() + make_interval(secs => ${param}::float8 / 1000)`;
 const retentionEnd = (param: string) => `now() + make_interval(secs => ${param}::float8)`;
@@ -70,7 +70,7 @@ export const RENEW_EXPIRED = named(
   UPDATE "IdempotencyKey"
   SET "procedure" = $4, "fingerprint" = $5, "status" = 'PROCESSING', "leaseToken" = $2::uuid,
       "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = 1, "responseStatus" = NULL, "responseBody" = NULL,
-      "responseContentType" = NULL, "completedAt" = NULL, "createdAt" = now(), "updatedAt" = now(),
+      "responseContentType" = NULL, "responseBytes" = NULL, "responseHeaders" = NULL, "responseOmittedBytes" = NULL, "completedAt" = NULL, "createdAt" = now(), "updatedAt" = now(),
       "expiresAt" = ${retentionEnd("$6")}
   WHERE "scope" = $7 AND "id" = $1::uuid AND "expiresAt" <= now() AND ("status" <> 'PROCESSING' OR "leaseExpiresAt" <= now())
   RETURNING ${COLUMNS}`,
@@ -97,14 +97,18 @@ const settling = (name: string, change: string): SettlingStatement => ({
   ),
 });
 
-/** Fenced by the lease token. $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6 content type, $7 scope. */
+/**
+ * Fenced by the lease token. $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6
+ * content type, $7 body bytes, $8 headers (JSON text), $9 omitted body's size, $10 scope.
+ */
 export const FINISH = settling(
   "finish",
   `
   UPDATE "IdempotencyKey"
   SET "status" = $3::"IdempotencyStatus", "responseStatus" = $4, "responseBody" = $5, "responseContentType" = $6,
+      "responseBytes" = $7::bytea, "responseHeaders" = $8::jsonb, "responseOmittedBytes" = $9::int,
       "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-  WHERE "scope" = $7 AND "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
+  WHERE "scope" = $10 AND "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
 );
 
 /** Fenced by the lease token. $1 id, $2 lease token, $3 scope. */

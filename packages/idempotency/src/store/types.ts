@@ -17,8 +17,19 @@ export interface PrismaLike<TTx extends SqlTransaction = SqlTransaction> extends
 /** The answer as stored and replayed: status, the body's exact text, its content type. */
 export interface StoredResponse {
   status: number;
+  /** The body's exact text ("" when `bytes` or `omittedBytes` is set). */
   body: string;
+  /** "" for an answer without a Content-Type. */
   contentType: string;
+  /** The body's exact bytes, when they are not UTF-8 text that PostgreSQL's text type can hold (the HTTP layer). */
+  bytes?: Uint8Array;
+  /** Headers replayed with the answer besides Content-Type, in order (the HTTP layer's allow-list). */
+  headers?: [name: string, value: string][];
+  /**
+   * Set when the body was larger than the largest stored answer (`maxStoredBodyBytes`): the
+   * outcome is kept without its body, and this is the body's size in bytes.
+   */
+  omittedBytes?: number;
 }
 
 export interface KeyRecord {
@@ -34,6 +45,9 @@ export interface KeyRecord {
   responseStatus: number | null;
   responseBody: string | null;
   responseContentType: string | null;
+  responseBytes: Uint8Array | null;
+  responseHeaders: [string, string][] | null;
+  responseOmittedBytes: number | null;
   createdAt: Date;
   completedAt: Date | null;
   expiresAt: Date;

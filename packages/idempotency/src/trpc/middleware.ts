@@ -17,6 +17,7 @@ import { parseIdempotencyKey } from "../key.js";
 import { Reason } from "../reasons.js";
 import { reasonOf } from "../reason-of.js";
 import type { HandlerOutcome, Outcome } from "../protocol/execute.js";
+import { bodyOmitted } from "../protocol/stored-size.js";
 import type { SqlTransaction } from "../store/types.js";
 import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
 import type { HttpAccess } from "./http.js";
@@ -116,6 +117,7 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(t:
     if (outcome.replayed) http.setHeader(Header.REPLAYED, "true");
     // The first answer and every replay are built from the stored text alone.
     const { response } = outcome;
+    if (response.omittedBytes !== undefined) throw toTRPCError(bodyOmitted(response.omittedBytes));
     if (outcome.kind === "deterministic") throw replayedError(JSON.parse(response.body) as StoredError, response.status);
     const data: unknown = output.deserialize(JSON.parse(response.body));
     if (firstResult?.ok) return { ...firstResult, data };

@@ -3,10 +3,11 @@
 // checked the same way through each. It is what an adopting app does, in miniature.
 import { initTRPC, TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import { z } from "zod";
 import {
   createIdempotencyEngine,
-  createIdempotencyMiddleware,
   DeterministicError,
   IdempotencyError,
   reasonOf as reasonOfError,
@@ -15,8 +16,12 @@ import {
   type IdempotencyEngine,
 } from "../../src/index";
 import type { EngineConfigInput } from "../../src/entry/config";
+import { createIdempotencyMiddleware } from "../../src/entry/trpc";
+import { idempotent } from "../../src/http/index";
+import { requestIdentity } from "../../src/http/request-identity";
+import { fingerprint } from "../../src/fingerprint";
 import { parsePreferWait } from "../../src/wait/prefer";
-import { poolOf, type Db } from "./database";
+import { poolOf, type Db, type TestDatabase } from "./database";
 import type { Prisma } from "./generated/client";
 
 export type Tx = Prisma.TransactionClient;
@@ -164,11 +169,14 @@ export interface Answer {
 
 export interface EntryPoint {
   name: string;
+  /** The fingerprint this entry point's request for `input` has (the stored record's). */
+  fingerprint(input: EffectInput): string;
   call(db: Db, args: { token?: string; key?: string; input: EffectInput; headers?: Record<string, string> }): Promise<Answer>;
 }
 
 export const trpcEntry: EntryPoint = {
   name: "tRPC middleware",
+  fingerprint: (input) => fingerprint("effect", input),
   async call(db, { token = "acme_token", key, input, headers }) {
     const h = new Headers(headers);
     h.set("authorization", `Bearer ${token}`);
@@ -194,6 +202,7 @@ export const trpcEntry: EntryPoint = {
 
 export const wrapperEntry: EntryPoint = {
   name: "plain wrapper",
+  fingerprint: (input) => fingerprint("effect", input),
   async call(db, { token = "acme_token", key, input, headers }) {
     const scope = SCOPE_BY_TOKEN[token]!;
     const waitSeconds = parsePreferWait(new Headers(headers).get("prefer"));
@@ -221,7 +230,57 @@ export const wrapperEntry: EntryPoint = {
   },
 };
 
-export const ENTRY_POINTS = [trpcEntry, wrapperEntry];
+/** The effect as a plain Fetch API route, protected by @once/idempotency/http (one engine per database). */
+const effectRoutes = new WeakMap<Engine, (request: Request) => Promise<Response>>();
+function effectRoute(db: Db): (request: Request) => Promise<Response> {
+  const engine = engineFor(db);
+  let route = effectRoutes.get(engine);
+  if (!route) {
+    route = idempotent<Tx>(
+      async (request, { tx, scope, key }) => {
+        const input = effectInput.parse(await request.json());
+        const id = await effect(tx, scope, input);
+        if (input.mode === "deterministic") return Response.json({ reason: "out_of_stock", message: `Not enough ${input.value}` }, { status: 412 });
+        if (input.mode === "transient") throw new Error("the provider timed out");
+        return Response.json({ effectId: id, value: input.value, key });
+      },
+      {
+        engine,
+        scope: (request) => SCOPE_BY_TOKEN[request.headers.get("authorization")?.replace(/^Bearer /, "") ?? ""] ?? new Response(null, { status: 401 }),
+        operation: "effect",
+      },
+    );
+    effectRoutes.set(engine, route);
+  }
+  return route;
+}
+
+const EFFECT_URL = "http://localhost/effect";
+
+export const httpEntry: EntryPoint = {
+  name: "HTTP layer",
+  fingerprint(input) {
+    const request = new Request(EFFECT_URL, { method: "POST", headers: { "content-type": "application/json" } });
+    return fingerprint("effect", requestIdentity(request, new URL(EFFECT_URL), new TextEncoder().encode(JSON.stringify(input))));
+  },
+  async call(db, { token = "acme_token", key, input, headers }) {
+    const h = new Headers(headers);
+    h.set("authorization", `Bearer ${token}`);
+    h.set("content-type", "application/json");
+    if (key !== undefined) h.set("idempotency-key", key);
+    let res: Response;
+    try {
+      res = await effectRoute(db)(new Request(EFFECT_URL, { method: "POST", headers: h, body: JSON.stringify(input) }));
+    } catch (error) {
+      const body = { message: (error as Error).message }; // the framework's 500
+      return { status: 500, body, text: JSON.stringify(body), replayed: false, headers: new Headers() };
+    }
+    const text = await res.text();
+    return { status: res.status, body: JSON.parse(text), text, replayed: res.headers.get("idempotent-replayed") === "true", headers: res.headers };
+  },
+};
+
+export const ENTRY_POINTS = [trpcEntry, wrapperEntry, httpEntry];
 
 export function reasonOf(answer: Answer): string | undefined {
   return answer.body?.data?.reason ?? answer.body?.reason;
@@ -233,4 +292,17 @@ export async function effectsFor(db: Db, value: string): Promise<number> {
 
 export async function keyRow(db: Db, scope: string, key: string) {
   return db.idempotencyKey.findUnique({ where: { scope_key: { scope, key } } });
+}
+
+/** An engine on `t`'s database that listens (replay cache on, as a production one), for one test file. */
+export function useListeningEngine(t: TestDatabase): { readonly engine: Engine } {
+  const handle = {} as { engine: Engine };
+  beforeAll(async () => {
+    handle.engine = configure(t.db, {}, { listen: () => new pg.Client({ connectionString: t.url }) });
+    await handle.engine.ready;
+  });
+  afterAll(async () => {
+    await handle.engine?.close();
+  });
+  return handle;
 }

@@ -6,11 +6,11 @@
  * TL;DR - This is where all the tRPC server stuff is created and plugged in. The pieces you will
  * need to use are documented accordingly near the end.
  */
+import { reasonOf } from "@once/idempotency";
 import {
   createIdempotencyMiddleware,
   type HttpAccess,
-  reasonOf,
-} from "@once/idempotency";
+} from "@once/idempotency/trpc";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError } from "zod";

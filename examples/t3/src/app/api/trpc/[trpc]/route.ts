@@ -3,7 +3,7 @@ import {
   fetchRequestHandler,
 } from "@trpc/server/adapters/fetch";
 import { type NextRequest } from "next/server";
-import { fetchHttpAccess } from "@once/idempotency";
+import { fetchHttpAccess } from "@once/idempotency/trpc";
 
 import { env } from "~/env";
 import { appRouter } from "~/server/api/root";

@@ -1,0 +1,44 @@
+// Every refusal of the HTTP layer as `application/problem+json` (RFC 9457): type, title, status,
+// detail, and `reason`, the word a client branches on (the same one tRPC's error.data.reason has).
+import { Header } from "../constants.js";
+import type { IdempotencyError } from "../errors.js";
+import { REASONS, type Reason } from "../reasons.js";
+import { preferenceApplied } from "../wait/prefer.js";
+
+export const PROBLEM_TYPE = "application/problem+json";
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  reason: Reason;
+  [extension: string]: unknown;
+}
+
+/**
+ * The problem for `reason`. With `docs` (the address of a page that explains each reason under its
+ * own anchor), `type` is that anchor and a `Link: rel="describedby"` points at it, as the IETF
+ * draft advises; without, `type` is "about:blank".
+ */
+export function problemResponse(
+  reason: Reason,
+  detail: string,
+  options: { status?: number; docs?: string; headers?: Headers; extensions?: object } = {},
+): Response {
+  const status = options.status ?? REASONS[reason].status;
+  const type = options.docs ? `${options.docs}#${reason}` : "about:blank";
+  const problem: Problem = { type, title: REASONS[reason].meaning, status, detail, reason, ...options.extensions };
+  const headers = new Headers(options.headers);
+  headers.set("content-type", PROBLEM_TYPE);
+  if (options.docs) headers.set("link", `<${type}>; rel="describedby"`);
+  return new Response(JSON.stringify(problem), { status, headers });
+}
+
+/** The engine's refusal as a problem, with Retry-After and Preference-Applied where they apply. */
+export function refusal(error: IdempotencyError, docs: string | undefined): Response {
+  const headers = new Headers();
+  if (error.retryAfterSeconds !== undefined) headers.set(Header.RETRY_AFTER, String(error.retryAfterSeconds));
+  if (error.appliedWaitSeconds !== undefined) headers.set(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
+  return problemResponse(error.reason, error.message, { status: error.httpStatus, docs, headers });
+}

@@ -1,0 +1,167 @@
+// One call makes a Fetch API handler (`Request → Response`: Next.js Route Handlers, Hono, Bun,
+// Deno, workers) idempotent. It owns the HTTP edge: the Idempotency-Key header
+// (draft-ietf-httpapi-idempotency-key-header), which methods need one, the request's fingerprint,
+// the handler's real answer stored and replayed, refusals as problem details. The protocol itself
+// is the engine's (engine.execute), the same as behind the tRPC middleware.
+import { Header } from "../constants.js";
+import type { IdempotencyEngine } from "../engine.js";
+import { IdempotencyError } from "../errors.js";
+import { parseIdempotencyKey } from "../key.js";
+import type { HandlerOutcome, Outcome } from "../protocol/execute.js";
+import { bodyOmitted } from "../protocol/stored-size.js";
+import { Reason } from "../reasons.js";
+import type { SqlTransaction } from "../store/types.js";
+import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
+import { capture, rebuild, replayedHeaderNames, type Captured } from "./answer.js";
+import { problemResponse, refusal } from "./problem.js";
+import { readBody, requestIdentity } from "./request-identity.js";
+
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+/** What the handler of a protected request is given besides the request. */
+export interface RouteContext {
+  /** The request's idempotency key, as parsed (pass it on to what you call). */
+  key: string;
+  scope: string;
+}
+
+/** With the transaction (the default): write through `tx`, and your writes commit with the key's completion. */
+export interface TransactionRouteContext<TTx> extends RouteContext {
+  tx: TTx;
+}
+
+export interface IdempotentRouteOptions<TTx extends SqlTransaction> {
+  /** The engine (one per process). */
+  engine: IdempotencyEngine<TTx>;
+  /**
+   * Whose keys these are: the caller you authenticated (a user, an account), never a value from
+   * the body. Return a Response instead (a 401) to refuse the request before anything is recorded.
+   */
+  scope: (request: Request) => string | Response | Promise<string | Response>;
+  /** The methods that need a key (default POST and PATCH, as the draft says: the ones not idempotent by themselves). */
+  methods?: readonly string[];
+  /** Requests with any other method (GET, HEAD, OPTIONS…) go here untouched; without it they are answered 405. */
+  passThrough?: (request: Request) => Response | Promise<Response>;
+  /** Where the key comes from: the `Idempotency-Key` header by default (a webhook may use its event id). */
+  key?: (request: Request) => string | null | undefined;
+  /** The operation's name in counters and the dashboard (default `METHOD /path`; name it for paths with ids in them). */
+  operation?: string;
+  /** Headers replayed with the answer besides Content-Type (default DEFAULT_REPLAYED_HEADERS). Set-Cookie never is. */
+  replayHeaders?: readonly string[];
+  /** The largest request body read, in bytes (default 1 MiB): past it, 413 `payload_too_large`, nothing recorded. */
+  maxBodyBytes?: number;
+  /** A page explaining each reason under its own anchor (`/docs/errors`): refusals link to `${docs}#${reason}`. */
+  docs?: string;
+}
+
+/** What a Request is made of (the DOM's BodyInit, which the package's Node types do not name). */
+type RequestBody = NonNullable<ConstructorParameters<typeof Request>[1]>["body"];
+
+const DEFAULT_METHODS = ["POST", "PATCH"];
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Carries a 5xx answer out of the engine, which releases the key: the retry runs anew. */
+class ServerErrorAnswer {
+  constructor(readonly answer: Captured) {}
+}
+
+/**
+ * Makes `handler` idempotent. A request with a protected method needs a key; the first request
+ * with a key runs the handler, every retry gets its answer back (`Idempotent-Replayed: true`).
+ * A 2xx or 3xx answer commits with the key; a 4xx is stored and replayed (the handler's writes
+ * roll back); a 5xx or a thrown error releases the key, so a retry runs anew.
+ */
+export function idempotent<TTx extends SqlTransaction>(
+  handler: (request: Request, context: TransactionRouteContext<TTx>) => Response | Promise<Response>,
+  options: IdempotentRouteOptions<TTx> & { transaction?: true },
+): FetchHandler;
+/**
+ * The two-phase path, for a handler whose effects are not in this database (it only calls out):
+ * no transaction is held while it runs, and its answer is stored after it. Pass `context.key` on
+ * to what you call, so a retry after a lost lease or store deduplicates there.
+ */
+export function idempotent<TTx extends SqlTransaction>(
+  handler: (request: Request, context: RouteContext) => Response | Promise<Response>,
+  options: IdempotentRouteOptions<TTx> & { transaction: false },
+): FetchHandler;
+export function idempotent<TTx extends SqlTransaction>(
+  handler: (request: Request, context: TransactionRouteContext<TTx>) => Response | Promise<Response>,
+  options: IdempotentRouteOptions<TTx> & { transaction?: boolean },
+): FetchHandler {
+  const { engine, docs } = options;
+  const methods = new Set((options.methods ?? DEFAULT_METHODS).map((m) => m.toUpperCase()));
+  const replayed = replayedHeaderNames(options.replayHeaders);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const keyOf = options.key ?? ((request: Request) => request.headers.get(Header.KEY));
+  const allowed = [...methods].join(", ");
+
+  return async function idempotentRoute(request: Request): Promise<Response> {
+    if (!methods.has(request.method.toUpperCase())) {
+      if (options.passThrough) return options.passThrough(request);
+      return new Response(null, { status: 405, headers: { allow: allowed } });
+    }
+    const parsed = parseIdempotencyKey(keyOf(request));
+    if (!parsed.ok) return refusal(new IdempotencyError(parsed.reason, parsed.message), docs);
+    const scope = await options.scope(request);
+    if (scope instanceof Response) return scope;
+    const body = await readBody(request, maxBodyBytes);
+    if (!body.ok) return problemResponse(Reason.PAYLOAD_TOO_LARGE, `The request body is larger than ${maxBodyBytes} bytes`, { docs });
+
+    const url = new URL(request.url);
+    const waitSeconds = parsePreferWait(request.headers.get(Header.PREFER));
+    // The handler reads the body that was fingerprinted, from a request of its own.
+    const forHandler = () =>
+      new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: body.bytes.byteLength > 0 ? (body.bytes as RequestBody) : null,
+        signal: request.signal,
+      });
+    // The first answer as the handler made it: its headers and bytes (the outcome has what is stored).
+    let first: (Captured & { headers: Headers }) | undefined;
+    const run = async (tx: TTx | undefined): Promise<HandlerOutcome> => {
+      const context = { key: parsed.key, scope, ...(tx === undefined ? {} : { tx }) } as TransactionRouteContext<TTx>;
+      const answer = await handler(forHandler(), context);
+      first = { ...(await capture(answer, replayed, engine.config.maxStoredBodyBytes)), headers: answer.headers };
+      const { response } = first;
+      if (response.status >= 500) throw new ServerErrorAnswer(first);
+      return { kind: response.status >= 400 ? "deterministic" : "success", response };
+    };
+    const idempotentRequest = {
+      scope,
+      key: parsed.key,
+      procedure: options.operation ?? `${request.method.toUpperCase()} ${url.pathname}`,
+      input: requestIdentity(request, url, body.bytes),
+      waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
+    };
+
+    let outcome: Outcome;
+    try {
+      outcome =
+        options.transaction === false
+          ? await engine.execute(idempotentRequest, () => run(undefined), { transaction: false })
+          : await engine.execute(idempotentRequest, (tx) => run(tx));
+    } catch (error) {
+      if (error instanceof ServerErrorAnswer) return rebuild(error.answer.response, first?.headers ?? [], new Headers(), error.answer.bytes);
+      if (error instanceof IdempotencyError) return refusal(error, docs);
+      throw error; // the handler's own error: the key is released, and the framework answers it
+    }
+    return answerOf(outcome, outcome.replayed ? undefined : first, docs);
+  };
+}
+
+/** The first answer (the handler's own headers and bytes) or a replay (the stored ones). */
+function answerOf(outcome: Outcome, first: (Captured & { headers: Headers }) | undefined, docs: string | undefined): Response {
+  const { response } = outcome;
+  const extra = new Headers({ [Header.EXPIRES]: outcome.expiresAt.toUTCString() });
+  if (outcome.appliedWaitSeconds !== undefined) extra.set(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
+  if (first) return rebuild(response, first.headers, extra, first.bytes);
+  extra.set(Header.REPLAYED, "true");
+  if (response.omittedBytes === undefined) return rebuild(response, response.headers ?? [], extra);
+  // Stored without its body: the first answer's status and headers, and a problem saying so.
+  const headers = new Headers(response.headers ?? []);
+  for (const [name, value] of extra) headers.set(name, value);
+  headers.set(Header.REPLAY_BODY, "omitted");
+  const error = bodyOmitted(response.omittedBytes);
+  return problemResponse(error.reason, error.message, { status: response.status, docs, headers, extensions: { size: response.omittedBytes } });
+}
