@@ -1,4 +1,4 @@
-// POST /api/refunds (src/app/api/refunds/route.ts, one call to idempotent) against `next start`:
+// POST /api/refunds (examples/plain/src/app/api/refunds/route.ts, one call to idempotent) against `next start`:
 // it answers as the tRPC side does for a first request, a replay, another body, no key, a
 // duplicate in flight (409, or the replay with Prefer: wait) and the store down (503).
 import { randomUUID } from "node:crypto";
