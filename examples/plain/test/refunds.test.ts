@@ -74,11 +74,12 @@ describe("POST /api/refunds, a Route Handler protected by @once/idempotency/http
       const first = refund(key, { orderId, amountCents: 250 });
       await lockWaiter();
 
+      // Sent first, answered last: it waits for the first request's answer instead of a 409.
+      const waiting = refund(key, { orderId, amountCents: 250 }, { prefer: "wait=5" });
       const duplicate = await refund(key, { orderId, amountCents: 250 });
       expect(Number(duplicate.headers.get("retry-after"))).toBeGreaterThan(0);
       await expectProblem(duplicate, 409, "request_in_progress");
 
-      const waiting = refund(key, { orderId, amountCents: 250 }, { prefer: "wait=5" });
       await holder.query("COMMIT");
       const [firstAnswer, waited] = await Promise.all([first, waiting]);
       expect([firstAnswer.status, waited.status]).toEqual([201, 201]);
