@@ -5,7 +5,10 @@
 //   package's conformance kit);
 // - examples/t3 (create-t3-app: Next.js App Router, superjson, Prisma 6): its type check, `next
 //   build`, then its tests against `next start` (the kit through /api/trpc, Dates through a
-//   replay, a double-click in Chromium).
+//   replay, a double-click in Chromium);
+// - examples/plain (Next.js App Router without tRPC, Prisma 7): `next build`, its type check, then
+//   its tests against `next start` (a Route Handler behind @once/idempotency/http, every entry
+//   point but the tRPC and client ones loading without @trpc/server).
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -18,6 +21,10 @@ const EXAMPLES: Record<string, string[][]> = {
   // next build writes next-env.d.ts (the CSS module types) before tsc reads it. The env schema
   // (examples/t3/src/env.js) wants a DATABASE_URL at build time; the tests start the server with a real one.
   t3: [
+    ["npx", "next", "build"],
+    ["npx", "tsc", "--noEmit"],
+  ],
+  plain: [
     ["npx", "next", "build"],
     ["npx", "tsc", "--noEmit"],
   ],

@@ -13,7 +13,7 @@ import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 /** Folders with a package.json and the lock file `npm ci` installs from. */
-const PROJECTS = [".", "examples/minimal", "examples/t3"];
+const PROJECTS = [".", "examples/minimal", "examples/t3", "examples/plain"];
 
 let drifted = 0;
 for (const project of PROJECTS) {

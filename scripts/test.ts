@@ -32,6 +32,8 @@ const steps: [string, string[]][] = [
   ["example", ["npm", "run", "example:test", "--silent", "--", "minimal"]],
   // The same tarball in examples/t3 (create-t3-app, Prisma 6): next build, next start, Chromium.
   ["t3", ["npm", "run", "example:test", "--silent", "--", "t3"]],
+  // The same tarball in examples/plain (Next.js without tRPC, @once/idempotency/http): next build, next start.
+  ["plain", ["npm", "run", "example:test", "--silent", "--", "plain"]],
   ["build", ["npm", "run", "build", "--silent"]],
   ["playwright", ["npx", "playwright", "test"]],
   ["soak", ["npx", "tsx", "soak/run.ts", "--short", "--noBuild"]],

@@ -47,6 +47,8 @@ export const COUNTED: Record<string, Counter> = {
   example: exampleVitest,
   // examples/t3's Vitest run, its Chromium double-click included.
   t3: exampleVitest,
+  // examples/plain's Vitest run: its Route Handler against next start, its entry points without tRPC.
+  plain: exampleVitest,
   playwright: {
     // playwright.config.ts adds its JSON reporter when this variable names a file.
     args: () => [],
