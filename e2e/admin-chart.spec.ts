@@ -39,8 +39,9 @@ test.describe("admin: counters over time", () => {
     const counters = page.getByRole("table", { name: "Counters per tenant and procedure" });
     await expect(counters.getByRole("columnheader", { name: "too many keys" })).toBeVisible();
     await expect(counters.getByRole("columnheader", { name: "fenced" })).toBeVisible();
+    await expect(counters.getByRole("columnheader", { name: "bodies omitted" })).toBeVisible();
     const row = counters.getByRole("row").filter({ hasText: tenant });
-    await expect(row.getByRole("cell")).toHaveText([tenant, procedure, "62", "0", "0", "0", "0", "0", "0", "0", "5", "0", "1"]);
+    await expect(row.getByRole("cell")).toHaveText([tenant, procedure, "62", "0", "0", "0", "0", "0", "0", "0", "5", "0", "1", "0"]);
 
     await page.getByLabel("Chart of").selectOption({ label: `${tenant} · ${procedure}` });
     const chart = page.getByRole("img", { name: /Counts per 15 minutes over the last 24 hours/ });

@@ -25,6 +25,15 @@ function saturated(db: Db): boolean {
   return pool !== undefined && pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10) && pool.waitingCount > 0;
 }
 
+/**
+ * A new connection that did not come up within the pool's connect timeout (pg destroys its socket
+ * with "timeout expired"): on a starved machine PostgreSQL may be slow to accept while it serves.
+ * A refused or cut connection is not this: the database cannot be reached.
+ */
+function connectTimedOut(error: unknown): boolean {
+  return /timeout expired/i.test(error instanceof Error ? error.message : String(error));
+}
+
 /** Asked by its method, not instanceof: a bundler may copy the pool's module once per route. */
 function answeredRecently(db: Db): boolean {
   const pool = poolOf(db) as Partial<BoundedPool> | undefined;
@@ -38,9 +47,9 @@ export async function checkHealth(db: Db): Promise<Response> {
     await (pool ? pool.query("SELECT 1") : db.$queryRaw`SELECT 1`);
     return Response.json({ status: "up", database: "up" } satisfies HealthBody, { headers: NO_STORE });
   } catch (error) {
-    // Busy: no connection free in time, or none came up in time while others were answering (for
-    // at most RECENTLY_SERVED_MS after the database really went away).
-    if (classifyStoreFailure(error) === StoreFailure.BUSY || answeredRecently(db)) {
+    // Busy: no connection free in time, or a new one did not come up in time while others were
+    // answering. A refused connection is down at once, however recently others were served.
+    if (classifyStoreFailure(error) === StoreFailure.BUSY || (connectTimedOut(error) && answeredRecently(db))) {
       return Response.json({ status: "busy", database: "busy" } satisfies HealthBody, { headers: NO_STORE });
     }
     // One line: the reason, not a stack trace (a load balancer checks every few seconds).
