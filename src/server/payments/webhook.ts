@@ -41,8 +41,9 @@ export interface WebhookDeps {
 export const WEBHOOK_PATH = "/api/webhooks/payments";
 
 /**
- * A provider event, delivered in process (the provider in the app's own process): the same route
- * as over HTTP, so an event's key means the same request either way.
+ * A provider event handed over in process, past the signature check: for the tests and the
+ * payments bench that feed events directly (the provider service delivers over HTTP). It is the
+ * same route as over HTTP, so an event's key means the same request either way.
  */
 export async function handleProviderWebhook(deps: WebhookDeps, rawBody: unknown): Promise<WebhookAnswer> {
   const request = new Request(`http://localhost${WEBHOOK_PATH}`, {
