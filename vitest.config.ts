@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: the app (src/, scripts/, tools/, soak/, bench/) and the engine package (packages/idempotency), each with
-// its own PostgreSQL started by its global setup.
+// Two projects: the app (src/, scripts/, tools/, soak/, bench/) and the engine package
+// (packages/idempotency), each with its own PostgreSQL started by its global setup.
 export default defineConfig({
   test: {
     projects: [
@@ -12,7 +12,14 @@ export default defineConfig({
         resolve: { tsconfigPaths: true },
         test: {
           name: "app",
-          include: ["src/**/*.test.ts", "services/**/*.test.ts", "tools/**/*.test.ts", "scripts/**/*.test.ts", "soak/**/*.test.ts", "bench/**/*.test.ts"],
+          include: [
+            "src/**/*.test.ts",
+            "services/**/*.test.ts",
+            "tools/**/*.test.ts",
+            "scripts/**/*.test.ts",
+            "soak/**/*.test.ts",
+            "bench/**/*.test.ts",
+          ],
           globalSetup: ["src/test/global-setup.ts"],
           pool: "forks",
           // Integration tests share one PostgreSQL server; each file gets its own database.

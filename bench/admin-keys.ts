@@ -1,5 +1,6 @@
-// `npx tsx bench/admin-keys.ts`: the admin keys page at scale. Seeds 100 000 keys (scripts/seed-keys.ts)
-// into DATABASE_URL, or into a fresh embedded PostgreSQL when it is unset, then for every filter:
+// `npx tsx bench/admin-keys.ts`: the admin keys page at scale. Seeds 100 000 keys
+// (scripts/seed-keys.ts) into DATABASE_URL, or into a fresh embedded PostgreSQL when it is unset,
+// then for every filter:
 //   - the full request through the real tRPC HTTP handler in-process (auth, zod, query, JSON),
 //     timed over repeated runs (median, p95, max);
 //   - EXPLAIN (ANALYZE, BUFFERS) of the page query, naming the index that serves it.
@@ -29,7 +30,10 @@ const LIMIT = 50;
 let server: EmbeddedServer | undefined;
 let url = process.env.DATABASE_URL;
 if (!url) {
-  server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-admin-"), persistent: false });
+  server = await startEmbeddedPostgres({
+    dataDir: await makeTempDataDir("once-bench-admin-"),
+    persistent: false,
+  });
   await server.createDatabase("bench_admin");
   url = server.url("bench_admin");
   await setupDatabase(url, () => {}, { demo: true });
@@ -40,42 +44,84 @@ await client.connect();
 const db = createDb(url);
 const app = createServerApp(loadConfig({ DEMO_MODE: "1" }), { db });
 try {
-  const seeded = await seedKeys(client, COUNT, (line) => process.stderr.write(`[bench:admin] seed: ${line}\n`));
-  const total = (await client.query(`SELECT count(*)::int AS n FROM "IdempotencyKey"`)).rows[0].n as number;
-  console.log(`seeded ${seeded.inserted} keys in ${Math.round(seeded.ms)} ms; the table holds ${total}`);
-  console.log(`seeded ${await seedCounterMinutes(client, FULLEST_DAY)} counter minutes and ${await seedAudit(client, seeded.run)} audit entries\n`);
+  const seeded = await seedKeys(client, COUNT, (line) =>
+    process.stderr.write(`[bench:admin] seed: ${line}\n`),
+  );
+  const total = (await client.query(`SELECT count(*)::int AS n FROM "IdempotencyKey"`)).rows[0]
+    .n as number;
+  console.log(
+    `seeded ${seeded.inserted} keys in ${Math.round(seeded.ms)} ms; the table holds ${total}`,
+  );
+  console.log(
+    `seeded ${await seedCounterMinutes(client, FULLEST_DAY)} counter minutes and ${await seedAudit(client, seeded.run)} audit entries\n`,
+  );
 
   // A cursor deep in the table: the 90 000th newest key.
   const deep = (
-    await client.query(`SELECT "createdAt", "id"::text AS id FROM "IdempotencyKey" ORDER BY "createdAt" DESC, "id" DESC OFFSET $1 LIMIT 1`, [
-      Math.floor(total * 0.9),
-    ])
+    await client.query(
+      `SELECT "createdAt", "id"::text AS id FROM "IdempotencyKey" ORDER BY "createdAt" DESC, "id" DESC OFFSET $1 LIMIT 1`,
+      [Math.floor(total * 0.9)],
+    )
   ).rows[0] as { createdAt: Date; id: string };
   const deepCursor = `${deep.createdAt.toISOString()}|${deep.id}`;
 
-  const cases: { name: string; input: Record<string, unknown>; filters: KeyListFilters; cursor?: { createdAt: Date; id: string } }[] = [
+  const cases: {
+    name: string;
+    input: Record<string, unknown>;
+    filters: KeyListFilters;
+    cursor?: { createdAt: Date; id: string };
+  }[] = [
     { name: "no filter (first page)", input: {}, filters: {} },
     { name: "no filter, page at 90 %", input: { cursor: deepCursor }, filters: {}, cursor: deep },
-    { name: "status = COMPLETED (90 %)", input: { status: "COMPLETED" }, filters: { status: "COMPLETED" } },
+    {
+      name: "status = COMPLETED (90 %)",
+      input: { status: "COMPLETED" },
+      filters: { status: "COMPLETED" },
+    },
     { name: "status = FAILED (7 %)", input: { status: "FAILED" }, filters: { status: "FAILED" } },
-    { name: "status = PROCESSING (3 %)", input: { status: "PROCESSING" }, filters: { status: "PROCESSING" } },
+    {
+      name: "status = PROCESSING (3 %)",
+      input: { status: "PROCESSING" },
+      filters: { status: "PROCESSING" },
+    },
     { name: "tenant = acme (20 %)", input: { tenant: "acme" }, filters: { scope: "acme" } },
-    { name: "tenant = acme, page at 90 %", input: { tenant: "acme", cursor: deepCursor }, filters: { scope: "acme" }, cursor: deep },
+    {
+      name: "tenant = acme, page at 90 %",
+      input: { tenant: "acme", cursor: deepCursor },
+      filters: { scope: "acme" },
+      cursor: deep,
+    },
     { name: "tenant = nobody (0 rows)", input: { tenant: "nobody" }, filters: { scope: "nobody" } },
-    { name: "procedure = admin.keys.bust (1 %)", input: { procedure: "admin.keys.bust" }, filters: { procedurePrefix: "admin.keys.bust" } },
+    {
+      name: "procedure = admin.keys.bust (1 %)",
+      input: { procedure: "admin.keys.bust" },
+      filters: { procedurePrefix: "admin.keys.bust" },
+    },
     { name: "stuck (1.5 %)", input: { stuck: true }, filters: { stuck: true } },
-    { name: "tenant = acme + status = FAILED", input: { tenant: "acme", status: "FAILED" }, filters: { scope: "acme", status: "FAILED" } },
+    {
+      name: "tenant = acme + status = FAILED",
+      input: { tenant: "acme", status: "FAILED" },
+      filters: { scope: "acme", status: "FAILED" },
+    },
   ];
 
   const call = async (path: string, input?: unknown, post = false) => {
-    const q = input === undefined || post ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-    const headers = { authorization: "Bearer admin_demo_token", ...(post ? { "content-type": "application/json", "idempotency-key": randomUUID() } : {}) };
-    const req = new Request(`http://localhost/api/trpc/${path}${q}`, post ? { method: "POST", headers, body: JSON.stringify(input) } : { headers });
+    const q =
+      input === undefined || post ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`;
+    const headers = {
+      authorization: "Bearer admin_demo_token",
+      ...(post ? { "content-type": "application/json", "idempotency-key": randomUUID() } : {}),
+    };
+    const req = new Request(
+      `http://localhost/api/trpc/${path}${q}`,
+      post ? { method: "POST", headers, body: JSON.stringify(input) } : { headers },
+    );
     const res = await fetchRequestHandler({
       endpoint: "/api/trpc",
       req,
       router: appRouter,
-      createContext: (opts) => createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+      createContext: (opts) =>
+        createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
     });
     const body = (await res.json()) as { result?: { data: { items?: unknown[] } } };
     if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(body)}`);
@@ -95,7 +141,9 @@ try {
   };
 
   const plan = async (sql: Prisma.Sql) => {
-    const p = (await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, sql.values)).rows[0]["QUERY PLAN"][0];
+    const p = (
+      await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql.text}`, sql.values)
+    ).rows[0]["QUERY PLAN"][0];
     const indexes = new Set<string>();
     const walk = (node: { "Index Name"?: string; "Node Type": string; Plans?: unknown[] }) => {
       if (node["Index Name"]) indexes.add(`${node["Node Type"]} ${node["Index Name"]}`);
@@ -117,8 +165,12 @@ try {
   }
   const stats = await time(() => call("admin.stats"));
 
-  console.log(`admin.keys.list over ${total} keys, ${RUNS} runs each, limit ${LIMIT}; HTTP = the tRPC handler in-process (ms)\n`);
-  console.log("| filter | rows | HTTP median | HTTP p95 | HTTP max | SQL exec (EXPLAIN ANALYZE) | plan |");
+  console.log(
+    `admin.keys.list over ${total} keys, ${RUNS} runs each, limit ${LIMIT}; HTTP = the tRPC handler in-process (ms)\n`,
+  );
+  console.log(
+    "| filter | rows | HTTP median | HTTP p95 | HTTP max | SQL exec (EXPLAIN ANALYZE) | plan |",
+  );
   console.log("|---|---|---|---|---|---|---|");
   for (const r of rows) console.log(r);
   console.log(
@@ -132,7 +184,9 @@ try {
     time,
     plan,
   };
-  console.log(`\nThe incident dashboard's views over the same ${total} keys (ms; HTTP = the tRPC handler in-process, ${RUNS} runs each)\n`);
+  console.log(
+    `\nThe incident dashboard's views over the same ${total} keys (ms; HTTP = the tRPC handler in-process, ${RUNS} runs each)\n`,
+  );
   for (const line of await benchDashboardViews(views)) console.log(line);
   console.log(`\n${await benchBulkRelease(views)}`);
 } finally {

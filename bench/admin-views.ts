@@ -25,10 +25,14 @@ interface ViewCase {
 
 async function cases(client: pg.Client): Promise<ViewCase[]> {
   const one = (
-    await client.query(`SELECT "id"::text AS id, "scope", "key" FROM "IdempotencyKey" WHERE "key" LIKE 'seed-%' ORDER BY "createdAt" DESC OFFSET 5000 LIMIT 1`)
+    await client.query(
+      `SELECT "id"::text AS id, "scope", "key" FROM "IdempotencyKey" WHERE "key" LIKE 'seed-%' ORDER BY "createdAt" DESC OFFSET 5000 LIMIT 1`,
+    )
   ).rows[0];
   const run = (one.key as string).split("-")[1];
-  const auditKey = (await client.query(`SELECT "targetKey" FROM "AuditEntry" WHERE "targetKey" IS NOT NULL LIMIT 1`)).rows[0]?.targetKey as string;
+  const auditKey = (
+    await client.query(`SELECT "targetKey" FROM "AuditEntry" WHERE "targetKey" IS NOT NULL LIMIT 1`)
+  ).rows[0]?.targetKey as string;
   const search = (q: string, tenant?: string): ViewCase => ({
     name: `search "${q.length > 24 ? `${q.slice(0, 22)}…` : q}"${tenant ? ` in ${tenant}` : ""}`,
     path: "admin.keys.search",
@@ -55,28 +59,46 @@ async function cases(client: pg.Client): Promise<ViewCase[]> {
     procedure("admin."),
     procedure("admin.", { stuck: true }),
     { name: "stuck count (all)", path: "admin.keys.stuckCount", input: {} },
-    { name: "stuck count, acme + checkout.", path: "admin.keys.stuckCount", input: { tenant: "acme", procedure: "checkout." } },
+    {
+      name: "stuck count, acme + checkout.",
+      path: "admin.keys.stuckCount",
+      input: { tenant: "acme", procedure: "checkout." },
+    },
     { name: "audit, no filter", path: "admin.audit.list", input: {} },
     { name: "audit by actor", path: "admin.audit.list", input: { actor: "night@example.com" } },
     { name: "audit by action", path: "admin.audit.list", input: { action: "key.release" } },
     { name: "audit by key", path: "admin.audit.list", input: { key: auditKey } },
-    { name: "audit by actor + action", path: "admin.audit.list", input: { actor: "oncall@example.com", action: "key.release" } },
+    {
+      name: "audit by actor + action",
+      path: "admin.audit.list",
+      input: { actor: "oncall@example.com", action: "key.release" },
+    },
     {
       name: "chart, one tenant + procedure",
       path: "admin.counters.series",
       input: { tenant: "acme", procedure: "checkout.placeOrder" },
       sql: counterSeriesQuery({ scope: "acme", procedure: "checkout.placeOrder" }),
     },
-    { name: "chart, one tenant, every procedure", path: "admin.counters.series", input: { tenant: "acme" }, sql: counterSeriesQuery({ scope: "acme" }) },
+    {
+      name: "chart, one tenant, every procedure",
+      path: "admin.counters.series",
+      input: { tenant: "acme" },
+      sql: counterSeriesQuery({ scope: "acme" }),
+    },
     { name: "stats (every counter, gauges)", path: "admin.stats", input: {} },
   ];
 }
 
 export async function benchDashboardViews(ctx: ViewBenchContext): Promise<string[]> {
-  const lines = ["| view | HTTP median | HTTP p95 | HTTP max | SQL exec | plan |", "|---|---|---|---|---|---|"];
+  const lines = [
+    "| view | HTTP median | HTTP p95 | HTTP max | SQL exec | plan |",
+    "|---|---|---|---|---|---|",
+  ];
   for (const c of await cases(ctx.client)) {
     const input = Object.keys(c.input).length ? c.input : undefined;
-    const t = await ctx.time(() => ctx.call(c.path, c.path === "admin.stats" ? undefined : (input ?? {})));
+    const t = await ctx.time(() =>
+      ctx.call(c.path, c.path === "admin.stats" ? undefined : (input ?? {})),
+    );
     const plan = c.sql ? await ctx.plan(c.sql) : null;
     lines.push(
       `| ${c.name} | ${t.median.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.max.toFixed(1)} | ${plan ? plan.ms.toFixed(2) : "–"} | ${plan?.nodes ?? "several statements"} |`,
@@ -85,13 +107,18 @@ export async function benchDashboardViews(ctx: ViewBenchContext): Promise<string
   return lines;
 }
 
-/** Releases every stuck seeded key, batch by batch, timing each (a mutation: each batch runs once). */
+/**
+ * Releases every stuck seeded key, batch by batch, timing each (a mutation: each batch runs once).
+ */
 export async function benchBulkRelease(ctx: ViewBenchContext): Promise<string> {
   const times: string[] = [];
   let total = 0;
   for (let i = 0; i < 20; i++) {
     const t0 = performance.now();
-    const r = (await ctx.mutate("admin.keys.releaseStuck", { reason: "bench: bulk release" })) as { released: number; remaining: number };
+    const r = (await ctx.mutate("admin.keys.releaseStuck", { reason: "bench: bulk release" })) as {
+      released: number;
+      remaining: number;
+    };
     times.push(`${r.released} in ${(performance.now() - t0).toFixed(0)} ms`);
     total += r.released;
     if (r.remaining === 0 || r.released === 0) break;

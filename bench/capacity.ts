@@ -10,7 +10,11 @@
 // A measurement to cite, not a test.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createIdempotencyEngine, withIdempotency, type IdempotencyEngine } from "@once/idempotency";
+import {
+  createIdempotencyEngine,
+  withIdempotency,
+  type IdempotencyEngine,
+} from "@once/idempotency";
 import { reapExpiredKeys } from "@once/idempotency/jobs";
 import { poolRunner } from "@once/idempotency/sql";
 import { createDb, type Db, type Tx } from "../src/server/db/client";
@@ -38,7 +42,10 @@ interface Tally {
 
 await runBench("bench:capacity", async (step) => {
   step("start PostgreSQL");
-  const server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-capacity-"), persistent: false });
+  const server = await startEmbeddedPostgres({
+    dataDir: await makeTempDataDir("once-bench-capacity-"),
+    persistent: false,
+  });
   try {
     for (const name of ["plain", "partitioned"]) {
       await server.createDatabase(name);
@@ -52,20 +59,36 @@ await runBench("bench:capacity", async (step) => {
     const postmaster = await postmasterPid(plain.pool);
 
     const engine = (db: Db, pool: CountingPool, maxWaitMs?: number) =>
-      createIdempotencyEngine<Tx>({ prisma: db, pool, preparedStatements: true, config: { maxWaitMs, replayCacheSize: 0 } });
-    const engineCall = (on: IdempotencyEngine<Tx>) => (scope: string) =>
-      withIdempotency(on, { scope, key: randomUUID(), operation: "effect", request: { value: "v" } }, async (tx) => {
-        const [row] = await tx.$queryRaw<{ id: number }[]>`INSERT INTO "TestEffect" ("scope", "value") VALUES (${scope}, 'v') RETURNING "id"`;
-        return { effectId: row!.id };
+      createIdempotencyEngine<Tx>({
+        prisma: db,
+        pool,
+        preparedStatements: true,
+        config: { maxWaitMs, replayCacheSize: 0 },
       });
+    const engineCall = (on: IdempotencyEngine<Tx>) => (scope: string) =>
+      withIdempotency(
+        on,
+        { scope, key: randomUUID(), operation: "effect", request: { value: "v" } },
+        async (tx) => {
+          const [row] = await tx.$queryRaw<
+            { id: number }[]
+          >`INSERT INTO "TestEffect" ("scope", "value") VALUES (${scope}, 'v') RETURNING "id"`;
+          return { effectId: row!.id };
+        },
+      );
     const impls: Record<string, (scope: string) => Promise<unknown>> = {
-      "raw-SQL floor": (scope) => floorIdempotent(plain.floorPool, scope, randomUUID(), { value: "v" }),
+      "raw-SQL floor": (scope) =>
+        floorIdempotent(plain.floorPool, scope, randomUUID(), { value: "v" }),
       "engine (default: NOTIFY per settled key)": engineCall(engine(plain.db, plain.pool)),
       "engine, maxWaitMs 0 (no NOTIFY)": engineCall(engine(plain.db, plain.pool, 0)),
-      [`engine, key table hash-partitioned by scope (${PARTITIONS})`]: engineCall(engine(part.db, part.pool)),
+      [`engine, key table hash-partitioned by scope (${PARTITIONS})`]: engineCall(
+        engine(part.db, part.pool),
+      ),
     };
 
-    const tallies = new Map<string, Tally>(Object.keys(impls).map((name) => [name, { keys: 0, ms: 0, pgCpuMs: 0 }]));
+    const tallies = new Map<string, Tally>(
+      Object.keys(impls).map((name) => [name, { keys: 0, ms: 0, pgCpuMs: 0 }]),
+    );
     for (const call of Object.values(impls)) await closedLoop(call, 1); // warm each path
     for (let slice = 0; slice < SLICES; slice++) {
       for (const [name, call] of Object.entries(impls)) {
@@ -81,8 +104,14 @@ await runBench("bench:capacity", async (step) => {
     }
 
     step("index size and the reaper's cost, plain and partitioned");
-    const sizes = { plain: await tableBytes(plain.pool, false), partitioned: await tableBytes(part.pool, true) };
-    const reap = { plain: await reapCost(plain.pool, postmaster), partitioned: await reapCost(part.pool, postmaster) };
+    const sizes = {
+      plain: await tableBytes(plain.pool, false),
+      partitioned: await tableBytes(part.pool, true),
+    };
+    const reap = {
+      plain: await reapCost(plain.pool, postmaster),
+      partitioned: await reapCost(part.pool, postmaster),
+    };
 
     const floor = tallies.get("raw-SQL floor")!;
     const rate = (t: Tally) => (t.keys / t.ms) * 1000;
@@ -90,11 +119,15 @@ await runBench("bench:capacity", async (step) => {
       `\nonce bench:capacity — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded (one server, client and server on the same 2 cores), ` +
         `${CONCURRENCY} in flight, pool ${POOL_MAX}, ${SLICES} interleaved slices × ${SLICE_SECONDS} s\n`,
     );
-    console.log("| new keys (reserve + one-row write + completion) | keys/s | to the floor | PostgreSQL CPU ms per key | keys/s per PostgreSQL core |");
+    console.log(
+      "| new keys (reserve + one-row write + completion) | keys/s | to the floor | PostgreSQL CPU ms per key | keys/s per PostgreSQL core |",
+    );
     console.log("|---|---:|---:|---:|---:|");
     for (const [name, t] of tallies) {
       const cpuPerKey = t.pgCpuMs / t.keys;
-      console.log(`| ${name} | ${rate(t).toFixed(0)} | ${(rate(t) / rate(floor)).toFixed(2)} | ${cpuPerKey.toFixed(3)} | ${(1000 / cpuPerKey).toFixed(0)} |`);
+      console.log(
+        `| ${name} | ${rate(t).toFixed(0)} | ${(rate(t) / rate(floor)).toFixed(2)} | ${cpuPerKey.toFixed(3)} | ${(1000 / cpuPerKey).toFixed(0)} |`,
+      );
     }
     console.log(
       `\n| key table | rows | table MiB | indexes MiB | index bytes per row | reaper: ${REAP_ROWS} expired keys, ms | PostgreSQL CPU ms per 1 000 reaped |`,
@@ -118,13 +151,20 @@ await runBench("bench:capacity", async (step) => {
 
 function connect(url: string) {
   const pool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
-  const floorPool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
+  const floorPool = new CountingPool({
+    connectionString: url,
+    max: POOL_MAX,
+    idleTimeoutMillis: 0,
+  });
   for (const p of [pool, floorPool]) p.on("error", () => {});
   return { pool, floorPool, db: createDb(url, { pool, preparedStatements: true }) };
 }
 
 /** CONCURRENCY workers, each sending its next request as soon as its last is answered. */
-async function closedLoop(call: (scope: string) => Promise<unknown>, seconds: number): Promise<number> {
+async function closedLoop(
+  call: (scope: string) => Promise<unknown>,
+  seconds: number,
+): Promise<number> {
   const until = performance.now() + seconds * 1000;
   let keys = 0;
   await Promise.all(
@@ -156,6 +196,7 @@ async function reapCost(pool: CountingPool, postmaster: number) {
   const cpu0 = treeCpuMs(postmaster);
   const t0 = performance.now();
   const result = await reapExpiredKeys(poolRunner(pool), { budgetMs: 600_000, pauseMs: 0 });
-  if (result.deleted !== REAP_ROWS) throw new Error(`the reaper deleted ${result.deleted} of ${REAP_ROWS}`);
+  if (result.deleted !== REAP_ROWS)
+    throw new Error(`the reaper deleted ${result.deleted} of ${REAP_ROWS}`);
   return { ms: performance.now() - t0, cpuMs: treeCpuMs(postmaster) - cpu0 };
 }

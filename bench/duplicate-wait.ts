@@ -13,14 +13,23 @@ export interface Sent {
 }
 
 /** Sends the bench's effect mutation with `key`; `prefer` is the Prefer header, if any. */
-export type Send = (key: string, input: { value: string; holdMs: number }, prefer?: string) => Promise<Sent>;
+export type Send = (
+  key: string,
+  input: { value: string; holdMs: number },
+  prefer?: string,
+) => Promise<Sent>;
 
 /** How long the first request runs, and how far into it the duplicate is sent. */
 const HOLD_MS = 150;
 const DUPLICATE_AFTER_MS = 20;
 
 /** The duplicate, as a client that honours Retry-After sends it until it gets a final answer. */
-async function duplicate(send: Send, key: string, input: { value: string; holdMs: number }, prefer?: string): Promise<Sent> {
+async function duplicate(
+  send: Send,
+  key: string,
+  input: { value: string; holdMs: number },
+  prefer?: string,
+): Promise<Sent> {
   for (;;) {
     const answer = await send(key, input, prefer);
     if (answer.status !== 409) return answer;
@@ -41,7 +50,8 @@ async function oneRound(send: Send, prefer?: string): Promise<number> {
   const second = duplicate(send, key, input, prefer).then((answer) => {
     duplicateAt = performance.now();
     if (answer.status !== 200) throw new Error(`the duplicate answered ${answer.status}`);
-    if (prefer && !answer.preferenceApplied) throw new Error("the duplicate waited without Preference-Applied");
+    if (prefer && !answer.preferenceApplied)
+      throw new Error("the duplicate waited without Preference-Applied");
   });
   await Promise.all([first, second]);
   return duplicateAt - firstAt;
@@ -65,7 +75,11 @@ export async function duplicateGaps(send: Send, rounds: number): Promise<Duplica
 export function duplicateTable(gaps: DuplicateGaps): string {
   const stat = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b);
-    return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN };
+    return {
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      max: sorted[sorted.length - 1] ?? NaN,
+    };
   };
   const before = stat(gaps.retryAfter);
   const after = stat(gaps.preferWait);

@@ -10,12 +10,12 @@ export const EFFECTS_TABLE_SQL = `CREATE TABLE IF NOT EXISTS "TestEffect" (
 export const testRouter = createTRPCRouter({
   // holdMs: a handler that takes that long inside its transaction, so a duplicate arrives while
   // the first request is in flight (the Prefer: wait phase).
-  effect: idempotentProcedure(z.object({ value: z.string().min(1), holdMs: z.number().int().min(0).max(5_000).optional() })).mutation(
-    async ({ ctx, input }) => {
-      const [row] = await ctx.tx.$queryRaw<{ id: number }[]>`
+  effect: idempotentProcedure(
+    z.object({ value: z.string().min(1), holdMs: z.number().int().min(0).max(5_000).optional() }),
+  ).mutation(async ({ ctx, input }) => {
+    const [row] = await ctx.tx.$queryRaw<{ id: number }[]>`
       INSERT INTO "TestEffect" ("scope", "value") VALUES (${ctx.tenantId}, ${input.value}) RETURNING "id"`;
-      if (input.holdMs) await sleep(input.holdMs);
-      return { effectId: row!.id, value: input.value };
-    },
-  ),
+    if (input.holdMs) await sleep(input.holdMs);
+    return { effectId: row!.id, value: input.value };
+  }),
 });

@@ -11,11 +11,19 @@ const FAIL_MODULE = path.resolve(import.meta.dirname, "fail.ts");
 
 function runScript(body: string): Promise<{ code: number | null; stderr: string }> {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), "once-bench-fail-")), "bench.mts");
-  writeFileSync(file, `import { runBench } from ${JSON.stringify(FAIL_MODULE)};\nawait runBench("bench:test", async (step) => {\n${body}\n});\n`);
+  writeFileSync(
+    file,
+    `import { runBench } from ${JSON.stringify(FAIL_MODULE)};\nawait runBench("bench:test", async (step) => {\n${body}\n});\n`,
+  );
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", file], { cwd: path.resolve(import.meta.dirname, "..") }, (error, _stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr });
-    });
+    execFile(
+      process.execPath,
+      ["--import", "tsx", file],
+      { cwd: path.resolve(import.meta.dirname, "..") },
+      (error, _stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr });
+      },
+    );
   });
 }
 

@@ -6,15 +6,28 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { CountingPool } from "./harness";
 
-const fingerprint = (request: unknown) => createHash("sha256").update(JSON.stringify(request)).digest("hex");
+const fingerprint = (request: unknown) =>
+  createHash("sha256").update(JSON.stringify(request)).digest("hex");
 
 export type FloorAnswer = { status: 200 | 409 | 422; replayed: boolean; body: unknown };
 
-export async function floorIdempotent(pool: CountingPool, scope: string, key: string, request: { value: string }): Promise<FloorAnswer> {
+export async function floorIdempotent(
+  pool: CountingPool,
+  scope: string,
+  key: string,
+  request: { value: string },
+): Promise<FloorAnswer> {
   const fp = fingerprint(request);
   const token = randomUUID();
-  // Reserve or read in one statement, as the engine does; read again if a racing insert hid the row.
-  const reserved = await pool.query<{ id: string; inserted: boolean; fingerprint: string; status: string; responseBody: unknown }>({
+  // Reserve or read in one statement, as the engine does; read again if a racing insert hid the
+  // row.
+  const reserved = await pool.query<{
+    id: string;
+    inserted: boolean;
+    fingerprint: string;
+    status: string;
+    responseBody: unknown;
+  }>({
     name: "floor_reserve",
     text: `WITH "inserted" AS (
        INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")

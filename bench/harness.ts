@@ -10,7 +10,9 @@ export class CountingPool extends pg.Pool {
     this.on("connect", (client: pg.PoolClient) => {
       this.connections++;
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
+        ...args: unknown[]
+      ) => {
         this.statements++;
         return query(...args);
       };
@@ -32,7 +34,11 @@ export interface Sample {
 import { percentile } from "../tools/stats";
 
 /** Runs `op` `calls` times sequentially, timing each call. */
-export async function sequential(pool: CountingPool, calls: number, op: (i: number) => Promise<unknown>): Promise<Sample> {
+export async function sequential(
+  pool: CountingPool,
+  calls: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<Sample> {
   const before = pool.snapshot();
   const latenciesMs: number[] = [];
   const started = performance.now();
@@ -43,7 +49,13 @@ export async function sequential(pool: CountingPool, calls: number, op: (i: numb
   }
   const wallMs = performance.now() - started;
   const after = pool.snapshot();
-  return { latenciesMs, wallMs, calls, statements: after.statements - before.statements, connections: after.connections - before.connections };
+  return {
+    latenciesMs,
+    wallMs,
+    calls,
+    statements: after.statements - before.statements,
+    connections: after.connections - before.connections,
+  };
 }
 
 /** Adds `next` to `into`: the samples of one implementation, measured in several slices. */
@@ -62,16 +74,25 @@ export function merge(into: Sample | undefined, next: Sample): Sample {
  * Measures several implementations of one path in alternating slices, so that whatever else the
  * machine does during the run (a compaction, another process) falls on all of them alike.
  */
-export async function interleaved<K extends string>(slices: number, impls: Record<K, (slice: number) => Promise<Sample>>): Promise<Record<K, Sample>> {
+export async function interleaved<K extends string>(
+  slices: number,
+  impls: Record<K, (slice: number) => Promise<Sample>>,
+): Promise<Record<K, Sample>> {
   const out = {} as Record<K, Sample>;
   for (let slice = 0; slice < slices; slice++) {
-    for (const name of Object.keys(impls) as K[]) out[name] = merge(out[name], await impls[name](slice));
+    for (const name of Object.keys(impls) as K[])
+      out[name] = merge(out[name], await impls[name](slice));
   }
   return out;
 }
 
 /** `rounds` rounds of `width` concurrent calls (one burst per round), timing every call. */
-export async function bursts(pool: CountingPool, rounds: number, width: number, op: (round: number) => Promise<unknown>): Promise<Sample> {
+export async function bursts(
+  pool: CountingPool,
+  rounds: number,
+  width: number,
+  op: (round: number) => Promise<unknown>,
+): Promise<Sample> {
   const before = pool.snapshot();
   const latenciesMs: number[] = [];
   const started = performance.now();
@@ -86,7 +107,13 @@ export async function bursts(pool: CountingPool, rounds: number, width: number, 
   }
   const wallMs = performance.now() - started;
   const after = pool.snapshot();
-  return { latenciesMs, wallMs, calls: rounds * width, statements: after.statements - before.statements, connections: after.connections - before.connections };
+  return {
+    latenciesMs,
+    wallMs,
+    calls: rounds * width,
+    statements: after.statements - before.statements,
+    connections: after.connections - before.connections,
+  };
 }
 
 export interface Row {
@@ -98,7 +125,10 @@ export interface Row {
   /** Optional: a single-statement read of the stored answer, the least a replay can cost. */
   readFloor?: Sample;
   goal: { metric: "p50" | "p99"; maxRatio: number };
-  /** The engine's own name in the table, when it is not the plain engine (e.g. "once engine, replay cache"). */
+  /**
+   * The engine's own name in the table, when it is not the plain engine (e.g. "once engine, replay
+   * cache").
+   */
   engineLabel?: string;
 }
 
@@ -114,7 +144,8 @@ function stats(s: Sample) {
 }
 
 export function table(rows: Row[]): string {
-  const header = "| path | impl | p50 ms | p99 ms | ops/s | round trips/call | connections opened | ratio to floor (p50 / p99 / ops/s) | goal |";
+  const header =
+    "| path | impl | p50 ms | p99 ms | ops/s | round trips/call | connections opened | ratio to floor (p50 / p99 / ops/s) | goal |";
   const lines = [header, "|---|---|---:|---:|---:|---:|---:|---|---|"];
   for (const row of rows) {
     const f = stats(row.floor);

@@ -29,12 +29,20 @@ export const PARTITIONED_SQL = `
   ${INDEXES.map((columns, i) => `CREATE INDEX "IdempotencyKey_p_idx${i}" ON "IdempotencyKey" ${columns};`).join("\n  ")}
   ${Array.from({ length: PARTITIONS }, (_, r) => `CREATE TABLE "IdempotencyKey_p${r}" PARTITION OF "IdempotencyKey" FOR VALUES WITH (MODULUS ${PARTITIONS}, REMAINDER ${r});`).join("\n  ")}`;
 
-/** Rows, heap bytes and index bytes of the key table (summed over its partitions when partitioned). */
+/**
+ * Rows, heap bytes and index bytes of the key table (summed over its partitions when partitioned).
+ */
 export async function tableBytes(pool: pg.Pool, partitioned: boolean) {
-  const leaves = partitioned ? `SELECT relid FROM pg_partition_tree('"IdempotencyKey"') WHERE isleaf` : `SELECT '"IdempotencyKey"'::regclass AS relid`;
+  const leaves = partitioned
+    ? `SELECT relid FROM pg_partition_tree('"IdempotencyKey"') WHERE isleaf`
+    : `SELECT '"IdempotencyKey"'::regclass AS relid`;
   const { rows } = await pool.query<{ rows: string; table: string; indexes: string }>(
     `SELECT (SELECT count(*) FROM "IdempotencyKey")::text AS "rows",
             sum(pg_table_size(relid))::text AS "table", sum(pg_indexes_size(relid))::text AS "indexes" FROM (${leaves}) AS l`,
   );
-  return { rows: Number(rows[0]!.rows), tableBytes: Number(rows[0]!.table), indexBytes: Number(rows[0]!.indexes) };
+  return {
+    rows: Number(rows[0]!.rows),
+    tableBytes: Number(rows[0]!.table),
+    indexBytes: Number(rows[0]!.indexes),
+  };
 }

@@ -24,7 +24,10 @@ import { CountingPool } from "./harness";
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 300);
 const CONCURRENCY = 10;
 
-const server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-pay-"), persistent: false });
+const server = await startEmbeddedPostgres({
+  dataDir: await makeTempDataDir("once-bench-pay-"),
+  persistent: false,
+});
 try {
   await server.createDatabase("bench");
   const url = server.url("bench");
@@ -38,18 +41,27 @@ try {
   await books.connect();
   const app = createServerApp(loadConfig({ DEMO_MODE: "1" }), { db });
   await db.$executeRaw`UPDATE "Product" SET "stock" = 1000000`;
-  const products = (await db.product.findMany({ where: { currency: "EUR" }, select: { id: true }, take: 3 })).map((p) => p.id);
+  const products = (
+    await db.product.findMany({ where: { currency: "EUR" }, select: { id: true }, take: 3 })
+  ).map((p) => p.id);
 
   const placeOrder = async () => {
     const res = await fetchRequestHandler({
       endpoint: "/api/trpc",
       req: new Request("http://localhost/api/trpc/checkout.placeOrder", {
         method: "POST",
-        headers: { authorization: "Bearer acme_demo_token", "idempotency-key": randomUUID(), "content-type": "application/json" },
-        body: JSON.stringify({ items: products.map((productId, i) => ({ productId, quantity: i + 1 })) }),
+        headers: {
+          authorization: "Bearer acme_demo_token",
+          "idempotency-key": randomUUID(),
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({
+          items: products.map((productId, i) => ({ productId, quantity: i + 1 })),
+        }),
       }),
       router: appRouter,
-      createContext: (opts) => createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+      createContext: (opts) =>
+        createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
     });
     await res.text();
     if (res.status !== 200) throw new Error(`placeOrder answered ${res.status}`);
@@ -61,7 +73,11 @@ try {
     const started = performance.now();
     await work();
     const ms = performance.now() - started;
-    return { statementsPerItem: (pool.statements - before) / items, msPerItem: ms / items, perSecond: (items / ms) * 1000 };
+    return {
+      statementsPerItem: (pool.statements - before) / items,
+      msPerItem: ms / items,
+      perSecond: (items / ms) * 1000,
+    };
   };
 
   for (let i = 0; i < 50; i++) await placeOrder(); // warm-up (its outbox rows are drained below too)
@@ -75,7 +91,8 @@ try {
   rows.push([
     `placeOrder, ${products.length} lines, ${CONCURRENCY} at a time`,
     await measure(ORDERS, async () => {
-      for (let i = 0; i < ORDERS / CONCURRENCY; i++) await Promise.all(Array.from({ length: CONCURRENCY }, placeOrder));
+      for (let i = 0; i < ORDERS / CONCURRENCY; i++)
+        await Promise.all(Array.from({ length: CONCURRENCY }, placeOrder));
     }),
   ]);
 
@@ -89,18 +106,25 @@ try {
   ]);
 
   // The events as the provider posts them (signed; the signature check costs no statement).
-  const { rows: events } = await books.query<ProviderEventBody>(`SELECT id, type, payload AS data FROM events`);
+  const { rows: events } = await books.query<ProviderEventBody>(
+    `SELECT id, type, payload AS data FROM events`,
+  );
   rows.push([
     `webhook handling (${events.length} events)`,
     await measure(events.length, async () => {
       for (let i = 0; i < events.length; i += CONCURRENCY) {
-        await Promise.all(events.slice(i, i + CONCURRENCY).map((body) => handleProviderWebhook(app.payments, body)));
+        await Promise.all(
+          events.slice(i, i + CONCURRENCY).map((body) => handleProviderWebhook(app.payments, body)),
+        );
       }
     }),
   ]);
 
   console.log("| path | statements per item | ms per item | items/s |\n|---|---:|---:|---:|");
-  for (const [path, m] of rows) console.log(`| ${path} | ${m.statementsPerItem.toFixed(2)} | ${m.msPerItem.toFixed(2)} | ${m.perSecond.toFixed(0)} |`);
+  for (const [path, m] of rows)
+    console.log(
+      `| ${path} | ${m.statementsPerItem.toFixed(2)} | ${m.msPerItem.toFixed(2)} | ${m.perSecond.toFixed(0)} |`,
+    );
   await Promise.all([db.$disconnect(), books.end(), provider.stop()]);
   await pool.end();
 } finally {

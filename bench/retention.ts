@@ -8,7 +8,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { createIdempotencyEngine, withIdempotency, type IdempotencyEngine } from "@once/idempotency";
+import {
+  createIdempotencyEngine,
+  withIdempotency,
+  type IdempotencyEngine,
+} from "@once/idempotency";
 import { createDb, type Tx } from "../src/server/db/client";
 import { makeTempDataDir, startEmbeddedPostgres } from "../tools/db/embedded";
 import { setupDatabase } from "../tools/db/setup";
@@ -16,7 +20,10 @@ import { percentile } from "../tools/stats";
 import { runBench } from "./fail";
 
 const RETENTION_SECONDS = Number(process.env.RETENTION_SECONDS ?? 20);
-/** The reaper's interval when caught up, scaled down with the retention (production: 60 s against 24 h). */
+/**
+ * The reaper's interval when caught up, scaled down with the retention (production: 60 s against 24
+ * h).
+ */
 const REAPER_INTERVAL_MS = 5_000;
 const WITH_REAPER_SECONDS = Number(process.env.WITH_REAPER_SECONDS ?? 180);
 const WITHOUT_REAPER_SECONDS = Number(process.env.WITHOUT_REAPER_SECONDS ?? 60);
@@ -31,7 +38,10 @@ const TENANTS = 8;
 
 await runBench("bench:retention", async (step) => {
   step("start PostgreSQL");
-  const server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-retention-"), persistent: false });
+  const server = await startEmbeddedPostgres({
+    dataDir: await makeTempDataDir("once-bench-retention-"),
+    persistent: false,
+  });
   try {
     await server.createDatabase("retention");
     const url = server.url("retention");
@@ -43,14 +53,22 @@ await runBench("bench:retention", async (step) => {
       prisma: db,
       pool,
       preparedStatements: true,
-      config: { ttlSeconds: RETENTION_SECONDS, reaperIntervalMs: REAPER_INTERVAL_MS, replayCacheSize: 0 },
+      config: {
+        ttlSeconds: RETENTION_SECONDS,
+        reaperIntervalMs: REAPER_INTERVAL_MS,
+        replayCacheSize: 0,
+      },
     });
     const latencies: number[] = [];
     let done = 0;
     const newKey = async () => {
       const started = performance.now();
       const scope = `tenant-${Math.floor(Math.random() * TENANTS)}`;
-      await withIdempotency(engine, { scope, key: randomUUID(), operation: "retention.probe", request: { n: done } }, async () => ({ ok: true }));
+      await withIdempotency(
+        engine,
+        { scope, key: randomUUID(), operation: "retention.probe", request: { n: done } },
+        async () => ({ ok: true }),
+      );
       latencies.push(performance.now() - started);
       done++;
     };
@@ -64,7 +82,9 @@ await runBench("bench:retention", async (step) => {
     );
     const closedLoopRate = done / CALIBRATE_SECONDS;
     const rate = Math.floor(closedLoopRate * RATE_SHARE);
-    process.stderr.write(`[bench:retention] closed loop ${closedLoopRate.toFixed(0)} keys/s; pacing at ${rate}/s\n`);
+    process.stderr.write(
+      `[bench:retention] closed loop ${closedLoopRate.toFixed(0)} keys/s; pacing at ${rate}/s\n`,
+    );
     await pool.query(`TRUNCATE "IdempotencyKey"`);
 
     const rows: string[] = [];
@@ -104,8 +124,12 @@ await runBench("bench:retention", async (step) => {
       clearInterval(sampler);
     };
 
-    step(`phase 1: ${WITH_REAPER_SECONDS} s at ${rate} keys/s, retention ${RETENTION_SECONDS} s, reaper every ${REAPER_INTERVAL_MS / 1000} s`);
-    const stopJobs = engine.startJobs((job, error) => process.stderr.write(`[${job}] ${error.message}\n`));
+    step(
+      `phase 1: ${WITH_REAPER_SECONDS} s at ${rate} keys/s, retention ${RETENTION_SECONDS} s, reaper every ${REAPER_INTERVAL_MS / 1000} s`,
+    );
+    const stopJobs = engine.startJobs((job, error) =>
+      process.stderr.write(`[${job}] ${error.message}\n`),
+    );
     await pace(WITH_REAPER_SECONDS, "reaper on");
     await stopJobs();
     step(`phase 2 (control): ${WITHOUT_REAPER_SECONDS} s at the same rate, no reaper`);
@@ -135,9 +159,18 @@ async function sampleTable(pool: pg.Pool, engine: IdempotencyEngine<Tx>) {
     pool.query<{ rows: number; expired: number }>(
       `SELECT count(*)::int AS "rows", count(*) FILTER (WHERE "expiresAt" <= now())::int AS "expired" FROM "IdempotencyKey"`,
     ),
-    pool.query<{ bytes: string }>(`SELECT pg_total_relation_size('"IdempotencyKey"')::text AS "bytes"`),
-    pool.query<{ dead: string }>(`SELECT n_dead_tup::text AS "dead" FROM pg_stat_user_tables WHERE relname = 'IdempotencyKey'`),
+    pool.query<{ bytes: string }>(
+      `SELECT pg_total_relation_size('"IdempotencyKey"')::text AS "bytes"`,
+    ),
+    pool.query<{ dead: string }>(
+      `SELECT n_dead_tup::text AS "dead" FROM pg_stat_user_tables WHERE relname = 'IdempotencyKey'`,
+    ),
     engine.reaperLagSeconds(),
   ]);
-  return { ...counts.rows[0]!, bytes: Number(size.rows[0]!.bytes), dead: Number(stats.rows[0]?.dead ?? 0), lag };
+  return {
+    ...counts.rows[0]!,
+    bytes: Number(size.rows[0]!.bytes),
+    dead: Number(stats.rows[0]?.dead ?? 0),
+    lag,
+  };
 }

@@ -31,33 +31,57 @@ const BENCH_CONFIG = loadConfig({ DEMO_MODE: "1" });
 const DUPLICATE_ROUNDS = Math.max(4, Math.round(15 * SCALE));
 
 await runBench("bench", async (log) => {
-  const server = await startEmbeddedPostgres({ dataDir: await makeTempDataDir("once-bench-"), persistent: false });
+  const server = await startEmbeddedPostgres({
+    dataDir: await makeTempDataDir("once-bench-"),
+    persistent: false,
+  });
   try {
     await server.createDatabase("bench");
     const url = server.url("bench");
     await setupDatabase(url, () => {}, { demo: true });
-    // Idle connections are kept (idleTimeoutMillis 0): a phase must not pay for the last one's pause.
-    const floorPool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
-    const enginePool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
+    // Idle connections are kept (idleTimeoutMillis 0): a phase must not pay for the last one's
+    // pause.
+    const floorPool = new CountingPool({
+      connectionString: url,
+      max: POOL_MAX,
+      idleTimeoutMillis: 0,
+    });
+    const enginePool = new CountingPool({
+      connectionString: url,
+      max: POOL_MAX,
+      idleTimeoutMillis: 0,
+    });
     // The server stops at the end: its "terminating connection" notices are expected then.
     for (const pool of [floorPool, enginePool]) pool.on("error", () => {});
     const db = createDb(url, { pool: enginePool, preparedStatements: true });
     await db.$executeRawUnsafe(EFFECTS_TABLE_SQL);
-    // The defaults, whatever the environment says; no replay cache: this measures the database path.
+    // The defaults, whatever the environment says; no replay cache: this measures the database
+    // path.
     const engine = createEngineFor(db, {});
     // The same engine with a listener: finished answers are replayed from memory.
-    const cachedEngine = createIdempotencyEngine<Tx>({ prisma: db, pool: enginePool, listen: () => new pg.Client({ connectionString: url }) });
+    const cachedEngine = createIdempotencyEngine<Tx>({
+      prisma: db,
+      pool: enginePool,
+      listen: () => new pg.Client({ connectionString: url }),
+    });
     await cachedEngine.ready;
 
     const engineCall = (key: string, value: string, on = engine) =>
-      withIdempotency(on, { scope: "bench", key, operation: "effect", request: { value } }, async (tx) => {
-        const [row] = await tx.$queryRaw<{ id: number }[]>`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
-        return { effectId: row!.id, value };
-      }).catch((error: { httpStatus?: number }) => {
+      withIdempotency(
+        on,
+        { scope: "bench", key, operation: "effect", request: { value } },
+        async (tx) => {
+          const [row] = await tx.$queryRaw<
+            { id: number }[]
+          >`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
+          return { effectId: row!.id, value };
+        },
+      ).catch((error: { httpStatus?: number }) => {
         if (error.httpStatus === 409) return null; // an in-flight duplicate: part of the burst's answers
         throw error;
       });
-    const floorCall = (key: string, value: string) => floorIdempotent(floorPool, "bench", key, { value });
+    const floorCall = (key: string, value: string) =>
+      floorIdempotent(floorPool, "bench", key, { value });
 
     const tokenHash = hashToken("acme_demo_token");
     const trpcCall = async (key: string, value: string, on = engine) => {
@@ -65,11 +89,21 @@ await runBench("bench", async (log) => {
         endpoint: "/api/trpc",
         req: new Request("http://localhost/api/trpc/effect", {
           method: "POST",
-          headers: { authorization: "Bearer acme_demo_token", "idempotency-key": key, "content-type": "application/json" },
+          headers: {
+            authorization: "Bearer acme_demo_token",
+            "idempotency-key": key,
+            "content-type": "application/json",
+          },
           body: JSON.stringify({ value }),
         }),
         router: testRouter,
-        createContext: (opts) => createContextFor({ db, engine: on, config: BENCH_CONFIG }, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+        createContext: (opts) =>
+          createContextFor(
+            { db, engine: on, config: BENCH_CONFIG },
+            opts.req.headers,
+            opts.resHeaders,
+            opts.info.calls.length,
+          ),
       });
       await res.text();
       if (res.status !== 200) throw new Error(`unexpected ${res.status}`);
@@ -81,8 +115,13 @@ await runBench("bench", async (log) => {
 
     // Warm both pools to their full size and both code paths, so no phase pays for start-up.
     const warm = async () => {
-      await Promise.all(Array.from({ length: POOL_MAX * 3 }, (_, i) => Promise.all([floorCall(randomUUID(), `w${i}`), engineCall(randomUUID(), `w${i}`)])));
-      for (let i = 0; i < 300; i++) await Promise.all([floorPathCall(randomUUID(), "w"), trpcCall(randomUUID(), "w")]);
+      await Promise.all(
+        Array.from({ length: POOL_MAX * 3 }, (_, i) =>
+          Promise.all([floorCall(randomUUID(), `w${i}`), engineCall(randomUUID(), `w${i}`)]),
+        ),
+      );
+      for (let i = 0; i < 300; i++)
+        await Promise.all([floorPathCall(randomUUID(), "w"), trpcCall(randomUUID(), "w")]);
     };
     await warm();
 
@@ -94,7 +133,8 @@ await runBench("bench", async (log) => {
     log(`new key × ${N_NEW}`);
     const newKey = await interleaved(SLICES, {
       floor: (s) => sequential(floorPool, per(N_NEW), (i) => floorCall(randomUUID(), `n${s}-${i}`)),
-      engine: (s) => sequential(enginePool, per(N_NEW), (i) => engineCall(randomUUID(), `n${s}-${i}`)),
+      engine: (s) =>
+        sequential(enginePool, per(N_NEW), (i) => engineCall(randomUUID(), `n${s}-${i}`)),
       prismaOnly: (s) =>
         sequential(enginePool, per(N_NEW), (i) =>
           db.$transaction(async (tx) => {
@@ -103,7 +143,11 @@ await runBench("bench", async (log) => {
           }),
         ),
     });
-    rows.push({ path: "new key (reserve, execute, complete)", ...newKey, goal: { metric: "p50", maxRatio: 1.3 } });
+    rows.push({
+      path: "new key (reserve, execute, complete)",
+      ...newKey,
+      goal: { metric: "p50", maxRatio: 1.3 },
+    });
 
     log(`replay × ${N_REPLAY}`);
     const floorDone = randomUUID();
@@ -113,17 +157,31 @@ await runBench("bench", async (log) => {
     const replay = await interleaved(SLICES, {
       floor: () => sequential(floorPool, per(N_REPLAY), () => floorCall(floorDone, "replayed")),
       engine: () => sequential(enginePool, per(N_REPLAY), () => engineCall(engineDone, "replayed")),
-      read: () => sequential(floorPool, per(N_REPLAY), () => floorRead(floorPool, "bench", floorDone)),
+      read: () =>
+        sequential(floorPool, per(N_REPLAY), () => floorRead(floorPool, "bench", floorDone)),
     });
-    rows.push({ path: "replay of a completed key", ...replay, readFloor: replay.read, goal: { metric: "p50", maxRatio: 1.5 } });
+    rows.push({
+      path: "replay of a completed key",
+      ...replay,
+      readFloor: replay.read,
+      goal: { metric: "p50", maxRatio: 1.5 },
+    });
 
     log(`replay from memory × ${N_REPLAY}`);
     await engineCall(engineDone, "replayed", cachedEngine); // read once from the store, then kept
     const memory = await interleaved(SLICES, {
       floor: () => sequential(floorPool, per(N_REPLAY), () => floorCall(floorDone, "replayed")),
-      engine: () => sequential(enginePool, per(N_REPLAY), () => engineCall(engineDone, "replayed", cachedEngine)),
+      engine: () =>
+        sequential(enginePool, per(N_REPLAY), () =>
+          engineCall(engineDone, "replayed", cachedEngine),
+        ),
     });
-    rows.push({ path: "replay of a completed key", engineLabel: "once engine, replay from memory", ...memory, goal: { metric: "p50", maxRatio: 0.5 } });
+    rows.push({
+      path: "replay of a completed key",
+      engineLabel: "once engine, replay from memory",
+      ...memory,
+      goal: { metric: "p50", maxRatio: 0.5 },
+    });
 
     log(`retry through the whole path (HTTP handler, auth, middleware) × ${N_PATH}`);
     const floorPathKey = randomUUID();
@@ -134,13 +192,18 @@ await runBench("bench", async (log) => {
       floor: () => sequential(floorPool, per(N_PATH), () => floorPathCall(floorPathKey, "path")),
       engine: () => sequential(enginePool, per(N_PATH), () => trpcCall(enginePathKey, "path")),
     });
-    rows.push({ path: "retry through the whole path (auth + replay)", ...path, goal: { metric: "p50", maxRatio: 1.3 } });
+    rows.push({
+      path: "retry through the whole path (auth + replay)",
+      ...path,
+      goal: { metric: "p50", maxRatio: 1.3 },
+    });
 
     log(`retry through the whole path, replayed from memory × ${N_PATH}`);
     await trpcCall(enginePathKey, "path", cachedEngine);
     const pathMemory = await interleaved(SLICES, {
       floor: () => sequential(floorPool, per(N_PATH), () => floorPathCall(floorPathKey, "path")),
-      engine: () => sequential(enginePool, per(N_PATH), () => trpcCall(enginePathKey, "path", cachedEngine)),
+      engine: () =>
+        sequential(enginePool, per(N_PATH), () => trpcCall(enginePathKey, "path", cachedEngine)),
     });
     rows.push({
       path: "retry through the whole path (auth + replay)",
@@ -155,36 +218,67 @@ await runBench("bench", async (log) => {
     const burstSlices = 5;
     const roundsPer = BURST_ROUNDS / burstSlices;
     const burst = await interleaved(burstSlices, {
-      floor: (s) => bursts(floorPool, roundsPer, BURST_WIDTH, (r) => floorCall(floorKeys[s * roundsPer + r]!, `bf${s * roundsPer + r}`)),
-      engine: (s) => bursts(enginePool, roundsPer, BURST_WIDTH, (r) => engineCall(engineKeys[s * roundsPer + r]!, `be${s * roundsPer + r}`)),
+      floor: (s) =>
+        bursts(floorPool, roundsPer, BURST_WIDTH, (r) =>
+          floorCall(floorKeys[s * roundsPer + r]!, `bf${s * roundsPer + r}`),
+        ),
+      engine: (s) =>
+        bursts(enginePool, roundsPer, BURST_WIDTH, (r) =>
+          engineCall(engineKeys[s * roundsPer + r]!, `be${s * roundsPer + r}`),
+        ),
     });
-    rows.push({ path: `duplicate burst (${BURST_WIDTH} × one key, ${BURST_ROUNDS} rounds)`, ...burst, goal: { metric: "p99", maxRatio: 1.5 } });
+    rows.push({
+      path: `duplicate burst (${BURST_WIDTH} × one key, ${BURST_ROUNDS} rounds)`,
+      ...burst,
+      goal: { metric: "p99", maxRatio: 1.5 },
+    });
 
     log(`a concurrent duplicate, with and without Prefer: wait × ${DUPLICATE_ROUNDS}`);
     // Through the whole tRPC path on the engine that LISTENs (only it can be woken).
     const send: Send = async (key, input, prefer) => {
-      const headers: Record<string, string> = { authorization: "Bearer acme_demo_token", "idempotency-key": key, "content-type": "application/json" };
+      const headers: Record<string, string> = {
+        authorization: "Bearer acme_demo_token",
+        "idempotency-key": key,
+        "content-type": "application/json",
+      };
       if (prefer) headers.prefer = prefer;
       const res = await fetchRequestHandler({
         endpoint: "/api/trpc",
-        req: new Request("http://localhost/api/trpc/effect", { method: "POST", headers, body: JSON.stringify(input) }),
+        req: new Request("http://localhost/api/trpc/effect", {
+          method: "POST",
+          headers,
+          body: JSON.stringify(input),
+        }),
         router: testRouter,
         createContext: (opts) =>
-          createContextFor({ db, engine: cachedEngine, config: BENCH_CONFIG }, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+          createContextFor(
+            { db, engine: cachedEngine, config: BENCH_CONFIG },
+            opts.req.headers,
+            opts.resHeaders,
+            opts.info.calls.length,
+          ),
       });
       await res.text();
       const retryAfter = res.headers.get("retry-after");
-      return { status: res.status, retryAfterSeconds: retryAfter ? Number(retryAfter) : undefined, preferenceApplied: res.headers.get("preference-applied") };
+      return {
+        status: res.status,
+        retryAfterSeconds: retryAfter ? Number(retryAfter) : undefined,
+        preferenceApplied: res.headers.get("preference-applied"),
+      };
     };
     const gaps = await duplicateGaps(send, DUPLICATE_ROUNDS);
 
-    const [effects] = await db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT "value")::int AS "n" FROM "TestEffect" WHERE "value" LIKE 'b%'`;
+    const [effects] = await db.$queryRaw<
+      { n: number }[]
+    >`SELECT count(DISTINCT "value")::int AS "n" FROM "TestEffect" WHERE "value" LIKE 'b%'`;
     console.log(
       `\nonce bench — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX} per side, statements prepared on both sides\n`,
     );
     console.log(table(rows));
     console.log(`\n${duplicateTable(gaps)}`);
-    console.log(`\nburst check: ${effects!.n} distinct effects for ${BURST_ROUNDS * 2} burst keys (expected ${BURST_ROUNDS * 2})`);
+    console.log(
+      `\nburst check: ${effects!.n} distinct effects for ${BURST_ROUNDS * 2} burst keys (expected ${BURST_ROUNDS * 2})`,
+    );
     await cachedEngine.close();
     await db.$disconnect();
     await floorPool.end();

@@ -6,7 +6,10 @@ import pg from "pg";
 import type { APIRequestContext } from "@playwright/test";
 import { CONTROL_URL } from "./ports";
 
-export async function withDb<T>(request: APIRequestContext, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withDb<T>(
+  request: APIRequestContext,
+  fn: (client: pg.Client) => Promise<T>,
+): Promise<T> {
   const { url } = (await (await request.get(`${CONTROL_URL}/db/url`)).json()) as { url: string };
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -36,7 +39,10 @@ export async function insertProcessingKeys(
   );
 }
 
-export async function insertCompletedKey(client: pg.Client, f: { scope: string; key: string; procedure?: string }): Promise<string> {
+export async function insertCompletedKey(
+  client: pg.Client,
+  f: { scope: string; key: string; procedure?: string },
+): Promise<string> {
   const r = await client.query<{ id: string }>(
     `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "responseStatus", "responseBody", "completedAt", "expiresAt")
      VALUES ($1, $2, $3, repeat('0', 64), 'COMPLETED', 200, '{"ok":true}', now(), now() + interval '1 day') RETURNING "id"::text AS "id"`,

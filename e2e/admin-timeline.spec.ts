@@ -17,10 +17,19 @@ interface TimelineEvent {
 }
 
 test.describe("admin: a key's timeline", () => {
-  test("shows both lives of a key value: reserved, completed, busted by whom and why, reserved again, completed", async ({ page, globexApi, adminApi }) => {
+  test("shows both lives of a key value: reserved, completed, busted by whom and why, reserved again, completed", async ({
+    page,
+    globexApi,
+    adminApi,
+  }) => {
     const key = `e2e-timeline-${randomUUID()}`;
     const stickers = (await globexApi.products()).find((p) => p.name === "Sticker pack")!;
-    const order = () => globexApi.mutate("checkout.placeOrder", { items: [{ productId: stickers.id, quantity: 1 }] }, { "idempotency-key": key });
+    const order = () =>
+      globexApi.mutate(
+        "checkout.placeOrder",
+        { items: [{ productId: stickers.id, quantity: 1 }] },
+        { "idempotency-key": key },
+      );
     expect((await order()).status).toBe(200);
 
     await signIn(page, "admin", "/admin");
@@ -41,27 +50,58 @@ test.describe("admin: a key's timeline", () => {
     await expect(items.nth(3)).toContainText(/reserved.*\(row 2, this one\)/);
     await expect(items.nth(4)).toContainText(/completed \(200\).*\(row 2, this one\)/);
 
-    const [current] = (await adminApi.query<{ items: { id: string }[] }>("admin.keys.resolve", { ref: key, tenant: "globex" })).items;
-    const detail = await adminApi.query<{ timeline: TimelineEvent[] }>("admin.keys.byId", { id: current!.id });
-    expect(detail.timeline.map((e) => e.kind)).toEqual(["reserved", "completed", "busted", "reserved", "completed"]);
+    const [current] = (
+      await adminApi.query<{ items: { id: string }[] }>("admin.keys.resolve", {
+        ref: key,
+        tenant: "globex",
+      })
+    ).items;
+    const detail = await adminApi.query<{ timeline: TimelineEvent[] }>("admin.keys.byId", {
+      id: current!.id,
+    });
+    expect(detail.timeline.map((e) => e.kind)).toEqual([
+      "reserved",
+      "completed",
+      "busted",
+      "reserved",
+      "completed",
+    ]);
     expect(detail.timeline[2]).toMatchObject({ actor: "admin@example.com", reason });
     expect(detail.timeline.slice(3).every((e) => e.rowId === current!.id)).toBe(true);
   });
 
-  test("a stuck lease reads 'expired 3 min ago (stuck)' in the table, the detail and the timeline", async ({ page, request, adminApi }) => {
+  test("a stuck lease reads 'expired 3 min ago (stuck)' in the table, the detail and the timeline", async ({
+    page,
+    request,
+    adminApi,
+  }) => {
     const prefix = `e2e-stuck3-${unique()}`;
-    await withDb(request, (c) => insertProcessingKeys(c, { scope: "globex", prefix, n: 1, procedure: "checkout.placeOrder", expiredSecondsAgo: 185 }));
+    await withDb(request, (c) =>
+      insertProcessingKeys(c, {
+        scope: "globex",
+        prefix,
+        n: 1,
+        procedure: "checkout.placeOrder",
+        expiredSecondsAgo: 185,
+      }),
+    );
     const key = `${prefix}-1`;
     await signIn(page, "admin", "/admin");
     await page.getByLabel("Stuck leases only").check();
-    const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: key, exact: true }) });
+    const row = page
+      .getByRole("row")
+      .filter({ has: page.getByRole("link", { name: key, exact: true }) });
     await expect(row).toContainText(/expired 3 min ago \(stuck\)/);
     await expect(row).not.toContainText("until");
     await row.getByRole("link", { name: key }).click();
     await expect(page.getByLabel("Key detail")).toContainText(/expired 3 min ago \(stuck\)/);
-    await expect(page.getByRole("list", { name: "Timeline" })).toContainText(/lease expired 3 min ago \(stuck\)/);
+    await expect(page.getByRole("list", { name: "Timeline" })).toContainText(
+      /lease expired 3 min ago \(stuck\)/,
+    );
 
-    const found = await adminApi.query<{ items: { leaseState: string; leaseRemainingMs: number }[] }>("admin.keys.search", { q: key, tenant: "globex" });
+    const found = await adminApi.query<{
+      items: { leaseState: string; leaseRemainingMs: number }[];
+    }>("admin.keys.search", { q: key, tenant: "globex" });
     expect(found.items[0]!.leaseState).toBe("expired");
     expect(found.items[0]!.leaseRemainingMs).toBeLessThan(-180_000);
   });

@@ -20,7 +20,11 @@ const test = base.extend<{ globexApi: Api }>({
 let stickers: ApiProduct | undefined;
 
 /** checkout.placeOrder as a plain HTTP client (globex's token), one Sticker pack. */
-async function placeOrder(api: Api, key: string, headers: Record<string, string> = {}): Promise<PlaceOrderAnswer> {
+async function placeOrder(
+  api: Api,
+  key: string,
+  headers: Record<string, string> = {},
+): Promise<PlaceOrderAnswer> {
   stickers ??= (await api.products()).find((p) => p.name === "Sticker pack");
   expect(stickers, "the seed has a Sticker pack").toBeDefined();
   return (await api.mutate(
@@ -37,7 +41,10 @@ interface KeyRow {
   leaseState: string;
 }
 async function keyRow(adminApi: Api, key: string): Promise<KeyRow | undefined> {
-  const page = await adminApi.query<{ items: KeyRow[] }>("admin.keys.list", { tenant: "globex", limit: 200 });
+  const page = await adminApi.query<{ items: KeyRow[] }>("admin.keys.list", {
+    tenant: "globex",
+    limit: 200,
+  });
   return page.items.find((k) => k.key === key);
 }
 
@@ -52,25 +59,35 @@ test.describe("admin dashboard", () => {
     expect((await placeOrder(api, key)).status).toBe(200);
 
     // No reload: the table refetches while open.
-    const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: key, exact: true }) });
+    const row = page
+      .getByRole("row")
+      .filter({ has: page.getByRole("link", { name: key, exact: true }) });
     await expect(row).toBeVisible();
     await expect(row).toContainText("COMPLETED");
     await expect(row).toContainText("checkout.placeOrder");
   });
 
-  test("filters to a stuck lease left by a request stalled past its lease", async ({ page, globexApi: api, adminApi }) => {
+  test("filters to a stuck lease left by a request stalled past its lease", async ({
+    page,
+    globexApi: api,
+    adminApi,
+  }) => {
     await signIn(page, "admin", "/admin");
     await page.getByLabel("Stuck leases only").check();
     const key = `e2e-stuck-${randomUUID()}`;
     // The test server's lease is 3 s; this request pauses 8 s inside its transaction.
     const stalled = placeOrder(api, key, { "x-demo-delay-ms": "8000" });
 
-    const row = page.getByRole("row").filter({ has: page.getByRole("link", { name: key, exact: true }) });
+    const row = page
+      .getByRole("row")
+      .filter({ has: page.getByRole("link", { name: key, exact: true }) });
     await expect(row).toBeVisible({ timeout: 7_000 });
     await expect(row).toContainText("PROCESSING");
     await expect(row).toContainText(/expired \d+ s ago \(stuck\)/);
     // The stuck filter shows only PROCESSING keys with an expired lease.
-    await expect(page.getByRole("table", { name: "Idempotency keys" }).getByText("COMPLETED", { exact: true })).toHaveCount(0);
+    await expect(
+      page.getByRole("table", { name: "Idempotency keys" }).getByText("COMPLETED", { exact: true }),
+    ).toHaveCount(0);
 
     // The late request still holds its token (nobody took over), so it completes; then it leaves
     // the stuck list by itself.
@@ -103,7 +120,9 @@ test.describe("admin dashboard", () => {
     await page.getByRole("button", { name: "Bust key" }).click();
     await expect(page.getByRole("status").filter({ hasText: "Key busted" })).toBeVisible();
     const audit = page.getByRole("table", { name: "Audit trail of this key" });
-    await expect(audit.getByRole("row").filter({ hasText: reason })).toContainText("admin@example.com");
+    await expect(audit.getByRole("row").filter({ hasText: reason })).toContainText(
+      "admin@example.com",
+    );
     await expect(audit).toContainText("key.bust");
 
     // The truth, through the API: the key is gone, and the next request with it runs the handler
@@ -115,7 +134,11 @@ test.describe("admin dashboard", () => {
     expect(again.body.result!.data.order.id).toBe(firstOrder);
   });
 
-  test("is refused when busting a PROCESSING key whose lease is live", async ({ page, request, adminApi }) => {
+  test("is refused when busting a PROCESSING key whose lease is live", async ({
+    page,
+    request,
+    adminApi,
+  }) => {
     // A request still running on another instance: PROCESSING with a lease ten minutes long,
     // written straight into the app's database (the test server's own lease is only 3 s).
     const { url } = (await (await request.get(`${CONTROL_URL}/db/url`)).json()) as { url: string };
@@ -136,20 +159,34 @@ test.describe("admin dashboard", () => {
       await expect(page.getByLabel("Key detail")).toContainText("live");
       await page.getByLabel("Reason").fill("trying to bust a running request");
       await page.getByRole("button", { name: "Bust key" }).click();
-      await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Refused");
-      await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("key_lease_live");
+      await expect(
+        page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ }),
+      ).toContainText("Refused");
+      await expect(
+        page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ }),
+      ).toContainText("key_lease_live");
 
       // Still there, untouched, and nothing audited.
-      const detail = await adminApi.query<{ key: { status: string; leaseState: string } | null; audit: unknown[] }>("admin.keys.byId", { id });
+      const detail = await adminApi.query<{
+        key: { status: string; leaseState: string } | null;
+        audit: unknown[];
+      }>("admin.keys.byId", { id });
       expect(detail.key).toMatchObject({ status: "PROCESSING", leaseState: "live" });
       expect(detail.audit).toEqual([]);
     } finally {
-      await client.query(`DELETE FROM "IdempotencyKey" WHERE "scope" = 'globex' AND "key" = $1`, [key]);
+      await client.query(`DELETE FROM "IdempotencyKey" WHERE "scope" = 'globex' AND "key" = $1`, [
+        key,
+      ]);
       await client.end();
     }
   });
 
-  test("releases a stuck lease by hand with a reason; it is audited and the next request runs anew", async ({ page, request, globexApi: api, adminApi }) => {
+  test("releases a stuck lease by hand with a reason; it is audited and the next request runs anew", async ({
+    page,
+    request,
+    globexApi: api,
+    adminApi,
+  }) => {
     // A request that died on another instance holding its lease: PROCESSING, lease expired a
     // minute ago, nothing committed (written straight into the app's database).
     const { url } = (await (await request.get(`${CONTROL_URL}/db/url`)).json()) as { url: string };
@@ -181,7 +218,10 @@ test.describe("admin dashboard", () => {
     await expect(audit.getByRole("row").filter({ hasText: reason })).toContainText("key.release");
 
     // The truth, through the API: the key is gone and the same key places an order, not a replay.
-    const detail = await adminApi.query<{ key: unknown; audit: { action: string; reason: string }[] }>("admin.keys.byId", { id });
+    const detail = await adminApi.query<{
+      key: unknown;
+      audit: { action: string; reason: string }[];
+    }>("admin.keys.byId", { id });
     expect(detail.key).toBeNull();
     expect(detail.audit).toMatchObject([{ action: "key.release", reason }]);
     const again = await placeOrder(api, key);
@@ -189,15 +229,25 @@ test.describe("admin dashboard", () => {
     expect(again.headers["idempotent-replayed"]).toBeUndefined();
   });
 
-  test("a tenant or a signed-out visitor opening /admin sees 'not allowed' and no data", async ({ page, api, anonymousApi }) => {
+  test("a tenant or a signed-out visitor opening /admin sees 'not allowed' and no data", async ({
+    page,
+    api,
+    anonymousApi,
+  }) => {
     await page.goto("/admin");
-    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Not allowed");
+    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText(
+      "Not allowed",
+    );
     await expect(page.getByRole("table")).toHaveCount(0);
 
     await signIn(page, "acme");
     await page.goto("/admin");
-    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Not allowed");
-    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText("Acme buyer");
+    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText(
+      "Not allowed",
+    );
+    await expect(page.getByRole("alert").filter({ hasText: /Not allowed|Refused/ })).toContainText(
+      "Acme buyer",
+    );
     await expect(page.getByRole("table")).toHaveCount(0);
     await expect(page.getByRole("heading", { name: "Counters" })).toHaveCount(0);
 
@@ -206,14 +256,27 @@ test.describe("admin dashboard", () => {
     await expect(anonymousApi.query("admin.stats")).rejects.toMatchObject({ status: 401 });
   });
 
-  test("GET /api/metrics: Prometheus text for the admin, by bearer or by the operator's session cookie", async ({ page, request }) => {
+  test("GET /api/metrics: Prometheus text for the admin, by bearer or by the operator's session cookie", async ({
+    page,
+    request,
+  }) => {
     expect((await request.get(`${BASE_URL}/api/metrics`)).status()).toBe(401);
-    expect((await request.get(`${BASE_URL}/api/metrics`, { headers: { authorization: "Bearer acme_demo_token" } })).status()).toBe(403);
-    const res = await request.get(`${BASE_URL}/api/metrics`, { headers: { authorization: "Bearer admin_demo_token" } });
+    expect(
+      (
+        await request.get(`${BASE_URL}/api/metrics`, {
+          headers: { authorization: "Bearer acme_demo_token" },
+        })
+      ).status(),
+    ).toBe(403);
+    const res = await request.get(`${BASE_URL}/api/metrics`, {
+      headers: { authorization: "Bearer admin_demo_token" },
+    });
     expect(res.status()).toBe(200);
     const body = await res.text();
     expect(body).toContain("# TYPE once_idempotency_events_total counter");
-    expect(body).toMatch(/once_idempotency_events_total\{tenant="globex",procedure="checkout\.placeOrder",event="executed"\} [1-9]/);
+    expect(body).toMatch(
+      /once_idempotency_events_total\{tenant="globex",procedure="checkout\.placeOrder",event="executed"\} [1-9]/,
+    );
     expect(body).toMatch(/^once_idempotency_stuck_leases \d+$/m);
 
     // The operator's browser: the session cookie is enough; a shopper's cookie is not.

@@ -34,7 +34,9 @@ test.afterAll(async () => {
   await new Promise((resolve) => attacker.close(resolve));
 });
 
-test("login CSRF: another site's auto-submitted sign-in form is refused; the visitor stays signed out", async ({ page }) => {
+test("login CSRF: another site's auto-submitted sign-in form is refused; the visitor stays signed out", async ({
+  page,
+}) => {
   const answer = page.waitForResponse(`${BASE_URL}/api/session/signin`);
   await page.goto(`${attackerOrigin}/login-csrf`);
   const res = await answer;

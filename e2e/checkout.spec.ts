@@ -1,12 +1,29 @@
 // Issue 6: whatever the network or the person's fingers do, one intent is one order and one
 // charge. Every test reads the truth back through the API (acme's bearer token): exactly one new
 // order for the intent, and, once the outbox worker ran, one charge (chargeId set, status PAID).
-import { addToCart, clickBurst, db, expect, expectPaid, openCart, placedOrderId, recordCheckouts, signIn, test, type Api } from "./fixtures";
+import {
+  addToCart,
+  clickBurst,
+  db,
+  expect,
+  expectPaid,
+  openCart,
+  placedOrderId,
+  recordCheckouts,
+  signIn,
+  test,
+  type Api,
+} from "./fixtures";
 
 const replayedNotice = "Your order was already placed: this is the replayed answer.";
 
 /** Exactly one order was placed since `ledger` was taken; it is `orderId` with these products. */
-async function expectExactlyOneOrder(api: Api, ledger: Awaited<ReturnType<Api["orderLedger"]>>, orderId: string, products: string[]) {
+async function expectExactlyOneOrder(
+  api: Api,
+  ledger: Awaited<ReturnType<Api["orderLedger"]>>,
+  orderId: string,
+  products: string[],
+) {
   const created = await ledger.created();
   expect(created.map((o) => o.id)).toEqual([orderId]);
   expect(created[0]!.items.map((i) => i.name).sort()).toEqual([...products].sort());
@@ -19,7 +36,10 @@ test.describe("checkout: one intent, one order", () => {
   });
 
   for (const clicks of [2, 5]) {
-    test(`${clicks} clicks landing before the button disables place one order`, async ({ page, api }) => {
+    test(`${clicks} clicks landing before the button disables place one order`, async ({
+      page,
+      api,
+    }) => {
       const products = clicks === 2 ? ["Canvas tote"] : ["Dot-grid notebook", "Wool cap"];
       await addToCart(page, ...products);
       await openCart(page);
@@ -36,7 +56,10 @@ test.describe("checkout: one intent, one order", () => {
     });
   }
 
-  test("a lost response: the server placed the order, the link retries and shows the replay", async ({ page, api }) => {
+  test("a lost response: the server placed the order, the link retries and shows the replay", async ({
+    page,
+    api,
+  }) => {
     await addToCart(page, "Steel bottle");
     await openCart(page);
     const sent = recordCheckouts(page);
@@ -59,7 +82,10 @@ test.describe("checkout: one intent, one order", () => {
     await expectExactlyOneOrder(api, ledger, orderId, ["Steel bottle"]);
   });
 
-  test("the panel's 'drop the next response' shows the retry and the replay", async ({ page, api }) => {
+  test("the panel's 'drop the next response' shows the retry and the replay", async ({
+    page,
+    api,
+  }) => {
     await addToCart(page, "Striped socks");
     await openCart(page);
     const ledger = await api.orderLedger();
@@ -72,7 +98,10 @@ test.describe("checkout: one intent, one order", () => {
     await expectExactlyOneOrder(api, ledger, orderId, ["Striped socks"]);
   });
 
-  test("a reload right after submitting finds the pending order instead of placing another", async ({ page, api }) => {
+  test("a reload right after submitting finds the pending order instead of placing another", async ({
+    page,
+    api,
+  }) => {
     await addToCart(page, "Brass pen");
     await openCart(page);
     const ledger = await api.orderLedger();
@@ -105,7 +134,11 @@ test.describe("checkout: one intent, one order", () => {
     await expectExactlyOneOrder(api, ledger, orderId, ["Enamel mug", "Sticker pack"]);
   });
 
-  test("two tabs submitting the same cart at once place one order", async ({ page, context, api }) => {
+  test("two tabs submitting the same cart at once place one order", async ({
+    page,
+    context,
+    api,
+  }) => {
     await addToCart(page, "Organic T-shirt", "Steel bottle");
     const other = await context.newPage();
     await openCart(page);
@@ -115,19 +148,26 @@ test.describe("checkout: one intent, one order", () => {
     }
     const ledger = await api.orderLedger();
 
-    await Promise.all([page, other].map((tab) => clickBurst(tab.getByRole("button", { name: "Place order" }), 1)));
+    await Promise.all(
+      [page, other].map((tab) => clickBurst(tab.getByRole("button", { name: "Place order" }), 1)),
+    );
 
     const [a, b] = await Promise.all([placedOrderId(page), placedOrderId(other)]);
     expect(b).toBe(a);
     await expect(page.getByText(/Order placed\.|already placed/).first()).toBeVisible();
     await expect(other.getByText(/Order placed\.|already placed/).first()).toBeVisible();
     // Both tabs show their confirmation: one placed the order, the other got the replay.
-    const replayedIn = await Promise.all([page, other].map((tab) => tab.getByText(replayedNotice).count()));
+    const replayedIn = await Promise.all(
+      [page, other].map((tab) => tab.getByText(replayedNotice).count()),
+    );
     expect(replayedIn.reduce((sum, n) => sum + n, 0)).toBe(1);
     await expectExactlyOneOrder(api, ledger, a, ["Organic T-shirt", "Steel bottle"]);
   });
 
-  test("a slow server: the second submit waits on the server (Prefer: wait) and gets the replay, no 409", async ({ page, api }) => {
+  test("a slow server: the second submit waits on the server (Prefer: wait) and gets the replay, no 409", async ({
+    page,
+    api,
+  }) => {
     await addToCart(page, "Canvas tote", "Striped socks");
     await openCart(page);
     const sent = recordCheckouts(page);
@@ -138,15 +178,22 @@ test.describe("checkout: one intent, one order", () => {
     await page.getByRole("button", { name: "Place order" }).click();
 
     const orderId = await placedOrderId(page);
-    await expect(page.getByText("the other request was answered with this same order (replayed)")).toBeVisible();
+    await expect(
+      page.getByText("the other request was answered with this same order (replayed)"),
+    ).toBeVisible();
     expect(sent.answers.map((a) => a.status)).not.toContain(409);
-    expect(sent.answers.filter((a) => a.status === 200 && a.replayed)).toEqual([{ status: 200, replayed: true, preferenceApplied: "wait=10" }]);
+    expect(sent.answers.filter((a) => a.status === 200 && a.replayed)).toEqual([
+      { status: 200, replayed: true, preferenceApplied: "wait=10" },
+    ]);
     expect(sent.answers.filter((a) => a.status === 200 && !a.replayed)).toHaveLength(1);
     expect(new Set(sent.keys).size).toBe(1);
     await expectExactlyOneOrder(api, ledger, orderId, ["Canvas tote", "Striped socks"]);
   });
 
-  test("a changed cart after an order is a new intent: a second, different order", async ({ page, api }) => {
+  test("a changed cart after an order is a new intent: a second, different order", async ({
+    page,
+    api,
+  }) => {
     const sent = recordCheckouts(page);
     const ledger = await api.orderLedger();
     await addToCart(page, "Dot-grid notebook");
@@ -166,12 +213,19 @@ test.describe("checkout: one intent, one order", () => {
     expect(new Set(sent.keys).size).toBe(2);
     const created = await ledger.created();
     expect(created.map((o) => o.id).sort()).toEqual([first, second].sort());
-    expect((await api.order(second)).items.map((i) => i.name)).toEqual(["Dot-grid notebook", "Sticker pack"]);
+    expect((await api.order(second)).items.map((i) => i.name)).toEqual([
+      "Dot-grid notebook",
+      "Sticker pack",
+    ]);
     await expectPaid(api, first);
     await expectPaid(api, second);
   });
 
-  test("store unavailable: a clear message and no order, then success once it is back", async ({ page, api, request }) => {
+  test("store unavailable: a clear message and no order, then success once it is back", async ({
+    page,
+    api,
+    request,
+  }) => {
     await addToCart(page, "Wool cap");
     await openCart(page);
     const ledger = await api.orderLedger();
@@ -179,7 +233,9 @@ test.describe("checkout: one intent, one order", () => {
     await db.stop(request);
     try {
       await page.getByRole("button", { name: "Place order" }).click();
-      const problem = page.getByRole("alert").filter({ hasText: "The shop cannot take orders right now" });
+      const problem = page
+        .getByRole("alert")
+        .filter({ hasText: "The shop cannot take orders right now" });
       await expect(problem).toBeVisible({ timeout: 30_000 });
       await expect(problem).toContainText("your order was not placed and nothing was charged");
     } finally {

@@ -1,20 +1,45 @@
 // Shared helpers for the Playwright specs: sign in through the real form, talk to the API as a
 // plain HTTP client (bearer tokens, tRPC's JSON wire format), and reach the test server's control
 // port (stop/start PostgreSQL). Import `test` and `expect` from here.
-import { test as base, expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
+import {
+  test as base,
+  expect,
+  type APIRequestContext,
+  type Locator,
+  type Page,
+} from "@playwright/test";
 import { BASE_URL, CONTROL_URL } from "./ports";
 
 export { expect };
 
 export const ACCOUNTS = {
-  acme: { email: "acme@example.com", name: "Acme buyer", token: "acme_demo_token", tenantId: "acme" },
-  globex: { email: "globex@example.com", name: "Globex buyer", token: "globex_demo_token", tenantId: "globex" },
-  admin: { email: "admin@example.com", name: "Operator", token: "admin_demo_token", tenantId: null },
+  acme: {
+    email: "acme@example.com",
+    name: "Acme buyer",
+    token: "acme_demo_token",
+    tenantId: "acme",
+  },
+  globex: {
+    email: "globex@example.com",
+    name: "Globex buyer",
+    token: "globex_demo_token",
+    tenantId: "globex",
+  },
+  admin: {
+    email: "admin@example.com",
+    name: "Operator",
+    token: "admin_demo_token",
+    tenantId: null,
+  },
 } as const;
 export type AccountName = keyof typeof ACCOUNTS;
 
 /** Signs in through the sign-in page, as a person would; lands on `next` (default: the catalog). */
-export async function signIn(page: Page, account: AccountName = "acme", next?: string): Promise<void> {
+export async function signIn(
+  page: Page,
+  account: AccountName = "acme",
+  next?: string,
+): Promise<void> {
   const { name } = ACCOUNTS[account];
   await page.goto(next ? `/signin?next=${encodeURIComponent(next)}` : "/signin");
   await page.getByRole("button", { name: `Sign in as ${name}` }).click();
@@ -23,9 +48,14 @@ export async function signIn(page: Page, account: AccountName = "acme", next?: s
 
 /** Signs out with the header's button, as a person would; lands on the sign-in page. */
 export async function signOut(page: Page): Promise<void> {
-  await page.getByRole("navigation", { name: "Main" }).getByRole("button", { name: "Sign out" }).click();
+  await page
+    .getByRole("navigation", { name: "Main" })
+    .getByRole("button", { name: "Sign out" })
+    .click();
   await expect(page).toHaveURL(/\/signin/);
-  await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Sign in" })).toBeVisible();
+  await expect(
+    page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Sign in" }),
+  ).toBeVisible();
 }
 
 /** The header's cart link, which shows the number of items in the cart shown. */
@@ -43,7 +73,14 @@ export interface ApiOrder {
   totalCents: number;
   currency: string;
   createdAt: string;
-  items: { productId: string; sku: string; name: string; quantity: number; unitPriceCents: number; lineTotalCents: number }[];
+  items: {
+    productId: string;
+    sku: string;
+    name: string;
+    quantity: number;
+    unitPriceCents: number;
+    lineTotalCents: number;
+  }[];
 }
 export interface ApiProduct {
   id: string;
@@ -101,7 +138,10 @@ export class Api {
     const all: ApiOrder[] = [];
     let cursor: string | undefined;
     for (;;) {
-      const page = await this.query<{ items: ApiOrder[]; nextCursor: string | null }>("orders.list", { limit: 100, ...(cursor ? { cursor } : {}) });
+      const page = await this.query<{ items: ApiOrder[]; nextCursor: string | null }>(
+        "orders.list",
+        { limit: 100, ...(cursor ? { cursor } : {}) },
+      );
       all.push(...page.items);
       if (!page.nextCursor) return all;
       cursor = page.nextCursor;
@@ -151,7 +191,8 @@ export async function addToCart(page: Page, ...names: string[]): Promise<void> {
 /** Clicks `n` times in one synchronous burst, so a disabled state cannot hide the race. */
 export async function clickBurst(button: Locator, n: number): Promise<void> {
   await button.evaluate((el, times) => {
-    for (let i = 0; i < times; i++) el.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true }));
+    for (let i = 0; i < times; i++)
+      el.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true }));
   }, n);
 }
 
@@ -165,7 +206,11 @@ export function recordCheckouts(page: Page) {
   });
   page.on("response", (r) => {
     if (!isCheckout(r.url())) return;
-    answers.push({ status: r.status(), replayed: r.headers()["idempotent-replayed"] === "true", preferenceApplied: r.headers()["preference-applied"] });
+    answers.push({
+      status: r.status(),
+      replayed: r.headers()["idempotent-replayed"] === "true",
+      preferenceApplied: r.headers()["preference-applied"],
+    });
   });
   return { keys, answers };
 }

@@ -21,13 +21,31 @@ export interface NextInstance {
 
 /** Starts `next start` with `env` (added to the environment); resolves once it says it is ready. */
 export async function startNextInstance(env: Record<string, string>): Promise<NextInstance> {
-  if (!existsSync(path.join(root, ".next", "BUILD_ID"))) throw new Error("no production build: run `npm run build` first");
+  if (!existsSync(path.join(root, ".next", "BUILD_ID")))
+    throw new Error("no production build: run `npm run build` first");
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(port), "-H", "127.0.0.1"], {
-    cwd: root,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env, NODE_ENV: "production", PORT: String(port) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(root, "node_modules/next/dist/bin/next"),
+      "start",
+      "-p",
+      String(port),
+      "-H",
+      "127.0.0.1",
+    ],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        NEXT_TELEMETRY_DISABLED: "1",
+        ...env,
+        NODE_ENV: "production",
+        PORT: String(port),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   let announceReady!: () => void;
   const readyLine = new Promise<void>((resolve) => (announceReady = resolve));
@@ -42,5 +60,10 @@ export async function startNextInstance(env: Record<string, string>): Promise<Ne
   });
   await Promise.race([readyLine, exited]);
   exited.catch(() => {}); // a later exit is the spec's business
-  return { baseURL: `http://127.0.0.1:${port}`, process: child, output: () => output, stop: () => stopChild(child) };
+  return {
+    baseURL: `http://127.0.0.1:${port}`,
+    process: child,
+    output: () => output,
+    stop: () => stopChild(child),
+  };
 }

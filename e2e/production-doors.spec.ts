@@ -21,7 +21,10 @@ test.beforeAll(async () => {
   test.setTimeout(120_000);
   server = await startProductionServer();
   http = await playwrightRequest.newContext({ baseURL: server.baseURL });
-  const made = await server.users(["create-user", "--email", OPERATOR.email, "--name", "Ops", "--role", "admin"], `${OPERATOR.password}\n`);
+  const made = await server.users(
+    ["create-user", "--email", OPERATOR.email, "--name", "Ops", "--role", "admin"],
+    `${OPERATOR.password}\n`,
+  );
   expect(made.code, made.stderr).toBe(0);
 });
 
@@ -65,7 +68,9 @@ test("the operator signs in with the password; a wrong password is refused", asy
   await page.getByLabel("E-mail address").fill(OPERATOR.email);
   await page.getByLabel("Password", { exact: true }).fill("not the password at all");
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await expect(page.getByRole("alert").filter({ hasText: "Wrong e-mail address or password." })).toBeVisible();
+  await expect(
+    page.getByRole("alert").filter({ hasText: "Wrong e-mail address or password." }),
+  ).toBeVisible();
   expect((await page.context().cookies()).map((c) => c.name)).not.toContain("once_session");
 
   await page.getByLabel("E-mail address").fill(OPERATOR.email);
@@ -76,12 +81,21 @@ test("the operator signs in with the password; a wrong password is refused", asy
 });
 
 test("guessing from one address is throttled: 429 with Retry-After, then even the right password waits there (only there: src/server/auth/sign-in.test.ts)", async () => {
-  const made = await server.users(["create-user", "--email", "victim@shop.example", "--name", "Victim", "--role", "admin"], "the victim's password\n");
+  const made = await server.users(
+    ["create-user", "--email", "victim@shop.example", "--name", "Victim", "--role", "admin"],
+    "the victim's password\n",
+  );
   expect(made.code, made.stderr).toBe(0);
   const statuses = [];
-  for (let i = 0; i < 5; i++) statuses.push((await signInPost({ email: "victim@shop.example", password: `guess ${i} of many` })).status());
+  for (let i = 0; i < 5; i++)
+    statuses.push(
+      (await signInPost({ email: "victim@shop.example", password: `guess ${i} of many` })).status(),
+    );
   expect(statuses).toEqual([401, 401, 401, 401, 401]);
-  const throttled = await signInPost({ email: "victim@shop.example", password: "the victim's password" });
+  const throttled = await signInPost({
+    email: "victim@shop.example",
+    password: "the victim's password",
+  });
   expect(throttled.status()).toBe(429);
   expect(Number(throttled.headers()["retry-after"])).toBeGreaterThan(0);
   expect(await throttled.json()).toMatchObject({ reason: "too_many_attempts" });
@@ -89,11 +103,19 @@ test("guessing from one address is throttled: 429 with Retry-After, then even th
 });
 
 test("next= never leads off the site", async () => {
-  for (const next of ["/\\evil.example", "/\t/evil.example", "/%09/evil.example", "//evil.example", "https://evil.example"]) {
+  for (const next of [
+    "/\\evil.example",
+    "/\t/evil.example",
+    "/%09/evil.example",
+    "//evil.example",
+    "https://evil.example",
+  ]) {
     const res = await signInPost({ ...OPERATOR, next });
     expect(res.status(), next).toBe(303);
     const location = res.headers()["location"]!;
-    expect(new URL(location, server.baseURL).origin, `${JSON.stringify(next)} → ${location}`).toBe(server.baseURL);
+    expect(new URL(location, server.baseURL).origin, `${JSON.stringify(next)} → ${location}`).toBe(
+      server.baseURL,
+    );
   }
 });
 
@@ -113,14 +135,25 @@ test("cross-site sign-in, sign-out and mutation posts are 403 cross_site_request
   expect(await signIn.json()).toMatchObject({ reason: "cross_site_request" });
   expect(signIn.headers()["set-cookie"]).toBeUndefined();
 
-  const own = await signInPost(OPERATOR, { origin: server.baseURL, "sec-fetch-site": "same-origin" });
+  const own = await signInPost(OPERATOR, {
+    origin: server.baseURL,
+    "sec-fetch-site": "same-origin",
+  });
   const session = own.headers()["set-cookie"]!.split(";")[0]!;
-  const signOut = await http.post("/api/session/signout", { headers: { ...evil, cookie: session }, maxRedirects: 0 });
+  const signOut = await http.post("/api/session/signout", {
+    headers: { ...evil, cookie: session },
+    maxRedirects: 0,
+  });
   expect(signOut.status()).toBe(403);
   expect(signOut.headers()["set-cookie"]).toBeUndefined();
 
   const mutation = await http.post("/api/trpc/admin.keys.release", {
-    headers: { ...evil, cookie: session, "content-type": "application/json", "idempotency-key": "csrf-1" },
+    headers: {
+      ...evil,
+      cookie: session,
+      "content-type": "application/json",
+      "idempotency-key": "csrf-1",
+    },
     data: JSON.stringify({ id: "00000000-0000-4000-8000-000000000000", reason: "csrf" }),
   });
   expect(mutation.status()).toBe(403);
@@ -128,16 +161,28 @@ test("cross-site sign-in, sign-out and mutation posts are 403 cross_site_request
     error: {
       message: expect.any(String),
       code: -32003,
-      data: { code: "FORBIDDEN", httpStatus: 403, reason: "cross_site_request", docs: "/docs/errors#cross_site_request" },
+      data: {
+        code: "FORBIDDEN",
+        httpStatus: 403,
+        reason: "cross_site_request",
+        docs: "/docs/errors#cross_site_request",
+      },
     },
   });
 
-  // A bearer-token caller without a cookie is not a browser riding on a session: not refused as cross-site.
-  // (A fresh client: `http` keeps the cookies of the sign-ins above.)
+  // A bearer-token caller without a cookie is not a browser riding on a session: not refused as
+  // cross-site. (A fresh client: `http` keeps the cookies of the sign-ins above.)
   const api = await playwrightRequest.newContext({ baseURL: server.baseURL });
   const bearer = await api.post("/api/trpc/checkout.placeOrder", {
-    headers: { origin: "https://evil.example", authorization: "Bearer not-a-token", "content-type": "application/json", "idempotency-key": "b-1" },
-    data: JSON.stringify({ items: [{ productId: "00000000-0000-4000-8000-000000000000", quantity: 1 }] }),
+    headers: {
+      origin: "https://evil.example",
+      authorization: "Bearer not-a-token",
+      "content-type": "application/json",
+      "idempotency-key": "b-1",
+    },
+    data: JSON.stringify({
+      items: [{ productId: "00000000-0000-4000-8000-000000000000", quantity: 1 }],
+    }),
   });
   expect(bearer.status()).toBe(401);
   await api.dispose();
@@ -166,13 +211,19 @@ function peakMemory(pid: number): number {
  * build the whole body first), written as the socket takes it, and stops
  * writing once the answer is in: `written` bounds what the server can have read before answering.
  */
-function postHugeForm(baseURL: string, headers: Record<string, string>): Promise<{ status: number; body: string; written: number }> {
+function postHugeForm(
+  baseURL: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string; written: number }> {
   return new Promise((resolve, reject) => {
     let written = 0;
     let answered = false;
     const req = socketRequest(
       new URL("/api/session/signin", baseURL),
-      { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers } },
+      {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      },
       (res) => {
         answered = true;
         let body = "";
@@ -200,7 +251,10 @@ function postHugeForm(baseURL: string, headers: Record<string, string>): Promise
 
 test("a 100 MB sign-in form, declared or streamed, is 413 before the server reads it: a few MB crossed the socket, none stayed in memory", async () => {
   const before = peakMemory(server.pid);
-  const declaredOrStreamed: Record<string, string>[] = [{ "content-length": String(HUNDRED_MB) }, {}];
+  const declaredOrStreamed: Record<string, string>[] = [
+    { "content-length": String(HUNDRED_MB) },
+    {},
+  ];
   for (const headers of declaredOrStreamed) {
     const answer = await postHugeForm(server.baseURL, headers);
     expect(answer.status, JSON.stringify(headers)).toBe(413);

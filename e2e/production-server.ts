@@ -51,11 +51,15 @@ export async function startProductionServer(): Promise<ProductionServer> {
     pid: next.process.pid!,
     stopDatabase,
     async users(args, stdin = "") {
-      const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), "scripts/users.ts", ...args], {
-        cwd: root,
-        env: { ...process.env, ...env },
-        stdio: ["pipe", "pipe", "pipe"],
-      });
+      const child = spawn(
+        process.execPath,
+        [path.join(root, "node_modules/tsx/dist/cli.mjs"), "scripts/users.ts", ...args],
+        {
+          cwd: root,
+          env: { ...process.env, ...env },
+          stdio: ["pipe", "pipe", "pipe"],
+        },
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d));

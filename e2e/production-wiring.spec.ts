@@ -28,7 +28,13 @@ let sql: pg.Pool;
 let productId: string;
 
 const startDatabase = () =>
-  startEmbeddedPostgres({ dataDir, port, persistent: true, settings: { log_statement: "all" }, onLog: (m) => (statements += `${String(m)}\n`) });
+  startEmbeddedPostgres({
+    dataDir,
+    port,
+    persistent: true,
+    settings: { log_statement: "all" },
+    onLog: (m) => (statements += `${String(m)}\n`),
+  });
 
 /** What every instance gets: demo mode (the demo tokens), the payment loops elsewhere. */
 function instanceEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -55,7 +61,9 @@ test.beforeAll(async () => {
   sql = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   sql.on("error", () => {});
   await sql.query(`UPDATE "Product" SET "stock" = 1000000`);
-  productId = (await sql.query<{ id: string }>(`SELECT "id" FROM "Product" WHERE "sku" = 'MUG-001'`)).rows[0]!.id;
+  productId = (
+    await sql.query<{ id: string }>(`SELECT "id" FROM "Product" WHERE "sku" = 'MUG-001'`)
+  ).rows[0]!.id;
   [a, b] = await Promise.all([startNextInstance(instanceEnv()), startNextInstance(instanceEnv())]);
 });
 
@@ -66,10 +74,20 @@ test.afterAll(async () => {
   if (dataDir) rmSync(path.dirname(dataDir), { recursive: true, force: true });
 });
 
-function checkout(on: NextInstance, key: string, token = "acme_demo_token", extra: Record<string, string> = {}) {
+function checkout(
+  on: NextInstance,
+  key: string,
+  token = "acme_demo_token",
+  extra: Record<string, string> = {},
+) {
   return fetch(`${on.baseURL}/api/trpc/checkout.placeOrder`, {
     method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key, ...extra },
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      "idempotency-key": key,
+      ...extra,
+    },
     body: JSON.stringify({ items: [{ productId, quantity: 1 }] }),
   });
 }
@@ -88,12 +106,14 @@ async function statementsDuring(work: () => Promise<void>): Promise<string> {
   return statements.slice(from, statements.indexOf(marker));
 }
 
-const count = (text: string, pattern: RegExp) => text.match(new RegExp(pattern.source, "g"))?.length ?? 0;
+const count = (text: string, pattern: RegExp) =>
+  text.match(new RegExp(pattern.source, "g"))?.length ?? 0;
 
 async function executedCount(scope: string): Promise<number> {
-  const { rows } = await sql.query<{ n: string | null }>(`SELECT sum("count") AS n FROM "IdempotencyCounter" WHERE "scope" = $1 AND "event" = 'executed'`, [
-    scope,
-  ]);
+  const { rows } = await sql.query<{ n: string | null }>(
+    `SELECT sum("count") AS n FROM "IdempotencyCounter" WHERE "scope" = $1 AND "event" = 'executed'`,
+    [scope],
+  );
   return Number(rows[0]!.n ?? 0);
 }
 
@@ -127,37 +147,59 @@ test("the engine's refusals keep their status on the build: the same key for ano
   expect((await checkout(a, key)).status).toBe(200);
   const other = await fetch(`${a.baseURL}/api/trpc/checkout.placeOrder`, {
     method: "POST",
-    headers: { authorization: "Bearer acme_demo_token", "content-type": "application/json", "idempotency-key": key },
+    headers: {
+      authorization: "Bearer acme_demo_token",
+      "content-type": "application/json",
+      "idempotency-key": key,
+    },
     body: JSON.stringify({ items: [{ productId, quantity: 2 }] }),
   });
   expect(other.status).toBe(422);
-  expect(((await other.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe("idempotency_key_reused");
+  expect(((await other.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe(
+    "idempotency_key_reused",
+  );
 });
 
 test("counters reach the database within their flush interval, with nobody reading /api/metrics", async () => {
   // globex has executed nothing yet on any instance: whatever the table gains is these three.
   const before = await executedCount("globex");
-  for (let i = 0; i < 3; i++) expect((await checkout(a, randomUUID(), "globex_demo_token")).status).toBe(200);
+  for (let i = 0; i < 3; i++)
+    expect((await checkout(a, randomUUID(), "globex_demo_token")).status).toBe(200);
   // The default interval is 5 s: allow it twice over, for a busy machine.
-  await waitFor("three executions in the counter table", async () => (await executedCount("globex")) === before + 3, 10_000);
+  await waitFor(
+    "three executions in the counter table",
+    async () => (await executedCount("globex")) === before + 3,
+    10_000,
+  );
   expect(a.output()).not.toContain("/api/metrics");
 });
 
 test("a bust on one instance makes the next retry on the other run the handler again, for the same order", async () => {
   const key = randomUUID();
   const first = await checkout(a, key);
-  const order = ((await first.json()) as { result: { data: { order: { id: string } } } }).result.data.order.id;
+  const order = ((await first.json()) as { result: { data: { order: { id: string } } } }).result
+    .data.order.id;
   // B reads the answer from the store once, then holds it in memory: its next retry reads nothing.
   expect((await checkout(b, key)).headers.get("idempotent-replayed")).toBe("true");
   const fromMemory = await statementsDuring(async () => {
     expect((await checkout(b, key)).headers.get("idempotent-replayed")).toBe("true");
   });
   expect(count(fromMemory, /"IdempotencyKey"/)).toBe(0);
-  const { rows } = await sql.query<{ id: string }>(`SELECT "id"::text AS id FROM "IdempotencyKey" WHERE "key" = $1`, [key]);
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT "id"::text AS id FROM "IdempotencyKey" WHERE "key" = $1`,
+    [key],
+  );
   const bust = await fetch(`${a.baseURL}/api/trpc/admin.keys.bust`, {
     method: "POST",
-    headers: { authorization: "Bearer admin_demo_token", "content-type": "application/json", "idempotency-key": randomUUID() },
-    body: JSON.stringify({ id: rows[0]!.id, reason: "refund issued by hand: let the client retry" }),
+    headers: {
+      authorization: "Bearer admin_demo_token",
+      "content-type": "application/json",
+      "idempotency-key": randomUUID(),
+    },
+    body: JSON.stringify({
+      id: rows[0]!.id,
+      reason: "refund issued by hand: let the client retry",
+    }),
   });
   expect(bust.status).toBe(200);
   // A's commit NOTIFYs B, which forgets the answer: the next retry there runs the handler (no
@@ -168,7 +210,9 @@ test("a bust on one instance makes the next retry on the other run the handler a
   while (again.headers.get("idempotent-replayed") === "true" && Date.now() < deadline);
   expect(again.status).toBe(200);
   expect(again.headers.get("idempotent-replayed")).toBeNull();
-  expect(((await again.json()) as { result: { data: { order: { id: string } } } }).result.data.order.id).toBe(order);
+  expect(
+    ((await again.json()) as { result: { data: { order: { id: string } } } }).result.data.order.id,
+  ).toBe(order);
 });
 
 test("counters survive a graceful stop: SIGTERM flushes what the interval has not", async () => {
@@ -176,12 +220,17 @@ test("counters survive a graceful stop: SIGTERM flushes what the interval has no
   const c = await startNextInstance(instanceEnv({ IDEMPOTENCY_COUNTER_FLUSH_MS: "3600000" }));
   const before = await executedCount("globex");
   try {
-    for (let i = 0; i < 2; i++) expect((await checkout(c, randomUUID(), "globex_demo_token")).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await checkout(c, randomUUID(), "globex_demo_token")).status).toBe(200);
     expect(await executedCount("globex")).toBe(before);
   } finally {
     c.process.kill("SIGTERM");
     // A server that does not leave on SIGTERM fails here, and is killed rather than left behind.
-    await waitFor("the server to exit on SIGTERM", () => c.process.exitCode !== null || c.process.signalCode !== null, 15_000).finally(() => c.stop());
+    await waitFor(
+      "the server to exit on SIGTERM",
+      () => c.process.exitCode !== null || c.process.signalCode !== null,
+      15_000,
+    ).finally(() => c.stop());
   }
   expect(await executedCount("globex")).toBe(before + 2);
 });
@@ -195,7 +244,12 @@ test("PostgreSQL killed with SIGKILL under load: no uncaught exception, and both
       while (loading) {
         // Half the requests pause inside their transaction (demo mode's x-demo-delay-ms), so the
         // kill finds connections checked out mid-transaction, not only idle ones.
-        const status = await checkout(instance, randomUUID(), "acme_demo_token", n % 2 ? { "x-demo-delay-ms": "200" } : {}).then(
+        const status = await checkout(
+          instance,
+          randomUUID(),
+          "acme_demo_token",
+          n % 2 ? { "x-demo-delay-ms": "200" } : {},
+        ).then(
           (res) => res.status,
           () => 0,
         );
@@ -210,9 +264,17 @@ test("PostgreSQL killed with SIGKILL under load: no uncaught exception, and both
   await waitFor("a 503 while the database is gone", () => (statuses.get(503) ?? 0) > 0);
   // Its backends notice the postmaster's death and leave; until they have, a new server refuses
   // the data folder. Start it again as soon as it can be (a refused start is "not yet").
-  database = await waitFor("PostgreSQL to start again on its folder", () => startDatabase(), 30_000);
+  database = await waitFor(
+    "PostgreSQL to start again on its folder",
+    () => startDatabase(),
+    30_000,
+  );
   const served = (statuses.get(200) ?? 0) + 10;
-  await waitFor("checkouts answered again on the restarted database", () => (statuses.get(200) ?? 0) >= served, 30_000);
+  await waitFor(
+    "checkouts answered again on the restarted database",
+    () => (statuses.get(200) ?? 0) >= served,
+    30_000,
+  );
   loading = false;
   await Promise.all(load);
   for (const instance of [a, b]) {

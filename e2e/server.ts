@@ -14,7 +14,11 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { ownShutdownSignals, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
+import {
+  ownShutdownSignals,
+  startEmbeddedPostgres,
+  type EmbeddedServer,
+} from "../tools/db/embedded";
 import { freePort } from "../tools/process";
 import { startProviderService } from "../tools/provider-service";
 import { DEMO_WEBHOOK_SECRET } from "../src/server/payments/config";
@@ -25,7 +29,9 @@ const root = path.resolve(import.meta.dirname, "..");
 const log = (msg: string) => console.log(`[e2e-server] ${msg}`);
 
 if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
-  console.error("[e2e-server] no production build: run `npm run build` first (`npm run e2e` does both)");
+  console.error(
+    "[e2e-server] no production build: run `npm run build` first (`npm run e2e` does both)",
+  );
   process.exit(1);
 }
 
@@ -73,27 +79,41 @@ log(`PostgreSQL on ${pgPort} (${dataDir}), ready in ${Date.now() - started} ms`)
 await pg!.createDatabase("provider");
 const provider = await startProviderService({
   databaseUrl: pg!.url("provider"),
-  webhook: { url: `http://127.0.0.1:${TEST_PORT}/api/webhooks/payments`, secret: DEMO_WEBHOOK_SECRET },
+  webhook: {
+    url: `http://127.0.0.1:${TEST_PORT}/api/webhooks/payments`,
+    secret: DEMO_WEBHOOK_SECRET,
+  },
   log,
 });
 log(`payment provider on ${provider.url}`);
 
-const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(TEST_PORT), "-H", "127.0.0.1"], {
-  cwd: root,
-  stdio: ["ignore", "inherit", "inherit"],
-  env: {
-    ...process.env,
-    NODE_ENV: "production",
-    PORT: String(TEST_PORT),
-    DATABASE_URL: databaseUrl,
-    PAYMENTS_PROVIDER_URL: provider.url,
-    DEMO_MODE: "1",
-    // Short enough that a test which leaves a key PROCESSING does not hold it long, longer than
-    // the slowest demo request (x-demo-delay-ms 1500).
-    IDEMPOTENCY_LEASE_MS: "3000",
-    NEXT_TELEMETRY_DISABLED: "1",
+const next = spawn(
+  process.execPath,
+  [
+    path.join(root, "node_modules/next/dist/bin/next"),
+    "start",
+    "-p",
+    String(TEST_PORT),
+    "-H",
+    "127.0.0.1",
+  ],
+  {
+    cwd: root,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      PORT: String(TEST_PORT),
+      DATABASE_URL: databaseUrl,
+      PAYMENTS_PROVIDER_URL: provider.url,
+      DEMO_MODE: "1",
+      // Short enough that a test which leaves a key PROCESSING does not hold it long, longer than
+      // the slowest demo request (x-demo-delay-ms 1500).
+      IDEMPOTENCY_LEASE_MS: "3000",
+      NEXT_TELEMETRY_DISABLED: "1",
+    },
   },
-});
+);
 
 const control = http.createServer((req, res) => {
   const reply = (status: number, body: unknown) => {
@@ -122,7 +142,9 @@ const control = http.createServer((req, res) => {
       reply(404, { error: `no route ${route}` });
   }
 });
-control.listen(CONTROL_PORT, "127.0.0.1", () => log(`control server on http://127.0.0.1:${CONTROL_PORT}`));
+control.listen(CONTROL_PORT, "127.0.0.1", () =>
+  log(`control server on http://127.0.0.1:${CONTROL_PORT}`),
+);
 
 let stopping = false;
 async function shutdown(code: number): Promise<void> {
@@ -132,10 +154,14 @@ async function shutdown(code: number): Promise<void> {
   if (next.exitCode === null && next.signalCode === null) {
     next.kill("SIGTERM");
     // A graceful stop, or a kill after 5 s: shutdown must end even if Next hangs.
-    await once(next, "exit", { signal: AbortSignal.timeout(5_000) }).catch(() => next.kill("SIGKILL"));
+    await once(next, "exit", { signal: AbortSignal.timeout(5_000) }).catch(() =>
+      next.kill("SIGKILL"),
+    );
   }
   await provider.stop();
-  await serial(stopDb).catch((error: unknown) => log(`stopping PostgreSQL failed: ${(error as Error).message}`));
+  await serial(stopDb).catch((error: unknown) =>
+    log(`stopping PostgreSQL failed: ${(error as Error).message}`),
+  );
   rmSync(tempRoot, { recursive: true, force: true });
   log("stopped");
   process.exit(code);

@@ -4,7 +4,9 @@
 import { addToCart, cartLink, expect, signIn, signOut, test } from "./fixtures";
 
 test.describe("the cart belongs to the account", () => {
-  test("signing out and in as another account shows that account's cart, and each gets its own back", async ({ page }) => {
+  test("signing out and in as another account shows that account's cart, and each gets its own back", async ({
+    page,
+  }) => {
     const cart = page.getByRole("table", { name: "Cart" });
 
     await signIn(page, "acme");
@@ -31,10 +33,14 @@ test.describe("the cart belongs to the account", () => {
     await expect(cartLink(page)).toHaveText("Cart (1)");
   });
 
-  test("a visitor's cart goes with them when they sign in, and is not left behind for the next visitor", async ({ page }) => {
+  test("a visitor's cart goes with them when they sign in, and is not left behind for the next visitor", async ({
+    page,
+  }) => {
     await addToCart(page, "Sticker pack");
     await signIn(page, "acme", "/cart");
-    await expect(page.getByRole("table", { name: "Cart" }).getByRole("rowheader", { name: "Sticker pack" })).toBeVisible();
+    await expect(
+      page.getByRole("table", { name: "Cart" }).getByRole("rowheader", { name: "Sticker pack" }),
+    ).toBeVisible();
 
     await signOut(page);
     await page.goto("/cart");

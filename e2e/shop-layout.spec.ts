@@ -9,7 +9,9 @@ async function expectFitsTheScreen(page: Page, what: string) {
     scrollWidth: document.documentElement.scrollWidth,
     innerWidth: window.innerWidth,
   }));
-  expect(scrollWidth, `${what}: no sideways scrolling at ${innerWidth} px`).toBeLessThanOrEqual(innerWidth);
+  expect(scrollWidth, `${what}: no sideways scrolling at ${innerWidth} px`).toBeLessThanOrEqual(
+    innerWidth,
+  );
 
   const nav = page.getByRole("navigation", { name: "Main" });
   const rows = await nav.evaluate((el) => {
@@ -28,7 +30,9 @@ async function expectFitsTheScreen(page: Page, what: string) {
   }
 }
 
-test("catalog, cart, order and orders fit the screen, signed in, with a full cart", async ({ page }) => {
+test("catalog, cart, order and orders fit the screen, signed in, with a full cart", async ({
+  page,
+}) => {
   await signIn(page, "acme");
   await expectFitsTheScreen(page, "catalog");
 
@@ -41,7 +45,10 @@ test("catalog, cart, order and orders fit the screen, signed in, with a full car
   await expect(page.getByRole("table", { name: "Items" })).toBeVisible();
   await expectFitsTheScreen(page, "order");
 
-  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Orders" }).click();
+  await page
+    .getByRole("navigation", { name: "Main" })
+    .getByRole("link", { name: "Orders" })
+    .click();
   await expect(page.getByRole("table", { name: "Orders" })).toBeVisible();
   await expectFitsTheScreen(page, "orders");
 });

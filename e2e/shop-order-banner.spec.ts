@@ -3,7 +3,10 @@
 // the payment was received and the page stops promising updates.
 import { addToCart, expect, expectPaid, openCart, placedOrderId, signIn, test } from "./fixtures";
 
-test("the confirmation banner stops saying the page updates once the order is paid", async ({ page, api }) => {
+test("the confirmation banner stops saying the page updates once the order is paid", async ({
+  page,
+  api,
+}) => {
   await signIn(page, "acme");
   await addToCart(page, "Canvas tote");
   await openCart(page);

@@ -6,7 +6,10 @@ import { addToCart, db, expect, openCart, signIn, test } from "./fixtures";
 
 const NOTICE = "The shop cannot reach its database right now.";
 
-test("with the database down the pages say so and claim nothing else, then recover by themselves", async ({ page, request }) => {
+test("with the database down the pages say so and claim nothing else, then recover by themselves", async ({
+  page,
+  request,
+}) => {
   await signIn(page, "acme");
   await addToCart(page, "Sticker pack");
   await openCart(page);

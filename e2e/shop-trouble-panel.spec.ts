@@ -4,7 +4,10 @@
 // as a person clicking around does, so a setting that stayed on would show.
 import { addToCart, cartLink, expect, openCart, placedOrderId, signIn, test } from "./fixtures";
 
-test("every trouble setting applies to one order and then switches itself off", async ({ page, api }) => {
+test("every trouble setting applies to one order and then switches itself off", async ({
+  page,
+  api,
+}) => {
   await signIn(page, "acme");
   await addToCart(page, "Striped socks");
   await openCart(page);
@@ -30,5 +33,7 @@ test("every trouble setting applies to one order and then switches itself off", 
   await expect(twice).not.toBeChecked();
   await expect(slow).toHaveValue("0");
   // The log of the order just placed is still there: only the settings reset.
-  await expect(panel.getByRole("list", { name: "Checkout log" })).toContainText("Asked the server to take 1.5 s");
+  await expect(panel.getByRole("list", { name: "Checkout log" })).toContainText(
+    "Asked the server to take 1.5 s",
+  );
 });

@@ -3,12 +3,18 @@
 import { addToCart, expect, expectPaid, placedOrderId, signIn, test } from "./fixtures";
 
 test.describe("the shop", () => {
-  test("sign in as acme, add two products, check out, see the order on the orders page", async ({ page, api }) => {
+  test("sign in as acme, add two products, check out, see the order on the orders page", async ({
+    page,
+    api,
+  }) => {
     const ledger = await api.orderLedger();
     await signIn(page, "acme");
 
     await addToCart(page, "Enamel mug", "Organic T-shirt");
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Cart (2)" }).click();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Cart (2)" })
+      .click();
     const cart = page.getByRole("table", { name: "Cart" });
     await expect(cart.getByRole("rowheader", { name: "Enamel mug" })).toBeVisible();
     await expect(cart.getByRole("rowheader", { name: "Organic T-shirt" })).toBeVisible();
@@ -18,7 +24,10 @@ test.describe("the shop", () => {
     const orderId = await placedOrderId(page);
     await expect(page.getByText("Order placed.")).toBeVisible();
 
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Orders" }).click();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Orders" })
+      .click();
     await expect(page.getByRole("heading", { name: "Your orders" })).toBeVisible();
     await expect(page.getByRole("link", { name: `Order ${orderId.slice(0, 8)}` })).toBeVisible();
 
@@ -35,13 +44,17 @@ test.describe("the shop", () => {
     await expect(page.getByRole("main").getByText("Paid", { exact: true })).toBeVisible();
   });
 
-  test("a signed-out visitor keeps the cart and is asked to sign in to check out", async ({ page }) => {
+  test("a signed-out visitor keeps the cart and is asked to sign in to check out", async ({
+    page,
+  }) => {
     await addToCart(page, "Sticker pack");
     await page.goto("/cart");
     await page.getByRole("link", { name: "Sign in to place your order" }).click();
     await page.getByRole("button", { name: "Sign in as Acme buyer" }).click();
     await expect(page).toHaveURL(/\/cart$/);
-    await expect(page.getByRole("table", { name: "Cart" }).getByRole("rowheader", { name: "Sticker pack" })).toBeVisible();
+    await expect(
+      page.getByRole("table", { name: "Cart" }).getByRole("rowheader", { name: "Sticker pack" }),
+    ).toBeVisible();
     await expect(page.getByRole("button", { name: "Place order" })).toBeEnabled();
   });
 

@@ -15,15 +15,26 @@ const t = useTestDatabase({ poolMax: 2 });
 const SECRET = "a-webhook-secret-of-at-least-32-characters";
 
 /** Only what a shell gives any command: no NODE_ENV, no DEMO_MODE, no secrets. */
-const bare = (): Record<string, string> => ({ PATH: process.env.PATH!, HOME: process.env.HOME!, TMPDIR: process.env.TMPDIR ?? "/tmp" });
+const bare = (): Record<string, string> => ({
+  PATH: process.env.PATH!,
+  HOME: process.env.HOME!,
+  TMPDIR: process.env.TMPDIR ?? "/tmp",
+});
 
-async function run(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", path.join(ROOT, script)], {
-      cwd: ROOT,
-      env: env as NodeJS.ProcessEnv,
-      timeout: 90_000,
-    });
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", path.join(ROOT, script)],
+      {
+        cwd: ROOT,
+        env: env as NodeJS.ProcessEnv,
+        timeout: 90_000,
+      },
+    );
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -47,26 +58,39 @@ async function emptyDatabase(): Promise<string> {
 }
 
 describe("npm run db:setup", () => {
-  it("with only DATABASE_URL, outside demo mode, migrates and seeds (no demo rows)", { timeout: 120_000 }, async () => {
-    const url = await emptyDatabase();
-    const result = await run("scripts/db-setup.ts", { ...bare(), DATABASE_URL: url });
-    expect(result, result.stderr).toMatchObject({ code: 0 });
-    expect(result.stdout).toMatch(/\[db\] migrated and seeded/);
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const migrations = await client.query(`SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL`);
-      expect(migrations.rowCount).toBeGreaterThanOrEqual(9);
-      expect((await client.query(`SELECT count(*)::int AS n FROM "User" WHERE demo`)).rows[0].n).toBe(0);
-    } finally {
-      await client.end();
-      await t.db.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
-    }
-  });
+  it(
+    "with only DATABASE_URL, outside demo mode, migrates and seeds (no demo rows)",
+    { timeout: 120_000 },
+    async () => {
+      const url = await emptyDatabase();
+      const result = await run("scripts/db-setup.ts", { ...bare(), DATABASE_URL: url });
+      expect(result, result.stderr).toMatchObject({ code: 0 });
+      expect(result.stdout).toMatch(/\[db\] migrated and seeded/);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const migrations = await client.query(
+          `SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL`,
+        );
+        expect(migrations.rowCount).toBeGreaterThanOrEqual(9);
+        expect(
+          (await client.query(`SELECT count(*)::int AS n FROM "User" WHERE demo`)).rows[0].n,
+        ).toBe(0);
+      } finally {
+        await client.end();
+        await t.db.$executeRawUnsafe(
+          `DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`,
+        );
+      }
+    },
+  );
 
   it.each([
     [{}, /^\[db:setup\] cannot start: DATABASE_URL is not set/],
-    [{ DATABASE_URL: "localhost:5432/once" }, /^\[db:setup\] cannot start: invalid configuration: DATABASE_URL must be a postgresql:\/\/ URL/],
+    [
+      { DATABASE_URL: "localhost:5432/once" },
+      /^\[db:setup\] cannot start: invalid configuration: DATABASE_URL must be a postgresql:\/\/ URL/,
+    ],
   ])("%j: one sentence, a non-zero exit", { timeout: 60_000 }, async (env, sentence) => {
     const result = await run("scripts/db-setup.ts", { ...bare(), ...env });
     expect(result.code).not.toBe(0);
@@ -77,34 +101,55 @@ describe("npm run db:setup", () => {
 describe("npm run worker", () => {
   it.each([
     [{}, /^\[worker\] cannot start: PAYMENTS_WEBHOOK_SECRET is not set/],
-    [{ PAYMENTS_WEBHOOK_SECRET: SECRET, OUTBOX_MAX_ATTEMPTS: "many" }, /^\[worker\] cannot start: invalid configuration: OUTBOX_MAX_ATTEMPTS/],
-  ])("outside demo mode with %j: one sentence, a non-zero exit", { timeout: 60_000 }, async (env, sentence) => {
-    const result = await run("scripts/worker.ts", { ...bare(), DATABASE_URL: t.url, ...env });
-    expect(result.code).not.toBe(0);
-    expectOneSentence(result.stderr, sentence);
-  });
+    [
+      { PAYMENTS_WEBHOOK_SECRET: SECRET, OUTBOX_MAX_ATTEMPTS: "many" },
+      /^\[worker\] cannot start: invalid configuration: OUTBOX_MAX_ATTEMPTS/,
+    ],
+  ])(
+    "outside demo mode with %j: one sentence, a non-zero exit",
+    { timeout: 60_000 },
+    async (env, sentence) => {
+      const result = await run("scripts/worker.ts", { ...bare(), DATABASE_URL: t.url, ...env });
+      expect(result.code).not.toBe(0);
+      expectOneSentence(result.stderr, sentence);
+    },
+  );
 
-  it("starts whatever the server's own variables say (they are not its business)", { timeout: 60_000 }, async () => {
-    const env: Record<string, string> = {
-      ...bare(),
-      DATABASE_URL: t.url,
-      PAYMENTS_WEBHOOK_SECRET: SECRET,
-      TRUSTED_PROXIES: "lots",
-      DEMO_ALLOW_REMOTE: "maybe",
-      HOST: " ",
-    };
-    const worker = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")], {
-      cwd: ROOT,
-      env: env as NodeJS.ProcessEnv,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    for (const stream of [worker.stdout, worker.stderr]) stream.on("data", (d: Buffer) => (output += d));
-    try {
-      await waitFor("the worker to run", () => output.includes("[worker] running"), 45_000, worker);
-    } finally {
-      await stopChild(worker);
-    }
-    expect(output).not.toMatch(/cannot start/);
-  });
+  it(
+    "starts whatever the server's own variables say (they are not its business)",
+    { timeout: 60_000 },
+    async () => {
+      const env: Record<string, string> = {
+        ...bare(),
+        DATABASE_URL: t.url,
+        PAYMENTS_WEBHOOK_SECRET: SECRET,
+        TRUSTED_PROXIES: "lots",
+        DEMO_ALLOW_REMOTE: "maybe",
+        HOST: " ",
+      };
+      const worker = spawn(
+        process.execPath,
+        ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")],
+        {
+          cwd: ROOT,
+          env: env as NodeJS.ProcessEnv,
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      let output = "";
+      for (const stream of [worker.stdout, worker.stderr])
+        stream.on("data", (d: Buffer) => (output += d));
+      try {
+        await waitFor(
+          "the worker to run",
+          () => output.includes("[worker] running"),
+          45_000,
+          worker,
+        );
+      } finally {
+        await stopChild(worker);
+      }
+      expect(output).not.toMatch(/cannot start/);
+    },
+  );
 });

@@ -11,6 +11,9 @@ import { requireDatabase, runTool } from "./lib/database";
 const config = configOrExit("db:setup", () => loadSetupConfig(process.env));
 await requireDatabase();
 await runTool(async () => {
-  await setupDatabase(config.database.url, console.log, { demo: config.demo, directUrl: config.database.directUrl });
+  await setupDatabase(config.database.url, console.log, {
+    demo: config.demo,
+    directUrl: config.database.directUrl,
+  });
   console.log("[db] migrated and seeded");
 });

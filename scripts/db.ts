@@ -1,6 +1,7 @@
 // `npm run db -- stop|start|status`: the outage switch for the demo. It acts on this project's
-// embedded PostgreSQL only (the one `npm run dev` / `npm start` runs, outside the project: tools/db/url.ts), found by its
-// own pid file, never by name, so every other PostgreSQL on the machine is left alone.
+// embedded PostgreSQL only (the one `npm run dev` / `npm start` runs, outside the project:
+// tools/db/url.ts), found by its own pid file, never by name, so every other PostgreSQL on the
+// machine is left alone.
 //
 //   stop     fast shutdown (SIGINT): open connections fail at once, as in a real outage
 //   start    asks the running app to start it again on the same port; the app recovers by itself
@@ -41,19 +42,28 @@ switch (command) {
       break;
     }
     await stopPostmaster(running);
-    console.log(`PostgreSQL (pid ${running.pid}) stopped with a fast shutdown: open connections were closed. \`npm run db -- start\` brings it back.`);
+    console.log(
+      `PostgreSQL (pid ${running.pid}) stopped with a fast shutdown: open connections were closed. \`npm run db -- start\` brings it back.`,
+    );
     break;
   case "start": {
     if (running) {
-      console.log(`PostgreSQL (embedded) is already running: pid ${running.pid}, port ${running.port}.`);
+      console.log(
+        `PostgreSQL (embedded) is already running: pid ${running.pid}, port ${running.port}.`,
+      );
       break;
     }
     if (!app || !appRunning) {
-      console.error("The app is not running: `npm run dev` starts PostgreSQL together with the app.");
+      console.error(
+        "The app is not running: `npm run dev` starts PostgreSQL together with the app.",
+      );
       process.exit(1);
     }
     process.kill(app.pid, "SIGUSR2"); // scripts/serve.ts starts it again on the same folder and port
-    await waitFor("PostgreSQL to accept connections", () => findPostmaster(dataDir)?.ready === true);
+    await waitFor(
+      "PostgreSQL to accept connections",
+      () => findPostmaster(dataDir)?.ready === true,
+    );
     console.log(`PostgreSQL is running again on port ${app.pgPort}: the app reconnects by itself.`);
     break;
   }

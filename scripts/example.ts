@@ -1,6 +1,6 @@
-// `npm run example:test [-- minimal|t3]`: the engine as an adopter gets it. Builds @once/idempotency,
-// packs it with `npm pack`, installs that tarball into the example (never the workspace), and runs
-// the example's checks on a real PostgreSQL:
+// `npm run example:test [-- minimal|t3]`: the engine as an adopter gets it. Builds
+// @once/idempotency, packs it with `npm pack`, installs that tarball into the example (never the
+// workspace), and runs the example's checks on a real PostgreSQL:
 // - examples/minimal (tRPC standalone, Prisma 7): its type check and tests (its own, and the
 //   package's conformance kit);
 // - examples/t3 (create-t3-app: Next.js App Router, superjson, Prisma 6): its type check, `next
@@ -19,7 +19,8 @@ const root = path.resolve(import.meta.dirname, "..");
 const EXAMPLES: Record<string, string[][]> = {
   minimal: [["npx", "tsc", "--noEmit"]],
   // next build writes next-env.d.ts (the CSS module types) before tsc reads it. The env schema
-  // (examples/t3/src/env.js) wants a DATABASE_URL at build time; the tests start the server with a real one.
+  // (examples/t3/src/env.js) wants a DATABASE_URL at build time; the tests start the server with a
+  // real one.
   t3: [
     ["npx", "next", "build"],
     ["npx", "tsc", "--noEmit"],
@@ -32,19 +33,35 @@ const EXAMPLES: Record<string, string[][]> = {
 
 function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}): void {
   console.log(`[example] ${path.relative(root, cwd) || "."}$ ${cmd} ${args.join(" ")}`);
-  execFileSync(cmd, args, { cwd, stdio: "inherit", env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", CHECKPOINT_DISABLE: "1", ...env } });
+  execFileSync(cmd, args, {
+    cwd,
+    stdio: "inherit",
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", CHECKPOINT_DISABLE: "1", ...env },
+  });
 }
 
 const names = process.argv.slice(2);
-for (const name of names) if (!EXAMPLES[name]) throw new Error(`No example "${name}": one of ${Object.keys(EXAMPLES).join(", ")}`);
+for (const name of names)
+  if (!EXAMPLES[name])
+    throw new Error(`No example "${name}": one of ${Object.keys(EXAMPLES).join(", ")}`);
 
 packEngine();
 // `npm test` asks for each example's test counts in a JSON report (scripts/lib/test-counts.ts).
 const report = process.env.ONCE_EXAMPLE_VITEST_JSON;
 for (const name of names.length ? names : Object.keys(EXAMPLES)) {
   const example = path.join(root, "examples", name);
-  if (!existsSync(path.join(example, "node_modules")) || process.env.CI) run("npm", ["ci", "--no-audit", "--no-fund"], example);
+  if (!existsSync(path.join(example, "node_modules")) || process.env.CI)
+    run("npm", ["ci", "--no-audit", "--no-fund"], example);
   run("npm", ["install", "--no-save", "--no-audit", "--no-fund", PACKED_ENGINE], example);
-  for (const [cmd, ...args] of EXAMPLES[name]!) run(cmd!, args, example, { SKIP_ENV_VALIDATION: "1" });
-  run("npx", ["vitest", "run", ...(report ? ["--reporter=default", "--reporter=json", `--outputFile.json=${report}`] : [])], example);
+  for (const [cmd, ...args] of EXAMPLES[name]!)
+    run(cmd!, args, example, { SKIP_ENV_VALIDATION: "1" });
+  run(
+    "npx",
+    [
+      "vitest",
+      "run",
+      ...(report ? ["--reporter=default", "--reporter=json", `--outputFile.json=${report}`] : []),
+    ],
+    example,
+  );
 }

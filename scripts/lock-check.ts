@@ -20,10 +20,21 @@ for (const project of PROJECTS) {
   const dir = path.join(ROOT, project);
   const lock = path.join(dir, "package-lock.json");
   const before = readFileSync(lock, "utf8");
-  const npm = spawnSync("npm", ["install", "--package-lock-only", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund"], {
-    cwd: dir,
-    encoding: "utf8",
-  });
+  const npm = spawnSync(
+    "npm",
+    [
+      "install",
+      "--package-lock-only",
+      "--ignore-scripts",
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+    ],
+    {
+      cwd: dir,
+      encoding: "utf8",
+    },
+  );
   const after = readFileSync(lock, "utf8");
   if (npm.status !== 0) {
     writeFileSync(lock, before);

@@ -12,10 +12,16 @@ export const PACKED_ENGINE = path.join(engine, "pack", "once-idempotency.tgz");
 
 function run(cmd: string, args: string[], cwd: string): void {
   console.log(`[pack] ${path.relative(root, cwd) || "."}$ ${cmd} ${args.join(" ")}`);
-  execFileSync(cmd, args, { cwd, stdio: "inherit", env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", CHECKPOINT_DISABLE: "1" } });
+  execFileSync(cmd, args, {
+    cwd,
+    stdio: "inherit",
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", CHECKPOINT_DISABLE: "1" },
+  });
 }
 
-/** Builds and packs the engine; returns the versioned tarball's path (a copy is at PACKED_ENGINE). */
+/**
+ * Builds and packs the engine; returns the versioned tarball's path (a copy is at PACKED_ENGINE).
+ */
 export function packEngine(): string {
   const packDir = path.dirname(PACKED_ENGINE);
   run("npm", ["run", "build", "--silent"], engine);
@@ -30,7 +36,10 @@ export function packEngine(): string {
 
 /** Copies the tarball into `app`/vendor/ and installs it from there. */
 function installInto(app: string, tarball: string): void {
-  if (!existsSync(path.join(app, "package.json"))) throw new Error(`${app} has no package.json: give the folder of the app to install the engine into.`);
+  if (!existsSync(path.join(app, "package.json")))
+    throw new Error(
+      `${app} has no package.json: give the folder of the app to install the engine into.`,
+    );
   const vendor = path.join(app, "vendor");
   mkdirSync(vendor, { recursive: true });
   copyFileSync(tarball, path.join(vendor, path.basename(tarball)));

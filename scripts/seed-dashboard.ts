@@ -42,8 +42,14 @@ export const FULLEST_DAY = [
   CounterEvent.FENCED,
 ].map((event) => ({ event, everyMinutes: 1, upTo: 40 }));
 
-/** 5 tenants × 3 procedures × 1 440 minutes of `day` (a normal one unless told), where no count is yet. */
-export async function seedCounterMinutes(client: pg.Client | pg.Pool, day = NORMAL_DAY): Promise<number> {
+/**
+ * 5 tenants × 3 procedures × 1 440 minutes of `day` (a normal one unless told), where no count is
+ * yet.
+ */
+export async function seedCounterMinutes(
+  client: pg.Client | pg.Pool,
+  day = NORMAL_DAY,
+): Promise<number> {
   // The totals too, as the engine's flush writes both (the chart's picker offers every tenant
   // counted): what this seed inserted is added to them, never written over what was counted.
   const r = await client.query<{ n: string }>(
@@ -61,14 +67,27 @@ export async function seedCounterMinutes(client: pg.Client | pg.Pool, day = NORM
        ON CONFLICT ("scope", "procedure", "event") DO UPDATE SET "count" = "IdempotencyCounter"."count" + EXCLUDED."count", "updatedAt" = now()
        RETURNING 1)
      SELECT (SELECT count(*) FROM "inserted") AS "n", (SELECT count(*) FROM "totals") AS "totals"`,
-    [SEED_TENANTS, Object.values(SEED_PROCEDURES), day.map((d) => d.event), day.map((d) => d.everyMinutes), day.map((d) => d.upTo)],
+    [
+      SEED_TENANTS,
+      Object.values(SEED_PROCEDURES),
+      day.map((d) => d.event),
+      day.map((d) => d.everyMinutes),
+      day.map((d) => d.upTo),
+    ],
   );
   await client.query(`ANALYZE "IdempotencyCounterMinute"`);
   return Number(r.rows[0]!.n);
 }
 
-/** `count` audit entries (busts and releases by three operators) of the newest keys of seed run `run`. */
-export async function seedAudit(client: pg.Client | pg.Pool, run: string, count = 20_000): Promise<number> {
+/**
+ * `count` audit entries (busts and releases by three operators) of the newest keys of seed run
+ * `run`.
+ */
+export async function seedAudit(
+  client: pg.Client | pg.Pool,
+  run: string,
+  count = 20_000,
+): Promise<number> {
   const r = await client.query(
     `INSERT INTO "AuditEntry" ("actor", "action", "targetType", "targetId", "targetScope", "targetKey", "reason", "details", "createdAt")
      SELECT (ARRAY['admin@example.com', 'night@example.com', 'oncall@example.com'])[1 + n % 3],

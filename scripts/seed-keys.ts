@@ -20,7 +20,10 @@ import { SEED_PROCEDURES, SEED_TENANTS } from "./seed-data";
 export const BULK_SEED_FROM = 1_000_000;
 const CHUNK = 1_000_000;
 
-/** Inserts `count` keys named "seed-<run>-<n>"; returns the run, so what else is seeded names only these keys. */
+/**
+ * Inserts `count` keys named "seed-<run>-<n>"; returns the run, so what else is seeded names only
+ * these keys.
+ */
 export async function seedKeys(
   client: pg.Client | pg.Pool,
   count = 100_000,
@@ -51,8 +54,17 @@ export async function seedKeys(
   return { inserted, ms: performance.now() - started, run };
 }
 
-/** Keys first..last of a seed of `count` (spread over 22 hours whatever the count), in one statement. */
-async function insertKeys(client: pg.Client | pg.Pool, run: string, first: number, last: number, count: number): Promise<number> {
+/**
+ * Keys first..last of a seed of `count` (spread over 22 hours whatever the count), in one
+ * statement.
+ */
+async function insertKeys(
+  client: pg.Client | pg.Pool,
+  run: string,
+  first: number,
+  last: number,
+  count: number,
+): Promise<number> {
   const result = await client.query(
     `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt",
        "attempts", "responseStatus", "responseBody", "createdAt", "updatedAt", "completedAt", "expiresAt")
@@ -80,7 +92,16 @@ async function insertKeys(client: pg.Client | pg.Pool, run: string, first: numbe
        FROM generate_series($7::int, $8::int) AS i
      ) AS g
      ON CONFLICT DO NOTHING`,
-    [count, run, SEED_TENANTS, SEED_PROCEDURES.common, SEED_PROCEDURES.some, SEED_PROCEDURES.rare, first, last],
+    [
+      count,
+      run,
+      SEED_TENANTS,
+      SEED_PROCEDURES.common,
+      SEED_PROCEDURES.some,
+      SEED_PROCEDURES.rare,
+      first,
+      last,
+    ],
   );
   return result.rowCount ?? 0;
 }
@@ -95,11 +116,17 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { inserted, ms, run } = await seedKeys(client, count, (line) => console.log(`[seed-keys] ${line}`));
-    console.log(`[seed-keys] inserted ${inserted} idempotency keys in ${Math.round(ms)} ms (run ${run})`);
+    const { inserted, ms, run } = await seedKeys(client, count, (line) =>
+      console.log(`[seed-keys] ${line}`),
+    );
+    console.log(
+      `[seed-keys] inserted ${inserted} idempotency keys in ${Math.round(ms)} ms (run ${run})`,
+    );
     // The dashboard's history too: counters per minute for its chart, an audit log for its filters,
     // both beside what is real (never over it).
-    console.log(`[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client, run)} audit entries`);
+    console.log(
+      `[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client, run)} audit entries`,
+    );
   } finally {
     await client.end();
   }

@@ -1,7 +1,8 @@
 // `npm run dev` / `npm start`: the app on its database, in one command.
-// With no DATABASE_URL we start the embedded PostgreSQL (data kept between runs outside the project, see embeddedDataDir in tools/db/url.ts),
-// migrate and seed it, run Next.js, and announce the database in .data/ for the tools. With
-// DATABASE_URL we use that server as it is (`npm run db:setup` migrates and seeds it).
+// With no DATABASE_URL we start the embedded PostgreSQL (data kept between runs outside the
+// project, see embeddedDataDir in tools/db/url.ts), migrate and seed it, run Next.js, and announce
+// the database in .data/ for the tools. With DATABASE_URL we use that server as it is (`npm run
+// db:setup` migrates and seeds it).
 //
 // Stopping: Ctrl-C, SIGTERM or Next.js exiting all run one shutdown, in order: the state files in
 // .data/ go first (so no tool finds a database that is about to vanish), then Next.js, then
@@ -10,10 +11,23 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ownShutdownSignals, resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
+import {
+  ownShutdownSignals,
+  resolveDataDir,
+  startEmbeddedPostgres,
+  type EmbeddedServer,
+} from "../tools/db/embedded";
 import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
 import { setupDatabase } from "../tools/db/setup";
-import { ANNOUNCED_PROVIDER_FILE, ANNOUNCED_URL_FILE, APP_STATE_FILE, DATA_ROOT, embeddedDataDir, OLD_DATA_DIR, type AppState } from "../tools/db/url";
+import {
+  ANNOUNCED_PROVIDER_FILE,
+  ANNOUNCED_URL_FILE,
+  APP_STATE_FILE,
+  DATA_ROOT,
+  embeddedDataDir,
+  OLD_DATA_DIR,
+  type AppState,
+} from "../tools/db/url";
 import { loadConfig } from "../src/server/config";
 import { stopChild } from "../tools/process";
 import { startProviderService, type ProviderService } from "../tools/provider-service";
@@ -45,9 +59,16 @@ try {
 }
 const demo = config.demo;
 console.log(
-  demo ? "[once] demo mode: demo accounts sign in with one click, demo tokens work" : "[once] demo mode off: sign in with an account made by `npm run users`",
+  demo
+    ? "[once] demo mode: demo accounts sign in with one click, demo tokens work"
+    : "[once] demo mode off: sign in with an account made by `npm run users`",
 );
-const listen = decideListenAddress({ mode, host: config.http.host, demo, allowRemoteDemo: config.http.demoAllowRemote });
+const listen = decideListenAddress({
+  mode,
+  host: config.http.host,
+  demo,
+  allowRemoteDemo: config.http.demoAllowRemote,
+});
 if (!listen.ok) {
   console.error(listen.refusal);
   process.exit(2);
@@ -69,11 +90,18 @@ let pgPort = 0;
 
 /** Starts (or restarts) the embedded PostgreSQL on the same folder and port. */
 async function startDatabase(): Promise<EmbeddedServer> {
-  const started = await startEmbeddedPostgres({ dataDir, port: pgPort || undefined, persistent: true });
+  const started = await startEmbeddedPostgres({
+    dataDir,
+    port: pgPort || undefined,
+    persistent: true,
+  });
   pgPort = started.port;
   started.onExit(() => {
     if (server === started) server = undefined;
-    if (!stopping) console.log(`[db] PostgreSQL stopped: the app answers 503 until \`npm run db -- start\` brings it back`);
+    if (!stopping)
+      console.log(
+        `[db] PostgreSQL stopped: the app answers 503 until \`npm run db -- start\` brings it back`,
+      );
   });
   server = started;
   return started;
@@ -82,7 +110,10 @@ async function startDatabase(): Promise<EmbeddedServer> {
 if (!process.env.DATABASE_URL) {
   const begun = Date.now();
   dataDir = resolveDataDir(embeddedDataDir());
-  if (existsSync(OLD_DATA_DIR)) console.log(`[db] ${OLD_DATA_DIR} holds an older embedded database that is no longer used: remove it with rm -rf .data/pg`);
+  if (existsSync(OLD_DATA_DIR))
+    console.log(
+      `[db] ${OLD_DATA_DIR} holds an older embedded database that is no longer used: remove it with rm -rf .data/pg`,
+    );
   pgPort = process.env.PGPORT ? Number(process.env.PGPORT) : 0;
   const db = await startDatabase();
   await db.createDatabase("once");
@@ -92,7 +123,9 @@ if (!process.env.DATABASE_URL) {
   writeFileSync(ANNOUNCED_URL_FILE, process.env.DATABASE_URL, { mode: 0o600 });
   const state: AppState = { pid: process.pid, pgPort, dataDir };
   writeFileSync(APP_STATE_FILE, JSON.stringify(state), { mode: 0o600 });
-  console.log(`[db] embedded PostgreSQL on port ${pgPort} (${dataDir}), ready in ${Date.now() - begun} ms`);
+  console.log(
+    `[db] embedded PostgreSQL on port ${pgPort} (${dataDir}), ready in ${Date.now() - begun} ms`,
+  );
 } else {
   console.log("[db] using DATABASE_URL (run `npm run db:setup` to migrate and seed it)");
 }
@@ -103,7 +136,9 @@ if (!process.env.DATABASE_URL) {
 // this app's webhook, signed with the shop's secret.
 let provider: ProviderService | undefined;
 if (!process.env.PAYMENTS_PROVIDER_URL) {
-  const databaseUrl = process.env.PROVIDER_DATABASE_URL ?? (server ? (await server.createDatabase("provider"), server.url("provider")) : undefined);
+  const databaseUrl =
+    process.env.PROVIDER_DATABASE_URL ??
+    (server ? (await server.createDatabase("provider"), server.url("provider")) : undefined);
   if (!databaseUrl) {
     console.error(
       "[once] cannot start: with DATABASE_URL set, set PAYMENTS_PROVIDER_URL (a payment provider that runs) or PROVIDER_DATABASE_URL (a database for the simulated one)",
@@ -115,7 +150,10 @@ if (!process.env.PAYMENTS_PROVIDER_URL) {
     provider = await startProviderService({
       databaseUrl,
       port: process.env.PROVIDER_PORT ? Number(process.env.PROVIDER_PORT) : 0,
-      webhook: { url: `http://127.0.0.1:${port}/api/webhooks/payments`, secret: config.payments.webhookSecret },
+      webhook: {
+        url: `http://127.0.0.1:${port}/api/webhooks/payments`,
+        secret: config.payments.webhookSecret,
+      },
       failureRate: Number(process.env.DEMO_PROVIDER_FAILURE_RATE ?? 0),
       timeoutRate: Number(process.env.DEMO_PROVIDER_TIMEOUT_RATE ?? 0),
     });
@@ -126,23 +164,38 @@ if (!process.env.PAYMENTS_PROVIDER_URL) {
   }
   process.env.PAYMENTS_PROVIDER_URL = provider.url;
   writeFileSync(ANNOUNCED_PROVIDER_FILE, provider.url, { mode: 0o600 });
-  console.log(`[provider] the simulated payment provider on ${provider.url} (pid ${provider.child.pid})`);
+  console.log(
+    `[provider] the simulated payment provider on ${provider.url} (pid ${provider.child.pid})`,
+  );
 }
 
 // In production the payment loops get a process of their own (scripts/lib/payment-worker.ts),
 // unless ONCE_PAYMENT_JOBS says where they run; `npm run dev` keeps everything in one process.
-const separateWorker = mode === "start" && process.env.ONCE_PAYMENT_JOBS === undefined && process.env.ONCE_BACKGROUND_JOBS !== "0";
+const separateWorker =
+  mode === "start" &&
+  process.env.ONCE_PAYMENT_JOBS === undefined &&
+  process.env.ONCE_BACKGROUND_JOBS !== "0";
 if (separateWorker) process.env.ONCE_PAYMENT_JOBS = "0";
 // A worker that keeps dying at once will not be fixed by restarts: stop the whole app, so whatever
 // supervises it (systemd, a container) sees the failure instead of a server taking unpaid orders.
-const worker = separateWorker ? supervisePaymentWorker(root, { onGiveUp: () => void shutdown(1) }) : undefined;
+const worker = separateWorker
+  ? supervisePaymentWorker(root, { onGiveUp: () => void shutdown(1) })
+  : undefined;
 
-const next = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), mode, "-H", listen.host], {
-  stdio: "inherit",
-  // NEXT_MANUAL_SIG_HANDLE: `next start` leaves SIGTERM to the app, which stops its jobs and flushes
-  // its counters before it exits (src/server/start.ts).
-  env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...(mode === "start" ? { NEXT_MANUAL_SIG_HANDLE: "1" } : {}) },
-});
+const next = spawn(
+  process.execPath,
+  [path.join(root, "node_modules/next/dist/bin/next"), mode, "-H", listen.host],
+  {
+    stdio: "inherit",
+    // NEXT_MANUAL_SIG_HANDLE: `next start` leaves SIGTERM to the app, which stops its jobs and
+    // flushes its counters before it exits (src/server/start.ts).
+    env: {
+      ...process.env,
+      NEXT_TELEMETRY_DISABLED: "1",
+      ...(mode === "start" ? { NEXT_MANUAL_SIG_HANDLE: "1" } : {}),
+    },
+  },
+);
 
 let restarting: Promise<unknown> = Promise.resolve();
 process.on("SIGUSR2", () => {
@@ -150,7 +203,8 @@ process.on("SIGUSR2", () => {
     if (stopping || !dataDir || server || findPostmaster(dataDir)) return;
     await startDatabase().then(
       () => console.log(`[db] PostgreSQL is back on port ${pgPort}: the app reconnects by itself`),
-      (error: unknown) => console.error(`[db] PostgreSQL did not start again: ${(error as Error).message}`),
+      (error: unknown) =>
+        console.error(`[db] PostgreSQL did not start again: ${(error as Error).message}`),
     );
   });
 });
@@ -170,5 +224,6 @@ async function shutdown(code: number): Promise<never> {
   if (dataDir) console.log("[db] embedded PostgreSQL stopped");
   process.exit(code);
 }
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(0));
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+  process.on(signal, () => void shutdown(0));
 next.on("exit", (code, signal) => void shutdown(code ?? (signal ? 0 : 1)));

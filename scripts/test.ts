@@ -1,5 +1,5 @@
-// `npm test`: everything, in the order that fails fastest — lock files, types, lint, Vitest (unit and
-// integration against a real PostgreSQL), a production build, then Playwright in Debian's
+// `npm test`: everything, in the order that fails fastest — lock files, types, lint, Vitest (unit
+// and integration against a real PostgreSQL), a production build, then Playwright in Debian's
 // Chromium. Needs nothing but `npm install` first: a missing Chromium is installed with apt-get
 // where we are root, or we stop and print the exact command.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -15,10 +15,16 @@ function ensureChromium(): void {
   const command = "apt-get update && apt-get install -y chromium";
   if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
     console.log(`[test] Chromium is missing: ${command}`);
-    execFileSync("bash", ["-c", `${command} >/tmp/once-apt.log 2>&1 || (tail -20 /tmp/once-apt.log; exit 1)`], { stdio: "inherit" });
+    execFileSync(
+      "bash",
+      ["-c", `${command} >/tmp/once-apt.log 2>&1 || (tail -20 /tmp/once-apt.log; exit 1)`],
+      { stdio: "inherit" },
+    );
     return;
   }
-  console.error(`[test] The browser tests need Debian's Chromium at ${CHROMIUM}. Install it with:\n\n  sudo ${command}\n`);
+  console.error(
+    `[test] The browser tests need Debian's Chromium at ${CHROMIUM}. Install it with:\n\n  sudo ${command}\n`,
+  );
   process.exit(1);
 }
 
@@ -32,7 +38,8 @@ const steps: [string, string[]][] = [
   ["example", ["npm", "run", "example:test", "--silent", "--", "minimal"]],
   // The same tarball in examples/t3 (create-t3-app, Prisma 6): next build, next start, Chromium.
   ["t3", ["npm", "run", "example:test", "--silent", "--", "t3"]],
-  // The same tarball in examples/plain (Next.js without tRPC, @once/idempotency/http): next build, next start.
+  // The same tarball in examples/plain (Next.js without tRPC, @once/idempotency/http): next build,
+  // next start.
   ["plain", ["npm", "run", "example:test", "--silent", "--", "plain"]],
   ["build", ["npm", "run", "build", "--silent"]],
   ["playwright", ["npx", "playwright", "test"]],
@@ -54,7 +61,10 @@ for (const [name, [cmd, ...args]] of steps) {
   const fullArgs = [...args, ...(counter?.args(report) ?? [])];
   console.log(`\n[test] ── ${name}: ${[cmd, ...fullArgs].join(" ")}`);
   const started = Date.now();
-  const run = spawnSync(cmd!, fullArgs, { stdio: "inherit", env: { ...env, ...counter?.env(report) } });
+  const run = spawnSync(cmd!, fullArgs, {
+    stdio: "inherit",
+    env: { ...env, ...counter?.env(report) },
+  });
   const counts = counter ? counter.read(report) : undefined;
   // A runner that reports failed tests has failed, whatever its exit code says.
   const ok = run.status === 0 && !(counts && counts.failed > 0);
@@ -73,7 +83,9 @@ for (const r of results) {
   } else if (r.counts === null) {
     tests = "no test counts (the runner stopped before writing its report)";
   }
-  console.log(`  ${r.ok ? "ok  " : "FAIL"} ${r.name.padEnd(10)} ${`${r.seconds.toFixed(1)} s`.padStart(8)}  ${tests}`.trimEnd());
+  console.log(
+    `  ${r.ok ? "ok  " : "FAIL"} ${r.name.padEnd(10)} ${`${r.seconds.toFixed(1)} s`.padStart(8)}  ${tests}`.trimEnd(),
+  );
 }
 console.log(`${total.passed} passed, ${total.failed} failed`);
 const failed = results.filter((r) => !r.ok).length;

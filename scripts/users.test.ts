@@ -12,11 +12,15 @@ const t = useTestDatabase({ poolMax: 1 });
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 async function users(args: string[], options: { stdin?: string; databaseUrl: string }) {
-  const child = spawn(process.execPath, [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), "scripts/users.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: options.databaseUrl },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, "node_modules/tsx/dist/cli.mjs"), "scripts/users.ts", ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: options.databaseUrl },
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => (stdout += d));
@@ -28,27 +32,48 @@ async function users(args: string[], options: { stdin?: string; databaseUrl: str
 
 describe("npm run users", () => {
   it("creates an operator with the password from stdin (one line ending dropped), then a token printed alone", async () => {
-    const made = await users(["create-user", "--email", "root@shop.example", "--name", "Root", "--role", "admin"], {
-      stdin: "piped operator password\n",
-      databaseUrl: t.url,
-    });
+    const made = await users(
+      ["create-user", "--email", "root@shop.example", "--name", "Root", "--role", "admin"],
+      {
+        stdin: "piped operator password\n",
+        databaseUrl: t.url,
+      },
+    );
     expect(made.stderr).toBe("");
     expect(made).toMatchObject({ code: 0 });
     const user = await t.db.user.findUniqueOrThrow({ where: { email: "root@shop.example" } });
     expect(await verifyPassword("piped operator password", user.passwordHash!)).toBe(true);
 
-    const token = await users(["create-token", "--email", "root@shop.example", "--label", "metrics"], { databaseUrl: t.url });
+    const token = await users(
+      ["create-token", "--email", "root@shop.example", "--label", "metrics"],
+      { databaseUrl: t.url },
+    );
     expect(token.code).toBe(0);
     expect(token.stdout.trim()).toMatch(/^once_[\w-]{43}$/);
     expect(token.stderr).toMatch(/Shown once/);
   });
 
   it("a password on the command line is refused with exit 2, before touching anything", async () => {
-    const res = await users(["create-user", "--email", "x@shop.example", "--name", "X", "--role", "admin", "--password", "on the command line"], {
-      databaseUrl: t.url,
-    });
+    const res = await users(
+      [
+        "create-user",
+        "--email",
+        "x@shop.example",
+        "--name",
+        "X",
+        "--role",
+        "admin",
+        "--password",
+        "on the command line",
+      ],
+      {
+        databaseUrl: t.url,
+      },
+    );
     expect(res.code).toBe(2);
-    expect(res.stderr.split("\n")[0]).toBe("Passwords are never taken from the command line (shell history, ps): pipe it on stdin or type it at the prompt.");
+    expect(res.stderr.split("\n")[0]).toBe(
+      "Passwords are never taken from the command line (shell history, ps): pipe it on stdin or type it at the prompt.",
+    );
     expect(await t.db.user.count({ where: { email: "x@shop.example" } })).toBe(0);
   });
 
@@ -57,11 +82,16 @@ describe("npm run users", () => {
       databaseUrl: `postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`,
     });
     expect(res.code).toBe(1);
-    expect(res.stderr.trim()).toBe("Cannot reach the database (DATABASE_URL, or the embedded one of a running `npm run dev`): start it and try again.");
+    expect(res.stderr.trim()).toBe(
+      "Cannot reach the database (DATABASE_URL, or the embedded one of a running `npm run dev`): start it and try again.",
+    );
   });
 
   it("a refusal is one sentence and exit 1", async () => {
-    const res = await users(["create-user", "--email", "y@shop.example", "--name", "Y", "--role", "admin"], { stdin: "short", databaseUrl: t.url });
+    const res = await users(
+      ["create-user", "--email", "y@shop.example", "--name", "Y", "--role", "admin"],
+      { stdin: "short", databaseUrl: t.url },
+    );
     expect(res.code).toBe(1);
     expect(res.stderr.trim()).toBe("The password must have at least 12 characters.");
   });

@@ -5,7 +5,14 @@ import { loadDatabaseConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
 import { resolveDatabaseUrl } from "../tools/db/url";
 import { readPassword } from "../src/server/auth/read-password";
-import { AccountError, needsPassword, parseCommand, runCommand, UsageError, USAGE } from "../src/server/auth/users-cli";
+import {
+  AccountError,
+  needsPassword,
+  parseCommand,
+  runCommand,
+  UsageError,
+  USAGE,
+} from "../src/server/auth/users-cli";
 import { configOrExit } from "./lib/config";
 
 function fail(message: string, code: number): never {
@@ -26,7 +33,10 @@ configOrExit("users", () => loadDatabaseConfig(process.env));
 const db = createDb(resolveDatabaseUrl(), { max: 1 });
 try {
   await db.$queryRaw`SELECT 1`.catch(() =>
-    fail("Cannot reach the database (DATABASE_URL, or the embedded one of a running `npm run dev`): start it and try again.", 1),
+    fail(
+      "Cannot reach the database (DATABASE_URL, or the embedded one of a running `npm run dev`): start it and try again.",
+      1,
+    ),
   );
   const output = await runCommand(db, command, async () => {
     if (!needsPassword(command)) return "";
@@ -37,7 +47,8 @@ try {
 } catch (error) {
   if (error instanceof AccountError) fail(error.message, 1);
   const code = (error as { code?: string }).code;
-  if (code === "P2021" || code === "P2022") fail("The database is not set up: run `npm run db:setup` (or start the app once) first.", 1);
+  if (code === "P2021" || code === "P2022")
+    fail("The database is not set up: run `npm run db:setup` (or start the app once) first.", 1);
   fail(`Failed: ${(error as Error).message.split("\n")[0]}`, 1);
 } finally {
   await db.$disconnect();

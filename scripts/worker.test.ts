@@ -15,34 +15,65 @@ const pg = useOwnPostgres({ prefix: "once-worker-outage-", poolMax: 2 });
 const provider = useTestProvider();
 
 describe("npm run worker while PostgreSQL is stopped", () => {
-  it("stays up, says so once, and drains what is placed once PostgreSQL is back", { timeout: 120_000 }, async () => {
-    const worker: ChildProcess = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: pg.url, DEMO_MODE: "1", OUTBOX_POLL_MS: "100", PAYMENTS_PROVIDER_URL: provider.url },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    for (const stream of [worker.stdout!, worker.stderr!]) stream.on("data", (d: Buffer) => (output += d));
-    try {
-      await waitFor("the worker to run", () => output.includes("[worker] running"), 30_000, worker);
-      await pg.stop();
-      await waitFor("the worker to say the database is gone", () => output.includes("the database cannot be reached"), 30_000, worker);
-      // Its loops have failed and backed off: the worker is still there.
-      expect(worker.exitCode).toBeNull();
-      await pg.start();
-      const { orderId } = await placeTestOrder(pg.db);
-      await waitFor(
-        "the order placed after the outage to be paid",
-        async () => (await pg.db.order.findUniqueOrThrow({ where: { id: orderId } })).status === "PAID",
-        60_000,
-        worker,
+  it(
+    "stays up, says so once, and drains what is placed once PostgreSQL is back",
+    { timeout: 120_000 },
+    async () => {
+      const worker: ChildProcess = spawn(
+        process.execPath,
+        ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")],
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            DATABASE_URL: pg.url,
+            DEMO_MODE: "1",
+            OUTBOX_POLL_MS: "100",
+            PAYMENTS_PROVIDER_URL: provider.url,
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
       );
-      expect(await provider.charges(orderId)).toHaveLength(1);
-      expect(output.match(/the database cannot be reached/g)).toHaveLength(1);
-      await waitFor("the worker to say the database is back", () => output.includes("the database is reachable again"), 30_000, worker);
-    } finally {
-      await stopChild(worker);
-    }
-    expect(output).not.toMatch(/uncaughtException|Unhandled/);
-  });
+      let output = "";
+      for (const stream of [worker.stdout!, worker.stderr!])
+        stream.on("data", (d: Buffer) => (output += d));
+      try {
+        await waitFor(
+          "the worker to run",
+          () => output.includes("[worker] running"),
+          30_000,
+          worker,
+        );
+        await pg.stop();
+        await waitFor(
+          "the worker to say the database is gone",
+          () => output.includes("the database cannot be reached"),
+          30_000,
+          worker,
+        );
+        // Its loops have failed and backed off: the worker is still there.
+        expect(worker.exitCode).toBeNull();
+        await pg.start();
+        const { orderId } = await placeTestOrder(pg.db);
+        await waitFor(
+          "the order placed after the outage to be paid",
+          async () =>
+            (await pg.db.order.findUniqueOrThrow({ where: { id: orderId } })).status === "PAID",
+          60_000,
+          worker,
+        );
+        expect(await provider.charges(orderId)).toHaveLength(1);
+        expect(output.match(/the database cannot be reached/g)).toHaveLength(1);
+        await waitFor(
+          "the worker to say the database is back",
+          () => output.includes("the database is reachable again"),
+          30_000,
+          worker,
+        );
+      } finally {
+        await stopChild(worker);
+      }
+      expect(output).not.toMatch(/uncaughtException|Unhandled/);
+    },
+  );
 });

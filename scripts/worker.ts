@@ -1,8 +1,8 @@
-// `npm run worker`: the payment outbox worker and reconciliation as a process of its own (beside servers started with ONCE_PAYMENT_JOBS=0, or as
-// an extra worker), against DATABASE_URL (or the running embedded database), until SIGINT/SIGTERM.
-// Any number may run beside the server's own loops: rows are claimed with FOR UPDATE SKIP LOCKED
-// under a lease. A database that goes away is waited for (each loop backs off, the job log says so
-// once), never a reason to exit.
+// `npm run worker`: the payment outbox worker and reconciliation as a process of its own (beside
+// servers started with ONCE_PAYMENT_JOBS=0, or as an extra worker), against DATABASE_URL (or the
+// running embedded database), until SIGINT/SIGTERM. Any number may run beside the server's own
+// loops: rows are claimed with FOR UPDATE SKIP LOCKED under a lease. A database that goes away is
+// waited for (each loop backs off, the job log says so once), never a reason to exit.
 //
 // ONCE_TEST_CRASH_AFTER_CHARGE=1 makes the process kill itself (SIGKILL: no cleanup, no finally)
 // right after the provider charged and before the row is marked delivered: the crash test's
@@ -14,7 +14,8 @@ import { startPaymentJobs } from "../src/server/payments";
 import { resolveDatabaseUrl, resolveProviderUrl } from "../tools/db/url";
 import { configOrExit } from "./lib/config";
 
-// The database, the engine's and the payments' variables: the server's own (HOST, TRUSTED_PROXIES, …) are not its business.
+// The database, the engine's and the payments' variables: the server's own (HOST, TRUSTED_PROXIES,
+// …) are not its business.
 const config = configOrExit("worker", () => loadWorkerConfig(process.env));
 // The server's own composition root (database, engine); this process runs only its payment loops,
 // against PAYMENTS_PROVIDER_URL or the provider the running app started.

@@ -18,9 +18,14 @@ export interface SoakBackend {
   appUrl: string;
   /** PostgreSQL itself (for LISTEN, the facts, the drain): the primary, wherever it is. */
   directUrl: string;
-  /** The provider service's database: beside the shop's (direct, pgbouncer), or on a server of its own outside the cluster (patroni). */
+  /**
+   * The provider service's database: beside the shop's (direct, pgbouncer), or on a server of its
+   * own outside the cluster (patroni).
+   */
   providerDatabaseUrl: string;
-  /** DATABASE_URL goes through a transaction-mode pooler: no prepared statements, no session state. */
+  /**
+   * DATABASE_URL goes through a transaction-mode pooler: no prepared statements, no session state.
+   */
   throughPooler: boolean;
   /** The payment loops run in a process of their own (`npm run worker`), not in the instances. */
   separateWorker: boolean;
@@ -28,13 +33,21 @@ export interface SoakBackend {
   stop(): Promise<void>;
 }
 
-/** Loopback ports: in a row from `base` when one is given (the patroni profiles), else any free ones. */
+/**
+ * Loopback ports: in a row from `base` when one is given (the patroni profiles), else any free
+ * ones.
+ */
 export function portAllocator(base: number): () => Promise<number> {
   let next = base;
   return async () => (base > 0 ? next++ : freePort());
 }
 
-export async function startEmbeddedBackend(profile: Profile, dir: string, port: () => Promise<number>, log: (m: string) => void): Promise<SoakBackend> {
+export async function startEmbeddedBackend(
+  profile: Profile,
+  dir: string,
+  port: () => Promise<number>,
+  log: (m: string) => void,
+): Promise<SoakBackend> {
   const pgPort = await port();
   const db = await startSoakDatabase(path.join(dir, "pg"), pgPort);
   const forgetDb = onCleanup(() => db.stop());
@@ -43,7 +56,14 @@ export async function startEmbeddedBackend(profile: Profile, dir: string, port: 
   let bouncer: Child | undefined;
   if (profile === Profile.PGBOUNCER) {
     const bouncerPort = await port();
-    bouncer = startPgbouncer({ port: bouncerPort, pgPort, database: DATABASE, user: PG_USER, password: PG_PASSWORD, dir });
+    bouncer = startPgbouncer({
+      port: bouncerPort,
+      pgPort,
+      database: DATABASE,
+      user: PG_USER,
+      password: PG_PASSWORD,
+      dir,
+    });
     await waitForPort("pgbouncer", bouncerPort, 10_000, bouncer);
     appUrl = `postgresql://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${bouncerPort}/${DATABASE}`;
     log(`PgBouncer (transaction pooling) on ${bouncerPort}`);

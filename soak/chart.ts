@@ -1,6 +1,7 @@
 // The run as a picture (plain SVG, no library): answers per second by status (stacked), p99
 // latency per second, and intents open over time, on one time axis on which every injected fault
-// is marked: kills and PostgreSQL restarts as lines, the outage as a band, busts and releases as ticks.
+// is marked: kills and PostgreSQL restarts as lines, the outage as a band, busts and releases as
+// ticks.
 import { percentile } from "../tools/stats";
 import type { Fault, Intent, RequestSample, Seen } from "./record";
 
@@ -9,7 +10,11 @@ const SERIES: { name: string; color: string; test: (s: Seen) => boolean }[] = [
   { name: "409 in progress", color: "#f9a825", test: (s) => s === 409 },
   { name: "503 store down", color: "#6a1b9a", test: (s) => s === 503 },
   { name: "502/504 gateway", color: "#ef6c00", test: (s) => s === 502 || s === 504 },
-  { name: "other 4xx", color: "#0277bd", test: (s) => typeof s === "number" && s >= 400 && s < 500 && s !== 409 },
+  {
+    name: "other 4xx",
+    color: "#0277bd",
+    test: (s) => typeof s === "number" && s >= 400 && s < 500 && s !== 409,
+  },
   { name: "500", color: "#c62828", test: (s) => s === 500 },
   { name: "dropped by client", color: "#9e9e9e", test: (s) => s === "dropped" },
   { name: "connection error", color: "#424242", test: (s) => s === "error" },
@@ -37,14 +42,22 @@ export interface ChartInput {
 export function renderChart(input: ChartInput): string {
   const seconds = Math.max(1, Math.ceil(input.endMs / 1000));
   const x = (ms: number) => LEFT + (ms / 1000 / seconds) * PLOT_W;
-  const buckets = Array.from({ length: seconds }, () => ({ counts: SERIES.map(() => 0), ms: [] as number[] }));
+  const buckets = Array.from({ length: seconds }, () => ({
+    counts: SERIES.map(() => 0),
+    ms: [] as number[],
+  }));
   for (const r of input.requests) {
     const b = buckets[Math.min(seconds - 1, Math.floor(r.t / 1000))]!;
     const k = SERIES.findIndex((s) => s.test(r.seen));
     if (k >= 0) b.counts[k]!++;
     if (typeof r.seen === "number") b.ms.push(r.ms);
   }
-  const open = Array.from({ length: seconds }, (_, s) => input.intents.filter((i) => i.startedAt <= s * 1000 && (i.endedAt ?? Infinity) > s * 1000).length);
+  const open = Array.from(
+    { length: seconds },
+    (_, s) =>
+      input.intents.filter((i) => i.startedAt <= s * 1000 && (i.endedAt ?? Infinity) > s * 1000)
+        .length,
+  );
   const p99 = buckets.map((b) =>
     percentile(
       b.ms.sort((a, c) => a - c),
@@ -87,7 +100,11 @@ function frame(p: (typeof PANELS)[number], max: number): string {
   ].join("");
 }
 
-function stackedBars(counts: number[][], x: (ms: number) => number, p: (typeof PANELS)[number]): string {
+function stackedBars(
+  counts: number[][],
+  x: (ms: number) => number,
+  p: (typeof PANELS)[number],
+): string {
   const max = Math.max(1, ...counts.map((c) => c.reduce((a, b) => a + b, 0)));
   const bw = Math.max(1, x(1000) - x(0));
   const out = [frame(p, max)];
@@ -97,14 +114,24 @@ function stackedBars(counts: number[][], x: (ms: number) => number, p: (typeof P
       if (n === 0) return;
       const h = (n / max) * p.height;
       y -= h;
-      out.push(`<rect x="${x(s * 1000).toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${h.toFixed(1)}" fill="${SERIES[k]!.color}"/>`);
+      out.push(
+        `<rect x="${x(s * 1000).toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${h.toFixed(1)}" fill="${SERIES[k]!.color}"/>`,
+      );
     });
   });
   return out.join("");
 }
 
-/** A line through the values; a second without a value (NaN: no numeric answer in it) is a gap, not a point. */
-function line(values: number[], x: (ms: number) => number, p: (typeof PANELS)[number], color: string): string {
+/**
+ * A line through the values; a second without a value (NaN: no numeric answer in it) is a gap, not
+ * a point.
+ */
+function line(
+  values: number[],
+  x: (ms: number) => number,
+  p: (typeof PANELS)[number],
+  color: string,
+): string {
   const max = Math.max(1, ...values.filter(Number.isFinite));
   const runs: string[][] = [[]];
   values.forEach((v, s) => {
@@ -112,12 +139,17 @@ function line(values: number[], x: (ms: number) => number, p: (typeof PANELS)[nu
       if (runs.at(-1)!.length > 0) runs.push([]);
       return;
     }
-    runs.at(-1)!.push(`${x(s * 1000 + 500).toFixed(1)},${(p.top + p.height - (v / max) * p.height).toFixed(1)}`);
+    runs
+      .at(-1)!
+      .push(
+        `${x(s * 1000 + 500).toFixed(1)},${(p.top + p.height - (v / max) * p.height).toFixed(1)}`,
+      );
   });
   const drawn = runs
     .filter((r) => r.length > 0)
     .map((r) => {
-      if (r.length > 1) return `<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${r.join(" ")}"/>`;
+      if (r.length > 1)
+        return `<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${r.join(" ")}"/>`;
       const [cx, cy] = r[0]!.split(",");
       return `<circle cx="${cx}" cy="${cy}" r="1.5" fill="${color}"/>`;
     });
@@ -133,22 +165,46 @@ function faultMarks(faults: Fault[], x: (ms: number) => number): string {
   if (stop) {
     const x1 = x(stop.t);
     const x2 = back ? x(back.t) : x1 + 2;
-    out.push(`<rect x="${x1.toFixed(1)}" y="${top}" width="${(x2 - x1).toFixed(1)}" height="${bottom - top}" fill="#6a1b9a" opacity="0.12"/>`);
+    out.push(
+      `<rect x="${x1.toFixed(1)}" y="${top}" width="${(x2 - x1).toFixed(1)}" height="${bottom - top}" fill="#6a1b9a" opacity="0.12"/>`,
+    );
     out.push(`<text x="${x1.toFixed(1)}" y="${bottom + 28}" fill="#6a1b9a">PG stopped</text>`);
   }
   let marks = 0;
   for (const f of faults) {
     const fx = x(f.t).toFixed(1);
-    if (f.kind === "kill" || f.kind === "pg-restart" || f.kind === "provider-recovers" || (f.kind === "db" && !f.detail.startsWith("healthy"))) {
-      const color = f.kind === "kill" ? "#c62828" : f.kind === "pg-restart" || f.kind === "db" ? "#6a1b9a" : "#2e7d32";
+    if (
+      f.kind === "kill" ||
+      f.kind === "pg-restart" ||
+      f.kind === "provider-recovers" ||
+      (f.kind === "db" && !f.detail.startsWith("healthy"))
+    ) {
+      const color =
+        f.kind === "kill"
+          ? "#c62828"
+          : f.kind === "pg-restart" || f.kind === "db"
+            ? "#6a1b9a"
+            : "#2e7d32";
       const label =
-        f.kind === "kill" ? f.detail.split(" ")[0]! : f.kind === "pg-restart" ? "PG restart" : f.kind === "db" ? f.detail.split(":")[0]! : "fire ends";
-      out.push(`<line x1="${fx}" y1="${top}" x2="${fx}" y2="${bottom}" stroke="${color}" stroke-dasharray="4 3"/>`);
+        f.kind === "kill"
+          ? f.detail.split(" ")[0]!
+          : f.kind === "pg-restart"
+            ? "PG restart"
+            : f.kind === "db"
+              ? f.detail.split(":")[0]!
+              : "fire ends";
+      out.push(
+        `<line x1="${fx}" y1="${top}" x2="${fx}" y2="${bottom}" stroke="${color}" stroke-dasharray="4 3"/>`,
+      );
       // Alternate two rows, so faults close in time (a kill and a restart) keep readable labels.
-      out.push(`<text x="${fx}" y="${top - 14 - (marks++ % 2) * 11}" fill="${color}" text-anchor="middle">${escape(`✕ ${label}`)}</text>`);
+      out.push(
+        `<text x="${fx}" y="${top - 14 - (marks++ % 2) * 11}" fill="${color}" text-anchor="middle">${escape(`✕ ${label}`)}</text>`,
+      );
     } else if (f.kind === "bust" || f.kind === "release") {
       const color = f.kind === "bust" ? "#ef6c00" : "#0277bd";
-      out.push(`<line x1="${fx}" y1="${bottom + 2}" x2="${fx}" y2="${bottom + 10}" stroke="${color}"/>`);
+      out.push(
+        `<line x1="${fx}" y1="${bottom + 2}" x2="${fx}" y2="${bottom + 10}" stroke="${color}"/>`,
+      );
     }
   }
   out.push(
@@ -161,7 +217,10 @@ function timeAxis(seconds: number, x: (ms: number) => number): string {
   const y = PANELS[2]!.top + PANELS[2]!.height;
   const step = seconds > 120 ? 30 : seconds > 40 ? 10 : 5;
   const ticks: string[] = [];
-  for (let s = 0; s <= seconds; s += step) ticks.push(`<text x="${x(s * 1000).toFixed(1)}" y="${y + 20}" text-anchor="middle">${s}s</text>`);
+  for (let s = 0; s <= seconds; s += step)
+    ticks.push(
+      `<text x="${x(s * 1000).toFixed(1)}" y="${y + 20}" text-anchor="middle">${s}s</text>`,
+    );
   return ticks.join("");
 }
 

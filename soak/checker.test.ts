@@ -17,7 +17,10 @@ let userId: string;
 let productId: string;
 let stockBefore: number;
 
-const PROVIDER_SCHEMA = readFileSync(path.join(import.meta.dirname, "../services/provider/schema.sql"), "utf8");
+const PROVIDER_SCHEMA = readFileSync(
+  path.join(import.meta.dirname, "../services/provider/schema.sql"),
+  "utf8",
+);
 
 beforeAll(async () => {
   const t = await createTestDatabase({ poolMax: 1 });
@@ -25,8 +28,16 @@ beforeAll(async () => {
   url = t.url;
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  userId = (await c.query<{ id: string }>(`SELECT "id"::text AS id FROM "User" WHERE "email" = 'acme@example.com'`)).rows[0]!.id;
-  const p = (await c.query<{ id: string; stock: number }>(`SELECT "id"::text AS id, "stock" FROM "Product" WHERE "sku" = 'MUG-001'`)).rows[0]!;
+  userId = (
+    await c.query<{ id: string }>(
+      `SELECT "id"::text AS id FROM "User" WHERE "email" = 'acme@example.com'`,
+    )
+  ).rows[0]!.id;
+  const p = (
+    await c.query<{ id: string; stock: number }>(
+      `SELECT "id"::text AS id, "stock" FROM "Product" WHERE "sku" = 'MUG-001'`,
+    )
+  ).rows[0]!;
   productId = p.id;
   stockBefore = p.stock;
   // The provider's books (services/provider/schema.sql) beside the shop's tables: readFacts reads
@@ -63,8 +74,14 @@ const intent = (key: string, over: Partial<Intent> = {}): Intent => ({
   ...over,
 });
 
-/** One paid order for `key`, as a correct run leaves it: order, line, stock taken, outbox delivered, one charge. */
-async function paidOrder(key: string, options: { charges?: number; outbox?: "DELIVERED" | "PENDING" } = {}): Promise<string> {
+/**
+ * One paid order for `key`, as a correct run leaves it: order, line, stock taken, outbox delivered,
+ * one charge.
+ */
+async function paidOrder(
+  key: string,
+  options: { charges?: number; outbox?: "DELIVERED" | "PENDING" } = {},
+): Promise<string> {
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO "Order" ("tenantId", "userId", "status", "totalCents", "currency", "idempotencyKey")
      VALUES ('acme', $1::uuid, 'PAID', 2900, 'EUR', $2) RETURNING "id"::text AS id`,
@@ -76,7 +93,9 @@ async function paidOrder(key: string, options: { charges?: number; outbox?: "DEL
      VALUES ($1::uuid, $2::uuid, 'MUG-001', 'Enamel mug', 1450, 2, 2900)`,
     [orderId, productId],
   );
-  await client.query(`UPDATE "Product" SET "stock" = "stock" - 2 WHERE "id" = $1::uuid`, [productId]);
+  await client.query(`UPDATE "Product" SET "stock" = "stock" - 2 WHERE "id" = $1::uuid`, [
+    productId,
+  ]);
   await client.query(
     `INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload", "status")
      VALUES ('payment.charge', $1, $2, '{}'::jsonb, $3::"OutboxStatus")`,
@@ -92,13 +111,26 @@ async function paidOrder(key: string, options: { charges?: number; outbox?: "DEL
   return orderId;
 }
 
-async function verdict(intents: Intent[], requests: RequestSample[] = [{ t: 0, ms: 5, seen: 200 }], faults: Fault[] = []): Promise<CheckRow[]> {
+async function verdict(
+  intents: Intent[],
+  requests: RequestSample[] = [{ t: 0, ms: 5, seen: 200 }],
+  faults: Fault[] = [],
+): Promise<CheckRow[]> {
   const facts = await readFacts(client, 10);
-  const run: RunFigures = { intents, requests, initialStock: new Map([[productId, stockBefore]]), fireEndsAt: 60_000, faults };
+  const run: RunFigures = {
+    intents,
+    requests,
+    initialStock: new Map([[productId, stockBefore]]),
+    fireEndsAt: 60_000,
+    faults,
+  };
   return evaluate(facts, run);
 }
 
-/** The run fails on `label` (and on the rows in `alsoFailing`, which the same fabricated state breaks too), and on nothing else. */
+/**
+ * The run fails on `label` (and on the rows in `alsoFailing`, which the same fabricated state
+ * breaks too), and on nothing else.
+ */
 function failedRow(rows: CheckRow[], label: string, alsoFailing: string[] = []): CheckRow {
   expect(passed(rows)).toBe(false);
   const bad = rows.filter((r) => r.ok === false);
@@ -112,7 +144,10 @@ const CHARGED_TWICE = "duplicate charges (an intent charged more than once)";
 describe("the soak's checker", () => {
   it("passes a correct run: one order, one charge, stock taken once, outbox delivered", async () => {
     const id = await paidOrder("k1");
-    const rows = await verdict([intent("k1", { orderIds: [id, id] }), intent("k2", { final: 412, statuses: [412], orderIds: [] })]);
+    const rows = await verdict([
+      intent("k1", { orderIds: [id, id] }),
+      intent("k2", { final: 412, statuses: [412], orderIds: [] }),
+    ]);
     expect(rows.filter((r) => r.ok === false)).toEqual([]);
     expect(passed(rows)).toBe(true);
   });
@@ -120,15 +155,17 @@ describe("the soak's checker", () => {
   it("fails when an answered intent has two orders", async () => {
     const id = await paidOrder("k1");
     await paidOrder("k1");
-    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "orders per intent", [CHARGED_TWICE]);
+    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "orders per intent", [
+      CHARGED_TWICE,
+    ]);
     expect(row.offenders[0]).toContain("acme/k1: 2 orders");
   });
 
   it("fails when an answered intent has no order, and when an order belongs to no intent", async () => {
     await paidOrder("stray");
     const row = failedRow(
-      await verdict([intent("k1", { orderIds: ["00000000-0000-0000-0000-000000000000"] })]).then((rows) =>
-        rows.filter((r) => r.label !== "the same order id in every answer of an intent"),
+      await verdict([intent("k1", { orderIds: ["00000000-0000-0000-0000-000000000000"] })]).then(
+        (rows) => rows.filter((r) => r.label !== "the same order id in every answer of an intent"),
       ),
       "orders per intent",
       [LOST],
@@ -149,19 +186,27 @@ describe("the soak's checker", () => {
   it("fails when a paid order was charged twice, or not at all", async () => {
     const twice = await paidOrder("k1", { charges: 2 });
     const never = await paidOrder("k2", { charges: 0 });
-    const row = failedRow(await verdict([intent("k1", { orderIds: [twice] }), intent("k2", { orderIds: [never] })]), "charges per paid order", [CHARGED_TWICE]);
+    const row = failedRow(
+      await verdict([intent("k1", { orderIds: [twice] }), intent("k2", { orderIds: [never] })]),
+      "charges per paid order",
+      [CHARGED_TWICE],
+    );
     expect(row.offenders.join("\n")).toMatch(/k1, PAID\): 2 charges[\s\S]*k2, PAID\): 0 charges/);
   });
 
   it("fails when an order id answered 200 is no longer in the database (a failover lost it)", async () => {
     const kept = await paidOrder("k1");
     const lost = "22222222-2222-2222-2222-222222222222";
-    // The lost order's intent has no order at all now, which "orders per intent" and "the same order id" see too.
-    const row = failedRow(await verdict([intent("k1", { orderIds: [kept] }), intent("k2", { orderIds: [lost] })]), LOST, [
-      "orders per intent",
-      "the same order id in every answer of an intent",
+    // The lost order's intent has no order at all now, which "orders per intent" and "the same
+    // order id" see too.
+    const row = failedRow(
+      await verdict([intent("k1", { orderIds: [kept] }), intent("k2", { orderIds: [lost] })]),
+      LOST,
+      ["orders per intent", "the same order id in every answer of an intent"],
+    );
+    expect(row.offenders).toEqual([
+      `acme/k2: answered 200 with order ${lost}, which the database no longer has`,
     ]);
-    expect(row.offenders).toEqual([`acme/k2: answered 200 with order ${lost}, which the database no longer has`]);
   });
 
   it("fails on a charge in the provider's books whose order does not exist", async () => {
@@ -170,9 +215,11 @@ describe("the soak's checker", () => {
       `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
        VALUES ('ch_orphan', 'any-key', '33333333-3333-3333-3333-333333333333', 2900, 'EUR', 'SUCCEEDED')`,
     );
-    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "charges without their order (the provider's books)", [
-      "charges without their order, found by reconciliation",
-    ]);
+    const row = failedRow(
+      await verdict([intent("k1", { orderIds: [id] })]),
+      "charges without their order (the provider's books)",
+      ["charges without their order, found by reconciliation"],
+    );
     expect(row.offenders).toEqual(["charge ch_orphan: no such order"]);
   });
 
@@ -208,7 +255,8 @@ describe("the soak's checker", () => {
       [lost],
     );
     const rows = await verdict([intent("k1", { orderIds: [lost, second] })]);
-    // The answers named two orders, one of them gone, and its charge has no order: three rows see it.
+    // The answers named two orders, one of them gone, and its charge has no order: three rows see
+    // it.
     const row = failedRow(rows, CHARGED_TWICE, [
       LOST,
       "the same order id in every answer of an intent",
@@ -220,8 +268,13 @@ describe("the soak's checker", () => {
 
   it("fails when the stock does not add up", async () => {
     const id = await paidOrder("k1");
-    await client.query(`UPDATE "Product" SET "stock" = "stock" - 1 WHERE "id" = $1::uuid`, [productId]);
-    failedRow(await verdict([intent("k1", { orderIds: [id] })]), "stock arithmetic (before − sold = now, never < 0)");
+    await client.query(`UPDATE "Product" SET "stock" = "stock" - 1 WHERE "id" = $1::uuid`, [
+      productId,
+    ]);
+    failedRow(
+      await verdict([intent("k1", { orderIds: [id] })]),
+      "stock arithmetic (before − sold = now, never < 0)",
+    );
   });
 
   it("fails on a key PROCESSING long past its lease", async () => {
@@ -230,13 +283,19 @@ describe("the soak's checker", () => {
       `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
        VALUES ('acme', 'stuck', 'checkout.placeOrder', repeat('a', 64), 'PROCESSING', gen_random_uuid(), now() - interval '1 minute', now() + interval '1 day')`,
     );
-    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "keys PROCESSING past the sweeper's window");
+    const row = failedRow(
+      await verdict([intent("k1", { orderIds: [id] })]),
+      "keys PROCESSING past the sweeper's window",
+    );
     expect(row.offenders).toEqual(["acme/stuck"]);
   });
 
   it("fails on an outbox row still pending after the drain", async () => {
     const id = await paidOrder("k1", { outbox: "PENDING" });
-    failedRow(await verdict([intent("k1", { orderIds: [id] })]), "outbox rows neither delivered nor dead-lettered with a reason");
+    failedRow(
+      await verdict([intent("k1", { orderIds: [id] })]),
+      "outbox rows neither delivered nor dead-lettered with a reason",
+    );
   });
 
   it("fails on an open reconciliation finding", async () => {
@@ -246,7 +305,10 @@ describe("the soak's checker", () => {
        VALUES ('DUPLICATE_CHARGE', 'x', $1, ARRAY['ch_a', 'ch_b'], '{}'::jsonb)`,
       [id],
     );
-    failedRow(await verdict([intent("k1", { orderIds: [id] })]), "reconciliation findings besides lost orders");
+    failedRow(
+      await verdict([intent("k1", { orderIds: [id] })]),
+      "reconciliation findings besides lost orders",
+    );
   });
 
   it("a lost order's charge that reconciliation found fails only the loss itself", async () => {
@@ -261,23 +323,39 @@ describe("the soak's checker", () => {
     );
     const rows = await verdict([intent("k1", { orderIds: [id] })]);
     failedRow(rows, "charges without their order (the provider's books)");
-    expect(rows.find((r) => r.label === "charges without their order, found by reconciliation")).toMatchObject({ ok: true, value: "1 of 1" });
+    expect(
+      rows.find((r) => r.label === "charges without their order, found by reconciliation"),
+    ).toMatchObject({ ok: true, value: "1 of 1" });
   });
 
   it("fails when refusals outside the fault windows pass the bound, and names their reasons; refusals in a window are excused", async () => {
     const id = await paidOrder("k1");
     const answers = (from: number, seen: number, n: number, reason?: string): RequestSample[] =>
-      Array.from({ length: n }, (_, i) => ({ t: from + i * 10, ms: 5, seen, ...(reason ? { reason } : {}) }));
+      Array.from({ length: n }, (_, i) => ({
+        t: from + i * 10,
+        ms: 5,
+        seen,
+        ...(reason ? { reason } : {}),
+      }));
     const busy = [...answers(0, 200, 80), ...answers(30_000, 503, 20, "store_unavailable")];
-    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })], busy), "refusals (503) outside the fault windows");
+    const row = failedRow(
+      await verdict([intent("k1", { orderIds: [id] })], busy),
+      "refusals (503) outside the fault windows",
+    );
     expect(row.value).toBe("20 of 100 answers (20.0 %)");
-    const shares = (await verdict([intent("k1", { orderIds: [id] })], busy)).find((r) => r.label === "refusals (503) under fire");
+    const shares = (await verdict([intent("k1", { orderIds: [id] })], busy)).find(
+      (r) => r.label === "refusals (503) under fire",
+    );
     expect(shares?.value).toBe("20 of 100 answers (20.0 %): store_unavailable ×20");
     // Too few answers to judge a share by: shown, not applied.
-    const few = (await verdict([intent("k1", { orderIds: [id] })], busy.slice(50))).find((r) => r.label === "refusals (503) outside the fault windows");
+    const few = (await verdict([intent("k1", { orderIds: [id] })], busy.slice(50))).find(
+      (r) => r.label === "refusals (503) outside the fault windows",
+    );
     expect(few).toMatchObject({ ok: null, value: "20 of 50 answers (40.0 %): too few to judge" });
     // The same refusals right after an instance was killed are the fault's, not the machine's.
-    const excused = await verdict([intent("k1", { orderIds: [id] })], busy, [{ t: 29_000, kind: "kill", detail: "instance 1" }]);
+    const excused = await verdict([intent("k1", { orderIds: [id] })], busy, [
+      { t: 29_000, kind: "kill", detail: "instance 1" },
+    ]);
     expect(passed(excused)).toBe(true);
   });
 
@@ -286,7 +364,9 @@ describe("the soak's checker", () => {
     const quiet = demonstrationVerdict(await verdict([intent("k1", { orderIds: [id] })]));
     expect(quiet).toMatchObject({
       ok: false,
-      sentence: expect.stringMatching(/^the asynchronous profile showed no loss \(refusals under fire: .*\), so it demonstrated nothing/),
+      sentence: expect.stringMatching(
+        /^the asynchronous profile showed no loss \(refusals under fire: .*\), so it demonstrated nothing/,
+      ),
     });
     // A lost order (answered 200, gone) whose charge reconciliation found: the loss, shown twice.
     const lost = "66666666-6666-6666-6666-666666666666";
@@ -294,13 +374,22 @@ describe("the soak's checker", () => {
       `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ('ch_shown', 'shown-key', $1, 2900, 'EUR', 'SUCCEEDED')`,
       [lost],
     );
-    const shownOnce = demonstrationVerdict(await verdict([intent("k1", { orderIds: [id] }), intent("k2", { orderIds: [lost] })]));
-    expect(shownOnce).toMatchObject({ ok: false, sentence: expect.stringContaining("reconciliation found only 0 of 1") });
+    const shownOnce = demonstrationVerdict(
+      await verdict([intent("k1", { orderIds: [id] }), intent("k2", { orderIds: [lost] })]),
+    );
+    expect(shownOnce).toMatchObject({
+      ok: false,
+      sentence: expect.stringContaining("reconciliation found only 0 of 1"),
+    });
     await client.query(
       `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
        VALUES ('CHARGE_WITHOUT_ORDER', 'CHARGE_WITHOUT_ORDER:ch_shown', NULL, ARRAY['ch_shown'], '{}'::jsonb)`,
     );
-    expect(demonstrationVerdict(await verdict([intent("k1", { orderIds: [id] }), intent("k2", { orderIds: [lost] })])).ok).toBe(true);
+    expect(
+      demonstrationVerdict(
+        await verdict([intent("k1", { orderIds: [id] }), intent("k2", { orderIds: [lost] })]),
+      ).ok,
+    ).toBe(true);
   });
 
   it("fails while a session still holds an advisory lock", async () => {
@@ -317,12 +406,29 @@ describe("the soak's checker", () => {
 
   it("fails on any answer 500, and on any 422 for the same key and cart", async () => {
     const id = await paidOrder("k1");
-    const five = failedRow(await verdict([intent("k1", { orderIds: [id], statuses: [500, 200] })], [{ t: 0, ms: 5, seen: 500 }]), "answers with status 500");
+    const five = failedRow(
+      await verdict(
+        [intent("k1", { orderIds: [id], statuses: [500, 200] })],
+        [{ t: 0, ms: 5, seen: 500 }],
+      ),
+      "answers with status 500",
+    );
     expect(five.offenders).toEqual(["acme/k1"]);
-    failedRow(await verdict([intent("k1", { orderIds: [id], statuses: [422, 200] })], [{ t: 0, ms: 5, seen: 422 }]), "answers 422 (same key, same cart)");
+    failedRow(
+      await verdict(
+        [intent("k1", { orderIds: [id], statuses: [422, 200] })],
+        [{ t: 0, ms: 5, seen: 422 }],
+      ),
+      "answers 422 (same key, same cart)",
+    );
   });
 
   it("fails a run in which no intent was answered 200", async () => {
-    failedRow(await verdict([intent("k1", { final: undefined, endedAt: undefined, statuses: [503], orderIds: [] })]), "intents answered 200");
+    failedRow(
+      await verdict([
+        intent("k1", { final: undefined, endedAt: undefined, statuses: [503], orderIds: [] }),
+      ]),
+      "intents answered 200",
+    );
   });
 });

@@ -45,10 +45,21 @@ export const MIN_ANSWERS_FOR_REFUSAL_BOUND = 100;
 
 const intentName = (i: Pick<Intent, "tenant" | "key">) => `${i.tenant}/${i.key}`;
 
-function row(label: string, expected: string, offenders: string[], value: string = String(offenders.length)): CheckRow {
+function row(
+  label: string,
+  expected: string,
+  offenders: string[],
+  value: string = String(offenders.length),
+): CheckRow {
   return { label, value, expected, ok: offenders.length === 0, offenders };
 }
-const info = (label: string, value: string): CheckRow => ({ label, value, expected: "", ok: null, offenders: [] });
+const info = (label: string, value: string): CheckRow => ({
+  label,
+  value,
+  expected: "",
+  ok: null,
+  offenders: [],
+});
 
 export function evaluate(facts: DatabaseFacts, run: RunFigures): CheckRow[] {
   const ordersByIntent = new Map<string, typeof facts.orders>();
@@ -86,9 +97,16 @@ export function evaluate(facts: DatabaseFacts, run: RunFigures): CheckRow[] {
     row(
       "reconciliation findings besides lost orders",
       "0",
-      facts.findings.filter((f) => !isLostOrderFinding(f)).map((f) => `${f.kind} order ${f.orderId ?? "-"} charges ${f.chargeIds.join(",")}`),
+      facts.findings
+        .filter((f) => !isLostOrderFinding(f))
+        .map((f) => `${f.kind} order ${f.orderId ?? "-"} charges ${f.chargeIds.join(",")}`),
     ),
-    row("advisory locks left held", "0", facts.advisoryLocks > 0 ? [`${facts.advisoryLocks} advisory lock(s) still granted`] : [], String(facts.advisoryLocks)),
+    row(
+      "advisory locks left held",
+      "0",
+      facts.advisoryLocks > 0 ? [`${facts.advisoryLocks} advisory lock(s) still granted`] : [],
+      String(facts.advisoryLocks),
+    ),
     answersWith(500, run),
     answersWith(422, run),
     ...underFire(run),
@@ -97,9 +115,13 @@ export function evaluate(facts: DatabaseFacts, run: RunFigures): CheckRow[] {
 }
 
 /** A charge the provider holds for an order the shop does not: what a lost order leaves behind. */
-const isLostOrderFinding = (f: DatabaseFacts["findings"][number]) => f.kind === "CHARGE_WITHOUT_ORDER" && f.orderId === null;
+const isLostOrderFinding = (f: DatabaseFacts["findings"][number]) =>
+  f.kind === "CHARGE_WITHOUT_ORDER" && f.orderId === null;
 
-/** Every charge whose order is gone must be a reconciliation finding, found by the app's own job while it ran. */
+/**
+ * Every charge whose order is gone must be a reconciliation finding, found by the app's own job
+ * while it ran.
+ */
 function lossFoundByReconciliation(facts: DatabaseFacts): CheckRow {
   const found = new Set(facts.findings.filter(isLostOrderFinding).flatMap((f) => f.chargeIds));
   const missed = facts.orphanCharges.filter((c) => !found.has(c));
@@ -111,26 +133,44 @@ function lossFoundByReconciliation(facts: DatabaseFacts): CheckRow {
   );
 }
 
-/** Whether `t` falls in a fault's window: from the fault to FAULT_RECOVERY_MS after it (after the database is back, for an outage). */
+/**
+ * Whether `t` falls in a fault's window: from the fault to FAULT_RECOVERY_MS after it (after the
+ * database is back, for an outage).
+ */
 function inFaultWindow(t: number, faults: readonly Fault[]): boolean {
   let stoppedAt: number | undefined;
   for (const f of faults) {
     if (f.kind === "bust" || f.kind === "release" || f.kind === "provider-recovers") continue;
     if (f.kind === "pg-stop") stoppedAt = f.t;
-    if (f.kind === "pg-start" && stoppedAt !== undefined && t >= stoppedAt && t < f.t + FAULT_RECOVERY_MS) return true;
+    if (
+      f.kind === "pg-start" &&
+      stoppedAt !== undefined &&
+      t >= stoppedAt &&
+      t < f.t + FAULT_RECOVERY_MS
+    )
+      return true;
     if (t >= f.t && t < f.t + FAULT_RECOVERY_MS) return true;
   }
-  return stoppedAt !== undefined && t >= stoppedAt && !faults.some((f) => f.kind === "pg-start" && f.t > stoppedAt!);
+  return (
+    stoppedAt !== undefined &&
+    t >= stoppedAt &&
+    !faults.some((f) => f.kind === "pg-start" && f.t > stoppedAt!)
+  );
 }
 
-/** What share of the answers were refusals (503), why, and whether refusals outside the fault windows stay under the bound. */
+/**
+ * What share of the answers were refusals (503), why, and whether refusals outside the fault
+ * windows stay under the bound.
+ */
 function refusals(run: RunFigures): CheckRow[] {
   const answers = run.requests.filter((r) => r.t < run.fireEndsAt && typeof r.seen === "number");
   const refused = answers.filter((r) => r.seen === 503);
   const reasons = new Map<string, number>();
-  for (const r of refused) reasons.set(r.reason ?? "unknown", (reasons.get(r.reason ?? "unknown") ?? 0) + 1);
+  for (const r of refused)
+    reasons.set(r.reason ?? "unknown", (reasons.get(r.reason ?? "unknown") ?? 0) + 1);
   const byReason = [...reasons].sort((a, b) => b[1] - a[1]).map(([reason, n]) => `${reason} ×${n}`);
-  const share = (part: number, whole: number) => (whole ? `${((100 * part) / whole).toFixed(1)} %` : "–");
+  const share = (part: number, whole: number) =>
+    whole ? `${((100 * part) / whole).toFixed(1)} %` : "–";
   const faults = run.faults ?? [];
   const outside = answers.filter((r) => !inFaultWindow(r.t, faults));
   const refusedOutside = outside.filter((r) => r.seen === 503);
@@ -155,18 +195,32 @@ function refusals(run: RunFigures): CheckRow[] {
   ];
 }
 
-function ordersPerIntent(intents: Intent[], ordersByIntent: Map<string, DatabaseFacts["orders"]>): CheckRow {
+function ordersPerIntent(
+  intents: Intent[],
+  ordersByIntent: Map<string, DatabaseFacts["orders"]>,
+): CheckRow {
   const known = new Set(intents.map(intentName));
   const offenders: string[] = [];
   for (const i of intents) {
     const n = ordersByIntent.get(intentName(i))?.length ?? 0;
-    if (i.final === 200 ? n !== 1 : n > 1) offenders.push(`${intentName(i)}: ${n} orders${i.final === 200 ? " (answered 200)" : ""}`);
+    if (i.final === 200 ? n !== 1 : n > 1)
+      offenders.push(`${intentName(i)}: ${n} orders${i.final === 200 ? " (answered 200)" : ""}`);
   }
-  for (const [name, orders] of ordersByIntent) if (!known.has(name)) offenders.push(`${name}: ${orders.length} order(s) for no intent of this run`);
-  return row("orders per intent", "1 per answered intent, ≤ 1 otherwise", offenders, offenders.length ? `${offenders.length} intents off` : "as expected");
+  for (const [name, orders] of ordersByIntent)
+    if (!known.has(name))
+      offenders.push(`${name}: ${orders.length} order(s) for no intent of this run`);
+  return row(
+    "orders per intent",
+    "1 per answered intent, ≤ 1 otherwise",
+    offenders,
+    offenders.length ? `${offenders.length} intents off` : "as expected",
+  );
 }
 
-function sameOrderInEveryAnswer(intents: Intent[], ordersByIntent: Map<string, DatabaseFacts["orders"]>): CheckRow {
+function sameOrderInEveryAnswer(
+  intents: Intent[],
+  ordersByIntent: Map<string, DatabaseFacts["orders"]>,
+): CheckRow {
   const offenders: string[] = [];
   for (const i of intents) {
     if (i.orderIds.length === 0) continue;
@@ -174,7 +228,9 @@ function sameOrderInEveryAnswer(intents: Intent[], ordersByIntent: Map<string, D
     const stored = ordersByIntent.get(intentName(i)) ?? [];
     const storedIds = new Set(stored.map((o) => o.id));
     if (ids.size !== 1 || ![...ids].every((id) => storedIds.has(id))) {
-      offenders.push(`${intentName(i)}: answered ${[...ids].join(", ")}; stored ${[...storedIds].join(", ") || "none"}`);
+      offenders.push(
+        `${intentName(i)}: answered ${[...ids].join(", ")}; stored ${[...storedIds].join(", ") || "none"}`,
+      );
     }
   }
   return row("the same order id in every answer of an intent", "0 intents differ", offenders);
@@ -185,7 +241,8 @@ function chargesPerPaidOrder(facts: DatabaseFacts): CheckRow {
   let paid = 0;
   for (const o of facts.orders) {
     if (o.status === "PAID") paid++;
-    if (o.status === "PAID" ? o.charges !== 1 : o.charges !== 0) offenders.push(`order ${o.id} (${o.tenantId}/${o.key}, ${o.status}): ${o.charges} charges`);
+    if (o.status === "PAID" ? o.charges !== 1 : o.charges !== 0)
+      offenders.push(`order ${o.id} (${o.tenantId}/${o.key}, ${o.status}): ${o.charges} charges`);
   }
   return row(
     "charges per paid order",
@@ -205,7 +262,10 @@ function acknowledgedOrdersKept(intents: Intent[], facts: DatabaseFacts): CheckR
   const offenders: string[] = [];
   for (const i of intents) {
     for (const id of new Set(i.orderIds))
-      if (!stored.has(id)) offenders.push(`${intentName(i)}: answered 200 with order ${id}, which the database no longer has`);
+      if (!stored.has(id))
+        offenders.push(
+          `${intentName(i)}: answered 200 with order ${id}, which the database no longer has`,
+        );
   }
   return row(LOST_ORDERS, "0", offenders);
 }
@@ -224,14 +284,25 @@ function chargesWithoutOrder(facts: DatabaseFacts): CheckRow {
  * stored). An intent whose order was lost and placed again shows its two charges here, although
  * each order has exactly one.
  */
-function chargesPerIntent(intents: Intent[], ordersByIntent: Map<string, DatabaseFacts["orders"]>, facts: DatabaseFacts): CheckRow {
+function chargesPerIntent(
+  intents: Intent[],
+  ordersByIntent: Map<string, DatabaseFacts["orders"]>,
+  facts: DatabaseFacts,
+): CheckRow {
   const chargesByOrder = new Map<string, string[]>();
-  for (const c of facts.charges) chargesByOrder.set(c.reference, [...(chargesByOrder.get(c.reference) ?? []), c.id]);
+  for (const c of facts.charges)
+    chargesByOrder.set(c.reference, [...(chargesByOrder.get(c.reference) ?? []), c.id]);
   const offenders: string[] = [];
   for (const i of intents) {
-    const orderIds = new Set([...i.orderIds, ...(ordersByIntent.get(intentName(i)) ?? []).map((o) => o.id)]);
+    const orderIds = new Set([
+      ...i.orderIds,
+      ...(ordersByIntent.get(intentName(i)) ?? []).map((o) => o.id),
+    ]);
     const charges = [...orderIds].flatMap((id) => chargesByOrder.get(id) ?? []);
-    if (charges.length > 1) offenders.push(`${intentName(i)}: ${charges.length} charges (${charges.join(", ")}) for orders ${[...orderIds].join(", ")}`);
+    if (charges.length > 1)
+      offenders.push(
+        `${intentName(i)}: ${charges.length} charges (${charges.join(", ")}) for orders ${[...orderIds].join(", ")}`,
+      );
   }
   return row("duplicate charges (an intent charged more than once)", "0", offenders);
 }
@@ -241,7 +312,8 @@ function stockArithmetic(facts: DatabaseFacts, initial: Map<string, number>): Ch
   for (const [productId, before] of initial) {
     const f = facts.stock.get(productId);
     if (!f) offenders.push(`product ${productId}: gone`);
-    else if (before - f.sold !== f.now || f.now < 0) offenders.push(`product ${productId}: ${before} − ${f.sold} sold ≠ ${f.now} in stock`);
+    else if (before - f.sold !== f.now || f.now < 0)
+      offenders.push(`product ${productId}: ${before} − ${f.sold} sold ≠ ${f.now} in stock`);
   }
   return row(
     "stock arithmetic (before − sold = now, never < 0)",
@@ -252,8 +324,11 @@ function stockArithmetic(facts: DatabaseFacts, initial: Map<string, number>): Ch
 }
 
 function outboxDrained(facts: DatabaseFacts): CheckRow {
-  const offenders = facts.undrainedOutbox.map((m) => `outbox ${m.id} (order ${m.aggregateId}): ${m.status}`);
-  for (const o of facts.orders) if (o.outboxRows !== 1) offenders.push(`order ${o.id}: ${o.outboxRows} outbox rows`);
+  const offenders = facts.undrainedOutbox.map(
+    (m) => `outbox ${m.id} (order ${m.aggregateId}): ${m.status}`,
+  );
+  for (const o of facts.orders)
+    if (o.outboxRows !== 1) offenders.push(`order ${o.id}: ${o.outboxRows} outbox rows`);
   return row("outbox rows neither delivered nor dead-lettered with a reason", "0", offenders);
 }
 
@@ -268,10 +343,20 @@ function underFire(run: RunFigures): CheckRow[] {
   const during = run.requests.filter((r) => r.t < run.fireEndsAt && typeof r.seen === "number");
   const ms = during.map((r) => r.ms).sort((a, b) => a - b);
   const seconds = run.fireEndsAt / 1000;
-  const okPerSecond = run.intents.filter((i) => i.final === 200 && (i.endedAt ?? Infinity) < run.fireEndsAt).length / seconds;
+  const okPerSecond =
+    run.intents.filter((i) => i.final === 200 && (i.endedAt ?? Infinity) < run.fireEndsAt).length /
+    seconds;
   return [
-    info("throughput under fire", `${(during.length / seconds).toFixed(1)} answers/s, ${okPerSecond.toFixed(1)} intents answered 200/s`),
-    info("latency under fire (p50 / p99)", ms.length ? `${percentile(ms, 50).toFixed(0)} ms / ${percentile(ms, 99).toFixed(0)} ms` : "no answer"),
+    info(
+      "throughput under fire",
+      `${(during.length / seconds).toFixed(1)} answers/s, ${okPerSecond.toFixed(1)} intents answered 200/s`,
+    ),
+    info(
+      "latency under fire (p50 / p99)",
+      ms.length
+        ? `${percentile(ms, 50).toFixed(0)} ms / ${percentile(ms, 99).toFixed(0)} ms`
+        : "no answer",
+    ),
   ];
 }
 
@@ -303,5 +388,8 @@ export function demonstrationVerdict(rows: CheckRow[]): { ok: boolean; sentence:
       sentence: `the asynchronous profile lost ${lost.value} acknowledged orders, but reconciliation found only ${found?.value ?? "none"} of their charges`,
     };
   }
-  return { ok: true, sentence: `the asynchronous profile lost ${lost.value} acknowledged orders and reconciliation found their charges (${found.value})` };
+  return {
+    ok: true,
+    sentence: `the asynchronous profile lost ${lost.value} acknowledged orders and reconciliation found their charges (${found.value})`,
+  };
 }

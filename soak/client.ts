@@ -2,12 +2,16 @@
 // pursues each intent until it has a final answer: it drops answers at random after sending and
 // sends again with the same key, honours Retry-After on 409/503/429, backs off on gateway errors.
 // Some intents ask for a slow checkout (longer than HAProxy's server timeout), and some answered
-// intents are sent once more a few seconds later (a reload), after the operator may have busted them.
+// intents are sent once more a few seconds later (a reload), after the operator may have busted
+// them.
 import { setTimeout as sleep } from "node:timers/promises";
 import { exchange, retryAfterSeconds } from "./http";
 import { seededRandom, type CartLine, type Intent, type Recorder } from "./record";
 
-export const TOKENS: Record<string, string> = { acme: "acme_demo_token", globex: "globex_demo_token" };
+export const TOKENS: Record<string, string> = {
+  acme: "acme_demo_token",
+  globex: "globex_demo_token",
+};
 
 export interface ClientOptions {
   port: number;
@@ -44,11 +48,18 @@ export async function runClient(index: number, o: ClientOptions, rec: Recorder):
     }
     const intent = newIntent(rec, tenant, `soak-${o.runId}-c${index}-n${n++}`, o, random);
     await pursue(intent, o, rec, random);
-    if (intent.final === 200 && random() < o.resendRate) resends.push({ at: rec.now() + 2_000 + random() * 6_000, intent });
+    if (intent.final === 200 && random() < o.resendRate)
+      resends.push({ at: rec.now() + 2_000 + random() * 6_000, intent });
   }
 }
 
-function newIntent(rec: Recorder, tenant: string, key: string, o: ClientOptions, random: () => number): Intent {
+function newIntent(
+  rec: Recorder,
+  tenant: string,
+  key: string,
+  o: ClientOptions,
+  random: () => number,
+): Intent {
   const plenty = o.products.filter((p) => p.sku !== "SOAK-SCARCE");
   const lines = new Map<string, number>();
   const count = 1 + Math.floor(random() * 3);
@@ -75,8 +86,15 @@ function newIntent(rec: Recorder, tenant: string, key: string, o: ClientOptions,
   return intent;
 }
 
-/** Sends the intent until it has a final answer, or the settle time is over (then it stays open). */
-async function pursue(intent: Intent, o: ClientOptions, rec: Recorder, random: () => number): Promise<void> {
+/**
+ * Sends the intent until it has a final answer, or the settle time is over (then it stays open).
+ */
+async function pursue(
+  intent: Intent,
+  o: ClientOptions,
+  rec: Recorder,
+  random: () => number,
+): Promise<void> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     authorization: `Bearer ${TOKENS[intent.tenant]}`,
@@ -89,7 +107,15 @@ async function pursue(intent: Intent, o: ClientOptions, rec: Recorder, random: (
     intent.attempts++;
     const dropAfterMs = random() < o.dropRate ? Math.floor(random() * 300) : undefined;
     const t = rec.now();
-    const result = await exchange({ port: o.port, method: "POST", path: "/api/trpc/checkout.placeOrder", headers, body, dropAfterMs, timeoutMs: 30_000 });
+    const result = await exchange({
+      port: o.port,
+      method: "POST",
+      path: "/api/trpc/checkout.placeOrder",
+      headers,
+      body,
+      dropAfterMs,
+      timeoutMs: 30_000,
+    });
     const ms = rec.now() - t;
     if (result.kind !== "answer") {
       rec.requests.push({ t, ms, seen: result.kind });
@@ -97,7 +123,11 @@ async function pursue(intent: Intent, o: ClientOptions, rec: Recorder, random: (
       continue;
     }
     const { status, headers: h } = result.answer;
-    rec.requests.push(status === 503 ? { t, ms, seen: status, reason: refusalReason(result.answer.body) } : { t, ms, seen: status });
+    rec.requests.push(
+      status === 503
+        ? { t, ms, seen: status, reason: refusalReason(result.answer.body) }
+        : { t, ms, seen: status },
+    );
     intent.statuses.push(status);
     if (status === 200) intent.orderIds.push(orderIdOf(result.answer.body));
     if (FINAL.has(status)) {
@@ -106,15 +136,31 @@ async function pursue(intent: Intent, o: ClientOptions, rec: Recorder, random: (
       return;
     }
     const retryAfter = retryAfterSeconds(h);
-    await sleep(retryAfter !== undefined ? Math.max(retryAfter * 1000, 100) : Math.min(2_000, 100 * attempt));
+    await sleep(
+      retryAfter !== undefined ? Math.max(retryAfter * 1000, 100) : Math.min(2_000, 100 * attempt),
+    );
   }
 }
 
-/** A 503's reason: the app's (tRPC error data, or a plain error's), else the load balancer's (HAProxy answers in HTML). */
+/**
+ * A 503's reason: the app's (tRPC error data, or a plain error's), else the load balancer's
+ * (HAProxy answers in HTML).
+ */
 function refusalReason(body: string): string {
   try {
-    const json = JSON.parse(body) as { error?: { data?: { reason?: unknown }; json?: { data?: { reason?: unknown } }; reason?: unknown }; reason?: unknown };
-    const reason = json.error?.data?.reason ?? json.error?.json?.data?.reason ?? json.error?.reason ?? json.reason;
+    const json = JSON.parse(body) as {
+      error?: {
+        data?: { reason?: unknown };
+        json?: { data?: { reason?: unknown } };
+        reason?: unknown;
+      };
+      reason?: unknown;
+    };
+    const reason =
+      json.error?.data?.reason ??
+      json.error?.json?.data?.reason ??
+      json.error?.reason ??
+      json.reason;
     return typeof reason === "string" ? reason : "no reason in the body";
   } catch {
     return "not from the app (HAProxy: no server up)";
@@ -123,7 +169,8 @@ function refusalReason(body: string): string {
 
 function orderIdOf(body: string): string {
   try {
-    const id = (JSON.parse(body) as { result?: { data?: { order?: { id?: unknown } } } }).result?.data?.order?.id;
+    const id = (JSON.parse(body) as { result?: { data?: { order?: { id?: unknown } } } }).result
+      ?.data?.order?.id;
     return typeof id === "string" ? id : "(no order id in the answer)";
   } catch {
     return "(unparseable answer)";

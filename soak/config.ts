@@ -4,7 +4,12 @@
 import { parseArgs } from "node:util";
 import { PATRONI, PATRONI_ASYNC, SHORT } from "./presets";
 
-export const Profile = { DIRECT: "direct", PGBOUNCER: "pgbouncer", PATRONI: "patroni", PATRONI_ASYNC: "patroni-async" } as const;
+export const Profile = {
+  DIRECT: "direct",
+  PGBOUNCER: "pgbouncer",
+  PATRONI: "patroni",
+  PATRONI_ASYNC: "patroni-async",
+} as const;
 export type Profile = (typeof Profile)[keyof typeof Profile];
 
 export interface SoakConfig {
@@ -17,16 +22,22 @@ export interface SoakConfig {
   maxRequests: number;
   clients: number;
   instances: number;
-  /** Share of requests whose response the client drops (closes the connection) before reading it. */
+  /**
+   * Share of requests whose response the client drops (closes the connection) before reading it.
+   */
   dropRate: number;
   /** Share of intents that ask for a slow checkout (longer than HAProxy's server timeout). */
   slowRate: number;
   slowMs: number;
-  /** Share of answered intents the client sends once more later (a reload), after a possible bust. */
+  /**
+   * Share of answered intents the client sends once more later (a reload), after a possible bust.
+   */
   resendRate: number;
   /** An instance is SIGKILLed this often (and restarted at once). */
   killEveryMs: number;
-  /** PostgreSQL is restarted once, and stopped for `pgStopMs` once, at these fractions of the run. */
+  /**
+   * PostgreSQL is restarted once, and stopped for `pgStopMs` once, at these fractions of the run.
+   */
   pgRestartAt: number;
   pgStopAt: number;
   pgStopMs: number;
@@ -35,7 +46,10 @@ export interface SoakConfig {
   providerTimeoutRate: number;
   /** How often the operator busts a random completed key and releases stuck leases. */
   operatorEveryMs: number;
-  /** The engine's lease for this run: longer than the slowest checkout, short enough to expire in a run. */
+  /**
+   * The engine's lease for this run: longer than the slowest checkout, short enough to expire in a
+   * run.
+   */
   leaseMs: number;
   /** HAProxy's server timeout: shorter than the slow checkouts, so HAProxy re-sends them. */
   haproxyServerTimeoutMs: number;
@@ -50,16 +64,24 @@ export interface SoakConfig {
    * turns it off, to show what goes wrong without it.
    */
   directSessions: boolean;
-  /** Patroni profiles: the fault schedule (fractions of the fire; 0 leaves one out), see failover.ts. */
+  /**
+   * Patroni profiles: the fault schedule (fractions of the fire; 0 leaves one out), see
+   * failover.ts.
+   */
   switchoverAt: number;
   postmasterKillAt: number;
   nodeLossAt: number;
   stallAt: number;
   nodeAwayMs: number;
   stallMs: number;
-  /** Patroni's leader TTL: a lost node's leadership outlives it this long (the node-loss outage). */
+  /**
+   * Patroni's leader TTL: a lost node's leadership outlives it this long (the node-loss outage).
+   */
   patroniTtlSeconds: number;
-  /** First of the loopback ports the patroni profiles take in a row (etcd, nodes, proxies, instances); 0: any free ports. */
+  /**
+   * First of the loopback ports the patroni profiles take in a row (etcd, nodes, proxies,
+   * instances); 0: any free ports.
+   */
   basePort: number;
 }
 
@@ -90,7 +112,8 @@ const DEFAULTS: SoakConfig = {
   seed: Date.now() % 1_000_000,
   directSessions: true,
   // Each fault waits for the cluster to be whole again after the one before (a node's rejoin takes
-  // a while on 2 cores), so the stall, which needs no recovery, comes early, and the node loss last.
+  // a while on 2 cores), so the stall, which needs no recovery, comes early, and the node loss
+  // last.
   switchoverAt: 0.1,
   stallAt: 0.3,
   postmasterKillAt: 0.45,
@@ -145,7 +168,14 @@ export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
   if (values.help) return "help";
   const profiles = typeof values.profile === "string" ? parseProfiles(values.profile) : undefined;
   // A patroni profile runs alone, with its own preset (the flags still override it).
-  const preset = profiles?.[0] === Profile.PATRONI ? PATRONI : profiles?.[0] === Profile.PATRONI_ASYNC ? PATRONI_ASYNC : values.short ? SHORT : {};
+  const preset =
+    profiles?.[0] === Profile.PATRONI
+      ? PATRONI
+      : profiles?.[0] === Profile.PATRONI_ASYNC
+        ? PATRONI_ASYNC
+        : values.short
+          ? SHORT
+          : {};
   const config: SoakConfig = { ...DEFAULTS, ...preset };
   if (profiles) config.profiles = profiles;
   if (typeof values.out === "string") config.outDir = values.out;
@@ -154,15 +184,35 @@ export function parseSoakArgs(argv: string[]): SoakConfig | "help" {
     const raw = values[name];
     if (typeof raw !== "string") continue;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, not "${raw}"`);
+    if (!Number.isFinite(n) || n < 0)
+      throw new Error(`--${name} must be a non-negative number, not "${raw}"`);
     (config as unknown as Record<string, number>)[name] = n;
   }
-  const shares = ["dropRate", "slowRate", "resendRate", "providerFailureRate", "providerTimeoutRate", "pgRestartAt", "pgStopAt"] as const;
-  for (const rate of [...shares, "switchoverAt", "postmasterKillAt", "nodeLossAt", "stallAt"] as const) {
-    if (config[rate] > 1) throw new Error(`--${rate} is a share between 0 and 1, not ${config[rate]}`);
+  const shares = [
+    "dropRate",
+    "slowRate",
+    "resendRate",
+    "providerFailureRate",
+    "providerTimeoutRate",
+    "pgRestartAt",
+    "pgStopAt",
+  ] as const;
+  for (const rate of [
+    ...shares,
+    "switchoverAt",
+    "postmasterKillAt",
+    "nodeLossAt",
+    "stallAt",
+  ] as const) {
+    if (config[rate] > 1)
+      throw new Error(`--${rate} is a share between 0 and 1, not ${config[rate]}`);
   }
-  if (config.instances < 2) throw new Error("--instances must be at least 2: the load balancer needs somewhere to re-send");
-  if (config.slowMs >= config.leaseMs) throw new Error("--slowMs must stay under --leaseMs: a lease shorter than the work is a different test");
+  if (config.instances < 2)
+    throw new Error("--instances must be at least 2: the load balancer needs somewhere to re-send");
+  if (config.slowMs >= config.leaseMs)
+    throw new Error(
+      "--slowMs must stay under --leaseMs: a lease shorter than the work is a different test",
+    );
   return config;
 }
 

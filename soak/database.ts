@@ -1,17 +1,24 @@
 // The soak's PostgreSQL: the app's own embedded server (tools/db/embedded.ts), in a temp
 // folder, kept on disk across the faults (a restart and a stop must find their data again).
-// Also the soak's products: a catalog of its own, so the stock arithmetic starts from known numbers.
+// Also the soak's products: a catalog of its own, so the stock arithmetic starts from known
+// numbers.
 import pg from "pg";
 import { startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
 import { setupDatabase } from "../tools/db/setup";
 
 export const DATABASE = "once";
-/** The provider service's books: a database of their own (on their own server in the patroni profiles). */
+/**
+ * The provider service's books: a database of their own (on their own server in the patroni
+ * profiles).
+ */
 export const PROVIDER_DATABASE = "provider";
 export const PG_USER = "postgres";
 export const PG_PASSWORD = "postgres";
 
-/** Plenty for most, and one product that runs out during the run (its refusals are 412s, stored and replayed). */
+/**
+ * Plenty for most, and one product that runs out during the run (its refusals are 412s, stored and
+ * replayed).
+ */
 export const SOAK_PRODUCTS = [
   { sku: "SOAK-A", priceCents: 1_000, stock: 1_000_000 },
   { sku: "SOAK-B", priceCents: 2_550, stock: 1_000_000 },
@@ -31,7 +38,11 @@ export interface SoakDatabase {
 }
 
 export async function startSoakDatabase(dataDir: string, port: number): Promise<SoakDatabase> {
-  let server: EmbeddedServer | undefined = await startEmbeddedPostgres({ dataDir, port, persistent: true });
+  let server: EmbeddedServer | undefined = await startEmbeddedPostgres({
+    dataDir,
+    port,
+    persistent: true,
+  });
   await server.createDatabase(DATABASE);
   await server.createDatabase(PROVIDER_DATABASE);
   const url = server.url(DATABASE);
@@ -54,7 +65,8 @@ export async function startSoakDatabase(dataDir: string, port: number): Promise<
 
 /** The app's schema, the demo accounts and the soak's products, on a database that exists. */
 export async function prepareSoakDatabase(url: string): Promise<void> {
-  // The soak signs its shoppers and operator in with the demo tokens (its instances run in demo mode).
+  // The soak signs its shoppers and operator in with the demo tokens (its instances run in demo
+  // mode).
   await setupDatabase(url, () => {}, { demo: true });
   await addSoakProducts(url);
 }
@@ -80,7 +92,9 @@ export async function readStock(url: string): Promise<Map<string, number>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ id: string; stock: number }>(`SELECT "id"::text AS id, "stock" FROM "Product"`);
+    const { rows } = await client.query<{ id: string; stock: number }>(
+      `SELECT "id"::text AS id, "stock" FROM "Product"`,
+    );
     return new Map(rows.map((r) => [r.id, r.stock]));
   } finally {
     await client.end();
@@ -91,7 +105,9 @@ export async function soakProductIds(url: string): Promise<{ id: string; sku: st
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ id: string; sku: string }>(`SELECT "id"::text AS id, "sku" FROM "Product" WHERE "sku" LIKE 'SOAK-%' ORDER BY "sku"`);
+    const { rows } = await client.query<{ id: string; sku: string }>(
+      `SELECT "id"::text AS id, "sku" FROM "Product" WHERE "sku" LIKE 'SOAK-%' ORDER BY "sku"`,
+    );
     return rows;
   } finally {
     await client.end();

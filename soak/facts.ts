@@ -27,16 +27,28 @@ export interface DatabaseFacts {
   findings: { kind: string; orderId: string | null; chargeIds: string[] }[];
   /** Successful charges whose reference is no order at all. */
   orphanCharges: string[];
-  /** Every successful charge in the provider's books: id and reference (the order id it was taken for). */
+  /**
+   * Every successful charge in the provider's books: id and reference (the order id it was taken
+   * for).
+   */
   charges: { id: string; reference: string }[];
-  /** Advisory locks still held by some session (a job that lost its unlock, e.g. through PgBouncer). */
+  /**
+   * Advisory locks still held by some session (a job that lost its unlock, e.g. through PgBouncer).
+   */
   advisoryLocks: number;
 }
 
 type Queryable = Pick<pg.Client, "query">;
 
-/** The facts from the shop's database at `url` and the provider's books at `providerUrl` (the same by default). */
-export async function readFactsAt(url: string, providerUrl: string | undefined, graceSeconds: number): Promise<DatabaseFacts> {
+/**
+ * The facts from the shop's database at `url` and the provider's books at `providerUrl` (the same
+ * by default).
+ */
+export async function readFactsAt(
+  url: string,
+  providerUrl: string | undefined,
+  graceSeconds: number,
+): Promise<DatabaseFacts> {
   const shop = new pg.Client({ connectionString: url });
   const books = providerUrl ? new pg.Client({ connectionString: providerUrl }) : shop;
   await shop.connect();
@@ -49,10 +61,17 @@ export async function readFactsAt(url: string, providerUrl: string | undefined, 
   }
 }
 
-export async function readFacts(db: Queryable, graceSeconds: number, books: Queryable = db): Promise<DatabaseFacts> {
-  const charges = await books.query<{ id: string; reference: string }>(`SELECT id, reference FROM charges WHERE status = 'SUCCEEDED'`);
+export async function readFacts(
+  db: Queryable,
+  graceSeconds: number,
+  books: Queryable = db,
+): Promise<DatabaseFacts> {
+  const charges = await books.query<{ id: string; reference: string }>(
+    `SELECT id, reference FROM charges WHERE status = 'SUCCEEDED'`,
+  );
   const chargesByOrder = new Map<string, number>();
-  for (const c of charges.rows) chargesByOrder.set(c.reference, (chargesByOrder.get(c.reference) ?? 0) + 1);
+  for (const c of charges.rows)
+    chargesByOrder.set(c.reference, (chargesByOrder.get(c.reference) ?? 0) + 1);
   const orderRows = await db.query<Omit<OrderFact, "charges">>(`
     SELECT o."id"::text AS "id", o."tenantId", o."idempotencyKey" AS "key", o."status"::text AS "status",
       (SELECT count(*)::int FROM "OutboxMessage" m WHERE m."aggregateId" = o."id"::text) AS "outboxRows"

@@ -13,15 +13,31 @@ import { PATRONICTL_BIN, SUPERUSER, type PatroniCluster } from "./patroni";
 import { killPid } from "./processes";
 import type { Recorder } from "./record";
 
-/** The schedule (config.ts); `stallThenLosePrimary` for the demonstration: the stall ends with the primary lost, not with the standbys catching up. */
-export type FailoverOptions = Pick<SoakConfig, "durationMs" | "switchoverAt" | "postmasterKillAt" | "nodeLossAt" | "stallAt" | "nodeAwayMs" | "stallMs"> & {
+/**
+ * The schedule (config.ts); `stallThenLosePrimary` for the demonstration: the stall ends with the
+ * primary lost, not with the standbys catching up.
+ */
+export type FailoverOptions = Pick<
+  SoakConfig,
+  | "durationMs"
+  | "switchoverAt"
+  | "postmasterKillAt"
+  | "nodeLossAt"
+  | "stallAt"
+  | "nodeAwayMs"
+  | "stallMs"
+> & {
   stallThenLosePrimary: boolean;
 };
 
 const run = promisify(execFile);
 const sleepUntil = (rec: Recorder, t: number) => pause(Math.max(0, t - rec.now()));
 
-export async function runFailovers(o: FailoverOptions, rec: Recorder, cluster: PatroniCluster): Promise<void> {
+export async function runFailovers(
+  o: FailoverOptions,
+  rec: Recorder,
+  cluster: PatroniCluster,
+): Promise<void> {
   // Each returns the primary it took away (the next primary must be another node), if any.
   const events: { at: number; run: () => Promise<string | undefined> }[] = [
     { at: o.switchoverAt, run: () => switchover(rec, cluster) },
@@ -35,11 +51,16 @@ export async function runFailovers(o: FailoverOptions, rec: Recorder, cluster: P
     // The next fault hits a whole cluster again, as a real one would be between incidents.
     await cluster.waitHealthy(90_000, formerPrimary);
     const primary = await cluster.member("leader");
-    rec.fault("db", `healthy: ${primary?.name} primary, every node streaming${cluster.o.synchronous ? ", a synchronous standby named" : ""}`);
+    rec.fault(
+      "db",
+      `healthy: ${primary?.name} primary, every node streaming${cluster.o.synchronous ? ", a synchronous standby named" : ""}`,
+    );
   }
 }
 
-async function leaderIndex(cluster: PatroniCluster): Promise<{ name: string; index: number; port: number }> {
+async function leaderIndex(
+  cluster: PatroniCluster,
+): Promise<{ name: string; index: number; port: number }> {
   const leader = await cluster.member("leader");
   if (!leader) throw new Error("the cluster has no leader");
   return { name: leader.name, index: cluster.nodeIndex(leader.name), port: leader.port };
@@ -51,7 +72,16 @@ async function switchover(rec: Recorder, cluster: PatroniCluster): Promise<strin
   const candidate = (await cluster.member("sync_standby")) ?? (await cluster.member("replica"));
   if (!candidate) throw new Error("no standby to switch over to");
   rec.fault("db", `switchover: ${leader.name} → ${candidate.name} (patronictl)`);
-  await run(PATRONICTL_BIN, ["-c", cluster.configFile(0), "switchover", "--leader", leader.name, "--candidate", candidate.name, "--force"]);
+  await run(PATRONICTL_BIN, [
+    "-c",
+    cluster.configFile(0),
+    "switchover",
+    "--leader",
+    leader.name,
+    "--candidate",
+    candidate.name,
+    "--force",
+  ]);
   return leader.name;
 }
 
@@ -64,7 +94,12 @@ async function killPostmaster(rec: Recorder, cluster: PatroniCluster): Promise<s
   return leader.name;
 }
 
-async function loseAndRestoreNode(rec: Recorder, cluster: PatroniCluster, awayMs: number, alsoKill: number[] = []): Promise<string> {
+async function loseAndRestoreNode(
+  rec: Recorder,
+  cluster: PatroniCluster,
+  awayMs: number,
+  alsoKill: number[] = [],
+): Promise<string> {
   const leader = await leaderIndex(cluster);
   rec.fault("db", `node lost: ${leader.name} (Patroni and PostgreSQL SIGKILLed)`);
   await cluster.loseNode(leader.index, alsoKill);
@@ -76,19 +111,34 @@ async function loseAndRestoreNode(rec: Recorder, cluster: PatroniCluster, awayMs
 
 /** The primary's WAL senders: what carries its commits to the standbys. */
 async function walSenders(port: number): Promise<number[]> {
-  const client = new pg.Client({ host: "127.0.0.1", port, user: SUPERUSER.username, password: SUPERUSER.password, database: "postgres" });
+  const client = new pg.Client({
+    host: "127.0.0.1",
+    port,
+    user: SUPERUSER.username,
+    password: SUPERUSER.password,
+    database: "postgres",
+  });
   await client.connect();
   try {
-    return (await client.query<{ pid: number }>("SELECT pid FROM pg_stat_replication")).rows.map((r) => r.pid);
+    return (await client.query<{ pid: number }>("SELECT pid FROM pg_stat_replication")).rows.map(
+      (r) => r.pid,
+    );
   } finally {
     await client.end();
   }
 }
 
-async function stall(rec: Recorder, cluster: PatroniCluster, o: FailoverOptions): Promise<string | undefined> {
+async function stall(
+  rec: Recorder,
+  cluster: PatroniCluster,
+  o: FailoverOptions,
+): Promise<string | undefined> {
   const leader = await leaderIndex(cluster);
   const senders = await walSenders(leader.port);
-  rec.fault("db", `stall: ${leader.name}'s WAL senders stopped (SIGSTOP) for ${Math.round(o.stallMs / 1000)} s`);
+  rec.fault(
+    "db",
+    `stall: ${leader.name}'s WAL senders stopped (SIGSTOP) for ${Math.round(o.stallMs / 1000)} s`,
+  );
   for (const pid of senders) killPid(pid, "SIGSTOP");
   await pause(o.stallMs);
   if (o.stallThenLosePrimary) {

@@ -1,7 +1,8 @@
 // The fault schedule, while the clients shop: an instance SIGKILLed every `killEveryMs` (round
 // robin) and restarted at once; PostgreSQL restarted once and stopped for `pgStopMs` once. Every
 // fault is recorded with its time, for the chart's time axis. The operator's busts and releases
-// and the provider's failures run alongside (operator.ts; the provider's rates are the instances' env).
+// and the provider's failures run alongside (operator.ts; the provider's rates are the instances'
+// env).
 import { setTimeout as sleep } from "node:timers/promises";
 import type { SoakDatabase } from "./database";
 import type { Instances } from "./instances";
@@ -17,11 +18,19 @@ export interface FaultOptions {
 
 const sleepUntil = (rec: Recorder, t: number) => sleep(Math.max(0, t - rec.now()));
 
-export async function runFaults(o: FaultOptions, rec: Recorder, instances: Instances, db: SoakDatabase): Promise<void> {
+export async function runFaults(
+  o: FaultOptions,
+  rec: Recorder,
+  instances: Instances,
+  db: SoakDatabase,
+): Promise<void> {
   await Promise.all([killLoop(o, rec, instances), databaseFaults(o, rec, db)]);
 }
 
-/** Kills on the clock: a restart that takes long (a loaded machine, PostgreSQL away) does not delay the next kill. */
+/**
+ * Kills on the clock: a restart that takes long (a loaded machine, PostgreSQL away) does not delay
+ * the next kill.
+ */
 async function killLoop(o: FaultOptions, rec: Recorder, instances: Instances): Promise<void> {
   if (o.killEveryMs <= 0) return;
   const restarts: Promise<void>[] = [];

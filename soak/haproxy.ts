@@ -24,7 +24,10 @@ export interface HaproxyOptions {
 
 export function haproxyConfig(o: HaproxyOptions): string {
   const servers = o.backends
-    .map((port, i) => `  server app${i + 1} 127.0.0.1:${port} maxconn ${o.maxconnPerServer} check inter 1s fastinter 500ms fall 2 rise 1`)
+    .map(
+      (port, i) =>
+        `  server app${i + 1} 127.0.0.1:${port} maxconn ${o.maxconnPerServer} check inter 1s fastinter 500ms fall 2 rise 1`,
+    )
     .join("\n");
   return `# Written by soak/haproxy.ts for one soak run.
 global
@@ -66,10 +69,17 @@ ${servers}
 export function startHaproxy(o: HaproxyOptions): Child {
   const file = path.join(o.dir, "haproxy.cfg");
   writeFileSync(file, haproxyConfig(o));
-  return startChild("haproxy", "haproxy", ["-f", file, "-db"], { logFile: path.join(o.dir, "haproxy.log") });
+  return startChild("haproxy", "haproxy", ["-f", file, "-db"], {
+    logFile: path.join(o.dir, "haproxy.log"),
+  });
 }
 
-export async function waitForPort(what: string, port: number, timeoutMs: number, child?: Child): Promise<void> {
+export async function waitForPort(
+  what: string,
+  port: number,
+  timeoutMs: number,
+  child?: Child,
+): Promise<void> {
   await waitFor(what, () => canConnect(port), timeoutMs, child);
 }
 
@@ -98,7 +108,9 @@ export interface PrimaryProxyOptions {
  * writing to a demoted node or waiting on a dead one.
  */
 export function primaryProxyConfig(o: PrimaryProxyOptions): string {
-  const servers = o.nodes.map((n, i) => `  server pg${i + 1} 127.0.0.1:${n.pg} check port ${n.rest}`).join("\n");
+  const servers = o.nodes
+    .map((n, i) => `  server pg${i + 1} 127.0.0.1:${n.pg} check port ${n.rest}`)
+    .join("\n");
   return `# Written by soak/haproxy.ts for one soak run: the PostgreSQL primary, wherever it is.
 global
   maxconn 2000
@@ -141,7 +153,11 @@ export function serversUp(o: { dir: string }): Promise<string[]> {
     socket.on("data", (chunk) => (text += chunk.toString()));
     socket.on("end", () => {
       const rows = text.split("\n").map((line) => line.split(","));
-      resolve(rows.filter((r) => r[0] === "primary" && r[1] !== "BACKEND" && r[17]?.startsWith("UP")).map((r) => r[1]!));
+      resolve(
+        rows
+          .filter((r) => r[0] === "primary" && r[1] !== "BACKEND" && r[17]?.startsWith("UP"))
+          .map((r) => r[1]!),
+      );
     });
     socket.on("error", reject);
     socket.end("show stat\n");
@@ -151,5 +167,7 @@ export function serversUp(o: { dir: string }): Promise<string[]> {
 export function startPrimaryProxy(o: PrimaryProxyOptions): Child {
   const file = path.join(o.dir, "haproxy-postgres.cfg");
   writeFileSync(file, primaryProxyConfig(o));
-  return startChild("haproxy-postgres", "haproxy", ["-f", file, "-db"], { logFile: path.join(o.dir, "haproxy-postgres.log") });
+  return startChild("haproxy-postgres", "haproxy", ["-f", file, "-db"], {
+    logFile: path.join(o.dir, "haproxy-postgres.log"),
+  });
 }

@@ -10,7 +10,8 @@ export interface Exchange {
   body: string;
 }
 
-export type ExchangeResult = { kind: "answer"; answer: Exchange } | { kind: "dropped" } | { kind: "error"; message: string };
+export type ExchangeResult =
+  { kind: "answer"; answer: Exchange } | { kind: "dropped" } | { kind: "error"; message: string };
 
 export interface ExchangeRequest {
   port: number;
@@ -18,7 +19,10 @@ export interface ExchangeRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
-  /** Drop the connection this many ms after the request was sent (or at the first byte of the answer). */
+  /**
+   * Drop the connection this many ms after the request was sent (or at the first byte of the
+   * answer).
+   */
   dropAfterMs?: number;
   timeoutMs: number;
 }
@@ -31,7 +35,15 @@ export function exchange(r: ExchangeRequest): Promise<ExchangeResult> {
       settled = true;
       resolve(result);
     };
-    const req = http.request({ host: "127.0.0.1", port: r.port, method: r.method, path: r.path, headers: r.headers, agent, timeout: r.timeoutMs });
+    const req = http.request({
+      host: "127.0.0.1",
+      port: r.port,
+      method: r.method,
+      path: r.path,
+      headers: r.headers,
+      agent,
+      timeout: r.timeoutMs,
+    });
     const drop = () => {
       req.destroy();
       settle({ kind: "dropped" });
@@ -44,7 +56,14 @@ export function exchange(r: ExchangeRequest): Promise<ExchangeResult> {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () =>
-        settle({ kind: "answer", answer: { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") } }),
+        settle({
+          kind: "answer",
+          answer: {
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString("utf8"),
+          },
+        }),
       );
       res.on("error", (e) => settle({ kind: "error", message: e.message }));
     });

@@ -19,7 +19,10 @@ export interface Instances {
   ports: number[];
   /** Starts all and waits until each listens. */
   startAll(): Promise<void>;
-  /** The fault: SIGKILL instance `i`, then start it again and wait until it listens. Returns when it is back. */
+  /**
+   * The fault: SIGKILL instance `i`, then start it again and wait until it listens. Returns when it
+   * is back.
+   */
   killAndRestart(i: number): Promise<void>;
   /** Restarts every instance at once, with `env` added. */
   restartAllWith(env: Record<string, string>): Promise<void>;
@@ -45,11 +48,22 @@ export function createInstances(o: InstanceOptions): Instances {
 
   async function start(i: number): Promise<void> {
     const port = o.ports[i]!;
-    const child = startChild(`app${i + 1}`, process.execPath, [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, PORT: String(port), NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" },
-      logFile: path.join(o.dir, `app${i + 1}.log`),
-    });
+    const child = startChild(
+      `app${i + 1}`,
+      process.execPath,
+      [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          ...env,
+          PORT: String(port),
+          NODE_ENV: "production",
+          NEXT_TELEMETRY_DISABLED: "1",
+        },
+        logFile: path.join(o.dir, `app${i + 1}.log`),
+      },
+    );
     children[i] = child;
     await waitForPort(`app${i + 1} on ${port}`, port, 60_000, child);
     await warmUp(port);

@@ -24,11 +24,17 @@ export interface OperatorOptions {
 export async function runOperator(o: OperatorOptions, rec: Recorder): Promise<void> {
   while (rec.now() < o.until) {
     await sleep(o.everyMs);
-    const completed = await listKeys(o.port, { status: "COMPLETED", procedure: "checkout.placeOrder", limit: 50 });
+    const completed = await listKeys(o.port, {
+      status: "COMPLETED",
+      procedure: "checkout.placeOrder",
+      limit: 50,
+    });
     const victim = completed[Math.floor(o.random() * completed.length)];
-    if (victim && (await remove(o.port, "bust", victim))) rec.fault("bust", `${victim.tenant}/${victim.key}`);
+    if (victim && (await remove(o.port, "bust", victim)))
+      rec.fault("bust", `${victim.tenant}/${victim.key}`);
     for (const stuck of (await listKeys(o.port, { stuck: true, limit: 20 })).slice(0, 5)) {
-      if (await remove(o.port, "release", stuck)) rec.fault("release", `${stuck.tenant}/${stuck.key}`);
+      if (await remove(o.port, "release", stuck))
+        rec.fault("release", `${stuck.tenant}/${stuck.key}`);
     }
   }
 }
@@ -42,7 +48,8 @@ async function listKeys(port: number, input: Record<string, unknown>): Promise<K
     timeoutMs: 30_000,
   });
   if (result.kind !== "answer" || result.answer.status !== 200) return []; // faults hit the operator too
-  return (JSON.parse(result.answer.body) as { result: { data: { items: KeyRow[] } } }).result.data.items;
+  return (JSON.parse(result.answer.body) as { result: { data: { items: KeyRow[] } } }).result.data
+    .items;
 }
 
 /** True when the key was removed (it may have been refused: a live lease, or already gone). */

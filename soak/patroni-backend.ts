@@ -24,7 +24,14 @@ export async function startPatroniBackend(
   const synchronous = profile === Profile.PATRONI;
   const nodes = [];
   for (let i = 0; i < 3; i++) nodes.push({ pg: await port(), rest: await port() });
-  const cluster = new PatroniCluster({ dir, etcdPort: await port(), etcdPeerPort: await port(), nodes, synchronous, ttlSeconds: config.patroniTtlSeconds });
+  const cluster = new PatroniCluster({
+    dir,
+    etcdPort: await port(),
+    etcdPeerPort: await port(),
+    nodes,
+    synchronous,
+    ttlSeconds: config.patroniTtlSeconds,
+  });
   const forgetCluster = onCleanup(() => cluster.stop());
   await cluster.start();
   log(
@@ -34,13 +41,25 @@ export async function startPatroniBackend(
   const proxyPort = await port();
   const proxy = startPrimaryProxy({ port: proxyPort, nodes, dir });
   await waitForPort("haproxy (postgres)", proxyPort, 10_000, proxy);
-  await waitFor("haproxy sending to the primary only", async () => (await serversUp({ dir })).length === 1, 10_000, proxy);
-  const url = (database: string) => `postgresql://${SUPERUSER.username}:${SUPERUSER.password}@127.0.0.1:${proxyPort}/${database}`;
+  await waitFor(
+    "haproxy sending to the primary only",
+    async () => (await serversUp({ dir })).length === 1,
+    10_000,
+    proxy,
+  );
+  const url = (database: string) =>
+    `postgresql://${SUPERUSER.username}:${SUPERUSER.password}@127.0.0.1:${proxyPort}/${database}`;
   await createDatabase(url("postgres"), DATABASE);
   await prepareSoakDatabase(url(DATABASE));
-  log(`HAProxy for the primary (Patroni's /primary check) on ${proxyPort}; database "${DATABASE}" ready`);
+  log(
+    `HAProxy for the primary (Patroni's /primary check) on ${proxyPort}; database "${DATABASE}" ready`,
+  );
 
-  const providerServer = await startEmbeddedPostgres({ dataDir: path.join(dir, "provider-pg"), port: await port(), persistent: true });
+  const providerServer = await startEmbeddedPostgres({
+    dataDir: path.join(dir, "provider-pg"),
+    port: await port(),
+    persistent: true,
+  });
   const forgetProvider = onCleanup(() => providerServer.stop());
   await providerServer.createDatabase(PROVIDER_DATABASE);
   log(`the provider's books on their own PostgreSQL, port ${providerServer.port}`);

@@ -27,7 +27,8 @@ export function patroniConfig(o: ClusterOptions, i: number): Record<string, unkn
         // higher bound Patroni refuses to promote it, and there is no failover to lose data in.
         maximum_lag_on_failover: o.synchronous ? 1_048_576 : 1_073_741_824,
         synchronous_mode: o.synchronous,
-        // 0: a primary whose postmaster died fails over at once, instead of being restarted in place for up to 300 s.
+        // 0: a primary whose postmaster died fails over at once, instead of being restarted in
+        // place for up to 300 s.
         master_start_timeout: 0,
         postgresql: {
           use_pg_rewind: true,
@@ -44,7 +45,11 @@ export function patroniConfig(o: ClusterOptions, i: number): Record<string, unkn
         },
       },
       initdb: [{ encoding: "UTF8" }, { locale: "C.UTF-8" }],
-      pg_hba: ["local all all trust", "host all all 127.0.0.1/32 md5", "host replication replicator 127.0.0.1/32 md5"],
+      pg_hba: [
+        "local all all trust",
+        "host all all 127.0.0.1/32 md5",
+        "host replication replicator 127.0.0.1/32 md5",
+      ],
     },
     postgresql: {
       listen: `127.0.0.1:${node.pg}`,
@@ -52,7 +57,10 @@ export function patroniConfig(o: ClusterOptions, i: number): Record<string, unkn
       data_dir: path.join(home, "data"),
       bin_dir: PG15_BIN,
       pgpass: path.join(home, "pgpass"),
-      authentication: { superuser: SUPERUSER, replication: { username: "replicator", password: "replicator" } },
+      authentication: {
+        superuser: SUPERUSER,
+        replication: { username: "replicator", password: "replicator" },
+      },
       parameters: { unix_socket_directories: home },
       remove_data_directory_on_rewind_failure: true,
       remove_data_directory_on_diverged_timelines: true,

@@ -8,7 +8,15 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { patroniConfig } from "./patroni-config";
 import { isProcessAlive, waitFor } from "../tools/process";
-import { childrenOf, isRunning, killHard, killPid, startChild, stopChild, type Child } from "./processes";
+import {
+  childrenOf,
+  isRunning,
+  killHard,
+  killPid,
+  startChild,
+  stopChild,
+  type Child,
+} from "./processes";
 
 export const PATRONI_BIN = "/usr/bin/patroni";
 export const PATRONICTL_BIN = "/usr/bin/patronictl";
@@ -25,7 +33,10 @@ export interface ClusterOptions {
   etcdPort: number;
   etcdPeerPort: number;
   nodes: NodePorts[];
-  /** synchronous_mode: a commit returns once a standby has it (the patroni profile); off for the demonstration. */
+  /**
+   * synchronous_mode: a commit returns once a standby has it (the patroni profile); off for the
+   * demonstration.
+   */
   synchronous: boolean;
   /** Patroni's leader key TTL: how long a lost node keeps the leadership (the node-loss outage). */
   ttlSeconds: number;
@@ -38,9 +49,13 @@ export interface Member {
   port: number;
 }
 
-/** PostgreSQL refuses to run as root: Patroni (and so its PostgreSQL) runs as Debian's `postgres` user. */
+/**
+ * PostgreSQL refuses to run as root: Patroni (and so its PostgreSQL) runs as Debian's `postgres`
+ * user.
+ */
 const postgresUser = () => {
-  const idOf = (flag: "-u" | "-g") => Number(execFileSync("id", [flag, "postgres"]).toString().trim());
+  const idOf = (flag: "-u" | "-g") =>
+    Number(execFileSync("id", [flag, "postgres"]).toString().trim());
   return { uid: idOf("-u"), gid: idOf("-g") };
 };
 
@@ -67,7 +82,14 @@ export class PatroniCluster {
       [
         ...["--name", "soak", "--data-dir", path.join(this.o.dir, "etcd"), "--enable-v2=true"],
         ...["--listen-client-urls", etcdUrl, "--advertise-client-urls", etcdUrl],
-        ...["--listen-peer-urls", peerUrl, "--initial-advertise-peer-urls", peerUrl, "--initial-cluster", `soak=${peerUrl}`],
+        ...[
+          "--listen-peer-urls",
+          peerUrl,
+          "--initial-advertise-peer-urls",
+          peerUrl,
+          "--initial-cluster",
+          `soak=${peerUrl}`,
+        ],
       ],
       { logFile: path.join(this.o.dir, "etcd.log") },
     );
@@ -87,7 +109,13 @@ export class PatroniCluster {
     const home = path.join(this.o.dir, `pg${i + 1}`);
     // /usr/bin/patroni: its shebang picks Debian's python3, which has Patroni's modules.
     this.nodes[i] = startChild(`patroni pg${i + 1}`, PATRONI_BIN, [this.configFile(i)], {
-      env: { ...process.env, PATH: "/usr/bin:/bin", HOME: home, LANG: "C.UTF-8", LC_ALL: "C.UTF-8" },
+      env: {
+        ...process.env,
+        PATH: "/usr/bin:/bin",
+        HOME: home,
+        LANG: "C.UTF-8",
+        LC_ALL: "C.UTF-8",
+      },
       cwd: home,
       logFile: path.join(this.o.dir, `pg${i + 1}.log`),
       user: this.user,
@@ -107,7 +135,12 @@ export class PatroniCluster {
         const up = members.filter((m) => m.state === "running" || m.state === "streaming");
         const roles = new Set(up.map((m) => m.role));
         const leader = up.find((m) => m.role === "leader");
-        return up.length === this.o.nodes.length && leader !== undefined && leader.name !== notLeader && (!this.o.synchronous || roles.has("sync_standby"));
+        return (
+          up.length === this.o.nodes.length &&
+          leader !== undefined &&
+          leader.name !== notLeader &&
+          (!this.o.synchronous || roles.has("sync_standby"))
+        );
       },
       timeoutMs,
       this.etcd,
@@ -118,7 +151,9 @@ export class PatroniCluster {
   async members(): Promise<Member[]> {
     for (const node of this.o.nodes) {
       try {
-        const res = await fetch(`http://127.0.0.1:${node.rest}/cluster`, { signal: AbortSignal.timeout(2_000) });
+        const res = await fetch(`http://127.0.0.1:${node.rest}/cluster`, {
+          signal: AbortSignal.timeout(2_000),
+        });
         if (res.ok) return ((await res.json()) as { members: Member[] }).members;
       } catch {
         // that node is down: ask the next
@@ -139,12 +174,15 @@ export class PatroniCluster {
     return Number.isInteger(pid) && pid > 0 && isProcessAlive(pid) ? pid : undefined;
   }
 
-  /** The machine is gone: Patroni, the postmaster and every process of that PostgreSQL, SIGKILLed. */
+  /**
+   * The machine is gone: Patroni, the postmaster and every process of that PostgreSQL, SIGKILLed.
+   */
   async loseNode(i: number, alsoKill: number[] = []): Promise<void> {
     const postmaster = this.postmasterPid(i);
     const node = this.nodes[i];
     if (node) await killHard(node);
-    for (const pid of [...(postmaster ? [postmaster, ...childrenOf(postmaster)] : []), ...alsoKill]) killPid(pid, "SIGKILL");
+    for (const pid of [...(postmaster ? [postmaster, ...childrenOf(postmaster)] : []), ...alsoKill])
+      killPid(pid, "SIGKILL");
   }
 
   nodeRunning = (i: number) => this.nodes[i] !== undefined && isRunning(this.nodes[i]!);

@@ -44,12 +44,17 @@ pidfile = ${path.join(o.dir, "pgbouncer.pid")}
 `;
 }
 
-/** PgBouncer refuses to run as root; as root we hand it to the "postgres" user (-u), like PostgreSQL. */
+/**
+ * PgBouncer refuses to run as root; as root we hand it to the "postgres" user (-u), like
+ * PostgreSQL.
+ */
 export function startPgbouncer(o: PgbouncerOptions): Child {
   const ini = path.join(o.dir, "pgbouncer.ini");
   writeFileSync(ini, pgbouncerConfig(o));
   writeFileSync(path.join(o.dir, "userlist.txt"), `"${o.user}" "${o.password}"\n`);
   chmodSync(o.dir, 0o777); // its log and pid file are written by the postgres user
   const args = process.getuid?.() === 0 ? ["-u", "postgres", ini] : [ini];
-  return startChild("pgbouncer", "pgbouncer", args, { logFile: path.join(o.dir, "pgbouncer.stdout.log") });
+  return startChild("pgbouncer", "pgbouncer", args, {
+    logFile: path.join(o.dir, "pgbouncer.stdout.log"),
+  });
 }

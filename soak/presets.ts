@@ -1,4 +1,5 @@
-// The soak's presets over the defaults (config.ts): `--short` for npm test, and the patroni profiles'.
+// The soak's presets over the defaults (config.ts): `--short` for npm test, and the patroni
+// profiles'.
 import type { SoakConfig } from "./config";
 
 /**
@@ -29,7 +30,10 @@ export const PATRONI_ASYNC: Partial<SoakConfig> = {
   stallMs: 3_000,
 };
 
-/** `--short`: what `npm test` runs. One profile (through PgBouncer: the harder one), every fault once. */
+/**
+ * `--short`: what `npm test` runs. One profile (through PgBouncer: the harder one), every fault
+ * once.
+ */
 export const SHORT: Partial<SoakConfig> = {
   profiles: ["pgbouncer"],
   durationMs: 25_000,

@@ -19,10 +19,20 @@ export function startChild(
   name: string,
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; logFile: string; /** run as this OS user (Patroni as postgres) */ user?: { uid: number; gid: number } },
+  options: {
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    logFile: string;
+    /** run as this OS user (Patroni as postgres) */ user?: { uid: number; gid: number };
+  },
 ): Child {
   const fd = openSync(options.logFile, "a");
-  const proc = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", fd, fd], ...options.user });
+  const proc = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: ["ignore", fd, fd],
+    ...options.user,
+  });
   closeSync(fd); // the child holds its own copy
   if (proc.pid === undefined) throw new Error(`${name}: could not start ${command}`);
   const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
@@ -32,7 +42,8 @@ export function startChild(
   return child;
 }
 
-export const isRunning = (child: Child) => child.proc.exitCode === null && child.proc.signalCode === null;
+export const isRunning = (child: Child) =>
+  child.proc.exitCode === null && child.proc.signalCode === null;
 
 /** The fault: no goodbye, no flush, no cleanup. */
 export async function killHard(child: Child): Promise<void> {
@@ -54,7 +65,9 @@ export function onCleanup(fn: () => Promise<void>): () => void {
   return () => cleanups.delete(fn);
 }
 
-/** Every child still running, stopped by pid (on the way out, on error or Ctrl-C), then the rest. */
+/**
+ * Every child still running, stopped by pid (on the way out, on error or Ctrl-C), then the rest.
+ */
 export async function stopAllChildren(): Promise<void> {
   await Promise.all([...running].map((child) => stopChild(child).catch(() => {})));
   for (const fn of cleanups) await fn().catch(() => {});
@@ -76,7 +89,8 @@ export function childrenOf(pid: number): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // Field 4 is the parent pid; the command name (field 2) may hold spaces, so read after its ")".
+      // Field 4 is the parent pid; the command name (field 2) may hold spaces, so read after its
+      // ")".
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       if (ppid === pid) out.push(Number(entry));
     } catch {

@@ -14,7 +14,13 @@ import { readFactsAt } from "./facts";
 import { startHaproxy, waitForPort } from "./haproxy";
 import { exchange } from "./http";
 import { createInstances } from "./instances";
-import { RECONCILE_EVERY_MS, RECONCILE_SETTLE_WAIT_MS, STUCK_AFTER_SECONDS, waitForOutboxDrain, waitForReconciliation } from "./jobs";
+import {
+  RECONCILE_EVERY_MS,
+  RECONCILE_SETTLE_WAIT_MS,
+  STUCK_AFTER_SECONDS,
+  waitForOutboxDrain,
+  waitForReconciliation,
+} from "./jobs";
 import { runOperator } from "./operator";
 import { startPatroniBackend } from "./patroni-backend";
 import { onCleanup, stopChild } from "./processes";
@@ -32,15 +38,28 @@ export interface ProfileResult {
 
 /** One gauge's value from the app's /api/metrics (the operator's view), or "unread". */
 async function readGauge(port: number, name: string): Promise<string> {
-  const result = await exchange({ port, method: "GET", path: "/api/metrics", headers: { authorization: "Bearer admin_demo_token" }, timeoutMs: 30_000 });
+  const result = await exchange({
+    port,
+    method: "GET",
+    path: "/api/metrics",
+    headers: { authorization: "Bearer admin_demo_token" },
+    timeoutMs: 30_000,
+  });
   if (result.kind !== "answer" || result.answer.status !== 200) return "unread";
   return new RegExp(`^${name} (\\S+)$`, "m").exec(result.answer.body)?.[1] ?? "unread";
 }
 
-export async function runProfile(profile: Profile, config: SoakConfig, dir: string, log: (m: string) => void): Promise<ProfileResult> {
+export async function runProfile(
+  profile: Profile,
+  config: SoakConfig,
+  dir: string,
+  log: (m: string) => void,
+): Promise<ProfileResult> {
   const startedAt = new Date();
   const port = portAllocator(config.basePort);
-  const backend = isPatroni(profile) ? await startPatroniBackend(profile, config, dir, port, log) : await startEmbeddedBackend(profile, dir, port, log);
+  const backend = isPatroni(profile)
+    ? await startPatroniBackend(profile, config, dir, port, log)
+    : await startEmbeddedBackend(profile, dir, port, log);
   const forgetBackend = onCleanup(() => backend.stop());
   const ports = await Promise.all(Array.from({ length: config.instances }, () => port()));
   const lbPort = await port();
@@ -52,11 +71,17 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
     startProviderService({
       databaseUrl: backend.providerDatabaseUrl,
       port: providerPort,
-      webhook: { url: `http://127.0.0.1:${lbPort}/api/webhooks/payments`, secret: DEMO_WEBHOOK_SECRET },
+      webhook: {
+        url: `http://127.0.0.1:${lbPort}/api/webhooks/payments`,
+        secret: DEMO_WEBHOOK_SECRET,
+      },
       ...rates,
       log: (line) => appendFileSync(path.join(dir, "provider.log"), `${line}\n`),
     });
-  let provider: ProviderService = await startProvider({ failureRate: config.providerFailureRate, timeoutRate: config.providerTimeoutRate });
+  let provider: ProviderService = await startProvider({
+    failureRate: config.providerFailureRate,
+    timeoutRate: config.providerTimeoutRate,
+  });
   const forgetProvider = onCleanup(() => provider.stop());
   log(`the payment provider on ${provider.url}`);
   const env: Record<string, string> = {
@@ -83,9 +108,17 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   const instances = createInstances({ ports, dir, env });
   await instances.startAll();
   const worker = backend.separateWorker ? startSoakWorker({ env, dir, log }) : undefined;
-  const haproxy = startHaproxy({ port: lbPort, backends: ports, serverTimeoutMs: config.haproxyServerTimeoutMs, maxconnPerServer: 10, dir });
+  const haproxy = startHaproxy({
+    port: lbPort,
+    backends: ports,
+    serverTimeoutMs: config.haproxyServerTimeoutMs,
+    maxconnPerServer: 10,
+    dir,
+  });
   await waitForPort("haproxy", lbPort, 10_000, haproxy);
-  log(`${config.instances} instances on ${ports.join(", ")} behind HAProxy on ${lbPort}${worker ? ", the payment worker in its own process" : ""}`);
+  log(
+    `${config.instances} instances on ${ports.join(", ")} behind HAProxy on ${lbPort}${worker ? ", the payment worker in its own process" : ""}`,
+  );
   const synchronousGauge = await readGauge(lbPort, "once_store_commits_synchronous");
   log(`/api/metrics: once_store_commits_synchronous ${synchronousGauge}`);
 
@@ -111,11 +144,21 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   log(`under fire for ${Math.round(config.durationMs / 1000)} s (seed ${config.seed})`);
   await Promise.all([
     ...Array.from({ length: config.clients }, (_, i) => runClient(i, clientOptions, rec)),
-    runOperator({ port: lbPort, everyMs: config.operatorEveryMs, until: fireEndsAt, random: seededRandom(config.seed) }, rec),
+    runOperator(
+      {
+        port: lbPort,
+        everyMs: config.operatorEveryMs,
+        until: fireEndsAt,
+        random: seededRandom(config.seed),
+      },
+      rec,
+    ),
     backend.faults(config, rec, instances),
   ]);
   const endMs = rec.now();
-  log(`clients done after ${Math.round(endMs / 1000)} s, ${rec.requests.length} requests; the provider recovers, the outbox drains`);
+  log(
+    `clients done after ${Math.round(endMs / 1000)} s, ${rec.requests.length} requests; the provider recovers, the outbox drains`,
+  );
 
   rec.fault("provider-recovers", "the provider restarted with its failure rates at 0");
   await provider.stop();
@@ -124,17 +167,45 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   log(drained ? "outbox drained" : `outbox not drained after ${config.drainMs} ms`);
   // Reconciliation runs by itself in whichever process runs payments: wait (no command by hand)
   // until it has judged every charge the provider holds, then read its findings.
-  const reconciled = await waitForReconciliation(backend.directUrl, backend.providerDatabaseUrl, RECONCILE_SETTLE_WAIT_MS);
-  log(reconciled ? "reconciliation has judged every charge" : `reconciliation had not judged every charge after ${RECONCILE_SETTLE_WAIT_MS} ms`);
+  const reconciled = await waitForReconciliation(
+    backend.directUrl,
+    backend.providerDatabaseUrl,
+    RECONCILE_SETTLE_WAIT_MS,
+  );
+  log(
+    reconciled
+      ? "reconciliation has judged every charge"
+      : `reconciliation had not judged every charge after ${RECONCILE_SETTLE_WAIT_MS} ms`,
+  );
   await instances.stopAll();
   await worker?.stop();
-  if (worker) log(`the payment worker was restarted ${worker.restarts()} time(s) after exiting by itself`);
+  if (worker)
+    log(`the payment worker was restarted ${worker.restarts()} time(s) after exiting by itself`);
   await provider.stop();
   forgetProvider();
 
-  const facts = await readFactsAt(backend.directUrl, backend.providerDatabaseUrl, STUCK_AFTER_SECONDS);
-  const rows = evaluate(facts, { intents: rec.intents, requests: rec.requests, initialStock, fireEndsAt, faults: rec.faults });
-  const report = renderReport({ profile, config, rows, faults: rec.faults, startedAt, requests: rec.requests.length, samples: rec.requests, synchronousGauge });
+  const facts = await readFactsAt(
+    backend.directUrl,
+    backend.providerDatabaseUrl,
+    STUCK_AFTER_SECONDS,
+  );
+  const rows = evaluate(facts, {
+    intents: rec.intents,
+    requests: rec.requests,
+    initialStock,
+    fireEndsAt,
+    faults: rec.faults,
+  });
+  const report = renderReport({
+    profile,
+    config,
+    rows,
+    faults: rec.faults,
+    startedAt,
+    requests: rec.requests.length,
+    samples: rec.requests,
+    synchronousGauge,
+  });
   const chart = renderChart({
     title: `once soak, profile ${profile}, ${startedAt.toISOString()}`,
     requests: rec.requests,
@@ -143,7 +214,10 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
     endMs,
   });
   // Everything the clients saw, beside the logs, for a look at the offenders.
-  writeFileSync(path.join(dir, "run.json"), JSON.stringify({ intents: rec.intents, requests: rec.requests, faults: rec.faults }));
+  writeFileSync(
+    path.join(dir, "run.json"),
+    JSON.stringify({ intents: rec.intents, requests: rec.requests, faults: rec.faults }),
+  );
   mkdirSync(config.outDir, { recursive: true });
   writeFileSync(path.join(config.outDir, `${profile}.md`), report);
   writeFileSync(path.join(config.outDir, `${profile}.svg`), chart);
@@ -154,5 +228,9 @@ export async function runProfile(profile: Profile, config: SoakConfig, dir: stri
   if (profile !== Profile.PATRONI_ASYNC) return { ok: passed(rows), rows, report };
   const demonstration = demonstrationVerdict(rows);
   log(demonstration.sentence);
-  return { ok: demonstration.ok, rows, report: `${report}\n**Demonstration:** ${demonstration.sentence}.\n` };
+  return {
+    ok: demonstration.ok,
+    rows,
+    report: `${report}\n**Demonstration:** ${demonstration.sentence}.\n`,
+  };
 }

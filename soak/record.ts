@@ -1,7 +1,9 @@
 // What the clients saw, kept in memory for the checker and the chart: every request (when, how
 // long, which status) and every intent (one cart, one key, every answer it got).
 
-/** A response's status, or what happened instead: the client dropped it, or the connection failed. */
+/**
+ * A response's status, or what happened instead: the client dropped it, or the connection failed.
+ */
 export type Seen = number | "dropped" | "error";
 
 export interface RequestSample {
@@ -9,7 +11,10 @@ export interface RequestSample {
   t: number;
   ms: number;
   seen: Seen;
-  /** Why a 503 refused (the body's `error.data.reason`, or where it came from when the body says nothing). */
+  /**
+   * Why a 503 refused (the body's `error.data.reason`, or where it came from when the body says
+   * nothing).
+   */
   reason?: string;
 }
 
@@ -41,8 +46,19 @@ export interface Intent {
 export interface Fault {
   /** ms since the run started. */
   t: number;
-  /** "db": a fault of the patroni profiles (switchover, postmaster killed, node lost, stall), named by its detail. */
-  kind: "kill" | "pg-restart" | "pg-stop" | "pg-start" | "bust" | "release" | "provider-recovers" | "db";
+  /**
+   * "db": a fault of the patroni profiles (switchover, postmaster killed, node lost, stall), named
+   * by its detail.
+   */
+  kind:
+    | "kill"
+    | "pg-restart"
+    | "pg-stop"
+    | "pg-start"
+    | "bust"
+    | "release"
+    | "provider-recovers"
+    | "db";
   detail: string;
 }
 
@@ -61,7 +77,10 @@ export class Recorder {
   }
 }
 
-/** A small seeded generator (mulberry32): one per client, so a run's choices can be replayed by seed. */
+/**
+ * A small seeded generator (mulberry32): one per client, so a run's choices can be replayed by
+ * seed.
+ */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

@@ -44,17 +44,25 @@ export function renderReport(r: ReportInput): string {
     `Injected: ${databaseFaults}provider failing ${pct(c.providerFailureRate)} and timing out after charging ${pct(c.providerTimeoutRate)}, ` +
       `${count("bust")} busts and ${count("release")} releases by the operator, ${pct(c.dropRate)} of answers dropped by the client, ` +
       `${pct(c.slowRate)} slow checkouts (${c.slowMs} ms), ${pct(c.resendRate)} of answered intents sent again later.`,
-    ...(r.synchronousGauge !== undefined ? [`The operator's view at start: \`once_store_commits_synchronous ${r.synchronousGauge}\` in /api/metrics.`] : []),
+    ...(r.synchronousGauge !== undefined
+      ? [
+          `The operator's view at start: \`once_store_commits_synchronous ${r.synchronousGauge}\` in /api/metrics.`,
+        ]
+      : []),
     "",
     "| check | result | expected | |",
     "|---|---|---|---|",
-    ...r.rows.map((row) => `| ${row.label} | ${row.value} | ${row.expected} | ${row.ok === null ? "" : row.ok ? "ok" : "**VIOLATED**"} |`),
+    ...r.rows.map(
+      (row) =>
+        `| ${row.label} | ${row.value} | ${row.expected} | ${row.ok === null ? "" : row.ok ? "ok" : "**VIOLATED**"} |`,
+    ),
   ];
   const bad = r.rows.filter((row) => row.offenders.length > 0);
   for (const row of bad) {
     lines.push("", `**${row.label}**: ${row.offenders.length} offender(s)`);
     for (const o of row.offenders.slice(0, MAX_OFFENDERS)) lines.push(`- ${o}`);
-    if (row.offenders.length > MAX_OFFENDERS) lines.push(`- … and ${row.offenders.length - MAX_OFFENDERS} more`);
+    if (row.offenders.length > MAX_OFFENDERS)
+      lines.push(`- … and ${row.offenders.length - MAX_OFFENDERS} more`);
   }
   return lines.join("\n") + "\n";
 }

@@ -1,8 +1,8 @@
-// `npm run soak`: the chaos soak, on loopback only, bounded in time and requests, stopping by itself.
-// For each profile (direct, then through PgBouncer): three `next start` instances behind HAProxy,
-// 64 shoppers, faults on a schedule, then the verdict checked in the database, printed as one
-// table and drawn as an SVG chart (soak/out/<profile>.md and .svg). Exit code 1 on any violation.
-// Every process it starts is stopped by its pid at the end, on error and on Ctrl-C.
+// `npm run soak`: the chaos soak, on loopback only, bounded in time and requests, stopping by
+// itself. For each profile (direct, then through PgBouncer): three `next start` instances behind
+// HAProxy, 64 shoppers, faults on a schedule, then the verdict checked in the database, printed as
+// one table and drawn as an SVG chart (soak/out/<profile>.md and .svg). Exit code 1 on any
+// violation. Every process it starts is stopped by its pid at the end, on error and on Ctrl-C.
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -42,12 +42,21 @@ function ensureTools(patroni: boolean): void {
   const command = `apt-get update && apt-get install -y ${missing.join(" ")}`;
   if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
     log(`missing ${missing.join(", ")}: ${command}`);
-    execFileSync("bash", ["-c", `DEBIAN_FRONTEND=noninteractive ${command} >/tmp/once-soak-apt.log 2>&1 || (tail -20 /tmp/once-soak-apt.log; exit 1)`], {
-      stdio: "inherit",
-    });
+    execFileSync(
+      "bash",
+      [
+        "-c",
+        `DEBIAN_FRONTEND=noninteractive ${command} >/tmp/once-soak-apt.log 2>&1 || (tail -20 /tmp/once-soak-apt.log; exit 1)`,
+      ],
+      {
+        stdio: "inherit",
+      },
+    );
     return;
   }
-  console.error(`[soak] The soak needs Debian's ${missing.join(" and ")}. Install with:\n\n  sudo ${command}\n`);
+  console.error(
+    `[soak] The soak needs Debian's ${missing.join(" and ")}. Install with:\n\n  sudo ${command}\n`,
+  );
   process.exit(1);
 }
 
@@ -69,7 +78,8 @@ const config = parsed;
 ensureTools(config.profiles.some(isPatroni));
 if (!noBuild || !existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
   log("npm run build");
-  if (spawnSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" }).status !== 0) process.exit(1);
+  if (spawnSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" }).status !== 0)
+    process.exit(1);
 }
 
 let interrupted = false;
@@ -96,7 +106,9 @@ for (const profile of config.profiles) {
     ok &&= result.ok;
   } catch (error) {
     ok = false;
-    console.error(`[soak] profile ${profile} broke: ${(error as Error).stack ?? String(error)}\n[soak] logs kept in ${dir}`);
+    console.error(
+      `[soak] profile ${profile} broke: ${(error as Error).stack ?? String(error)}\n[soak] logs kept in ${dir}`,
+    );
     await stopAllChildren();
   }
 }

@@ -5,7 +5,10 @@
 import path from "node:path";
 import { startChild, stopChild, type Child } from "./processes";
 
-/** Between an exit and the restart: a worker that cannot reach the database during a failover would otherwise spin. */
+/**
+ * Between an exit and the restart: a worker that cannot reach the database during a failover would
+ * otherwise spin.
+ */
 const RESTART_DELAY_MS = 1_000;
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -17,22 +20,33 @@ export interface SoakWorker {
   stop(): Promise<void>;
 }
 
-export function startSoakWorker(o: { env: Record<string, string>; dir: string; log: (m: string) => void }): SoakWorker {
+export function startSoakWorker(o: {
+  env: Record<string, string>;
+  dir: string;
+  log: (m: string) => void;
+}): SoakWorker {
   let env = o.env;
   let child: Child | undefined;
   let stopping = false;
   let restarts = 0;
   const start = () => {
-    const started = startChild("worker", process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, NODE_ENV: "production" },
-      logFile: path.join(o.dir, "worker.log"),
-    });
+    const started = startChild(
+      "worker",
+      process.execPath,
+      ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...env, NODE_ENV: "production" },
+        logFile: path.join(o.dir, "worker.log"),
+      },
+    );
     child = started;
     void started.exited.then(() => {
       if (stopping || child !== started) return;
       restarts++;
-      o.log(`the payment worker exited (${started.proc.exitCode ?? started.proc.signalCode}); starting it again`);
+      o.log(
+        `the payment worker exited (${started.proc.exitCode ?? started.proc.signalCode}); starting it again`,
+      );
       setTimeout(() => {
         if (!stopping && child === started) start();
       }, RESTART_DELAY_MS);

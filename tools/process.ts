@@ -31,11 +31,15 @@ export function isProcessAlive(pid: number): boolean {
 
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
-/** A graceful stop (SIGTERM), or a kill after `graceMs`: shutdown must end even if the child hangs. */
+/**
+ * A graceful stop (SIGTERM), or a kill after `graceMs`: shutdown must end even if the child hangs.
+ */
 export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (exited(child)) return;
   child.kill("SIGTERM");
-  await once(child, "exit", { signal: AbortSignal.timeout(graceMs) }).catch(() => child.kill("SIGKILL"));
+  await once(child, "exit", { signal: AbortSignal.timeout(graceMs) }).catch(() =>
+    child.kill("SIGKILL"),
+  );
 }
 
 /**
@@ -57,7 +61,8 @@ export async function waitFor<T>(
       .then(check)
       .catch(() => undefined);
     if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
     await sleep(100);
   }
 }

@@ -12,7 +12,9 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 export interface ProviderServiceOptions {
   databaseUrl: string;
   port?: number;
-  /** Where it posts its events, and the secret it signs them with. Unset: events wait in its books. */
+  /**
+   * Where it posts its events, and the secret it signs them with. Unset: events wait in its books.
+   */
   webhook?: { url: string; secret: string };
   failureRate?: number;
   timeoutRate?: number;
@@ -31,7 +33,9 @@ export interface ProviderService {
 
 const LISTENING = /^\[provider\] listening on (http:\/\/\S+:(\d+))$/;
 
-export async function startProviderService(options: ProviderServiceOptions): Promise<ProviderService> {
+export async function startProviderService(
+  options: ProviderServiceOptions,
+): Promise<ProviderService> {
   // Its own variables only: the shop's (its DATABASE_URL above all) are none of its business.
   const env: NodeJS.ProcessEnv = {
     NODE_ENV: process.env.NODE_ENV,
@@ -41,15 +45,26 @@ export async function startProviderService(options: ProviderServiceOptions): Pro
     PROVIDER_PORT: String(options.port ?? 0),
     DEMO_PROVIDER_FAILURE_RATE: String(options.failureRate ?? 0),
     DEMO_PROVIDER_TIMEOUT_RATE: String(options.timeoutRate ?? 0),
-    ...(options.duplicateRate !== undefined ? { DEMO_PROVIDER_DUPLICATE_RATE: String(options.duplicateRate) } : {}),
-    ...(options.webhook ? { PROVIDER_WEBHOOK_URL: options.webhook.url, PROVIDER_WEBHOOK_SECRET: options.webhook.secret } : {}),
+    ...(options.duplicateRate !== undefined
+      ? { DEMO_PROVIDER_DUPLICATE_RATE: String(options.duplicateRate) }
+      : {}),
+    ...(options.webhook
+      ? {
+          PROVIDER_WEBHOOK_URL: options.webhook.url,
+          PROVIDER_WEBHOOK_SECRET: options.webhook.secret,
+        }
+      : {}),
   };
   // `node --import tsx`, not the tsx CLI: the pid we hold is the service's own.
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "services/provider/main.ts")], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "services/provider/main.ts")],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   createInterface({ input: child.stderr! }).on("line", log);
   const lines = createInterface({ input: child.stdout! });
@@ -59,7 +74,13 @@ export async function startProviderService(options: ProviderServiceOptions): Pro
       if (match) resolve({ url: match[1]!, port: Number(match[2]) });
       else log(line);
     });
-    child.once("exit", (code, signal) => reject(new Error(`the payment provider exited (${signal ?? code}) before it listened: its output above says why`)));
+    child.once("exit", (code, signal) =>
+      reject(
+        new Error(
+          `the payment provider exited (${signal ?? code}) before it listened: its output above says why`,
+        ),
+      ),
+    );
   });
   const { url, port } = await listening;
   return { url, port, child, stop: () => stopChild(child) };

@@ -8,7 +8,10 @@ declare module "autocannon" {
     headers?: Record<string, string>;
     body?: string;
     /** Called before every request of a connection; returns the request to send. */
-    setupRequest?: (request: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
+    setupRequest?: (
+      request: AutocannonRequest,
+      context: Record<string, unknown>,
+    ) => AutocannonRequest;
   }
 
   export interface AutocannonOptions {

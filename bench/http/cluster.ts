@@ -8,7 +8,11 @@ import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../tools/db/embedded";
+import {
+  makeTempDataDir,
+  startEmbeddedPostgres,
+  type EmbeddedServer,
+} from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 import { stopChild } from "../../tools/process";
 import { spawnPaymentWorker } from "../../scripts/lib/payment-worker";
@@ -26,14 +30,18 @@ export interface Database {
   productId: string;
   /** The postmaster: its CPU time and its backends' is what PostgreSQL spends on the bench. */
   pid: number;
-  /** The payment provider service (its own process and database): PAYMENTS_PROVIDER_URL, and its pid. */
+  /**
+   * The payment provider service (its own process and database): PAYMENTS_PROVIDER_URL, and its
+   * pid.
+   */
   providerUrl: string;
   providerPid: number;
   stop: () => Promise<void>;
 }
 
 export async function startDatabase(): Promise<Database> {
-  // pg_stat_statements counts the statements (so the round trips) a paid order costs (order-cost.ts).
+  // pg_stat_statements counts the statements (so the round trips) a paid order costs
+  // (order-cost.ts).
   const server: EmbeddedServer = await startEmbeddedPostgres({
     dataDir: await makeTempDataDir("once-bench-http-"),
     persistent: false,
@@ -53,7 +61,10 @@ export async function startDatabase(): Promise<Database> {
   );
   // Its events go nowhere: the bench measures checkout and the charges, not webhook handling.
   await server.createDatabase("provider");
-  const provider = await startProviderService({ databaseUrl: server.url("provider"), log: () => {} });
+  const provider = await startProviderService({
+    databaseUrl: server.url("provider"),
+    log: () => {},
+  });
   return {
     url,
     pool,
@@ -88,24 +99,42 @@ export interface InstanceOptions {
   root?: string;
 }
 
-/** `next start` on loopback with the bench's control procedure on and the background jobs running. */
+/**
+ * `next start` on loopback with the bench's control procedure on and the background jobs running.
+ */
 export async function startInstance(options: InstanceOptions): Promise<Instance> {
   const logFile = path.join(os.tmpdir(), `once-bench-http-${options.port}.log`);
   const log = createWriteStream(logFile);
   const root = options.root ?? ROOT;
   const child = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? []), path.join(root, "node_modules/next/dist/bin/next"), "start", "-p", String(options.port), "-H", "127.0.0.1"],
+    [
+      ...(options.nodeFlags ?? []),
+      path.join(root, "node_modules/next/dist/bin/next"),
+      "start",
+      "-p",
+      String(options.port),
+      "-H",
+      "127.0.0.1",
+    ],
     {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...benchEnv(options.databaseUrl, options.providerUrl), ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1" },
+      env: {
+        ...benchEnv(options.databaseUrl, options.providerUrl),
+        ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1",
+      },
     },
   );
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await waitReady(child, options.port, logFile);
-  return { port: options.port, pid: child.pid!, logFile, stop: failIfItDies(child, `next start on ${options.port}`, logFile) };
+  return {
+    port: options.port,
+    pid: child.pid!,
+    logFile,
+    stop: failIfItDies(child, `next start on ${options.port}`, logFile),
+  };
 }
 
 /**
@@ -115,7 +144,10 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
 function failIfItDies(child: ChildProcess, name: string, logFile: string): () => Promise<void> {
   let stopping = false;
   child.once("exit", (code, signal) => {
-    if (!stopping) throw new Error(`${name} exited during the bench (code ${code}, signal ${signal}); see ${logFile}`);
+    if (!stopping)
+      throw new Error(
+        `${name} exited during the bench (code ${code}, signal ${signal}); see ${logFile}`,
+      );
   });
   return () => {
     stopping = true;
@@ -124,28 +156,53 @@ function failIfItDies(child: ChildProcess, name: string, logFile: string): () =>
 }
 
 /** `npm run worker` (outbox, reconciliation) as a process of its own. */
-export function startWorkerProcess(databaseUrl: string, providerUrl: string): { pid: number; stop: () => Promise<void> } {
+export function startWorkerProcess(
+  databaseUrl: string,
+  providerUrl: string,
+): { pid: number; stop: () => Promise<void> } {
   const logFile = path.join(os.tmpdir(), `once-bench-http-worker-${process.pid}.log`);
   const log = createWriteStream(logFile);
-  const child = spawnPaymentWorker(ROOT, { stdio: ["ignore", "pipe", "pipe"], env: benchEnv(databaseUrl, providerUrl) });
+  const child = spawnPaymentWorker(ROOT, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: benchEnv(databaseUrl, providerUrl),
+  });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   return { pid: child.pid!, stop: failIfItDies(child, "the payment worker", logFile) };
 }
 
-/** The hand-written checkout (floor-server.ts) on `port`, a process of its own: its CPU is read by its pid. */
-export async function startFloorServer(databaseUrl: string, port: number): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+/**
+ * The hand-written checkout (floor-server.ts) on `port`, a process of its own: its CPU is read by
+ * its pid.
+ */
+export async function startFloorServer(
+  databaseUrl: string,
+  port: number,
+): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
   const logFile = path.join(os.tmpdir(), `once-bench-http-floor-${port}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/http/floor-server.ts")], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NODE_ENV: "production", DATABASE_URL: databaseUrl, PORT: String(port) },
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "bench/http/floor-server.ts")],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        NODE_ENV: "production",
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+      },
+    },
+  );
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await waitReady(child, port, logFile);
-  return { port, pid: child.pid!, stop: failIfItDies(child, `the floor server on ${port}`, logFile) };
+  return {
+    port,
+    pid: child.pid!,
+    stop: failIfItDies(child, `the floor server on ${port}`, logFile),
+  };
 }
 
 function benchEnv(databaseUrl: string, providerUrl: string): NodeJS.ProcessEnv {
@@ -167,7 +224,8 @@ function benchEnv(databaseUrl: string, providerUrl: string): NodeJS.ProcessEnv {
 async function waitReady(child: ChildProcess, port: number, logFile: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`next start on ${port} exited (${child.exitCode}); see ${logFile}`);
+    if (child.exitCode !== null)
+      throw new Error(`next start on ${port} exited (${child.exitCode}); see ${logFile}`);
     const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then(
       (r) => r.ok,
       () => false,

@@ -7,13 +7,18 @@ import { readdirSync, readFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 
 /** Clock ticks per second, the unit of /proc/<pid>/stat (100 on Linux nearly always). */
-const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+const TICKS_PER_SECOND =
+  Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 
-/** utime + stime of one process and of its exited, reaped children (cutime + cstime), in ms; 0 if it is gone. */
+/**
+ * utime + stime of one process and of its exited, reaped children (cutime + cstime), in ms; 0 if it
+ * is gone.
+ */
 function ownCpuMs(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may contain spaces and parentheses: count fields after the last ')'.
+    // The command name (field 2) may contain spaces and parentheses: count fields after the last
+    // ')'.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     // Fields 14–17 of proc(5): utime, stime, cutime, cstime.
     const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
@@ -25,7 +30,12 @@ function ownCpuMs(pid: number): number {
 
 function childrenOf(pid: number): number[] {
   try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8")
+        .split(" ")
+        .filter(Boolean)
+        .map(Number),
+    );
   } catch {
     return [];
   }

@@ -16,11 +16,19 @@ import { SETTLED_CHANNEL } from "@once/idempotency/operator";
 import { PAYMENT_TOPIC, providerKeyFor } from "../../src/server/payments/outbox-message";
 
 const PROCEDURE = "checkout.placeOrder";
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, connectionTimeoutMillis: 2_000 });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: 10,
+  connectionTimeoutMillis: 2_000,
+});
 pool.on("error", () => {});
 
-const q = <T extends pg.QueryResultRow>(client: pg.Pool | pg.PoolClient, name: string, text: string, values: unknown[]) =>
-  client.query<T>({ name: `floor_${name}`, text, values });
+const q = <T extends pg.QueryResultRow>(
+  client: pg.Pool | pg.PoolClient,
+  name: string,
+  text: string,
+  values: unknown[],
+) => client.query<T>({ name: `floor_${name}`, text, values });
 
 const PRINCIPAL = `SELECT u."id", u."tenantId" FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId" WHERE t."tokenHash" = $1`;
 const RESERVE = `
@@ -65,41 +73,104 @@ interface Line {
   quantity: number;
 }
 
-function answer(res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) {
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers });
+function answer(
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    ...headers,
+  });
   res.end(body);
 }
 
-async function checkout(token: string, key: string, rawBody: string): Promise<{ status: number; body: string; headers?: Record<string, string> }> {
-  const [user] = (await q<{ id: string; tenantId: string }>(pool, "principal", PRINCIPAL, [createHash("sha256").update(token).digest("hex")])).rows;
+async function checkout(
+  token: string,
+  key: string,
+  rawBody: string,
+): Promise<{ status: number; body: string; headers?: Record<string, string> }> {
+  const [user] = (
+    await q<{ id: string; tenantId: string }>(pool, "principal", PRINCIPAL, [
+      createHash("sha256").update(token).digest("hex"),
+    ])
+  ).rows;
   if (!user) return { status: 401, body: '{"error":"unauthorized"}' };
   const input = JSON.parse(rawBody) as { items: Line[] };
   const print = createHash("sha256")
     .update(canonicalJson({ procedure: PROCEDURE, input }))
     .digest("hex");
   const lease = randomUUID();
-  type Held = { id: string; inserted: boolean; fingerprint: string; status: string; responseStatus: number | null; responseBody: string | null };
-  const [held] = (await q<Held>(pool, "reserve", RESERVE, [user.tenantId, key, PROCEDURE, print, lease])).rows;
-  if (!held) return { status: 409, body: '{"error":"request_in_progress"}', headers: { "retry-after": "1" } };
+  type Held = {
+    id: string;
+    inserted: boolean;
+    fingerprint: string;
+    status: string;
+    responseStatus: number | null;
+    responseBody: string | null;
+  };
+  const [held] = (
+    await q<Held>(pool, "reserve", RESERVE, [user.tenantId, key, PROCEDURE, print, lease])
+  ).rows;
+  if (!held)
+    return {
+      status: 409,
+      body: '{"error":"request_in_progress"}',
+      headers: { "retry-after": "1" },
+    };
   if (!held.inserted) {
-    if (held.fingerprint !== print) return { status: 422, body: '{"error":"idempotency_key_reused"}' };
-    if (held.status === "PROCESSING") return { status: 409, body: '{"error":"request_in_progress"}', headers: { "retry-after": "1" } };
-    return { status: held.responseStatus!, body: held.responseBody!, headers: { "idempotent-replayed": "true" } };
+    if (held.fingerprint !== print)
+      return { status: 422, body: '{"error":"idempotency_key_reused"}' };
+    if (held.status === "PROCESSING")
+      return {
+        status: 409,
+        body: '{"error":"request_in_progress"}',
+        headers: { "retry-after": "1" },
+      };
+    return {
+      status: held.responseStatus!,
+      body: held.responseBody!,
+      headers: { "idempotent-replayed": "true" },
+    };
   }
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
     const ids = input.items.map((l) => l.productId);
-    const products = (await q<{ id: string; sku: string; name: string; priceCents: number; currency: string }>(client, "products", PRODUCTS, [ids])).rows;
+    const products = (
+      await q<{ id: string; sku: string; name: string; priceCents: number; currency: string }>(
+        client,
+        "products",
+        PRODUCTS,
+        [ids],
+      )
+    ).rows;
     const items = input.items
       .map((l) => {
         const p = products.find((x) => x.id === l.productId)!;
-        return { productId: p.id, sku: p.sku, name: p.name, unitPriceCents: p.priceCents, quantity: l.quantity, lineTotalCents: p.priceCents * l.quantity };
+        return {
+          productId: p.id,
+          sku: p.sku,
+          name: p.name,
+          unitPriceCents: p.priceCents,
+          quantity: l.quantity,
+          lineTotalCents: p.priceCents * l.quantity,
+        };
       })
       .sort((a, b) => (a.sku < b.sku ? -1 : 1));
     const totalCents = items.reduce((sum, i) => sum + i.lineTotalCents, 0);
     const currency = products[0]!.currency;
-    const [order] = (await q<Record<string, unknown> & { id: string }>(client, "claim", CLAIM, [user.tenantId, user.id, totalCents, currency, key])).rows;
+    const [order] = (
+      await q<Record<string, unknown> & { id: string }>(client, "claim", CLAIM, [
+        user.tenantId,
+        user.id,
+        totalCents,
+        currency,
+        key,
+      ])
+    ).rows;
     const column = <K extends keyof (typeof items)[number]>(k: K) => items.map((i) => i[k]);
     const payload = JSON.stringify({ orderId: order!.id, amountCents: totalCents, currency });
     await q(client, "stock", STOCK_LINES_OUTBOX, [

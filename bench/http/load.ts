@@ -37,10 +37,18 @@ export interface Target {
   elsewhere?: Partial<Record<Scenario, { port: number; pid: number }>>;
 }
 
-/** Either a number of requests (measured slices) or a duration (warm-ups, whose tail is not measured). */
+/**
+ * Either a number of requests (measured slices) or a duration (warm-ups, whose tail is not
+ * measured).
+ */
 export type Amount = { requests: number } | { seconds: number };
 
-export async function runSlice(target: Target, scenario: Scenario, connections: number, amount: Amount): Promise<Slice> {
+export async function runSlice(
+  target: Target,
+  scenario: Scenario,
+  connections: number,
+  amount: Amount,
+): Promise<Slice> {
   const own = target.elsewhere?.[scenario];
   const urls = (own ? [own.port] : target.ports).map((port) => `http://127.0.0.1:${port}`);
   // The payment worker(s) after the first pid count for every scenario.
@@ -56,7 +64,9 @@ export async function runSlice(target: Target, scenario: Scenario, connections: 
     // Round-robin: connection i talks to urls[i % urls.length].
     url: urls.length === 1 ? urls[0]! : urls,
     connections,
-    ...("requests" in amount ? { amount: Math.max(amount.requests, connections), duration: 0 } : { duration: amount.seconds }),
+    ...("requests" in amount
+      ? { amount: Math.max(amount.requests, connections), duration: 0 }
+      : { duration: amount.seconds }),
     timeout: 10,
     requests: requestsFor(scenario, target.productId, connections, target.replayKey),
   });
@@ -69,13 +79,22 @@ export async function runSlice(target: Target, scenario: Scenario, connections: 
   const wallMs = performance.now() - started;
   const cpuMs = cpuMsOf(pids) - cpuBefore;
   const dbCpuMs = cpuMsOf([target.dbPid]) - dbCpuBefore;
-  return { latenciesMs, statuses, socketErrors: result.errors + result.timeouts, unexpected, wallMs, cpuMs, dbCpuMs };
+  return {
+    latenciesMs,
+    statuses,
+    socketErrors: result.errors + result.timeouts,
+    unexpected,
+    wallMs,
+    cpuMs,
+    dbCpuMs,
+  };
 }
 
 export function mergeSlices(a: Slice | undefined, b: Slice): Slice {
   if (!a) return b;
   const statuses = { ...a.statuses };
-  for (const [status, n] of Object.entries(b.statuses)) statuses[Number(status)] = (statuses[Number(status)] ?? 0) + n;
+  for (const [status, n] of Object.entries(b.statuses))
+    statuses[Number(status)] = (statuses[Number(status)] ?? 0) + n;
   return {
     latenciesMs: a.latenciesMs.concat(b.latenciesMs),
     statuses,
@@ -101,7 +120,10 @@ export interface Figures {
 
 export function figuresOf(s: Slice): Figures {
   const sorted = Float64Array.from(s.latenciesMs).sort();
-  const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+  const at = (p: number) =>
+    sorted.length
+      ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+      : NaN;
   const responses = sorted.length;
   const non2xx = Object.entries(s.statuses)
     .filter(([status]) => Number(status) >= 300)
@@ -114,7 +136,10 @@ export function figuresOf(s: Slice): Figures {
     cpuMsPerRequest: responses ? s.cpuMs / responses : NaN,
     dbCpuMsPerRequest: responses ? s.dbCpuMs / responses : NaN,
     responses,
-    non2xx: [non2xx, s.socketErrors ? `socket errors×${s.socketErrors}` : ""].filter(Boolean).join(", ") || "–",
+    non2xx:
+      [non2xx, s.socketErrors ? `socket errors×${s.socketErrors}` : ""]
+        .filter(Boolean)
+        .join(", ") || "–",
     errors: s.unexpected + s.socketErrors,
   };
 }

@@ -14,7 +14,10 @@ export interface Plan {
   profile: boolean;
   /** `--order-cost`: only the paid order's cost (CPU per process, statements), nothing else. */
   orderCostOnly: boolean;
-  /** `--baseline DIR`: another checkout (with its production build) run beside this one as the `baseline` path. */
+  /**
+   * `--baseline DIR`: another checkout (with its production build) run beside this one as the
+   * `baseline` path.
+   */
   baseline?: string;
   /**
    * Payment loops in a worker process of their own (ONCE_PAYMENT_JOBS=0 + npm run worker), as
@@ -49,7 +52,8 @@ export function parsePlan(argv: readonly string[]): Plan {
     const value = argv[i + 1];
     const number = () => {
       const n = Number(value);
-      if (!Number.isFinite(n) || n <= 0) throw new Error(`${argv[i]} needs a positive number\n${USAGE}`);
+      if (!Number.isFinite(n) || n <= 0)
+        throw new Error(`${argv[i]} needs a positive number\n${USAGE}`);
       i++;
       return n;
     };

@@ -14,7 +14,10 @@ export interface OrderCost {
   serverMs: number;
   workerMs: number;
   dbMs: number;
-  /** Per statement text (shortened), calls and PostgreSQL execution time per order; empty without pg_stat_statements. */
+  /**
+   * Per statement text (shortened), calls and PostgreSQL execution time per order; empty without
+   * pg_stat_statements.
+   */
   statements: { query: string; callsPerOrder: number; msPerOrder: number }[];
 }
 
@@ -28,7 +31,9 @@ async function statementStats(pool: pg.Pool): Promise<boolean> {
   }
 }
 
-/** Waits until no payment is pending and every provider event is delivered (or `limitMs` passes). */
+/**
+ * Waits until no payment is pending and every provider event is delivered (or `limitMs` passes).
+ */
 async function paymentsDone(pool: pg.Pool, limitMs: number): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (Date.now() < deadline) {
@@ -71,7 +76,11 @@ export async function measureOrderCost(
        FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%"OutboxMessage" WHERE "status" = ''PENDING'') +%'
        GROUP BY 1 ORDER BY sum(calls) DESC`,
     );
-    statements = rows.map((r) => ({ query: r.query, callsPerOrder: Number(r.calls) / orders, msPerOrder: r.ms / orders }));
+    statements = rows.map((r) => ({
+      query: r.query,
+      callsPerOrder: Number(r.calls) / orders,
+      msPerOrder: r.ms / orders,
+    }));
   }
   return { orders, wallSeconds, serverMs, workerMs, dbMs, statements };
 }
@@ -79,7 +88,10 @@ export async function measureOrderCost(
 const f2 = (n: number) => n.toFixed(2);
 const short = (q: string) => (q.length > 110 ? `${q.slice(0, 107)}…` : q).replaceAll("|", "\\|");
 
-/** The app's paid order beside the floor's (the same checkout by hand, the same payment worker), with their ratios. */
+/**
+ * The app's paid order beside the floor's (the same checkout by hand, the same payment worker),
+ * with their ratios.
+ */
 export function orderCostMarkdown(app: OrderCost, floor: OrderCost, connections: number): string {
   const per = (c: OrderCost, ms: number) => ms / c.orders;
   const rows: [string, (c: OrderCost) => number][] = [
@@ -94,10 +106,13 @@ export function orderCostMarkdown(app: OrderCost, floor: OrderCost, connections:
     "| process | app CPU ms / paid order | floor CPU ms / paid order | app / floor |",
     "|---|---:|---:|---:|",
     ...rows.map(
-      ([name, pick]) => `| ${name} | ${f2(per(app, pick(app)))} | ${f2(per(floor, pick(floor)))} | ${f2(per(app, pick(app)) / per(floor, pick(floor)))} |`,
+      ([name, pick]) =>
+        `| ${name} | ${f2(per(app, pick(app)))} | ${f2(per(floor, pick(floor)))} | ${f2(per(app, pick(app)) / per(floor, pick(floor)))} |`,
     ),
   ];
-  return [lines.join("\n"), statementsMarkdown("app", app), statementsMarkdown("floor", floor)].filter(Boolean).join("\n\n");
+  return [lines.join("\n"), statementsMarkdown("app", app), statementsMarkdown("floor", floor)]
+    .filter(Boolean)
+    .join("\n\n");
 }
 
 function statementsMarkdown(name: string, c: OrderCost): string {
@@ -109,7 +124,11 @@ function statementsMarkdown(name: string, c: OrderCost): string {
       "",
       "| calls / order | PG ms / order | statement |",
       "|---:|---:|---|",
-      ...c.statements.filter((s) => s.callsPerOrder >= 0.05).map((s) => `| ${f2(s.callsPerOrder)} | ${s.msPerOrder.toFixed(3)} | \`${short(s.query)}\` |`),
+      ...c.statements
+        .filter((s) => s.callsPerOrder >= 0.05)
+        .map(
+          (s) => `| ${f2(s.callsPerOrder)} | ${s.msPerOrder.toFixed(3)} | \`${short(s.query)}\` |`,
+        ),
     );
   }
   return lines.join("\n");

@@ -10,7 +10,13 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import os from "node:os";
-import { ensureBuild, startDatabase, startInstance, startWorkerProcess, type Instance } from "./cluster";
+import {
+  ensureBuild,
+  startDatabase,
+  startInstance,
+  startWorkerProcess,
+  type Instance,
+} from "./cluster";
 import { orderBody, TOKEN } from "./scenarios";
 import { runBench } from "../fail";
 import { settle } from "./pace";
@@ -32,7 +38,12 @@ interface Answer {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
-function post(port: number, key: string, body: string, extra: Record<string, string> = {}): Promise<Answer> {
+function post(
+  port: number,
+  key: string,
+  body: string,
+  extra: Record<string, string> = {},
+): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -42,7 +53,12 @@ function post(port: number, key: string, body: string, extra: Record<string, str
         path: PATH,
         method: "POST",
         agent,
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key, ...extra },
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          "content-type": "application/json",
+          "idempotency-key": key,
+          ...extra,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -73,15 +89,19 @@ function post(port: number, key: string, body: string, extra: Record<string, str
 
 async function health(port: number): Promise<string> {
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(5_000) });
+    const res = await fetch(`http://127.0.0.1:${port}/api/health`, {
+      signal: AbortSignal.timeout(5_000),
+    });
     return `${res.status} ${((await res.json()) as { status: string }).status}`;
   } catch (error) {
     return `error ${(error as Error).name}`;
   }
 }
 
-const tally = (list: string[]) => Object.entries(list.reduce<Record<string, number>>((t, x) => ((t[x] = (t[x] ?? 0) + 1), t), {}));
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const tally = (list: string[]) =>
+  Object.entries(list.reduce<Record<string, number>>((t, x) => ((t[x] = (t[x] ?? 0) + 1), t), {}));
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 async function overload(instances: Instance[], productId: string) {
   const body = orderBody(productId);
@@ -102,8 +122,12 @@ async function overload(instances: Instance[], productId: string) {
         try {
           const answer = await post(port, randomUUID(), body);
           answers.push(answer);
-          // A client told to come back later does, as a polite client would (capped so the run keeps its load).
-          if (answer.status === 503) await new Promise((resolve) => setTimeout(resolve, Math.min(Number(answer.retryAfter ?? 1), 1) * 1000));
+          // A client told to come back later does, as a polite client would (capped so the run
+          // keeps its load).
+          if (answer.status === 503)
+            await new Promise((resolve) =>
+              setTimeout(resolve, Math.min(Number(answer.retryAfter ?? 1), 1) * 1000),
+            );
         } catch (error) {
           errors.push((error as Error).message);
         }
@@ -122,7 +146,11 @@ async function waiters(instances: Instance[], productId: string) {
   await new Promise((resolve) => setTimeout(resolve, 300));
   const started = performance.now();
   const waiting = await Promise.all(
-    Array.from({ length: WAITERS }, (_, i) => post(instances[i % instances.length]!.port, key, body, { prefer: "wait=10" }).catch((e: Error) => e)),
+    Array.from({ length: WAITERS }, (_, i) =>
+      post(instances[i % instances.length]!.port, key, body, { prefer: "wait=10" }).catch(
+        (e: Error) => e,
+      ),
+    ),
   );
   const seconds = (performance.now() - started) / 1000;
   const answer = await first;
@@ -136,10 +164,19 @@ await runBench("bench:overload", async (step) => {
   const instances: Instance[] = [];
   const worker = startWorkerProcess(db.url, db.providerUrl);
   try {
-    for (let i = 0; i < 2; i++) instances.push(await startInstance({ port: base + i, databaseUrl: db.url, providerUrl: db.providerUrl, paymentJobs: false }));
+    for (let i = 0; i < 2; i++)
+      instances.push(
+        await startInstance({
+          port: base + i,
+          databaseUrl: db.url,
+          providerUrl: db.providerUrl,
+          paymentJobs: false,
+        }),
+      );
     step(`${CLIENTS} clients for ${SECONDS} s on ${instances.length} instances`);
     const load = await overload(instances, db.productId);
-    // The requests still in progress when the clients stopped are finished first: the waiters' figure is theirs alone.
+    // The requests still in progress when the clients stopped are finished first: the waiters'
+    // figure is theirs alone.
     await settle([...instances.map((i) => i.pid), worker.pid]);
     step(`${WAITERS} Prefer: wait requests on one key`);
     const wait = await waiters(instances, db.productId);
@@ -147,14 +184,18 @@ await runBench("bench:overload", async (step) => {
     const byStatus = tally(load.answers.map((a) => `${a.status}${a.reason ? ` ${a.reason}` : ""}`));
     const refusals = load.answers.filter((a) => a.status === 503 && a.reason === "store_busy");
     const refusalMs = refusals.map((a) => a.ms).sort((a, b) => a - b);
-    const otherFailures = load.answers.filter((a) => a.status >= 500 && !(a.status === 503 && a.reason === "store_busy"));
+    const otherFailures = load.answers.filter(
+      (a) => a.status >= 500 && !(a.status === 503 && a.reason === "store_busy"),
+    );
     const slowRefusals = refusals.filter((a) => a.ms > FAST_REFUSAL_MS).length;
     const noRetryAfter = refusals.filter((a) => !a.retryAfter).length;
     const served = load.answers.filter((a) => a.status === 200);
     const servedMs = served.map((a) => a.ms).sort((a, b) => a - b);
     const down = load.healthAnswers.filter((h) => !/^200 /.test(h)).length;
     const waitAnswers = wait.waiting.filter((w): w is Answer => !(w instanceof Error));
-    const replays = waitAnswers.filter((w) => w.status === 200 && w.replayed && w.body === wait.first.body).length;
+    const replays = waitAnswers.filter(
+      (w) => w.status === 200 && w.replayed && w.body === wait.first.body,
+    ).length;
 
     const checks = [
       {
@@ -181,7 +222,11 @@ await runBench("bench:overload", async (step) => {
       {
         check: `${WAITERS} Prefer: wait waiters on one key all get the replay`,
         measured: `${replays} of ${WAITERS} (first: ${wait.first.status}; ${wait.seconds.toFixed(1)} s; answers ${tally(
-          wait.waiting.map((w) => (w instanceof Error ? "socket error" : `${w.status}${w.reason ? ` ${w.reason}` : ""}${w.replayed ? " replayed" : ""}`)),
+          wait.waiting.map((w) =>
+            w instanceof Error
+              ? "socket error"
+              : `${w.status}${w.reason ? ` ${w.reason}` : ""}${w.replayed ? " replayed" : ""}`,
+          ),
         )
           .map(([a, n]) => `${a}×${n}`)
           .join(", ")})`,
@@ -191,11 +236,15 @@ await runBench("bench:overload", async (step) => {
     console.log(
       `\nonce bench:overload — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), 2 × next start + payment worker on embedded PostgreSQL, ${CLIENTS} clients × ${SECONDS} s\n`,
     );
-    console.log(`| answers | count |\n|---|---:|\n${byStatus.map(([s, n]) => `| ${s} | ${n} |`).join("\n")}`);
+    console.log(
+      `| answers | count |\n|---|---:|\n${byStatus.map(([s, n]) => `| ${s} | ${n} |`).join("\n")}`,
+    );
     console.log(
       `\nserved: ${served.length} (${(served.length / SECONDS).toFixed(0)}/s), p50 ${pct(servedMs, 50).toFixed(0)} ms, p99 ${pct(servedMs, 99).toFixed(0)} ms, max ${(servedMs.at(-1) ?? NaN).toFixed(0)} ms\n`,
     );
-    console.log(`| check | measured | |\n|---|---|---|\n${checks.map((c) => `| ${c.check} | ${c.measured} | **${c.ok ? "met" : "missed"}** |`).join("\n")}`);
+    console.log(
+      `| check | measured | |\n|---|---|---|\n${checks.map((c) => `| ${c.check} | ${c.measured} | **${c.ok ? "met" : "missed"}** |`).join("\n")}`,
+    );
     if (checks.some((c) => !c.ok)) process.exitCode = 1;
   } finally {
     for (const instance of instances) await instance.stop();

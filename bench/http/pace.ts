@@ -19,8 +19,8 @@ export class Pace {
 
   amount(key: string, fallbackKey: string, connections: number): Amount {
     const rate = this.rates.get(key) ?? this.rates.get(fallbackKey) ?? 50;
-    // At least one request per connection (autocannon's minimum): on a slow machine the 256-connection
-    // cells take longer than sliceSeconds rather than measure nothing.
+    // At least one request per connection (autocannon's minimum): on a slow machine the
+    // 256-connection cells take longer than sliceSeconds rather than measure nothing.
     return { requests: Math.max(connections, Math.round(rate * this.sliceSeconds)) };
   }
 }

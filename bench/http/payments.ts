@@ -29,7 +29,9 @@ export interface Drain {
   complete: boolean;
 }
 
-/** Polls until nothing is pending or `limitSeconds` pass; the servers keep running their workers. */
+/**
+ * Polls until nothing is pending or `limitSeconds` pass; the servers keep running their workers.
+ */
 export async function timeDrain(pool: pg.Pool, limitSeconds: number): Promise<Drain> {
   const backlog = (await outboxCounts(pool)).pending;
   const started = performance.now();
@@ -38,7 +40,12 @@ export async function timeDrain(pool: pg.Pool, limitSeconds: number): Promise<Dr
     await sleep(250);
     pending = (await outboxCounts(pool)).pending;
   }
-  return { backlog, drained: backlog - pending, seconds: (performance.now() - started) / 1000, complete: pending === 0 };
+  return {
+    backlog,
+    drained: backlog - pending,
+    seconds: (performance.now() - started) / 1000,
+    complete: pending === 0,
+  };
 }
 
 export interface PaymentsReport {

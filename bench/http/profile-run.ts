@@ -12,7 +12,12 @@ import { profileMarkdown, summariseProfile } from "./profile";
 
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
-export async function profileUnderLoad(db: Database, plan: Plan, replayKey: string, log: (m: string) => void): Promise<string> {
+export async function profileUnderLoad(
+  db: Database,
+  plan: Plan,
+  replayKey: string,
+  log: (m: string) => void,
+): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "once-bench-prof-"));
   try {
     const instance = await startInstance({
@@ -22,17 +27,33 @@ export async function profileUnderLoad(db: Database, plan: Plan, replayKey: stri
       nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
       paymentJobs: !plan.paymentsProcess, // the profile is of the server: its payments, if elsewhere, wait in the outbox
     });
-    const target: Target = { ports: [instance.port], pids: [instance.pid], dbPid: db.pid, productId: db.productId, replayKey };
+    const target: Target = {
+      ports: [instance.port],
+      pids: [instance.pid],
+      dbPid: db.pid,
+      productId: db.productId,
+      replayKey,
+    };
     let requests = 0;
     let window: { fromUs: number; toUs: number };
     try {
       const pace = new Pace(plan.profileSeconds);
       // Warm up (not summarised), and learn the rate to size the profiled slice by.
-      pace.record("warm", await runSlice(target, "new keys", plan.scaleConnections, { seconds: plan.quick ? 1 : 3 }));
+      pace.record(
+        "warm",
+        await runSlice(target, "new keys", plan.scaleConnections, { seconds: plan.quick ? 1 : 3 }),
+      );
       await settle(target.pids);
-      log(`profiling protected new keys, ${plan.scaleConnections} connections, ~${plan.profileSeconds} s`);
+      log(
+        `profiling protected new keys, ${plan.scaleConnections} connections, ~${plan.profileSeconds} s`,
+      );
       const fromUs = nowUs();
-      const slice = await runSlice(target, "new keys", plan.scaleConnections, pace.amount("warm", "warm", plan.scaleConnections));
+      const slice = await runSlice(
+        target,
+        "new keys",
+        plan.scaleConnections,
+        pace.amount("warm", "warm", plan.scaleConnections),
+      );
       window = { fromUs, toUs: nowUs() };
       requests = figuresOf(slice).responses;
     } finally {

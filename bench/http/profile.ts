@@ -33,7 +33,10 @@ const maps = new Map<string, SourceMap | null>();
 function sourceMapFor(file: string): SourceMap | null {
   if (!maps.has(file)) {
     const mapFile = `${file}.map`;
-    maps.set(file, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, "utf8"))) : null);
+    maps.set(
+      file,
+      existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, "utf8"))) : null,
+    );
   }
   return maps.get(file)!;
 }
@@ -41,18 +44,25 @@ function sourceMapFor(file: string): SourceMap | null {
 /** The original file, line and name of a frame: through the source map for bundled chunks. */
 function locate(frame: CallFrame): { file: string; line: number; name: string } {
   const name = frame.functionName || "(anonymous)";
-  if (!frame.url.startsWith("file://")) return { file: frame.url, line: frame.lineNumber + 1, name };
+  if (!frame.url.startsWith("file://"))
+    return { file: frame.url, line: frame.lineNumber + 1, name };
   const file = fileURLToPath(frame.url);
   const map = file.includes("/.next/") ? sourceMapFor(file) : null;
-  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number; name?: string } | undefined;
+  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber) as
+    { originalSource?: string; originalLine?: number; name?: string } | undefined;
   if (!entry?.originalSource) return { file, line: frame.lineNumber + 1, name };
-  return { file: decodeURIComponent(entry.originalSource), line: (entry.originalLine ?? 0) + 1, name: entry.name ?? name };
+  return {
+    file: decodeURIComponent(entry.originalSource),
+    line: (entry.originalLine ?? 0) + 1,
+    name: entry.name ?? name,
+  };
 }
 
 /** The package a file belongs to: the groups the profile table reports. */
 export function packageOf(file: string, name: string): string {
   // (program), (garbage collector), (root): V8's own pseudo-frames, which have no file.
-  if (name.startsWith("(") && !file) return name === "(garbage collector)" ? "V8 garbage collector" : "V8/native";
+  if (name.startsWith("(") && !file)
+    return name === "(garbage collector)" ? "V8 garbage collector" : "V8/native";
   if (file.startsWith("node:") || file === "") return "node core";
   const rules: [RegExp, string][] = [
     [/node_modules\/next\/|\/\.next\//, "next"],
@@ -69,8 +79,14 @@ export function packageOf(file: string, name: string): string {
   return other ? other[1]! : "other";
 }
 
-/** Self time per function and package, from samples taken between `fromUs` and `toUs` (profile clock). */
-export function summariseProfile(file: string, window?: { fromUs: number; toUs: number }): ProfileSummary {
+/**
+ * Self time per function and package, from samples taken between `fromUs` and `toUs` (profile
+ * clock).
+ */
+export function summariseProfile(
+  file: string,
+  window?: { fromUs: number; toUs: number },
+): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
@@ -95,7 +111,12 @@ function group(selfUs: Map<number, number>, byId: Map<number, ProfileNode>): Pro
     const pkg = packageOf(where.file, where.name);
     const shortFile = where.file.replace(/^.*?(node_modules\/|src\/|\.next\/)/, "$1");
     const key = `${where.name}@${shortFile}:${where.line}`;
-    const entry = functions.get(key) ?? { name: where.name, where: `${shortFile}:${where.line}`, pkg, selfMs: 0 };
+    const entry = functions.get(key) ?? {
+      name: where.name,
+      where: `${shortFile}:${where.line}`,
+      pkg,
+      selfMs: 0,
+    };
     entry.selfMs += us / 1000;
     functions.set(key, entry);
     packages.set(pkg, (packages.get(pkg) ?? 0) + us / 1000);
@@ -104,7 +125,9 @@ function group(selfUs: Map<number, number>, byId: Map<number, ProfileNode>): Pro
   return {
     totalMs,
     functions: [...functions.values()].sort((a, b) => b.selfMs - a.selfMs),
-    packages: [...packages.entries()].map(([pkg, selfMs]) => ({ pkg, selfMs })).sort((a, b) => b.selfMs - a.selfMs),
+    packages: [...packages.entries()]
+      .map(([pkg, selfMs]) => ({ pkg, selfMs }))
+      .sort((a, b) => b.selfMs - a.selfMs),
   };
 }
 
@@ -114,10 +137,17 @@ export function profileMarkdown(s: ProfileSummary, requests: number, top = 15): 
   return [
     "| package | self ms | % of samples | ms per request |",
     "|---|---:|---:|---:|",
-    ...s.packages.map((p) => `| ${p.pkg} | ${p.selfMs.toFixed(0)} | ${pct(p.selfMs)} | ${perReq(p.selfMs)} |`),
+    ...s.packages.map(
+      (p) => `| ${p.pkg} | ${p.selfMs.toFixed(0)} | ${pct(p.selfMs)} | ${perReq(p.selfMs)} |`,
+    ),
     "",
     `| top ${top} functions by self time | package | where | self ms | % |`,
     "|---|---|---|---:|---:|",
-    ...s.functions.slice(0, top).map((f) => `| \`${f.name}\` | ${f.pkg} | ${f.where} | ${f.selfMs.toFixed(0)} | ${pct(f.selfMs)} |`),
+    ...s.functions
+      .slice(0, top)
+      .map(
+        (f) =>
+          `| \`${f.name}\` | ${f.pkg} | ${f.where} | ${f.selfMs.toFixed(0)} | ${pct(f.selfMs)} |`,
+      ),
   ].join("\n");
 }

@@ -53,9 +53,12 @@ interface Goal {
   met: boolean;
 }
 
-/** The goals of issue 13 that the checkout table answers (payments are judged beside their table). */
+/**
+ * The goals of issue 13 that the checkout table answers (payments are judged beside their table).
+ */
 export function goals(cells: Cells, paymentsRatio: number): Goal[] {
-  const at = (c: number, s: Scenario) => (cells.get(c)?.get(s) ? figuresOf(cells.get(c)!.get(s)!) : undefined);
+  const at = (c: number, s: Scenario) =>
+    cells.get(c)?.get(s) ? figuresOf(cells.get(c)!.get(s)!) : undefined;
   const out: Goal[] = [];
   const c64 = at(64, "control");
   const n64 = at(64, "new keys");
@@ -71,8 +74,16 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
   if (c1 && n1) {
     const overhead = n1.p50 - c1.p50;
     const signed = `${overhead >= 0 ? "+" : "−"}${f3(Math.abs(overhead))} ms`;
-    out.push({ goal: "1 conn: p50 overhead ≤ 0.5 ms", measured: `${signed} (${f3(n1.p50)} vs ${f3(c1.p50)})`, met: overhead <= 0.5 });
-    out.push({ goal: "1 conn: checkout p50 ≤ 4 ms with jobs running", measured: `${f3(n1.p50)} ms`, met: n1.p50 <= 4 });
+    out.push({
+      goal: "1 conn: p50 overhead ≤ 0.5 ms",
+      measured: `${signed} (${f3(n1.p50)} vs ${f3(c1.p50)})`,
+      met: overhead <= 0.5,
+    });
+    out.push({
+      goal: "1 conn: checkout p50 ≤ 4 ms with jobs running",
+      measured: `${f3(n1.p50)} ms`,
+      met: n1.p50 <= 4,
+    });
   }
   if (c64 && r64)
     out.push({
@@ -105,15 +116,27 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
         met: protectedKeys.perSecond >= 0.95 * control.perSecond,
       });
   }
-  const below256 = [...cells.entries()].filter(([c]) => c < 256).flatMap(([, row]) => [...row.values()].map((s) => figuresOf(s).errors));
+  const below256 = [...cells.entries()]
+    .filter(([c]) => c < 256)
+    .flatMap(([, row]) => [...row.values()].map((s) => figuresOf(s).errors));
   const errors = below256.reduce((a, b) => a + b, 0);
-  out.push({ goal: "no errors below 256 connections", measured: `${errors} unexpected answers or socket errors`, met: errors === 0 });
-  out.push({ goal: "payments drain ≥ 1.0× checkout rate", measured: `${f2(paymentsRatio)}×`, met: paymentsRatio >= 1 });
+  out.push({
+    goal: "no errors below 256 connections",
+    measured: `${errors} unexpected answers or socket errors`,
+    met: errors === 0,
+  });
+  out.push({
+    goal: "payments drain ≥ 1.0× checkout rate",
+    measured: `${f2(paymentsRatio)}×`,
+    met: paymentsRatio >= 1,
+  });
   return out;
 }
 
 export function goalsMarkdown(list: Goal[]): string {
-  return ["| goal (issues 13, 29) | measured | |", "|---|---|---|", ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`)].join(
-    "\n",
-  );
+  return [
+    "| goal (issues 13, 29) | measured | |",
+    "|---|---|---|",
+    ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`),
+  ].join("\n");
 }

@@ -8,7 +8,16 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ensureBuild, ROOT, startDatabase, startFloorServer, startInstance, startWorkerProcess, type Database, type Instance } from "./cluster";
+import {
+  ensureBuild,
+  ROOT,
+  startDatabase,
+  startFloorServer,
+  startInstance,
+  startWorkerProcess,
+  type Database,
+  type Instance,
+} from "./cluster";
 import { mergeSlices, runSlice, type Slice, type Target } from "./load";
 import { outboxCounts, paymentsMarkdown, timeDrain, type PaymentsReport } from "./payments";
 import { parsePlan, type Plan } from "./options";
@@ -24,10 +33,12 @@ let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
 const log = (msg: string) => step(msg);
 
 /** The paths this run measures: the baseline only when there is one. */
-const scenariosOf = (target: Target) => SCENARIOS.filter((s) => s !== "baseline" || target.elsewhere?.baseline);
+const scenariosOf = (target: Target) =>
+  SCENARIOS.filter((s) => s !== "baseline" || target.elsewhere?.baseline);
 
 /** Each slice starts the scenario order one further, so no path always follows the same one. */
-const rotated = (list: readonly Scenario[], by: number) => list.map((_, i) => list[(i + by) % list.length]!);
+const rotated = (list: readonly Scenario[], by: number) =>
+  list.map((_, i) => list[(i + by) % list.length]!);
 
 async function measureCheckout(target: Target, plan: Plan, pace: Pace): Promise<Cells> {
   const cells: Cells = new Map(plan.connections.map((c) => [c, new Map<Scenario, Slice>()]));
@@ -36,7 +47,12 @@ async function measureCheckout(target: Target, plan: Plan, pace: Pace): Promise<
       log(`slice ${s + 1}/${plan.slices}, ${connections} connections`);
       for (const scenario of rotated(scenariosOf(target), s + ci)) {
         const key = `${scenario}@${connections}`;
-        const slice = await runSlice(target, scenario, connections, pace.amount(key, scenario, connections));
+        const slice = await runSlice(
+          target,
+          scenario,
+          connections,
+          pace.amount(key, scenario, connections),
+        );
         pace.record(key, slice);
         const row = cells.get(connections)!;
         row.set(scenario, mergeSlices(row.get(scenario), slice));
@@ -46,24 +62,53 @@ async function measureCheckout(target: Target, plan: Plan, pace: Pace): Promise<
   return cells;
 }
 
-async function measureInstances(db: Database, first: Instance, plan: Plan, replayKey: string, workerPids: number[]): Promise<Map<number, Slice>> {
+async function measureInstances(
+  db: Database,
+  first: Instance,
+  plan: Plan,
+  replayKey: string,
+  workerPids: number[],
+): Promise<Map<number, Slice>> {
   const more: Instance[] = [];
   try {
     for (let i = 1; i < plan.maxInstances; i++)
-      more.push(await startInstance({ port: plan.basePort + i, databaseUrl: db.url, providerUrl: db.providerUrl, paymentJobs: !plan.paymentsProcess }));
+      more.push(
+        await startInstance({
+          port: plan.basePort + i,
+          databaseUrl: db.url,
+          providerUrl: db.providerUrl,
+          paymentJobs: !plan.paymentsProcess,
+        }),
+      );
     const all = [first, ...more];
     const pids = [...all.map((i) => i.pid), ...workerPids];
-    const target = (n: number): Target => ({ ports: all.slice(0, n).map((i) => i.port), pids, dbPid: db.pid, productId: db.productId, replayKey });
+    const target = (n: number): Target => ({
+      ports: all.slice(0, n).map((i) => i.port),
+      pids,
+      dbPid: db.pid,
+      productId: db.productId,
+      replayKey,
+    });
     const pace = new Pace(plan.sliceSeconds);
     // Warm the new instances (and learn the rate to size the slices by).
-    pace.record("warm", await runSlice(target(all.length), "new keys", plan.scaleConnections, { seconds: plan.quick ? 1 : 2 }));
+    pace.record(
+      "warm",
+      await runSlice(target(all.length), "new keys", plan.scaleConnections, {
+        seconds: plan.quick ? 1 : 2,
+      }),
+    );
     await settle(pids);
     const rows = new Map<number, Slice>();
     for (let s = 0; s < plan.slices; s++) {
       for (let k = 0; k < all.length; k++) {
         const n = ((s + k) % all.length) + 1;
         log(`instances: slice ${s + 1}/${plan.slices}, ${n} instance(s)`);
-        const slice = await runSlice(target(n), "new keys", plan.scaleConnections, pace.amount(`n${n}`, "warm", plan.scaleConnections));
+        const slice = await runSlice(
+          target(n),
+          "new keys",
+          plan.scaleConnections,
+          pace.amount(`n${n}`, "warm", plan.scaleConnections),
+        );
         pace.record(`n${n}`, slice);
         rows.set(n, mergeSlices(rows.get(n), slice));
       }
@@ -85,28 +130,51 @@ async function warm(target: Target, plan: Plan): Promise<Pace> {
   return pace;
 }
 
-async function checkoutPhase(db: Database, target: Target, plan: Plan, pace: Pace): Promise<{ cells: Cells; payments: PaymentsReport }> {
+async function checkoutPhase(
+  db: Database,
+  target: Target,
+  plan: Plan,
+  pace: Pace,
+): Promise<{ cells: Cells; payments: PaymentsReport }> {
   const before = await outboxCounts(db.pool);
   const started = performance.now();
   const cells = await measureCheckout(target, plan, pace);
   const checkoutSeconds = (performance.now() - started) / 1000;
   const after = await outboxCounts(db.pool);
-  log(`checkout phase done in ${checkoutSeconds.toFixed(0)} s; timing the payments drain (≤ ${plan.drainLimitSeconds} s)`);
+  log(
+    `checkout phase done in ${checkoutSeconds.toFixed(0)} s; timing the payments drain (≤ ${plan.drainLimitSeconds} s)`,
+  );
   const drain = await timeDrain(db.pool, plan.drainLimitSeconds);
-  return { cells, payments: { checkoutSeconds, created: after.total - before.total, deliveredDuringCheckout: after.delivered - before.delivered, drain } };
+  return {
+    cells,
+    payments: {
+      checkoutSeconds,
+      created: after.total - before.total,
+      deliveredDuringCheckout: after.delivered - before.delivered,
+      drain,
+    },
+  };
 }
 
 const loadAtStart = os.loadavg()[0]!;
 
-/** The load averages say how much else the machine was doing: the absolute figures depend on it, the ratios less. */
+/**
+ * The load averages say how much else the machine was doing: the absolute figures depend on it, the
+ * ratios less.
+ */
 function header(plan: Plan): string {
   return (
     `once bench:http — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores ` +
     `(load average ${loadAtStart.toFixed(1)} at the start, ${os.loadavg()[0]!.toFixed(1)} at the end), ` +
     `next start (production build) on embedded PostgreSQL, ` +
-    (plan.paymentsProcess ? "payment jobs in a worker process of their own (its CPU counted with the server's); " : "payment jobs running in-process; ") +
-    // The servers inherit this environment: DATABASE_PREPARED_STATEMENTS=0 measures without preparation.
-    (process.env.DATABASE_PREPARED_STATEMENTS === "0" ? "statements not prepared; " : "statements prepared; ") +
+    (plan.paymentsProcess
+      ? "payment jobs in a worker process of their own (its CPU counted with the server's); "
+      : "payment jobs running in-process; ") +
+    // The servers inherit this environment: DATABASE_PREPARED_STATEMENTS=0 measures without
+    // preparation.
+    (process.env.DATABASE_PREPARED_STATEMENTS === "0"
+      ? "statements not prepared; "
+      : "statements prepared; ") +
     `${plan.slices} interleaved slices × ${plan.sliceSeconds} s per cell${plan.quick ? " (--quick: too short to quote)" : ""}`
   );
 }
@@ -117,7 +185,12 @@ async function main(): Promise<void> {
   const db = await startDatabase();
   const sections: string[] = [];
   try {
-    const first = await startInstance({ port: plan.basePort, databaseUrl: db.url, providerUrl: db.providerUrl, paymentJobs: !plan.paymentsProcess });
+    const first = await startInstance({
+      port: plan.basePort,
+      databaseUrl: db.url,
+      providerUrl: db.providerUrl,
+      paymentJobs: !plan.paymentsProcess,
+    });
     const worker = plan.paymentsProcess ? startWorkerProcess(db.url, db.providerUrl) : undefined;
     const workerPids = worker ? [worker.pid] : [];
     const base = `http://127.0.0.1:${first.port}`;
@@ -125,7 +198,8 @@ async function main(): Promise<void> {
     await assertControlServed(base, db.productId);
     await completeKey(base, db.productId, replayKey);
     const floor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 1);
-    // The baseline build serves only its path; its payments wait in the outbox for this build's worker (same schema).
+    // The baseline build serves only its path; its payments wait in the outbox for this build's
+    // worker (same schema).
     const baseline = plan.baseline
       ? await startInstance({
           port: plan.basePort + plan.maxInstances + 2,
@@ -136,20 +210,56 @@ async function main(): Promise<void> {
         })
       : undefined;
     const elsewhere = { floor, ...(baseline ? { baseline } : {}) };
-    const target: Target = { ports: [first.port], pids: [first.pid, ...workerPids], dbPid: db.pid, productId: db.productId, replayKey, elsewhere };
+    const target: Target = {
+      ports: [first.port],
+      pids: [first.pid, ...workerPids],
+      dbPid: db.pid,
+      productId: db.productId,
+      replayKey,
+      elsewhere,
+    };
     try {
       const pace = await warm(target, plan);
       log("a paid order's cost");
-      const requests = Math.round((pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2);
-      const cost = await measureOrderCost(db.pool, target, { server: [first.pid], worker: workerPids }, 16, requests);
-      const floorCost = await measureOrderCost(db.pool, target, { server: [floor.pid], worker: workerPids }, 16, requests, "floor");
-      sections.push("### What a paid order costs (server, payment worker, PostgreSQL)", orderCostMarkdown(cost, floorCost, 16));
+      const requests = Math.round(
+        (pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2,
+      );
+      const cost = await measureOrderCost(
+        db.pool,
+        target,
+        { server: [first.pid], worker: workerPids },
+        16,
+        requests,
+      );
+      const floorCost = await measureOrderCost(
+        db.pool,
+        target,
+        { server: [floor.pid], worker: workerPids },
+        16,
+        requests,
+        "floor",
+      );
+      sections.push(
+        "### What a paid order costs (server, payment worker, PostgreSQL)",
+        orderCostMarkdown(cost, floorCost, 16),
+      );
       if (!plan.orderCostOnly) {
         const { cells, payments } = await checkoutPhase(db, target, plan, pace);
         const paymentsRatio = payments.deliveredDuringCheckout / payments.created;
-        sections.push("### Checkout through HTTP, one instance", checkoutTable(cells), "### Goals", goalsMarkdown(goals(cells, paymentsRatio)));
+        sections.push(
+          "### Checkout through HTTP, one instance",
+          checkoutTable(cells),
+          "### Goals",
+          goalsMarkdown(goals(cells, paymentsRatio)),
+        );
         sections.push("### Payments backlog after the checkout phase", paymentsMarkdown(payments));
-        sections.push("### Instances on one PostgreSQL", instancesTable(await measureInstances(db, first, plan, replayKey, workerPids), plan.scaleConnections));
+        sections.push(
+          "### Instances on one PostgreSQL",
+          instancesTable(
+            await measureInstances(db, first, plan, replayKey, workerPids),
+            plan.scaleConnections,
+          ),
+        );
       }
     } finally {
       await first.stop();
@@ -158,8 +268,12 @@ async function main(): Promise<void> {
       await worker?.stop();
     }
     if (plan.profile && !plan.orderCostOnly)
-      sections.push("### Where the server's CPU goes (protected new keys)", await profileUnderLoad(db, plan, replayKey, log));
-    if (!plan.orderCostOnly) sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
+      sections.push(
+        "### Where the server's CPU goes (protected new keys)",
+        await profileUnderLoad(db, plan, replayKey, log),
+      );
+    if (!plan.orderCostOnly)
+      sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
   } finally {
     await db.stop();
   }

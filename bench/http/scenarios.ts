@@ -12,7 +12,14 @@
 import { randomUUID } from "node:crypto";
 import type { AutocannonRequest } from "autocannon";
 
-export const SCENARIOS = ["control", "new keys", "replays", "duplicates", "floor", "baseline"] as const;
+export const SCENARIOS = [
+  "control",
+  "new keys",
+  "replays",
+  "duplicates",
+  "floor",
+  "baseline",
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** Statuses each scenario answers by contract; anything else counts as an error. */
@@ -34,11 +41,20 @@ export function orderBody(productId: string): string {
 }
 
 function headers(key: string): Record<string, string> {
-  return { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key };
+  return {
+    authorization: `Bearer ${TOKEN}`,
+    "content-type": "application/json",
+    "idempotency-key": key,
+  };
 }
 
 /** The request list autocannon sends for `scenario` with `connections` connections. */
-export function requestsFor(scenario: Scenario, productId: string, connections: number, replayKey: string): AutocannonRequest[] {
+export function requestsFor(
+  scenario: Scenario,
+  productId: string,
+  connections: number,
+  replayKey: string,
+): AutocannonRequest[] {
   const body = orderBody(productId);
   const run = randomUUID();
   let sent = 0;
@@ -52,18 +68,38 @@ export function requestsFor(scenario: Scenario, productId: string, connections: 
     duplicates: () => `dup-${run}-${Math.floor(sent++ / connections)}`,
   };
   const path = scenario === "control" ? CONTROL_PATH : PROTECTED_PATH;
-  return [{ method: "POST", path, body, setupRequest: (request) => ({ ...request, headers: headers(keyOf[scenario]()) }) }];
+  return [
+    {
+      method: "POST",
+      path,
+      body,
+      setupRequest: (request) => ({ ...request, headers: headers(keyOf[scenario]()) }),
+    },
+  ];
 }
 
 /** Completes `key` once, so the replay scenario replays it. */
 export async function completeKey(baseUrl: string, productId: string, key: string): Promise<void> {
-  const res = await fetch(baseUrl + PROTECTED_PATH, { method: "POST", headers: headers(key), body: orderBody(productId) });
-  if (res.status !== 200) throw new Error(`could not complete the replay key: ${res.status} ${await res.text()}`);
+  const res = await fetch(baseUrl + PROTECTED_PATH, {
+    method: "POST",
+    headers: headers(key),
+    body: orderBody(productId),
+  });
+  if (res.status !== 200)
+    throw new Error(`could not complete the replay key: ${res.status} ${await res.text()}`);
 }
 
 /** Fails with a clear message when the server has no control procedure (an older build). */
 export async function assertControlServed(baseUrl: string, productId: string): Promise<void> {
-  const res = await fetch(baseUrl + CONTROL_PATH, { method: "POST", headers: headers(randomUUID()), body: orderBody(productId) });
-  if (res.status === 404) throw new Error("the server has no benchControl.placeOrder: the build predates it, run `npm run build`");
-  if (res.status !== 200) throw new Error(`the control procedure answered ${res.status}: ${await res.text()}`);
+  const res = await fetch(baseUrl + CONTROL_PATH, {
+    method: "POST",
+    headers: headers(randomUUID()),
+    body: orderBody(productId),
+  });
+  if (res.status === 404)
+    throw new Error(
+      "the server has no benchControl.placeOrder: the build predates it, run `npm run build`",
+    );
+  if (res.status !== 200)
+    throw new Error(`the control procedure answered ${res.status}: ${await res.text()}`);
 }

@@ -18,7 +18,14 @@ export async function measureStorage(pool: pg.Pool): Promise<Storage> {
   // VACUUM first: the bench's own updates (PROCESSING → COMPLETED) leave dead row versions that a
   // steady-state table reuses; counting them would overstate the cost of a key.
   await pool.query(`VACUUM ANALYZE "IdempotencyKey"`);
-  const { rows } = await pool.query<{ keys: number; row: number; answer: number; heap: string; indexes: string; total: string }>(
+  const { rows } = await pool.query<{
+    keys: number;
+    row: number;
+    answer: number;
+    heap: string;
+    indexes: string;
+    total: string;
+  }>(
     `SELECT count(*)::int AS "keys",
             avg(pg_column_size(k.*))::float8 AS "row",
             avg(pg_column_size(k."responseBody"))::float8 AS "answer",

@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// One PostgreSQL and one `next start` for all files (test/global-setup.ts), which run one at a time.
+// One PostgreSQL and one `next start` for all files (test/global-setup.ts), which run one at a
+// time.
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],

@@ -18,15 +18,19 @@ module.exports = {
     {
       name: "no-circular",
       severity: "error",
-      comment: "A cycle makes two modules one: neither can be understood or tested without the other.",
+      comment:
+        "A cycle makes two modules one: neither can be understood or tested without the other.",
       from: {},
       to: { circular: true },
     },
     {
       name: "base-imports-nothing-above",
       severity: "error",
-      comment: "The base layer (constants, errors, reasons, key, fingerprint, config, outcome, wait/, store/types) is what every layer shares.",
-      from: { path: "^src/(constants|brand|config|key|fingerprint|reasons|errors|outcome)\\.ts$|^src/wait/|^src/store/types\\.ts$" },
+      comment:
+        "The base layer (constants, errors, reasons, key, fingerprint, config, outcome, wait/, store/types) is what every layer shares.",
+      from: {
+        path: "^src/(constants|brand|config|key|fingerprint|reasons|errors|outcome)\\.ts$|^src/wait/|^src/store/types\\.ts$",
+      },
       to: {
         pathNot: "^src/store/types\\.ts$",
         path: "^src/(store|protocol|jobs|trpc|http|client|conformance|entry)/|^src/(replay-cache|evictions|counters|pending-releases|unique-violation|reason-of|engine|wrapper|operator|index)\\.ts$",
@@ -35,7 +39,8 @@ module.exports = {
     {
       name: "store-knows-only-the-base",
       severity: "error",
-      comment: "The store speaks SQL; what is cached, evicted, counted or decided is decided above it.",
+      comment:
+        "The store speaks SQL; what is cached, evicted, counted or decided is decided above it.",
       from: { path: "^src/store/" },
       to: {
         path: "^src/(protocol|jobs|trpc|http|client|conformance|entry)/|^src/(replay-cache|evictions|counters|pending-releases|unique-violation|reason-of|engine|wrapper|operator|index)\\.ts$",
@@ -44,16 +49,24 @@ module.exports = {
     {
       name: "services-below-the-protocol",
       severity: "error",
-      comment: "The replay cache, evictions, counters and the error readers serve the protocol; they never call it.",
-      from: { path: "^src/(replay-cache|evictions|counters|pending-releases|unique-violation|reason-of)\\.ts$" },
-      to: { path: "^src/(protocol|jobs|trpc|http|client|conformance|entry)/|^src/(engine|wrapper|operator|index)\\.ts$" },
+      comment:
+        "The replay cache, evictions, counters and the error readers serve the protocol; they never call it.",
+      from: {
+        path: "^src/(replay-cache|evictions|counters|pending-releases|unique-violation|reason-of)\\.ts$",
+      },
+      to: {
+        path: "^src/(protocol|jobs|trpc|http|client|conformance|entry)/|^src/(engine|wrapper|operator|index)\\.ts$",
+      },
     },
     {
       name: "protocol-below-the-edges",
       severity: "error",
-      comment: "The protocol is written against the store interface and the services; the edges compose it.",
+      comment:
+        "The protocol is written against the store interface and the services; the edges compose it.",
       from: { path: "^src/protocol/" },
-      to: { path: "^src/(jobs|trpc|http|client|conformance|entry)/|^src/(engine|wrapper|operator|index)\\.ts$" },
+      to: {
+        path: "^src/(jobs|trpc|http|client|conformance|entry)/|^src/(engine|wrapper|operator|index)\\.ts$",
+      },
     },
     {
       name: "edges-below-the-entry-points",
@@ -65,7 +78,8 @@ module.exports = {
     {
       name: "client-stays-in-the-browser",
       severity: "error",
-      comment: "@once/idempotency/client runs in the browser: no database, no server-side protocol.",
+      comment:
+        "@once/idempotency/client runs in the browser: no database, no server-side protocol.",
       from: { path: "^src/client/" },
       to: { path: "^src/", pathNot: "^src/client/|^src/(constants|reasons|key|fingerprint)\\.ts$" },
     },

@@ -1,5 +1,6 @@
 // The package's own tests: against a real PostgreSQL the global setup starts, through a Prisma
-// client generated from test/support/schema.prisma (the engine's models, pasted as an adopter would).
+// client generated from test/support/schema.prisma (the engine's models, pasted as an adopter
+// would).
 import { defineProject } from "vitest/config";
 
 export default defineProject({

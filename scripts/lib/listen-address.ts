@@ -12,7 +12,8 @@ export interface ListenSettings {
   allowRemoteDemo: boolean;
 }
 
-export type ListenDecision = { ok: true; host: string; announcement: string } | { ok: false; refusal: string };
+export type ListenDecision =
+  { ok: true; host: string; announcement: string } | { ok: false; refusal: string };
 
 /**
  * `npm start` without demo mode is a production server, which serves its network (behind a proxy
@@ -24,7 +25,12 @@ function defaultHost(mode: ListenSettings["mode"], demo: boolean): string {
 
 export function isLoopback(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare) || bare === "::ffff:127.0.0.1";
+  return (
+    bare === "localhost" ||
+    bare === "::1" ||
+    /^127(\.\d{1,3}){3}$/.test(bare) ||
+    bare === "::ffff:127.0.0.1"
+  );
 }
 
 export function decideListenAddress(settings: ListenSettings): ListenDecision {
@@ -36,6 +42,8 @@ export function decideListenAddress(settings: ListenSettings): ListenDecision {
       refusal: `Demo mode opens the demo accounts and tokens to whoever reaches ${host}: listen on 127.0.0.1 (unset HOST), turn demo mode off (DEMO_MODE=0), or set DEMO_ALLOW_REMOTE=1 if every machine that can reach it may sign in as the operator.`,
     };
   }
-  const reach = local ? "this machine only; set HOST=0.0.0.0 to serve the network" : "reachable from the network";
+  const reach = local
+    ? "this machine only; set HOST=0.0.0.0 to serve the network"
+    : "reachable from the network";
   return { ok: true, host, announcement: `[once] listening on ${host} (${reach})` };
 }

@@ -40,23 +40,27 @@ describe("the supervised payment worker", () => {
 });
 
 describe("a worker that cannot start", () => {
-  it("is restarted with a growing wait, then given up on with a sentence, not restarted for ever", { timeout: 90_000 }, async () => {
-    const started: number[] = [];
-    let gaveUp!: (reason: string) => void;
-    const givenUp = new Promise<string>((resolve) => (gaveUp = resolve));
-    // A configuration the worker refuses at start-up: it exits at once, every time.
-    const worker = supervisePaymentWorker(ROOT, {
-      env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "0", PAYMENTS_WEBHOOK_SECRET: "" },
-      stdio: "ignore",
-      restartDelayMs: 20,
-      onStart: (pid) => started.push(pid),
-      onGiveUp: gaveUp,
-    });
-    try {
-      expect(await givenUp).toMatch(/exited \(1\) 5 times in a row .* not restarting it/);
-      expect(started).toHaveLength(MAX_QUICK_CRASHES);
-    } finally {
-      await worker.stop();
-    }
-  });
+  it(
+    "is restarted with a growing wait, then given up on with a sentence, not restarted for ever",
+    { timeout: 90_000 },
+    async () => {
+      const started: number[] = [];
+      let gaveUp!: (reason: string) => void;
+      const givenUp = new Promise<string>((resolve) => (gaveUp = resolve));
+      // A configuration the worker refuses at start-up: it exits at once, every time.
+      const worker = supervisePaymentWorker(ROOT, {
+        env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "0", PAYMENTS_WEBHOOK_SECRET: "" },
+        stdio: "ignore",
+        restartDelayMs: 20,
+        onStart: (pid) => started.push(pid),
+        onGiveUp: gaveUp,
+      });
+      try {
+        expect(await givenUp).toMatch(/exited \(1\) 5 times in a row .* not restarting it/);
+        expect(started).toHaveLength(MAX_QUICK_CRASHES);
+      } finally {
+        await worker.stop();
+      }
+    },
+  );
 });

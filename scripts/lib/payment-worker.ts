@@ -1,10 +1,10 @@
 // `npm start` runs the payment loops (outbox worker, reconciliation) in a process
-// of their own beside Next.js: measured with `npm run bench:http` (against `-- --payments-in-process`), a checkout
-// then no longer waits behind payment work on the server's one thread. The worker is restarted if
-// it dies, after a wait that doubles while it keeps dying at once; one that dies at once
-// MAX_QUICK_CRASHES times in a row has a reason a restart will not fix (a bad configuration, a
-// broken install), so the supervisor gives up and says so instead of looping. It is stopped (by
-// its pid) with the server.
+// of their own beside Next.js: measured with `npm run bench:http` (against `--
+// --payments-in-process`), a checkout then no longer waits behind payment work on the server's one
+// thread. The worker is restarted if it dies, after a wait that doubles while it keeps dying at
+// once; one that dies at once MAX_QUICK_CRASHES times in a row has a reason a restart will not fix
+// (a bad configuration, a broken install), so the supervisor gives up and says so instead of
+// looping. It is stopped (by its pid) with the server.
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
 import path from "node:path";
 import { stopChild } from "../../tools/process";
@@ -31,12 +31,22 @@ export interface WorkerOptions {
  * `scripts/worker.ts` as a child: `node --import tsx`, not the tsx CLI, so the pid we hold is the
  * worker's own (the CLI would run the script in a child of its own).
  */
-export function spawnPaymentWorker(root: string, options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions } = {}): ChildProcess {
+export function spawnPaymentWorker(
+  root: string,
+  options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions } = {},
+): ChildProcess {
   const script = path.join(root, "scripts/worker.ts");
-  return spawn(process.execPath, ["--import", "tsx", script], { cwd: root, stdio: options.stdio ?? "inherit", env: options.env ?? process.env });
+  return spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: root,
+    stdio: options.stdio ?? "inherit",
+    env: options.env ?? process.env,
+  });
 }
 
-export function supervisePaymentWorker(root: string, options: WorkerOptions = {}): { stop: () => Promise<void> } {
+export function supervisePaymentWorker(
+  root: string,
+  options: WorkerOptions = {},
+): { stop: () => Promise<void> } {
   let child: ChildProcess | undefined;
   let stopping = false;
   let restartTimer: NodeJS.Timeout | undefined;

@@ -26,8 +26,19 @@ function readJson<T>(file: string): T | null {
 }
 
 function readVitest(report: string): Counts | null {
-  const r = readJson<{ numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number }>(report);
-  return r && { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
+  const r = readJson<{
+    numPassedTests: number;
+    numFailedTests: number;
+    numPendingTests: number;
+    numTodoTests: number;
+  }>(report);
+  return (
+    r && {
+      passed: r.numPassedTests,
+      failed: r.numFailedTests,
+      skipped: r.numPendingTests + r.numTodoTests,
+    }
+  );
 }
 
 /** scripts/example.ts passes this on to the example's own Vitest run. */
@@ -47,16 +58,26 @@ export const COUNTED: Record<string, Counter> = {
   example: exampleVitest,
   // examples/t3's Vitest run, its Chromium double-click included.
   t3: exampleVitest,
-  // examples/plain's Vitest run: its Route Handler against next start, its entry points without tRPC.
+  // examples/plain's Vitest run: its Route Handler against next start, its entry points without
+  // tRPC.
   plain: exampleVitest,
   playwright: {
     // playwright.config.ts adds its JSON reporter when this variable names a file.
     args: () => [],
     env: (report) => ({ PLAYWRIGHT_JSON_OUTPUT_FILE: report }),
     read: (report) => {
-      const r = readJson<{ stats: { expected: number; unexpected: number; flaky: number; skipped: number } }>(report);
-      // A flaky test passed in the end (on a retry): it counts as passed, as Playwright's own exit code does.
-      return r && { passed: r.stats.expected + r.stats.flaky, failed: r.stats.unexpected, skipped: r.stats.skipped };
+      const r = readJson<{
+        stats: { expected: number; unexpected: number; flaky: number; skipped: number };
+      }>(report);
+      // A flaky test passed in the end (on a retry): it counts as passed, as Playwright's own exit
+      // code does.
+      return (
+        r && {
+          passed: r.stats.expected + r.stats.flaky,
+          failed: r.stats.unexpected,
+          skipped: r.stats.skipped,
+        }
+      );
     },
   },
 };

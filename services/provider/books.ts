@@ -11,7 +11,9 @@ export const EventType = { SUCCEEDED: "charge.succeeded", FAILED: "charge.failed
 export const DECLINE_ABOVE_CENTS = 500_000;
 
 /** What a charge request's body says (POST /v1/charges); the idempotency key comes in a header. */
-export type ChargeParams = Readonly<Record<"reference" | "currency", string> & { amountCents: number }>;
+export type ChargeParams = Readonly<
+  Record<"reference" | "currency", string> & { amountCents: number }
+>;
 
 /** A charge as the API returns it; `created` in unix seconds, as card processors write it. */
 export interface Charge {
@@ -28,9 +30,14 @@ export const newId = (prefix: "ch" | "evt") => `${prefix}_${randomBytes(12).toSt
 
 const CHARGE_COLUMNS = `id, status, reference, amount_cents AS "amountCents", currency, extract(epoch FROM created_at)::float8 AS "created"`;
 type ChargeRow = Omit<Charge, "object">;
-const toCharge = (row: ChargeRow): Charge => ({ ...row, object: "charge", created: Math.floor(row.created) });
+const toCharge = (row: ChargeRow): Charge => ({
+  ...row,
+  object: "charge",
+  created: Math.floor(row.created),
+});
 
-export type ChargeOutcome = { kind: "created" | "replayed"; charge: Charge } | { kind: "key_reused"; charge: Charge };
+export type ChargeOutcome =
+  { kind: "created" | "replayed"; charge: Charge } | { kind: "key_reused"; charge: Charge };
 
 /**
  * Charges once per idempotency key. One statement inserts the charge and its event, or nothing
@@ -38,8 +45,13 @@ export type ChargeOutcome = { kind: "created" | "replayed"; charge: Charge } | {
  * inserts nothing, and the read after it (a new snapshot) finds the first charge. A repeat with
  * other parameters is refused, as real providers refuse it, instead of answering for another order.
  */
-export async function charge(pool: pg.Pool, idempotencyKey: string, request: ChargeParams): Promise<ChargeOutcome> {
-  const status = request.amountCents > DECLINE_ABOVE_CENTS ? ChargeStatus.FAILED : ChargeStatus.SUCCEEDED;
+export async function charge(
+  pool: pg.Pool,
+  idempotencyKey: string,
+  request: ChargeParams,
+): Promise<ChargeOutcome> {
+  const status =
+    request.amountCents > DECLINE_ABOVE_CENTS ? ChargeStatus.FAILED : ChargeStatus.SUCCEEDED;
   const type = status === ChargeStatus.SUCCEEDED ? EventType.SUCCEEDED : EventType.FAILED;
   const created = await pool.query<ChargeRow>(
     `WITH c AS (
@@ -52,12 +64,27 @@ export async function charge(pool: pg.Pool, idempotencyKey: string, request: Cha
        FROM c
      )
      SELECT ${CHARGE_COLUMNS} FROM c`,
-    [newId("ch"), idempotencyKey, request.reference, request.amountCents, request.currency, status, newId("evt"), type],
+    [
+      newId("ch"),
+      idempotencyKey,
+      request.reference,
+      request.amountCents,
+      request.currency,
+      status,
+      newId("evt"),
+      type,
+    ],
   );
   if (created.rows[0]) return { kind: "created", charge: toCharge(created.rows[0]) };
-  const first = await pool.query<ChargeRow>(`SELECT ${CHARGE_COLUMNS} FROM charges WHERE idempotency_key = $1`, [idempotencyKey]);
+  const first = await pool.query<ChargeRow>(
+    `SELECT ${CHARGE_COLUMNS} FROM charges WHERE idempotency_key = $1`,
+    [idempotencyKey],
+  );
   const found = toCharge(first.rows[0]!);
-  const same = found.reference === request.reference && found.amountCents === request.amountCents && found.currency === request.currency;
+  const same =
+    found.reference === request.reference &&
+    found.amountCents === request.amountCents &&
+    found.currency === request.currency;
   return { kind: same ? "replayed" : "key_reused", charge: found };
 }
 
@@ -75,7 +102,10 @@ export interface ListQuery {
  * Charges oldest first, by (created, id): a cursor (`startingAfter`) is a position in that order,
  * so a page never repeats or skips a charge that existed when the first page was read.
  */
-export async function listCharges(pool: pg.Pool, q: ListQuery): Promise<{ data: Charge[]; hasMore: boolean }> {
+export async function listCharges(
+  pool: pg.Pool,
+  q: ListQuery,
+): Promise<{ data: Charge[]; hasMore: boolean }> {
   const rows = await pool.query<ChargeRow>(
     `SELECT ${CHARGE_COLUMNS} FROM charges
      WHERE ($1::float8 IS NULL OR created_at >= to_timestamp($1))

@@ -1,16 +1,18 @@
 // The simulated payment provider as a process of its own: its own database (PROVIDER_DATABASE_URL,
-// never the shop's), its own port, its HTTP API (server.ts) and its webhook deliveries (webhooks.ts).
-// It imports nothing from the shop: the shop reaches it over HTTP, as it would a real provider.
+// never the shop's), its own port, its HTTP API (server.ts) and its webhook deliveries
+// (webhooks.ts). It imports nothing from the shop: the shop reaches it over HTTP, as it would a
+// real provider.
 //
 //   PROVIDER_DATABASE_URL       its books (the schema is applied at start)
-//   PROVIDER_PORT               where it listens (0: any free port); PROVIDER_HOST, default 127.0.0.1
-//   PROVIDER_WEBHOOK_URL        where it posts its events (unset: they wait in its books)
+//   PROVIDER_PORT               where it listens (0: any free port); PROVIDER_HOST, default
+//   127.0.0.1 PROVIDER_WEBHOOK_URL        where it posts its events (unset: they wait in its books)
 //   PROVIDER_WEBHOOK_SECRET     what it signs them with (the shop's PAYMENTS_WEBHOOK_SECRET)
 //   DEMO_PROVIDER_FAILURE_RATE  share of charge requests refused with a 503 before charging
 //   DEMO_PROVIDER_TIMEOUT_RATE  share that charge and then drop the connection without answering
 //   DEMO_PROVIDER_DUPLICATE_RATE share of delivered events sent twice (default 0.2)
 //
-// Once listening it prints `[provider] listening on http://host:port`, the line its starters wait for.
+// Once listening it prints `[provider] listening on http://host:port`, the line its starters wait
+// for.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -21,7 +23,12 @@ import { createWebhookSender } from "./webhooks";
 const rate = z.coerce.number().min(0).max(1);
 const env = z
   .object({
-    PROVIDER_DATABASE_URL: z.string().min(1, "PROVIDER_DATABASE_URL is not set: the provider's books need a database of their own"),
+    PROVIDER_DATABASE_URL: z
+      .string()
+      .min(
+        1,
+        "PROVIDER_DATABASE_URL is not set: the provider's books need a database of their own",
+      ),
     PROVIDER_PORT: z.coerce.number().int().min(0).max(65535).default(0),
     PROVIDER_HOST: z.string().min(1).default("127.0.0.1"),
     PROVIDER_WEBHOOK_URL: z.url().optional(),
@@ -32,8 +39,13 @@ const env = z
     // idempotency exercised all the time.
     DEMO_PROVIDER_DUPLICATE_RATE: rate.default(0.2),
   })
-  .refine((e) => !e.PROVIDER_WEBHOOK_URL || e.PROVIDER_WEBHOOK_SECRET, "PROVIDER_WEBHOOK_URL needs PROVIDER_WEBHOOK_SECRET to sign with");
-const parsed = env.safeParse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== "")));
+  .refine(
+    (e) => !e.PROVIDER_WEBHOOK_URL || e.PROVIDER_WEBHOOK_SECRET,
+    "PROVIDER_WEBHOOK_URL needs PROVIDER_WEBHOOK_SECRET to sign with",
+  );
+const parsed = env.safeParse(
+  Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== "")),
+);
 if (!parsed.success) {
   console.error(`[provider] cannot start: ${z.prettifyError(parsed.error)}`);
   process.exit(1);

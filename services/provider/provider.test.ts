@@ -4,12 +4,19 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestProvider } from "../../src/test/provider";
-import { ProviderRefusedError, ProviderTimeoutError, ProviderUnavailableError, type ListedCharge } from "../../src/server/payments/provider";
+import {
+  ProviderRefusedError,
+  ProviderTimeoutError,
+  ProviderUnavailableError,
+  type ListedCharge,
+} from "../../src/server/payments/provider";
 import { SIGNATURE_HEADER, verifySignature } from "../../src/server/payments/webhook-signature";
 import { waitFor } from "../../tools/process";
 
 const provider = useTestProvider();
-const request = (overrides: Partial<{ idempotencyKey: string; reference: string; amountCents: number }> = {}) => ({
+const request = (
+  overrides: Partial<{ idempotencyKey: string; reference: string; amountCents: number }> = {},
+) => ({
   idempotencyKey: `key-${randomUUID()}`,
   reference: randomUUID(),
   amountCents: 1_250,
@@ -20,22 +27,32 @@ const request = (overrides: Partial<{ idempotencyKey: string; reference: string;
 describe("POST /v1/charges", () => {
   it("charges once per idempotency key, however many requests arrive at once", async () => {
     const req = request();
-    const answers = await Promise.all(Array.from({ length: 16 }, () => provider.client.charge(req)));
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => provider.client.charge(req)),
+    );
     expect(new Set(answers.map((a) => a.id)).size).toBe(1);
     expect(answers.filter((a) => !a.replayed)).toHaveLength(1);
-    expect(await provider.charges(req.reference)).toEqual([expect.objectContaining({ id: answers[0]!.id, status: "SUCCEEDED", amountCents: 1_250 })]);
-    expect(await provider.events(answers[0]!.id)).toEqual([expect.objectContaining({ type: "charge.succeeded" })]);
+    expect(await provider.charges(req.reference)).toEqual([
+      expect.objectContaining({ id: answers[0]!.id, status: "SUCCEEDED", amountCents: 1_250 }),
+    ]);
+    expect(await provider.events(answers[0]!.id)).toEqual([
+      expect.objectContaining({ type: "charge.succeeded" }),
+    ]);
   });
 
   it("refuses a key reused for other parameters, and charges nothing more", async () => {
     const req = request();
     await provider.client.charge(req);
-    await expect(provider.client.charge({ ...req, amountCents: 9_999 })).rejects.toBeInstanceOf(ProviderRefusedError);
+    await expect(provider.client.charge({ ...req, amountCents: 9_999 })).rejects.toBeInstanceOf(
+      ProviderRefusedError,
+    );
     expect(await provider.charges(req.reference)).toHaveLength(1);
   });
 
   it("declines above 5 000 EUR", async () => {
-    expect(await provider.client.charge(request({ amountCents: 500_001 }))).toMatchObject({ status: "FAILED" });
+    expect(await provider.client.charge(request({ amountCents: 500_001 }))).toMatchObject({
+      status: "FAILED",
+    });
   });
 
   it("a transient failure charges nothing; a timeout after charging hides a charge that the retry finds", async () => {
@@ -54,7 +71,9 @@ describe("POST /v1/charges", () => {
   it("is unavailable, not timed out, when nothing listens", async () => {
     await provider.stop();
     try {
-      await expect(provider.client.charge(request())).rejects.toBeInstanceOf(ProviderUnavailableError);
+      await expect(provider.client.charge(request())).rejects.toBeInstanceOf(
+        ProviderUnavailableError,
+      );
     } finally {
       await provider.start();
     }
@@ -69,7 +88,11 @@ describe("GET /v1/charges", () => {
     const seen: ListedCharge[] = [];
     let startingAfter: string | undefined;
     for (;;) {
-      const page = await provider.client.listCharges({ createdGte: since, startingAfter, limit: 2 });
+      const page = await provider.client.listCharges({
+        createdGte: since,
+        startingAfter,
+        limit: 2,
+      });
       seen.push(...page.data);
       if (!page.hasMore) break;
       startingAfter = page.data.at(-1)!.id;
@@ -81,7 +104,9 @@ describe("GET /v1/charges", () => {
   });
 
   it("refuses a cursor that names no charge", async () => {
-    await expect(provider.client.listCharges({ startingAfter: "ch_nope" })).rejects.toBeInstanceOf(ProviderRefusedError);
+    await expect(provider.client.listCharges({ startingAfter: "ch_nope" })).rejects.toBeInstanceOf(
+      ProviderRefusedError,
+    );
   });
 });
 
@@ -95,7 +120,9 @@ describe("webhooks", () => {
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
         const raw = Buffer.concat(chunks);
-        const signed = verifySignature(req.headers[SIGNATURE_HEADER] as string, raw, secret, { nowSeconds: Date.now() / 1000 });
+        const signed = verifySignature(req.headers[SIGNATURE_HEADER] as string, raw, secret, {
+          nowSeconds: Date.now() / 1000,
+        });
         if (!signed.ok || refuseFirst) {
           refuseFirst = false;
           res.writeHead(signed.ok ? 503 : 400).end();
@@ -108,11 +135,20 @@ describe("webhooks", () => {
     await new Promise<void>((resolve) => merchant.listen(0, "127.0.0.1", resolve));
     try {
       const port = (merchant.address() as { port: number }).port;
-      const sender = await provider.withFaults({ webhook: { url: `http://127.0.0.1:${port}/hook`, secret }, duplicateRate: 0 });
+      const sender = await provider.withFaults({
+        webhook: { url: `http://127.0.0.1:${port}/hook`, secret },
+        duplicateRate: 0,
+      });
       const charge = await sender.client.charge(request());
       // Refused once (503), retried after its backoff, then taken: delivered, once.
-      await waitFor("the event delivered", async () => (await provider.events(charge.id))[0]?.deliveredAt, 30_000);
-      expect(received.filter((e) => e.data.chargeId === charge.id)).toEqual([expect.objectContaining({ type: "charge.succeeded" })]);
+      await waitFor(
+        "the event delivered",
+        async () => (await provider.events(charge.id))[0]?.deliveredAt,
+        30_000,
+      );
+      expect(received.filter((e) => e.data.chargeId === charge.id)).toEqual([
+        expect.objectContaining({ type: "charge.succeeded" }),
+      ]);
     } finally {
       merchant.close();
     }

@@ -1,10 +1,12 @@
 // The provider's HTTP API, shaped like a card processor's:
 //   POST /v1/charges   {reference, amountCents, currency} with an Idempotency-Key header: the same
-//                      key returns the first charge (header Idempotent-Replayed: true); the same key
-//                      with other parameters is a 400. Now and then a 503 before charging
+//                      key returns the first charge (header Idempotent-Replayed: true); the same
+//                      key with other parameters is a 400. Now and then a 503 before charging
 //                      (failureRate), or a charge followed by a dropped connection (timeoutRate):
-//                      the caller never learns of a charge that happened and must retry with the key.
-//   GET  /v1/charges   ?created[gte]=&created[lt]= (unix seconds) &starting_after=<charge id> &limit=
+//                      the caller never learns of a charge that happened and must retry with the
+//                      key.
+//   GET  /v1/charges   ?created[gte]=&created[lt]= (unix seconds) &starting_after=<charge id>
+//   &limit=
 //                      (1–100, default 10): {object: "list", data, has_more}, oldest first.
 //   GET  /health       200 once the books are reachable.
 import http from "node:http";
@@ -38,12 +40,22 @@ const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(10),
 });
 
-function answer(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function answer(
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const raw = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(raw), ...headers });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(raw),
+    ...headers,
+  });
   res.end(raw);
 }
-const error = (res: http.ServerResponse, status: number, type: string, message: string) => answer(res, status, { error: { type, message } });
+const error = (res: http.ServerResponse, status: number, type: string, message: string) =>
+  answer(res, status, { error: { type, message } });
 
 async function readJson(req: http.IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
@@ -61,7 +73,8 @@ export function createProviderServer(pool: pg.Pool, options: ProviderOptions): h
 
   async function postCharge(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const key = req.headers["idempotency-key"];
-    if (typeof key !== "string" || !KEY.test(key)) return error(res, 400, "idempotency_error", "An Idempotency-Key header is required");
+    if (typeof key !== "string" || !KEY.test(key))
+      return error(res, 400, "idempotency_error", "An Idempotency-Key header is required");
     let body;
     try {
       body = chargeBody.safeParse(await readJson(req));
@@ -69,15 +82,31 @@ export function createProviderServer(pool: pg.Pool, options: ProviderOptions): h
       return error(res, 400, "invalid_request_error", "The body is not JSON of at most 16 KiB");
     }
     if (!body.success) return error(res, 400, "invalid_request_error", z.prettifyError(body.error));
-    if (random() < options.failureRate) return error(res, 503, "api_error", "Temporarily unavailable (simulated): nothing was charged");
+    if (random() < options.failureRate)
+      return error(
+        res,
+        503,
+        "api_error",
+        "Temporarily unavailable (simulated): nothing was charged",
+      );
     const outcome = await charge(pool, key, body.data);
     if (outcome.kind === "key_reused") {
-      return error(res, 400, "idempotency_error", "This Idempotency-Key was used with other parameters");
+      return error(
+        res,
+        400,
+        "idempotency_error",
+        "This Idempotency-Key was used with other parameters",
+      );
     }
     if (outcome.kind === "created") options.onCharge?.();
     // Charged, and the answer is lost on the way: the caller sees its connection drop.
     if (random() < options.timeoutRate) return void res.socket?.destroy();
-    answer(res, 200, outcome.charge, outcome.kind === "replayed" ? { "idempotent-replayed": "true" } : {});
+    answer(
+      res,
+      200,
+      outcome.charge,
+      outcome.kind === "replayed" ? { "idempotent-replayed": "true" } : {},
+    );
   }
 
   async function getCharges(url: URL, res: http.ServerResponse): Promise<void> {
@@ -109,7 +138,13 @@ export function createProviderServer(pool: pg.Pool, options: ProviderOptions): h
             : Promise.resolve(error(res, 404, "invalid_request_error", `No route ${route}`));
     // The books unreachable (or any bug): a 503 the caller retries, never a charge half-told.
     handled.catch((cause: unknown) => {
-      if (!res.headersSent) error(res, 503, "api_error", `The provider's books are unavailable: ${(cause as Error).message}`);
+      if (!res.headersSent)
+        error(
+          res,
+          503,
+          "api_error",
+          `The provider's books are unavailable: ${(cause as Error).message}`,
+        );
       else res.destroy();
     });
   });

@@ -16,14 +16,19 @@ const CONCURRENCY = 5;
 const BATCH_SIZE = 20;
 /** A merchant that does not answer within 10 s has not taken the event: it is sent again later. */
 const DELIVERY_TIMEOUT_MS = 10_000;
-/** A refused event is retried from 5 s, doubling up to an hour (real providers keep trying for days). */
+/**
+ * A refused event is retried from 5 s, doubling up to an hour (real providers keep trying for
+ * days).
+ */
 const RETRY_BASE_MS = 5_000;
 const RETRY_MAX_MS = 3_600_000;
 
 export interface WebhookOptions {
   url: string;
   secret: string;
-  /** Share of delivered events sent a second time (at-least-once delivery, exercised all the time). */
+  /**
+   * Share of delivered events sent a second time (at-least-once delivery, exercised all the time).
+   */
   duplicateRate: number;
   random?: () => number;
   log?: (line: string) => void;
@@ -41,7 +46,11 @@ interface PendingEvent {
   attempts: number;
 }
 
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const lane = async () => {
@@ -60,9 +69,17 @@ export function createWebhookSender(pool: pg.Pool, options: WebhookOptions) {
   /** null when the merchant took it (2xx); otherwise why not. */
   async function send(event: PendingEvent): Promise<string | null> {
     const raw = JSON.stringify({ id: event.id, type: event.type, data: event.payload });
-    const headers = { "content-type": "application/json", [SIGNATURE_HEADER]: sign(options.secret, raw, Date.now() / 1000) };
+    const headers = {
+      "content-type": "application/json",
+      [SIGNATURE_HEADER]: sign(options.secret, raw, Date.now() / 1000),
+    };
     try {
-      const res = await fetch(options.url, { method: "POST", headers, body: raw, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+      const res = await fetch(options.url, {
+        method: "POST",
+        headers,
+        body: raw,
+        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      });
       await res.arrayBuffer();
       return res.ok ? null : `the webhook answered ${res.status}`;
     } catch (error) {
@@ -81,24 +98,39 @@ export function createWebhookSender(pool: pg.Pool, options: WebhookOptions) {
            ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
           [BATCH_SIZE],
         );
-        const answers = await mapBounded(events, CONCURRENCY, async (event) => ({ event, why: await send(event) }));
+        const answers = await mapBounded(events, CONCURRENCY, async (event) => ({
+          event,
+          why: await send(event),
+        }));
         const delivered = answers.filter((a) => a.why === null).map((a) => a.event.id);
         const refused = answers.filter((a) => a.why !== null);
         if (delivered.length > 0) {
-          await client.query(`UPDATE events SET delivered_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::text[])`, [delivered]);
+          await client.query(
+            `UPDATE events SET delivered_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::text[])`,
+            [delivered],
+          );
         }
         if (refused.length > 0) {
-          const waits = refused.map((r) => (Math.min(RETRY_BASE_MS * 2 ** r.event.attempts, RETRY_MAX_MS) * (0.5 + random() / 2)) / 1000);
+          const waits = refused.map(
+            (r) =>
+              (Math.min(RETRY_BASE_MS * 2 ** r.event.attempts, RETRY_MAX_MS) *
+                (0.5 + random() / 2)) /
+              1000,
+          );
           await client.query(
             `UPDATE events AS e SET attempts = e.attempts + 1, last_error = r.why, next_attempt_at = now() + make_interval(secs => r.wait)
              FROM unnest($1::text[], $2::text[], $3::float8[]) AS r(id, why, wait) WHERE e.id = r.id`,
             [refused.map((r) => r.event.id), refused.map((r) => r.why), waits],
           );
-          options.log?.(`[provider] ${refused.length} webhook(s) refused, retried later: ${refused[0]!.why}`);
+          options.log?.(
+            `[provider] ${refused.length} webhook(s) refused, retried later: ${refused[0]!.why}`,
+          );
         }
         await client.query("COMMIT");
         // At least once, as real providers: now and then an event arrives a second time.
-        const twice = answers.filter((a) => a.why === null && random() < options.duplicateRate).map((a) => a.event);
+        const twice = answers
+          .filter((a) => a.why === null && random() < options.duplicateRate)
+          .map((a) => a.event);
         await mapBounded(twice, CONCURRENCY, send);
         return { attempted: events.length, delivered: delivered.length };
       } catch (error) {

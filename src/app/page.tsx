@@ -11,7 +11,8 @@ export default function CatalogPage() {
   const trpc = useTRPC();
   const products = useQuery(trpc.catalog.list.queryOptions());
   const cart = useCart();
-  const inCart = (productId: string) => cart.lines.find((l) => l.productId === productId)?.quantity ?? 0;
+  const inCart = (productId: string) =>
+    cart.lines.find((l) => l.productId === productId)?.quantity ?? 0;
   const count = cartCount(cart);
   return (
     <>
@@ -26,7 +27,13 @@ export default function CatalogPage() {
       {products.isPending && <p className="muted">Loading…</p>}
       {products.isError &&
         (isStoreUnreachable(products.error) ? (
-          <StoreUnavailable consequence={products.data ? "Stock shown may be out of date." : "The catalog cannot be shown until then."} />
+          <StoreUnavailable
+            consequence={
+              products.data
+                ? "Stock shown may be out of date."
+                : "The catalog cannot be shown until then."
+            }
+          />
         ) : (
           <p role="alert" className="alert bad">
             The catalog could not be loaded. Reload the page in a moment.
@@ -45,7 +52,12 @@ export default function CatalogPage() {
                 {p.stock > 0 ? `${p.stock} in stock` : "Out of stock"}
                 {quantity > 0 && ` · ${quantity} in your cart`}
               </p>
-              <button type="button" onClick={() => cartStore.add(p.id)} disabled={soldOut} aria-label={`Add ${p.name} to cart`}>
+              <button
+                type="button"
+                onClick={() => cartStore.add(p.id)}
+                disabled={soldOut}
+                aria-label={`Add ${p.name} to cart`}
+              >
                 Add to cart
               </button>
             </li>

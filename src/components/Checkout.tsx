@@ -32,10 +32,21 @@ export function Checkout() {
     <>
       <h1>Your cart</h1>
       {checkout.resumed && submitting && (
-        <p className="alert warn">You placed this order just before the page reloaded. Fetching its result; it will not be placed twice.</p>
+        <p className="alert warn">
+          You placed this order just before the page reloaded. Fetching its result; it will not be
+          placed twice.
+        </p>
       )}
-      {checkout.storeUnreachable && !submitting && <StoreUnavailable consequence="Orders cannot be placed until then." />}
-      <CartTable lines={cart.lines} productById={products.byId} catalogLoaded={products.loaded} currency={products.currency} disabled={submitting} />
+      {checkout.storeUnreachable && !submitting && (
+        <StoreUnavailable consequence="Orders cannot be placed until then." />
+      )}
+      <CartTable
+        lines={cart.lines}
+        productById={products.byId}
+        catalogLoaded={products.loaded}
+        currency={products.currency}
+        disabled={submitting}
+      />
       <CheckoutActions checkout={checkout} />
     </>
   );
@@ -55,7 +66,11 @@ function EmptyCart() {
 
 function CheckoutActions({ checkout }: { checkout: ReturnType<typeof useCheckout> }) {
   const { phase, signedIn, submit } = checkout;
-  const trouble = useSyncExternalStore(networkTrouble.subscribe, networkTrouble.get, networkTrouble.getServerSnapshot);
+  const trouble = useSyncExternalStore(
+    networkTrouble.subscribe,
+    networkTrouble.get,
+    networkTrouble.getServerSnapshot,
+  );
   const problemId = useId();
   const submitting = phase.kind === "submitting";
   const troubleOn = trouble.dropNextResponse || trouble.doubleSubmitNext || trouble.slowMs > 0;
@@ -75,13 +90,21 @@ function CheckoutActions({ checkout }: { checkout: ReturnType<typeof useCheckout
             </button>
           ) : signedIn === false ? (
             <p>
-              <Link href="/signin?next=/cart">Sign in to place your order</Link> (your cart is kept).
+              <Link href="/signin?next=/cart">Sign in to place your order</Link> (your cart is
+              kept).
             </p>
           ) : null /* not known yet (asking, or the database is out of reach): claim nothing */
         }
-        {troubleOn && !submitting && <span className="badge warn">Network trouble is on for the next order</span>}
+        {troubleOn && !submitting && (
+          <span className="badge warn">Network trouble is on for the next order</span>
+        )}
       </div>
-      <div role="status" aria-live="polite" className="muted" style={{ minHeight: "1.5em", marginTop: "0.5rem" }}>
+      <div
+        role="status"
+        aria-live="polite"
+        className="muted"
+        style={{ minHeight: "1.5em", marginTop: "0.5rem" }}
+      >
         {submitting ? phase.message : ""}
       </div>
       {phase.kind === "failed" && <ProblemAlert id={problemId} problem={phase.problem} />}

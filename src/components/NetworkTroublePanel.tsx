@@ -12,8 +12,16 @@ const SLOW_OPTIONS = [
 ];
 
 export function NetworkTroublePanel() {
-  const trouble = useSyncExternalStore(networkTrouble.subscribe, networkTrouble.get, networkTrouble.getServerSnapshot);
-  const log = useSyncExternalStore(networkTrouble.subscribe, networkTrouble.log, networkTrouble.serverLog);
+  const trouble = useSyncExternalStore(
+    networkTrouble.subscribe,
+    networkTrouble.get,
+    networkTrouble.getServerSnapshot,
+  );
+  const log = useSyncExternalStore(
+    networkTrouble.subscribe,
+    networkTrouble.log,
+    networkTrouble.serverLog,
+  );
   const headingId = useId();
   const slowId = useId();
   return (
@@ -22,21 +30,34 @@ export function NetworkTroublePanel() {
         Network trouble (demo)
       </h2>
       <p className="muted" style={{ marginTop: 0 }}>
-        Make the next checkout go wrong on purpose. Whatever you pick, the shop places one order. Each setting applies to the next order only and then switches
-        itself off, so every demo starts from a plain checkout and shows one thing at a time.
+        Make the next checkout go wrong on purpose. Whatever you pick, the shop places one order.
+        Each setting applies to the next order only and then switches itself off, so every demo
+        starts from a plain checkout and shows one thing at a time.
       </p>
       <div style={{ display: "grid", gap: "0.5rem" }}>
         <label className="row">
-          <input type="checkbox" checked={trouble.dropNextResponse} onChange={(e) => networkTrouble.set({ dropNextResponse: e.target.checked })} />
+          <input
+            type="checkbox"
+            checked={trouble.dropNextResponse}
+            onChange={(e) => networkTrouble.set({ dropNextResponse: e.target.checked })}
+          />
           Drop the next response (the server answers, the browser never hears it)
         </label>
         <label className="row">
-          <input type="checkbox" checked={trouble.doubleSubmitNext} onChange={(e) => networkTrouble.set({ doubleSubmitNext: e.target.checked })} />
+          <input
+            type="checkbox"
+            checked={trouble.doubleSubmitNext}
+            onChange={(e) => networkTrouble.set({ doubleSubmitNext: e.target.checked })}
+          />
           Send the next order twice at once
         </label>
         <div className="row">
           <label htmlFor={slowId}>Slow the server&apos;s processing</label>
-          <select id={slowId} value={trouble.slowMs} onChange={(e) => networkTrouble.set({ slowMs: Number(e.target.value) })}>
+          <select
+            id={slowId}
+            value={trouble.slowMs}
+            onChange={(e) => networkTrouble.set({ slowMs: Number(e.target.value) })}
+          >
             {SLOW_OPTIONS.map((o) => (
               <option key={o.value} value={o.value}>
                 {o.label}
@@ -56,10 +77,17 @@ export function NetworkTroublePanel() {
       {log.length === 0 ? (
         <p className="muted">Nothing yet: place an order.</p>
       ) : (
-        <ol aria-label="Checkout log" reversed style={{ paddingLeft: "1.5rem", fontSize: "0.9rem" }}>
+        <ol
+          aria-label="Checkout log"
+          reversed
+          style={{ paddingLeft: "1.5rem", fontSize: "0.9rem" }}
+        >
           {log.map((entry) => (
             <li key={entry.id}>
-              <span className="muted mono">{new Date(entry.at).toLocaleTimeString("en", { hour12: false })}</span> {entry.text}
+              <span className="muted mono">
+                {new Date(entry.at).toLocaleTimeString("en", { hour12: false })}
+              </span>{" "}
+              {entry.text}
             </li>
           ))}
         </ol>

@@ -13,13 +13,22 @@ import { ColumnHeads } from "./ColumnHeads";
 /** How often to ask while payment is pending: the worker usually settles within a second or two. */
 const PAYMENT_POLL_MS = 1_000;
 
-export function OrderView({ id, placed, replays }: { id: string; placed?: "new" | "replayed"; replays?: number }) {
+export function OrderView({
+  id,
+  placed,
+  replays,
+}: {
+  id: string;
+  placed?: "new" | "replayed";
+  replays?: number;
+}) {
   const trpc = useTRPC();
   const order = useQuery(
     trpc.orders.byId.queryOptions(
       { id },
       {
-        refetchInterval: (query) => (query.state.data?.status === "PENDING" ? PAYMENT_POLL_MS : recoveryInterval(query)),
+        refetchInterval: (query) =>
+          query.state.data?.status === "PENDING" ? PAYMENT_POLL_MS : recoveryInterval(query),
         retry: (count, error) => (error.data?.httpStatus ?? 500) >= 500 && count < 2,
       },
     ),
@@ -34,24 +43,34 @@ export function OrderView({ id, placed, replays }: { id: string; placed?: "new" 
       <h1>
         Order <span className="mono">{shortId(id)}</span>
       </h1>
-      {placed === "new" && <PlacedBanner status={order.data?.status as OrderStatus | undefined} replays={replays} />}
+      {placed === "new" && (
+        <PlacedBanner status={order.data?.status as OrderStatus | undefined} replays={replays} />
+      )}
       {placed === "replayed" && (
         <div className="alert ok" role="status">
-          <strong>Your order was already placed: this is the replayed answer.</strong> The shop had received this checkout before (a lost response, a second
-          click, a reload or another tab) and answered with the same order. You have one order and pay once.
+          <strong>Your order was already placed: this is the replayed answer.</strong> The shop had
+          received this checkout before (a lost response, a second click, a reload or another tab)
+          and answered with the same order. You have one order and pay once.
         </div>
       )}
       {order.isPending && <p className="muted">Loading…</p>}
       {order.isError &&
         (isStoreUnreachable(order.error) ? (
-          <StoreUnavailable consequence={order.data ? "The payment status shown may be out of date." : "This order cannot be shown until then."} />
+          <StoreUnavailable
+            consequence={
+              order.data
+                ? "The payment status shown may be out of date."
+                : "This order cannot be shown until then."
+            }
+          />
         ) : status === 404 ? (
           <p role="alert" className="alert bad">
             There is no such order in your account. <Link href="/orders">See your orders</Link>.
           </p>
         ) : status === 401 || status === 403 ? (
           <p className="alert warn">
-            <Link href={`/signin?next=/orders/${id}`}>Sign in as a shop account</Link> to see this order.
+            <Link href={`/signin?next=/orders/${id}`}>Sign in as a shop account</Link> to see this
+            order.
           </p>
         ) : (
           <p role="alert" className="alert bad">
@@ -76,7 +95,8 @@ function PlacedBanner({ status, replays }: { status?: OrderStatus; replays?: num
       <strong>Order placed.</strong> Thank you!{status ? ` ${PAYMENT_OUTLOOK[status]}` : ""}
       {replays ? (
         <p style={{ marginBottom: 0 }}>
-          The same order was sent {replays + 1} times at once; the other {replays === 1 ? "request was" : "requests were"} answered with this same order
+          The same order was sent {replays + 1} times at once; the other{" "}
+          {replays === 1 ? "request was" : "requests were"} answered with this same order
           (replayed): one order, one charge.
         </p>
       ) : null}
@@ -91,14 +111,27 @@ interface OrderData {
   currency: string;
   chargeId: string | null;
   createdAt: string | Date;
-  items: { productId: string; name: string; unitPriceCents: number; quantity: number; lineTotalCents: number }[];
+  items: {
+    productId: string;
+    name: string;
+    unitPriceCents: number;
+    quantity: number;
+    lineTotalCents: number;
+  }[];
 }
 
 function OrderDetails({ order }: { order: OrderData }) {
   const label = statusLabel(order.status);
   return (
     <>
-      <dl className="card" style={{ display: "grid", gridTemplateColumns: "max-content minmax(0, 1fr)", gap: "0.35rem 1rem" }}>
+      <dl
+        className="card"
+        style={{
+          display: "grid",
+          gridTemplateColumns: "max-content minmax(0, 1fr)",
+          gap: "0.35rem 1rem",
+        }}
+      >
         <dt className="muted">Payment</dt>
         <dd style={{ margin: 0 }} aria-live="polite">
           <span className={`badge ${label.tone}`}>{label.text}</span>

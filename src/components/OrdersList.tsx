@@ -29,10 +29,24 @@ export function OrdersList() {
   );
 }
 
-function OrdersPage({ cursor, first, onMore }: { cursor?: string; first: boolean; onMore?: (cursor: string) => void }) {
+function OrdersPage({
+  cursor,
+  first,
+  onMore,
+}: {
+  cursor?: string;
+  first: boolean;
+  onMore?: (cursor: string) => void;
+}) {
   const trpc = useTRPC();
-  const orders = useQuery(trpc.orders.list.queryOptions({ limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }, { retry: false }));
-  if (isStoreUnreachable(orders.error)) return <StoreUnavailable consequence="Your orders cannot be shown until then." />;
+  const orders = useQuery(
+    trpc.orders.list.queryOptions(
+      { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) },
+      { retry: false },
+    ),
+  );
+  if (isStoreUnreachable(orders.error))
+    return <StoreUnavailable consequence="Your orders cannot be shown until then." />;
   const status = orders.error?.data?.httpStatus;
   const rows = orders.data?.items ?? [];
   const nextCursor = orders.data?.nextCursor;

@@ -8,8 +8,8 @@ export const STORE_UNAVAILABLE_TITLE = "The shop cannot reach its database right
 export function StoreUnavailable({ consequence }: { consequence?: string }) {
   return (
     <div role="alert" className="alert warn">
-      <strong>{STORE_UNAVAILABLE_TITLE}</strong> {consequence ? `${consequence} ` : ""}Your cart is kept, and this page updates by itself as soon as the
-      database is back.
+      <strong>{STORE_UNAVAILABLE_TITLE}</strong> {consequence ? `${consequence} ` : ""}Your cart is
+      kept, and this page updates by itself as soon as the database is back.
     </div>
   );
 }

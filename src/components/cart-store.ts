@@ -21,7 +21,9 @@ export interface Cart {
 const CART_PREFIX = "once.cart.";
 const OWNER_KEY = "once.cart-owner";
 export const GUEST = "guest";
-/** The API accepts 1–99 of a product per line and at most 20 lines (src/server/checkout/input.ts). */
+/**
+ * The API accepts 1–99 of a product per line and at most 20 lines (src/server/checkout/input.ts).
+ */
 export const MAX_QUANTITY = 99;
 export const MAX_LINES = 20;
 
@@ -55,7 +57,10 @@ function parse(raw: string | null): Cart {
   try {
     const value = JSON.parse(raw) as Partial<Cart>;
     if (typeof value.revision !== "string" || !Array.isArray(value.lines)) return EMPTY;
-    const lines = value.lines.filter((l): l is CartLine => typeof l?.productId === "string" && Number.isInteger(l.quantity) && l.quantity > 0);
+    const lines = value.lines.filter(
+      (l): l is CartLine =>
+        typeof l?.productId === "string" && Number.isInteger(l.quantity) && l.quantity > 0,
+    );
     return { revision: value.revision, lines };
   } catch {
     return EMPTY;
@@ -85,7 +90,8 @@ function writeOf(who: string, lines: CartLine[]) {
   try {
     const key = CART_PREFIX + who;
     if (canonical.length === 0) storage()?.removeItem(key);
-    else storage()?.setItem(key, JSON.stringify({ revision: crypto.randomUUID(), lines: canonical }));
+    else
+      storage()?.setItem(key, JSON.stringify({ revision: crypto.randomUUID(), lines: canonical }));
   } catch {
     // storage full or disabled: the cart cannot be kept
   }
@@ -101,7 +107,10 @@ function merge(into: CartLine[], from: CartLine[]): CartLine[] {
   const merged = new Map(into.map((l) => [l.productId, l.quantity]));
   for (const line of from) {
     if (!merged.has(line.productId) && merged.size >= MAX_LINES) continue;
-    merged.set(line.productId, Math.min(MAX_QUANTITY, (merged.get(line.productId) ?? 0) + line.quantity));
+    merged.set(
+      line.productId,
+      Math.min(MAX_QUANTITY, (merged.get(line.productId) ?? 0) + line.quantity),
+    );
   }
   return [...merged].map(([productId, quantity]) => ({ productId, quantity }));
 }
@@ -150,7 +159,11 @@ export const cartStore = {
     if (!existing && lines.length >= MAX_LINES) return;
     write(
       existing
-        ? lines.map((l) => (l.productId === productId ? { ...l, quantity: Math.min(MAX_QUANTITY, l.quantity + quantity) } : l))
+        ? lines.map((l) =>
+            l.productId === productId
+              ? { ...l, quantity: Math.min(MAX_QUANTITY, l.quantity + quantity) }
+              : l,
+          )
         : [...lines, { productId, quantity }],
     );
   },

@@ -6,7 +6,10 @@ import { isReason, Reason } from "@/shared/reasons";
 export interface CheckoutProblem {
   title: string;
   detail: string;
-  /** Keep the pending intent (same key next time): the server may have done the work, or did nothing. */
+  /**
+   * Keep the pending intent (same key next time): the server may have done the work, or did
+   * nothing.
+   */
   keepIntent: boolean;
   /** The person has to sign in again. */
   signIn?: boolean;
@@ -15,7 +18,8 @@ export interface CheckoutProblem {
 export const CHECKOUT_MESSAGES = {
   out_of_stock: {
     title: "Some items are out of stock",
-    detail: "We do not have as many as you asked for. Lower the quantity or remove the item, then place the order again. Nothing was ordered or charged.",
+    detail:
+      "We do not have as many as you asked for. Lower the quantity or remove the item, then place the order again. Nothing was ordered or charged.",
   },
   product_not_found: {
     title: "A product in your cart is no longer sold",
@@ -23,7 +27,8 @@ export const CHECKOUT_MESSAGES = {
   },
   store_unavailable: {
     title: "The shop cannot take orders right now",
-    detail: "Our order system is briefly unavailable, so your order was not placed and nothing was charged. Your cart is kept: try again in a minute.",
+    detail:
+      "Our order system is briefly unavailable, so your order was not placed and nothing was charged. Your cart is kept: try again in a minute.",
   },
   network: {
     title: "We could not reach the shop",
@@ -32,7 +37,8 @@ export const CHECKOUT_MESSAGES = {
   },
   request_in_progress: {
     title: "Your order is still being processed",
-    detail: "Wait a moment and press Place order again: you will get this same order, never a second one.",
+    detail:
+      "Wait a moment and press Place order again: you will get this same order, never a second one.",
   },
   idempotency_key_reused: {
     title: "Your cart changed while the order was being sent",
@@ -57,14 +63,22 @@ interface ErrorLike {
   data?: { httpStatus?: unknown; reason?: unknown } | null;
 }
 
-export function describeCheckoutProblem(error: unknown, info?: IdempotencyInfo): CheckoutProblem & { serverMessage?: string; replayed: boolean } {
+export function describeCheckoutProblem(
+  error: unknown,
+  info?: IdempotencyInfo,
+): CheckoutProblem & { serverMessage?: string; replayed: boolean } {
   const e = (error ?? {}) as ErrorLike;
   const status = typeof e.data?.httpStatus === "number" ? e.data.httpStatus : undefined;
   // The server's reasons come from the table it shares with the browser (src/shared/reasons.ts).
   const reason: Reason | undefined = isReason(e.data?.reason) ? e.data.reason : undefined;
-  const serverMessage = typeof e.message === "string" && status !== undefined && status < 500 ? e.message : undefined;
+  const serverMessage =
+    typeof e.message === "string" && status !== undefined && status < 500 ? e.message : undefined;
   const replayed = info?.replayed ?? false;
-  const pick = (m: { title: string; detail: string }, keepIntent: boolean, extra: Partial<CheckoutProblem & { serverMessage: string | undefined }> = {}) => ({
+  const pick = (
+    m: { title: string; detail: string },
+    keepIntent: boolean,
+    extra: Partial<CheckoutProblem & { serverMessage: string | undefined }> = {},
+  ) => ({
     ...m,
     keepIntent,
     serverMessage,
@@ -72,12 +86,16 @@ export function describeCheckoutProblem(error: unknown, info?: IdempotencyInfo):
     ...extra,
   });
 
-  if (status === undefined) return pick(CHECKOUT_MESSAGES.network, true, { serverMessage: undefined });
-  if (reason === Reason.OUT_OF_STOCK || status === 412) return pick(CHECKOUT_MESSAGES.out_of_stock, false);
+  if (status === undefined)
+    return pick(CHECKOUT_MESSAGES.network, true, { serverMessage: undefined });
+  if (reason === Reason.OUT_OF_STOCK || status === 412)
+    return pick(CHECKOUT_MESSAGES.out_of_stock, false);
   if (reason === Reason.PRODUCT_NOT_FOUND) return pick(CHECKOUT_MESSAGES.product_not_found, false);
-  if (reason === Reason.STORE_UNAVAILABLE || status === 503) return pick(CHECKOUT_MESSAGES.store_unavailable, true);
+  if (reason === Reason.STORE_UNAVAILABLE || status === 503)
+    return pick(CHECKOUT_MESSAGES.store_unavailable, true);
   if (reason === Reason.IN_PROGRESS) return pick(CHECKOUT_MESSAGES.request_in_progress, true);
-  if (reason === Reason.KEY_REUSED || status === 422) return pick(CHECKOUT_MESSAGES.idempotency_key_reused, false);
+  if (reason === Reason.KEY_REUSED || status === 422)
+    return pick(CHECKOUT_MESSAGES.idempotency_key_reused, false);
   if (status === 401) return pick(CHECKOUT_MESSAGES.unauthorized, true, { signIn: true });
   if (status === 429) return pick(CHECKOUT_MESSAGES.too_many_keys, true);
   return pick(CHECKOUT_MESSAGES.other, status >= 500);

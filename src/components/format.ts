@@ -20,7 +20,10 @@ export function shortId(id: string): string {
 
 export type OrderStatus = "PENDING" | "PAID" | "PAYMENT_FAILED";
 
-export const ORDER_STATUS_LABEL: Record<OrderStatus, { text: string; tone: "ok" | "warn" | "bad" }> = {
+export const ORDER_STATUS_LABEL: Record<
+  OrderStatus,
+  { text: string; tone: "ok" | "warn" | "bad" }
+> = {
   PENDING: { text: "Awaiting payment", tone: "warn" },
   PAID: { text: "Paid", tone: "ok" },
   PAYMENT_FAILED: { text: "Payment failed", tone: "bad" },

@@ -1,12 +1,13 @@
 // The composition root: everything a server process holds for its whole life, built once from
 // the one configuration. The pool and Prisma, the idempotency engine (replay cache, LISTEN, counter
-// flush, reaper, sweeper), the payment jobs and the metrics registry all live here, and every route,
-// the tRPC context and instrumentation get them from this one object.
+// flush, reaper, sweeper), the payment jobs and the metrics registry all live here, and every
+// route, the tRPC context and instrumentation get them from this one object.
 //
 // Why one object in one global slot: `next build` bundles each route on its own, so a module may be
 // copied once per route, and a table kept in a module (a WeakMap from client to engine, a lazily
 // made singleton) then exists once per copy: the route's copy had no listener and no replay cache
-// while instrumentation's copy ran the jobs. A `globalThis` slot is the one thing every copy shares.
+// while instrumentation's copy ran the jobs. A `globalThis` slot is the one thing every copy
+// shares.
 import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
@@ -24,7 +25,10 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
   readonly engine: Engine;
   readonly metrics: MetricsRegistry;
   readonly payments: PaymentDeps;
-  /** The bound of API requests this instance works on at once (HTTP_MAX_IN_FLIGHT; a worker serves none). */
+  /**
+   * The bound of API requests this instance works on at once (HTTP_MAX_IN_FLIGHT; a worker serves
+   * none).
+   */
   readonly admission: Admission;
   /**
    * Starts the background jobs this process runs (the engine's always, the payment loops when
@@ -36,11 +40,16 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
 }
 
 /** Builds a server app; `db` is for tests and tools that made their own client. */
-export function createServerApp<Config extends WorkerConfig>(config: Config, options: { db?: Db } = {}): ServerApp<Config> {
+export function createServerApp<Config extends WorkerConfig>(
+  config: Config,
+  options: { db?: Db } = {},
+): ServerApp<Config> {
   setLogLevel(config.logLevel);
   const url = config.database.url;
-  if (!options.db && !url) throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
-  const db = options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
+  if (!options.db && !url)
+    throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
+  const db =
+    options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
   const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
   const payments: PaymentDeps = { db, engine, settings: config.payments };
   return {
@@ -48,15 +57,22 @@ export function createServerApp<Config extends WorkerConfig>(config: Config, opt
     db,
     engine,
     payments,
-    admission: new Admission("http" in config ? (config as unknown as AppConfig).http.maxInFlight : Number.POSITIVE_INFINITY),
+    admission: new Admission(
+      "http" in config
+        ? (config as unknown as AppConfig).http.maxInFlight
+        : Number.POSITIVE_INFINITY,
+    ),
     metrics: createMetricsRegistry(db, engine),
     startJobs({ payments: runPayments }) {
       // One line per state change while the database is down, not two stacks a second (job-log.ts).
       const jobLog = createJobLog(db, (line) => logger.warn(line));
-      // Whether an answer survives a failover of the database: said once at start (then in /api/metrics).
+      // Whether an answer survives a failover of the database: said once at start (then in
+      // /api/metrics).
       void logReplicationAtStart(db, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
       const stopEngineJobs = engine.startJobs(jobLog.failed);
-      const stopPayments = runPayments ? startPaymentJobs(payments, { log: jobLog }) : async () => {};
+      const stopPayments = runPayments
+        ? startPaymentJobs(payments, { log: jobLog })
+        : async () => {};
       return async () => {
         await stopPayments();
         await stopEngineJobs(); // flushes the counters one last time

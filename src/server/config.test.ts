@@ -5,16 +5,29 @@ import { loadConfig, loadDatabaseConfig, loadSetupConfig, loadWorkerConfig } fro
 
 const SECRET = "a-webhook-secret-of-at-least-32-characters";
 /** A production server's minimum: its database and the webhook's secret. */
-const production = { NODE_ENV: "production", DATABASE_URL: "postgresql://db:5432/once", PAYMENTS_WEBHOOK_SECRET: SECRET };
+const production = {
+  NODE_ENV: "production",
+  DATABASE_URL: "postgresql://db:5432/once",
+  PAYMENTS_WEBHOOK_SECRET: SECRET,
+};
 
 describe("a production server", () => {
   it("starts with its minimum, demo mode off, every default in place", () => {
     const config = loadConfig(production, { role: "server" });
     expect(config.demo).toBe(false);
-    expect(config.engine).toMatchObject({ leaseMs: 30_000, ttlSeconds: 86_400, maxLiveKeys: 100_000, replayCacheSize: 10_000 });
+    expect(config.engine).toMatchObject({
+      leaseMs: 30_000,
+      ttlSeconds: 86_400,
+      maxLiveKeys: 100_000,
+      replayCacheSize: 10_000,
+    });
     expect(config.payments.outbox).toMatchObject({ maxAttempts: 8, maxBackoffMs: 300_000 });
     expect(config.jobs).toEqual({ background: true, payments: true });
-    expect(config.database).toEqual({ url: production.DATABASE_URL, directUrl: production.DATABASE_URL, preparedStatements: true });
+    expect(config.database).toEqual({
+      url: production.DATABASE_URL,
+      directUrl: production.DATABASE_URL,
+      preparedStatements: true,
+    });
     expect(config.logLevel).toBe("info");
   });
 
@@ -22,7 +35,9 @@ describe("a production server", () => {
     ["DATABASE_URL", /DATABASE_URL is not set/],
     ["PAYMENTS_WEBHOOK_SECRET", /PAYMENTS_WEBHOOK_SECRET is not set/],
   ])("refuses to start without %s, in one sentence naming it", (name, sentence) => {
-    expect(() => loadConfig({ ...production, [name]: undefined }, { role: "server" })).toThrow(sentence);
+    expect(() => loadConfig({ ...production, [name]: undefined }, { role: "server" })).toThrow(
+      sentence,
+    );
     // An empty value is an unset one.
     expect(() => loadConfig({ ...production, [name]: "" }, { role: "server" })).toThrow(sentence);
   });
@@ -55,7 +70,9 @@ describe("a production server", () => {
 describe("demo mode", () => {
   it("is on in development unless DEMO_MODE says otherwise, off elsewhere unless DEMO_MODE=1", () => {
     expect(loadConfig({ NODE_ENV: "development" }).demo).toBe(true);
-    expect(loadConfig({ NODE_ENV: "development", DEMO_MODE: "0", PAYMENTS_WEBHOOK_SECRET: SECRET }).demo).toBe(false);
+    expect(
+      loadConfig({ NODE_ENV: "development", DEMO_MODE: "0", PAYMENTS_WEBHOOK_SECRET: SECRET }).demo,
+    ).toBe(false);
     expect(loadConfig({ ...production, DEMO_MODE: "1" }).demo).toBe(true);
     expect(loadConfig(production).demo).toBe(false);
   });
@@ -70,17 +87,32 @@ describe("where the payment loops run", () => {
 
 describe("DATABASE_PREPARED_STATEMENTS", () => {
   it("prepares statements on a direct connection, not behind a pooler, unless told", () => {
-    const pooler = { ...production, DIRECT_DATABASE_URL: "postgresql://db:5432/once", DATABASE_URL: "postgresql://pgbouncer:6432/once" };
+    const pooler = {
+      ...production,
+      DIRECT_DATABASE_URL: "postgresql://db:5432/once",
+      DATABASE_URL: "postgresql://pgbouncer:6432/once",
+    };
     expect(loadConfig(production).database.preparedStatements).toBe(true);
-    expect(loadConfig(pooler).database).toMatchObject({ url: pooler.DATABASE_URL, directUrl: pooler.DIRECT_DATABASE_URL, preparedStatements: false });
-    expect(loadConfig({ ...pooler, DATABASE_PREPARED_STATEMENTS: "1" }).database.preparedStatements).toBe(true);
-    expect(loadConfig({ ...production, DATABASE_PREPARED_STATEMENTS: "0" }).database.preparedStatements).toBe(false);
+    expect(loadConfig(pooler).database).toMatchObject({
+      url: pooler.DATABASE_URL,
+      directUrl: pooler.DIRECT_DATABASE_URL,
+      preparedStatements: false,
+    });
+    expect(
+      loadConfig({ ...pooler, DATABASE_PREPARED_STATEMENTS: "1" }).database.preparedStatements,
+    ).toBe(true);
+    expect(
+      loadConfig({ ...production, DATABASE_PREPARED_STATEMENTS: "0" }).database.preparedStatements,
+    ).toBe(false);
   });
 });
 
 describe("the outbox's retry settings", () => {
   it("take the environment's values", () => {
-    expect(loadConfig({ ...production, OUTBOX_MAX_BACKOFF_MS: "20000", OUTBOX_MAX_ATTEMPTS: "3" }).payments.outbox).toMatchObject({
+    expect(
+      loadConfig({ ...production, OUTBOX_MAX_BACKOFF_MS: "20000", OUTBOX_MAX_ATTEMPTS: "3" })
+        .payments.outbox,
+    ).toMatchObject({
       maxAttempts: 3,
       maxBackoffMs: 20_000,
     });
@@ -90,22 +122,39 @@ describe("the outbox's retry settings", () => {
 describe("each command reads only its own sections", () => {
   const url = production.DATABASE_URL;
   /** Variables only the HTTP server reads, all invalid. */
-  const badServerOnly = { TRUSTED_PROXIES: "lots", DEMO_ALLOW_REMOTE: "maybe", ONCE_PAYMENT_JOBS: "off", DEMO_PROCESSING_DELAY_MS: "slow" };
+  const badServerOnly = {
+    TRUSTED_PROXIES: "lots",
+    DEMO_ALLOW_REMOTE: "maybe",
+    ONCE_PAYMENT_JOBS: "off",
+    DEMO_PROCESSING_DELAY_MS: "slow",
+  };
   /** Variables of the engine and the payments, invalid. */
-  const badWorker = { IDEMPOTENCY_LEASE_MS: "soon", OUTBOX_MAX_ATTEMPTS: "many", PAYMENTS_WEBHOOK_SECRET: "short" };
+  const badWorker = {
+    IDEMPOTENCY_LEASE_MS: "soon",
+    OUTBOX_MAX_ATTEMPTS: "many",
+    PAYMENTS_WEBHOOK_SECRET: "short",
+  };
 
   it("db:setup: DATABASE_URL alone, outside demo mode, without the webhook's secret", () => {
-    expect(loadSetupConfig({ DATABASE_URL: url, ...badServerOnly, ...badWorker, LOG_LEVEL: "loud" })).toEqual({
+    expect(
+      loadSetupConfig({ DATABASE_URL: url, ...badServerOnly, ...badWorker, LOG_LEVEL: "loud" }),
+    ).toEqual({
       demo: false,
       database: { url, directUrl: url, preparedStatements: true },
     });
     expect(loadSetupConfig({ DATABASE_URL: url, DEMO_MODE: "1" }).demo).toBe(true);
-    expect(() => loadSetupConfig({})).toThrow(/^DATABASE_URL is not set: `npm run db:setup` prepares your own PostgreSQL/);
-    expect(() => loadSetupConfig({ DATABASE_URL: "db.example:5432" })).toThrow(/DATABASE_URL must be a postgresql:\/\/ URL/);
+    expect(() => loadSetupConfig({})).toThrow(
+      /^DATABASE_URL is not set: `npm run db:setup` prepares your own PostgreSQL/,
+    );
+    expect(() => loadSetupConfig({ DATABASE_URL: "db.example:5432" })).toThrow(
+      /DATABASE_URL must be a postgresql:\/\/ URL/,
+    );
   });
 
   it("users, reconcile: the database's variables only, the URL may be the running app's", () => {
-    expect(loadDatabaseConfig({ ...badServerOnly, ...badWorker, DEMO_MODE: "yes" })).toMatchObject({ url: undefined });
+    expect(loadDatabaseConfig({ ...badServerOnly, ...badWorker, DEMO_MODE: "yes" })).toMatchObject({
+      url: undefined,
+    });
     expect(() => loadDatabaseConfig({ DATABASE_URL: "nonsense" })).toThrow(/DATABASE_URL/);
   });
 
@@ -113,8 +162,12 @@ describe("each command reads only its own sections", () => {
     const worker = loadWorkerConfig({ ...production, ...badServerOnly });
     expect(worker).toMatchObject({ demo: false, payments: { webhookSecret: SECRET } });
     expect(worker).not.toHaveProperty("http");
-    expect(() => loadWorkerConfig({ ...production, PAYMENTS_WEBHOOK_SECRET: undefined })).toThrow(/PAYMENTS_WEBHOOK_SECRET is not set/);
-    expect(() => loadWorkerConfig({ ...production, OUTBOX_MAX_ATTEMPTS: "many" })).toThrow(/OUTBOX_MAX_ATTEMPTS/);
+    expect(() => loadWorkerConfig({ ...production, PAYMENTS_WEBHOOK_SECRET: undefined })).toThrow(
+      /PAYMENTS_WEBHOOK_SECRET is not set/,
+    );
+    expect(() => loadWorkerConfig({ ...production, OUTBOX_MAX_ATTEMPTS: "many" })).toThrow(
+      /OUTBOX_MAX_ATTEMPTS/,
+    );
     // The server reads all of it.
     expect(() => loadConfig({ ...production, ...badServerOnly })).toThrow(/TRUSTED_PROXIES/);
   });

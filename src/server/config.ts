@@ -1,10 +1,10 @@
 // The configuration: one zod schema per command, composed of sections (the database, the engine,
 // the payments, the server), each variable declared once. A process parses its own at start-up
 // (`loadConfig` for the server, `loadWorkerConfig`, `loadSetupConfig`, `loadReconcileConfig`,
-// `loadDatabaseConfig` for the commands) and passes it down; the server's goes through the composition root
-// (src/server/app.ts). Nothing else in src/ or packages/ reads process.env: a typo in a variable
-// stops the process with one sentence naming it, before it listens, instead of failing a request
-// later; and a variable a command does not read cannot stop it.
+// `loadDatabaseConfig` for the commands) and passes it down; the server's goes through the
+// composition root (src/server/app.ts). Nothing else in src/ or packages/ reads process.env: a typo
+// in a variable stops the process with one sentence naming it, before it listens, instead of
+// failing a request later; and a variable a command does not read cannot stop it.
 import { parseEngineConfig, type EngineConfig } from "@once/idempotency/config";
 import { z } from "zod";
 import { paymentEnvShape, paymentSettingsFrom, type PaymentSettings } from "./payments/config";
@@ -26,7 +26,9 @@ const ENGINE_VARIABLES = {
   counterFlushMs: "IDEMPOTENCY_COUNTER_FLUSH_MS",
   maxWaitMs: "IDEMPOTENCY_MAX_WAIT_MS",
 } as const;
-const engineShape = Object.fromEntries(Object.values(ENGINE_VARIABLES).map((name) => [name, z.coerce.number().int().optional()])) as Record<
+const engineShape = Object.fromEntries(
+  Object.values(ENGINE_VARIABLES).map((name) => [name, z.coerce.number().int().optional()]),
+) as Record<
   (typeof ENGINE_VARIABLES)[keyof typeof ENGINE_VARIABLES],
   z.ZodOptional<z.ZodCoercedNumber>
 >;
@@ -41,8 +43,9 @@ const modeSection = {
   // No default: a tool started without NODE_ENV (db:setup, the users CLI) is not "development".
   NODE_ENV: z.enum(["development", "production", "test"]).optional(),
   // Demo mode opens doors on purpose: one-click demo accounts, the demo API tokens, and a slow
-  // request on ask (header x-demo-delay-ms). Only `DEMO_MODE=1`, or `next dev` (NODE_ENV=development),
-  // turns it on; a production build, db:setup and the CLI tools have it off unless told.
+  // request on ask (header x-demo-delay-ms). Only `DEMO_MODE=1`, or `next dev`
+  // (NODE_ENV=development), turns it on; a production build, db:setup and the CLI tools have it off
+  // unless told.
   DEMO_MODE: z.enum(["0", "1", "true", "false"]).optional(),
 };
 
@@ -50,7 +53,9 @@ const logSection = {
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
 };
 
-/** A PostgreSQL connection string; anything else would fail later, in the driver, as a stack trace. */
+/**
+ * A PostgreSQL connection string; anything else would fail later, in the driver, as a stack trace.
+ */
 const postgresUrl = z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgresql:// URL" });
 
 const databaseSection = {
@@ -70,7 +75,10 @@ const paymentsSection = {
   ...paymentEnvShape,
 };
 
-/** What only the HTTP server reads: where it listens, whom it believes, what it runs beside requests. */
+/**
+ * What only the HTTP server reads: where it listens, whom it believes, what it runs beside
+ * requests.
+ */
 const serverSection = {
   // Where `npm run dev` / `npm start` listen (scripts/lib/listen-address.ts). Unset: 127.0.0.1 for
   // `npm run dev` and for any demo, because demo mode's doors (one-click operator, published
@@ -109,11 +117,20 @@ const serverSection = {
 /** `npm run users`: a database, nothing else. */
 const databaseSchema = z.object(databaseSection);
 /** `npm run reconcile`: the database and the provider's list API. */
-const reconcileSchema = z.object({ ...databaseSection, PAYMENTS_PROVIDER_URL: paymentEnvShape.PAYMENTS_PROVIDER_URL });
+const reconcileSchema = z.object({
+  ...databaseSection,
+  PAYMENTS_PROVIDER_URL: paymentEnvShape.PAYMENTS_PROVIDER_URL,
+});
 /** `npm run db:setup`: the database, and whether to seed the demo rows. */
 const setupSchema = z.object({ ...modeSection, ...databaseSection });
 /** `npm run worker`: the payment loops, with the engine that keys the provider's webhooks. */
-const workerSchema = z.object({ ...modeSection, ...logSection, ...databaseSection, ...engineShape, ...paymentsSection });
+const workerSchema = z.object({
+  ...modeSection,
+  ...logSection,
+  ...databaseSection,
+  ...engineShape,
+  ...paymentsSection,
+});
 /** The server (`npm run dev`, `npm start`, `next start`): everything. */
 const serverSchema = workerSchema.extend(serverSection);
 
@@ -130,7 +147,9 @@ export interface SetupConfig {
   database: DatabaseConfig & { url: string };
 }
 
-/** What a process that runs the engine and the payments reads (the worker; the server adds its own). */
+/**
+ * What a process that runs the engine and the payments reads (the worker; the server adds its own).
+ */
 export interface WorkerConfig {
   nodeEnv: "development" | "production" | "test" | undefined;
   /** Whether the demo doors are open: DEMO_MODE, or `next dev`. */
@@ -146,8 +165,16 @@ export interface AppConfig extends WorkerConfig {
   jobs: { background: boolean; payments: boolean };
   /** Whether this process, not Next.js, handles SIGTERM/SIGINT (NEXT_MANUAL_SIG_HANDLE). */
   manualSignals: boolean;
-  /** Where the server listens, whom it believes about the client's address and the host, and how many requests it works on at once. */
-  http: { host: string | undefined; demoAllowRemote: boolean; trustedProxies: number; maxInFlight: number };
+  /**
+   * Where the server listens, whom it believes about the client's address and the host, and how
+   * many requests it works on at once.
+   */
+  http: {
+    host: string | undefined;
+    demoAllowRemote: boolean;
+    trustedProxies: number;
+    maxInFlight: number;
+  };
   demoProcessingDelayMs: number;
   benchControl: boolean;
 }
@@ -160,29 +187,43 @@ export class ConfigError extends Error {
 }
 
 /** The variables `schema` reads, parsed; one sentence naming each bad one otherwise. */
-function parse<S extends z.ZodType>(schema: S, source: Record<string, string | undefined>): z.output<S> {
+function parse<S extends z.ZodType>(
+  schema: S,
+  source: Record<string, string | undefined>,
+): z.output<S> {
   // An empty value is an unset one ("FOO= npm start"), as shells and .env files mean it.
-  const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
+  const present = Object.fromEntries(
+    Object.entries(source).filter(([, v]) => v !== undefined && v !== ""),
+  );
   const parsed = schema.safeParse(present);
   if (parsed.success) return parsed.data;
   // One line, each variable named once; never its value (it may be a secret). Our own messages
   // continue the name ("DATABASE_URL must be …") or hold it already; zod's own follow a colon.
   const issues = parsed.error.issues.map(({ path, message }) => {
     const name = path.join(".");
-    return message.startsWith(name) ? message : /^[a-z]/.test(message) ? `${name} ${message}` : `${name}: ${message}`;
+    return message.startsWith(name)
+      ? message
+      : /^[a-z]/.test(message)
+        ? `${name} ${message}`
+        : `${name}: ${message}`;
   });
   throw new ConfigError(`invalid configuration: ${issues.join("; ")}`);
 }
 
 function demoFrom(e: z.output<z.ZodObject<typeof modeSection>>): boolean {
-  return e.DEMO_MODE === undefined ? e.NODE_ENV === "development" : e.DEMO_MODE === "1" || e.DEMO_MODE === "true";
+  return e.DEMO_MODE === undefined
+    ? e.NODE_ENV === "development"
+    : e.DEMO_MODE === "1" || e.DEMO_MODE === "true";
 }
 
 function databaseFrom(e: z.output<typeof databaseSchema>): DatabaseConfig {
   return {
     url: e.DATABASE_URL,
     directUrl: e.DIRECT_DATABASE_URL ?? e.DATABASE_URL,
-    preparedStatements: e.DATABASE_PREPARED_STATEMENTS !== undefined ? e.DATABASE_PREPARED_STATEMENTS === "1" : e.DIRECT_DATABASE_URL === undefined,
+    preparedStatements:
+      e.DATABASE_PREPARED_STATEMENTS !== undefined
+        ? e.DATABASE_PREPARED_STATEMENTS === "1"
+        : e.DIRECT_DATABASE_URL === undefined,
   };
 }
 
@@ -195,9 +236,11 @@ function engineConfigFrom(e: z.output<typeof workerSchema>): EngineConfig {
   try {
     return parseEngineConfig(input);
   } catch (error) {
-    // Name the variable, not the engine's field, on one line (the engine's message is zod's, two lines per issue).
+    // Name the variable, not the engine's field, on one line (the engine's message is zod's, two
+    // lines per issue).
     let message = (error as Error).message;
-    for (const [field, name] of Object.entries(ENGINE_VARIABLES)) message = message.replaceAll(field, name);
+    for (const [field, name] of Object.entries(ENGINE_VARIABLES))
+      message = message.replaceAll(field, name);
     throw new ConfigError(message.replace(/\s*\n\s*/g, " "));
   }
 }
@@ -225,18 +268,29 @@ export function loadDatabaseConfig(source: Record<string, string | undefined>): 
   return databaseFrom(parse(databaseSchema, source));
 }
 
-/** `npm run reconcile`: the database settings and the provider's API (either may be unset: the running app's). */
-export function loadReconcileConfig(source: Record<string, string | undefined>): { database: DatabaseConfig; providerUrl: string | undefined } {
+/**
+ * `npm run reconcile`: the database settings and the provider's API (either may be unset: the
+ * running app's).
+ */
+export function loadReconcileConfig(source: Record<string, string | undefined>): {
+  database: DatabaseConfig;
+  providerUrl: string | undefined;
+} {
   const e = parse(reconcileSchema, source);
   return { database: databaseFrom(e), providerUrl: e.PAYMENTS_PROVIDER_URL };
 }
 
-/** `npm run db:setup`: the database to migrate and seed (required), and whether to seed the demo rows. */
+/**
+ * `npm run db:setup`: the database to migrate and seed (required), and whether to seed the demo
+ * rows.
+ */
 export function loadSetupConfig(source: Record<string, string | undefined>): SetupConfig {
   const e = parse(setupSchema, source);
   const database = databaseFrom(e);
   if (!database.url) {
-    throw new ConfigError("DATABASE_URL is not set: `npm run db:setup` prepares your own PostgreSQL (`npm run dev` sets up the embedded one by itself).");
+    throw new ConfigError(
+      "DATABASE_URL is not set: `npm run db:setup` prepares your own PostgreSQL (`npm run dev` sets up the embedded one by itself).",
+    );
   }
   return { demo: demoFrom(e), database: { ...database, url: database.url } };
 }
@@ -250,26 +304,40 @@ export function loadWorkerConfig(source: Record<string, string | undefined>): Wo
  * The server's configuration (process.env at start-up; tests build their own). A server also
  * needs what only it uses: the database.
  */
-export function loadConfig(source: Record<string, string | undefined>, options: { role?: ConfigRole } = {}): AppConfig {
+export function loadConfig(
+  source: Record<string, string | undefined>,
+  options: { role?: ConfigRole } = {},
+): AppConfig {
   const e = parse(serverSchema, source);
   if (e.ONCE_BENCH_CONTROL === "1" && !demoFrom(e)) {
-    throw new ConfigError("invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)");
+    throw new ConfigError(
+      "invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)",
+    );
   }
   const worker = workerFrom(e);
   if (options.role === "server" && !worker.database.url) {
-    throw new ConfigError("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`, or set it to your PostgreSQL");
+    throw new ConfigError(
+      "DATABASE_URL is not set: start the app with `npm run dev` or `npm start`, or set it to your PostgreSQL",
+    );
   }
   return {
     ...worker,
     jobs: { background: e.ONCE_BACKGROUND_JOBS === "1", payments: e.ONCE_PAYMENT_JOBS === "1" },
     manualSignals: e.NEXT_MANUAL_SIG_HANDLE !== undefined,
-    http: { host: e.HOST, demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1", trustedProxies: e.TRUSTED_PROXIES, maxInFlight: e.HTTP_MAX_IN_FLIGHT },
+    http: {
+      host: e.HOST,
+      demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1",
+      trustedProxies: e.TRUSTED_PROXIES,
+      maxInFlight: e.HTTP_MAX_IN_FLIGHT,
+    },
     demoProcessingDelayMs: e.DEMO_PROCESSING_DELAY_MS,
     benchControl: e.ONCE_BENCH_CONTROL === "1",
   };
 }
 
-/** The server process's configuration, from its environment: the one place that reads process.env. */
+/**
+ * The server process's configuration, from its environment: the one place that reads process.env.
+ */
 export function loadProcessConfig(options: { role?: ConfigRole } = {}): AppConfig {
   return loadConfig(process.env, options);
 }

@@ -11,7 +11,11 @@ export type Engine = IdempotencyEngine<Tx>;
  * transaction-mode pooler) for LISTEN: with it, finished answers are replayed from memory and busts
  * reach every instance; without it, every retry reads the database.
  */
-export function createEngineFor(db: Db, config: EngineConfigInput = {}, options: { listenUrl?: string } = {}): Engine {
+export function createEngineFor(
+  db: Db,
+  config: EngineConfigInput = {},
+  options: { listenUrl?: string } = {},
+): Engine {
   const { listenUrl } = options;
   return createIdempotencyEngine<Tx>({
     prisma: db,

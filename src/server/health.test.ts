@@ -9,7 +9,11 @@ const t = useTestDatabase({ poolMax: 1 });
 
 async function answer(res: Response) {
   const text = await res.text();
-  return { status: res.status, text, headers: [...res.headers].map(([k, v]) => `${k}: ${v}`).join("\n") };
+  return {
+    status: res.status,
+    text,
+    headers: [...res.headers].map(([k, v]) => `${k}: ${v}`).join("\n"),
+  };
 }
 
 describe("checkHealth", () => {
@@ -34,18 +38,31 @@ describe("checkHealth", () => {
       held.release();
       await waiting;
     }
-    expect(JSON.parse((await answer(await checkHealth(t.db))).text)).toEqual({ status: "up", database: "up" });
+    expect(JSON.parse((await answer(await checkHealth(t.db))).text)).toEqual({
+      status: "up",
+      database: "up",
+    });
   });
 
   it("503 down when it does not, with nothing about the host, port or driver", async () => {
     const port = await freePort();
-    const down = createDb(`postgresql://postgres:secret-password@127.0.0.1:${port}/once`, { max: 1 });
+    const down = createDb(`postgresql://postgres:secret-password@127.0.0.1:${port}/once`, {
+      max: 1,
+    });
     try {
       const res = await answer(await checkHealth(down));
       expect(res.status).toBe(503);
       expect(JSON.parse(res.text)).toEqual({ status: "down", database: "down" });
       const everything = `${res.text}\n${res.headers}`;
-      for (const leak of ["127.0.0.1", String(port), "ECONNREFUSED", "postgres", "prisma", "secret", "connect"]) {
+      for (const leak of [
+        "127.0.0.1",
+        String(port),
+        "ECONNREFUSED",
+        "postgres",
+        "prisma",
+        "secret",
+        "connect",
+      ]) {
         expect(everything.toLowerCase(), leak).not.toContain(leak.toLowerCase());
       }
       expect(res.headers).toContain("retry-after: 1");

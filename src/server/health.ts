@@ -13,16 +13,30 @@ import type { BoundedPool } from "./db/bounded-pool";
 import { poolOf, type Db } from "./db/client";
 import { logger } from "./logger";
 
-export type HealthBody = { status: "up"; database: "up" } | { status: "busy"; database: "busy" } | { status: "down"; database: "down" };
+export type HealthBody =
+  | { status: "up"; database: "up" }
+  | { status: "busy"; database: "busy" }
+  | { status: "down"; database: "down" };
 
 const NO_STORE = { "Cache-Control": "no-store" };
-/** A statement answered on another connection this recently: the database is up, whatever this check met. */
+/**
+ * A statement answered on another connection this recently: the database is up, whatever this check
+ * met.
+ */
 const RECENTLY_SERVED_MS = 2_000;
 
-/** Every connection in use and requests already waiting: the database is serving, this instance is at capacity. */
+/**
+ * Every connection in use and requests already waiting: the database is serving, this instance is
+ * at capacity.
+ */
 function saturated(db: Db): boolean {
   const pool = poolOf(db);
-  return pool !== undefined && pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10) && pool.waitingCount > 0;
+  return (
+    pool !== undefined &&
+    pool.idleCount === 0 &&
+    pool.totalCount >= (pool.options.max ?? 10) &&
+    pool.waitingCount > 0
+  );
 }
 
 /**
@@ -41,19 +55,35 @@ function answeredRecently(db: Db): boolean {
 }
 
 export async function checkHealth(db: Db): Promise<Response> {
-  if (saturated(db)) return Response.json({ status: "busy", database: "busy" } satisfies HealthBody, { headers: NO_STORE });
+  if (saturated(db))
+    return Response.json({ status: "busy", database: "busy" } satisfies HealthBody, {
+      headers: NO_STORE,
+    });
   try {
     const pool = poolOf(db);
     await (pool ? pool.query("SELECT 1") : db.$queryRaw`SELECT 1`);
-    return Response.json({ status: "up", database: "up" } satisfies HealthBody, { headers: NO_STORE });
+    return Response.json({ status: "up", database: "up" } satisfies HealthBody, {
+      headers: NO_STORE,
+    });
   } catch (error) {
     // Busy: no connection free in time, or a new one did not come up in time while others were
     // answering. A refused connection is down at once, however recently others were served.
-    if (classifyStoreFailure(error) === StoreFailure.BUSY || (connectTimedOut(error) && answeredRecently(db))) {
-      return Response.json({ status: "busy", database: "busy" } satisfies HealthBody, { headers: NO_STORE });
+    if (
+      classifyStoreFailure(error) === StoreFailure.BUSY ||
+      (connectTimedOut(error) && answeredRecently(db))
+    ) {
+      return Response.json({ status: "busy", database: "busy" } satisfies HealthBody, {
+        headers: NO_STORE,
+      });
     }
     // One line: the reason, not a stack trace (a load balancer checks every few seconds).
-    logger.warn({ reason: error instanceof Error ? error.message : String(error) }, "health check: the database does not answer");
-    return Response.json({ status: "down", database: "down" } satisfies HealthBody, { status: 503, headers: { "Retry-After": "1", ...NO_STORE } });
+    logger.warn(
+      { reason: error instanceof Error ? error.message : String(error) },
+      "health check: the database does not answer",
+    );
+    return Response.json({ status: "down", database: "down" } satisfies HealthBody, {
+      status: 503,
+      headers: { "Retry-After": "1", ...NO_STORE },
+    });
   }
 }

@@ -23,13 +23,18 @@ describe("the job log", () => {
     for (let i = 0; i < 5; i++) log.log("[reconciliation] provider books unavailable");
     log.log("[sweeper] something else");
     log.stop();
-    expect(lines).toEqual(["[reconciliation] provider books unavailable", "[sweeper] something else"]);
+    expect(lines).toEqual([
+      "[reconciliation] provider books unavailable",
+      "[sweeper] something else",
+    ]);
   });
 
   it("a job's failure that is not an outage is one line, once per window", async () => {
     const lines: string[] = [];
     const log = createJobLog(pg.db, (l) => lines.push(l), { repeatMs: 60_000 });
-    const refused = await pg.db.$queryRawUnsafe("SELECT * FROM no_such_table").catch((error: unknown) => error);
+    const refused = await pg.db
+      .$queryRawUnsafe("SELECT * FROM no_such_table")
+      .catch((error: unknown) => error);
     for (let i = 0; i < 3; i++) log.failed("reconciliation", refused);
     log.stop();
     expect(lines).toHaveLength(1);
@@ -44,7 +49,10 @@ describe("the job log", () => {
     for (let i = 0; i < 3; i++) log.failed("outbox", busy);
     log.log("[outbox] a later line");
     log.stop();
-    expect(lines).toEqual(["[outbox] the database is busy (no pool connection came free in time): the job retries", "[outbox] a later line"]);
+    expect(lines).toEqual([
+      "[outbox] the database is busy (no pool connection came free in time): the job retries",
+      "[outbox] a later line",
+    ]);
   });
 
   it("while PostgreSQL is stopped: one line when it goes, none while it is gone, one when it is back", async () => {
@@ -68,9 +76,12 @@ describe("the job log", () => {
         .query("SELECT 1")
         .catch((error: unknown) => error);
       log.failed("outbox", prismaError);
-      for (let i = 0; i < 20; i++) log.failed(i % 2 ? "provider-events" : "outbox", i % 2 ? poolError : prismaError);
+      for (let i = 0; i < 20; i++)
+        log.failed(i % 2 ? "provider-events" : "outbox", i % 2 ? poolError : prismaError);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^\[jobs\] the database cannot be reached: background jobs retry quietly until it is back \(\[outbox\] /);
+      expect(lines[0]).toMatch(
+        /^\[jobs\] the database cannot be reached: background jobs retry quietly until it is back \(\[outbox\] /,
+      );
       expect(lines[0]).not.toContain("\n");
     } finally {
       await pg.start();

@@ -30,7 +30,11 @@ export function oneLine(message: string): string {
   return message.replace(/\s+/g, " ").trim();
 }
 
-export function createJobLog(db: Db, write: (line: string) => void, options: { probeMs?: number; repeatMs?: number } = {}): JobLog {
+export function createJobLog(
+  db: Db,
+  write: (line: string) => void,
+  options: { probeMs?: number; repeatMs?: number } = {},
+): JobLog {
   const probeMs = options.probeMs ?? PROBE_MS;
   const repeatMs = options.repeatMs ?? REPEAT_MS;
   const lastWritten = new Map<string, number>();
@@ -55,7 +59,9 @@ export function createJobLog(db: Db, write: (line: string) => void, options: { p
   };
 
   const goDown = (first: string) => {
-    write(`[jobs] the database cannot be reached: background jobs retry quietly until it is back (${first})`);
+    write(
+      `[jobs] the database cannot be reached: background jobs retry quietly until it is back (${first})`,
+    );
     probe = setInterval(() => {
       if (probing) return;
       probing = true;
@@ -82,7 +88,10 @@ export function createJobLog(db: Db, write: (line: string) => void, options: { p
       const line = `[${job}] ${oneLine(error instanceof Error ? error.message : String(error))}`;
       const failure = classifyStoreFailure(error);
       // Busy is load, not an outage: said as such (once per REPEAT_MS), and no probe.
-      if (failure === StoreFailure.BUSY) return log(`[${job}] the database is busy (no pool connection came free in time): the job retries`);
+      if (failure === StoreFailure.BUSY)
+        return log(
+          `[${job}] the database is busy (no pool connection came free in time): the job retries`,
+        );
       if (failure) return goDown(line);
       log(line);
     },

@@ -12,7 +12,12 @@ import { sessionCookieFor } from "@/test/sessions";
 const t = useTestDatabase();
 
 const scrape = (authorization?: string, extra: Record<string, string> = {}) =>
-  handleMetricsRequest(testApp(t.db), new Request("http://localhost/api/metrics", { headers: { ...(authorization ? { authorization } : {}), ...extra } }));
+  handleMetricsRequest(
+    testApp(t.db),
+    new Request("http://localhost/api/metrics", {
+      headers: { ...(authorization ? { authorization } : {}), ...extra },
+    }),
+  );
 
 describe("GET /api/metrics auth", () => {
   const sessionOf = async (email: string) => {
@@ -55,11 +60,14 @@ describe("GET /api/metrics content", () => {
     counters.increment("acme", "checkout.placeOrder", "replayed", 2);
     await counters.flush(run);
     // Another instance's flush: the table is what counts, not this process's memory.
-    await t.db.idempotencyCounter.create({ data: { scope: "globex", procedure: "checkout.placeOrder", event: "store_errors", count: 7n } });
+    await t.db.idempotencyCounter.create({
+      data: { scope: "globex", procedure: "checkout.placeOrder", event: "store_errors", count: 7n },
+    });
     await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -30 });
     await insertKey(t.db, { status: "COMPLETED" });
     // A key 2 minutes past its retention that no reaper has deleted: the reaper's lag.
-    await t.db.$executeRaw`INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "expiresAt")
+    await t.db
+      .$executeRaw`INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "expiresAt")
       VALUES ('acme', ${randomUUID()}, 'checkout.placeOrder', ${"f".repeat(64)}, 'COMPLETED', now() - interval '120 seconds')`;
     await insertOutbox(t.db, { status: "DEAD" });
     const stuck = await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -30 });
@@ -80,11 +88,19 @@ describe("GET /api/metrics content", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
     const body = await res.text();
     expect(body).toContain("# TYPE once_idempotency_events_total counter");
-    expect(body).toContain('once_idempotency_events_total{tenant="acme",procedure="checkout.placeOrder",event="executed"} 5');
-    expect(body).toContain('once_idempotency_events_total{tenant="acme",procedure="checkout.placeOrder",event="replayed"} 2');
-    expect(body).toContain('once_idempotency_events_total{tenant="globex",procedure="checkout.placeOrder",event="store_errors"} 7');
+    expect(body).toContain(
+      'once_idempotency_events_total{tenant="acme",procedure="checkout.placeOrder",event="executed"} 5',
+    );
+    expect(body).toContain(
+      'once_idempotency_events_total{tenant="acme",procedure="checkout.placeOrder",event="replayed"} 2',
+    );
+    expect(body).toContain(
+      'once_idempotency_events_total{tenant="globex",procedure="checkout.placeOrder",event="store_errors"} 7',
+    );
     // The bust's own count was still in memory: a scrape flushes this instance first.
-    expect(body).toContain('once_idempotency_events_total{tenant="acme",procedure="checkout.placeOrder",event="busted"} 1');
+    expect(body).toContain(
+      'once_idempotency_events_total{tenant="acme",procedure="checkout.placeOrder",event="busted"} 1',
+    );
     expect(body).toMatch(/^once_idempotency_keys\{status="PROCESSING"\} 1$/m);
     expect(body).toMatch(/^once_idempotency_keys\{status="COMPLETED"\} [2-9]\d*$/m);
     expect(body).toMatch(/^once_idempotency_stuck_leases 1$/m);

@@ -1,7 +1,7 @@
-// GET /api/metrics: Prometheus text for the admin (bearer token, or the operator's session cookie). The counters come from the
-// IdempotencyCounter table, so one scrape of any instance shows the whole cluster's counts; the
-// gauges are live counts. Everything is read by collectors at scrape time: one set of queries per
-// scrape, shared by every metric.
+// GET /api/metrics: Prometheus text for the admin (bearer token, or the operator's session cookie).
+// The counters come from the IdempotencyCounter table, so one scrape of any instance shows the
+// whole cluster's counts; the gauges are live counts. Everything is read by collectors at scrape
+// time: one set of queries per scrape, shared by every metric.
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Db } from "./db/client";
 import type { Engine } from "./engine";
@@ -32,7 +32,8 @@ export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
       const s = await stats();
       this.reset();
       for (const row of s.counters) {
-        for (const event of s.events) this.inc({ tenant: row.tenant, procedure: row.procedure, event }, row.counts[event]);
+        for (const event of s.events)
+          this.inc({ tenant: row.tenant, procedure: row.procedure, event }, row.counts[event]);
       }
     },
   });
@@ -127,18 +128,26 @@ export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
 }
 
 const text = (status: number, body: string, headers: Record<string, string> = {}) =>
-  new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
+  new Response(body, {
+    status,
+    headers: { "content-type": "text/plain; charset=utf-8", ...headers },
+  });
 
 /**
  * The admin, by bearer token (Prometheus) or by the operator's session cookie (the dashboard's
- * browser): 401 with neither or with a bad one, 403 for a tenant. A cookie-authenticated GET is safe
- * to allow: it changes nothing, and another site cannot read the answer (no CORS headers).
+ * browser): 401 with neither or with a bad one, 403 for a tenant. A cookie-authenticated GET is
+ * safe to allow: it changes nothing, and another site cannot read the answer (no CORS headers).
  */
-export async function handleMetricsRequest(app: { db: Db; metrics: MetricsRegistry; config: { demo: boolean } }, req: Request): Promise<Response> {
+export async function handleMetricsRequest(
+  app: { db: Db; metrics: MetricsRegistry; config: { demo: boolean } },
+  req: Request,
+): Promise<Response> {
   const { db } = app;
   const authorization = req.headers.get("authorization");
   if (authorization !== null && !/^Bearer\s+\S+$/i.test(authorization)) {
-    return text(401, "Send Authorization: Bearer <admin token>\n", { "www-authenticate": 'Bearer realm="metrics"' });
+    return text(401, "Send Authorization: Bearer <admin token>\n", {
+      "www-authenticate": 'Bearer realm="metrics"',
+    });
   }
   let principal;
   try {
@@ -149,14 +158,23 @@ export async function handleMetricsRequest(app: { db: Db; metrics: MetricsRegist
   }
   if (!principal) {
     const error = authorization ? ', error="invalid_token"' : "";
-    return text(401, authorization ? "Unknown token\n" : "Sign in as the operator, or send Authorization: Bearer <admin token>\n", {
-      "www-authenticate": `Bearer realm="metrics"${error}`,
-    });
+    return text(
+      401,
+      authorization
+        ? "Unknown token\n"
+        : "Sign in as the operator, or send Authorization: Bearer <admin token>\n",
+      {
+        "www-authenticate": `Bearer realm="metrics"${error}`,
+      },
+    );
   }
   if (principal.role !== "ADMIN") return text(403, "Admins only\n");
   const m = app.metrics;
   try {
-    return text(200, await m.scrape(), { "content-type": m.registry.contentType, "cache-control": "no-store" });
+    return text(200, await m.scrape(), {
+      "content-type": m.registry.contentType,
+      "cache-control": "no-store",
+    });
   } catch (error) {
     logger.warn({ error }, "metrics: scrape failed");
     return text(503, "The database cannot be reached\n", { "retry-after": "1" });

@@ -7,20 +7,30 @@
 
 /** What the server says. */
 export interface ReplicationFacts {
-  /** synchronous_commit: on, remote_write, remote_apply wait for a standby (when one is named); off and local never. */
+  /**
+   * synchronous_commit: on, remote_write, remote_apply wait for a standby (when one is named); off
+   * and local never.
+   */
   synchronousCommit: string;
   /** synchronous_standby_names: empty means asynchronous replication (or none). */
   standbyNames: string;
-  /** The standbys streaming from this server now, with their sync_state (sync, quorum, potential, async). */
+  /**
+   * The standbys streaming from this server now, with their sync_state (sync, quorum, potential,
+   * async).
+   */
   standbys: { name: string; syncState: string | null }[];
 }
 
 export const ReplicationMode = {
   /** A commit returns once a standby has it. */
   SYNCHRONOUS: "synchronous",
-  /** Standbys stream, but commits do not wait for them: a failover can lose commits answered 200. */
+  /**
+   * Standbys stream, but commits do not wait for them: a failover can lose commits answered 200.
+   */
   ASYNCHRONOUS: "asynchronous",
-  /** A synchronous standby is named but none is connected: commits wait (or the manager falls back). */
+  /**
+   * A synchronous standby is named but none is connected: commits wait (or the manager falls back).
+   */
   STANDBY_MISSING: "standby_missing",
   /** No standby at all (a development database): one disk holds everything. */
   STANDALONE: "standalone",
@@ -29,7 +39,10 @@ export type ReplicationMode = (typeof ReplicationMode)[keyof typeof ReplicationM
 
 export interface ReplicationStatus extends ReplicationFacts {
   mode: ReplicationMode;
-  /** One sentence for the operator when commits are not synchronously replicated; null when they are. */
+  /**
+   * One sentence for the operator when commits are not synchronously replicated; null when they
+   * are.
+   */
   warning: string | null;
   /**
    * Whether the dashboard shows it as a fault: a standby missing or replication asynchronous, where
@@ -60,10 +73,13 @@ export function describeReplication(facts: ReplicationFacts): ReplicationStatus 
       ...facts,
       mode: ReplicationMode.STANDALONE,
       alarm: false,
-      warning: "No standby streams from this database: every answer is as durable as this one server's disk.",
+      warning:
+        "No standby streams from this database: every answer is as durable as this one server's disk.",
     };
   }
-  const why = named ? `synchronous_commit is ${facts.synchronousCommit}` : "synchronous_standby_names is empty";
+  const why = named
+    ? `synchronous_commit is ${facts.synchronousCommit}`
+    : "synchronous_standby_names is empty";
   return {
     ...facts,
     mode: ReplicationMode.ASYNCHRONOUS,
@@ -74,30 +90,51 @@ export function describeReplication(facts: ReplicationFacts): ReplicationStatus 
 
 /** The standbys whose confirmation a commit waits for now. */
 export const confirmingStandbys = (facts: ReplicationFacts) =>
-  facts.standbys.filter((s) => s.syncState === "sync" || s.syncState === "quorum").map((s) => s.name);
+  facts.standbys
+    .filter((s) => s.syncState === "sync" || s.syncState === "quorum")
+    .map((s) => s.name);
 
-/** What `readReplicationStatus` needs of a client: one raw query (Prisma's client or a transaction). */
+/**
+ * What `readReplicationStatus` needs of a client: one raw query (Prisma's client or a transaction).
+ */
 export interface RawQuery {
   $queryRawUnsafe<T = unknown>(query: string): Promise<T>;
 }
 
 export async function readReplicationStatus(db: RawQuery): Promise<ReplicationStatus> {
-  const [settings] = await db.$queryRawUnsafe<{ synchronousCommit: string; standbyNames: string }[]>(
+  const [settings] = await db.$queryRawUnsafe<
+    { synchronousCommit: string; standbyNames: string }[]
+  >(
     `SELECT current_setting('synchronous_commit') AS "synchronousCommit", current_setting('synchronous_standby_names') AS "standbyNames"`,
   );
   const standbys = await db.$queryRawUnsafe<{ name: string; syncState: string | null }[]>(
     `SELECT application_name AS "name", sync_state AS "syncState" FROM pg_stat_replication`,
   );
-  return describeReplication({ synchronousCommit: settings?.synchronousCommit ?? "on", standbyNames: settings?.standbyNames ?? "", standbys });
+  return describeReplication({
+    synchronousCommit: settings?.synchronousCommit ?? "on",
+    standbyNames: settings?.standbyNames ?? "",
+    standbys,
+  });
 }
 
-/** The start-up line: info when synchronous, a warning otherwise. A database not reachable yet is said, not thrown. */
-export async function logReplicationAtStart(db: RawQuery, log: { info: (m: string) => void; warn: (m: string) => void }): Promise<void> {
+/**
+ * The start-up line: info when synchronous, a warning otherwise. A database not reachable yet is
+ * said, not thrown.
+ */
+export async function logReplicationAtStart(
+  db: RawQuery,
+  log: { info: (m: string) => void; warn: (m: string) => void },
+): Promise<void> {
   try {
     const status = await readReplicationStatus(db);
     if (status.warning) log.warn(`[replication] ${status.mode}: ${status.warning}`);
-    else log.info(`[replication] synchronous: commits wait for ${confirmingStandbys(status).join(", ")}`);
+    else
+      log.info(
+        `[replication] synchronous: commits wait for ${confirmingStandbys(status).join(", ")}`,
+      );
   } catch (error) {
-    log.warn(`[replication] could not be read at start (${(error as Error).message}); see /api/metrics once the database answers`);
+    log.warn(
+      `[replication] could not be read at start (${(error as Error).message}); see /api/metrics once the database answers`,
+    );
   }
 }

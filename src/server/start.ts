@@ -15,7 +15,9 @@ export function startServerProcess(): void {
     console.error(`[once] cannot start: ${(error as Error).message}`);
     process.exit(1);
   }
-  const stopJobs = app.config.jobs.background ? app.startJobs({ payments: app.config.jobs.payments }) : async () => {};
+  const stopJobs = app.config.jobs.background
+    ? app.startJobs({ payments: app.config.jobs.payments })
+    : async () => {};
   // On SIGTERM/SIGINT the jobs stop and the counters are flushed before the process ends. With
   // NEXT_MANUAL_SIG_HANDLE (npm start sets it) Next.js leaves the signal to us and we exit when
   // done; without it Next.js exits on its own, and our flush, started first, races its exit.
@@ -28,5 +30,6 @@ export function startServerProcess(): void {
         if (app.config.manualSignals) process.exit(signal === "SIGINT" ? 130 : 143);
       });
   };
-  for (const signal of ["SIGTERM", "SIGINT"] as const) process.prependListener(signal, () => stop(signal));
+  for (const signal of ["SIGTERM", "SIGINT"] as const)
+    process.prependListener(signal, () => stop(signal));
 }

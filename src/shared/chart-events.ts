@@ -4,5 +4,11 @@
 // (src/components/admin/CounterChart.tsx).
 import { CounterEvent } from "@once/idempotency/reasons";
 
-export const CHART_EVENTS = [CounterEvent.EXECUTED, CounterEvent.REPLAYED, CounterEvent.CONFLICTS, CounterEvent.MISMATCHES, CounterEvent.STORE_ERRORS] as const;
+export const CHART_EVENTS = [
+  CounterEvent.EXECUTED,
+  CounterEvent.REPLAYED,
+  CounterEvent.CONFLICTS,
+  CounterEvent.MISMATCHES,
+  CounterEvent.STORE_ERRORS,
+] as const;
 export type ChartEvent = (typeof CHART_EVENTS)[number];

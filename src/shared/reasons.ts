@@ -57,12 +57,14 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   forbidden: {
     status: 403,
-    meaning: "These credentials are valid but may not do this (a tenant calling an admin procedure, or an admin a tenant's).",
+    meaning:
+      "These credentials are valid but may not do this (a tenant calling an admin procedure, or an admin a tenant's).",
     remedy: "Use an account with the right role.",
   },
   cross_site_request: {
     status: 403,
-    meaning: "A state change (sign-in, sign-out, a mutation with the session cookie) came from another site's page (Sec-Fetch-Site / Origin).",
+    meaning:
+      "A state change (sign-in, sign-out, a mutation with the session cookie) came from another site's page (Sec-Fetch-Site / Origin).",
     remedy: "Post from this site's own pages; API clients send a bearer token and no cookie.",
   },
   invalid_credentials: {
@@ -97,11 +99,21 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   invalid_input: {
     status: 400,
-    meaning: "The input does not match the procedure's schema, or holds text PostgreSQL cannot store (NUL, an unpaired surrogate); nothing was recorded.",
-    remedy: "Fix the fields named in error.data.zodError and send again (a new key is fine: nothing was kept).",
+    meaning:
+      "The input does not match the procedure's schema, or holds text PostgreSQL cannot store (NUL, an unpaired surrogate); nothing was recorded.",
+    remedy:
+      "Fix the fields named in error.data.zodError and send again (a new key is fine: nothing was kept).",
   },
-  invalid_json: { status: 400, meaning: "The body is not valid JSON.", remedy: "Send the input as a JSON document with Content-Type: application/json." },
-  bad_request: { status: 400, meaning: "The request is malformed.", remedy: "Check the method, path and query string against the README." },
+  invalid_json: {
+    status: 400,
+    meaning: "The body is not valid JSON.",
+    remedy: "Send the input as a JSON document with Content-Type: application/json.",
+  },
+  bad_request: {
+    status: 400,
+    meaning: "The request is malformed.",
+    remedy: "Check the method, path and query string against the README.",
+  },
   batch_too_large: {
     status: 400,
     meaning: `The batch holds more than ${MAX_BATCH_SIZE} calls; none of them ran.`,
@@ -109,10 +121,15 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   invalid_cursor: {
     status: 400,
-    meaning: "The cursor is not one this list handed to you (an order id of your own); nothing was listed.",
+    meaning:
+      "The cursor is not one this list handed to you (an order id of your own); nothing was listed.",
     remedy: "Start from the first page (no cursor) and pass on each answer's nextCursor.",
   },
-  not_found: { status: 404, meaning: "There is no procedure at this path.", remedy: "Check the procedure's name (catalog.list, checkout.placeOrder, …)." },
+  not_found: {
+    status: 404,
+    meaning: "There is no procedure at this path.",
+    remedy: "Check the procedure's name (catalog.list, checkout.placeOrder, …).",
+  },
   internal_error: {
     status: 500,
     meaning: "Something failed on our side; nothing about it is shown to callers.",
@@ -120,16 +137,26 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   product_not_found: {
     status: 404,
-    meaning: "A product in the order does not exist. This answer is stored: retries with the same key get it again.",
+    meaning:
+      "A product in the order does not exist. This answer is stored: retries with the same key get it again.",
     remedy: "Reload the catalog, fix the cart, and send it as a new order (new key).",
   },
   out_of_stock: {
     status: 412,
-    meaning: "There is not enough stock for a product in the order. This answer is stored and replayed.",
+    meaning:
+      "There is not enough stock for a product in the order. This answer is stored and replayed.",
     remedy: "Lower the quantity and send it as a new order (new key).",
   },
-  mixed_currencies: { status: 400, meaning: "The products of one order must share a currency.", remedy: "Split the order by currency." },
-  order_not_found: { status: 404, meaning: "No order with this id belongs to your account.", remedy: "List your orders with orders.list." },
+  mixed_currencies: {
+    status: 400,
+    meaning: "The products of one order must share a currency.",
+    remedy: "Split the order by currency.",
+  },
+  order_not_found: {
+    status: 404,
+    meaning: "No order with this id belongs to your account.",
+    remedy: "List your orders with orders.list.",
+  },
   key_not_found: {
     status: 404,
     meaning: "No idempotency key with this id or value exists (busted, released or reaped).",
@@ -137,7 +164,8 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   key_lease_live: {
     status: 412,
-    meaning: "This key's request is still running (its lease is live): removing it could let a retry run twice.",
+    meaning:
+      "This key's request is still running (its lease is live): removing it could let a retry run twice.",
     remedy: "Wait for the lease to end; a stuck key can be released then.",
   },
   key_not_stuck: {
@@ -145,16 +173,23 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
     meaning: "This key is finished, not a stuck lease: there is nothing to release.",
     remedy: "Bust it instead, if the next request must run anew.",
   },
-  outbox_message_not_found: { status: 404, meaning: "No outbox message with this id.", remedy: "Reload the outbox list." },
+  outbox_message_not_found: {
+    status: 404,
+    meaning: "No outbox message with this id.",
+    remedy: "Reload the outbox list.",
+  },
   session_not_found: {
     status: 404,
-    meaning: "No live session with this id: it ended (signed out, revoked, expired) or never existed.",
+    meaning:
+      "No live session with this id: it ended (signed out, revoked, expired) or never existed.",
     remedy: "Reload the sessions list.",
   },
   payload_too_large: {
     status: 413,
-    meaning: "The request body is over the documented limit (64 KiB); it was not read whole and nothing was recorded.",
-    remedy: "Send a smaller body: an order has at most 20 lines, a sign-in form three short fields.",
+    meaning:
+      "The request body is over the documented limit (64 KiB); it was not read whole and nothing was recorded.",
+    remedy:
+      "Send a smaller body: an order has at most 20 lines, a sign-in form three short fields.",
   },
   webhook_signature_missing: {
     status: 400,
@@ -163,15 +198,21 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
   },
   webhook_signature_invalid: {
     status: 400,
-    meaning: "The webhook's signature does not match its body and the shared secret; nothing was recorded.",
+    meaning:
+      "The webhook's signature does not match its body and the shared secret; nothing was recorded.",
     remedy: "Check PAYMENTS_WEBHOOK_SECRET on both sides; a forged or altered event is refused.",
   },
   webhook_signature_stale: {
     status: 400,
-    meaning: "The webhook's signed timestamp is more than 5 minutes from the server's clock; nothing was recorded.",
+    meaning:
+      "The webhook's signed timestamp is more than 5 minutes from the server's clock; nothing was recorded.",
     remedy: "Redeliver it (the provider signs it anew) and check the clocks.",
   },
-  invalid_event: { status: 400, meaning: "The webhook's body is not a provider event this shop knows.", remedy: "Send the provider's event as it was signed." },
+  invalid_event: {
+    status: 400,
+    meaning: "The webhook's body is not a provider event this shop knows.",
+    remedy: "Send the provider's event as it was signed.",
+  },
   outbox_message_not_dead: {
     status: 412,
     meaning: "Only a dead-lettered outbox message can be retried by hand.",

@@ -18,14 +18,21 @@ export interface KeyFixture {
 
 let n = 0;
 
-export async function insertKey(db: Db, f: KeyFixture = {}): Promise<{ id: string; scope: string; key: string }> {
+export async function insertKey(
+  db: Db,
+  f: KeyFixture = {},
+): Promise<{ id: string; scope: string; key: string }> {
   const status = f.status ?? "COMPLETED";
   const key = f.key ?? `fixture-${process.pid}-${++n}`;
   const scope = f.scope ?? "acme";
   const processing = status === "PROCESSING";
-  const lease = processing ? Prisma.sql`now() + make_interval(secs => ${f.leaseSeconds ?? 30}::float8)` : Prisma.sql`NULL`;
+  const lease = processing
+    ? Prisma.sql`now() + make_interval(secs => ${f.leaseSeconds ?? 30}::float8)`
+    : Prisma.sql`NULL`;
   const token = processing ? Prisma.sql`gen_random_uuid()` : Prisma.sql`NULL`;
-  const body = processing ? null : JSON.stringify(f.responseBody ?? { order: { id: "order-fixture" } });
+  const body = processing
+    ? null
+    : JSON.stringify(f.responseBody ?? { order: { id: "order-fixture" } });
   const rows = await db.$queryRaw<{ id: string }[]>`
     INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt",
       "attempts", "responseStatus", "responseBody", "createdAt", "completedAt", "expiresAt")
@@ -37,7 +44,10 @@ export async function insertKey(db: Db, f: KeyFixture = {}): Promise<{ id: strin
   return { id: rows[0]!.id, scope, key };
 }
 
-export async function insertOutbox(db: Db, f: { status?: "PENDING" | "DELIVERED" | "DEAD"; attempts?: number; createdAt?: string } = {}) {
+export async function insertOutbox(
+  db: Db,
+  f: { status?: "PENDING" | "DELIVERED" | "DEAD"; attempts?: number; createdAt?: string } = {},
+) {
   return db.outboxMessage.create({
     data: {
       topic: "payment.charge",

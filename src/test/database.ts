@@ -21,7 +21,9 @@ export async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T
   }
 }
 
-export async function createTestDatabase(options: { poolMax?: number; connectTimeoutMs?: number } = {}): Promise<TestDatabase & { drop: () => Promise<void> }> {
+export async function createTestDatabase(
+  options: { poolMax?: number; connectTimeoutMs?: number } = {},
+): Promise<TestDatabase & { drop: () => Promise<void> }> {
   const name = `once_test_${randomBytes(6).toString("hex")}`;
   await admin(async (c) => {
     // A background process (autovacuum) may hold the template for a moment; the clone must wait for
@@ -38,7 +40,10 @@ export async function createTestDatabase(options: { poolMax?: number; connectTim
     }
   });
   const url = inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
-  const db = createDb(url, { max: options.poolMax ?? 10, connectTimeoutMs: options.connectTimeoutMs });
+  const db = createDb(url, {
+    max: options.poolMax ?? 10,
+    connectTimeoutMs: options.connectTimeoutMs,
+  });
   return {
     url,
     db,
@@ -51,7 +56,9 @@ export async function createTestDatabase(options: { poolMax?: number; connectTim
 }
 
 /** In a test file: `const t = useTestDatabase();` then `t.db` inside tests. */
-export function useTestDatabase(options: { poolMax?: number; connectTimeoutMs?: number } = {}): TestDatabase {
+export function useTestDatabase(
+  options: { poolMax?: number; connectTimeoutMs?: number } = {},
+): TestDatabase {
   const handle = {} as TestDatabase & { drop?: () => Promise<void> };
   beforeAll(async () => {
     Object.assign(handle, await createTestDatabase(options));

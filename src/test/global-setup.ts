@@ -10,7 +10,11 @@ import { mkdtemp, chmod, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../../tools/db/embedded";
+import {
+  makeTempDataDir,
+  ownShutdownSignals,
+  startEmbeddedPostgres,
+} from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 
 export const TEMPLATE_DATABASE = "once_template";

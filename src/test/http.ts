@@ -22,14 +22,19 @@ export async function callTrpc<T = any>(
     method?: "GET" | "POST";
   },
 ): Promise<HttpAnswer<T>> {
-  const method = options.method ?? (options.input === undefined || options.path.includes("list") || options.path.includes("byId") ? "GET" : "POST");
+  const method =
+    options.method ??
+    (options.input === undefined || options.path.includes("list") || options.path.includes("byId")
+      ? "GET"
+      : "POST");
   const headers = new Headers(options.headers);
   if (options.token) headers.set("authorization", `Bearer ${options.token}`);
   if (options.key !== undefined) headers.set("idempotency-key", options.key);
   let url = `http://localhost/api/trpc/${options.path}`;
   let body: string | undefined;
   if (method === "GET") {
-    if (options.input !== undefined) url += `?input=${encodeURIComponent(JSON.stringify(options.input))}`;
+    if (options.input !== undefined)
+      url += `?input=${encodeURIComponent(JSON.stringify(options.input))}`;
   } else {
     headers.set("content-type", "application/json");
     body = JSON.stringify(options.input ?? null);
@@ -39,17 +44,34 @@ export async function callTrpc<T = any>(
   return { status: res.status, headers: res.headers, json: (await res.json()) as T };
 }
 
-export const TOKENS = { acme: "acme_demo_token", globex: "globex_demo_token", admin: "admin_demo_token" } as const;
+export const TOKENS = {
+  acme: "acme_demo_token",
+  globex: "globex_demo_token",
+  admin: "admin_demo_token",
+} as const;
 
-/** The operator's calls, asserting success: `query` returns `result.data`, `mutate` the raw answer. */
+/**
+ * The operator's calls, asserting success: `query` returns `result.data`, `mutate` the raw answer.
+ */
 export function adminCalls(db: () => Db) {
   return {
-    query: async <T = any>(path: string, input?: unknown, token: string = TOKENS.admin): Promise<T> => {
-      const res = await callTrpc<{ result: { data: T } }>(db(), { path, input, token, method: "GET" });
-      if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(res.json)}`);
+    query: async <T = any>(
+      path: string,
+      input?: unknown,
+      token: string = TOKENS.admin,
+    ): Promise<T> => {
+      const res = await callTrpc<{ result: { data: T } }>(db(), {
+        path,
+        input,
+        token,
+        method: "GET",
+      });
+      if (res.status !== 200)
+        throw new Error(`${path} answered ${res.status}: ${JSON.stringify(res.json)}`);
       return res.json.result.data;
     },
-    mutate: (path: string, input: unknown, key: string = crypto.randomUUID()) => callTrpc(db(), { path, input, token: TOKENS.admin, key, method: "POST" }),
+    mutate: (path: string, input: unknown, key: string = crypto.randomUUID()) =>
+      callTrpc(db(), { path, input, token: TOKENS.admin, key, method: "POST" }),
   };
 }
 

@@ -25,14 +25,32 @@ interface JsonSchema {
 
 /** Text a `text` column refuses or cannot hold as sent. */
 export const hostileText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("\u0000", "\uD800", "\uDFFF", "acme\u0000", "checkout.\u0000placeOrder", "a\uDC00b", "\u0000\u0000\u0000"),
+  fc.constantFrom(
+    "\u0000",
+    "\uD800",
+    "\uDFFF",
+    "acme\u0000",
+    "checkout.\u0000placeOrder",
+    "a\uDC00b",
+    "\u0000\u0000\u0000",
+  ),
   fc
-    .tuple(fc.string({ maxLength: 20 }), fc.constantFrom("\u0000", "\uD83D", "\uDE00", "\uDBFF"), fc.string({ maxLength: 20 }))
+    .tuple(
+      fc.string({ maxLength: 20 }),
+      fc.constantFrom("\u0000", "\uD83D", "\uDE00", "\uDBFF"),
+      fc.string({ maxLength: 20 }),
+    )
     .map(([a, bad, b]) => `${a}${bad}${b}`),
 );
 
 function stringFor(schema: JsonSchema): fc.Arbitrary<string> {
-  const plain = schema.format === "uuid" ? fc.uuid() : fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 30, 30) });
+  const plain =
+    schema.format === "uuid"
+      ? fc.uuid()
+      : fc.string({
+          minLength: schema.minLength ?? 0,
+          maxLength: Math.min(schema.maxLength ?? 30, 30),
+        });
   return fc.oneof({ arbitrary: plain, weight: 2 }, { arbitrary: hostileText, weight: 1 });
 }
 
@@ -47,7 +65,10 @@ function arbitraryOf(schema: JsonSchema): fc.Arbitrary<unknown> {
       return stringFor(schema);
     case "integer":
     case "number":
-      return fc.integer({ min: Math.max(schema.minimum ?? -5, -1_000_000), max: Math.min(schema.maximum ?? 1000, 1_000_000) });
+      return fc.integer({
+        min: Math.max(schema.minimum ?? -5, -1_000_000),
+        max: Math.min(schema.maximum ?? 1000, 1_000_000),
+      });
     case "boolean":
       return fc.boolean();
     case "array":
@@ -56,7 +77,9 @@ function arbitraryOf(schema: JsonSchema): fc.Arbitrary<unknown> {
         maxLength: Math.min(schema.maxItems ?? 3, 3),
       });
     case "object": {
-      const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, arbitraryOf(v)]));
+      const properties = Object.fromEntries(
+        Object.entries(schema.properties ?? {}).map(([k, v]) => [k, arbitraryOf(v)]),
+      );
       return fc.record(properties, { requiredKeys: schema.required ?? [] });
     }
     case "null":

@@ -5,7 +5,11 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { createDb, type Db } from "../server/db/client";
-import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../../tools/db/embedded";
+import {
+  makeTempDataDir,
+  startEmbeddedPostgres,
+  type EmbeddedServer,
+} from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 
 export interface OwnPostgres {
@@ -17,7 +21,11 @@ export interface OwnPostgres {
   start(): Promise<void>;
 }
 
-export function useOwnPostgres(options: { prefix: string; setup?: boolean; poolMax?: number }): OwnPostgres {
+export function useOwnPostgres(options: {
+  prefix: string;
+  setup?: boolean;
+  poolMax?: number;
+}): OwnPostgres {
   const own = {} as OwnPostgres;
   let server: EmbeddedServer | undefined;
   let dataDir = "";

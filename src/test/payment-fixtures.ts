@@ -12,8 +12,13 @@ export interface PlacedTestOrder {
   totalCents: number;
 }
 
-export async function placeTestOrder(db: Db, overrides: { sku?: string; quantity?: number; key?: string; token?: string } = {}): Promise<PlacedTestOrder> {
-  const product = await db.product.findUniqueOrThrow({ where: { sku: overrides.sku ?? "STK-008" } });
+export async function placeTestOrder(
+  db: Db,
+  overrides: { sku?: string; quantity?: number; key?: string; token?: string } = {},
+): Promise<PlacedTestOrder> {
+  const product = await db.product.findUniqueOrThrow({
+    where: { sku: overrides.sku ?? "STK-008" },
+  });
   const key = overrides.key ?? `test-${randomUUID()}`;
   const res = await callTrpc(db, {
     path: "checkout.placeOrder",
@@ -22,13 +27,21 @@ export async function placeTestOrder(db: Db, overrides: { sku?: string; quantity
     key,
     method: "POST",
   });
-  if (res.status !== 200) throw new Error(`placeOrder answered ${res.status}: ${JSON.stringify(res.json)}`);
+  if (res.status !== 200)
+    throw new Error(`placeOrder answered ${res.status}: ${JSON.stringify(res.json)}`);
   const order = res.json.result.data.order as { id: string; totalCents: number };
   return { orderId: order.id, key, totalCents: order.totalCents };
 }
 
-/** An order charged at the provider (the worker has not run): its event waits for delivery, with its body as the provider sends it. */
-export async function chargedTestOrder(db: Db, provider: TestProvider, overrides: { sku?: string; quantity?: number } = {}) {
+/**
+ * An order charged at the provider (the worker has not run): its event waits for delivery, with its
+ * body as the provider sends it.
+ */
+export async function chargedTestOrder(
+  db: Db,
+  provider: TestProvider,
+  overrides: { sku?: string; quantity?: number } = {},
+) {
   const order = await placeTestOrder(db, overrides);
   const outbox = await db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
   const charge = await provider.client.charge({

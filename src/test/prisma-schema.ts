@@ -1,7 +1,7 @@
 // What `schema.prisma` means to PostgreSQL, and what a migrated database really holds, as two
 // comparable catalogs. Prisma's migrate engine (which would answer "does the SQL equal the schema?"
-// with `prisma migrate diff`) cannot be installed offline, so tools/db/schema-matches-migrations.test.ts
-// does the same comparison itself:
+// with `prisma migrate diff`) cannot be installed offline, so
+// tools/db/schema-matches-migrations.test.ts does the same comparison itself:
 //
 //   schema.prisma --(Prisma's own WebAssembly parser: get_dmmf)--> DMMF --> expected catalog
 //   migrated DB   --(pg_catalog)-----------------------------------------> actual catalog
@@ -41,7 +41,8 @@ function schemaWasm(): SchemaWasm {
   const bytes = readFileSync(path.join(prismaDir, "build", "prisma_schema_build_bg.wasm"));
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let exports!: SchemaWasm;
-  const text = (ptr: number, len: number) => decoder.decode(new Uint8Array(exports.memory.buffer, ptr >>> 0, len));
+  const text = (ptr: number, len: number) =>
+    decoder.decode(new Uint8Array(exports.memory.buffer, ptr >>> 0, len));
   let panicMessage: string | undefined;
   // The imports the module declares; names are fixed by the wasm-bindgen build of this version.
   const shim = {
@@ -65,13 +66,19 @@ function schemaWasm(): SchemaWasm {
   const module = new WebAssembly.Module(bytes);
   const missing = WebAssembly.Module.imports(module).filter((i) => !(i.name in shim));
   if (missing.length) {
-    throw new Error(`prisma_schema_build_bg.wasm changed (imports ${missing.map((i) => i.name).join(", ")}): update the shim in prisma-schema.ts`);
+    throw new Error(
+      `prisma_schema_build_bg.wasm changed (imports ${missing.map((i) => i.name).join(", ")}): update the shim in prisma-schema.ts`,
+    );
   }
   try {
-    exports = new WebAssembly.Instance(module, { __wbindgen_placeholder__: shim }).exports as unknown as SchemaWasm;
+    exports = new WebAssembly.Instance(module, { __wbindgen_placeholder__: shim })
+      .exports as unknown as SchemaWasm;
     exports.__wbindgen_start();
   } catch (error) {
-    throw new Error(`cannot start Prisma's schema WebAssembly${panicMessage ? `: ${panicMessage}` : ""}`, { cause: error });
+    throw new Error(
+      `cannot start Prisma's schema WebAssembly${panicMessage ? `: ${panicMessage}` : ""}`,
+      { cause: error },
+    );
   }
   wasm = exports;
   return exports;
@@ -128,16 +135,25 @@ export interface DmmfIndex {
 }
 
 export interface Datamodel {
-  enums: { name: string; dbName: string | null; values: { name: string; dbName: string | null }[] }[];
+  enums: {
+    name: string;
+    dbName: string | null;
+    values: { name: string; dbName: string | null }[];
+  }[];
   models: DmmfModel[];
   indexes: DmmfIndex[];
 }
 
-/** Parses and validates a schema with Prisma's own parser; throws Prisma's message (P1012) if invalid. */
+/**
+ * Parses and validates a schema with Prisma's own parser; throws Prisma's message (P1012) if
+ * invalid.
+ */
 export function getDatamodel(schema: string): Datamodel {
   let json: string;
   try {
-    json = callGetDmmf(JSON.stringify({ prismaSchema: [["schema.prisma", schema]], noColor: true }));
+    json = callGetDmmf(
+      JSON.stringify({ prismaSchema: [["schema.prisma", schema]], noColor: true }),
+    );
   } catch (error) {
     const raw = error instanceof Error ? error.message : String(error);
     let message = raw;
@@ -194,7 +210,11 @@ export interface Catalog {
 const MAX_IDENTIFIER_LENGTH = 63;
 
 /** Prisma's default constraint name: `{table}_{columns}_{suffix}`, truncated to fit 63 bytes. */
-export function defaultConstraintName(table: string, columns: string[], suffix: "pkey" | "key" | "idx" | "fkey"): string {
+export function defaultConstraintName(
+  table: string,
+  columns: string[],
+  suffix: "pkey" | "key" | "idx" | "fkey",
+): string {
   const base = suffix === "pkey" ? table : [table, ...columns].join("_");
   const limit = MAX_IDENTIFIER_LENGTH - suffix.length - 1;
   return `${base.length > limit ? base.slice(0, limit) : base}_${suffix}`;
@@ -233,7 +253,10 @@ function columnType(field: DmmfField, enumDbName: (name: string) => string): str
       Inet: "inet",
     };
     const mapped = native[name];
-    if (!mapped) throw new Error(`prisma-schema.ts: no mapping for @db.${name} (field ${field.name}): add one`);
+    if (!mapped)
+      throw new Error(
+        `prisma-schema.ts: no mapping for @db.${name} (field ${field.name}): add one`,
+      );
     base = mapped;
   } else {
     const scalar: Record<string, string> = {
@@ -248,7 +271,10 @@ function columnType(field: DmmfField, enumDbName: (name: string) => string): str
       Bytes: "bytea",
     };
     const mapped = scalar[field.type];
-    if (!mapped) throw new Error(`prisma-schema.ts: no mapping for type ${field.type} (field ${field.name}): add one`);
+    if (!mapped)
+      throw new Error(
+        `prisma-schema.ts: no mapping for type ${field.type} (field ${field.name}): add one`,
+      );
     base = mapped;
   }
   return field.isList ? `${base}[]` : base;
@@ -258,11 +284,22 @@ function sqlString(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
 
-/** The default PostgreSQL stores for a field, or null when Prisma sets it client-side (uuid(), cuid()) or not at all. */
-function columnDefault(field: DmmfField, type: string, table: string, column: string): string | null {
+/**
+ * The default PostgreSQL stores for a field, or null when Prisma sets it client-side (uuid(),
+ * cuid()) or not at all.
+ */
+function columnDefault(
+  field: DmmfField,
+  type: string,
+  table: string,
+  column: string,
+): string | null {
   if (!field.hasDefaultValue || field.default === undefined) return null;
   const d = field.default;
-  if (field.isList) throw new Error(`prisma-schema.ts: list defaults are not mapped (field ${field.name}): add one`);
+  if (field.isList)
+    throw new Error(
+      `prisma-schema.ts: list defaults are not mapped (field ${field.name}): add one`,
+    );
   if (typeof d === "object" && d !== null && "name" in d) {
     const fn = d as { name: string; args: unknown[] };
     switch (fn.name) {
@@ -278,7 +315,9 @@ function columnDefault(field: DmmfField, type: string, table: string, column: st
       case "ulid":
         return null; // generated by the client, not the database
       default:
-        throw new Error(`prisma-schema.ts: no mapping for @default(${fn.name}()) (field ${field.name}): add one`);
+        throw new Error(
+          `prisma-schema.ts: no mapping for @default(${fn.name}()) (field ${field.name}): add one`,
+        );
     }
   }
   if (field.kind === "enum") return `${sqlString(String(d))}::${type}`;
@@ -293,7 +332,9 @@ function columnDefault(field: DmmfField, type: string, table: string, column: st
     case "Boolean":
       return String(d);
     default:
-      throw new Error(`prisma-schema.ts: no mapping for a ${field.type} default (field ${field.name}): add one`);
+      throw new Error(
+        `prisma-schema.ts: no mapping for a ${field.type} default (field ${field.name}): add one`,
+      );
   }
 }
 
@@ -309,7 +350,8 @@ export function expectedCatalog(datamodel: Datamodel): Catalog {
   const catalog: Catalog = { enums: {}, tables: {}, indexes: {}, foreignKeys: {} };
   const enumDbNames = new Map(datamodel.enums.map((e) => [e.name, e.dbName ?? e.name]));
   const enumDbName = (name: string) => enumDbNames.get(name) ?? name;
-  for (const e of datamodel.enums) catalog.enums[enumDbName(e.name)] = e.values.map((v) => v.dbName ?? v.name);
+  for (const e of datamodel.enums)
+    catalog.enums[enumDbName(e.name)] = e.values.map((v) => v.dbName ?? v.name);
 
   const models = new Map(datamodel.models.map((m) => [m.name, m]));
   const tableOf = (m: DmmfModel) => m.dbName ?? m.name;
@@ -324,18 +366,28 @@ export function expectedCatalog(datamodel: Datamodel): Catalog {
     const columns: Record<string, Column> = {};
     for (const field of model.fields) {
       if (field.kind === "object") continue;
-      if (field.kind === "unsupported") throw new Error(`prisma-schema.ts: Unsupported() fields are not mapped (${model.name}.${field.name})`);
+      if (field.kind === "unsupported")
+        throw new Error(
+          `prisma-schema.ts: Unsupported() fields are not mapped (${model.name}.${field.name})`,
+        );
       const column = field.dbName ?? field.name;
       const type = columnType(field, enumDbName);
       // Prisma never puts NOT NULL on a list column.
-      columns[column] = { type, nullable: field.isList || !field.isRequired, default: columnDefault(field, type, table, column) };
+      columns[column] = {
+        type,
+        nullable: field.isList || !field.isRequired,
+        default: columnDefault(field, type, table, column),
+      };
     }
     catalog.tables[table] = columns;
 
     for (const field of model.fields) {
       if (field.kind !== "object" || !field.relationFromFields?.length) continue;
       const target = models.get(field.type);
-      if (!target) throw new Error(`prisma-schema.ts: ${model.name}.${field.name} points at unknown model ${field.type}`);
+      if (!target)
+        throw new Error(
+          `prisma-schema.ts: ${model.name}.${field.name} points at unknown model ${field.type}`,
+        );
       const fkColumns = field.relationFromFields.map((f) => columnOf(model, f));
       // Prisma's defaults: an optional relation sets null on delete, a required one restricts.
       const onDelete = field.relationOnDelete ?? (field.isRequired ? "Restrict" : "SetNull");
@@ -354,13 +406,16 @@ export function expectedCatalog(datamodel: Datamodel): Catalog {
   for (const index of datamodel.indexes) {
     const model = models.get(index.model);
     if (!model) throw new Error(`prisma-schema.ts: index on unknown model ${index.model}`);
-    if (index.type === "fulltext") throw new Error(`prisma-schema.ts: fulltext indexes are not mapped (${index.model})`);
+    if (index.type === "fulltext")
+      throw new Error(`prisma-schema.ts: fulltext indexes are not mapped (${index.model})`);
     const table = tableOf(model);
     const names = index.fields.map((f) => columnOf(model, f.name));
     const suffix = index.type === "id" ? "pkey" : index.type === "unique" ? "key" : "idx";
     catalog.indexes[index.dbName ?? defaultConstraintName(table, names, suffix)] = {
       table,
-      columns: index.fields.map((f, i) => (f.sortOrder === "desc" ? `${names[i]} DESC` : names[i]!)),
+      columns: index.fields.map((f, i) =>
+        f.sortOrder === "desc" ? `${names[i]} DESC` : names[i]!,
+      ),
       unique: index.type !== "normal",
       primary: index.type === "id",
       method: (index.algorithm ?? "BTree").toLowerCase(),
@@ -374,7 +429,13 @@ export function expectedCatalog(datamodel: Datamodel): Catalog {
 
 const MIGRATIONS_TABLE = "_prisma_migrations";
 
-const FK_ACTIONS: Record<string, string> = { a: "NO ACTION", r: "RESTRICT", c: "CASCADE", n: "SET NULL", d: "SET DEFAULT" };
+const FK_ACTIONS: Record<string, string> = {
+  a: "NO ACTION",
+  r: "RESTRICT",
+  c: "CASCADE",
+  n: "SET NULL",
+  d: "SET DEFAULT",
+};
 
 export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
   const catalog: Catalog = { enums: {}, tables: {}, indexes: {}, foreignKeys: {} };
@@ -393,7 +454,13 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
   );
   for (const t of tables.rows) catalog.tables[t.name] = {};
 
-  const columns = await client.query<{ table: string; column: string; type: string; notnull: boolean; default: string | null }>(
+  const columns = await client.query<{
+    table: string;
+    column: string;
+    type: string;
+    notnull: boolean;
+    default: string | null;
+  }>(
     `
     SELECT c.relname AS table, a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type,
            a.attnotnull AS notnull, pg_get_expr(d.adbin, d.adrelid) AS default
@@ -408,7 +475,15 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
     catalog.tables[c.table]![c.column] = { type: c.type, nullable: !c.notnull, default: c.default };
   }
 
-  const indexes = await client.query<{ name: string; table: string; columns: string[]; unique: boolean; primary: boolean; method: string; partial: boolean }>(
+  const indexes = await client.query<{
+    name: string;
+    table: string;
+    columns: string[];
+    unique: boolean;
+    primary: boolean;
+    method: string;
+    partial: boolean;
+  }>(
     `
     SELECT ic.relname AS name, tc.relname AS table, i.indisunique AS unique, i.indisprimary AS primary,
            am.amname AS method, i.indpred IS NOT NULL AS partial,
@@ -430,7 +505,13 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
   for (const i of indexes.rows) {
     // Prisma never writes a partial index: mark one so it can never equal an expected index.
     const method = i.partial ? `${i.method} (partial)` : i.method;
-    catalog.indexes[i.name] = { table: i.table, columns: i.columns, unique: i.unique, primary: i.primary, method };
+    catalog.indexes[i.name] = {
+      table: i.table,
+      columns: i.columns,
+      unique: i.unique,
+      primary: i.primary,
+      method,
+    };
   }
 
   const fks = await client.query<{
@@ -465,7 +546,10 @@ export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
   return catalog;
 }
 
-/** CHECK constraints in `public`, by name: schema.prisma cannot express them, so tests list the expected ones by hand. */
+/**
+ * CHECK constraints in `public`, by name: schema.prisma cannot express them, so tests list the
+ * expected ones by hand.
+ */
 export async function readCheckConstraints(client: pg.ClientBase): Promise<Record<string, string>> {
   const { rows } = await client.query<{ name: string; table: string; def: string }>(
     `
@@ -483,13 +567,19 @@ export async function readCheckConstraints(client: pg.ClientBase): Promise<Recor
 export function diffCatalogs(expected: Catalog, actual: Catalog): string[] {
   const out: string[] = [];
   const show = (v: unknown) => JSON.stringify(v);
-  const compareKeys = <T>(label: (name: string) => string, exp: Record<string, T>, act: Record<string, T>, each: (name: string, e: T, a: T) => void) => {
+  const compareKeys = <T>(
+    label: (name: string) => string,
+    exp: Record<string, T>,
+    act: Record<string, T>,
+    each: (name: string, e: T, a: T) => void,
+  ) => {
     for (const name of Object.keys(exp).sort()) {
       if (!(name in act)) out.push(`${label(name)}: in schema.prisma, missing from the migrations`);
       else each(name, exp[name]!, act[name]!);
     }
     for (const name of Object.keys(act).sort()) {
-      if (!(name in exp)) out.push(`${label(name)}: created by the migrations, not in schema.prisma`);
+      if (!(name in exp))
+        out.push(`${label(name)}: created by the migrations, not in schema.prisma`);
     }
   };
 
@@ -498,7 +588,8 @@ export function diffCatalogs(expected: Catalog, actual: Catalog): string[] {
     expected.enums,
     actual.enums,
     (name, e, a) => {
-      if (show(e) !== show(a)) out.push(`enum ${name}: schema has ${show(e)}, database has ${show(a)}`);
+      if (show(e) !== show(a))
+        out.push(`enum ${name}: schema has ${show(e)}, database has ${show(a)}`);
     },
   );
   compareKeys(
@@ -512,7 +603,10 @@ export function diffCatalogs(expected: Catalog, actual: Catalog): string[] {
         a,
         (column, ec, ac) => {
           for (const prop of ["type", "nullable", "default"] as const) {
-            if (ec[prop] !== ac[prop]) out.push(`column ${table}.${column}: ${prop} is ${show(ec[prop])} in schema.prisma, ${show(ac[prop])} in the database`);
+            if (ec[prop] !== ac[prop])
+              out.push(
+                `column ${table}.${column}: ${prop} is ${show(ec[prop])} in schema.prisma, ${show(ac[prop])} in the database`,
+              );
           }
         },
       );
@@ -523,7 +617,8 @@ export function diffCatalogs(expected: Catalog, actual: Catalog): string[] {
     expected.indexes,
     actual.indexes,
     (name, e, a) => {
-      if (show(e) !== show(a)) out.push(`index ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
+      if (show(e) !== show(a))
+        out.push(`index ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
     },
   );
   compareKeys(
@@ -531,7 +626,8 @@ export function diffCatalogs(expected: Catalog, actual: Catalog): string[] {
     expected.foreignKeys,
     actual.foreignKeys,
     (name, e, a) => {
-      if (show(e) !== show(a)) out.push(`foreign key ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
+      if (show(e) !== show(a))
+        out.push(`foreign key ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
     },
   );
   return out;

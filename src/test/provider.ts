@@ -5,7 +5,11 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
-import { startProviderService, type ProviderService, type ProviderServiceOptions } from "../../tools/provider-service";
+import {
+  startProviderService,
+  type ProviderService,
+  type ProviderServiceOptions,
+} from "../../tools/provider-service";
 import { createProviderClient, type PaymentProvider } from "../server/payments/provider";
 import { admin } from "./database";
 
@@ -23,12 +27,21 @@ export interface ProviderEventRow {
   id: string;
   type: "charge.succeeded" | "charge.failed";
   chargeId: string;
-  payload: { chargeId: string; status: string; reference: string; amountCents: number; currency: string };
+  payload: {
+    chargeId: string;
+    status: string;
+    reference: string;
+    amountCents: number;
+    currency: string;
+  };
   deliveredAt: Date | null;
   attempts: number;
 }
 
-type Faults = Pick<ProviderServiceOptions, "failureRate" | "timeoutRate" | "webhook" | "duplicateRate">;
+type Faults = Pick<
+  ProviderServiceOptions,
+  "failureRate" | "timeoutRate" | "webhook" | "duplicateRate"
+>;
 
 export interface TestProvider {
   /** The service's base URL (PAYMENTS_PROVIDER_URL): the same after stop() and start(). */
@@ -43,13 +56,19 @@ export interface TestProvider {
   /** Stops the service (its books stay); start() brings it back on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
-  /** Another instance on the same books with other fault rates, on a port of its own; stopped with the file. */
+  /**
+   * Another instance on the same books with other fault rates, on a port of its own; stopped with
+   * the file.
+   */
   withFaults(faults: Faults): Promise<{ url: string; client: PaymentProvider }>;
 }
 
 const CHARGE_COLUMNS = `id, idempotency_key AS "idempotencyKey", reference, amount_cents AS "amountCents", currency, status, created_at AS "createdAt"`;
 
-/** In a test file: `const provider = useTestProvider();`, then `provider.client` and `provider.url` inside tests. */
+/**
+ * In a test file: `const provider = useTestProvider();`, then `provider.client` and `provider.url`
+ * inside tests.
+ */
 export function useTestProvider(faults: Faults = {}): TestProvider {
   const name = `provider_test_${randomBytes(6).toString("hex")}`;
   const databaseUrl = () => inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
@@ -57,7 +76,8 @@ export function useTestProvider(faults: Faults = {}): TestProvider {
   let main: ProviderService | undefined;
   let port = 0;
   const others: ProviderService[] = [];
-  const start = async (options: Faults & { port?: number }) => startProviderService({ databaseUrl: databaseUrl(), log: () => {}, ...options });
+  const start = async (options: Faults & { port?: number }) =>
+    startProviderService({ databaseUrl: databaseUrl(), log: () => {}, ...options });
 
   const handle: TestProvider = {
     url: "",
@@ -68,8 +88,13 @@ export function useTestProvider(faults: Faults = {}): TestProvider {
     },
     charges: (reference) =>
       reference === undefined
-        ? handle.sql<ProviderChargeRow>(`SELECT ${CHARGE_COLUMNS} FROM charges ORDER BY created_at, id`)
-        : handle.sql<ProviderChargeRow>(`SELECT ${CHARGE_COLUMNS} FROM charges WHERE reference = $1 ORDER BY created_at, id`, [reference]),
+        ? handle.sql<ProviderChargeRow>(
+            `SELECT ${CHARGE_COLUMNS} FROM charges ORDER BY created_at, id`,
+          )
+        : handle.sql<ProviderChargeRow>(
+            `SELECT ${CHARGE_COLUMNS} FROM charges WHERE reference = $1 ORDER BY created_at, id`,
+            [reference],
+          ),
     events: (chargeId) =>
       handle.sql<ProviderEventRow>(
         `SELECT id, type, charge_id AS "chargeId", payload, delivered_at AS "deliveredAt", attempts FROM events WHERE charge_id = $1 ORDER BY created_at`,
@@ -94,7 +119,11 @@ export function useTestProvider(faults: Faults = {}): TestProvider {
     main = await start(faults);
     port = main.port;
     books = new pg.Pool({ connectionString: databaseUrl(), max: 2 });
-    Object.assign(handle, { url: main.url, client: createProviderClient(main.url), databaseUrl: databaseUrl() });
+    Object.assign(handle, {
+      url: main.url,
+      client: createProviderClient(main.url),
+      databaseUrl: databaseUrl(),
+    });
   });
   afterAll(async () => {
     await Promise.all([main?.stop(), ...others.map((o) => o.stop())]);

@@ -16,7 +16,11 @@ import {
 
 /** A tab's sessionStorage, in memory. */
 function tabStorage(map = new Map<string, string>()) {
-  return { getItem: (k: string) => map.get(k) ?? null, setItem: (k: string, v: string) => void map.set(k, v), removeItem: (k: string) => void map.delete(k) };
+  return {
+    getItem: (k: string) => map.get(k) ?? null,
+    setItem: (k: string, v: string) => void map.set(k, v),
+    removeItem: (k: string) => void map.delete(k),
+  };
 }
 
 describe("checkout intents", () => {
@@ -41,8 +45,12 @@ describe("checkout intents", () => {
       { productId: "a", quantity: 3 },
       { productId: "b", quantity: 1 },
     ]);
-    expect(beginIntent(tabStorage(), cartA, "k", 1).fingerprint).toBe(beginIntent(tabStorage(), [...cartA].reverse(), "k", 1).fingerprint);
-    expect(beginIntent(tabStorage(), cartA, "k", 1).fingerprint).not.toBe(beginIntent(tabStorage(), cartB, "k", 1).fingerprint);
+    expect(beginIntent(tabStorage(), cartA, "k", 1).fingerprint).toBe(
+      beginIntent(tabStorage(), [...cartA].reverse(), "k", 1).fingerprint,
+    );
+    expect(beginIntent(tabStorage(), cartA, "k", 1).fingerprint).not.toBe(
+      beginIntent(tabStorage(), cartB, "k", 1).fingerprint,
+    );
     expect(placeOrderInput(cartA)).toEqual({
       items: [
         { productId: "p1", quantity: 2 },

@@ -15,7 +15,11 @@
 // The pending intent is cleared once a final answer has been shown and the cart emptied. The
 // storing and matching of the pending intent is the package's (createIntentKeys); what is
 // shop-specific is here: the cart as the input, the revision as the key, the per-account slot.
-import { createIntentKeys, type KeyValueStorage, type PendingIntent } from "@once/idempotency/client";
+import {
+  createIntentKeys,
+  type KeyValueStorage,
+  type PendingIntent,
+} from "@once/idempotency/client";
 
 export interface CartLine {
   productId: string;
@@ -26,9 +30,12 @@ export interface CartLine {
 export function canonicalLines(lines: readonly CartLine[]): CartLine[] {
   const merged = new Map<string, number>();
   for (const line of lines) {
-    if (line.quantity > 0) merged.set(line.productId, (merged.get(line.productId) ?? 0) + line.quantity);
+    if (line.quantity > 0)
+      merged.set(line.productId, (merged.get(line.productId) ?? 0) + line.quantity);
   }
-  return [...merged.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([productId, quantity]) => ({ productId, quantity }));
+  return [...merged.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([productId, quantity]) => ({ productId, quantity }));
 }
 
 export const INTENT_STORAGE_KEY = "once.checkout.intent";
@@ -53,10 +60,18 @@ export function intentStorageFor(storage: KeyValueStorage, owner: string): KeyVa
 
 /** The package's one-pending-intent tracker, kept in `storage` (the tab's, per account). */
 function checkoutIntents(storage: KeyValueStorage, nowMs: number) {
-  return createIntentKeys({ storage, storageKey: INTENT_STORAGE_KEY, maxAgeMs: INTENT_MAX_AGE_MS, now: () => nowMs });
+  return createIntentKeys({
+    storage,
+    storageKey: INTENT_STORAGE_KEY,
+    maxAgeMs: INTENT_MAX_AGE_MS,
+    now: () => nowMs,
+  });
 }
 
-export function readIntent(storage: KeyValueStorage, nowMs: number = Date.now()): PendingIntent | null {
+export function readIntent(
+  storage: KeyValueStorage,
+  nowMs: number = Date.now(),
+): PendingIntent | null {
   return checkoutIntents(storage, nowMs).pending();
 }
 
@@ -65,13 +80,24 @@ export function readIntent(storage: KeyValueStorage, nowMs: number = Date.now())
  * one keyed `keyForNewIntent` (the cart's revision id). Persisted before anything is sent, so a
  * reload in the middle of the request finds it.
  */
-export function beginIntent(storage: KeyValueStorage, lines: readonly CartLine[], keyForNewIntent: string, nowMs: number = Date.now()): PendingIntent {
+export function beginIntent(
+  storage: KeyValueStorage,
+  lines: readonly CartLine[],
+  keyForNewIntent: string,
+  nowMs: number = Date.now(),
+): PendingIntent {
   return checkoutIntents(storage, nowMs).begin(placeOrderInput(lines), keyForNewIntent);
 }
 
 /** The pending intent when it belongs to this cart (a reload after submitting it). */
-export function pendingIntentFor(storage: KeyValueStorage, lines: readonly CartLine[], nowMs: number = Date.now()): PendingIntent | null {
-  return lines.length > 0 ? checkoutIntents(storage, nowMs).pendingFor(placeOrderInput(lines)) : null;
+export function pendingIntentFor(
+  storage: KeyValueStorage,
+  lines: readonly CartLine[],
+  nowMs: number = Date.now(),
+): PendingIntent | null {
+  return lines.length > 0
+    ? checkoutIntents(storage, nowMs).pendingFor(placeOrderInput(lines))
+    : null;
 }
 
 export function clearIntent(storage: KeyValueStorage): void {

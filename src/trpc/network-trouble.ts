@@ -7,7 +7,10 @@
 // One rule for all three, so the panel never leaves a demo half-armed: after any order the panel
 // reads "off", and an ordinary checkout shows the ordinary path.
 
-/** The server pauses this long inside a checkout (demo mode only; src/server/checkout/demo-delay.ts). */
+/**
+ * The server pauses this long inside a checkout (demo mode only;
+ * src/server/checkout/demo-delay.ts).
+ */
 const DEMO_DELAY_HEADER = "x-demo-delay-ms";
 
 /** A mutation's context may ask for the "slow checkout" demo: `{ demoDelayMs }`. */
@@ -15,8 +18,13 @@ export interface DemoDelayContext {
   demoDelayMs?: number;
 }
 
-/** The demo's header for a mutation that asked for a slow checkout, beside the idempotency headers. */
-export function demoDelayHeaders(op: { type: string; context: DemoDelayContext }): Record<string, string> {
+/**
+ * The demo's header for a mutation that asked for a slow checkout, beside the idempotency headers.
+ */
+export function demoDelayHeaders(op: {
+  type: string;
+  context: DemoDelayContext;
+}): Record<string, string> {
   const ms = op.type === "mutation" ? op.context.demoDelayMs : undefined;
   return ms && ms > 0 ? { [DEMO_DELAY_HEADER]: String(Math.round(ms)) } : {};
 }
@@ -88,6 +96,8 @@ export const troubleFetch: typeof fetch = async (input, init) => {
   networkTrouble.set({ dropNextResponse: false });
   const response = await fetch(input, init);
   await response.arrayBuffer(); // the server has answered in full
-  networkTrouble.note(`Dropped the server's ${response.status} answer on the way back (the server did the work).`);
+  networkTrouble.note(
+    `Dropped the server's ${response.status} answer on the way back (the server did the work).`,
+  );
   throw new TypeError("Network trouble: the response was lost on the way back");
 };

@@ -28,7 +28,11 @@ export function makeTRPCClient() {
       idempotencyLink<AppRouter>(),
       splitLink({
         condition: (op) => op.type === "mutation",
-        true: httpLink({ url, headers: ({ op }) => ({ ...idempotencyHeaders({ op }), ...demoDelayHeaders(op) }), fetch: troubleFetch }),
+        true: httpLink({
+          url,
+          headers: ({ op }) => ({ ...idempotencyHeaders({ op }), ...demoDelayHeaders(op) }),
+          fetch: troubleFetch,
+        }),
         // Never more calls per request than the server takes (src/shared/batch.ts).
         false: httpBatchLink({ url, maxItems: MAX_BATCH_SIZE }),
       }),

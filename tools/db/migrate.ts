@@ -44,14 +44,24 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
   );
 }
 
-/** Applies every pending migration in `dir` (the project's by default); returns the names it applied. */
-export async function migrate(databaseUrl: string, options: { dir?: string } = {}): Promise<string[]> {
+/**
+ * Applies every pending migration in `dir` (the project's by default); returns the names it
+ * applied.
+ */
+export async function migrate(
+  databaseUrl: string,
+  options: { dir?: string } = {},
+): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock($1)", [PRISMA_MIGRATE_LOCK_ID]);
     await client.query(CREATE_MIGRATIONS_TABLE);
-    const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null }>(
+    const { rows } = await client.query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+    }>(
       `SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL`,
     );
     const applied = new Map(rows.map((r) => [r.migration_name, r]));
@@ -60,7 +70,9 @@ export async function migrate(databaseUrl: string, options: { dir?: string } = {
       const previous = applied.get(m.name);
       if (previous) {
         if (!previous.finished_at) {
-          throw new Error(`migration ${m.name} started but never finished: repair the database by hand`);
+          throw new Error(
+            `migration ${m.name} started but never finished: repair the database by hand`,
+          );
         }
         if (previous.checksum !== m.checksum) {
           throw new Error(`migration ${m.name} was edited after it was applied (checksum differs)`);
@@ -79,7 +91,9 @@ export async function migrate(databaseUrl: string, options: { dir?: string } = {
         await client.query("COMMIT");
       } catch (error) {
         await client.query("ROLLBACK");
-        throw new Error(`migration ${m.name} failed: ${(error as Error).message}`, { cause: error });
+        throw new Error(`migration ${m.name} failed: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
       done.push(m.name);
     }

@@ -29,7 +29,9 @@ it("0004 keeps the first order of each intent and leaves earlier duplicates for 
   temp = await mkdtemp(path.join(os.tmpdir(), "once-m0004-"));
   const before = path.join(temp, "migrations");
   await cp(MIGRATIONS_DIR, before, { recursive: true });
-  for (const name of await readdir(before)) if (/^\d{4}_/.test(name) && name >= "0004_") await rm(path.join(before, name), { recursive: true });
+  for (const name of await readdir(before))
+    if (/^\d{4}_/.test(name) && name >= "0004_")
+      await rm(path.join(before, name), { recursive: true });
   await migrate(url, { dir: before });
 
   client = new pg.Client({ connectionString: url });
@@ -50,8 +52,14 @@ it("0004 keeps the first order of each intent and leaves earlier duplicates for 
   const other = await insertOrder("k2", "2026-01-01T11:00:00Z");
 
   await migrate(url); // the project's migrations: 0004 (and any after it) now
-  const { rows } = await client.query<{ id: string; intentKey: string | null }>(`SELECT "id", "intentKey" FROM "Order"`);
-  expect(Object.fromEntries(rows.map((r) => [r.id, r.intentKey]))).toEqual({ [first]: "k1", [second]: null, [other]: "k2" });
+  const { rows } = await client.query<{ id: string; intentKey: string | null }>(
+    `SELECT "id", "intentKey" FROM "Order"`,
+  );
+  expect(Object.fromEntries(rows.map((r) => [r.id, r.intentKey]))).toEqual({
+    [first]: "k1",
+    [second]: null,
+    [other]: "k2",
+  });
   // From now on the index refuses a second order for an intent.
   await expect(
     client.query(

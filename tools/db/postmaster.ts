@@ -54,5 +54,9 @@ export async function stopPostmaster(server: Postmaster, timeoutMs = 20_000): Pr
   } catch {
     return; // already gone
   }
-  await waitFor(`PostgreSQL (pid ${server.pid}) to stop`, () => !isProcessAlive(server.pid), timeoutMs);
+  await waitFor(
+    `PostgreSQL (pid ${server.pid}) to stop`,
+    () => !isProcessAlive(server.pid),
+    timeoutMs,
+  );
 }

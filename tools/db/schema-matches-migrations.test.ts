@@ -21,7 +21,10 @@ import {
 const SCHEMA_PATH = path.resolve(import.meta.dirname, "../../prisma/schema.prisma");
 const schema = readFileSync(SCHEMA_PATH, "utf8");
 
-/** CHECK constraints schema.prisma cannot express: each one written by hand in a migration, on purpose. */
+/**
+ * CHECK constraints schema.prisma cannot express: each one written by hand in a migration, on
+ * purpose.
+ */
 const EXPECTED_CHECKS = { "Product.Product_stock_nonnegative": "CHECK (stock >= 0)" };
 
 let admin: pg.Client;
@@ -47,13 +50,17 @@ afterAll(async () => {
   await admin?.end();
 });
 
-/** schema.prisma with `replace` applied once; fails loudly if the anchor is gone, so the test cannot silently test nothing. */
+/**
+ * schema.prisma with `replace` applied once; fails loudly if the anchor is gone, so the test cannot
+ * silently test nothing.
+ */
 function alteredSchema(anchor: string, replacement: string): string {
   expect(schema, `anchor ${JSON.stringify(anchor)} not in schema.prisma`).toContain(anchor);
   return schema.replace(anchor, replacement);
 }
 
-const diffFor = (schemaText: string) => diffCatalogs(expectedCatalog(getDatamodel(schemaText)), migrated);
+const diffFor = (schemaText: string) =>
+  diffCatalogs(expectedCatalog(getDatamodel(schemaText)), migrated);
 
 describe("the migrated database equals schema.prisma", () => {
   it("has no difference in enums, tables, columns, indexes or foreign keys", () => {
@@ -63,60 +70,108 @@ describe("the migrated database equals schema.prisma", () => {
   it("holds every model of the schema, and sees descending index columns and the migration's checks", async () => {
     const datamodel = getDatamodel(schema);
     expect(Object.keys(migrated.tables).sort()).toEqual(datamodel.models.map((m) => m.name).sort());
-    expect(migrated.indexes["IdempotencyKey_status_createdAt_id_idx"]?.columns).toEqual(["status", "createdAt DESC", "id DESC"]);
+    expect(migrated.indexes["IdempotencyKey_status_createdAt_id_idx"]?.columns).toEqual([
+      "status",
+      "createdAt DESC",
+      "id DESC",
+    ]);
     expect(await readCheckConstraints(client)).toEqual(EXPECTED_CHECKS);
   });
 });
 
 describe("the comparison catches a schema the migrations do not follow", () => {
   it("a field added without a migration", () => {
-    const diff = diffFor(alteredSchema("  chargeId       String?\n", "  chargeId       String?\n  note           String?\n"));
+    const diff = diffFor(
+      alteredSchema(
+        "  chargeId       String?\n",
+        "  chargeId       String?\n  note           String?\n",
+      ),
+    );
     expect(diff).toEqual(["column Order.note: in schema.prisma, missing from the migrations"]);
   });
 
   it("a model added without a migration", () => {
     const diff = diffFor(`${schema}\nmodel Coupon {\n  code String @id\n}\n`);
-    expect(diff).toEqual(["table Coupon: in schema.prisma, missing from the migrations", "index Coupon_pkey: in schema.prisma, missing from the migrations"]);
+    expect(diff).toEqual([
+      "table Coupon: in schema.prisma, missing from the migrations",
+      "index Coupon_pkey: in schema.prisma, missing from the migrations",
+    ]);
   });
 
   it("a field removed from the schema but still in the database", () => {
     const diff = diffFor(alteredSchema("  chargeId       String?\n", ""));
-    expect(diff).toEqual(["column Order.chargeId: created by the migrations, not in schema.prisma"]);
+    expect(diff).toEqual([
+      "column Order.chargeId: created by the migrations, not in schema.prisma",
+    ]);
   });
 
   it("a required field made optional, a type narrowed, a default changed", () => {
-    expect(diffFor(alteredSchema("  currency       String\n  // The checkout's", "  currency       String?\n  // The checkout's"))).toEqual([
-      "column Order.currency: nullable is true in schema.prisma, false in the database",
-    ]);
-    expect(diffFor(alteredSchema("key                 String            @db.VarChar(255)", "key                 String            @db.VarChar(128)"))).toEqual([
+    expect(
+      diffFor(
+        alteredSchema(
+          "  currency       String\n  // The checkout's",
+          "  currency       String?\n  // The checkout's",
+        ),
+      ),
+    ).toEqual(["column Order.currency: nullable is true in schema.prisma, false in the database"]);
+    expect(
+      diffFor(
+        alteredSchema(
+          "key                 String            @db.VarChar(255)",
+          "key                 String            @db.VarChar(128)",
+        ),
+      ),
+    ).toEqual([
       'column IdempotencyKey.key: type is "character varying(128)" in schema.prisma, "character varying(255)" in the database',
     ]);
-    expect(diffFor(alteredSchema('currency    String   @default("EUR")', 'currency    String   @default("USD")'))).toEqual([
+    expect(
+      diffFor(
+        alteredSchema(
+          'currency    String   @default("EUR")',
+          'currency    String   @default("USD")',
+        ),
+      ),
+    ).toEqual([
       `column Product.currency: default is "'USD'::text" in schema.prisma, "'EUR'::text" in the database`,
     ]);
   });
 
   it("an enum value added", () => {
     const diff = diffFor(alteredSchema("  PAYMENT_FAILED\n", "  PAYMENT_FAILED\n  REFUNDED\n"));
-    expect(diff).toEqual(['enum OrderStatus: schema has ["PENDING","PAID","PAYMENT_FAILED","REFUNDED"], database has ["PENDING","PAID","PAYMENT_FAILED"]']);
+    expect(diff).toEqual([
+      'enum OrderStatus: schema has ["PENDING","PAID","PAYMENT_FAILED","REFUNDED"], database has ["PENDING","PAID","PAYMENT_FAILED"]',
+    ]);
   });
 
   it("an index added, and an index's sort order changed", () => {
-    expect(diffFor(alteredSchema("  @@index([orderId])\n", "  @@index([orderId])\n  @@index([productId])\n"))).toEqual([
-      "index OrderItem_productId_idx: in schema.prisma, missing from the migrations",
-    ]);
-    const diff = diffFor(alteredSchema("@@index([tenantId, createdAt(sort: Desc)])", "@@index([tenantId, createdAt])"));
+    expect(
+      diffFor(
+        alteredSchema("  @@index([orderId])\n", "  @@index([orderId])\n  @@index([productId])\n"),
+      ),
+    ).toEqual(["index OrderItem_productId_idx: in schema.prisma, missing from the migrations"]);
+    const diff = diffFor(
+      alteredSchema("@@index([tenantId, createdAt(sort: Desc)])", "@@index([tenantId, createdAt])"),
+    );
     expect(diff).toHaveLength(1);
-    expect(diff[0]).toMatch(/^index Order_tenantId_createdAt_idx: schema.prisma wants .*"createdAt"\].*database has .*"createdAt DESC"/);
+    expect(diff[0]).toMatch(
+      /^index Order_tenantId_createdAt_idx: schema.prisma wants .*"createdAt"\].*database has .*"createdAt DESC"/,
+    );
   });
 
   it("a unique constraint dropped from the schema", () => {
     const diff = diffFor(alteredSchema("  @@unique([scope, key])\n", ""));
-    expect(diff).toEqual(["index IdempotencyKey_scope_key_key: created by the migrations, not in schema.prisma"]);
+    expect(diff).toEqual([
+      "index IdempotencyKey_scope_key_key: created by the migrations, not in schema.prisma",
+    ]);
   });
 
   it("a relation's delete rule changed", () => {
-    const diff = diffFor(alteredSchema("@relation(fields: [userId], references: [id], onDelete: Cascade)", "@relation(fields: [userId], references: [id])"));
+    const diff = diffFor(
+      alteredSchema(
+        "@relation(fields: [userId], references: [id], onDelete: Cascade)",
+        "@relation(fields: [userId], references: [id])",
+      ),
+    );
     expect(diff).toEqual([
       'foreign key ApiToken_userId_fkey: schema.prisma wants {"table":"ApiToken","columns":["userId"],"references":"User","referencedColumns":["id"],"onDelete":"RESTRICT","onUpdate":"CASCADE"}, database has {"table":"ApiToken","columns":["userId"],"references":"User","referencedColumns":["id"],"onDelete":"CASCADE","onUpdate":"CASCADE"}',
     ]);
@@ -125,9 +180,9 @@ describe("the comparison catches a schema the migrations do not follow", () => {
   it("a column the migrations add behind the schema's back", async () => {
     await client.query(`ALTER TABLE "Tenant" ADD COLUMN "plan" TEXT`);
     try {
-      expect(diffCatalogs(expectedCatalog(getDatamodel(schema)), await readCatalog(client))).toEqual([
-        "column Tenant.plan: created by the migrations, not in schema.prisma",
-      ]);
+      expect(
+        diffCatalogs(expectedCatalog(getDatamodel(schema)), await readCatalog(client)),
+      ).toEqual(["column Tenant.plan: created by the migrations, not in schema.prisma"]);
     } finally {
       await client.query(`ALTER TABLE "Tenant" DROP COLUMN "plan"`);
     }
@@ -136,9 +191,9 @@ describe("the comparison catches a schema the migrations do not follow", () => {
 
 describe("reading schema.prisma with Prisma's parser", () => {
   it("refuses an invalid schema with Prisma's own message", () => {
-    expect(() => getDatamodel(alteredSchema("  name      String\n", "  name      Strin\n"))).toThrow(
-      /schema.prisma is invalid:[\s\S]*Type "Strin" is neither a built-in type/,
-    );
+    expect(() =>
+      getDatamodel(alteredSchema("  name      String\n", "  name      Strin\n")),
+    ).toThrow(/schema.prisma is invalid:[\s\S]*Type "Strin" is neither a built-in type/);
   });
 
   // A schema using what ours does not (yet): each mapping is checked against the SQL Prisma Migrate
@@ -208,17 +263,38 @@ ALTER TABLE "things" ADD CONSTRAINT "things_ownerId_fkey" FOREIGN KEY ("ownerId"
       ownerId: { type: "integer", nullable: true, default: null },
     });
     expect(catalog.indexes).toEqual({
-      things_pkey: { table: "things", columns: ["id"], unique: true, primary: true, method: "btree" },
-      thing_ref_at: { table: "things", columns: ["reference", "at"], unique: true, primary: false, method: "btree" },
+      things_pkey: {
+        table: "things",
+        columns: ["id"],
+        unique: true,
+        primary: true,
+        method: "btree",
+      },
+      thing_ref_at: {
+        table: "things",
+        columns: ["reference", "at"],
+        unique: true,
+        primary: false,
+        method: "btree",
+      },
       Owner_pkey: { table: "Owner", columns: ["id"], unique: true, primary: true, method: "btree" },
     });
     expect(catalog.foreignKeys).toEqual({
-      things_ownerId_fkey: { table: "things", columns: ["ownerId"], references: "Owner", referencedColumns: ["id"], onDelete: "SET NULL", onUpdate: "CASCADE" },
+      things_ownerId_fkey: {
+        table: "things",
+        columns: ["ownerId"],
+        references: "Owner",
+        referencedColumns: ["id"],
+        onDelete: "SET NULL",
+        onUpdate: "CASCADE",
+      },
     });
 
     const scratch = `once_schema_${randomBytes(6).toString("hex")}`;
     await admin.query(`CREATE DATABASE "${scratch}"`);
-    const other = new pg.Client({ connectionString: inject("pgAdminUrl").replace(/\/postgres$/, `/${scratch}`) });
+    const other = new pg.Client({
+      connectionString: inject("pgAdminUrl").replace(/\/postgres$/, `/${scratch}`),
+    });
     try {
       await other.connect();
       await other.query(THING_SQL);
@@ -230,7 +306,9 @@ ALTER TABLE "things" ADD CONSTRAINT "things_ownerId_fkey" FOREIGN KEY ("ownerId"
   });
 
   it("truncates default names to PostgreSQL's 63 characters the way Prisma does", () => {
-    expect(defaultConstraintName("Order", ["tenantId", "createdAt"], "idx")).toBe("Order_tenantId_createdAt_idx");
+    expect(defaultConstraintName("Order", ["tenantId", "createdAt"], "idx")).toBe(
+      "Order_tenantId_createdAt_idx",
+    );
     expect(defaultConstraintName("Order", [], "pkey")).toBe("Order_pkey");
     const long = defaultConstraintName("A".repeat(40), ["b".repeat(40)], "key");
     expect(long).toHaveLength(63);

@@ -32,8 +32,12 @@ async function productionLikeDatabase(): Promise<{ ownerUrl: string; appUrl: str
   const owner = new pg.Client({ connectionString: ownerUrl });
   await owner.connect();
   await owner.query(`GRANT USAGE ON SCHEMA public TO "${role}"`);
-  await owner.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "${role}"`);
-  await owner.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO "${role}"`);
+  await owner.query(
+    `ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "${role}"`,
+  );
+  await owner.query(
+    `ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO "${role}"`,
+  );
   await owner.end();
   const app = new URL(ownerUrl);
   app.username = role;
@@ -58,6 +62,8 @@ describe("db:setup with DIRECT_DATABASE_URL", () => {
 
   it("without it, the migrations go through DATABASE_URL (here: refused, the app's role creates nothing)", async () => {
     const { appUrl } = await productionLikeDatabase();
-    await expect(setupDatabase(appUrl, () => {}, { demo: false })).rejects.toThrow(/permission denied/);
+    await expect(setupDatabase(appUrl, () => {}, { demo: false })).rejects.toThrow(
+      /permission denied/,
+    );
   });
 });

@@ -18,7 +18,11 @@ export interface SetupOptions {
  * Migrates and seeds the database at `databaseUrl`. Safe to run again: both steps are idempotent.
  * The demo accounts and tokens are seeded only in demo mode.
  */
-export async function setupDatabase(databaseUrl: string, log: (msg: string) => void, options: SetupOptions): Promise<void> {
+export async function setupDatabase(
+  databaseUrl: string,
+  log: (msg: string) => void,
+  options: SetupOptions,
+): Promise<void> {
   const { demo } = options;
   const applied = await migrate(options.directUrl ?? databaseUrl);
   log(applied.length ? `[db] applied ${applied.join(", ")}` : "[db] schema up to date");
@@ -27,7 +31,11 @@ export async function setupDatabase(databaseUrl: string, log: (msg: string) => v
   const db = createDb(databaseUrl, { max: 2, preparedStatements: false });
   try {
     await seed(db, { demo });
-    log(demo ? "[db] seeded, with the demo accounts and tokens (demo mode)" : "[db] seeded (no demo accounts: create one with `npm run users`)");
+    log(
+      demo
+        ? "[db] seeded, with the demo accounts and tokens (demo mode)"
+        : "[db] seeded (no demo accounts: create one with `npm run users`)",
+    );
   } finally {
     await db.$disconnect();
   }

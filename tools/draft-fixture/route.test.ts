@@ -8,15 +8,24 @@ import { draftFixture, type DraftFixture } from "./route";
 
 const t = useTestDatabase();
 let fixture: DraftFixture;
-const fx = () => (fixture ??= draftFixture(createEngineFor(t.db), { docs: "http://fixture/docs/errors" }));
+const fx = () =>
+  (fixture ??= draftFixture(createEngineFor(t.db), { docs: "http://fixture/docs/errors" }));
 const BASE = "http://fixture/resources";
 
-function send(method: string, key: string | undefined, body: unknown, headers: Record<string, string> = {}, url = BASE) {
+function send(
+  method: string,
+  key: string | undefined,
+  body: unknown,
+  headers: Record<string, string> = {},
+  url = BASE,
+) {
   const h = new Headers({ "content-type": "application/json", ...headers });
   if (key !== undefined) h.set("idempotency-key", key);
   return fx().handle(new Request(url, { method, headers: h, body: JSON.stringify(body) }));
 }
-const created = async () => ((await (await fx().handle(new Request("http://fixture/stats"))).json()) as { created: number }).created;
+const created = async () =>
+  ((await (await fx().handle(new Request("http://fixture/stats"))).json()) as { created: number })
+    .created;
 
 describe("the Idempotency-Key draft fixture", () => {
   it("creates once: the retry is the first answer (201, body, Location), with Idempotency-Key-Expires", async () => {
@@ -27,9 +36,13 @@ describe("the Idempotency-Key draft fixture", () => {
     expect([first.status, retry.status]).toEqual([201, 201]);
     expect(await retry.text()).toBe(await first.text());
     expect(retry.headers.get("location")).toBe(first.headers.get("location"));
-    expect(new Date(retry.headers.get("idempotency-key-expires")!).getTime()).toBeGreaterThan(Date.now());
+    expect(new Date(retry.headers.get("idempotency-key-expires")!).getTime()).toBeGreaterThan(
+      Date.now(),
+    );
     expect(await created()).toBe(before + 1);
-    expect((await fx().handle(new Request(`http://fixture${first.headers.get("location")}`))).status).toBe(200);
+    expect(
+      (await fx().handle(new Request(`http://fixture${first.headers.get("location")}`))).status,
+    ).toBe(200);
   });
 
   it("400 without a key on POST and PATCH, as problem details linking to documentation", async () => {
@@ -37,8 +50,13 @@ describe("the Idempotency-Key draft fixture", () => {
       const res = await send(method, undefined, {});
       expect(res.status).toBe(400);
       expect(res.headers.get("content-type")).toBe("application/problem+json");
-      expect(res.headers.get("link")).toMatch(/^<http:\/\/fixture\/docs\/errors#idempotency_key_missing>; rel="describedby"$/);
-      expect(await res.json()).toMatchObject({ status: 400, type: "http://fixture/docs/errors#idempotency_key_missing" });
+      expect(res.headers.get("link")).toMatch(
+        /^<http:\/\/fixture\/docs\/errors#idempotency_key_missing>; rel="describedby"$/,
+      );
+      expect(await res.json()).toMatchObject({
+        status: 400,
+        type: "http://fixture/docs/errors#idempotency_key_missing",
+      });
     }
   });
 
@@ -54,8 +72,13 @@ describe("the Idempotency-Key draft fixture", () => {
   it("409 with Retry-After while the first request with the key is still being processed", async () => {
     const key = randomUUID();
     const first = send("POST", key, { slow: true }, { "x-fixture-delay-ms": "1500" });
-    // The first request holds its key inside its transaction for 1.5 s: once its key is reserved, the duplicate arrives.
-    await vi.waitFor(async () => expect(await t.db.idempotencyKey.count({ where: { key, status: "PROCESSING" } })).toBe(1), { interval: 10 });
+    // The first request holds its key inside its transaction for 1.5 s: once its key is reserved,
+    // the duplicate arrives.
+    await vi.waitFor(
+      async () =>
+        expect(await t.db.idempotencyKey.count({ where: { key, status: "PROCESSING" } })).toBe(1),
+      { interval: 10 },
+    );
     const concurrent = await send("POST", key, { slow: true });
     expect(concurrent.status).toBe(409);
     expect(Number(concurrent.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -69,6 +92,10 @@ describe("the Idempotency-Key draft fixture", () => {
     const key = randomUUID();
     const patched = await send("PATCH", key, { name: "b" }, {}, `http://fixture${location}`);
     const again = await send("PATCH", key, { name: "b" }, {}, `http://fixture${location}`);
-    expect([patched.status, again.status, again.headers.get("idempotent-replayed")]).toEqual([200, 200, "true"]);
+    expect([patched.status, again.status, again.headers.get("idempotent-replayed")]).toEqual([
+      200,
+      200,
+      "true",
+    ]);
   });
 });

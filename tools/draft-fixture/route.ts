@@ -23,16 +23,22 @@ export interface DraftFixture {
   handle(request: Request): Promise<Response>;
 }
 
-const delayOf = (request: Request) => Math.min(MAX_DELAY_MS, Math.max(0, Number(request.headers.get("x-fixture-delay-ms")) || 0));
+const delayOf = (request: Request) =>
+  Math.min(MAX_DELAY_MS, Math.max(0, Number(request.headers.get("x-fixture-delay-ms")) || 0));
 
-export function draftFixture(engine: IdempotencyEngine<Tx>, options: { docs?: string } = {}): DraftFixture {
+export function draftFixture(
+  engine: IdempotencyEngine<Tx>,
+  options: { docs?: string } = {},
+): DraftFixture {
   const resources = new Map<string, unknown>();
   let created = 0;
   const read = (request: Request): Response => {
     const { pathname } = new URL(request.url);
     if (pathname === "/stats") return Response.json({ created });
     const resource = resources.get(pathname);
-    return resource === undefined ? Response.json({ error: "not found" }, { status: 404 }) : Response.json(resource);
+    return resource === undefined
+      ? Response.json({ error: "not found" }, { status: 404 })
+      : Response.json(resource);
   };
   const write = idempotent<Tx>(
     async (request, { tx, key }) => {
@@ -54,11 +60,24 @@ export function draftFixture(engine: IdempotencyEngine<Tx>, options: { docs?: st
         return Response.json(changed);
       }
       const id = `${++created}`;
-      const resource = { id, idempotencyKey: key, ...(typeof body === "object" && body !== null ? body : { value: body }) };
+      const resource = {
+        id,
+        idempotencyKey: key,
+        ...(typeof body === "object" && body !== null ? body : { value: body }),
+      };
       resources.set(`${pathname.replace(/\/$/, "")}/${id}`, resource);
-      return Response.json(resource, { status: 201, headers: { location: `${pathname.replace(/\/$/, "")}/${id}` } });
+      return Response.json(resource, {
+        status: 201,
+        headers: { location: `${pathname.replace(/\/$/, "")}/${id}` },
+      });
     },
-    { engine, scope: () => SCOPE, passThrough: read, docs: options.docs, operation: "draft-fixture" },
+    {
+      engine,
+      scope: () => SCOPE,
+      passThrough: read,
+      docs: options.docs,
+      operation: "draft-fixture",
+    },
   );
   return { handle: write };
 }

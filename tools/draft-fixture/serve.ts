@@ -10,16 +10,23 @@ import { draftFixture } from "./route";
 const portArg = process.argv.indexOf("--port");
 const port = portArg > 0 ? Number(process.argv[portArg + 1]) : 4100;
 const url = await requireDatabase();
-const fixture = draftFixture(createEngineFor(createDb(url, { max: 8 }), {}, { listenUrl: url }), { docs: `http://127.0.0.1:${port}/docs/errors` });
+const fixture = draftFixture(createEngineFor(createDb(url, { max: 8 }), {}, { listenUrl: url }), {
+  docs: `http://127.0.0.1:${port}/docs/errors`,
+});
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on("data", (chunk: Buffer) => chunks.push(chunk));
   req.on("end", () => {
     const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, [value].flat().join(", "));
+    for (const [name, value] of Object.entries(req.headers))
+      if (value !== undefined) headers.set(name, [value].flat().join(", "));
     const hasBody = req.method !== "GET" && req.method !== "HEAD";
-    const request = new Request(`http://127.0.0.1:${port}${req.url}`, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : null });
+    const request = new Request(`http://127.0.0.1:${port}${req.url}`, {
+      method: req.method,
+      headers,
+      body: hasBody ? Buffer.concat(chunks) : null,
+    });
     fixture
       .handle(request)
       .then(async (response) => {
@@ -32,4 +39,6 @@ const server = createServer((req, res) => {
       });
   });
 });
-server.listen(port, "127.0.0.1", () => console.log(`draft fixture on http://127.0.0.1:${port}/resources (pid ${process.pid})`));
+server.listen(port, "127.0.0.1", () =>
+  console.log(`draft fixture on http://127.0.0.1:${port}/resources (pid ${process.pid})`),
+);

@@ -3,7 +3,8 @@
 // What counts as a path (kept narrow on purpose, so the test has no false alarms to silence):
 // - in Markdown (README.md, docs/*.md, packages/idempotency/README.md): each word inside
 //   backticks or a fenced block, and each relative link target `](…)`;
-// - in code (.ts, .tsx, .js, .cjs outside examples/t3), each word of a comment (`//`, `/* */`, `*`);
+// - in code (.ts, .tsx, .js, .cjs outside examples/t3), each word of a comment (`//`, `/* */`,
+//   `*`);
 // a word is a path when it starts with one of the repository's tracked top-level folders
 // (`src/`, `docs/`, `packages/`, …) or, for a link, is relative to the Markdown file; or when it
 // is a bare Markdown file name (`design.md`), which must be some tracked file's name. Trailing
@@ -25,7 +26,9 @@ const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encodi
 
 const tracked = git("ls-files", "-z").split("\0").filter(Boolean);
 const existing = new Set<string>(tracked);
-for (const file of tracked) for (let dir = path.posix.dirname(file); dir !== "."; dir = path.posix.dirname(dir)) existing.add(dir);
+for (const file of tracked)
+  for (let dir = path.posix.dirname(file); dir !== "."; dir = path.posix.dirname(dir))
+    existing.add(dir);
 const topFolders = new Set(tracked.filter((f) => f.includes("/")).map((f) => f.split("/")[0]!));
 const trackedNames = new Set(tracked.map((f) => path.posix.basename(f)));
 /**
@@ -38,8 +41,12 @@ const BASES: [prefix: string, bases: string[]][] = [
   ["examples/minimal/", ["examples/minimal"]],
 ];
 
-const MARKDOWN = tracked.filter((f) => f === "README.md" || /^docs\/[^/]+\.md$/.test(f) || f === "packages/idempotency/README.md");
-const CODE = tracked.filter((f) => /\.(ts|tsx|js|cjs|mjs)$/.test(f) && !f.startsWith("examples/t3/"));
+const MARKDOWN = tracked.filter(
+  (f) => f === "README.md" || /^docs\/[^/]+\.md$/.test(f) || f === "packages/idempotency/README.md",
+);
+const CODE = tracked.filter(
+  (f) => /\.(ts|tsx|js|cjs|mjs)$/.test(f) && !f.startsWith("examples/t3/"),
+);
 
 const NOT_LITERAL = /[*<>{}$…|]/;
 
@@ -58,7 +65,13 @@ function asPath(word: string, relative: boolean): string | null {
     .replace(/^[("'[]+/, "")
     .replace(/'s$/, "")
     .replace(/[)"'\],.;:!?]+$/, "");
-  if (NOT_LITERAL.test(candidate) || /^[a-z]+:/i.test(candidate) || candidate.startsWith("/") || candidate.startsWith("~")) return null;
+  if (
+    NOT_LITERAL.test(candidate) ||
+    /^[a-z]+:/i.test(candidate) ||
+    candidate.startsWith("/") ||
+    candidate.startsWith("~")
+  )
+    return null;
   candidate = candidate.replace(/#.*$/, "").replace(/:\d+(-\d+)?$/, "");
   if (!candidate || candidate.includes("//")) return null;
   if (relative) return candidate;
@@ -88,7 +101,8 @@ function mentionsIn(file: string): Mention[] {
         const named = /^(?:\s*(?:\/\/|#)\s+)?(\S+)/.exec(text)?.[1];
         if (named && (!/^\s/.test(text) || /^\s*(\/\/|#)\s/.test(text))) add(line, named);
       }
-      for (const [, code] of text.matchAll(/`([^`]+)`/g)) for (const word of code!.split(/\s+/)) add(line, word);
+      for (const [, code] of text.matchAll(/`([^`]+)`/g))
+        for (const word of code!.split(/\s+/)) add(line, word);
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) add(line, target!, true);
       return;
     }
@@ -96,7 +110,9 @@ function mentionsIn(file: string): Mention[] {
     const trimmed = text.trim();
     if (inBlockComment || trimmed.startsWith("/*")) {
       comment = trimmed;
-      inBlockComment = !trimmed.includes("*/") || (trimmed.startsWith("/*") && trimmed.indexOf("*/") < 2 && !trimmed.endsWith("*/"));
+      inBlockComment =
+        !trimmed.includes("*/") ||
+        (trimmed.startsWith("/*") && trimmed.indexOf("*/") < 2 && !trimmed.endsWith("*/"));
     } else {
       const at = text.search(/(^|\s)\/\/\s/);
       if (at >= 0) comment = text.slice(at);
@@ -108,16 +124,20 @@ function mentionsIn(file: string): Mention[] {
 
 function exists(mention: Mention): boolean {
   const dir = path.posix.dirname(mention.file);
-  const bases = mention.relative ? [dir] : ["", ...(BASES.find(([prefix]) => mention.file.startsWith(prefix))?.[1] ?? [])];
+  const bases = mention.relative
+    ? [dir]
+    : ["", ...(BASES.find(([prefix]) => mention.file.startsWith(prefix))?.[1] ?? [])];
   for (const base of bases) {
     const full = path.posix.normalize(path.posix.join(base, mention.path)).replace(/\/$/, "");
     if (existing.has(full)) return true;
   }
-  if (!mention.relative && /^[\w.-]+\.md$/.test(mention.path)) return trackedNames.has(mention.path);
+  if (!mention.relative && /^[\w.-]+\.md$/.test(mention.path))
+    return trackedNames.has(mention.path);
   return false;
 }
 
-// Whether git ignores it, as a file or as a folder (a pattern ending in a slash matches only folders).
+// Whether git ignores it, as a file or as a folder (a pattern ending in a slash matches only
+// folders).
 function ignoredByGit(candidate: string): boolean {
   try {
     const folder = candidate.endsWith("/") ? candidate : `${candidate}/`;

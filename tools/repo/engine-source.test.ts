@@ -13,17 +13,32 @@ import { describe, expect, it } from "vitest";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const PACKAGE = "packages/idempotency";
 
-const exportsMap = (JSON.parse(readFileSync(path.join(ROOT, PACKAGE, "package.json"), "utf8")) as { exports: Record<string, unknown> }).exports;
+const exportsMap = (
+  JSON.parse(readFileSync(path.join(ROOT, PACKAGE, "package.json"), "utf8")) as {
+    exports: Record<string, unknown>;
+  }
+).exports;
 // tsconfig.json is JSON without comments here; a comment in it would fail this parse, loudly.
-const paths = (JSON.parse(readFileSync(path.join(ROOT, "tsconfig.json"), "utf8")) as { compilerOptions: { paths: Record<string, string[]> } }).compilerOptions
-  .paths;
+const paths = (
+  JSON.parse(readFileSync(path.join(ROOT, "tsconfig.json"), "utf8")) as {
+    compilerOptions: { paths: Record<string, string[]> };
+  }
+).compilerOptions.paths;
 
-/** Each code entry of the package: its specifier and the source file its built `import` target comes from. */
+/**
+ * Each code entry of the package: its specifier and the source file its built `import` target comes
+ * from.
+ */
 const entries = Object.entries(exportsMap).flatMap(([subpath, target]) => {
   if (typeof target !== "object" || target === null || !("import" in target)) return []; // "./package.json"
   const built = (target as { import: string }).import; // ./dist/entry/jobs.js
   const source = built.replace(/^\.\/dist\//, "./src/").replace(/\.js$/, ".ts"); // ./src/entry/jobs.ts
-  return [{ specifier: `@once/idempotency${subpath.slice(1)}`, source: `./${PACKAGE}/${source.slice(2)}` }];
+  return [
+    {
+      specifier: `@once/idempotency${subpath.slice(1)}`,
+      source: `./${PACKAGE}/${source.slice(2)}`,
+    },
+  ];
 });
 
 describe("the app runs the engine's source, not its build", () => {
@@ -39,14 +54,19 @@ describe("the app runs the engine's source, not its build", () => {
 
   it.each(entries)("Vitest: $specifier is $source", async ({ specifier, source }) => {
     const viaPackage = (await import(/* @vite-ignore */ specifier)) as Record<string, unknown>;
-    const fromSource = (await import(/* @vite-ignore */ path.join(ROOT, source))) as Record<string, unknown>;
+    const fromSource = (await import(/* @vite-ignore */ path.join(ROOT, source))) as Record<
+      string,
+      unknown
+    >;
     // The same module instance: every export is the very same value, not a copy built from it.
     expect(Object.keys(viaPackage).length).toBeGreaterThan(0);
-    for (const name of Object.keys(fromSource)) expect(viaPackage[name], name).toBe(fromSource[name]);
+    for (const name of Object.keys(fromSource))
+      expect(viaPackage[name], name).toBe(fromSource[name]);
   });
 
   it("tsx (npm run dev, the scripts, the workers they start): every entry is its source file", async () => {
-    // `node --import tsx`, as scripts/lib/payment-worker.ts starts the worker, from the project root.
+    // `node --import tsx`, as scripts/lib/payment-worker.ts starts the worker, from the project
+    // root.
     const probe = `
       const entries = ${JSON.stringify(entries)};
       const stale = [];
@@ -55,7 +75,11 @@ describe("the app runs the engine's source, not its build", () => {
         if (Object.keys(b).some((name) => a[name] !== b[name])) stale.push(specifier);
       }
       console.log(JSON.stringify(stale));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", probe], { cwd: ROOT });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", probe],
+      { cwd: ROOT },
+    );
     expect(JSON.parse(stdout)).toEqual([]);
   });
 });

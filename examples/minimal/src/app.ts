@@ -19,7 +19,8 @@ export function createApp(options: AppOptions) {
     pool,
     // The pool connects to PostgreSQL itself (no PgBouncer): the engine's statements are prepared.
     preparedStatements: true,
-    // A direct connection for LISTEN: busts reach every instance, and retries are answered from memory.
+    // A direct connection for LISTEN: busts reach every instance, and retries are answered from
+    // memory.
     listen: () => new pg.Client({ connectionString: options.databaseUrl }),
   });
   const log = options.log ?? ((message: string) => console.warn(message));

@@ -10,5 +10,7 @@ if (!databaseUrl) {
 await migrate(databaseUrl);
 const app = createApp({ databaseUrl });
 const url = await app.listen(Number(process.env.PORT ?? 3000));
-console.log(`POST ${url}/transfers.create with Authorization: Bearer alice_token and an Idempotency-Key`);
+console.log(
+  `POST ${url}/transfers.create with Authorization: Bearer alice_token and an Idempotency-Key`,
+);
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void app.close());

@@ -14,14 +14,18 @@ export async function migrate(databaseUrl: string): Promise<void> {
   const own = path.join(import.meta.dirname, "..", "prisma", "migrations");
   const steps = [
     { name: "0000_idempotency", file: engineSql() },
-    ...(await readdir(own)).sort().map((name) => ({ name, file: path.join(own, name, "migration.sql") })),
+    ...(await readdir(own))
+      .sort()
+      .map((name) => ({ name, file: path.join(own, name, "migration.sql") })),
   ];
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     await client.query(`CREATE TABLE IF NOT EXISTS "_migrations" ("name" TEXT PRIMARY KEY)`);
     for (const step of steps) {
-      const { rowCount } = await client.query(`SELECT 1 FROM "_migrations" WHERE "name" = $1`, [step.name]);
+      const { rowCount } = await client.query(`SELECT 1 FROM "_migrations" WHERE "name" = $1`, [
+        step.name,
+      ]);
       if (rowCount) continue;
       await client.query("BEGIN");
       await client.query(await readFile(step.file, "utf8"));

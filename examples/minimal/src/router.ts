@@ -1,4 +1,5 @@
-// The example's whole API: one idempotent mutation, transfers.create, as the package's README shows.
+// The example's whole API: one idempotent mutation, transfers.create, as the package's README
+// shows.
 import { initTRPC, TRPCError } from "@trpc/server";
 import { reasonOf, type IdempotencyEngine } from "@once/idempotency";
 import { createIdempotencyMiddleware, type HttpAccess } from "@once/idempotency/trpc";
@@ -37,7 +38,8 @@ const t = initTRPC.context<Context>().create({
 const authed = t.procedure.use(function authenticate({ ctx, next }) {
   const token = /^Bearer (\S+)$/.exec(ctx.http.header("authorization") ?? "")?.[1];
   const account = token ? ACCOUNTS[token] : undefined;
-  if (!account) throw new TRPCError({ code: "UNAUTHORIZED", message: "Send Authorization: Bearer <token>" });
+  if (!account)
+    throw new TRPCError({ code: "UNAUTHORIZED", message: "Send Authorization: Bearer <token>" });
   return next({ ctx: { account } });
 });
 
@@ -49,7 +51,10 @@ const idempotency = createIdempotencyMiddleware(t, {
 
 const idempotentProcedure = <T extends z.ZodType>(input: T) => authed.input(input).use(idempotency);
 
-const transferInput = z.object({ to: z.string().min(1).max(64), amountCents: z.number().int().min(1) });
+const transferInput = z.object({
+  to: z.string().min(1).max(64),
+  amountCents: z.number().int().min(1),
+});
 
 /** Transfers above this are refused: a deterministic 4xx, stored and replayed. */
 const LIMIT_CENTS = 1_000_000;
@@ -58,7 +63,11 @@ export const appRouter = t.router({
   transfers: t.router({
     create: idempotentProcedure(transferInput).mutation(async ({ ctx, input }) => {
       if (input.amountCents > LIMIT_CENTS) {
-        throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Over the transfer limit", cause: new Refusal("over_limit", "Over the transfer limit") });
+        throw new TRPCError({
+          code: "PRECONDITION_FAILED",
+          message: "Over the transfer limit",
+          cause: new Refusal("over_limit", "Over the transfer limit"),
+        });
       }
       const slowMs = ctx.allowSlowHeader ? Number(ctx.http.header("x-slow-ms") ?? 0) : 0;
       if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(slowMs, 10_000)));
@@ -73,7 +82,12 @@ export type AppRouter = typeof appRouter;
  * The second line of defence: one transfer per (account, key), whatever happens to the key's
  * record (busted, expired). ON CONFLICT DO NOTHING never fails, so it costs no reconnect.
  */
-async function recordTransfer(tx: Tx, account: string, key: string, input: z.infer<typeof transferInput>) {
+async function recordTransfer(
+  tx: Tx,
+  account: string,
+  key: string,
+  input: z.infer<typeof transferInput>,
+) {
   const select = `"id", "account", "toAccount", "amountCents", "createdAt"`;
   const inserted = await tx.$queryRawUnsafe<TransferRow[]>(
     `INSERT INTO "Transfer" ("account", "toAccount", "amountCents", "requestKey") VALUES ($1, $2, $3, $4)
@@ -84,7 +98,14 @@ async function recordTransfer(tx: Tx, account: string, key: string, input: z.inf
     key,
   );
   const row =
-    inserted[0] ?? (await tx.$queryRawUnsafe<TransferRow[]>(`SELECT ${select} FROM "Transfer" WHERE "account" = $1 AND "requestKey" = $2`, account, key))[0]!;
+    inserted[0] ??
+    (
+      await tx.$queryRawUnsafe<TransferRow[]>(
+        `SELECT ${select} FROM "Transfer" WHERE "account" = $1 AND "requestKey" = $2`,
+        account,
+        key,
+      )
+    )[0]!;
   return { ...row, createdAt: row.createdAt.toISOString() };
 }
 

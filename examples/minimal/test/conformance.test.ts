@@ -8,10 +8,14 @@ const t = useApp();
 let n = 0;
 runConformance({
   name: "examples/minimal transfers.create",
-  send: (options) => trpcSender({ url: `${t.app.url}/transfers.create`, callers: CALLERS })(options),
+  send: (options) =>
+    trpcSender({ url: `${t.app.url}/transfers.create`, callers: CALLERS })(options),
   input: () => ({ to: `acct-${++n}`, amountCents: 100 + n }),
   otherInput: (input) => ({ ...(input as object), amountCents: 1 }),
-  effects: async (key, caller = 0) => t.app.prisma.transfer.count({ where: { account: caller === 0 ? "alice" : "bob", requestKey: key } }),
+  effects: async (key, caller = 0) =>
+    t.app.prisma.transfer.count({
+      where: { account: caller === 0 ? "alice" : "bob", requestKey: key },
+    }),
   scopes: ["alice", "bob"],
   get databaseUrl() {
     return t.database.url;

@@ -55,11 +55,17 @@ export async function startApp(databaseUrl: string) {
   return { ...app, url };
 }
 
-export const CALLERS: [Record<string, string>, Record<string, string>] = [{ authorization: "Bearer alice_token" }, { authorization: "Bearer bob_token" }];
+export const CALLERS: [Record<string, string>, Record<string, string>] = [
+  { authorization: "Bearer alice_token" },
+  { authorization: "Bearer bob_token" },
+];
 
 /** In a test file: a database and the app on it, for the whole file. */
 export function useApp() {
-  const handle = {} as { database: Awaited<ReturnType<typeof startDatabase>>; app: Awaited<ReturnType<typeof startApp>> };
+  const handle = {} as {
+    database: Awaited<ReturnType<typeof startDatabase>>;
+    app: Awaited<ReturnType<typeof startApp>>;
+  };
   beforeAll(async () => {
     handle.database = await startDatabase();
     handle.app = await startApp(handle.database.url);

@@ -13,26 +13,39 @@ async function transfer(key: string, body: unknown) {
     headers: { ...CALLERS[0], "content-type": "application/json", "idempotency-key": key },
     body: JSON.stringify(body),
   });
-  return { status: res.status, replayed: res.headers.get("idempotent-replayed") === "true", text: await res.text() };
+  return {
+    status: res.status,
+    replayed: res.headers.get("idempotent-replayed") === "true",
+    text: await res.text(),
+  };
 }
 
 describe("transfers.create", () => {
   it("after an operator busts the key, a retry runs again and answers with the same transfer", async () => {
     const key = randomUUID();
     const first = await transfer(key, { to: "carol", amountCents: 2500 });
-    const id = (await t.app.prisma.idempotencyKey.findUniqueOrThrow({ where: { scope_key: { scope: "alice", key } } })).id;
+    const id = (
+      await t.app.prisma.idempotencyKey.findUniqueOrThrow({
+        where: { scope_key: { scope: "alice", key } },
+      })
+    ).id;
     const busted = await t.app.prisma.$transaction((tx) => t.app.engine.removeKey(tx, id, "bust"));
     expect(busted.removed).toBe(true);
     const again = await transfer(key, { to: "carol", amountCents: 2500 });
     expect(again).toMatchObject({ status: 200, replayed: false });
-    expect(JSON.parse(again.text).result.data.transfer.id).toBe(JSON.parse(first.text).result.data.transfer.id);
+    expect(JSON.parse(again.text).result.data.transfer.id).toBe(
+      JSON.parse(first.text).result.data.transfer.id,
+    );
     expect(await t.app.prisma.transfer.count({ where: { requestKey: key } })).toBe(1);
   });
 
   it("reaps keys past their retention with the engine's job", async () => {
     const key = randomUUID();
     await transfer(key, { to: "dave", amountCents: 300 });
-    await t.app.prisma.idempotencyKey.updateMany({ where: { key }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+    await t.app.prisma.idempotencyKey.updateMany({
+      where: { key },
+      data: { expiresAt: new Date(Date.now() - 1_000) },
+    });
     const reaped = await reapExpiredKeys(t.app.engine.run);
     expect(reaped.ran).toBe(true);
     expect(reaped.deleted).toBeGreaterThanOrEqual(1);

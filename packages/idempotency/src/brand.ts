@@ -11,5 +11,9 @@ export function mark(instance: object, name: string): void {
 }
 
 export function isMarked(value: unknown, name: string): boolean {
-  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[markOf(name)] === true;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[markOf(name)] === true
+  );
 }

@@ -17,7 +17,10 @@ export const engineConfigSchema = z
      * hold row locks forever, and a slow one (past its lease) must still reach its fenced commit.
      */
     transactionTimeoutMs: ms(1).default(60_000),
-    /** How long a finished key and its answer are kept and replayed: 24 h covers every client retry policy we know. */
+    /**
+     * How long a finished key and its answer are kept and replayed: 24 h covers every client retry
+     * policy we know.
+     */
     ttlSeconds: z.number().int().min(1).default(86_400),
     /** Live keys a scope may hold; past that new keys get 429. Bounds what one tenant can store. */
     maxLiveKeys: z.number().int().min(1).default(100_000),
@@ -27,7 +30,9 @@ export const engineConfigSchema = z
      * by at most what it creates in that window, which is what the cap is for (bounding storage).
      */
     liveKeyCountTtlMs: ms(0).default(5_000),
-    /** Floor for Retry-After: RFC 9110 allows 0, but a client retrying at once only collides again. */
+    /**
+     * Floor for Retry-After: RFC 9110 allows 0, but a client retrying at once only collides again.
+     */
     minRetryAfterSeconds: z.number().int().min(0).default(1),
     /**
      * Finished answers kept in this process's memory, so a retry is answered without a round trip.
@@ -96,6 +101,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = engineConfigSchema.parse({});
 /** Validates a configuration; a wrong value is an error that names it. */
 export function parseEngineConfig(input: EngineConfigInput = {}): EngineConfig {
   const parsed = engineConfigSchema.safeParse(input);
-  if (!parsed.success) throw new Error(`invalid idempotency configuration: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success)
+    throw new Error(`invalid idempotency configuration: ${z.prettifyError(parsed.error)}`);
   return parsed.data;
 }

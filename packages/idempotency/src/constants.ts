@@ -1,4 +1,5 @@
-// Key states, headers and counter events, as `as const` objects with derived unions: no free strings.
+// Key states, headers and counter events, as `as const` objects with derived unions: no free
+// strings.
 
 export const KeyStatus = {
   PROCESSING: "PROCESSING",
@@ -12,10 +13,15 @@ export const Header = {
   REPLAYED: "Idempotent-Replayed",
   EXPIRES: "Idempotency-Key-Expires",
   RETRY_AFTER: "Retry-After",
-  /** RFC 7240: `Prefer: wait=N` asks to wait up to N seconds for a key in flight; the answer says `Preference-Applied: wait=N`. */
+  /**
+   * RFC 7240: `Prefer: wait=N` asks to wait up to N seconds for a key in flight; the answer says
+   * `Preference-Applied: wait=N`.
+   */
   PREFER: "Prefer",
   PREFERENCE_APPLIED: "Preference-Applied",
-  /** On a replay of an answer stored without its body (larger than maxStoredBodyBytes): `omitted`. */
+  /**
+   * On a replay of an answer stored without its body (larger than maxStoredBodyBytes): `omitted`.
+   */
   REPLAY_BODY: "Idempotent-Replay-Body",
 } as const;
 

@@ -1,5 +1,6 @@
 // Counters per scope, procedure and event. Counting in memory and flushing deltas keeps a write
-// off every request; the table adds up every instance's flushes, and dashboards and metrics read it.
+// off every request; the table adds up every instance's flushes, and dashboards and metrics read
+// it.
 import type { CounterEvent } from "./constants.js";
 import type { SqlRunner } from "./store/postgres.js";
 
@@ -35,7 +36,10 @@ export const COUNTER_MINUTES_KEPT_HOURS = 24;
 
 /** Deletes counter minutes older than a day (by the index on "minute"). */
 export async function trimCounterMinutes(run: SqlRunner): Promise<number> {
-  return run.execute(`DELETE FROM "IdempotencyCounterMinute" WHERE "minute" < now() - make_interval(hours => $1)`, [COUNTER_MINUTES_KEPT_HOURS]);
+  return run.execute(
+    `DELETE FROM "IdempotencyCounterMinute" WHERE "minute" < now() - make_interval(hours => $1)`,
+    [COUNTER_MINUTES_KEPT_HOURS],
+  );
 }
 
 export class Counters {
@@ -60,7 +64,12 @@ export class Counters {
     if (rows.length === 0) return 0;
     this.pending = new Map();
     try {
-      await run.execute(FLUSH, [rows.map((r) => r.scope), rows.map((r) => r.procedure), rows.map((r) => r.event), rows.map((r) => r.count)]);
+      await run.execute(FLUSH, [
+        rows.map((r) => r.scope),
+        rows.map((r) => r.procedure),
+        rows.map((r) => r.event),
+        rows.map((r) => r.count),
+      ]);
       return rows.length;
     } catch (error) {
       for (const r of rows) this.increment(r.scope, r.procedure, r.event, r.count);

@@ -9,7 +9,13 @@ import { startEngineJobs, type JobLog } from "./jobs/scheduler.js";
 import { removeKey, type KeyRemoval, type RemoveKeyResult } from "./operator.js";
 import { PendingReleases } from "./pending-releases.js";
 import type { EngineDeps } from "./protocol/deps.js";
-import { executeIdempotently, type ExecuteOptions, type HandlerOutcome, type IdempotentRequest, type Outcome } from "./protocol/execute.js";
+import {
+  executeIdempotently,
+  type ExecuteOptions,
+  type HandlerOutcome,
+  type IdempotentRequest,
+  type Outcome,
+} from "./protocol/execute.js";
 import { ReplayCache } from "./replay-cache.js";
 import { PostgresIdempotencyStore, type SqlRunner } from "./store/postgres.js";
 import type { PrismaLike, SqlTransaction } from "./store/types.js";
@@ -18,7 +24,10 @@ import { KeyWaiters } from "./wait/waiters.js";
 export interface EngineOptions<TTx extends SqlTransaction> {
   /** Your Prisma client: the business transaction runs on it. */
   prisma: PrismaLike<TTx>;
-  /** The pg pool under Prisma's adapter, if you built it: statements outside the transaction go straight to it (faster). */
+  /**
+   * The pg pool under Prisma's adapter, if you built it: statements outside the transaction go
+   * straight to it (faster).
+   */
   pool?: pg.Pool;
   /**
    * Prepare the engine's statements on `pool` (parsed and planned once per connection: a
@@ -43,14 +52,21 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
    * key's completion, store its outcome, or replay the stored one. The tRPC middleware and
    * `withIdempotency` are both built on it. Throws IdempotencyError for every refusal.
    */
-  execute(request: IdempotentRequest, handler: (tx: TTx) => Promise<HandlerOutcome>): Promise<Outcome>;
+  execute(
+    request: IdempotentRequest,
+    handler: (tx: TTx) => Promise<HandlerOutcome>,
+  ): Promise<Outcome>;
   /**
    * The two-phase path, for a handler whose effects are not in this database (it only calls out,
    * passing the key on): no transaction is held while it runs; its answer is stored after it,
    * fenced by the lease. A lease lost meanwhile, or a store gone before the answer is stored,
    * means a retry runs the handler again: what it calls must deduplicate by the key.
    */
-  execute(request: IdempotentRequest, handler: () => Promise<HandlerOutcome>, options: ExecuteOptions & { transaction: false }): Promise<Outcome>;
+  execute(
+    request: IdempotentRequest,
+    handler: () => Promise<HandlerOutcome>,
+    options: ExecuteOptions & { transaction: false },
+  ): Promise<Outcome>;
   readonly config: EngineConfig;
   readonly counters: Counters;
   /** Runs statements outside any transaction (jobs, counters, your own tools). */
@@ -59,7 +75,9 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   readonly ready: Promise<void>;
   /** The reaper, the sweeper and the counter flush on timers; returns their stop function. */
   startJobs(log: JobLog): () => Promise<void>;
-  /** How far the reaper is behind retention: the oldest key past it, its age in seconds (0 if none). */
+  /**
+   * How far the reaper is behind retention: the oldest key past it, its age in seconds (0 if none).
+   */
   reaperLagSeconds(): Promise<number>;
   /**
    * Bust or release a key (see operator.ts) on your transaction; this process forgets its cached
@@ -77,16 +95,23 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
 /** Each engine's insides, kept off its public type; the package's own tests read them. */
 const engineDeps = new WeakMap<IdempotencyEngine<any>, EngineDeps<any>>();
 /** @internal Not exported from any entry point. */
-export function depsOf<TTx extends SqlTransaction>(engine: IdempotencyEngine<TTx>): EngineDeps<TTx> {
+export function depsOf<TTx extends SqlTransaction>(
+  engine: IdempotencyEngine<TTx>,
+): EngineDeps<TTx> {
   const deps = engineDeps.get(engine);
   if (!deps) throw new Error("not an engine made by createIdempotencyEngine");
   return deps as EngineDeps<TTx>;
 }
 
-export function createIdempotencyEngine<TTx extends SqlTransaction>(options: EngineOptions<TTx>): IdempotencyEngine<TTx> {
+export function createIdempotencyEngine<TTx extends SqlTransaction>(
+  options: EngineOptions<TTx>,
+): IdempotencyEngine<TTx> {
   const config = parseEngineConfig(options.config);
   const announceSettled = config.maxWaitMs > 0;
-  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, { prepare: options.preparedStatements, announceSettled });
+  const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, {
+    prepare: options.preparedStatements,
+    announceSettled,
+  });
   const counters = new Counters();
   const pendingReleases = new PendingReleases((record) => store.release(record));
   const replayCache =
@@ -94,11 +119,25 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
       ? new ReplayCache({ maxEntries: config.replayCacheSize, maxBytes: config.replayCacheBytes })
       : undefined;
   const waiters = new KeyWaiters();
-  const listener = options.listen && (replayCache || announceSettled) ? new EvictionListener(options.listen, replayCache, waiters).start() : undefined;
-  const deps: EngineDeps<TTx> = { store, config, counters, pendingReleases, replayCache, waiters, liveKeyCounts: new Map() };
+  const listener =
+    options.listen && (replayCache || announceSettled)
+      ? new EvictionListener(options.listen, replayCache, waiters).start()
+      : undefined;
+  const deps: EngineDeps<TTx> = {
+    store,
+    config,
+    counters,
+    pendingReleases,
+    replayCache,
+    waiters,
+    liveKeyCounts: new Map(),
+  };
   const engine: IdempotencyEngine<TTx> = {
-    execute: (request: IdempotentRequest, handler: (tx: TTx) => Promise<HandlerOutcome>, options?: ExecuteOptions) =>
-      executeIdempotently(deps, request, handler, options),
+    execute: (
+      request: IdempotentRequest,
+      handler: (tx: TTx) => Promise<HandlerOutcome>,
+      options?: ExecuteOptions,
+    ) => executeIdempotently(deps, request, handler, options),
     config,
     counters,
     run: store.run,
@@ -107,7 +146,11 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(options: Eng
       startEngineJobs(
         store.run,
         counters,
-        { intervalMs: config.reaperIntervalMs, lagWarnSeconds: config.reaperLagWarnSeconds, counterFlushMs: config.counterFlushMs },
+        {
+          intervalMs: config.reaperIntervalMs,
+          lagWarnSeconds: config.reaperLagWarnSeconds,
+          counterFlushMs: config.counterFlushMs,
+        },
         log,
       ),
     reaperLagSeconds: () => reaperLagSeconds(store.run),

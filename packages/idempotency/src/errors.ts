@@ -16,7 +16,10 @@ export class IdempotencyError extends Error {
   readonly retryAfterSeconds?: number;
   /** The key's record, where one was read (mismatch, in progress). */
   readonly record?: KeyRecord;
-  /** Set when the request waited for its key (Prefer: wait) before this answer: `Preference-Applied`. */
+  /**
+   * Set when the request waited for its key (Prefer: wait) before this answer:
+   * `Preference-Applied`.
+   */
   appliedWaitSeconds?: number;
 
   constructor(
@@ -35,7 +38,8 @@ export class IdempotencyError extends Error {
 
 /**
  * tRPC's code for each status an answer may carry: the engine's own, and those of the failures an
- * app's handlers store for replay (401 … 415). One table, so an app maps its own errors with it too.
+ * app's handlers store for replay (401 … 415). One table, so an app maps its own errors with it
+ * too.
  */
 export const TRPC_CODE_BY_STATUS = {
   400: "BAD_REQUEST",

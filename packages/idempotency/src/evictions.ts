@@ -15,7 +15,10 @@ import type { KeyWaiters } from "./wait/waiters.js";
 
 export { EVICTION_CHANNEL, SETTLED_CHANNEL };
 
-/** Tells every instance to forget the key's cached answer. Run it in the transaction that removes the key. */
+/**
+ * Tells every instance to forget the key's cached answer. Run it in the transaction that removes
+ * the key.
+ */
 export async function announceEviction(run: SqlRunner, scope: string, key: string): Promise<void> {
   await run.execute("SELECT pg_notify($1, $2)", [EVICTION_CHANNEL, JSON.stringify([scope, key])]);
 }
@@ -98,7 +101,8 @@ export class EvictionListener {
 function parsePayload(payload: string | undefined): [string?, string?] {
   try {
     const value: unknown = JSON.parse(payload ?? "");
-    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string") return [value[0], value[1]];
+    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string")
+      return [value[0], value[1]];
   } catch {
     // fall through
   }

@@ -4,7 +4,12 @@
 // the tRPC middleware, jobs, operator tools, the SQL layer, configuration, reasons and the
 // conformance kit are subpaths (see package.json).
 export { createIdempotencyEngine, type EngineOptions, type IdempotencyEngine } from "./engine.js";
-export { withIdempotency, DeterministicError, type IdempotentCall, type IdempotentResult } from "./wrapper.js";
+export {
+  withIdempotency,
+  DeterministicError,
+  type IdempotentCall,
+  type IdempotentResult,
+} from "./wrapper.js";
 export { IdempotencyError } from "./errors.js";
 export { UniqueViolationError } from "./unique-violation.js";
 export { reasonOf } from "./reason-of.js";

@@ -11,7 +11,9 @@ import { runnerOf } from "./store/postgres.js";
 import { COLUMNS } from "./store/sql.js";
 import type { KeyRecord, SqlTransaction } from "./store/types.js";
 
-/** live: a request holds the key; expired: PROCESSING, its holder is gone (stuck); none: finished. */
+/**
+ * live: a request holds the key; expired: PROCESSING, its holder is gone (stuck); none: finished.
+ */
 export const LeaseState = { LIVE: "live", EXPIRED: "expired", NONE: "none" } as const;
 export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
 
@@ -39,7 +41,11 @@ const FINISHED = `"status" IN ('COMPLETED', 'FAILED')`;
 const ALLOWED: Record<KeyRemoval, string> = { bust: `(${FINISHED} OR ${STUCK})`, release: STUCK };
 
 /** Deletes the key if, at the moment of the delete, the rule for `mode` allows it. */
-export async function removeKey(tx: SqlTransaction, id: string, mode: KeyRemoval): Promise<RemoveKeyResult> {
+export async function removeKey(
+  tx: SqlTransaction,
+  id: string,
+  mode: KeyRemoval,
+): Promise<RemoveKeyResult> {
   const run = runnerOf(tx);
   const [deleted] = await run.query<OperatorKeyRecord>(
     `DELETE FROM "IdempotencyKey" WHERE "id" = $1::uuid AND ${ALLOWED[mode]} RETURNING ${OPERATOR_COLUMNS}`,
@@ -50,8 +56,12 @@ export async function removeKey(tx: SqlTransaction, id: string, mode: KeyRemoval
     return { removed: true, record: deleted };
   }
   // Refused: read the row to say why (it may have changed since, but only to a state we refuse).
-  const [current] = await run.query<OperatorKeyRecord>(`SELECT ${OPERATOR_COLUMNS} FROM "IdempotencyKey" WHERE "id" = $1::uuid`, [id]);
+  const [current] = await run.query<OperatorKeyRecord>(
+    `SELECT ${OPERATOR_COLUMNS} FROM "IdempotencyKey" WHERE "id" = $1::uuid`,
+    [id],
+  );
   if (!current) return { removed: false, why: "not_found" };
-  if (current.leaseState === LeaseState.LIVE) return { removed: false, why: "lease_live", record: current };
+  if (current.leaseState === LeaseState.LIVE)
+    return { removed: false, why: "lease_live", record: current };
   return { removed: false, why: "not_stuck", record: current };
 }

@@ -1,5 +1,6 @@
 // One answer to "which reason does this error stand for?", so an app's errorFormatter is one line:
-//   errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, reason: reasonOf(error) } })
+//   errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, reason:
+//   reasonOf(error) } })
 // It recognises the package's own errors by class (a refusal, a unique violation, a replayed
 // failure), walking `cause`; for the app's own errors it takes a `reason` string they carry.
 import { isMarked, mark } from "./brand.js";
@@ -29,7 +30,8 @@ const MAX_DEPTH = 8;
 export function reasonOf(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; current instanceof Object && depth < MAX_DEPTH; depth++) {
-    if (current instanceof IdempotencyError || current instanceof StoredFailure) return current.reason;
+    if (current instanceof IdempotencyError || current instanceof StoredFailure)
+      return current.reason;
     const own = (current as { reason?: unknown }).reason;
     if (typeof own === "string") return own;
     current = (current as { cause?: unknown }).cause;

@@ -30,11 +30,13 @@ export const REASONS: Record<Reason, ReasonInfo> = {
   idempotency_key_missing: {
     status: 400,
     meaning: "The request changes state but carries no Idempotency-Key header.",
-    remedy: "Send a fresh Idempotency-Key (a UUID is ideal) with every new operation, and the same key on its retries.",
+    remedy:
+      "Send a fresh Idempotency-Key (a UUID is ideal) with every new operation, and the same key on its retries.",
   },
   idempotency_key_invalid: {
     status: 400,
-    meaning: "The Idempotency-Key is not 1 to 255 visible ASCII characters, bare or as an RFC 8941 quoted string.",
+    meaning:
+      "The Idempotency-Key is not 1 to 255 visible ASCII characters, bare or as an RFC 8941 quoted string.",
     remedy: "Use a UUID or another short token of letters, digits and punctuation.",
   },
   idempotency_batch_not_allowed: {
@@ -44,24 +46,29 @@ export const REASONS: Record<Reason, ReasonInfo> = {
   },
   idempotency_key_reused: {
     status: 422,
-    meaning: "This Idempotency-Key was already used for a request with another operation or other input.",
-    remedy: "Use a new key for a new operation; resend the original input to get the original answer.",
+    meaning:
+      "This Idempotency-Key was already used for a request with another operation or other input.",
+    remedy:
+      "Use a new key for a new operation; resend the original input to get the original answer.",
   },
   request_in_progress: {
     status: 409,
     meaning: "A request with this Idempotency-Key is still being processed.",
-    remedy: "Retry with the same key after Retry-After seconds: you will get that request's answer.",
+    remedy:
+      "Retry with the same key after Retry-After seconds: you will get that request's answer.",
   },
   unique_violation: {
     status: 409,
     meaning:
       "The request's own write hit a unique constraint (the error names its fields): a conflict with data that exists, stored with the key and replayed to every retry.",
-    remedy: "Do not retry with the same key: change the conflicting value and send it as a new request with a new key.",
+    remedy:
+      "Do not retry with the same key: change the conflicting value and send it as a new request with a new key.",
   },
   too_many_keys: {
     status: 429,
     meaning: "This account holds as many live idempotency keys as it may.",
-    remedy: "Retry after Retry-After seconds, once older keys have expired; retries of keys you hold still work.",
+    remedy:
+      "Retry after Retry-After seconds, once older keys have expired; retries of keys you hold still work.",
   },
   store_unavailable: {
     status: 503,
@@ -70,18 +77,22 @@ export const REASONS: Record<Reason, ReasonInfo> = {
   },
   store_busy: {
     status: 503,
-    meaning: "The key store (the database) is up, but no connection came free in time (every one is busy), so nothing was executed.",
-    remedy: "Retry with the same key after Retry-After seconds; if it keeps happening, the operator adds capacity (pool size, instances).",
+    meaning:
+      "The key store (the database) is up, but no connection came free in time (every one is busy), so nothing was executed.",
+    remedy:
+      "Retry with the same key after Retry-After seconds; if it keeps happening, the operator adds capacity (pool size, instances).",
   },
   commit_unconfirmed: {
     status: 503,
     meaning:
       "The request was executed and committed on the primary database, but its synchronous standby did not confirm it, so a failover could still undo it.",
-    remedy: "Retry with the same key after Retry-After seconds: you will get its answer if it survived, or it runs again if it did not.",
+    remedy:
+      "Retry with the same key after Retry-After seconds: you will get its answer if it survived, or it runs again if it did not.",
   },
   payload_too_large: {
     status: 413,
-    meaning: "The request body is larger than this route accepts; it was not read whole, and nothing was recorded.",
+    meaning:
+      "The request body is larger than this route accepts; it was not read whole, and nothing was recorded.",
     remedy: "Send a smaller body.",
   },
   replay_body_omitted: {
@@ -90,7 +101,8 @@ export const REASONS: Record<Reason, ReasonInfo> = {
     status: 413,
     meaning:
       "This key's request ran once, but its answer was larger than the largest stored answer, so it was kept without its body: a replay gives the first answer's status and headers, not its body.",
-    remedy: "Read the result another way (a GET of the resource it made); do not resend it under a new key unless you want it to run again.",
+    remedy:
+      "Read the result another way (a GET of the resource it made); do not resend it under a new key unless you want it to run again.",
   },
 };
 

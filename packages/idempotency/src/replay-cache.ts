@@ -17,12 +17,19 @@ interface Entry {
   bytes: number;
 }
 
-/** Map entry, key, fingerprint, outcome and dates: what an entry costs besides its body and headers. */
+/**
+ * Map entry, key, fingerprint, outcome and dates: what an entry costs besides its body and headers.
+ */
 const ENTRY_OVERHEAD_BYTES = 256;
 
-/** An entry's weight: its body (a JS string holds up to 2 bytes per character), headers and overhead. */
+/**
+ * An entry's weight: its body (a JS string holds up to 2 bytes per character), headers and
+ * overhead.
+ */
 export function weightOf(scopeAndKey: string, response: StoredResponse): number {
-  let bytes = ENTRY_OVERHEAD_BYTES + 2 * (scopeAndKey.length + response.body.length + response.contentType.length);
+  let bytes =
+    ENTRY_OVERHEAD_BYTES +
+    2 * (scopeAndKey.length + response.body.length + response.contentType.length);
   bytes += response.bytes?.byteLength ?? 0;
   for (const [name, value] of response.headers ?? []) bytes += 2 * (name.length + value.length);
   return bytes;
@@ -86,7 +93,9 @@ export class ReplayCache {
     }
     this.entries.delete(id); // least recently used goes first: move to the back
     this.entries.set(id, entry);
-    return entry.fingerprint === fingerprint ? { kind: "replay", outcome: entry.outcome } : { kind: "mismatch" };
+    return entry.fingerprint === fingerprint
+      ? { kind: "replay", outcome: entry.outcome }
+      : { kind: "mismatch" };
   }
 
   /** Take before reading the store; pass to put. */
@@ -102,9 +111,15 @@ export class ReplayCache {
     this.remove(id);
     if (bytes > this.limits.maxBytes) return; // would push out everything else: read from the store instead
     const expiresAtLocal = Date.now() + (record.expiresAt.getTime() - record.dbNow.getTime());
-    this.entries.set(id, { fingerprint: record.fingerprint, outcome: { ...outcome, replayed: true }, expiresAtLocal, bytes });
+    this.entries.set(id, {
+      fingerprint: record.fingerprint,
+      outcome: { ...outcome, replayed: true },
+      expiresAtLocal,
+      bytes,
+    });
     this.totalBytes += bytes;
-    while (this.entries.size > this.limits.maxEntries || this.totalBytes > this.limits.maxBytes) this.remove(this.entries.keys().next().value!);
+    while (this.entries.size > this.limits.maxEntries || this.totalBytes > this.limits.maxBytes)
+      this.remove(this.entries.keys().next().value!);
   }
 
   evict(scope: string, key: string): void {

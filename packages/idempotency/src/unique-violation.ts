@@ -25,13 +25,20 @@ export class UniqueViolationError extends IdempotencyError {
     readonly index?: string,
   ) {
     const named = fields.length > 0 ? ` on ${fields.join(", ")}` : "";
-    super(Reason.UNIQUE_VIOLATION, `A unique constraint failed${named}: this conflicts with data that already exists`, { cause });
+    super(
+      Reason.UNIQUE_VIOLATION,
+      `A unique constraint failed${named}: this conflicts with data that already exists`,
+      { cause },
+    );
     this.name = "UniqueViolationError";
     mark(this, UniqueViolationError.brand);
   }
 }
 
-type Loose = { code?: unknown; meta?: unknown; cause?: unknown; constraint?: unknown; detail?: unknown } | null | undefined;
+type Loose =
+  | { code?: unknown; meta?: unknown; cause?: unknown; constraint?: unknown; detail?: unknown }
+  | null
+  | undefined;
 
 /** The unique violation behind `error` (the error itself or one of its causes), if there is one. */
 export function uniqueViolationIn(error: unknown): UniqueViolationError | undefined {
@@ -40,9 +47,14 @@ export function uniqueViolationIn(error: unknown): UniqueViolationError | undefi
     if (current instanceof UniqueViolationError) return current;
     if (current.code === PRISMA_UNIQUE_VIOLATION) {
       const { fields, index } = prismaFields(current.meta);
-      return new UniqueViolationError(fields.length > 0 ? fields : index ? [index] : [], current, fields.length > 0 ? undefined : index);
+      return new UniqueViolationError(
+        fields.length > 0 ? fields : index ? [index] : [],
+        current,
+        fields.length > 0 ? undefined : index,
+      );
     }
-    if (current.code === SQLSTATE_UNIQUE_VIOLATION) return new UniqueViolationError(pgFields(current), current);
+    if (current.code === SQLSTATE_UNIQUE_VIOLATION)
+      return new UniqueViolationError(pgFields(current), current);
     current = current.cause as Loose;
   }
   return undefined;
@@ -54,8 +66,18 @@ export function uniqueViolationIn(error: unknown): UniqueViolationError | undefi
  * index's name in `….constraint.index`.
  */
 function prismaFields(meta: unknown): { fields: string[]; index?: string } {
-  const m = meta as { target?: unknown; driverAdapterError?: { cause?: { constraint?: { fields?: unknown; index?: unknown } } } } | undefined;
-  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : typeof v === "string" ? [v] : []);
+  const m = meta as
+    | {
+        target?: unknown;
+        driverAdapterError?: { cause?: { constraint?: { fields?: unknown; index?: unknown } } };
+      }
+    | undefined;
+  const strings = (v: unknown) =>
+    Array.isArray(v)
+      ? v.filter((x): x is string => typeof x === "string")
+      : typeof v === "string"
+        ? [v]
+        : [];
   const target = strings(m?.target);
   if (target.length > 0) return { fields: target };
   const constraint = m?.driverAdapterError?.cause?.constraint;
@@ -67,7 +89,10 @@ function prismaFields(meta: unknown): { fields: string[]; index?: string } {
  * (`constraint.index`), so its columns are read from the catalog. The index name stays if that
  * read fails: the answer is still a 409, stored and replayed.
  */
-export async function withFieldsNamed(violation: UniqueViolationError, indexColumns?: (index: string) => Promise<string[]>): Promise<UniqueViolationError> {
+export async function withFieldsNamed(
+  violation: UniqueViolationError,
+  indexColumns?: (index: string) => Promise<string[]>,
+): Promise<UniqueViolationError> {
   if (!violation.index || !indexColumns) return violation;
   const columns = await indexColumns(violation.index).catch(() => []);
   return columns.length > 0 ? new UniqueViolationError(columns, violation.cause) : violation;
@@ -75,7 +100,8 @@ export async function withFieldsNamed(violation: UniqueViolationError, indexColu
 
 /** pg's `detail` reads `Key ("slug")=(x) already exists.`; its `constraint` is the index's name. */
 function pgFields(error: NonNullable<Loose>): string[] {
-  const columns = typeof error.detail === "string" ? /^Key \((.+?)\)=/.exec(error.detail)?.[1] : undefined;
+  const columns =
+    typeof error.detail === "string" ? /^Key \((.+?)\)=/.exec(error.detail)?.[1] : undefined;
   if (columns) return columns.split(", ").map((c) => c.replace(/^"|"$/g, ""));
   return typeof error.constraint === "string" ? [error.constraint] : [];
 }
@@ -83,5 +109,9 @@ function pgFields(error: NonNullable<Loose>): string[] {
 /** The stored answer of a unique violation: the body every entry point replays. */
 export function uniqueViolationResponse(violation: UniqueViolationError): StoredResponse {
   const body = { reason: violation.reason, message: violation.message, fields: violation.fields };
-  return { status: violation.httpStatus, body: JSON.stringify(body), contentType: "application/json" };
+  return {
+    status: violation.httpStatus,
+    body: JSON.stringify(body),
+    contentType: "application/json",
+  };
 }

@@ -38,7 +38,9 @@ export interface IdempotentCall {
   key: string;
   /** A stable name for the operation: part of the fingerprint. */
   operation: string;
-  /** What the caller asked for: a retry with another request under the same key is refused (422). */
+  /**
+   * What the caller asked for: a retry with another request under the same key is refused (422).
+   */
   request: unknown;
   /**
    * Seconds to wait for the key's first request when it is still in flight, instead of a 409
@@ -83,10 +85,20 @@ export async function withIdempotency<T, TTx extends SqlTransaction>(
     async (tx): Promise<HandlerOutcome> => {
       try {
         const body = await handler(tx);
-        return { kind: "success", response: { status: 200, body: JSON.stringify(body ?? null), contentType: JSON_TYPE } };
+        return {
+          kind: "success",
+          response: { status: 200, body: JSON.stringify(body ?? null), contentType: JSON_TYPE },
+        };
       } catch (error) {
         if (!(error instanceof DeterministicError)) throw error;
-        return { kind: "deterministic", response: { status: error.status, body: JSON.stringify(error.body ?? null), contentType: JSON_TYPE } };
+        return {
+          kind: "deterministic",
+          response: {
+            status: error.status,
+            body: JSON.stringify(error.body ?? null),
+            contentType: JSON_TYPE,
+          },
+        };
       }
     },
   );

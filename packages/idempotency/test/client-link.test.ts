@@ -2,7 +2,14 @@
 // engine on a real PostgreSQL behind it: the link's promises are checked by what the server did
 // (how many executions, which keys it saw) and what it answered, not by a scripted stand-in.
 import { randomUUID } from "node:crypto";
-import { createTRPCClient, httpBatchLink, httpBatchStreamLink, httpLink, splitLink, type TRPCClientError } from "@trpc/client";
+import {
+  createTRPCClient,
+  httpBatchLink,
+  httpBatchStreamLink,
+  httpLink,
+  splitLink,
+  type TRPCClientError,
+} from "@trpc/client";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import pg from "pg";
@@ -17,7 +24,14 @@ import {
   type IntentKeys,
 } from "../src/client/index";
 import { useTestDatabase } from "./support/database";
-import { configure, effectsFor, Gate, parkNextExecution, testRouter, type Engine } from "./support/harness";
+import {
+  configure,
+  effectsFor,
+  Gate,
+  parkNextExecution,
+  testRouter,
+  type Engine,
+} from "./support/harness";
 import { serveFetch, type HttpServer } from "./support/http";
 
 const t = useTestDatabase({ poolMax: 20 });
@@ -26,13 +40,20 @@ const fresh = (label: string) => `${label}-${randomUUID()}`;
 // A second router, without the engine: a handler's own deterministic 409 (what `unique_violation`
 // is on the wire), and a query to show that queries stay on the batching link.
 const plain = initTRPC.create({
-  errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, reason: (error.cause as { reason?: string } | undefined)?.reason } }),
+  errorFormatter: ({ shape, error }) => ({
+    ...shape,
+    data: { ...shape.data, reason: (error.cause as { reason?: string } | undefined)?.reason },
+  }),
 });
 const plainCalls = { conflict: 0 };
 const plainRouter = plain.router({
   conflict: plain.procedure.mutation(() => {
     plainCalls.conflict++;
-    throw new TRPCError({ code: "CONFLICT", message: "slug taken", cause: Object.assign(new Error("slug taken"), { reason: "unique_violation" }) });
+    throw new TRPCError({
+      code: "CONFLICT",
+      message: "slug taken",
+      cause: Object.assign(new Error("slug taken"), { reason: "unique_violation" }),
+    });
   }),
   echo: plain.procedure.query(() => "echo"),
 });
@@ -53,12 +74,22 @@ beforeAll(async () => {
   server = await serveFetch(async (req) => {
     const path = new URL(req.url).pathname;
     const response = path.startsWith("/plain")
-      ? await fetchRequestHandler({ endpoint: "/plain", req, router: plainRouter, createContext: () => ({}) })
+      ? await fetchRequestHandler({
+          endpoint: "/plain",
+          req,
+          router: plainRouter,
+          createContext: () => ({}),
+        })
       : await fetchRequestHandler({
           endpoint: "/engine",
           req,
           router: testRouter,
-          createContext: ({ req, resHeaders, info }) => ({ db: t.db, headers: req.headers, resHeaders, batchSize: info.calls.length }),
+          createContext: ({ req, resHeaders, info }) => ({
+            db: t.db,
+            headers: req.headers,
+            resHeaders,
+            batchSize: info.calls.length,
+          }),
         });
     seen.push({
       path,
@@ -74,9 +105,16 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 let engine: Engine | undefined;
-/** An engine that can make a duplicate wait (`Prefer: wait`) for the first answer, up to `maxWaitMs`. */
+/**
+ * An engine that can make a duplicate wait (`Prefer: wait`) for the first answer, up to
+ * `maxWaitMs`.
+ */
 async function listeningEngine(maxWaitMs: number): Promise<void> {
-  engine = configure(t.db, { maxWaitMs, leaseMs: 120_000 }, { listen: () => new pg.Client({ connectionString: t.url }) });
+  engine = configure(
+    t.db,
+    { maxWaitMs, leaseMs: 120_000 },
+    { listen: () => new pg.Client({ connectionString: t.url }) },
+  );
   await engine.ready;
 }
 afterEach(async () => {
@@ -97,7 +135,10 @@ function losingFirst(n: number): typeof fetch {
   };
 }
 
-/** The browser's wiring, as the README gives it: the link first, mutations unbatched, queries batched. */
+/**
+ * The browser's wiring, as the README gives it: the link first, mutations unbatched, queries
+ * batched.
+ */
 function engineClient(options: { lose?: number; link?: IdempotencyLinkOptions } = {}) {
   const url = `${server.url}/engine`;
   const auth = { authorization: "Bearer acme_token" };
@@ -106,7 +147,11 @@ function engineClient(options: { lose?: number; link?: IdempotencyLinkOptions } 
       idempotencyLink(options.link),
       splitLink({
         condition: (op) => op.type === "mutation",
-        true: httpLink({ url, headers: ({ op }) => ({ ...auth, ...idempotencyHeaders({ op }) }), fetch: losingFirst(options.lose ?? 0) }),
+        true: httpLink({
+          url,
+          headers: ({ op }) => ({ ...auth, ...idempotencyHeaders({ op }) }),
+          fetch: losingFirst(options.lose ?? 0),
+        }),
         false: httpBatchLink({ url, headers: auth }),
       }),
     ],
@@ -118,7 +163,11 @@ function plainClient() {
   return createTRPCClient<typeof plainRouter>({
     links: [
       idempotencyLink(),
-      splitLink({ condition: (op) => op.type === "mutation", true: httpLink({ url, headers: idempotencyHeaders }), false: httpBatchStreamLink({ url }) }),
+      splitLink({
+        condition: (op) => op.type === "mutation",
+        true: httpLink({ url, headers: idempotencyHeaders }),
+        false: httpBatchStreamLink({ url }),
+      }),
     ],
   });
 }
@@ -133,7 +182,10 @@ describe("the link retries what got no final answer, with the same key", () => {
   it("a lost response: asks again with the same key and gets the first answer, replayed", async () => {
     const value = fresh("lost");
     const { events, onIdempotencyEvent } = recorder();
-    const result = await engineClient({ lose: 1, link: { baseDelayMs: 1 } }).effect.mutate({ value }, { context: { onIdempotencyEvent } });
+    const result = await engineClient({ lose: 1, link: { baseDelayMs: 1 } }).effect.mutate(
+      { value },
+      { context: { onIdempotencyEvent } },
+    );
 
     const key = result.key;
     expect(keysSentFor(key).map((s) => s.status)).toEqual([200, 200]);
@@ -164,19 +216,25 @@ describe("the link retries what got no final answer, with the same key", () => {
       void first.finally(retry);
     };
     const { events, onIdempotencyEvent } = recorder();
-    const second = await engineClient({ link: { setTimeout: retryWhenFirstAnswered } }).effect.mutate(
-      { value },
-      { context: { idempotencyKey: key, onIdempotencyEvent } },
-    );
+    const second = await engineClient({
+      link: { setTimeout: retryWhenFirstAnswered },
+    }).effect.mutate({ value }, { context: { idempotencyKey: key, onIdempotencyEvent } });
 
     expect(second).toEqual(await first);
     expect(await effectsFor(t.db, value)).toBe(1);
     // In the order the server answered: the duplicate's 409, the first request, the retry.
     const [duplicate, firstRequest, retry] = keysSentFor(key);
-    expect(duplicate).toMatchObject({ status: 409, prefer: "wait=10", preferenceApplied: "wait=1" });
+    expect(duplicate).toMatchObject({
+      status: 409,
+      prefer: "wait=10",
+      preferenceApplied: "wait=1",
+    });
     expect([firstRequest!.status, retry!.status]).toEqual([200, 200]);
     expect(delays).toEqual([Number(duplicate!.retryAfter) * 1000]);
-    expect(events.find((e) => e.type === "retry")).toMatchObject({ reason: "request_in_progress", status: 409 });
+    expect(events.find((e) => e.type === "retry")).toMatchObject({
+      reason: "request_in_progress",
+      status: 409,
+    });
     expect(events.at(-1)).toMatchObject({ type: "answer", ok: true, replayed: true, attempts: 2 });
   });
 
@@ -208,8 +266,12 @@ describe("the link never sends a final answer again", () => {
     const key = fresh("final");
     const input = { value: fresh("v"), mode: "deterministic" as const };
     const client = engineClient();
-    const first = await client.effect.mutate(input, { context: { idempotencyKey: key } }).catch((e: unknown) => e);
-    const again = await client.effect.mutate(input, { context: { idempotencyKey: key } }).catch((e: unknown) => e);
+    const first = await client.effect
+      .mutate(input, { context: { idempotencyKey: key } })
+      .catch((e: unknown) => e);
+    const again = await client.effect
+      .mutate(input, { context: { idempotencyKey: key } })
+      .catch((e: unknown) => e);
     expect(keysSentFor(key).map((s) => s.status)).toEqual([412, 412]);
     expect(idempotencyInfoOfError(first)).toMatchObject({ key, replayed: false, attempts: 1 });
     expect(idempotencyInfoOfError(again)).toMatchObject({ key, replayed: true, attempts: 1 });
@@ -218,7 +280,10 @@ describe("the link never sends a final answer again", () => {
 
 describe("one key per intent (what useIdempotency passes to the link)", () => {
   const send = (intent: IntentKeys, value: string, lose = 0) =>
-    engineClient({ lose, link: { maxAttempts: 1 } }).effect.mutate({ value }, { context: { idempotencyIntent: intent } });
+    engineClient({ lose, link: { maxAttempts: 1 } }).effect.mutate(
+      { value },
+      { context: { idempotencyIntent: intent } },
+    );
 
   it("pressing again after the link gave up sends the same key and gets the first answer; after it, a new key", async () => {
     const intent = createIntentKeys();
@@ -240,7 +305,10 @@ describe("one key per intent (what useIdempotency passes to the link)", () => {
   it("a final error (412) ends the intent as a success does", async () => {
     const intent = createIntentKeys();
     const refused = await engineClient()
-      .effect.mutate({ value: fresh("refused"), mode: "deterministic" }, { context: { idempotencyIntent: intent } })
+      .effect.mutate(
+        { value: fresh("refused"), mode: "deterministic" },
+        { context: { idempotencyIntent: intent } },
+      )
       .catch((e: unknown) => e);
     expect(idempotencyInfoOfError(refused)).toMatchObject({ replayed: false, attempts: 1 });
     expect(intent.pending()).toBeNull();
@@ -258,7 +326,9 @@ describe("one key per intent (what useIdempotency passes to the link)", () => {
     const intent = createIntentKeys();
     const value = fresh("double");
     const client = engineClient();
-    const [a, b] = await Promise.all([0, 1].map(() => client.effect.mutate({ value }, { context: { idempotencyIntent: intent } })));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => client.effect.mutate({ value }, { context: { idempotencyIntent: intent } })),
+    );
     expect(b).toEqual(a);
     expect(keysSentFor(a!.key)).toHaveLength(2);
     expect(await effectsFor(t.db, value)).toBe(1);
@@ -277,15 +347,22 @@ describe("wiring", () => {
 
   it("a mutation put on a batching link fails with an error that says how to wire it", async () => {
     const url = `${server.url}/plain`;
-    const withHeaders = createTRPCClient<typeof plainRouter>({ links: [idempotencyLink(), httpBatchLink({ url, headers: idempotencyHeaders })] });
+    const withHeaders = createTRPCClient<typeof plainRouter>({
+      links: [idempotencyLink(), httpBatchLink({ url, headers: idempotencyHeaders })],
+    });
     const refused = await withHeaders.conflict.mutate().catch((e: unknown) => e);
     expect((refused as Error).message).toMatch(/batching link.*httpLink/);
     expect(idempotencyInfoOfError(refused)?.attempts).toBe(1); // a wiring mistake is not retried
 
     const engineUrl = `${server.url}/engine`;
     const withoutHeaders = createTRPCClient<typeof testRouter>({
-      links: [idempotencyLink(), httpBatchLink({ url: engineUrl, headers: { authorization: "Bearer acme_token" } })],
+      links: [
+        idempotencyLink(),
+        httpBatchLink({ url: engineUrl, headers: { authorization: "Bearer acme_token" } }),
+      ],
     });
-    await expect(withoutHeaders.effect.mutate({ value: fresh("batched") })).rejects.toThrow(/idempotencyHeaders/);
+    await expect(withoutHeaders.effect.mutate({ value: fresh("batched") })).rejects.toThrow(
+      /idempotencyHeaders/,
+    );
   });
 });

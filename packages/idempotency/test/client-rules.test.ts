@@ -11,10 +11,20 @@ import { idempotencyHeaders } from "../src/client/headers";
 import { createIntentKeys, fingerprintOf, type KeyValueStorage } from "../src/client/intent-keys";
 import { classifyFailure, parseRetryAfter, retryDelayMs } from "../src/client/retry-policy";
 
-function httpError(status: number, reason: string | undefined, headers: Record<string, string> = {}) {
+function httpError(
+  status: number,
+  reason: string | undefined,
+  headers: Record<string, string> = {},
+) {
   const response = new Response("{}", { status, headers });
   return TRPCClientError.from(
-    { error: { message: reason ?? "error", code: -32000, data: { httpStatus: status, ...(reason ? { reason } : {}) } } },
+    {
+      error: {
+        message: reason ?? "error",
+        code: -32000,
+        data: { httpStatus: status, ...(reason ? { reason } : {}) },
+      },
+    },
     { meta: { response } },
   );
 }
@@ -25,8 +35,12 @@ describe("Retry-After", () => {
     expect(parseRetryAfter(" 0 ")).toBe(0);
   });
   it("reads an HTTP date relative to now", () => {
-    expect(parseRetryAfter("Wed, 21 Oct 2026 07:28:03 GMT", Date.parse("Wed, 21 Oct 2026 07:28:00 GMT"))).toBe(3000);
-    expect(parseRetryAfter("Wed, 21 Oct 2026 07:27:00 GMT", Date.parse("Wed, 21 Oct 2026 07:28:00 GMT"))).toBe(0);
+    expect(
+      parseRetryAfter("Wed, 21 Oct 2026 07:28:03 GMT", Date.parse("Wed, 21 Oct 2026 07:28:00 GMT")),
+    ).toBe(3000);
+    expect(
+      parseRetryAfter("Wed, 21 Oct 2026 07:27:00 GMT", Date.parse("Wed, 21 Oct 2026 07:28:00 GMT")),
+    ).toBe(0);
   });
   it("ignores what it cannot read", () => {
     expect(parseRetryAfter(null)).toBeUndefined();
@@ -38,7 +52,9 @@ describe("Retry-After", () => {
 describe("backoff", () => {
   const opts = { baseDelayMs: 250, maxDelayMs: 5000 };
   it("doubles per attempt from the base", () => {
-    expect([1, 2, 3, 4].map((n) => retryDelayMs(n, undefined, opts))).toEqual([250, 500, 1000, 2000]);
+    expect([1, 2, 3, 4].map((n) => retryDelayMs(n, undefined, opts))).toEqual([
+      250, 500, 1000, 2000,
+    ]);
   });
   it("honours Retry-After over the backoff", () => {
     expect(retryDelayMs(1, 1000, opts)).toBe(1000);
@@ -52,16 +68,36 @@ describe("backoff", () => {
 
 describe("which failures are sent again with the same key", () => {
   it.each([
-    ["a lost request or response", TRPCClientError.from(new TypeError("Failed to fetch")), { retry: true, reason: "network" }],
+    [
+      "a lost request or response",
+      TRPCClientError.from(new TypeError("Failed to fetch")),
+      { retry: true, reason: "network" },
+    ],
     [
       "409 request_in_progress",
       httpError(409, "request_in_progress", { "Retry-After": "1" }),
       { retry: true, reason: "request_in_progress", retryAfterMs: 1000 },
     ],
-    ["503 store_unavailable", httpError(503, "store_unavailable", { "Retry-After": "2" }), { retry: true, reason: "store_unavailable", retryAfterMs: 2000 }],
-    ["503 store_busy", httpError(503, "store_busy", { "Retry-After": "1" }), { retry: true, reason: "store_busy", retryAfterMs: 1000 }],
-    ["503 commit_unconfirmed", httpError(503, "commit_unconfirmed"), { retry: true, reason: "commit_unconfirmed" }],
-    ["a 503 from a proxy, without a reason", httpError(503, undefined), { retry: true, reason: "service_unavailable" }],
+    [
+      "503 store_unavailable",
+      httpError(503, "store_unavailable", { "Retry-After": "2" }),
+      { retry: true, reason: "store_unavailable", retryAfterMs: 2000 },
+    ],
+    [
+      "503 store_busy",
+      httpError(503, "store_busy", { "Retry-After": "1" }),
+      { retry: true, reason: "store_busy", retryAfterMs: 1000 },
+    ],
+    [
+      "503 commit_unconfirmed",
+      httpError(503, "commit_unconfirmed"),
+      { retry: true, reason: "commit_unconfirmed" },
+    ],
+    [
+      "a 503 from a proxy, without a reason",
+      httpError(503, undefined),
+      { retry: true, reason: "service_unavailable" },
+    ],
   ])("retries %s", (_name, error, expected) => {
     expect(classifyFailure(error)).toMatchObject(expected);
   });
@@ -81,18 +117,26 @@ describe("which failures are sent again with the same key", () => {
 
   it("does not retry what the caller aborted", () => {
     expect(classifyFailure(new DOMException("AbortError", "AbortError")).retry).toBe(false);
-    expect(classifyFailure(TRPCClientError.from(new DOMException("AbortError", "AbortError"))).retry).toBe(false);
+    expect(
+      classifyFailure(TRPCClientError.from(new DOMException("AbortError", "AbortError"))).retry,
+    ).toBe(false);
   });
 });
 
 describe("headers", () => {
   it("a mutation carries its key and Prefer: wait; a query nothing", () => {
-    expect(idempotencyHeaders({ op: { type: "mutation", context: { idempotencyKey: "k1" } } })).toEqual({ "Idempotency-Key": "k1", Prefer: "wait=10" });
-    expect(idempotencyHeaders({ op: { type: "query", context: { idempotencyKey: "k1" } } })).toEqual({});
+    expect(
+      idempotencyHeaders({ op: { type: "mutation", context: { idempotencyKey: "k1" } } }),
+    ).toEqual({ "Idempotency-Key": "k1", Prefer: "wait=10" });
+    expect(
+      idempotencyHeaders({ op: { type: "query", context: { idempotencyKey: "k1" } } }),
+    ).toEqual({});
   });
   it("a batch is fine for queries and refused when it holds a mutation", () => {
     expect(idempotencyHeaders({ opList: [{ type: "query" }, { type: "query" }] })).toEqual({});
-    expect(() => idempotencyHeaders({ opList: [{ type: "query" }, { type: "mutation" }] })).toThrow(/batching link/);
+    expect(() => idempotencyHeaders({ opList: [{ type: "query" }, { type: "mutation" }] })).toThrow(
+      /batching link/,
+    );
   });
 });
 
@@ -111,7 +155,9 @@ class MemoryStorage implements KeyValueStorage {
 
 describe("fingerprintOf", () => {
   it("ignores key order and tells values apart", () => {
-    expect(fingerprintOf({ a: 1, b: { c: [1, 2], d: "x" } })).toBe(fingerprintOf({ b: { d: "x", c: [1, 2] }, a: 1 }));
+    expect(fingerprintOf({ a: 1, b: { c: [1, 2], d: "x" } })).toBe(
+      fingerprintOf({ b: { d: "x", c: [1, 2] }, a: 1 }),
+    );
     expect(fingerprintOf({ a: 1 })).not.toBe(fingerprintOf({ a: 2 }));
     expect(fingerprintOf({ at: new Date(1) })).not.toBe(fingerprintOf({ at: new Date(2) }));
     expect(fingerprintOf(new Map([["a", 1]]))).not.toBe(fingerprintOf(new Map([["a", 2]])));
@@ -122,7 +168,8 @@ describe("fingerprintOf", () => {
 
 describe("one key per intent", () => {
   let n = 0;
-  const keys = (storage?: KeyValueStorage, now = () => 1_000) => createIntentKeys({ newKey: () => `key-${++n}`, storage, now });
+  const keys = (storage?: KeyValueStorage, now = () => 1_000) =>
+    createIntentKeys({ newKey: () => `key-${++n}`, storage, now });
 
   it("the same input before a final answer keeps its key, whatever the key order", () => {
     const intent = keys();
@@ -191,7 +238,11 @@ describe("one key per intent", () => {
 
 describe("the client's import graph", () => {
   /** Every module a file imports at run time (type-only imports are erased first), recursively. */
-  async function runtimeImports(file: string, found = new Set<string>(), visited = new Set<string>()): Promise<Set<string>> {
+  async function runtimeImports(
+    file: string,
+    found = new Set<string>(),
+    visited = new Set<string>(),
+  ): Promise<Set<string>> {
     if (visited.has(file)) return found;
     visited.add(file);
     const js = ts.transpileModule(await readFile(file, "utf8"), {
@@ -199,7 +250,12 @@ describe("the client's import graph", () => {
     }).outputText;
     for (const [, specifier] of js.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gm)) {
       if (!specifier!.startsWith(".")) found.add(specifier!);
-      else await runtimeImports(path.resolve(path.dirname(file), specifier!.replace(/\.js$/, ".ts")), found, visited);
+      else
+        await runtimeImports(
+          path.resolve(path.dirname(file), specifier!.replace(/\.js$/, ".ts")),
+          found,
+          visited,
+        );
     }
     return found;
   }
@@ -211,8 +267,12 @@ describe("the client's import graph", () => {
 
   it("the link imports only tRPC's observable and the pure tables: no server code, no database, no React", async () => {
     const visited = new Set<string>();
-    expect([...(await runtimeImports(path.join(src, "index.ts"), new Set(), visited))]).toEqual(["@trpc/server/observable"]);
-    const outside = [...visited].filter((f) => !f.startsWith(src + path.sep)).map((f) => path.relative(pkg, f));
+    expect([...(await runtimeImports(path.join(src, "index.ts"), new Set(), visited))]).toEqual([
+      "@trpc/server/observable",
+    ]);
+    const outside = [...visited]
+      .filter((f) => !f.startsWith(src + path.sep))
+      .map((f) => path.relative(pkg, f));
     expect(outside.sort()).toEqual(SHARED);
   });
   it("the hook adds React, nothing else", async () => {

@@ -4,11 +4,24 @@ import { DEFAULT_ENGINE_CONFIG, parseEngineConfig } from "../src/entry/config";
 describe("engine configuration", () => {
   it("has the documented defaults", () => {
     expect(parseEngineConfig()).toEqual(DEFAULT_ENGINE_CONFIG);
-    expect(DEFAULT_ENGINE_CONFIG).toMatchObject({ leaseMs: 30_000, ttlSeconds: 86_400, maxLiveKeys: 100_000, transactionTimeoutMs: 60_000 });
+    expect(DEFAULT_ENGINE_CONFIG).toMatchObject({
+      leaseMs: 30_000,
+      ttlSeconds: 86_400,
+      maxLiveKeys: 100_000,
+      transactionTimeoutMs: 60_000,
+    });
   });
 
   it("takes each value given", () => {
-    expect(parseEngineConfig({ leaseMs: 1_500, ttlSeconds: 60, maxLiveKeys: 7, liveKeyCountTtlMs: 0, replayCacheSize: 0 })).toMatchObject({
+    expect(
+      parseEngineConfig({
+        leaseMs: 1_500,
+        ttlSeconds: 60,
+        maxLiveKeys: 7,
+        liveKeyCountTtlMs: 0,
+        replayCacheSize: 0,
+      }),
+    ).toMatchObject({
       leaseMs: 1_500,
       ttlSeconds: 60,
       maxLiveKeys: 7,

@@ -18,11 +18,17 @@ interface Context {
   db: Db;
   http: HttpAccess;
 }
-const SCOPES: Record<string, string> = { "Bearer acme_token": "acme", "Bearer globex_token": "globex" };
+const SCOPES: Record<string, string> = {
+  "Bearer acme_token": "acme",
+  "Bearer globex_token": "globex",
+};
 
 const trpc = initTRPC.context<Context>().create({
   transformer: superjson,
-  errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, stack: undefined, reason: reasonOf(error) } }),
+  errorFormatter: ({ shape, error }) => ({
+    ...shape,
+    data: { ...shape.data, stack: undefined, reason: reasonOf(error) },
+  }),
 });
 const authed = trpc.procedure.use(({ ctx, next }) => {
   const scope = SCOPES[ctx.http.header("authorization") ?? ""];
@@ -40,8 +46,14 @@ const router = trpc.router({
     .use(idempotency)
     .mutation(async ({ ctx, input }) => {
       if (input.refuse)
-        throw new TRPCError({ code: "PRECONDITION_FAILED", message: "refused", cause: Object.assign(new Error("refused"), { reason: "refused" }) });
-      const row = await ctx.tx.testEffect.create({ data: { scope: ctx.scope, value: `${ctx.idempotencyKey}:${input.value}` } });
+        throw new TRPCError({
+          code: "PRECONDITION_FAILED",
+          message: "refused",
+          cause: Object.assign(new Error("refused"), { reason: "refused" }),
+        });
+      const row = await ctx.tx.testEffect.create({
+        data: { scope: ctx.scope, value: `${ctx.idempotencyKey}:${input.value}` },
+      });
       return { id: row.id, at: input.at };
     }),
 });
@@ -54,11 +66,20 @@ runConformance({
     url: "http://localhost/api/trpc/create",
     callers: [{ authorization: "Bearer acme_token" }, { authorization: "Bearer globex_token" }],
     transformer: superjson,
-    fetch: (req) => fetchRequestHandler({ endpoint: "/api/trpc", req, router, createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }) }),
+    fetch: (req) =>
+      fetchRequestHandler({
+        endpoint: "/api/trpc",
+        req,
+        router,
+        createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }),
+      }),
   }),
   input: () => ({ value: `v${++n}`, at: new Date(1_700_000_000_000 + n) }),
   otherInput: (input) => ({ ...(input as object), value: "other" }),
-  effects: async (key, caller = 0) => t.db.testEffect.count({ where: { scope: caller === 0 ? "acme" : "globex", value: { startsWith: `${key}:` } } }),
+  effects: async (key, caller = 0) =>
+    t.db.testEffect.count({
+      where: { scope: caller === 0 ? "acme" : "globex", value: { startsWith: `${key}:` } },
+    }),
   scopes: ["acme", "globex"],
   get databaseUrl() {
     return t.url;

@@ -56,7 +56,11 @@ describe("two copies of the package in one process", () => {
       }),
     });
     const engine = second.createIdempotencyEngine<Tx>({ prisma: t.db as Db });
-    const idempotency = firstTrpc.createIdempotencyMiddleware(trpc, { engine, scope: (_ctx: Context) => "acme", http: (ctx) => ctx.http });
+    const idempotency = firstTrpc.createIdempotencyMiddleware(trpc, {
+      engine,
+      scope: (_ctx: Context) => "acme",
+      http: (ctx) => ctx.http,
+    });
     const router = trpc.router({
       create: trpc.procedure
         .input(z.object({ value: z.string() }))
@@ -77,7 +81,10 @@ describe("two copies of the package in one process", () => {
         router,
         createContext: (opts) => ({ http: firstTrpc.fetchHttpAccess(opts) }),
       });
-      return { status: res.status, body: (await res.json()) as { error?: { data: { reason?: string } } } };
+      return {
+        status: res.status,
+        body: (await res.json()) as { error?: { data: { reason?: string } } },
+      };
     };
     const key = randomUUID();
     expect((await post(key, "a")).status).toBe(200);

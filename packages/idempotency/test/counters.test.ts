@@ -30,7 +30,10 @@ describe("counters", () => {
     const scope = `kept-${randomUUID()}`;
     const c = new Counters();
     c.increment(scope, "p", "executed", 4);
-    const failing = { query: () => Promise.reject(new Error("down")), execute: () => Promise.reject(new Error("down")) };
+    const failing = {
+      query: () => Promise.reject(new Error("down")),
+      execute: () => Promise.reject(new Error("down")),
+    };
     await expect(c.flush(failing)).rejects.toThrow("down");
     expect(c.snapshot()).toEqual([{ scope, procedure: "p", event: "executed", count: 4 }]);
     await c.flush(runnerOf(t.db));
@@ -45,7 +48,9 @@ describe("counters", () => {
     await wrapperEntry.call(t.db, { key, input: { value: "different" } });
     const engine = engineFor(t.db);
     await engine.counters.flush(engine.run);
-    const rows = await t.db.idempotencyCounter.findMany({ where: { scope: "acme", procedure: "effect" } });
+    const rows = await t.db.idempotencyCounter.findMany({
+      where: { scope: "acme", procedure: "effect" },
+    });
     const byEvent = Object.fromEntries(rows.map((r) => [r.event, Number(r.count)]));
     expect(byEvent).toMatchObject({ executed: 1, replayed: 1, mismatches: 1 });
   });
@@ -59,7 +64,8 @@ describe("counters", () => {
     await c.flush(runnerOf(t.db));
     const minutes = await t.db.idempotencyCounterMinute.findMany({ where: { scope } });
     expect(minutes.map((m) => Number(m.count)).reduce((a, b) => a + b, 0)).toBe(5);
-    await t.db.$executeRaw`INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
+    await t.db
+      .$executeRaw`INSERT INTO "IdempotencyCounterMinute" ("scope", "procedure", "event", "minute", "count")
       VALUES (${scope}, 'p', 'executed', now() - interval '25 hours', 9)`;
     expect(await trimCounterMinutes(runnerOf(t.db))).toBeGreaterThanOrEqual(1);
     const left = await t.db.idempotencyCounterMinute.findMany({ where: { scope } });

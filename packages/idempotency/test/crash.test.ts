@@ -4,7 +4,14 @@
 // (immediate shutdown: SIGQUIT, no checkpoint) at the two moments that matter.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Db } from "./support/database";
-import { configure, effectsFor, Gate, keyRow, parkNextExecution, wrapperEntry } from "./support/harness";
+import {
+  configure,
+  effectsFor,
+  Gate,
+  keyRow,
+  parkNextExecution,
+  wrapperEntry,
+} from "./support/harness";
 import { startOwnServer } from "./support/own-server";
 import type { TestServer } from "./support/postgres";
 
@@ -38,7 +45,9 @@ describe("a crash of PostgreSQL around an asynchronously committed reservation",
     const keys = ["crash-a", "crash-b", "crash-c"];
     const gates = keys.map(() => new Gate());
     for (const gate of gates) parkNextExecution(gate);
-    const inFlight = keys.map((key) => wrapperEntry.call(db, { key, input: { value: `${key}-v` } }));
+    const inFlight = keys.map((key) =>
+      wrapperEntry.call(db, { key, input: { value: `${key}-v` } }),
+    );
     await Promise.all(gates.map((g) => g.reached)); // reserved; business writes done, not committed
     await server.crash();
     for (const gate of gates) gate.open();

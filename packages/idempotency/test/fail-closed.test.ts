@@ -3,7 +3,15 @@
 // PostgreSQL server so it can stop it without disturbing the other test files.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Db } from "./support/database";
-import { ENTRY_POINTS, effectsFor, executions, Gate, keyRow, parkNextExecution, reasonOf } from "./support/harness";
+import {
+  ENTRY_POINTS,
+  effectsFor,
+  executions,
+  Gate,
+  keyRow,
+  parkNextExecution,
+  reasonOf,
+} from "./support/harness";
 import { startOwnServer } from "./support/own-server";
 import type { TestServer } from "./support/postgres";
 
@@ -25,7 +33,9 @@ describe.each(ENTRY_POINTS)("fail closed, through the $name", (entry) => {
   it("answers 503 store_unavailable with Retry-After while PostgreSQL is down, and never runs the handler", async () => {
     const key = `down-${id}`;
     const value = `down-value-${id}`;
-    expect((await entry.call(db, { key: `warm-${id}`, input: { value: `warm-${id}` } })).status).toBe(200);
+    expect(
+      (await entry.call(db, { key: `warm-${id}`, input: { value: `warm-${id}` } })).status,
+    ).toBe(200);
 
     await server.stop();
     const before = executions.count;
@@ -60,7 +70,10 @@ describe.each(ENTRY_POINTS)("fail closed, through the $name", (entry) => {
     expect(await effectsFor(db, value)).toBe(0);
     // The release could not reach the store when it failed; it is retried until the store is
     // back, so the key is gone long before its 30 s lease would have ended.
-    await vi.waitFor(async () => expect(await keyRow(db, "acme", key)).toBeNull(), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect(await keyRow(db, "acme", key)).toBeNull(), {
+      timeout: 10_000,
+      interval: 50,
+    });
     const retry = await entry.call(db, { key, input: { value } });
     expect(retry).toMatchObject({ status: 200, replayed: false });
     expect(await effectsFor(db, value)).toBe(1);

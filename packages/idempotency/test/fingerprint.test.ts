@@ -14,7 +14,9 @@ function shuffleKeys(value: unknown, seed: number): unknown {
 
 describe("request fingerprint", () => {
   it("writes canonical JSON: keys sorted at every depth, no whitespace", () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { z: true, y: null }], c: "x" } })).toBe('{"a":{"c":"x","d":[1,{"y":null,"z":true}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: true, y: null }], c: "x" } })).toBe(
+      '{"a":{"c":"x","d":[1,{"y":null,"z":true}]},"b":1}',
+    );
   });
 
   it("is a SHA-256 hex digest over procedure and input", () => {
@@ -32,7 +34,9 @@ describe("request fingerprint", () => {
 
   it("changes with any value or with the procedure", () => {
     const base = { items: [{ productId: "a", quantity: 1 }] };
-    expect(fingerprint("p", base)).not.toBe(fingerprint("p", { items: [{ productId: "a", quantity: 2 }] }));
+    expect(fingerprint("p", base)).not.toBe(
+      fingerprint("p", { items: [{ productId: "a", quantity: 2 }] }),
+    );
     expect(fingerprint("p", base)).not.toBe(fingerprint("q", base));
     expect(fingerprint("p", [1, 2])).not.toBe(fingerprint("p", [2, 1]));
     expect(fingerprint("p", { a: "1" })).not.toBe(fingerprint("p", { a: 1 }));

@@ -1,12 +1,16 @@
-// The HTTP layer (@once/idempotency/http) as an HTTP route sees it. The protocol's rules run through
-// it in every test that uses ENTRY_POINTS (protocol, wait, fail-closed, store-busy…); these are the
-// rules of the HTTP edge itself: which methods need a key, what makes two requests the same, the
-// handler's real answer stored and replayed byte for byte, refusals as problem details, the body
-// limits, and the two-phase path.
+// The HTTP layer (@once/idempotency/http) as an HTTP route sees it. The protocol's rules run
+// through it in every test that uses ENTRY_POINTS (protocol, wait, fail-closed, store-busy…); these
+// are the rules of the HTTP edge itself: which methods need a key, what makes two requests the
+// same, the handler's real answer stored and replayed byte for byte, refusals as problem details,
+// the body limits, and the two-phase path.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { idempotent, type IdempotentRouteOptions, type TransactionRouteContext } from "../src/http/index";
+import {
+  idempotent,
+  type IdempotentRouteOptions,
+  type TransactionRouteContext,
+} from "../src/http/index";
 import { hasInexactNumber } from "../src/http/request-identity";
 import { useTestDatabase } from "./support/database";
 import { configure, Gate, keyRow, type Engine, type Tx } from "./support/harness";
@@ -27,10 +31,19 @@ function route(
   options: Partial<IdempotentRouteOptions<Tx>> & { transaction?: true } = {},
 ) {
   engine ??= configure(t.db);
-  return idempotent<Tx>(handler, { engine, scope: () => "acme", docs: "https://example.com/docs/errors", ...options });
+  return idempotent<Tx>(handler, {
+    engine,
+    scope: () => "acme",
+    docs: "https://example.com/docs/errors",
+    ...options,
+  });
 }
 
-function post(key: string | undefined, body: BodyInit | null, init: { headers?: Record<string, string>; url?: string; method?: string } = {}) {
+function post(
+  key: string | undefined,
+  body: BodyInit | null,
+  init: { headers?: Record<string, string>; url?: string; method?: string } = {},
+) {
   const headers = new Headers({ "content-type": "application/json", ...init.headers });
   if (key !== undefined) headers.set("idempotency-key", key);
   return new Request(init.url ?? URL_BASE, { method: init.method ?? "POST", headers, body });
@@ -41,7 +54,9 @@ const bytesOf = async (response: Response) => new Uint8Array(await response.arra
 describe("which requests need a key", () => {
   it("passes GET, HEAD and OPTIONS through untouched (to passThrough), records nothing; without passThrough they are 405", async () => {
     let ran = 0;
-    const handle = route(() => (ran++, new Response("made")), { passThrough: () => new Response("read", { headers: { "x-untouched": "yes" } }) });
+    const handle = route(() => (ran++, new Response("made")), {
+      passThrough: () => new Response("read", { headers: { "x-untouched": "yes" } }),
+    });
     for (const method of ["GET", "HEAD", "OPTIONS"]) {
       const res = await handle(new Request(URL_BASE, { method }));
       expect(res.status).toBe(200);
@@ -67,7 +82,9 @@ describe("which requests need a key", () => {
       const res = await handle(post(key, "{}", { method }));
       expect(res.status).toBe(400);
       expect(res.headers.get("content-type")).toBe("application/problem+json");
-      expect(res.headers.get("link")).toBe(`<https://example.com/docs/errors#${reason}>; rel="describedby"`);
+      expect(res.headers.get("link")).toBe(
+        `<https://example.com/docs/errors#${reason}>; rel="describedby"`,
+      );
       expect(await res.json()).toMatchObject({
         type: `https://example.com/docs/errors#${reason}`,
         status: 400,
@@ -90,7 +107,9 @@ describe("which requests need a key", () => {
 
   it("lets the scope refuse the request (401) before anything is recorded", async () => {
     const key = fresh("anon");
-    const handle = route(() => new Response("made"), { scope: () => new Response(null, { status: 401 }) });
+    const handle = route(() => new Response("made"), {
+      scope: () => new Response(null, { status: 401 }),
+    });
     expect((await handle(post(key, "{}"))).status).toBe(401);
     expect(await keyRow(t.db, "acme", key)).toBeNull();
   });
@@ -105,14 +124,22 @@ describe("what makes two requests the same", () => {
 
   it("a JSON body by its canonical form: another member order or spacing is the same request", async () => {
     const key = fresh("order");
-    const res = await again(key, post(key, '{"a":1,"b":[1,2]}'), post(key, '{ "b": [1, 2], "a": 1 }'));
+    const res = await again(
+      key,
+      post(key, '{"a":1,"b":[1,2]}'),
+      post(key, '{ "b": [1, 2], "a": 1 }'),
+    );
     expect(res.headers.get("idempotent-replayed")).toBe("true");
   });
 
   it.each([
     ["another body", post("K", '{"a":1}'), post("K", '{"a":2}')],
     ["another path", post("K", "{}"), post("K", "{}", { url: "http://localhost/api/other" })],
-    ["another query", post("K", "{}", { url: `${URL_BASE}?amount=1` }), post("K", "{}", { url: `${URL_BASE}?amount=2` })],
+    [
+      "another query",
+      post("K", "{}", { url: `${URL_BASE}?amount=1` }),
+      post("K", "{}", { url: `${URL_BASE}?amount=2` }),
+    ],
     [
       "another content type",
       post("K", "a=1", { headers: { "content-type": "text/plain" } }),
@@ -121,10 +148,18 @@ describe("what makes two requests the same", () => {
     ["another method", post("K", "{}"), post("K", "{}", { method: "PATCH" })],
     [
       "bytes that differ",
-      post("K", new Uint8Array([1, 2, 3]), { headers: { "content-type": "application/octet-stream" } }),
-      post("K", new Uint8Array([1, 2, 4]), { headers: { "content-type": "application/octet-stream" } }),
+      post("K", new Uint8Array([1, 2, 3]), {
+        headers: { "content-type": "application/octet-stream" },
+      }),
+      post("K", new Uint8Array([1, 2, 4]), {
+        headers: { "content-type": "application/octet-stream" },
+      }),
     ],
-    ["a number beyond a double's precision", post("K", '{"id":12345678901234567890}'), post("K", '{"id":12345678901234567891}')],
+    [
+      "a number beyond a double's precision",
+      post("K", '{"id":12345678901234567890}'),
+      post("K", '{"id":12345678901234567891}'),
+    ],
   ])("%s under the same key is 422 idempotency_key_reused", async (_label, first, second) => {
     const key = fresh("reuse");
     first.headers.set("idempotency-key", key);
@@ -136,14 +171,22 @@ describe("what makes two requests the same", () => {
 
   it("query parameters by name, whatever their order", async () => {
     const key = fresh("query");
-    const res = await again(key, post(key, "{}", { url: `${URL_BASE}?a=1&b=2` }), post(key, "{}", { url: `${URL_BASE}?b=2&a=1` }));
+    const res = await again(
+      key,
+      post(key, "{}", { url: `${URL_BASE}?a=1&b=2` }),
+      post(key, "{}", { url: `${URL_BASE}?b=2&a=1` }),
+    );
     expect(res.headers.get("idempotent-replayed")).toBe("true");
   });
 
   it("tells JSON numbers a double cannot keep apart (and only those)", () => {
     expect(hasInexactNumber('{"id":12345678901234567890}')).toBe(true);
     expect(hasInexactNumber('{"big":1e400}')).toBe(true);
-    expect(hasInexactNumber('{"id":"12345678901234567890","n":1.5,"e":-2e10,"s":"\\"9999999999999999999"}')).toBe(false);
+    expect(
+      hasInexactNumber(
+        '{"id":"12345678901234567890","n":1.5,"e":-2e10,"s":"\\"9999999999999999999"}',
+      ),
+    ).toBe(false);
   });
 });
 
@@ -154,7 +197,12 @@ describe("the handler's real answer, stored and replayed byte for byte", () => {
       () =>
         new Response("created refund 42\n", {
           status: 201,
-          headers: { "content-type": "text/plain; charset=utf-8", location: "/api/refunds/42", "set-cookie": "session=secret", "x-internal": "1" },
+          headers: {
+            "content-type": "text/plain; charset=utf-8",
+            location: "/api/refunds/42",
+            "set-cookie": "session=secret",
+            "x-internal": "1",
+          },
         }),
       { replayHeaders: ["location", "set-cookie"] },
     );
@@ -168,20 +216,27 @@ describe("the handler's real answer, stored and replayed byte for byte", () => {
     expect(replay.headers.get("location")).toBe("/api/refunds/42");
     expect(replay.headers.get("set-cookie")).toBeNull();
     expect(replay.headers.get("x-internal")).toBeNull();
-    expect(replay.headers.get("idempotency-key-expires")).toBe(first.headers.get("idempotency-key-expires"));
+    expect(replay.headers.get("idempotency-key-expires")).toBe(
+      first.headers.get("idempotency-key-expires"),
+    );
     expect(await replay.text()).toBe("created refund 42\n");
   });
 
   it("a binary body (not UTF-8, with NUL bytes) as bytes: a bytea column, not base64 text", async () => {
     const key = fresh("binary");
     const body = new Uint8Array([0, 255, 254, 0x80, 0, 1, 2, 0xc3]);
-    const handle = route(() => new Response(body, { headers: { "content-type": "application/octet-stream" } }));
+    const handle = route(
+      () => new Response(body, { headers: { "content-type": "application/octet-stream" } }),
+    );
     expect(await bytesOf(await handle(post(key, "{}")))).toEqual(body);
     const replay = await handle(post(key, "{}"));
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(await bytesOf(replay)).toEqual(body);
     const row = await keyRow(t.db, "acme", key);
-    expect(row).toMatchObject({ responseBody: "", responseContentType: "application/octet-stream" });
+    expect(row).toMatchObject({
+      responseBody: "",
+      responseContentType: "application/octet-stream",
+    });
     expect(new Uint8Array(row!.responseBytes!)).toEqual(body);
   });
 
@@ -207,15 +262,26 @@ describe("the handler's real answer, stored and replayed byte for byte", () => {
     expect([first.status, replay.status, ran]).toEqual([404, 404, 1]);
     expect(await replay.text()).toBe('{"error":"no such order"}');
     expect(await t.db.testEffect.count({ where: { value: key } })).toBe(0);
-    expect(await keyRow(t.db, "acme", key)).toMatchObject({ status: "FAILED", responseStatus: 404 });
+    expect(await keyRow(t.db, "acme", key)).toMatchObject({
+      status: "FAILED",
+      responseStatus: 404,
+    });
   });
 
   it("a 5xx is passed on as the handler made it and releases the key: the retry runs anew", async () => {
     const key = fresh("5xx");
     let ran = 0;
-    const handle = route(() => (++ran === 1 ? new Response("upstream down", { status: 502, headers: { "retry-after": "3" } }) : new Response("ok")));
+    const handle = route(() =>
+      ++ran === 1
+        ? new Response("upstream down", { status: 502, headers: { "retry-after": "3" } })
+        : new Response("ok"),
+    );
     const first = await handle(post(key, "{}"));
-    expect([first.status, first.headers.get("retry-after"), await first.text()]).toEqual([502, "3", "upstream down"]);
+    expect([first.status, first.headers.get("retry-after"), await first.text()]).toEqual([
+      502,
+      "3",
+      "upstream down",
+    ]);
     expect(await keyRow(t.db, "acme", key)).toBeNull();
     const retry = await handle(post(key, "{}"));
     expect([retry.status, retry.headers.get("idempotent-replayed"), ran]).toEqual([200, null, 2]);
@@ -226,7 +292,11 @@ describe("the handler's real answer, stored and replayed byte for byte", () => {
     const handle = route(() => new Response(null, { status: 204 }));
     await handle(post(key, "{}"));
     const replay = await handle(post(key, "{}"));
-    expect([replay.status, replay.headers.get("idempotent-replayed"), replay.body]).toEqual([204, "true", null]);
+    expect([replay.status, replay.headers.get("idempotent-replayed"), replay.body]).toEqual([
+      204,
+      "true",
+      null,
+    ]);
   });
 });
 
@@ -234,7 +304,9 @@ describe("size limits", () => {
   it("refuses a request body over maxBodyBytes with 413 payload_too_large, recording nothing", async () => {
     const key = fresh("big-request");
     const handle = route(() => new Response("made"), { maxBodyBytes: 1024 });
-    const res = await handle(post(key, "x".repeat(2048), { headers: { "content-type": "text/plain" } }));
+    const res = await handle(
+      post(key, "x".repeat(2048), { headers: { "content-type": "text/plain" } }),
+    );
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ reason: "payload_too_large", status: 413 });
     expect(await keyRow(t.db, "acme", key)).toBeNull();
@@ -244,32 +316,59 @@ describe("size limits", () => {
     const engine = configure(t.db, { maxStoredBodyBytes: 1024 });
     const key = fresh("big-answer");
     const body = "y".repeat(4096);
-    const handle = route(() => new Response(body, { status: 201, headers: { "content-type": "text/plain", location: "/x/1" } }), { engine });
+    const handle = route(
+      () =>
+        new Response(body, {
+          status: 201,
+          headers: { "content-type": "text/plain", location: "/x/1" },
+        }),
+      { engine },
+    );
     expect(await (await handle(post(key, "{}"))).text()).toBe(body);
-    expect(engine.counters.snapshot()).toContainEqual(expect.objectContaining({ event: "bodies_omitted", count: 1 }));
+    expect(engine.counters.snapshot()).toContainEqual(
+      expect.objectContaining({ event: "bodies_omitted", count: 1 }),
+    );
     const replay = await handle(post(key, "{}"));
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.headers.get("idempotent-replay-body")).toBe("omitted");
     expect(replay.headers.get("location")).toBe("/x/1");
     expect(replay.headers.get("content-type")).toBe("application/problem+json");
-    expect(await replay.json()).toMatchObject({ reason: "replay_body_omitted", status: 201, size: 4096 });
-    expect(await keyRow(t.db, "acme", key)).toMatchObject({ responseBody: "", responseOmittedBytes: 4096, responseBytes: null });
+    expect(await replay.json()).toMatchObject({
+      reason: "replay_body_omitted",
+      status: 201,
+      size: 4096,
+    });
+    expect(await keyRow(t.db, "acme", key)).toMatchObject({
+      responseBody: "",
+      responseOmittedBytes: 4096,
+      responseBytes: null,
+    });
   });
 
   it("200 answers of 2 MiB leave the replay cache within its byte budget", async () => {
     const budget = 3 * 1024 * 1024;
-    const engine = configure(t.db, { replayCacheBytes: budget }, { listen: () => new pg.Client({ connectionString: t.url }) });
+    const engine = configure(
+      t.db,
+      { replayCacheBytes: budget },
+      { listen: () => new pg.Client({ connectionString: t.url }) },
+    );
     await engine.ready;
     const twoMiB = new Uint8Array(2 * 1024 * 1024).fill(7);
-    const handle = route(() => new Response(twoMiB, { headers: { "content-type": "application/octet-stream" } }), { engine });
+    const handle = route(
+      () => new Response(twoMiB, { headers: { "content-type": "application/octet-stream" } }),
+      { engine },
+    );
     const keys = Array.from({ length: 200 }, () => fresh("two-mib"));
     for (let i = 0; i < keys.length; i += 10) {
-      const answers = await Promise.all(keys.slice(i, i + 10).map((key) => handle(post(key, "{}"))));
+      const answers = await Promise.all(
+        keys.slice(i, i + 10).map((key) => handle(post(key, "{}"))),
+      );
       expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
       expect(engine.replayCacheUsage().bytes).toBeLessThanOrEqual(budget);
     }
-    // Over the 1 MiB default, every answer was kept without its body, so the cache holds all 200 in little room.
+    // Over the 1 MiB default, every answer was kept without its body, so the cache holds all 200 in
+    // little room.
     expect(engine.replayCacheUsage().entries).toBe(200);
     const replay = await handle(post(keys[0]!, "{}"));
     expect(replay.headers.get("idempotent-replay-body")).toBe("omitted");
@@ -300,7 +399,9 @@ describe("the two-phase path (transaction: false)", () => {
     gate.open();
     expect((await first).status).toBe(201);
     const replay = await handle(post(key, "{}"));
-    expect([replay.status, replay.headers.get("idempotent-replayed"), await replay.text()]).toEqual([201, "true", '{"charged":true}']);
+    expect([replay.status, replay.headers.get("idempotent-replayed"), await replay.text()]).toEqual(
+      [201, "true", '{"charged":true}'],
+    );
     expect(calls).toEqual([key]);
   });
 });

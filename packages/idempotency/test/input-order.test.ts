@@ -27,7 +27,11 @@ const trpc = initTRPC.context<Context>().create({
     return { ...shape, data: { ...data, reason: reasonOf(error), zodIssues } };
   },
 });
-const idempotency = createIdempotencyMiddleware(trpc, { engine: (ctx) => engineFor(ctx.db), scope: (_ctx: Context) => "acme", http: (ctx) => ctx.http });
+const idempotency = createIdempotencyMiddleware(trpc, {
+  engine: (ctx) => engineFor(ctx.db),
+  scope: (_ctx: Context) => "acme",
+  http: (ctx) => ctx.http,
+});
 
 const router = trpc.router({
   // Misordered on purpose: the input is parsed after the key is reserved.
@@ -35,7 +39,8 @@ const router = trpc.router({
     .use(idempotency)
     .input(z.object({ value: z.string().min(1), refuse: z.boolean().optional() }))
     .mutation(async ({ ctx, input }) => {
-      if (input.refuse) throw new TRPCError({ code: "PRECONDITION_FAILED", message: "refused on purpose" });
+      if (input.refuse)
+        throw new TRPCError({ code: "PRECONDITION_FAILED", message: "refused on purpose" });
       await ctx.tx.testEffect.create({ data: { scope: "acme", value: input.value } });
       return { value: input.value };
     }),
@@ -52,7 +57,10 @@ async function post(key: string, body: unknown) {
     router,
     createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }),
   });
-  return { status: res.status, body: (await res.json()) as { error?: { data: { zodIssues: number | null; reason?: string } } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { error?: { data: { zodIssues: number | null; reason?: string } } },
+  };
 }
 
 describe("an input parser after the idempotency middleware", () => {

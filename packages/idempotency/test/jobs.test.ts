@@ -26,8 +26,13 @@ async function holdLock(lockId: number): Promise<{ release: () => Promise<void> 
   return { release: async () => (gate.open(), await holder) };
 }
 
-/** Keys written from literal offsets against the database clock, not computed like the code does. */
-async function plant(scope: string, rows: { count: number; status: string; expiresIn: string; leaseEndsIn?: string }) {
+/**
+ * Keys written from literal offsets against the database clock, not computed like the code does.
+ */
+async function plant(
+  scope: string,
+  rows: { count: number; status: string; expiresIn: string; leaseEndsIn?: string },
+) {
   await t.db.$executeRawUnsafe(
     `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
      SELECT $1, $2 || g, 'effect', repeat('0', 64), $3::"IdempotencyStatus",
@@ -44,7 +49,9 @@ async function plant(scope: string, rows: { count: number; status: string; expir
 }
 
 async function countWhere(sql: string): Promise<number> {
-  const [row] = await t.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${sql}`);
+  const [row] = await t.db.$queryRawUnsafe<{ n: number }[]>(
+    `SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${sql}`,
+  );
   return row!.n;
 }
 
@@ -52,10 +59,23 @@ describe("the reaper", () => {
   it("deletes only expired keys, in batches, while reservations go on beside it", async () => {
     await plant("reap", { count: 1_200, status: "COMPLETED", expiresIn: "-1 minute" });
     await plant("reap", { count: 300, status: "COMPLETED", expiresIn: "1 hour" });
-    await plant("reap", { count: 50, status: "PROCESSING", expiresIn: "1 hour", leaseEndsIn: "30 seconds" });
+    await plant("reap", {
+      count: 50,
+      status: "PROCESSING",
+      expiresIn: "1 hour",
+      leaseEndsIn: "30 seconds",
+    });
 
-    const traffic = Array.from({ length: 40 }, (_, i) => wrapperEntry.call(t.db, { key: `live-${randomUUID()}-${i}`, input: { value: `reap-traffic-${i}` } }));
-    const [reaped, ...answers] = await Promise.all([reapExpiredKeys(pool(), { batchSize: 250 }), ...traffic]);
+    const traffic = Array.from({ length: 40 }, (_, i) =>
+      wrapperEntry.call(t.db, {
+        key: `live-${randomUUID()}-${i}`,
+        input: { value: `reap-traffic-${i}` },
+      }),
+    );
+    const [reaped, ...answers] = await Promise.all([
+      reapExpiredKeys(pool(), { batchSize: 250 }),
+      ...traffic,
+    ]);
 
     expect(reaped).toMatchObject({ ran: true, deleted: 1_200 });
     expect(reaped.batches).toBeGreaterThanOrEqual(5);
@@ -68,20 +88,33 @@ describe("the reaper", () => {
   it.each([
     ["the pg pool", pool],
     ["Prisma", prisma],
-  ])("runs on one instance at a time, through %s: a round skips while another instance holds the lock", async (_name, runner) => {
-    const scope = `reap2-${randomUUID()}`;
-    await plant(scope, { count: 20, status: "COMPLETED", expiresIn: "-1 minute" });
-    const other = await holdLock(JobLock.REAPER);
-    expect(await reapExpiredKeys(runner(), { batchSize: 10 })).toEqual({ ran: false, deleted: 0, batches: 0, caughtUp: false });
-    expect(await countWhere(`"scope" = '${scope}'`)).toBe(20);
-    await other.release();
-    expect(await reapExpiredKeys(runner(), { batchSize: 10 })).toMatchObject({ ran: true, deleted: 20 });
-    expect(await countWhere(`"scope" = '${scope}'`)).toBe(0);
-  });
+  ])(
+    "runs on one instance at a time, through %s: a round skips while another instance holds the lock",
+    async (_name, runner) => {
+      const scope = `reap2-${randomUUID()}`;
+      await plant(scope, { count: 20, status: "COMPLETED", expiresIn: "-1 minute" });
+      const other = await holdLock(JobLock.REAPER);
+      expect(await reapExpiredKeys(runner(), { batchSize: 10 })).toEqual({
+        ran: false,
+        deleted: 0,
+        batches: 0,
+        caughtUp: false,
+      });
+      expect(await countWhere(`"scope" = '${scope}'`)).toBe(20);
+      await other.release();
+      expect(await reapExpiredKeys(runner(), { batchSize: 10 })).toMatchObject({
+        ran: true,
+        deleted: 20,
+      });
+      expect(await countWhere(`"scope" = '${scope}'`)).toBe(0);
+    },
+  );
 
   it("never deletes a row a live request holds locked (SKIP LOCKED), and never waits for it", async () => {
     await plant("reap3", { count: 3, status: "COMPLETED", expiresIn: "-1 minute" });
-    const [locked] = await t.db.$queryRaw<{ id: string }[]>`SELECT "id" FROM "IdempotencyKey" WHERE "scope" = 'reap3' LIMIT 1`;
+    const [locked] = await t.db.$queryRaw<
+      { id: string }[]
+    >`SELECT "id" FROM "IdempotencyKey" WHERE "scope" = 'reap3' LIMIT 1`;
     const gate = new Gate();
     const holder = t.db.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT 1 FROM "IdempotencyKey" WHERE "id" = ${locked!.id}::uuid FOR UPDATE`;
@@ -141,10 +174,15 @@ describe("the reaper keeps up", () => {
     });
     try {
       await warning;
-      expect(lines[0]).toMatch(/^reaper: behind: the oldest key past retention is 6\d\d s old \(warning above 300 s\)/);
+      expect(lines[0]).toMatch(
+        /^reaper: behind: the oldest key past retention is 6\d\d s old \(warning above 300 s\)/,
+      );
       expect(await countWhere(`"scope" = 'warn'`)).toBe(10);
       await other.release();
-      await vi.waitFor(async () => expect(await countWhere(`"scope" = 'warn'`)).toBe(0), { timeout: 10_000, interval: 20 });
+      await vi.waitFor(async () => expect(await countWhere(`"scope" = 'warn'`)).toBe(0), {
+        timeout: 10_000,
+        interval: 20,
+      });
     } finally {
       stop();
     }
@@ -153,9 +191,24 @@ describe("the reaper keeps up", () => {
 
 describe("the sweeper", () => {
   it("releases PROCESSING keys whose lease ended long ago, and nothing else", async () => {
-    await plant("sweep", { count: 5, status: "PROCESSING", expiresIn: "1 day", leaseEndsIn: "-10 minutes" });
-    await plant("sweep", { count: 4, status: "PROCESSING", expiresIn: "1 day", leaseEndsIn: "-10 seconds" });
-    await plant("sweep", { count: 3, status: "PROCESSING", expiresIn: "1 day", leaseEndsIn: "30 seconds" });
+    await plant("sweep", {
+      count: 5,
+      status: "PROCESSING",
+      expiresIn: "1 day",
+      leaseEndsIn: "-10 minutes",
+    });
+    await plant("sweep", {
+      count: 4,
+      status: "PROCESSING",
+      expiresIn: "1 day",
+      leaseEndsIn: "-10 seconds",
+    });
+    await plant("sweep", {
+      count: 3,
+      status: "PROCESSING",
+      expiresIn: "1 day",
+      leaseEndsIn: "30 seconds",
+    });
     await plant("sweep", { count: 2, status: "COMPLETED", expiresIn: "1 day" });
     const swept = await sweepStuckKeys(pool(), { graceSeconds: 300 });
     expect(swept).toMatchObject({ ran: true, released: 5 });
@@ -165,7 +218,12 @@ describe("the sweeper", () => {
   });
 
   it("skips while another instance holds its lock", async () => {
-    await plant("sweep2", { count: 2, status: "PROCESSING", expiresIn: "1 day", leaseEndsIn: "-10 minutes" });
+    await plant("sweep2", {
+      count: 2,
+      status: "PROCESSING",
+      expiresIn: "1 day",
+      leaseEndsIn: "-10 minutes",
+    });
     const other = await holdLock(JobLock.SWEEPER);
     expect(await sweepStuckKeys(pool())).toEqual({ ran: false, released: 0, keys: [] });
     await other.release();

@@ -15,7 +15,10 @@ describe("Idempotency-Key syntax", () => {
   });
 
   it.each([undefined, null, "", "   "])("reports %j as missing", (header) => {
-    expect(parseIdempotencyKey(header)).toMatchObject({ ok: false, reason: "idempotency_key_missing" });
+    expect(parseIdempotencyKey(header)).toMatchObject({
+      ok: false,
+      reason: "idempotency_key_missing",
+    });
   });
 
   it.each([

@@ -25,8 +25,12 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
     const burstValue = `nr-burst-${randomUUID()}`;
     const answers = await Promise.all([
       ...Array.from({ length: 100 }, () => entry.call(t.db, { key: completed, input: { value } })), // replays
-      ...Array.from({ length: 20 }, () => entry.call(t.db, { key: completed, input: { value: "other" } })), // 422
-      ...Array.from({ length: 32 }, () => entry.call(t.db, { key: burstKey, input: { value: burstValue } })), // one runs
+      ...Array.from({ length: 20 }, () =>
+        entry.call(t.db, { key: completed, input: { value: "other" } }),
+      ), // 422
+      ...Array.from({ length: 32 }, () =>
+        entry.call(t.db, { key: burstKey, input: { value: burstValue } }),
+      ), // one runs
     ]);
 
     expect(answers.slice(0, 100).every((a) => a.status === 200 && a.replayed)).toBe(true);

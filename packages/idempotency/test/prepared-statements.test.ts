@@ -22,7 +22,11 @@ function oneConnection(preparedStatements: boolean) {
   opened.push(client);
   configure(client.db, {}, { preparedStatements });
   const preparedNames = async () =>
-    (await client.pool.query<{ name: string }>("SELECT name FROM pg_prepared_statements ORDER BY name")).rows.map((r) => r.name);
+    (
+      await client.pool.query<{ name: string }>(
+        "SELECT name FROM pg_prepared_statements ORDER BY name",
+      )
+    ).rows.map((r) => r.name);
   return { ...client, preparedNames };
 }
 
@@ -33,7 +37,11 @@ async function exercise(db: Db, more: number) {
   const first = await wrapperEntry.call(db, { key, input: { value } });
   const replay = await wrapperEntry.call(db, { key, input: { value } });
   const reused = await wrapperEntry.call(db, { key, input: { value: "another" } });
-  for (let i = 0; i < more; i++) expect((await wrapperEntry.call(db, { key: randomUUID(), input: { value: `${value}-${i}` } })).status).toBe(200);
+  for (let i = 0; i < more; i++)
+    expect(
+      (await wrapperEntry.call(db, { key: randomUUID(), input: { value: `${value}-${i}` } }))
+        .status,
+    ).toBe(200);
   return { first, replay, reused, value };
 }
 

@@ -1,12 +1,23 @@
-// The protocol of docs/design.md, one describe per rule, each run through both entry points (the tRPC
-// middleware and the plain wrapper) against a real PostgreSQL. Failure tests also check what was
-// stored. Concurrency is real (Promise.all over a connection pool), and waits are on gates and
+// The protocol of docs/design.md, one describe per rule, each run through both entry points (the
+// tRPC middleware and the plain wrapper) against a real PostgreSQL. Failure tests also check what
+// was stored. Concurrency is real (Promise.all over a connection pool), and waits are on gates and
 // conditions, never on sleeps.
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { useTestDatabase } from "./support/database";
-import { configure, ENTRY_POINTS, effectsFor, executions, Gate, keyRow, parkNextExecution, reasonOf, testRouter, trpcEntry } from "./support/harness";
+import {
+  configure,
+  ENTRY_POINTS,
+  effectsFor,
+  executions,
+  Gate,
+  keyRow,
+  parkNextExecution,
+  reasonOf,
+  testRouter,
+  trpcEntry,
+} from "./support/harness";
 
 const t = useTestDatabase({ poolMax: 10 });
 
@@ -47,8 +58,14 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
     it("replays a retry whose input has its keys in another order", async () => {
       const key = fresh("order");
       const value = fresh("v");
-      const first = await entry.call(t.db, { key, input: { value, extra: { a: 1, b: { c: 2, d: 3 } } } });
-      const retry = await entry.call(t.db, { key, input: { extra: { b: { d: 3, c: 2 }, a: 1 }, value } });
+      const first = await entry.call(t.db, {
+        key,
+        input: { value, extra: { a: 1, b: { c: 2, d: 3 } } },
+      });
+      const retry = await entry.call(t.db, {
+        key,
+        input: { extra: { b: { d: 3, c: 2 }, a: 1 }, value },
+      });
       expect(first).toMatchObject({ status: 200, replayed: false });
       expect(retry).toMatchObject({ status: 200, replayed: true, body: first.body });
       expect(await effectsFor(t.db, value)).toBe(1);
@@ -85,7 +102,9 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
     it("runs 32 concurrent identical requests on a new key exactly once; the rest replay or get 409", async () => {
       const key = fresh("burst");
       const value = fresh("v");
-      const answers = await Promise.all(Array.from({ length: 32 }, () => entry.call(t.db, { key, input: { value } })));
+      const answers = await Promise.all(
+        Array.from({ length: 32 }, () => entry.call(t.db, { key, input: { value } })),
+      );
       expect(await effectsFor(t.db, value)).toBe(1);
       const executed = answers.filter((a) => a.status === 200 && !a.replayed);
       const replayed = answers.filter((a) => a.status === 200 && a.replayed);
@@ -155,7 +174,9 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
         INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
         VALUES ('acme', ${key}, 'effect', ${entry.fingerprint({ value })}, 'PROCESSING', gen_random_uuid(),
                 now() - interval '1 minute', now() + interval '1 day')`;
-      const answers = await Promise.all(Array.from({ length: 8 }, () => entry.call(t.db, { key, input: { value } })));
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => entry.call(t.db, { key, input: { value } })),
+      );
       expect(await effectsFor(t.db, value)).toBe(1);
       expect(answers.filter((a) => a.status === 200 && !a.replayed)).toHaveLength(1);
       expect(answers.every((a) => a.status === 200 || a.status === 409)).toBe(true);
@@ -173,7 +194,11 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
       const retry = await entry.call(t.db, { key, input: { value, mode: "deterministic" } });
       expect(retry).toMatchObject({ status: 412, replayed: true, body: first.body });
       expect(await effectsFor(t.db, value)).toBe(0);
-      expect(await keyRow(t.db, "acme", key)).toMatchObject({ status: "FAILED", responseStatus: 412, leaseToken: null });
+      expect(await keyRow(t.db, "acme", key)).toMatchObject({
+        status: "FAILED",
+        responseStatus: 412,
+        leaseToken: null,
+      });
     });
 
     it("releases the key after a 5xx, so the retry executes anew", async () => {
@@ -204,7 +229,8 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
       const key = fresh("expired");
       const value = fresh("v");
       await entry.call(t.db, { key, input: { value } });
-      await t.db.$executeRaw`UPDATE "IdempotencyKey" SET "expiresAt" = now() - interval '1 second' WHERE "scope" = 'acme' AND "key" = ${key}`;
+      await t.db
+        .$executeRaw`UPDATE "IdempotencyKey" SET "expiresAt" = now() - interval '1 second' WHERE "scope" = 'acme' AND "key" = ${key}`;
       const again = await entry.call(t.db, { key, input: { value } });
       expect(again).toMatchObject({ status: 200, replayed: false });
       expect(await effectsFor(t.db, value)).toBe(2);
@@ -215,7 +241,9 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
 
   describe("8. the live-key cap", () => {
     it("answers 429 for a new key past the cap, and still replays keys the tenant holds", async () => {
-      const live = await t.db.idempotencyKey.count({ where: { scope: "globex", expiresAt: { gt: new Date() } } });
+      const live = await t.db.idempotencyKey.count({
+        where: { scope: "globex", expiresAt: { gt: new Date() } },
+      });
       configure(t.db, { liveKeyCountTtlMs: 0, maxLiveKeys: live + 1 });
       // acme holds more than that: the cap counts per tenant, so globex is not refused for it.
       await t.db.$executeRaw`
@@ -224,8 +252,14 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
         FROM generate_series(1, ${live + 2}) AS g`;
       const held = fresh("held");
       const value = fresh("v");
-      expect((await entry.call(t.db, { token: "globex_token", key: held, input: { value } })).status).toBe(200);
-      const refused = await entry.call(t.db, { token: "globex_token", key: fresh("new"), input: { value: fresh("v") } });
+      expect(
+        (await entry.call(t.db, { token: "globex_token", key: held, input: { value } })).status,
+      ).toBe(200);
+      const refused = await entry.call(t.db, {
+        token: "globex_token",
+        key: fresh("new"),
+        input: { value: fresh("v") },
+      });
       expect(refused.status).toBe(429);
       expect(reasonOf(refused)).toBe("too_many_keys");
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -242,14 +276,28 @@ describe("the tRPC surface", () => {
       endpoint: "/api/trpc",
       req: new Request("http://localhost/api/trpc/effect,effect?batch=1", {
         method: "POST",
-        headers: { authorization: "Bearer acme_token", "idempotency-key": fresh("b"), "content-type": "application/json" },
+        headers: {
+          authorization: "Bearer acme_token",
+          "idempotency-key": fresh("b"),
+          "content-type": "application/json",
+        },
         body: JSON.stringify({ 0: { value }, 1: { value } }),
       }),
       router: testRouter,
-      createContext: (opts) => ({ db: t.db, headers: opts.req.headers, resHeaders: opts.resHeaders, batchSize: opts.info.calls.length }),
+      createContext: (opts) => ({
+        db: t.db,
+        headers: opts.req.headers,
+        resHeaders: opts.resHeaders,
+        batchSize: opts.info.calls.length,
+      }),
     });
-    const json = (await res.json()) as { error: { data: { reason: string; httpStatus: number } } }[];
-    expect(json.map((r) => r.error.data.reason)).toEqual(["idempotency_batch_not_allowed", "idempotency_batch_not_allowed"]);
+    const json = (await res.json()) as {
+      error: { data: { reason: string; httpStatus: number } };
+    }[];
+    expect(json.map((r) => r.error.data.reason)).toEqual([
+      "idempotency_batch_not_allowed",
+      "idempotency_batch_not_allowed",
+    ]);
     expect(json[0]!.error.data.httpStatus).toBe(400);
     expect(await effectsFor(t.db, value)).toBe(0);
   });
@@ -270,31 +318,47 @@ describe("the tRPC surface", () => {
     const first = await trpcEntry.call(t.db, { key, input: { value, mode: "deterministic" } });
     const replay = await trpcEntry.call(t.db, { key, input: { value, mode: "deterministic" } });
     expect(first.body).toEqual(replay.body);
-    expect(first.body.data).toMatchObject({ code: "PRECONDITION_FAILED", httpStatus: 412, reason: "out_of_stock" });
+    expect(first.body.data).toMatchObject({
+      code: "PRECONDITION_FAILED",
+      httpStatus: 412,
+      reason: "out_of_stock",
+    });
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
   });
 });
 
 describe("a replay is the first answer byte for byte", () => {
-  it.each(ENTRY_POINTS)("success through the $name: same bytes, though the stored input had its keys in another order", async (entry) => {
-    const key = fresh("bytes");
-    const value = fresh("v");
-    const first = await entry.call(t.db, { key, input: { value, extra: { z: 1, a: { y: [1, 2, { b: 1, a: 2 }] } } } });
-    const replay = await entry.call(t.db, { key, input: { extra: { a: { y: [1, 2, { a: 2, b: 1 }] }, z: 1 }, value } });
-    expect(replay.replayed).toBe(true);
-    expect(replay.text).toBe(first.text);
-    const row = await keyRow(t.db, "acme", key);
-    expect(row).toMatchObject({ responseStatus: 200, responseContentType: "application/json" });
-    expect(first.text).toContain(row!.responseBody!);
-  });
+  it.each(ENTRY_POINTS)(
+    "success through the $name: same bytes, though the stored input had its keys in another order",
+    async (entry) => {
+      const key = fresh("bytes");
+      const value = fresh("v");
+      const first = await entry.call(t.db, {
+        key,
+        input: { value, extra: { z: 1, a: { y: [1, 2, { b: 1, a: 2 }] } } },
+      });
+      const replay = await entry.call(t.db, {
+        key,
+        input: { extra: { a: { y: [1, 2, { a: 2, b: 1 }] }, z: 1 }, value },
+      });
+      expect(replay.replayed).toBe(true);
+      expect(replay.text).toBe(first.text);
+      const row = await keyRow(t.db, "acme", key);
+      expect(row).toMatchObject({ responseStatus: 200, responseContentType: "application/json" });
+      expect(first.text).toContain(row!.responseBody!);
+    },
+  );
 
-  it.each(ENTRY_POINTS)("stored failure through the $name: same status, same bytes", async (entry) => {
-    const key = fresh("bytes-failed");
-    const value = fresh("v");
-    const first = await entry.call(t.db, { key, input: { value, mode: "deterministic" } });
-    const replay = await entry.call(t.db, { key, input: { value, mode: "deterministic" } });
-    expect(first.status).toBe(412);
-    expect(replay).toMatchObject({ status: 412, replayed: true });
-    expect(replay.text).toBe(first.text);
-  });
+  it.each(ENTRY_POINTS)(
+    "stored failure through the $name: same status, same bytes",
+    async (entry) => {
+      const key = fresh("bytes-failed");
+      const value = fresh("v");
+      const first = await entry.call(t.db, { key, input: { value, mode: "deterministic" } });
+      const replay = await entry.call(t.db, { key, input: { value, mode: "deterministic" } });
+      expect(first.status).toBe(412);
+      expect(replay).toMatchObject({ status: 412, replayed: true });
+      expect(replay.text).toBe(first.text);
+    },
+  );
 });

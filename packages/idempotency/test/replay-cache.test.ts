@@ -13,7 +13,12 @@ const t = useTestDatabase();
 let a: Engine;
 let b: Engine;
 
-const instance = () => createIdempotencyEngine<Tx>({ prisma: t.db, pool: t.pool, listen: () => new pg.Client({ connectionString: t.url }) });
+const instance = () =>
+  createIdempotencyEngine<Tx>({
+    prisma: t.db,
+    pool: t.pool,
+    listen: () => new pg.Client({ connectionString: t.url }),
+  });
 
 beforeAll(async () => {
   a = instance();
@@ -26,11 +31,18 @@ afterAll(async () => {
 
 let runs = 0;
 const call = (engine: Engine, key: string, value = "v") =>
-  withIdempotency(engine, { scope: "acme", key, operation: "effect", request: { value } }, async (tx) => {
-    runs++;
-    const row = await tx.testEffect.create({ data: { scope: "acme", value }, select: { id: true } });
-    return { effectId: row.id };
-  });
+  withIdempotency(
+    engine,
+    { scope: "acme", key, operation: "effect", request: { value } },
+    async (tx) => {
+      runs++;
+      const row = await tx.testEffect.create({
+        data: { scope: "acme", value },
+        select: { id: true },
+      });
+      return { effectId: row.id };
+    },
+  );
 
 const cacheOf = (engine: Engine) => depsOf(engine).replayCache!;
 
@@ -58,10 +70,15 @@ describe("replay from memory", () => {
     await call(a, key);
     expect((await call(b, key)).replayed).toBe(true); // b read it from the store and keeps it
     expect(cacheOf(b).has("acme", key)).toBe(true);
-    const id = (await t.db.idempotencyKey.findUniqueOrThrow({ where: { scope_key: { scope: "acme", key } } })).id;
+    const id = (
+      await t.db.idempotencyKey.findUniqueOrThrow({ where: { scope_key: { scope: "acme", key } } })
+    ).id;
     const busted = await t.db.$transaction((tx) => a.removeKey(tx, id, "bust"));
     expect(busted.removed).toBe(true);
-    await vi.waitFor(() => expect(cacheOf(b).has("acme", key)).toBe(false), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(cacheOf(b).has("acme", key)).toBe(false), {
+      timeout: 5_000,
+      interval: 10,
+    });
     const before = runs;
     const after = await call(b, key);
     expect(after.replayed).toBe(false);
@@ -71,12 +88,22 @@ describe("replay from memory", () => {
   it("stops serving from memory while its listener is cut off, and resumes once it reconnects", async () => {
     const key = randomUUID();
     await call(b, key);
-    const listeners = await t.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`);
+    const listeners = await t.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+    );
     expect(listeners.rows.length).toBeGreaterThanOrEqual(2);
-    await t.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`);
-    await vi.waitFor(() => expect(cacheOf(b).serving).toBe(false), { timeout: 5_000, interval: 10 });
+    await t.pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+    );
+    await vi.waitFor(() => expect(cacheOf(b).serving).toBe(false), {
+      timeout: 5_000,
+      interval: 10,
+    });
     expect(cacheOf(b).size).toBe(0); // an eviction may have been missed: nothing is trusted
-    await vi.waitFor(() => expect(cacheOf(b).serving).toBe(true), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(cacheOf(b).serving).toBe(true), {
+      timeout: 10_000,
+      interval: 20,
+    });
     expect((await call(b, key)).replayed).toBe(true); // from the store again
   });
 });

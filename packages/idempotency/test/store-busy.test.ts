@@ -58,8 +58,13 @@ describe("classifyStoreFailure", () => {
     const waited = await busy.pool.query("SELECT 1").catch((e: unknown) => e);
     held.release();
     expect(classifyStoreFailure(waited)).toBe(StoreFailure.BUSY);
-    const prismaWaited = Object.assign(new Error("Timed out fetching a new connection from the connection pool."), { code: "P2024" });
-    expect(classifyStoreFailure(new Error("wrapped", { cause: prismaWaited }))).toBe(StoreFailure.BUSY);
+    const prismaWaited = Object.assign(
+      new Error("Timed out fetching a new connection from the connection pool."),
+      { code: "P2024" },
+    );
+    expect(classifyStoreFailure(new Error("wrapped", { cause: prismaWaited }))).toBe(
+      StoreFailure.BUSY,
+    );
 
     for (const down of [
       Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),

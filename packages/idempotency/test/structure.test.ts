@@ -17,7 +17,11 @@ afterAll(() => Promise.all(copies.map((dir) => rm(dir, { recursive: true, force:
 /** Runs the structure check in `dir` (a package folder); its exit code and report. */
 async function check(dir: string): Promise<{ ok: boolean; report: string }> {
   try {
-    const { stdout } = await promisify(execFile)(DEPCRUISE, ["src", "--config", ".dependency-cruiser.cjs"], { cwd: dir });
+    const { stdout } = await promisify(execFile)(
+      DEPCRUISE,
+      ["src", "--config", ".dependency-cruiser.cjs"],
+      { cwd: dir },
+    );
     return { ok: true, report: stdout };
   } catch (error) {
     const failed = error as { stdout?: string; stderr?: string };
@@ -43,15 +47,22 @@ describe("the engine's structure", () => {
   });
 
   it("fails on an import that closes a cycle", async () => {
-    // protocol/execute.ts imports the store's SQL helpers; the store importing the protocol back closes a circle.
-    const dir = await copyWith("store/unavailable.ts", 'export { executeIdempotently as closesACycle } from "../protocol/execute.js";');
+    // protocol/execute.ts imports the store's SQL helpers; the store importing the protocol back
+    // closes a circle.
+    const dir = await copyWith(
+      "store/unavailable.ts",
+      'export { executeIdempotently as closesACycle } from "../protocol/execute.js";',
+    );
     const { ok, report } = await check(dir);
     expect(ok).toBe(false);
     expect(report).toContain("no-circular");
   });
 
   it("fails on an import that points up a layer", async () => {
-    const dir = await copyWith("constants.ts", 'export type { ReplayCache as PointsUp } from "./replay-cache.js";');
+    const dir = await copyWith(
+      "constants.ts",
+      'export type { ReplayCache as PointsUp } from "./replay-cache.js";',
+    );
     const { ok, report } = await check(dir);
     expect(ok).toBe(false);
     expect(report).toContain("base-imports-nothing-above");

@@ -9,7 +9,9 @@ import type { IdempotencyEngine } from "../src/index";
 async function exportedNames(): Promise<string[]> {
   const source = await readFile(new URL("../src/index.ts", import.meta.url), "utf8");
   const lists = [...source.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].map((m) => m[1]!);
-  return lists.flatMap((list) => list.split(",").map((name) => name.replace(/^\s*type\s+/, "").trim())).filter(Boolean);
+  return lists
+    .flatMap((list) => list.split(",").map((name) => name.replace(/^\s*type\s+/, "").trim()))
+    .filter(Boolean);
 }
 
 describe("the main entry", () => {
@@ -19,7 +21,14 @@ describe("the main entry", () => {
     expect(new Set(names).size).toBe(names.length);
     expect(names).toEqual(expect.arrayContaining(Object.keys(main)));
     expect(Object.keys(main).sort()).toEqual(
-      ["createIdempotencyEngine", "DeterministicError", "IdempotencyError", "reasonOf", "UniqueViolationError", "withIdempotency"].sort(),
+      [
+        "createIdempotencyEngine",
+        "DeterministicError",
+        "IdempotencyError",
+        "reasonOf",
+        "UniqueViolationError",
+        "withIdempotency",
+      ].sort(),
     );
   });
 
@@ -29,7 +38,10 @@ describe("the main entry", () => {
   });
 });
 
-/** Every package a module loads at run time, following its relative imports (type-only ones load nothing). */
+/**
+ * Every package a module loads at run time, following its relative imports (type-only ones load
+ * nothing).
+ */
 async function runtimePackagesOf(entry: URL): Promise<Set<string>> {
   const packages = new Set<string>();
   const seen = new Set<string>();
@@ -37,8 +49,11 @@ async function runtimePackagesOf(entry: URL): Promise<Set<string>> {
     if (seen.has(file.href)) return;
     seen.add(file.href);
     const source = await readFile(file, "utf8");
-    for (const [, specifier] of source.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+"([^"]+)"/gm)) {
-      if (specifier!.startsWith(".")) await visit(new URL(specifier!.replace(/\.js$/, ".ts"), file));
+    for (const [, specifier] of source.matchAll(
+      /^(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+"([^"]+)"/gm,
+    )) {
+      if (specifier!.startsWith("."))
+        await visit(new URL(specifier!.replace(/\.js$/, ".ts"), file));
       else packages.add(specifier!);
     }
   };
@@ -47,13 +62,18 @@ async function runtimePackagesOf(entry: URL): Promise<Set<string>> {
 }
 
 describe("entry points and tRPC", () => {
-  it.each(["index.ts", "http/index.ts", "entry/jobs.ts", "entry/operator.ts", "entry/sql.ts", "entry/config.ts", "reasons.ts"])(
-    "%s loads without @trpc/* (an optional peer)",
-    async (entry) => {
-      const packages = await runtimePackagesOf(new URL(`../src/${entry}`, import.meta.url));
-      expect([...packages].filter((name) => name.startsWith("@trpc/"))).toEqual([]);
-    },
-  );
+  it.each([
+    "index.ts",
+    "http/index.ts",
+    "entry/jobs.ts",
+    "entry/operator.ts",
+    "entry/sql.ts",
+    "entry/config.ts",
+    "reasons.ts",
+  ])("%s loads without @trpc/* (an optional peer)", async (entry) => {
+    const packages = await runtimePackagesOf(new URL(`../src/${entry}`, import.meta.url));
+    expect([...packages].filter((name) => name.startsWith("@trpc/"))).toEqual([]);
+  });
 
   it("the tRPC middleware is behind @once/idempotency/trpc", async () => {
     const packages = await runtimePackagesOf(new URL("../src/entry/trpc.ts", import.meta.url));

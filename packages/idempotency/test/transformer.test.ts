@@ -3,7 +3,12 @@
 // replay's bytes are the first answer's. Without a transformer, plain JSON as always.
 import { randomUUID } from "node:crypto";
 import { createTRPCClient, httpLink } from "@trpc/client";
-import { initTRPC, type AnyTRPCRouter, type TRPCDefaultErrorShape as DefaultErrorShape, type TRPCError } from "@trpc/server";
+import {
+  initTRPC,
+  type AnyTRPCRouter,
+  type TRPCDefaultErrorShape as DefaultErrorShape,
+  type TRPCError,
+} from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import superjson from "superjson";
 import { describe, expect, it } from "vitest";
@@ -27,17 +32,33 @@ const errorFormatter = ({ shape, error }: { shape: DefaultErrorShape; error: TRP
   const { stack: _stack, ...data } = shape.data;
   return { ...shape, data: { ...data, reason: reasonOf(error) } };
 };
-const withSuperjson = initTRPC.context<Context>().create({ transformer: superjson, errorFormatter });
+const withSuperjson = initTRPC
+  .context<Context>()
+  .create({ transformer: superjson, errorFormatter });
 const plain = initTRPC.context<Context>().create({ errorFormatter });
 
 const idempotencyOn = (trpc: TRPCInstanceLike) =>
-  createIdempotencyMiddleware(trpc, { engine: (ctx) => engineFor(ctx.db), scope: (_ctx: Context) => "acme", http: (ctx) => ctx.http });
+  createIdempotencyMiddleware(trpc, {
+    engine: (ctx) => engineFor(ctx.db),
+    scope: (_ctx: Context) => "acme",
+    http: (ctx) => ctx.http,
+  });
 const input = z.object({ value: z.string() });
 
-/** The procedure's answer: what superjson carries, or (plain JSON cannot carry a BigInt) null for it. */
+/**
+ * The procedure's answer: what superjson carries, or (plain JSON cannot carry a BigInt) null for
+ * it.
+ */
 async function create(tx: Tx, key: string, value: string, rich: boolean) {
   const row = await tx.testEffect.create({ data: { scope: "acme", value } });
-  return { id: row.id, createdAt: CREATED_AT, tags: new Map([["colour", "red"]]), big: rich ? 2n ** 70n : null, nothing: undefined, key };
+  return {
+    id: row.id,
+    createdAt: CREATED_AT,
+    tags: new Map([["colour", "red"]]),
+    big: rich ? 2n ** 70n : null,
+    nothing: undefined,
+    key,
+  };
 }
 
 const superjsonRouter = withSuperjson.router({
@@ -79,7 +100,12 @@ describe("with superjson", () => {
     const value = `sj-${randomUUID()}`;
     const key = randomUUID();
     const { fetch, bodies, replayed } = fetchInto(superjsonRouter);
-    const link = httpLink({ url: URL_, fetch, transformer: superjson, headers: () => ({ "idempotency-key": key }) });
+    const link = httpLink({
+      url: URL_,
+      fetch,
+      transformer: superjson,
+      headers: () => ({ "idempotency-key": key }),
+    });
     const client = createTRPCClient<typeof superjsonRouter>({ links: [link] });
     const first = await client.create.mutate({ value });
     const again = await client.create.mutate({ value });
@@ -103,13 +129,25 @@ describe("without a transformer", () => {
     const value = `plain-${randomUUID()}`;
     const key = randomUUID();
     const { fetch, bodies, replayed } = fetchInto(plainRouter);
-    const client = createTRPCClient<typeof plainRouter>({ links: [httpLink({ url: URL_, fetch, headers: () => ({ "idempotency-key": key }) })] });
+    const client = createTRPCClient<typeof plainRouter>({
+      links: [httpLink({ url: URL_, fetch, headers: () => ({ "idempotency-key": key }) })],
+    });
     const first = await client.create.mutate({ value });
     const again = await client.create.mutate({ value });
     expect(first.createdAt).toBe(CREATED_AT.toISOString());
     expect(again).toEqual(first);
     expect(replayed).toEqual([false, true]);
     expect(bodies[1]).toBe(bodies[0]);
-    expect(JSON.parse(bodies[0]!)).toEqual({ result: { data: { id: first.id, createdAt: CREATED_AT.toISOString(), tags: {}, big: null, key: first.key } } });
+    expect(JSON.parse(bodies[0]!)).toEqual({
+      result: {
+        data: {
+          id: first.id,
+          createdAt: CREATED_AT.toISOString(),
+          tags: {},
+          big: null,
+          key: first.key,
+        },
+      },
+    });
   });
 });

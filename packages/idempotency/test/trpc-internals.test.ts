@@ -1,5 +1,6 @@
 // The one tRPC internal the middleware relies on: a replay has no next() result to pass on, so it
-// builds the result tRPC's own resolver returns (`{ marker: middlewareMarker, ok, data, ctx }`, from
+// builds the result tRPC's own resolver returns (`{ marker: middlewareMarker, ok, data, ctx }`,
+// from
 // @trpc/server/unstable-core-do-not-import). The peer range pins the versions checked; this test
 // fails if tRPC changes that shape. It also pins the typing: `.use(idempotency)` types ctx.tx.
 import { randomUUID } from "node:crypto";
@@ -20,7 +21,10 @@ interface Context {
 
 const trpc = initTRPC.context<Context>().create();
 const seen: Record<string, unknown>[] = [];
-/** Records what the rest of the chain returned to it: tRPC's resolver, or the idempotency middleware. */
+/**
+ * Records what the rest of the chain returned to it: tRPC's resolver, or the idempotency
+ * middleware.
+ */
 const spy = trpc.middleware(async function spy({ next }) {
   const result = await next();
   seen.push(result as unknown as Record<string, unknown>);
@@ -60,7 +64,11 @@ async function post(path: string, key: string, input: unknown) {
     router,
     createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }),
   });
-  return { status: res.status, body: await res.text(), replayed: res.headers.get("idempotent-replayed") === "true" };
+  return {
+    status: res.status,
+    body: await res.text(),
+    replayed: res.headers.get("idempotent-replayed") === "true",
+  };
 }
 
 describe("the replay's result, against tRPC's own resolver", () => {

@@ -8,7 +8,18 @@ import { depsOf } from "../src/engine";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parsePreferWait } from "../src/wait/prefer";
 import { useTestDatabase } from "./support/database";
-import { configure, ENTRY_POINTS, effectsFor, Gate, keyRow, parkNextExecution, reasonOf, type Engine, type EntryPoint, type Mode } from "./support/harness";
+import {
+  configure,
+  ENTRY_POINTS,
+  effectsFor,
+  Gate,
+  keyRow,
+  parkNextExecution,
+  reasonOf,
+  type Engine,
+  type EntryPoint,
+  type Mode,
+} from "./support/harness";
 
 const t = useTestDatabase({ poolMax: 20 });
 const fresh = (label: string) => `${label}-${randomUUID()}`;
@@ -45,7 +56,8 @@ async function holdKey(entry: EntryPoint, label: string, mode?: Mode) {
 }
 
 /** Resolves once `n` requests are asleep on a key. */
-const waiting = (e: Engine, n = 1) => vi.waitFor(() => expect(depsOf(e).waiters.size).toBe(n), { timeout: 10_000, interval: 5 });
+const waiting = (e: Engine, n = 1) =>
+  vi.waitFor(() => expect(depsOf(e).waiters.size).toBe(n), { timeout: 10_000, interval: 5 });
 
 describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
   it("wakes when the first request completes, and replays its answer", async () => {
@@ -64,7 +76,12 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
 
   it("wakes when the first request fails deterministically, and replays the failure", async () => {
     const e = await listeningEngine();
-    const { key, gate, first, duplicate: send } = await holdKey(entry, "wait-fail", "deterministic");
+    const {
+      key,
+      gate,
+      first,
+      duplicate: send,
+    } = await holdKey(entry, "wait-fail", "deterministic");
     const duplicate = send(100);
     await waiting(e);
     gate.open();
@@ -72,7 +89,10 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
     expect(a).toMatchObject({ status: 412, replayed: false });
     expect(b).toMatchObject({ status: 412, replayed: true, text: a.text });
     expect(b.headers.get("preference-applied")).toBe("wait=100");
-    expect(await keyRow(t.db, "acme", key)).toMatchObject({ status: "FAILED", responseStatus: 412 });
+    expect(await keyRow(t.db, "acme", key)).toMatchObject({
+      status: "FAILED",
+      responseStatus: 412,
+    });
   });
 
   it("wakes when the first request is released, and then runs the request itself", async () => {
@@ -131,7 +151,11 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
     await listeningEngine();
     const key = fresh("wait-burst");
     const value = fresh("v");
-    const answers = await Promise.all(Array.from({ length: 24 }, () => entry.call(t.db, { key, input: { value }, headers: prefer(100) })));
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        entry.call(t.db, { key, input: { value }, headers: prefer(100) }),
+      ),
+    );
     expect(await effectsFor(t.db, value)).toBe(1);
     expect(answers.filter((a) => a.status === 200 && !a.replayed)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 200 && a.replayed)).toHaveLength(23);
@@ -146,7 +170,11 @@ describe("many requests waiting on one key", () => {
     const { value, gate, first, duplicate: send } = await holdKey(entry, "wait-stampede");
     const duplicates = Array.from({ length: 200 }, () => send(100));
     await waiting(e, 200);
-    const run = (depsOf(e).store as unknown as { run: { query: (sql: { name?: string }, values: unknown[]) => Promise<unknown[]> } }).run;
+    const run = (
+      depsOf(e).store as unknown as {
+        run: { query: (sql: { name?: string }, values: unknown[]) => Promise<unknown[]> };
+      }
+    ).run;
     const sent = vi.spyOn(run, "query");
     gate.open();
     const answers = await Promise.all(duplicates);
@@ -154,7 +182,9 @@ describe("many requests waiting on one key", () => {
     expect(answers.every((a) => a.status === 200 && a.replayed)).toBe(true);
     expect(await effectsFor(t.db, value)).toBe(1);
     // The woken requests' reads share statements (each joins the next one sent for its key).
-    const keyStatements = sent.mock.calls.filter(([sql]) => /read|reserve/.test(String((sql as { name?: string }).name ?? sql)));
+    const keyStatements = sent.mock.calls.filter(([sql]) =>
+      /read|reserve/.test(String((sql as { name?: string }).name ?? sql)),
+    );
     expect(keyStatements.length).toBeLessThanOrEqual(5);
     sent.mockRestore();
   });
@@ -166,7 +196,9 @@ describe("when the LISTEN connection is lost during a wait", () => {
     const { gate, first, duplicate: send } = await holdKey(ENTRY_POINTS[1]!, "wait-lost");
     const duplicate = send(100);
     await waiting(e);
-    await t.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`);
+    await t.pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+    );
     const answer = await duplicate;
     expect(answer.status).toBe(409);
     expect(answer.headers.get("preference-applied")).toBe("wait=100");

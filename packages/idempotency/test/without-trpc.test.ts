@@ -18,8 +18,9 @@ beforeAll(async () => {
   app = await mkdtemp(path.join(os.tmpdir(), "once-no-trpc-"));
   const installed = path.join(app, "node_modules/@once/idempotency");
   await mkdir(installed, { recursive: true });
-  // The package as `npm pack` builds it (tsconfig.build.json), compiled from today's source into the
-  // app's copy: the repository keeps no dist/ (the app runs the source), so nothing stale is tested.
+  // The package as `npm pack` builds it (tsconfig.build.json), compiled from today's source into
+  // the app's copy: the repository keeps no dist/ (the app runs the source), so nothing stale is
+  // tested.
   execFileSync(
     TSC,
     [
@@ -55,9 +56,13 @@ beforeAll(async () => {
     "xtend",
     "split2",
   ]) {
-    if (existsSync(path.join(repoModules, dependency))) await symlink(path.join(repoModules, dependency), path.join(app, "node_modules", dependency));
+    if (existsSync(path.join(repoModules, dependency)))
+      await symlink(path.join(repoModules, dependency), path.join(app, "node_modules", dependency));
   }
-  await writeFile(path.join(app, "package.json"), JSON.stringify({ name: "no-trpc", type: "module", private: true }));
+  await writeFile(
+    path.join(app, "package.json"),
+    JSON.stringify({ name: "no-trpc", type: "module", private: true }),
+  );
 });
 afterAll(async () => {
   if (app) await rm(app, { recursive: true, force: true });
@@ -65,7 +70,11 @@ afterAll(async () => {
 
 function load(entry: string): { ok: true } | { ok: false; error: string } {
   try {
-    execFileSync(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`], { cwd: app, stdio: "pipe" });
+    execFileSync(
+      process.execPath,
+      ["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`],
+      { cwd: app, stdio: "pipe" },
+    );
     return { ok: true };
   } catch (error) {
     return { ok: false, error: String((error as { stderr?: Buffer }).stderr ?? error) };

@@ -13,11 +13,14 @@ export default async function AdminLayout({ children }: { children: ReactNode })
   let principal;
   try {
     const app = serverApp();
-    principal = await principalFromHeaders(app.db, new Headers(await headers()), { demo: app.config.demo });
+    principal = await principalFromHeaders(app.db, new Headers(await headers()), {
+      demo: app.config.demo,
+    });
   } catch {
     return (
       <div role="alert" className="alert bad">
-        The database cannot be reached, so the dashboard cannot check who you are. Try again in a moment.
+        The database cannot be reached, so the dashboard cannot check who you are. Try again in a
+        moment.
       </div>
     );
   }

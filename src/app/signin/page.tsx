@@ -7,13 +7,18 @@ import { safeNextPath } from "@/server/http/safe-next";
 const DEMO_ACCOUNTS = [
   { email: "acme@example.com", name: "Acme buyer", what: "Shops for the tenant acme." },
   { email: "globex@example.com", name: "Globex buyer", what: "Shops for the tenant globex." },
-  { email: "admin@example.com", name: "Operator", what: "Sees the admin dashboard (keys, outbox, counters)." },
+  {
+    email: "admin@example.com",
+    name: "Operator",
+    what: "Sees the admin dashboard (keys, outbox, counters).",
+  },
 ] as const;
 
 /** What the sign-in route's `?error=` reasons mean to a person. */
 const PROBLEMS: Record<string, string> = {
   invalid_credentials: "Wrong e-mail address or password.",
-  too_many_attempts: "Too many attempts for this account or from this address: wait a few minutes and try again.",
+  too_many_attempts:
+    "Too many attempts for this account or from this address: wait a few minutes and try again.",
   password_required: "Enter your e-mail address and password.",
   not_a_demo_account: "Pick one of the demo accounts.",
   invalid_form: "Enter your e-mail address and password.",
@@ -22,7 +27,11 @@ const PROBLEMS: Record<string, string> = {
 type SearchParams = Record<string, string | string[] | undefined>;
 const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
-export default async function SignInPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+export default async function SignInPage({
+  searchParams,
+}: {
+  searchParams: Promise<SearchParams>;
+}) {
   const params = await searchParams;
   const next = safeNextPath(first(params.next));
   const problem = PROBLEMS[first(params.error) ?? ""];
@@ -67,8 +76,16 @@ function DemoAccounts({ next }: { next: string }) {
 
 function PasswordForm({ next, demo }: { next: string; demo: boolean }) {
   return (
-    <form method="post" action="/api/session/signin" className="card" style={{ maxWidth: "24rem" }} aria-label="Sign in with a password">
-      {demo && <h2 style={{ fontSize: "1.05rem", marginTop: 0 }}>Or with an account and password</h2>}
+    <form
+      method="post"
+      action="/api/session/signin"
+      className="card"
+      style={{ maxWidth: "24rem" }}
+      aria-label="Sign in with a password"
+    >
+      {demo && (
+        <h2 style={{ fontSize: "1.05rem", marginTop: 0 }}>Or with an account and password</h2>
+      )}
       <p>
         <label>
           E-mail address

@@ -28,7 +28,9 @@ export function AuditTable({ entries, label }: { entries: Entry[]; label: string
   return (
     <div style={{ overflowX: "auto" }}>
       <table aria-label={label}>
-        <ColumnHeads labels={["When", "Who", "Action", "Key or target", "Reason", "What was stored"]} />
+        <ColumnHeads
+          labels={["When", "Who", "Action", "Key or target", "Reason", "What was stored"]}
+        />
         <tbody>
           {entries.map((a) => (
             <tr key={a.id}>
@@ -74,16 +76,31 @@ export function AuditPanel({ initial = {} }: { initial?: AuditFilters }) {
     ...(key.trim() ? { key: key.trim() } : {}),
     ...(pages.cursor ? { cursor: pages.cursor } : {}),
   };
-  const audit = useQuery({ ...trpc.admin.audit.list.queryOptions(input), refetchInterval: REFRESH_MS, placeholderData: keepPreviousData });
+  const audit = useQuery({
+    ...trpc.admin.audit.list.queryOptions(input),
+    refetchInterval: REFRESH_MS,
+    placeholderData: keepPreviousData,
+  });
   const change = (set: (v: string) => void) => (v: string) => {
     set(v);
     pages.reset();
   };
   return (
     <>
-      <form className="row card" role="search" aria-label="Filter the audit log" onSubmit={(e) => e.preventDefault()}>
+      <form
+        className="row card"
+        role="search"
+        aria-label="Filter the audit log"
+        onSubmit={(e) => e.preventDefault()}
+      >
         <label>
-          Actor <input value={actor} onChange={(e) => change(setActor)(e.target.value)} placeholder="admin@example.com" size={18} />
+          Actor{" "}
+          <input
+            value={actor}
+            onChange={(e) => change(setActor)(e.target.value)}
+            placeholder="admin@example.com"
+            size={18}
+          />
         </label>
         <label>
           Action{" "}
@@ -97,7 +114,13 @@ export function AuditPanel({ initial = {} }: { initial?: AuditFilters }) {
           </select>
         </label>
         <label style={{ flex: "1 1 14rem" }}>
-          Key value <input value={key} onChange={(e) => change(setKey)(e.target.value)} placeholder="the Idempotency-Key" style={{ width: "100%" }} />
+          Key value{" "}
+          <input
+            value={key}
+            onChange={(e) => change(setKey)(e.target.value)}
+            placeholder="the Idempotency-Key"
+            style={{ width: "100%" }}
+          />
         </label>
       </form>
       <QueryState isPending={audit.isPending} error={audit.error}>

@@ -1,6 +1,16 @@
 // The reason an operator gives for a repair: required, and written to the audit log with it.
 
-export function AuditReasonField({ label, value, onChange, flex }: { label: string; value: string; onChange: (value: string) => void; flex: string }) {
+export function AuditReasonField({
+  label,
+  value,
+  onChange,
+  flex,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  flex: string;
+}) {
   return (
     <label style={{ flex }}>
       {label}{" "}

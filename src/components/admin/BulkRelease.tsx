@@ -23,7 +23,10 @@ export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?
   const client = useTRPCClient();
   const queryClient = useQueryClient();
   const filter = { ...(tenant ? { tenant } : {}), ...(procedure ? { procedure } : {}) };
-  const count = useQuery({ ...trpc.admin.keys.stuckCount.queryOptions(filter), refetchInterval: REFRESH_MS });
+  const count = useQuery({
+    ...trpc.admin.keys.stuckCount.queryOptions(filter),
+    refetchInterval: REFRESH_MS,
+  });
   const [reason, setReason] = useState("");
   const [progress, setProgress] = useState<Progress>({ state: "idle" });
 
@@ -33,7 +36,10 @@ export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?
     setProgress({ state: "running", released });
     try {
       for (let batch = 0; batch < MAX_BATCHES; batch++) {
-        const r = await client.admin.keys.releaseStuck.mutate({ ...filter, reason }, { context: { idempotencyKey: newIdempotencyKey() } });
+        const r = await client.admin.keys.releaseStuck.mutate(
+          { ...filter, reason },
+          { context: { idempotencyKey: newIdempotencyKey() } },
+        );
         released += r.released;
         setProgress({ state: "running", released });
         // Nothing freed: what is left is being taken over right now (skipped, not waited for).
@@ -49,18 +55,27 @@ export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?
   };
 
   const n = count.data?.stuck ?? 0;
-  const where = [tenant && `tenant ${tenant}`, procedure && `procedures starting with ${procedure}`].filter(Boolean).join(", ");
+  const where = [tenant && `tenant ${tenant}`, procedure && `procedures starting with ${procedure}`]
+    .filter(Boolean)
+    .join(", ");
   return (
     <section className="card" aria-labelledby="bulk-heading" style={{ margin: "0.75rem 0" }}>
       <h3 id="bulk-heading" style={{ marginTop: 0, fontSize: "1rem" }}>
         Release stuck leases in bulk
       </h3>
       <p className="muted" style={{ marginTop: 0 }} role="status">
-        {n} stuck {n === 1 ? "lease matches" : "leases match"} {where ? `this filter (${where})` : "(all tenants, all procedures)"}. Each is re-checked as it is
-        released (a key a retry took over meanwhile is left alone) and written to the audit log with your reason.
+        {n} stuck {n === 1 ? "lease matches" : "leases match"}{" "}
+        {where ? `this filter (${where})` : "(all tenants, all procedures)"}. Each is re-checked as
+        it is released (a key a retry took over meanwhile is left alone) and written to the audit
+        log with your reason.
       </p>
       <form className="row" onSubmit={run}>
-        <AuditReasonField label="Reason for the bulk release" value={reason} onChange={setReason} flex="1 1 16rem" />
+        <AuditReasonField
+          label="Reason for the bulk release"
+          value={reason}
+          onChange={setReason}
+          flex="1 1 16rem"
+        />
         <button type="submit" disabled={n === 0 || progress.state === "running"}>
           Release {n} stuck {n === 1 ? "lease" : "leases"}
         </button>
@@ -68,7 +83,8 @@ export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?
       {progress.state === "running" && <p role="status">Releasing… {progress.released} so far</p>}
       {progress.state === "done" && (
         <div role="status" className="alert ok">
-          Released {progress.released} stuck {progress.released === 1 ? "lease" : "leases"}, each audited.
+          Released {progress.released} stuck {progress.released === 1 ? "lease" : "leases"}, each
+          audited.
           {progress.left > 0 && ` ${progress.left} left: they are being taken over right now.`}
         </div>
       )}

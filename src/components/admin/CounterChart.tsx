@@ -27,7 +27,15 @@ const W = 720;
 const H = 180;
 const PAD = { left: 36, bottom: 20, top: 8 };
 
-function Lines({ series, minutes, max }: { series: Record<Event, number[]>; minutes: number; max: number }) {
+function Lines({
+  series,
+  minutes,
+  max,
+}: {
+  series: Record<Event, number[]>;
+  minutes: number;
+  max: number;
+}) {
   const x = (i: number) => PAD.left + (i / (minutes - 1)) * (W - PAD.left - 4);
   const y = (v: number) => H - PAD.bottom - (v / max) * (H - PAD.bottom - PAD.top);
   return (
@@ -61,7 +69,12 @@ function Axes({ max }: { max: number }) {
         0
       </text>
       {hours.map((h) => (
-        <text key={h} x={PAD.left + ((24 - h) / 24) * (W - PAD.left - 4)} y={H - 4} textAnchor={anchor(h)}>
+        <text
+          key={h}
+          x={PAD.left + ((24 - h) / 24) * (W - PAD.left - 4)}
+          y={H - 4}
+          textAnchor={anchor(h)}
+        >
           {h === 0 ? "now" : `−${h} h`}
         </text>
       ))}
@@ -81,7 +94,11 @@ export function CounterChart({ pairs }: { pairs: ChartPair[] }) {
       </h3>
       <label>
         Chart of{" "}
-        <select value={chosen.value} onChange={(e) => setPick(e.target.value)} style={{ maxWidth: "100%" }}>
+        <select
+          value={chosen.value}
+          onChange={(e) => setPick(e.target.value)}
+          style={{ maxWidth: "100%" }}
+        >
           {choices.map((c) => (
             <option key={c.value} value={c.value}>
               {c.label}
@@ -96,9 +113,17 @@ export function CounterChart({ pairs }: { pairs: ChartPair[] }) {
 
 function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
   const trpc = useTRPC();
-  const data = useQuery({ ...trpc.admin.counters.series.queryOptions(input), refetchInterval: REFRESH_MS * 15 });
+  const data = useQuery({
+    ...trpc.admin.counters.series.queryOptions(input),
+    refetchInterval: REFRESH_MS * 15,
+  });
   const d = data.data;
-  const series = d ? (Object.fromEntries(EVENTS.map((e) => [e, bucketed(d.series[e], BUCKET)])) as Record<Event, number[]>) : undefined;
+  const series = d
+    ? (Object.fromEntries(EVENTS.map((e) => [e, bucketed(d.series[e], BUCKET)])) as Record<
+        Event,
+        number[]
+      >)
+    : undefined;
   const max = series ? Math.max(1, ...EVENTS.flatMap((e) => series[e])) : 1;
   const summary = d ? EVENTS.map((e) => `${e.replace("_", " ")} ${d.totals[e]}`).join(", ") : "";
   return (
@@ -117,12 +142,27 @@ function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
           <ul
             aria-label="Totals over the last 24 hours"
             className="row"
-            style={{ listStyle: "none", padding: 0, margin: "0.5rem 0 0", flexWrap: "wrap", columnGap: "1rem", rowGap: "0.25rem" }}
+            style={{
+              listStyle: "none",
+              padding: 0,
+              margin: "0.5rem 0 0",
+              flexWrap: "wrap",
+              columnGap: "1rem",
+              rowGap: "0.25rem",
+            }}
           >
             {EVENTS.map((e) => (
               <li key={e} className="row" style={{ gap: "0.3rem" }}>
                 <svg width={22} height={8} aria-hidden>
-                  <line x1={0} x2={22} y1={4} y2={4} stroke={STYLE[e].color} strokeDasharray={STYLE[e].dash} strokeWidth={2} />
+                  <line
+                    x1={0}
+                    x2={22}
+                    y1={4}
+                    y2={4}
+                    stroke={STYLE[e].color}
+                    strokeDasharray={STYLE[e].dash}
+                    strokeWidth={2}
+                  />
                 </svg>
                 {e.replace("_", " ")} <strong>{d.totals[e]}</strong>
               </li>

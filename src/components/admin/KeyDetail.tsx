@@ -16,14 +16,22 @@ const DD = { margin: 0, overflowWrap: "anywhere" } as const;
 
 export function KeyDetail({ id }: { id: string }) {
   const trpc = useTRPC();
-  const detail = useQuery({ ...trpc.admin.keys.byId.queryOptions({ id }), refetchInterval: REFRESH_MS, retry: false });
+  const detail = useQuery({
+    ...trpc.admin.keys.byId.queryOptions({ id }),
+    refetchInterval: REFRESH_MS,
+    retry: false,
+  });
   const k = detail.data?.key;
   return (
     <>
       <p className="row">
         <Link href="/admin">← All keys</Link>
         {(k?.key ?? goneKeyName(detail.data?.audit)) && (
-          <Link href={`/admin/audit?key=${encodeURIComponent(k?.key ?? goneKeyName(detail.data?.audit) ?? "")}`}>This key in the audit log</Link>
+          <Link
+            href={`/admin/audit?key=${encodeURIComponent(k?.key ?? goneKeyName(detail.data?.audit) ?? "")}`}
+          >
+            This key in the audit log
+          </Link>
         )}
       </p>
       <h1>
@@ -40,7 +48,15 @@ export function KeyDetail({ id }: { id: string }) {
         )}
         {k && (
           <section className="card" aria-label="Key detail">
-            <dl className="key-facts" style={{ display: "grid", gridTemplateColumns: "max-content minmax(0, 1fr)", gap: "0.3rem 1rem", margin: 0 }}>
+            <dl
+              className="key-facts"
+              style={{
+                display: "grid",
+                gridTemplateColumns: "max-content minmax(0, 1fr)",
+                gap: "0.3rem 1rem",
+                margin: 0,
+              }}
+            >
               <dt>Status</dt>
               <dd style={DD}>
                 <StatusBadge status={k.status} />
@@ -64,7 +80,9 @@ export function KeyDetail({ id }: { id: string }) {
               <dt>Lease</dt>
               <dd style={DD}>
                 <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
-                {k.leaseExpiresAt && <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>}
+                {k.leaseExpiresAt && (
+                  <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>
+                )}
               </dd>
               <dt>Lease token</dt>
               <dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>
@@ -86,14 +104,20 @@ export function KeyDetail({ id }: { id: string }) {
               </dd>
             </dl>
             <h2 style={{ fontSize: "1rem" }}>Stored body</h2>
-            <pre className="mono" aria-label="Stored body" style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}>
+            <pre
+              className="mono"
+              aria-label="Stored body"
+              style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}
+            >
               {k.responseBody ?? "– (nothing stored yet)"}
             </pre>
           </section>
         )}
         {detail.data && <KeyTimeline events={detail.data.timeline} currentId={id} />}
         {/* Stays mounted after a bust removed the key, so its feedback stays on screen. */}
-        {detail.data && <RemoveKeyForm id={id} exists={!!k} status={k?.status} leaseState={k?.leaseState} />}
+        {detail.data && (
+          <RemoveKeyForm id={id} exists={!!k} status={k?.status} leaseState={k?.leaseState} />
+        )}
         {detail.data && (
           <section aria-labelledby="key-audit" style={{ marginTop: "1.5rem" }}>
             <h2 id="key-audit">Audit trail</h2>
@@ -115,11 +139,25 @@ function goneKeyName(audit: { details?: unknown }[] | undefined): string | undef
   return typeof key === "string" ? key : undefined;
 }
 
-function RemoveKeyForm({ id, exists, status, leaseState }: { id: string; exists: boolean; status?: string; leaseState?: "live" | "expired" | "none" }) {
+function RemoveKeyForm({
+  id,
+  exists,
+  status,
+  leaseState,
+}: {
+  id: string;
+  exists: boolean;
+  status?: string;
+  leaseState?: "live" | "expired" | "none";
+}) {
   const client = useTRPCClient();
   const [reason, setReason] = useState("");
-  const bust = useAdminAction((input: { id: string; reason: string }, context) => client.admin.keys.bust.mutate(input, { context }));
-  const release = useAdminAction((input: { id: string; reason: string }, context) => client.admin.keys.release.mutate(input, { context }));
+  const bust = useAdminAction((input: { id: string; reason: string }, context) =>
+    client.admin.keys.bust.mutate(input, { context }),
+  );
+  const release = useAdminAction((input: { id: string; reason: string }, context) =>
+    client.admin.keys.release.mutate(input, { context }),
+  );
   const busy = bust.isPending || release.isPending;
   const disabled = busy || !exists;
   const last = bust.isIdle ? release : bust;
@@ -137,16 +175,24 @@ function RemoveKeyForm({ id, exists, status, leaseState }: { id: string; exists:
         Bust or release
       </h2>
       <p className="muted" style={{ marginTop: 0 }}>
-        Busting removes a finished key (or a stuck one) so the next request with it runs anew. Releasing frees a stuck lease. A key whose lease is live cannot
-        be removed: its request may still commit.
-        {status === "PROCESSING" && leaseState === "live" && <strong> This key&apos;s lease is live right now.</strong>}
+        Busting removes a finished key (or a stuck one) so the next request with it runs anew.
+        Releasing frees a stuck lease. A key whose lease is live cannot be removed: its request may
+        still commit.
+        {status === "PROCESSING" && leaseState === "live" && (
+          <strong> This key&apos;s lease is live right now.</strong>
+        )}
       </p>
       <form onSubmit={submit("bust")} className="row">
         <AuditReasonField label="Reason" value={reason} onChange={setReason} flex="1" />
         <button type="submit" disabled={disabled}>
           Bust key
         </button>
-        <button type="button" className="secondary" disabled={disabled} onClick={(e) => e.currentTarget.form?.reportValidity() && submit("release")()}>
+        <button
+          type="button"
+          className="secondary"
+          disabled={disabled}
+          onClick={(e) => e.currentTarget.form?.reportValidity() && submit("release")()}
+        >
           Release lease
         </button>
       </form>
@@ -157,8 +203,9 @@ function RemoveKeyForm({ id, exists, status, leaseState }: { id: string; exists:
       )}
       {last.isSuccess && (
         <div role="status" className="alert ok">
-          {last.data.action === "bust" ? "Key busted" : "Lease released"}: the next request with key <span className="mono">{last.data.key.key}</span> runs
-          anew. Audit entry {last.data.auditId.slice(0, 8)} written.
+          {last.data.action === "bust" ? "Key busted" : "Lease released"}: the next request with key{" "}
+          <span className="mono">{last.data.key.key}</span> runs anew. Audit entry{" "}
+          {last.data.auditId.slice(0, 8)} written.
         </div>
       )}
       {last.isError && (

@@ -12,7 +12,10 @@ import { ColumnHeads } from "../ColumnHeads";
 
 export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
   const trpc = useTRPC();
-  const found = useQuery({ ...trpc.admin.keys.resolve.queryOptions({ ref: value, ...(tenant ? { tenant } : {}) }), retry: false });
+  const found = useQuery({
+    ...trpc.admin.keys.resolve.queryOptions({ ref: value, ...(tenant ? { tenant } : {}) }),
+    retry: false,
+  });
   const items = found.data?.items ?? [];
   const removed = found.data?.removed ?? [];
   // The key this page settled on stays on screen, even once a bust here removes it (its feedback
@@ -20,7 +23,12 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
   const [pin, setPin] = useState<{ ref: string; id: string }>();
   const pinned = pin?.ref === `${tenant ?? ""}/${value}` ? pin.id : undefined;
   // A removed key's own id: its detail page shows the audit trail and timeline.
-  const single = items.length === 1 ? items[0]!.id : found.data && items.length === 0 ? removed[0]?.targetId : undefined;
+  const single =
+    items.length === 1
+      ? items[0]!.id
+      : found.data && items.length === 0
+        ? removed[0]?.targetId
+        : undefined;
   if (!pinned && single) setPin({ ref: `${tenant ?? ""}/${value}`, id: single });
   const id = pinned ?? single;
   if (id) return <KeyDetail id={id} />;
@@ -39,7 +47,8 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
         {items.length === 0 ? (
           <div role="alert" className="alert warn">
             No idempotency key has the id or the value <span className="mono">{value}</span>
-            {tenant ? ` in tenant ${tenant}` : ""}, and the audit log has no bust or release of it. It may have expired and been reaped.
+            {tenant ? ` in tenant ${tenant}` : ""}, and the audit log has no bust or release of it.
+            It may have expired and been reaped.
           </div>
         ) : (
           <>

@@ -13,7 +13,9 @@ export function KeySearch() {
   const [q, setQ] = useState("");
   const [tenant, setTenant] = useState("");
   const [asked, setAsked] = useState<{ q: string; tenant?: string } | null>(null);
-  const found = useQuery(trpc.admin.keys.search.queryOptions(asked ? { ...asked, limit: 50 } : skipToken));
+  const found = useQuery(
+    trpc.admin.keys.search.queryOptions(asked ? { ...asked, limit: 50 } : skipToken),
+  );
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -23,13 +25,30 @@ export function KeySearch() {
   return (
     <section aria-labelledby="search-heading" style={{ marginTop: "1.5rem" }}>
       <h2 id="search-heading">Find a key</h2>
-      <form className="row card" role="search" aria-label="Find a key by its value" onSubmit={submit}>
+      <form
+        className="row card"
+        role="search"
+        aria-label="Find a key by its value"
+        onSubmit={submit}
+      >
         <label style={{ flex: "1 1 16rem" }}>
           Key value{" "}
-          <input value={q} onChange={(e) => setQ(e.target.value)} placeholder="the Idempotency-Key, or its start" maxLength={255} style={{ width: "100%" }} />
+          <input
+            value={q}
+            onChange={(e) => setQ(e.target.value)}
+            placeholder="the Idempotency-Key, or its start"
+            maxLength={255}
+            style={{ width: "100%" }}
+          />
         </label>
         <label>
-          In tenant <input value={tenant} onChange={(e) => setTenant(e.target.value)} placeholder="any" size={10} />
+          In tenant{" "}
+          <input
+            value={tenant}
+            onChange={(e) => setTenant(e.target.value)}
+            placeholder="any"
+            size={10}
+          />
         </label>
         <button type="submit">Find</button>
       </form>
@@ -64,7 +83,11 @@ export function KeySearch() {
               </tbody>
             </table>
           )}
-          {found.data?.more && <p className="muted">The first 50 matches, in key order: type more of the key to narrow them.</p>}
+          {found.data?.more && (
+            <p className="muted">
+              The first 50 matches, in key order: type more of the key to narrow them.
+            </p>
+          )}
         </QueryState>
       )}
     </section>

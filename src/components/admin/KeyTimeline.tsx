@@ -3,7 +3,13 @@
 import type { TimelineEvent } from "@/server/admin/timeline";
 import { formatTime } from "./ui";
 
-const TONE: Partial<Record<TimelineEvent["kind"], string>> = { completed: "ok", failed: "bad", busted: "warn", released: "warn", lease: "" };
+const TONE: Partial<Record<TimelineEvent["kind"], string>> = {
+  completed: "ok",
+  failed: "bad",
+  busted: "warn",
+  released: "warn",
+  lease: "",
+};
 
 export function KeyTimeline({ events, currentId }: { events: TimelineEvent[]; currentId: string }) {
   const rows = [...new Set(events.map((e) => e.rowId))];
@@ -14,7 +20,8 @@ export function KeyTimeline({ events, currentId }: { events: TimelineEvent[]; cu
         {events.map((e, i) => (
           <li key={i} style={{ marginBottom: "0.35rem" }}>
             <span className="muted">{e.at ? formatTime(e.at) : "time not recorded"}</span>{" "}
-            <span className={`badge ${TONE[e.kind] ?? ""}`}>{e.kind.replace("_", " ")}</span> {e.text}
+            <span className={`badge ${TONE[e.kind] ?? ""}`}>{e.kind.replace("_", " ")}</span>{" "}
+            {e.text}
             {e.reason && <>: “{e.reason}”</>}
             {rows.length > 1 && (
               <span className="muted">
@@ -27,8 +34,9 @@ export function KeyTimeline({ events, currentId }: { events: TimelineEvent[]; cu
         ))}
       </ol>
       <p className="muted" style={{ fontSize: "0.85rem" }}>
-        From the key row and the audit log. Not recorded anywhere, so not shown: when each attempt before the last one started, the replays and 409/422 answers
-        this key got, the engine&apos;s own release after a server error, and the sweeper&apos;s or reaper&apos;s deletes.
+        From the key row and the audit log. Not recorded anywhere, so not shown: when each attempt
+        before the last one started, the replays and 409/422 answers this key got, the engine&apos;s
+        own release after a server error, and the sweeper&apos;s or reaper&apos;s deletes.
       </p>
     </section>
   );

@@ -6,7 +6,15 @@ import Link from "next/link";
 import { useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
-import { formatTime, LeaseBadge, Pager, QueryState, REFRESH_MS, StatusBadge, useCursorStack } from "./ui";
+import {
+  formatTime,
+  LeaseBadge,
+  Pager,
+  QueryState,
+  REFRESH_MS,
+  StatusBadge,
+  useCursorStack,
+} from "./ui";
 import { BulkRelease } from "./BulkRelease";
 import { ColumnHeads } from "../ColumnHeads";
 
@@ -28,7 +36,11 @@ export function KeysPanel() {
     ...(pages.cursor ? { cursor: pages.cursor } : {}),
     limit: 50,
   };
-  const keys = useQuery({ ...trpc.admin.keys.list.queryOptions(input), refetchInterval: REFRESH_MS, placeholderData: keepPreviousData });
+  const keys = useQuery({
+    ...trpc.admin.keys.list.queryOptions(input),
+    refetchInterval: REFRESH_MS,
+    placeholderData: keepPreviousData,
+  });
 
   /** A filter change starts again from the newest key. */
   const change =
@@ -41,7 +53,12 @@ export function KeysPanel() {
   return (
     <section aria-labelledby="keys-heading" style={{ marginTop: "1.5rem" }}>
       <h2 id="keys-heading">Keys</h2>
-      <form className="row card" role="search" aria-label="Filter keys" onSubmit={(e) => e.preventDefault()}>
+      <form
+        className="row card"
+        role="search"
+        aria-label="Filter keys"
+        onSubmit={(e) => e.preventDefault()}
+      >
         <label>
           Status{" "}
           <select value={status} onChange={(e) => change(setStatus)(e.target.value as Status | "")}>
@@ -52,13 +69,30 @@ export function KeysPanel() {
           </select>
         </label>
         <label>
-          Tenant <input value={tenant} onChange={(e) => change(setTenant)(e.target.value)} placeholder="acme" size={10} />
+          Tenant{" "}
+          <input
+            value={tenant}
+            onChange={(e) => change(setTenant)(e.target.value)}
+            placeholder="acme"
+            size={10}
+          />
         </label>
         <label>
-          Procedure starts with <input value={procedure} onChange={(e) => change(setProcedure)(e.target.value)} placeholder="checkout." size={20} />
+          Procedure starts with{" "}
+          <input
+            value={procedure}
+            onChange={(e) => change(setProcedure)(e.target.value)}
+            placeholder="checkout."
+            size={20}
+          />
         </label>
         <label>
-          <input type="checkbox" checked={stuck} onChange={(e) => change(setStuck)(e.target.checked)} /> Stuck leases only
+          <input
+            type="checkbox"
+            checked={stuck}
+            onChange={(e) => change(setStuck)(e.target.checked)}
+          />{" "}
+          Stuck leases only
         </label>
         {keys.isFetching && (
           <span className="muted" aria-hidden>
@@ -66,14 +100,30 @@ export function KeysPanel() {
           </span>
         )}
       </form>
-      {stuck && <BulkRelease tenant={tenant.trim() || undefined} procedure={procedure.trim() || undefined} />}
+      {stuck && (
+        <BulkRelease
+          tenant={tenant.trim() || undefined}
+          procedure={procedure.trim() || undefined}
+        />
+      )}
       <QueryState isPending={keys.isPending} error={keys.error}>
         {keys.data && keys.data.items.length === 0 ? (
           <p className="muted">No keys match these filters.</p>
         ) : (
           <div style={{ overflowX: "auto" }}>
             <table aria-label="Idempotency keys">
-              <ColumnHeads labels={["Key", "Status", "Tenant", "Procedure", "Attempts", "Lease", "Created", "Expires"]} />
+              <ColumnHeads
+                labels={[
+                  "Key",
+                  "Status",
+                  "Tenant",
+                  "Procedure",
+                  "Attempts",
+                  "Lease",
+                  "Created",
+                  "Expires",
+                ]}
+              />
               <tbody>
                 {keys.data?.items.map((k) => (
                   <tr key={k.id}>

@@ -14,7 +14,11 @@ export function OutboxPanel() {
   const [status, setStatus] = useState<Status | "">("");
   const pages = useCursorStack();
   const outbox = useQuery({
-    ...trpc.admin.outbox.list.queryOptions({ ...(status ? { status } : {}), ...(pages.cursor ? { cursor: pages.cursor } : {}), limit: 50 }),
+    ...trpc.admin.outbox.list.queryOptions({
+      ...(status ? { status } : {}),
+      ...(pages.cursor ? { cursor: pages.cursor } : {}),
+      limit: 50,
+    }),
     refetchInterval: REFRESH_MS,
     placeholderData: keepPreviousData,
   });
@@ -42,7 +46,18 @@ export function OutboxPanel() {
         ) : (
           <div style={{ overflowX: "auto" }}>
             <table aria-label="Outbox messages">
-              <ColumnHeads labels={["Created", "Topic", "Order", "Status", "Attempts", "Next attempt", "Last error", "Action"]} />
+              <ColumnHeads
+                labels={[
+                  "Created",
+                  "Topic",
+                  "Order",
+                  "Status",
+                  "Attempts",
+                  "Next attempt",
+                  "Last error",
+                  "Action",
+                ]}
+              />
               <tbody>
                 {outbox.data?.items.map((m) => (
                   <tr key={m.id}>
@@ -53,7 +68,13 @@ export function OutboxPanel() {
                       <StatusBadge status={m.status} />
                     </td>
                     <td>{m.attempts}</td>
-                    <td>{m.status === "PENDING" ? formatTime(m.nextAttemptAt) : m.deliveredAt ? `delivered ${formatTime(m.deliveredAt)}` : "–"}</td>
+                    <td>
+                      {m.status === "PENDING"
+                        ? formatTime(m.nextAttemptAt)
+                        : m.deliveredAt
+                          ? `delivered ${formatTime(m.deliveredAt)}`
+                          : "–"}
+                    </td>
                     <td>{m.lastError ?? "–"}</td>
                     <td>{m.status === "DEAD" ? <RetryForm id={m.id} /> : null}</td>
                   </tr>
@@ -71,6 +92,10 @@ export function OutboxPanel() {
 function RetryForm({ id }: { id: string }) {
   const client = useTRPCClient();
   return (
-    <ReasonActionForm button="Retry" done="Sent back to PENDING" send={(reason, context) => client.admin.outbox.retry.mutate({ id, reason }, { context })} />
+    <ReasonActionForm
+      button="Retry"
+      done="Sent back to PENDING"
+      send={(reason, context) => client.admin.outbox.retry.mutate({ id, reason }, { context })}
+    />
   );
 }

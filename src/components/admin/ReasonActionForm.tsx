@@ -17,7 +17,9 @@ export function ReasonActionForm({
   send: (reason: string, context: IdempotencyContext) => Promise<unknown>;
 }) {
   const [reason, setReason] = useState("");
-  const action = useAdminAction((input: { reason: string }, context) => send(input.reason, context));
+  const action = useAdminAction((input: { reason: string }, context) =>
+    send(input.reason, context),
+  );
   return (
     <form
       className="row"
@@ -27,7 +29,14 @@ export function ReasonActionForm({
       }}
     >
       <label>
-        Reason <input value={reason} onChange={(e) => setReason(e.target.value)} required minLength={3} size={14} />
+        Reason{" "}
+        <input
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          required
+          minLength={3}
+          size={14}
+        />
       </label>
       <button type="submit" disabled={action.isPending}>
         {button}

@@ -9,7 +9,10 @@ export function ReconciliationPanel() {
   const trpc = useTRPC();
   const pages = useCursorStack();
   const findings = useQuery({
-    ...trpc.admin.reconciliation.list.queryOptions({ limit: 50, ...(pages.cursor ? { cursor: pages.cursor } : {}) }),
+    ...trpc.admin.reconciliation.list.queryOptions({
+      limit: 50,
+      ...(pages.cursor ? { cursor: pages.cursor } : {}),
+    }),
     refetchInterval: REFRESH_MS,
   });
   return (

@@ -10,19 +10,25 @@ import { ColumnHeads } from "../ColumnHeads";
 export function SessionsPanel() {
   const trpc = useTRPC();
   const [email, setEmail] = useState("");
-  const sessions = useQuery({ ...trpc.admin.sessions.list.queryOptions(email.trim() ? { email: email.trim() } : {}), refetchInterval: REFRESH_MS });
+  const sessions = useQuery({
+    ...trpc.admin.sessions.list.queryOptions(email.trim() ? { email: email.trim() } : {}),
+    refetchInterval: REFRESH_MS,
+  });
   return (
     <section aria-labelledby="sessions-heading">
       <h2 id="sessions-heading">Live sessions</h2>
       <label>
-        Account e-mail contains <input type="search" value={email} onChange={(e) => setEmail(e.target.value)} size={28} />
+        Account e-mail contains{" "}
+        <input type="search" value={email} onChange={(e) => setEmail(e.target.value)} size={28} />
       </label>
       <QueryState isPending={sessions.isPending} error={sessions.error}>
         {sessions.data?.length === 0 ? (
           <p className="muted">No live sessions.</p>
         ) : (
           <table aria-label="Sessions">
-            <ColumnHeads labels={["Account", "Role", "Signed in", "Expires", "Browser", "Action"]} />
+            <ColumnHeads
+              labels={["Account", "Role", "Signed in", "Expires", "Browser", "Action"]}
+            />
             <tbody>
               {sessions.data?.map((s) => (
                 <tr key={s.id}>
@@ -46,5 +52,11 @@ export function SessionsPanel() {
 
 function EndForm({ id }: { id: string }) {
   const client = useTRPCClient();
-  return <ReasonActionForm button="End session" done="Ended" send={(reason, context) => client.admin.sessions.end.mutate({ id, reason }, { context })} />;
+  return (
+    <ReasonActionForm
+      button="End session"
+      done="Ended"
+      send={(reason, context) => client.admin.sessions.end.mutate({ id, reason }, { context })}
+    />
+  );
 }

@@ -12,7 +12,8 @@ export function StatsPanel() {
   const trpc = useTRPC();
   const stats = useQuery({ ...trpc.admin.stats.queryOptions(), refetchInterval: REFRESH_MS });
   const s = stats.data;
-  // Past a million keys the finished counts are the planner's estimates (server/admin/key-gauges.ts).
+  // Past a million keys the finished counts are the planner's estimates
+  // (server/admin/key-gauges.ts).
   const approx = s?.keys.estimated ? "≈ " : "";
   return (
     <section aria-labelledby="stats-heading">
@@ -42,17 +43,33 @@ export function StatsPanel() {
                 Stuck leases <strong>{s.keys.stuck}</strong>
               </li>
               <li className="card">
-                <Link href="/admin/outbox">Outbox</Link> pending <strong>{s.outbox.PENDING}</strong>, dead <strong>{s.outbox.DEAD}</strong>
+                <Link href="/admin/outbox">Outbox</Link> pending <strong>{s.outbox.PENDING}</strong>
+                , dead <strong>{s.outbox.DEAD}</strong>
               </li>
               <li className="card">
                 Open findings <strong>{s.openFindings}</strong>
               </li>
-              <li className={`card${s.replication.alarm ? " alert bad" : ""}`} style={{ margin: 0 }} title={s.replication.warning ?? undefined}>
-                Commits <strong>{s.replication.mode === "synchronous" ? "synchronously replicated" : s.replication.mode.replaceAll("_", " ")}</strong>
+              <li
+                className={`card${s.replication.alarm ? " alert bad" : ""}`}
+                style={{ margin: 0 }}
+                title={s.replication.warning ?? undefined}
+              >
+                Commits{" "}
+                <strong>
+                  {s.replication.mode === "synchronous"
+                    ? "synchronously replicated"
+                    : s.replication.mode.replaceAll("_", " ")}
+                </strong>
               </li>
               <li className={`card${s.reaper.behind ? " alert bad" : ""}`} style={{ margin: 0 }}>
                 Reaper lag <strong>{s.reaper.lagSeconds} s</strong>
-                {s.reaper.behind && <> — behind retention (warning above {s.reaper.warnAboveSeconds} s): the key table is growing</>}
+                {s.reaper.behind && (
+                  <>
+                    {" "}
+                    — behind retention (warning above {s.reaper.warnAboveSeconds} s): the key table
+                    is growing
+                  </>
+                )}
               </li>
             </ul>
             {s.replication.warning && (
@@ -65,7 +82,9 @@ export function StatsPanel() {
             ) : (
               <div style={{ overflowX: "auto" }}>
                 <table aria-label="Counters per tenant and procedure">
-                  <ColumnHeads labels={["Tenant", "Procedure", ...s.events.map((e) => e.replaceAll("_", " "))]} />
+                  <ColumnHeads
+                    labels={["Tenant", "Procedure", ...s.events.map((e) => e.replaceAll("_", " "))]}
+                  />
                   <tbody>
                     {s.counters.map((c) => (
                       <tr key={`${c.tenant}/${c.procedure}`}>
@@ -81,7 +100,11 @@ export function StatsPanel() {
               </div>
             )}
             <CounterChart
-              pairs={s.counters.map((c) => ({ tenant: c.tenant, procedure: c.procedure, volume: Object.values(c.counts).reduce((a, b) => a + b, 0) }))}
+              pairs={s.counters.map((c) => ({
+                tenant: c.tenant,
+                procedure: c.procedure,
+                volume: Object.values(c.counts).reduce((a, b) => a + b, 0),
+              }))}
             />
           </>
         )}

@@ -37,13 +37,25 @@ export function chartChoices(pairs: readonly ChartPair[], topN = 5): ChartChoice
   const byTenant = new Map<string, ChartPair[]>();
   for (const p of pairs) byTenant.set(p.tenant, [...(byTenant.get(p.tenant) ?? []), p]);
   const volume = (list: ChartPair[]) => list.reduce((sum, p) => sum + p.volume, 0);
-  const tenants = [...byTenant.entries()].sort((a, b) => volume(b[1]) - volume(a[1]) || a[0].localeCompare(b[0]));
+  const tenants = [...byTenant.entries()].sort(
+    (a, b) => volume(b[1]) - volume(a[1]) || a[0].localeCompare(b[0]),
+  );
   return tenants.flatMap(([tenant, list]) => {
-    const top = [...list].sort((a, b) => b.volume - a.volume || a.procedure.localeCompare(b.procedure)).slice(0, topN);
+    const top = [...list]
+      .sort((a, b) => b.volume - a.volume || a.procedure.localeCompare(b.procedure))
+      .slice(0, topN);
     const rest = list.length - top.length;
     return [
-      { value: `${tenant}\u0000`, label: `${tenant} · every procedure${rest > 0 ? ` (${list.length})` : ""}`, input: { tenant } },
-      ...top.map((p) => ({ value: `${tenant}\u0000${p.procedure}`, label: `${tenant} · ${p.procedure}`, input: { tenant, procedure: p.procedure } })),
+      {
+        value: `${tenant}\u0000`,
+        label: `${tenant} · every procedure${rest > 0 ? ` (${list.length})` : ""}`,
+        input: { tenant },
+      },
+      ...top.map((p) => ({
+        value: `${tenant}\u0000${p.procedure}`,
+        label: `${tenant} · ${p.procedure}`,
+        input: { tenant, procedure: p.procedure },
+      })),
     ];
   });
 }

@@ -39,23 +39,42 @@ export function formatDuration(ms: number): string {
  */
 export function leaseText(state: "live" | "expired" | "none", remainingMs: number | null): string {
   if (state === "none" || remainingMs === null) return "none";
-  return state === "live" ? `live, ${formatDuration(remainingMs)} left` : `expired ${formatDuration(remainingMs)} ago (stuck)`;
+  return state === "live"
+    ? `live, ${formatDuration(remainingMs)} left`
+    : `expired ${formatDuration(remainingMs)} ago (stuck)`;
 }
 
 const LEASE_TONE = { live: "warn", expired: "bad", none: "" } as const;
 
-export function LeaseBadge({ state, remainingMs = null }: { state: "live" | "expired" | "none"; remainingMs?: number | null }) {
+export function LeaseBadge({
+  state,
+  remainingMs = null,
+}: {
+  state: "live" | "expired" | "none";
+  remainingMs?: number | null;
+}) {
   return <span className={`badge ${LEASE_TONE[state]}`}>{leaseText(state, remainingMs)}</span>;
 }
 
 /** The message of a failed query or mutation, with its reason when the server gave one. */
 export function errorText(error: unknown): string {
-  const e = error as { message?: string; data?: { reason?: string; httpStatus?: number } | null } | null;
+  const e = error as {
+    message?: string;
+    data?: { reason?: string; httpStatus?: number } | null;
+  } | null;
   const reason = e?.data?.reason ? ` (${e.data.reason})` : "";
   return `${e?.message ?? "Something went wrong"}${reason}`;
 }
 
-export function QueryState({ isPending, error, children }: { isPending: boolean; error: unknown; children: ReactNode }) {
+export function QueryState({
+  isPending,
+  error,
+  children,
+}: {
+  isPending: boolean;
+  error: unknown;
+  children: ReactNode;
+}) {
   if (error)
     return (
       <div role="alert" className="alert bad">
@@ -78,17 +97,35 @@ export function useCursorStack() {
   };
 }
 
-export function Pager({ pages, nextCursor, label }: { pages: ReturnType<typeof useCursorStack>; nextCursor: string | null | undefined; label: string }) {
+export function Pager({
+  pages,
+  nextCursor,
+  label,
+}: {
+  pages: ReturnType<typeof useCursorStack>;
+  nextCursor: string | null | undefined;
+  label: string;
+}) {
   return (
     <nav className="row" style={{ marginTop: "0.5rem" }} aria-label={`${label} pages`}>
       <button type="button" className="secondary" onClick={pages.reset} disabled={pages.page === 0}>
         First page
       </button>
-      <button type="button" className="secondary" onClick={pages.previous} disabled={pages.page === 0}>
+      <button
+        type="button"
+        className="secondary"
+        onClick={pages.previous}
+        disabled={pages.page === 0}
+      >
         Previous page
       </button>
       <span className="muted">Page {pages.page + 1}</span>
-      <button type="button" className="secondary" onClick={() => nextCursor && pages.next(nextCursor)} disabled={!nextCursor}>
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => nextCursor && pages.next(nextCursor)}
+        disabled={!nextCursor}
+      >
         Next page
       </button>
     </nav>

@@ -7,7 +7,9 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { IdempotencyContext } from "@once/idempotency/client";
 import { useIdempotency } from "@once/idempotency/client/react";
 
-export function useAdminAction<TInput, TResult>(send: (input: TInput, context: IdempotencyContext) => Promise<TResult>) {
+export function useAdminAction<TInput, TResult>(
+  send: (input: TInput, context: IdempotencyContext) => Promise<TResult>,
+) {
   const queryClient = useQueryClient();
   const idempotency = useIdempotency();
   return useMutation({

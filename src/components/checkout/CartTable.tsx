@@ -29,7 +29,10 @@ interface Props {
 }
 
 export function CartTable({ lines, productById, catalogLoaded, currency, disabled }: Props) {
-  const total = lines.reduce((sum, l) => sum + (productById.get(l.productId)?.priceCents ?? 0) * l.quantity, 0);
+  const total = lines.reduce(
+    (sum, l) => sum + (productById.get(l.productId)?.priceCents ?? 0) * l.quantity,
+    0,
+  );
   return (
     <table aria-label="Cart" className="cart">
       <thead>
@@ -44,7 +47,13 @@ export function CartTable({ lines, productById, catalogLoaded, currency, disable
       </thead>
       <tbody>
         {lines.map((line) => (
-          <CartRow key={line.productId} line={line} product={productById.get(line.productId)} catalogLoaded={catalogLoaded} disabled={disabled} />
+          <CartRow
+            key={line.productId}
+            line={line}
+            product={productById.get(line.productId)}
+            catalogLoaded={catalogLoaded}
+            disabled={disabled}
+          />
         ))}
       </tbody>
       <tfoot>
@@ -60,14 +69,29 @@ export function CartTable({ lines, productById, catalogLoaded, currency, disable
   );
 }
 
-function CartRow({ line, product, catalogLoaded, disabled }: { line: CartLine; product?: Product; catalogLoaded: boolean; disabled: boolean }) {
+function CartRow({
+  line,
+  product,
+  catalogLoaded,
+  disabled,
+}: {
+  line: CartLine;
+  product?: Product;
+  catalogLoaded: boolean;
+  disabled: boolean;
+}) {
   // Only a catalog that answered can say a product is gone; until then it is just not known yet.
-  const name = product?.name ?? (catalogLoaded ? "Product no longer sold" : "Product details loading…");
+  const name =
+    product?.name ?? (catalogLoaded ? "Product no longer sold" : "Product details loading…");
   return (
     <tr>
       <th scope="row">
         {name}
-        {product && <span className="muted unit-price">{formatMoney(product.priceCents, product.currency)} each</span>}
+        {product && (
+          <span className="muted unit-price">
+            {formatMoney(product.priceCents, product.currency)} each
+          </span>
+        )}
       </th>
       <td>
         <input
@@ -86,7 +110,13 @@ function CartRow({ line, product, catalogLoaded, disabled }: { line: CartLine; p
       </td>
       <td>{product ? formatMoney(product.priceCents * line.quantity, product.currency) : "—"}</td>
       <td>
-        <button type="button" className="secondary" disabled={disabled} onClick={() => cartStore.remove(line.productId)} aria-label={`Remove ${name}`}>
+        <button
+          type="button"
+          className="secondary"
+          disabled={disabled}
+          onClick={() => cartStore.remove(line.productId)}
+          aria-label={`Remove ${name}`}
+        >
           Remove
         </button>
       </td>

@@ -2,7 +2,13 @@ import Link from "next/link";
 import type { describeCheckoutProblem } from "../checkout-problems";
 
 /** Why the checkout did not go through, and what to do next (wording: checkout-problems.ts). */
-export function ProblemAlert({ id, problem }: { id: string; problem: ReturnType<typeof describeCheckoutProblem> }) {
+export function ProblemAlert({
+  id,
+  problem,
+}: {
+  id: string;
+  problem: ReturnType<typeof describeCheckoutProblem>;
+}) {
   return (
     <div role="alert" id={id} className="alert bad">
       <strong>{problem.title}.</strong> {problem.detail}

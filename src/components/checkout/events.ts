@@ -8,7 +8,9 @@ export function seconds(ms: number): string {
 export function describeEvent(event: IdempotencyEvent): string {
   switch (event.type) {
     case "attempt":
-      return event.attempt === 1 ? "Placing your order…" : `Asking the shop again with the same key (attempt ${event.attempt})…`;
+      return event.attempt === 1
+        ? "Placing your order…"
+        : `Asking the shop again with the same key (attempt ${event.attempt})…`;
     case "retry":
       switch (event.reason) {
         case "network":
@@ -23,7 +25,10 @@ export function describeEvent(event: IdempotencyEvent): string {
       }
       return "Retrying…";
     case "answer":
-      if (!event.ok) return `The shop answered ${event.status ?? "nothing"}${event.reason ? ` (${event.reason})` : ""}${event.replayed ? ", replayed" : ""}.`;
-      return event.replayed ? "The shop answered with the order it had already placed for this key (replayed)." : "The shop placed the order.";
+      if (!event.ok)
+        return `The shop answered ${event.status ?? "nothing"}${event.reason ? ` (${event.reason})` : ""}${event.replayed ? ", replayed" : ""}.`;
+      return event.replayed
+        ? "The shop answered with the order it had already placed for this key (replayed)."
+        : "The shop placed the order.";
   }
 }

@@ -38,13 +38,17 @@ export async function sendOrder(
       if (event.type !== "answer") onProgress(text);
     };
     return client.checkout.placeOrder
-      .mutate(input, { context: { idempotencyKey: intent.key, demoDelayMs: slowMs, onIdempotencyEvent } })
+      .mutate(input, {
+        context: { idempotencyKey: intent.key, demoDelayMs: slowMs, onIdempotencyEvent },
+      })
       .then((result): OrderAnswer => ({ order: result.order, replayed }));
   };
 
-  if (slowMs > 0) networkTrouble.note(`Asked the server to take ${seconds(slowMs)} over this order.`);
+  if (slowMs > 0)
+    networkTrouble.note(`Asked the server to take ${seconds(slowMs)} over this order.`);
   const requests = doubleSubmitNext ? [send("Request A, "), send("Request B, ")] : [send("")];
-  if (doubleSubmitNext) networkTrouble.note("Sent the same order twice at once, with the same key.");
+  if (doubleSubmitNext)
+    networkTrouble.note("Sent the same order twice at once, with the same key.");
   const settled = await Promise.allSettled(requests);
   const answers = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   if (answers.length > 0) {

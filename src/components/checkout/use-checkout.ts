@@ -6,7 +6,12 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { clearIntent, intentStorageFor, pendingIntentFor, type CartLine } from "@/trpc/checkout-intent";
+import {
+  clearIntent,
+  intentStorageFor,
+  pendingIntentFor,
+  type CartLine,
+} from "@/trpc/checkout-intent";
 import { idempotencyInfoOfError } from "@once/idempotency/client";
 import { networkTrouble } from "@/trpc/network-trouble";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
@@ -52,7 +57,11 @@ function usePlaceOrder(setPhase: (phase: Phase) => void) {
       // A final answer: the intent is done. Empty the cart, forget the intent, show the order.
       cartStore.clear();
       clearIntent(intentStorage());
-      setPhase({ kind: "placed", orderId: answers[0]!.order.id, replayed: answers.every((a) => a.replayed) });
+      setPhase({
+        kind: "placed",
+        orderId: answers[0]!.order.id,
+        replayed: answers.every((a) => a.replayed),
+      });
       void queryClient.invalidateQueries({ queryKey: trpc.orders.pathKey() });
       void queryClient.invalidateQueries({ queryKey: trpc.catalog.pathKey() });
       router.push(orderPageUrl(answers));
@@ -77,13 +86,19 @@ function usePlaceOrder(setPhase: (phase: Phase) => void) {
   return useCallback(
     (snapshot: { revision: string; lines: CartLine[] }): Promise<void> => {
       if (inFlight.current) {
-        networkTrouble.note("Another click on Place order: already placing this order, nothing new sent.");
+        networkTrouble.note(
+          "Another click on Place order: already placing this order, nothing new sent.",
+        );
         return inFlight.current;
       }
       setPhase({ kind: "submitting", message: "Placing your order…" });
-      const promise = sendOrder(client, snapshot, intentStorage(), (message) => setPhase({ kind: "submitting", message }))
+      const promise = sendOrder(client, snapshot, intentStorage(), (message) =>
+        setPhase({ kind: "submitting", message }),
+      )
         .then((outcome) => (outcome.ok ? placed(outcome.answers) : failed(outcome.error)))
-        .catch((error: unknown) => setPhase({ kind: "failed", problem: describeCheckoutProblem(error) }))
+        .catch((error: unknown) =>
+          setPhase({ kind: "failed", problem: describeCheckoutProblem(error) }),
+        )
         .finally(() => {
           inFlight.current = null;
         });
@@ -112,7 +127,9 @@ export function useCheckout() {
     const pending = pendingIntentFor(intentStorage(), cart.lines);
     if (!pending) return;
     setResumed(true);
-    networkTrouble.note(`Found the order sent before the page reloaded (key ${shortId(pending.key)}): asking for its answer.`);
+    networkTrouble.note(
+      `Found the order sent before the page reloaded (key ${shortId(pending.key)}): asking for its answer.`,
+    );
     void placeOrder(cart);
   }, [cart, placeOrder]);
 

@@ -7,7 +7,9 @@
 import { Prisma } from "@/generated/prisma/client";
 import { filterConditions, STUCK, type KeyListFilters, type Queryable } from "./keys-query";
 
-/** Keys per call: one short transaction (≈ 50 ms at 500), so a release never holds locks for long. */
+/**
+ * Keys per call: one short transaction (≈ 50 ms at 500), so a release never holds locks for long.
+ */
 export const BULK_RELEASE_BATCH = 500;
 
 export interface ReleasedKey {
@@ -31,7 +33,12 @@ export interface ReleaseAudit {
  * entry per deleted key (what the row held, as a single release records it), in one statement:
  * the audit rows come from the DELETE's own RETURNING, so no key is released unaudited.
  */
-export async function releaseStuckBatch(tx: Queryable, filters: StuckFilters, limit: number, audit: ReleaseAudit): Promise<ReleasedKey[]> {
+export async function releaseStuckBatch(
+  tx: Queryable,
+  filters: StuckFilters,
+  limit: number,
+  audit: ReleaseAudit,
+): Promise<ReleasedKey[]> {
   const where = Prisma.join(filterConditions({ ...filters, stuck: true }), " AND ");
   // The batch is chosen once, in a MATERIALIZED CTE. Written as `WHERE "id" IN (SELECT … LIMIT n
   // FOR UPDATE SKIP LOCKED)`, the planner may rescan the sub-select for each row it deletes, and a
@@ -59,6 +66,8 @@ export async function releaseStuckBatch(tx: Queryable, filters: StuckFilters, li
 /** How many stuck keys the filters still select (the stuck set is small: served by its index). */
 export async function countStuck(db: Queryable, filters: StuckFilters): Promise<number> {
   const where = Prisma.join(filterConditions({ ...filters, stuck: true }), " AND ");
-  const rows = await db.$queryRaw<{ n: number }[]>(Prisma.sql`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${where}`);
+  const rows = await db.$queryRaw<{ n: number }[]>(
+    Prisma.sql`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${where}`,
+  );
   return rows[0]?.n ?? 0;
 }

@@ -24,17 +24,20 @@ export interface CounterSeries {
   totals: Record<ChartEvent, number>;
 }
 
-const isChartEvent = (e: string): e is ChartEvent => (CHART_EVENTS as readonly string[]).includes(e);
+const isChartEvent = (e: string): e is ChartEvent =>
+  (CHART_EVENTS as readonly string[]).includes(e);
 
 /**
  * Per event, "minute:count" pairs (the minute as an offset from the window's first one) for the
  * minutes that counted something, as one text: five rows whatever the window holds, and text is
- * what the driver decodes fastest (7 200 numbers in arrays cost Prisma more than the query). The window
- * ends at the database's current minute. The primary key (scope, procedure, event, minute) serves
- * the read: a tenant's rows are one index range.
+ * what the driver decodes fastest (7 200 numbers in arrays cost Prisma more than the query). The
+ * window ends at the database's current minute. The primary key (scope, procedure, event, minute)
+ * serves the read: a tenant's rows are one index range.
  */
 export function counterSeriesQuery(filter: SeriesFilter): Prisma.Sql {
-  const procedure = filter.procedure ? Prisma.sql`AND c."procedure" = ${filter.procedure}` : Prisma.empty;
+  const procedure = filter.procedure
+    ? Prisma.sql`AND c."procedure" = ${filter.procedure}`
+    : Prisma.empty;
   // Grouped by event only: a tenant's procedures may share a minute, and the caller adds them up
   // (cheaper than a (minute, event) hash aggregate over every row in SQL).
   return Prisma.sql`
@@ -46,10 +49,17 @@ export function counterSeriesQuery(filter: SeriesFilter): Prisma.Sql {
     GROUP BY 1, 2`;
 }
 
-export async function readCounterSeries(db: Queryable, filter: SeriesFilter): Promise<CounterSeries> {
-  const rows = await db.$queryRaw<{ from: Date; event: string | null; points: string | null }[]>(counterSeriesQuery(filter));
+export async function readCounterSeries(
+  db: Queryable,
+  filter: SeriesFilter,
+): Promise<CounterSeries> {
+  const rows = await db.$queryRaw<{ from: Date; event: string | null; points: string | null }[]>(
+    counterSeriesQuery(filter),
+  );
   const from = rows[0]!.from;
-  const series = Object.fromEntries(CHART_EVENTS.map((e) => [e, new Array<number>(SERIES_MINUTES).fill(0)])) as Record<ChartEvent, number[]>;
+  const series = Object.fromEntries(
+    CHART_EVENTS.map((e) => [e, new Array<number>(SERIES_MINUTES).fill(0)]),
+  ) as Record<ChartEvent, number[]>;
   const totals = Object.fromEntries(CHART_EVENTS.map((e) => [e, 0])) as Record<ChartEvent, number>;
   for (const r of rows) {
     if (!r.event || !isChartEvent(r.event) || !r.points) continue;

@@ -14,12 +14,20 @@ describe("keyGauges", () => {
     await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -30 });
     await insertKey(t.db, { status: "PROCESSING" });
     const exact = await keyGauges(t.db);
-    expect(exact).toEqual({ byStatus: { COMPLETED: 12, FAILED: 4, PROCESSING: 2 }, stuck: 1, estimated: false });
+    expect(exact).toEqual({
+      byStatus: { COMPLETED: 12, FAILED: 4, PROCESSING: 2 },
+      stuck: 1,
+      estimated: false,
+    });
 
     await t.db.$executeRawUnsafe(`ANALYZE "IdempotencyKey"`);
     await insertKey(t.db, { status: "PROCESSING" }); // after ANALYZE: PROCESSING stays exact, the rest do not see it
     await insertKey(t.db, { status: "COMPLETED" });
     const estimated = await keyGauges(t.db, 10);
-    expect(estimated).toEqual({ byStatus: { COMPLETED: 12, FAILED: 4, PROCESSING: 3 }, stuck: 1, estimated: true });
+    expect(estimated).toEqual({
+      byStatus: { COMPLETED: 12, FAILED: 4, PROCESSING: 3 },
+      stuck: 1,
+      estimated: true,
+    });
   });
 });

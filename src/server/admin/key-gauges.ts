@@ -13,12 +13,17 @@ export const EXACT_COUNT_UP_TO = 1_000_000;
 export interface KeyGauges {
   byStatus: Record<KeyStatus, number>;
   stuck: number;
-  /** true when COMPLETED and FAILED are the planner's estimates (a table past EXACT_COUNT_UP_TO rows). */
+  /**
+   * true when COMPLETED and FAILED are the planner's estimates (a table past EXACT_COUNT_UP_TO
+   * rows).
+   */
   estimated: boolean;
 }
 
 export async function keyGauges(db: Queryable, exactUpTo = EXACT_COUNT_UP_TO): Promise<KeyGauges> {
-  const [size] = await db.$queryRaw<{ rows: number }[]>(Prisma.sql`SELECT reltuples::float8 AS "rows" FROM pg_class WHERE oid = '"IdempotencyKey"'::regclass`);
+  const [size] = await db.$queryRaw<{ rows: number }[]>(
+    Prisma.sql`SELECT reltuples::float8 AS "rows" FROM pg_class WHERE oid = '"IdempotencyKey"'::regclass`,
+  );
   const estimated = (size?.rows ?? -1) > exactUpTo; // -1: never analyzed, so small
   const byStatus: Record<KeyStatus, number> = { PROCESSING: 0, COMPLETED: 0, FAILED: 0 };
   const counts = estimated
@@ -31,7 +36,9 @@ export async function keyGauges(db: Queryable, exactUpTo = EXACT_COUNT_UP_TO): P
     : Prisma.sql`SELECT "status"::text AS "status", count(*)::int AS "n" FROM "IdempotencyKey" GROUP BY "status"`;
   const [rows, stuckRows] = await Promise.all([
     db.$queryRaw<{ status: KeyStatus; n: number }[]>(counts),
-    db.$queryRaw<{ n: number }[]>(Prisma.sql`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${STUCK}`),
+    db.$queryRaw<{ n: number }[]>(
+      Prisma.sql`SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${STUCK}`,
+    ),
   ]);
   for (const r of rows) byStatus[r.status] = r.n;
   return { byStatus, stuck: stuckRows[0]?.n ?? 0, estimated };

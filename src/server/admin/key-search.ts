@@ -13,14 +13,23 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * text_pattern_ops index IdempotencyKey_key_idx, so PostgreSQL reads the LIKE range in index order
  * and stops after `limit` rows, however many keys share the prefix.
  */
-export function keySearchQuery(prefix: string, scope: string | undefined, limit: number): Prisma.Sql {
+export function keySearchQuery(
+  prefix: string,
+  scope: string | undefined,
+  limit: number,
+): Prisma.Sql {
   const inScope = scope ? Prisma.sql`AND "scope" = ${scope}` : Prisma.empty;
   return Prisma.sql`SELECT ${LIST_COLUMNS} FROM "IdempotencyKey"
     WHERE "key" LIKE ${likePrefix(prefix)} ${inScope}
     ORDER BY "key" USING ~<~, "scope" LIMIT ${limit}`;
 }
 
-export async function searchKeys(db: Queryable, prefix: string, scope: string | undefined, limit: number): Promise<{ items: KeyListRow[]; more: boolean }> {
+export async function searchKeys(
+  db: Queryable,
+  prefix: string,
+  scope: string | undefined,
+  limit: number,
+): Promise<{ items: KeyListRow[]; more: boolean }> {
   const rows = await db.$queryRaw<KeyListRow[]>(keySearchQuery(prefix, scope, limit + 1));
   return { items: rows.slice(0, limit), more: rows.length > limit };
 }
@@ -30,7 +39,11 @@ export async function searchKeys(db: Queryable, prefix: string, scope: string | 
  * operator pastes), optionally within one tenant. A key's value may itself be a UUID (browsers
  * send random UUIDs), so a UUID is looked up both ways.
  */
-export async function resolveKeyRef(db: Queryable, ref: string, scope: string | undefined): Promise<KeyListRow[]> {
+export async function resolveKeyRef(
+  db: Queryable,
+  ref: string,
+  scope: string | undefined,
+): Promise<KeyListRow[]> {
   const byId = UUID.test(ref) ? Prisma.sql`OR "id" = ${ref}::uuid` : Prisma.empty;
   const inScope = scope ? Prisma.sql`AND "scope" = ${scope}` : Prisma.empty;
   return db.$queryRaw<KeyListRow[]>(Prisma.sql`SELECT ${LIST_COLUMNS} FROM "IdempotencyKey"

@@ -6,7 +6,9 @@ import { Prisma } from "@/generated/prisma/client";
 import type { KeyStatus } from "@once/idempotency/operator";
 import { likePrefix } from "./like";
 
-/** live: a request holds the key; expired: PROCESSING, its holder is gone (stuck); none: finished. */
+/**
+ * live: a request holds the key; expired: PROCESSING, its holder is gone (stuck); none: finished.
+ */
 export const LeaseState = { LIVE: "live", EXPIRED: "expired", NONE: "none" } as const;
 export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
 
@@ -70,7 +72,8 @@ export function filterConditions(filters: KeyListFilters): Prisma.Sql[] {
   const where: Prisma.Sql[] = [];
   if (filters.status) where.push(Prisma.sql`"status" = ${filters.status}::"IdempotencyStatus"`);
   if (filters.scope) where.push(Prisma.sql`"scope" = ${filters.scope}`);
-  if (filters.procedurePrefix) where.push(Prisma.sql`"procedure" LIKE ${likePrefix(filters.procedurePrefix)}`);
+  if (filters.procedurePrefix)
+    where.push(Prisma.sql`"procedure" LIKE ${likePrefix(filters.procedurePrefix)}`);
   if (filters.stuck) where.push(STUCK);
   return where;
 }
@@ -84,9 +87,16 @@ export function filterConditions(filters: KeyListFilters): Prisma.Sql[] {
  * - stuck: IdempotencyKey_stuck_page_idx, in two steps (below).
  * The row comparison `("createdAt", "id") < (…, …)` lets PostgreSQL start the scan at the cursor.
  */
-export function keyListQuery(filters: KeyListFilters, cursor: KeyCursor | null, limit: number): Prisma.Sql {
+export function keyListQuery(
+  filters: KeyListFilters,
+  cursor: KeyCursor | null,
+  limit: number,
+): Prisma.Sql {
   const where = filterConditions(filters);
-  if (cursor) where.push(Prisma.sql`("createdAt", "id") < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)`);
+  if (cursor)
+    where.push(
+      Prisma.sql`("createdAt", "id") < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)`,
+    );
   const whereSql = where.length ? Prisma.sql`WHERE ${Prisma.join(where, " AND ")}` : Prisma.empty;
   const page = Prisma.sql`ORDER BY "createdAt" DESC, "id" DESC`;
   if (filters.stuck) {
@@ -110,14 +120,19 @@ export async function listKeys(
   const rows = await db.$queryRaw<KeyListRow[]>(keyListQuery(filters, cursor, limit + 1));
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+  return {
+    items,
+    nextCursor: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null,
+  };
 }
 
 const DETAIL_COLUMNS = Prisma.sql`${LIST_COLUMNS}, "fingerprint", "leaseToken"::text AS "leaseToken", "updatedAt",
   "responseBody", "responseContentType", now() AS "dbNow"`;
 
 export async function readKeyById(db: Queryable, id: string): Promise<KeyDetailRow | null> {
-  const rows = await db.$queryRaw<KeyDetailRow[]>(Prisma.sql`SELECT ${DETAIL_COLUMNS} FROM "IdempotencyKey" WHERE "id" = ${id}::uuid`);
+  const rows = await db.$queryRaw<KeyDetailRow[]>(
+    Prisma.sql`SELECT ${DETAIL_COLUMNS} FROM "IdempotencyKey" WHERE "id" = ${id}::uuid`,
+  );
   return rows[0] ?? null;
 }
 

@@ -12,10 +12,13 @@ import { readReplicationStatus } from "@/server/replication";
 export const COUNTER_EVENTS = Object.values(CounterEvent);
 export type CounterCounts = Record<CounterEvent, number>;
 
-const zero = (): CounterCounts => Object.fromEntries(COUNTER_EVENTS.map((e) => [e, 0])) as CounterCounts;
+const zero = (): CounterCounts =>
+  Object.fromEntries(COUNTER_EVENTS.map((e) => [e, 0])) as CounterCounts;
 const isEvent = (e: string): e is CounterEvent => (COUNTER_EVENTS as string[]).includes(e);
 
-export async function outboxGauges(db: Db): Promise<Record<"PENDING" | "DELIVERED" | "DEAD", number>> {
+export async function outboxGauges(
+  db: Db,
+): Promise<Record<"PENDING" | "DELIVERED" | "DEAD", number>> {
   const rows = await db.outboxMessage.groupBy({ by: ["status"], _count: { _all: true } });
   const out = { PENDING: 0, DELIVERED: 0, DEAD: 0 };
   for (const r of rows) out[r.status] = r._count._all;
@@ -25,7 +28,9 @@ export async function outboxGauges(db: Db): Promise<Record<"PENDING" | "DELIVERE
 export async function readStats(db: Db, engine: Engine) {
   // This instance's unflushed deltas first, so an operator sees their own action at once; other
   // instances' arrive with their next flush (every few seconds).
-  await engine.counters.flush(engine.run).catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
+  await engine.counters
+    .flush(engine.run)
+    .catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
   const [counterRows, keys, outbox, openFindings, replication, reaperLag] = await Promise.all([
     readCounters(db),
     keyGauges(db),
@@ -34,7 +39,8 @@ export async function readStats(db: Db, engine: Engine) {
     readReplicationStatus(db),
     engine.reaperLagSeconds(),
   ]);
-  // Retention keeping up: the age of the oldest key past it, and whether that is past the warning line.
+  // Retention keeping up: the age of the oldest key past it, and whether that is past the warning
+  // line.
   const reaper = {
     lagSeconds: Math.round(reaperLag),
     warnAboveSeconds: engine.config.reaperLagWarnSeconds,
@@ -46,9 +52,19 @@ export async function readStats(db: Db, engine: Engine) {
     if (!isEvent(r.event)) continue;
     const k = `${r.scope}\u0000${r.procedure}`;
     let entry = byPair.get(k);
-    if (!entry) byPair.set(k, (entry = { tenant: r.scope, procedure: r.procedure, counts: zero() }));
+    if (!entry)
+      byPair.set(k, (entry = { tenant: r.scope, procedure: r.procedure, counts: zero() }));
     entry.counts[r.event] += r.count;
     totals[r.event] += r.count;
   }
-  return { events: COUNTER_EVENTS, counters: [...byPair.values()], totals, keys, outbox, openFindings, replication, reaper };
+  return {
+    events: COUNTER_EVENTS,
+    counters: [...byPair.values()],
+    totals,
+    keys,
+    outbox,
+    openFindings,
+    replication,
+    reaper,
+  };
 }

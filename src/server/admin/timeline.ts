@@ -9,7 +9,8 @@
 // unrecorded), and the sweeper's and reaper's deletes (the row just ends).
 import type { KeyDetailRow } from "./keys-query";
 
-export type TimelineKind = "reserved" | "taken_over" | "lease" | "completed" | "failed" | "busted" | "released" | "removed";
+export type TimelineKind =
+  "reserved" | "taken_over" | "lease" | "completed" | "failed" | "busted" | "released" | "removed";
 
 export interface TimelineEvent {
   at: string | null;
@@ -40,13 +41,38 @@ interface RemovedRow {
 }
 
 /** A time from an audit entry's details as ISO in UTC (the database writes "+00:00", JS "Z"). */
-const isoOf = (value: string | null | undefined): string | null => (value ? new Date(value).toISOString() : null);
+const isoOf = (value: string | null | undefined): string | null =>
+  value ? new Date(value).toISOString() : null;
 
-const minutes = (ms: number) => (Math.abs(ms) < 60_000 ? `${Math.round(Math.abs(ms) / 1000)} s` : `${Math.round(Math.abs(ms) / 60_000)} min`);
+const minutes = (ms: number) =>
+  Math.abs(ms) < 60_000
+    ? `${Math.round(Math.abs(ms) / 1000)} s`
+    : `${Math.round(Math.abs(ms) / 60_000)} min`;
 
-function outcome(rowId: string, status: string | undefined, at: string | null | undefined, responseStatus: number | null | undefined): TimelineEvent[] {
-  if (status === "COMPLETED") return [{ at: at ?? null, kind: "completed", rowId, text: `completed (${responseStatus ?? "?"}), answer stored` }];
-  if (status === "FAILED") return [{ at: at ?? null, kind: "failed", rowId, text: `failed with ${responseStatus ?? "?"} (stored, replayed)` }];
+function outcome(
+  rowId: string,
+  status: string | undefined,
+  at: string | null | undefined,
+  responseStatus: number | null | undefined,
+): TimelineEvent[] {
+  if (status === "COMPLETED")
+    return [
+      {
+        at: at ?? null,
+        kind: "completed",
+        rowId,
+        text: `completed (${responseStatus ?? "?"}), answer stored`,
+      },
+    ];
+  if (status === "FAILED")
+    return [
+      {
+        at: at ?? null,
+        kind: "failed",
+        rowId,
+        text: `failed with ${responseStatus ?? "?"} (stored, replayed)`,
+      },
+    ];
   return [];
 }
 
@@ -54,18 +80,35 @@ function attempts(rowId: string, n: number | undefined, lastAt: string | null): 
   if (!n || n <= 1) return [];
   const times = n - 1 === 1 ? "once" : `${n - 1} times`;
   return [
-    { at: lastAt, kind: "taken_over", rowId, text: `taken over ${times} after an expired lease (${n} attempts${lastAt ? "; time of the last one" : ""})` },
+    {
+      at: lastAt,
+      kind: "taken_over",
+      rowId,
+      text: `taken over ${times} after an expired lease (${n} attempts${lastAt ? "; time of the last one" : ""})`,
+    },
   ];
 }
 
 /** The current row's events: reserved, takeovers, the lease it holds now, its outcome. */
 function rowEvents(r: KeyDetailRow): TimelineEvent[] {
-  const events: TimelineEvent[] = [{ at: r.createdAt.toISOString(), kind: "reserved", rowId: r.id, text: `reserved by ${r.procedure}` }];
+  const events: TimelineEvent[] = [
+    {
+      at: r.createdAt.toISOString(),
+      kind: "reserved",
+      rowId: r.id,
+      text: `reserved by ${r.procedure}`,
+    },
+  ];
   const processing = r.status === "PROCESSING";
   // While PROCESSING, updatedAt is the last takeover's time; after the outcome it is the outcome's.
-  events.push(...attempts(r.id, r.attempts, processing && r.attempts > 1 ? r.updatedAt.toISOString() : null));
+  events.push(
+    ...attempts(r.id, r.attempts, processing && r.attempts > 1 ? r.updatedAt.toISOString() : null),
+  );
   if (processing && r.leaseExpiresAt && r.leaseRemainingMs !== null) {
-    const text = r.leaseRemainingMs > 0 ? `lease live, ${minutes(r.leaseRemainingMs)} left` : `lease expired ${minutes(r.leaseRemainingMs)} ago (stuck)`;
+    const text =
+      r.leaseRemainingMs > 0
+        ? `lease live, ${minutes(r.leaseRemainingMs)} left`
+        : `lease expired ${minutes(r.leaseRemainingMs)} ago (stuck)`;
     events.push({ at: r.leaseExpiresAt.toISOString(), kind: "lease", rowId: r.id, text });
   }
   events.push(...outcome(r.id, r.status, r.completedAt?.toISOString(), r.responseStatus));
@@ -75,17 +118,37 @@ function rowEvents(r: KeyDetailRow): TimelineEvent[] {
 /** A removed row's events, from what its bust/release entry recorded, then the removal itself. */
 function auditEvents(a: AuditForTimeline): TimelineEvent[] {
   const before = (a.details ?? {}) as RemovedRow;
-  const kind: TimelineKind = a.action === "key.bust" ? "busted" : a.action === "key.release" ? "released" : "removed";
+  const kind: TimelineKind =
+    a.action === "key.bust" ? "busted" : a.action === "key.release" ? "released" : "removed";
   return [
-    ...(before.createdAt ? [{ at: isoOf(before.createdAt), kind: "reserved" as const, rowId: a.targetId, text: "reserved" }] : []),
+    ...(before.createdAt
+      ? [
+          {
+            at: isoOf(before.createdAt),
+            kind: "reserved" as const,
+            rowId: a.targetId,
+            text: "reserved",
+          },
+        ]
+      : []),
     ...attempts(a.targetId, before.attempts, null),
     ...outcome(a.targetId, before.status, isoOf(before.completedAt), before.responseStatus),
-    { at: a.createdAt.toISOString(), kind, rowId: a.targetId, text: `${kind} by ${a.actor}`, actor: a.actor, reason: a.reason },
+    {
+      at: a.createdAt.toISOString(),
+      kind,
+      rowId: a.targetId,
+      text: `${kind} by ${a.actor}`,
+      actor: a.actor,
+      reason: a.reason,
+    },
   ];
 }
 
 /** Oldest first; events without a time (a takeover count) sit after the event before them. */
-export function buildTimeline(row: KeyDetailRow | null, audit: AuditForTimeline[]): TimelineEvent[] {
+export function buildTimeline(
+  row: KeyDetailRow | null,
+  audit: AuditForTimeline[],
+): TimelineEvent[] {
   const ordered = [...audit].sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime());
   const events = [...ordered.flatMap(auditEvents), ...(row ? rowEvents(row) : [])];
   let last = "";

@@ -27,7 +27,9 @@ function countingApp() {
 }
 
 const batchOf = (calls: number) =>
-  new Request(`http://localhost/api/trpc/${Array(calls).fill("catalog.list").join(",")}?batch=1&input=${encodeURIComponent("{}")}`);
+  new Request(
+    `http://localhost/api/trpc/${Array(calls).fill("catalog.list").join(",")}?batch=1&input=${encodeURIComponent("{}")}`,
+  );
 
 describe("a tRPC batch over the limit", () => {
   it("1 150 × catalog.list in one GET is 400 batch_too_large, and no query runs", async () => {
@@ -39,7 +41,16 @@ describe("a tRPC batch over the limit", () => {
     expect(res.headers.get("link")).toBe('</docs/errors#batch_too_large>; rel="describedby"');
     const body = (await res.json()) as unknown;
     // One error for the whole request, not one per call.
-    expect(body).toMatchObject({ error: { data: { code: "BAD_REQUEST", httpStatus: 400, reason: "batch_too_large", docs: "/docs/errors#batch_too_large" } } });
+    expect(body).toMatchObject({
+      error: {
+        data: {
+          code: "BAD_REQUEST",
+          httpStatus: 400,
+          reason: "batch_too_large",
+          docs: "/docs/errors#batch_too_large",
+        },
+      },
+    });
     expect(queries()).toBe(0);
   });
 

@@ -19,14 +19,22 @@ export interface Context {
   batchSize: number;
   /** Resolved once per request, on first use (queries on public procedures never pay for it). */
   getPrincipal: () => Promise<Principal | null>;
-  /** The caller, if getPrincipal has already found them (undefined: not looked up, or not yet); never a lookup of its own. */
+  /**
+   * The caller, if getPrincipal has already found them (undefined: not looked up, or not yet);
+   * never a lookup of its own.
+   */
   knownPrincipal: () => Principal | null | undefined;
 }
 
 /** What a context is made of: the server app, or the parts of one a test builds. */
 export type ContextApp = Pick<ServerApp, "db" | "engine" | "config">;
 
-export function createContextFor(app: ContextApp, headers: Headers, resHeaders: Headers, batchSize = 1): Context {
+export function createContextFor(
+  app: ContextApp,
+  headers: Headers,
+  resHeaders: Headers,
+  batchSize = 1,
+): Context {
   let principal: Promise<Principal | null> | undefined;
   let known: Principal | null | undefined;
   const { db, engine, config } = app;
@@ -37,7 +45,10 @@ export function createContextFor(app: ContextApp, headers: Headers, resHeaders: 
     headers,
     resHeaders,
     batchSize,
-    getPrincipal: () => (principal ??= principalFromHeaders(db, headers, { demo: config.demo }).then((found) => (known = found))),
+    getPrincipal: () =>
+      (principal ??= principalFromHeaders(db, headers, { demo: config.demo }).then(
+        (found) => (known = found),
+      )),
     knownPrincipal: () => known,
   };
 }

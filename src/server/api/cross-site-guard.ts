@@ -4,7 +4,12 @@
 // shape, so clients read `error.data.reason` as for every other error. A bearer-token caller
 // without the cookie is not a browser riding on a session, and passes.
 import { readCookie, SESSION_COOKIE } from "../auth/session";
-import { CROSS_SITE_DOCS, CROSS_SITE_MESSAGE, CROSS_SITE_REASON, isCrossSiteRequest } from "../http/cross-site";
+import {
+  CROSS_SITE_DOCS,
+  CROSS_SITE_MESSAGE,
+  CROSS_SITE_REASON,
+  isCrossSiteRequest,
+} from "../http/cross-site";
 import { describedByLink } from "@/shared/reasons";
 
 /** JSON-RPC's code for FORBIDDEN, as tRPC writes it. */
@@ -19,8 +24,16 @@ export function refuseCrossSiteMutation(req: Request, trustedProxies: number): R
     error: {
       message: CROSS_SITE_MESSAGE,
       code: TRPC_FORBIDDEN,
-      data: { code: "FORBIDDEN", httpStatus: 403, reason: CROSS_SITE_REASON, docs: CROSS_SITE_DOCS },
+      data: {
+        code: "FORBIDDEN",
+        httpStatus: 403,
+        reason: CROSS_SITE_REASON,
+        docs: CROSS_SITE_DOCS,
+      },
     },
   };
-  return Response.json(body, { status: 403, headers: { Link: describedByLink(CROSS_SITE_REASON) } });
+  return Response.json(body, {
+    status: 403,
+    headers: { Link: describedByLink(CROSS_SITE_REASON) },
+  });
 }

@@ -10,40 +10,73 @@ import { callTrpc, TOKENS } from "@/test/http";
 
 const t = useTestDatabase({ poolMax: 4 });
 
-type ErrorBody = { error: { message: string; data: { reason: string; docs: string; httpStatus: number } } };
+type ErrorBody = {
+  error: { message: string; data: { reason: string; docs: string; httpStatus: number } };
+};
 
-function expectExplained(res: { status: number; headers: Headers; json: ErrorBody }, status: number, reason: string) {
+function expectExplained(
+  res: { status: number; headers: Headers; json: ErrorBody },
+  status: number,
+  reason: string,
+) {
   expect(res.status).toBe(status);
-  expect(res.json.error.data).toMatchObject({ reason, docs: `/docs/errors#${reason}`, httpStatus: status });
+  expect(res.json.error.data).toMatchObject({
+    reason,
+    docs: `/docs/errors#${reason}`,
+    httpStatus: status,
+  });
   expect(res.headers.get("link")).toBe(`</docs/errors#${reason}>; rel="describedby"`);
   expect(REASON_INFO[reason as keyof typeof REASON_INFO].status).toBe(status);
 }
 
 describe("every error is explained", () => {
   it("401 unauthorized: no token", async () => {
-    expectExplained(await callTrpc<ErrorBody>(t.db, { path: "orders.list", method: "GET" }), 401, "unauthorized");
+    expectExplained(
+      await callTrpc<ErrorBody>(t.db, { path: "orders.list", method: "GET" }),
+      401,
+      "unauthorized",
+    );
   });
 
   it("401 unauthorized: a wrong token", async () => {
-    expectExplained(await callTrpc<ErrorBody>(t.db, { path: "orders.list", method: "GET", token: "nope" }), 401, "unauthorized");
+    expectExplained(
+      await callTrpc<ErrorBody>(t.db, { path: "orders.list", method: "GET", token: "nope" }),
+      401,
+      "unauthorized",
+    );
   });
 
   it("403 forbidden: a tenant on an admin procedure", async () => {
-    expectExplained(await callTrpc<ErrorBody>(t.db, { path: "admin.stats", method: "GET", token: TOKENS.acme }), 403, "forbidden");
+    expectExplained(
+      await callTrpc<ErrorBody>(t.db, { path: "admin.stats", method: "GET", token: TOKENS.acme }),
+      403,
+      "forbidden",
+    );
   });
 
   it("404 not_found: no such procedure", async () => {
-    expectExplained(await callTrpc<ErrorBody>(t.db, { path: "nothing.here", method: "GET" }), 404, "not_found");
+    expectExplained(
+      await callTrpc<ErrorBody>(t.db, { path: "nothing.here", method: "GET" }),
+      404,
+      "not_found",
+    );
   });
 
   it("400 invalid_input: input the schema refuses", async () => {
-    const res = await callTrpc<ErrorBody>(t.db, { path: "checkout.placeOrder", input: { items: [] }, token: TOKENS.acme, method: "POST" });
+    const res = await callTrpc<ErrorBody>(t.db, {
+      path: "checkout.placeOrder",
+      input: { items: [] },
+      token: TOKENS.acme,
+      method: "POST",
+    });
     // invalid input is refused before the key is looked at
     expectExplained(res, 400, "invalid_input");
   });
 
   it("503 store_unavailable for a query too, with Retry-After, while the database is gone", async () => {
-    const down = createDb(`postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`, { max: 1 });
+    const down = createDb(`postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`, {
+      max: 1,
+    });
     try {
       const res = await callTrpc<ErrorBody>(down, { path: "catalog.list", method: "GET" });
       expectExplained(res, 503, "store_unavailable");

@@ -3,7 +3,12 @@
 // route also sends as `Link: <…>; rel="describedby"`.
 import { TRPCError } from "@trpc/server";
 import { IdempotencyError, reasonOf } from "@once/idempotency";
-import { classifyStoreFailure, storeUnavailable, TRPC_CODE_BY_STATUS, type CounterEvent } from "@once/idempotency/operator";
+import {
+  classifyStoreFailure,
+  storeUnavailable,
+  TRPC_CODE_BY_STATUS,
+  type CounterEvent,
+} from "@once/idempotency/operator";
 import { toTRPCError } from "@once/idempotency/trpc";
 import { ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
@@ -45,7 +50,9 @@ export const docsOf = reasonDocsPath;
 
 /** An AppError as tRPC's error, its status deciding the code (the engine's one table). */
 export function fromAppError(error: AppError): TRPCError {
-  const code = TRPC_CODE_BY_STATUS[error.status as keyof typeof TRPC_CODE_BY_STATUS] ?? "INTERNAL_SERVER_ERROR";
+  const code =
+    TRPC_CODE_BY_STATUS[error.status as keyof typeof TRPC_CODE_BY_STATUS] ??
+    "INTERNAL_SERVER_ERROR";
   return new TRPCError({ code, message: error.message, cause: error });
 }
 
@@ -54,15 +61,22 @@ export function fromAppError(error: AppError): TRPCError {
  * the engine's 503 (so clients retry; counted through `count`: the engine counts only what it
  * answers itself), an engine refusal as the engine said; anything else passes unchanged.
  */
-export function translateError(error: TRPCError, count: (event: CounterEvent) => void): TRPCError | null {
+export function translateError(
+  error: TRPCError,
+  count: (event: CounterEvent) => void,
+): TRPCError | null {
   const cause = error.cause;
   if (cause instanceof AppError) return fromAppError(cause);
   if (cause instanceof IdempotencyError) return null;
-  if (error.code === "INTERNAL_SERVER_ERROR" && classifyStoreFailure(cause) !== null) return toTRPCError(storeUnavailable(cause, count));
+  if (error.code === "INTERNAL_SERVER_ERROR" && classifyStoreFailure(cause) !== null)
+    return toTRPCError(storeUnavailable(cause, count));
   return null;
 }
 
-/** `Link: </docs/errors#reason>; rel="describedby"` for an answer with errors (the IETF draft's advice). */
+/**
+ * `Link: </docs/errors#reason>; rel="describedby"` for an answer with errors (the IETF draft's
+ * advice).
+ */
 export function describedByHeaders(errors: readonly TRPCError[]): Headers | undefined {
   const first = errors[0];
   if (!first) return undefined;

@@ -5,7 +5,12 @@ import type { AnyProcedure, AnyRouter } from "@trpc/server";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { routerFor } from "./root";
-import { adminIdempotentProcedure, adminProcedure, idempotentProcedure, tenantProcedure } from "./trpc";
+import {
+  adminIdempotentProcedure,
+  adminProcedure,
+  idempotentProcedure,
+  tenantProcedure,
+} from "./trpc";
 
 /**
  * Mutations allowed without the engine, each with why. Keep this list short: a state-changing call
@@ -19,7 +24,8 @@ const NOT_IDEMPOTENT: Record<string, string> = {
 // tRPC keeps a procedure's middlewares, in order, on `_def.middlewares` (builders and built
 // procedures alike); its public types leave that field out.
 type Middleware = (...args: never[]) => unknown;
-const middlewaresOf = (builder: { _def: object }) => (builder._def as { middlewares: Middleware[] }).middlewares;
+const middlewaresOf = (builder: { _def: object }) =>
+  (builder._def as { middlewares: Middleware[] }).middlewares;
 /** tRPC's own input/output parsers carry a `_type`; the app's middlewares do not. */
 const isParser = (middleware: Middleware) => "_type" in middleware;
 
@@ -34,7 +40,9 @@ const input = z.object({});
 const [idempotency] = added(idempotentProcedure(input), tenantProcedure);
 
 function mutationsOf(router: AnyRouter): [path: string, procedure: AnyProcedure][] {
-  return Object.entries(router._def.procedures as Record<string, AnyProcedure>).filter(([, procedure]) => procedure._def.type === "mutation");
+  return Object.entries(router._def.procedures as Record<string, AnyProcedure>).filter(
+    ([, procedure]) => procedure._def.type === "mutation",
+  );
 }
 
 describe("every mutation goes through the idempotency middleware", () => {
@@ -52,13 +60,22 @@ describe("every mutation goes through the idempotency middleware", () => {
     expect(paths).toContain("admin.keys.bust");
   });
 
-  it.each(mutations.filter(([path]) => !(path in NOT_IDEMPOTENT)))("%s is idempotent", (_path, procedure) => {
-    expect(middlewaresOf(procedure)).toContain(idempotency);
-  });
+  it.each(mutations.filter(([path]) => !(path in NOT_IDEMPOTENT)))(
+    "%s is idempotent",
+    (_path, procedure) => {
+      expect(middlewaresOf(procedure)).toContain(idempotency);
+    },
+  );
 
-  it.each(Object.keys(NOT_IDEMPOTENT))("%s, the named exception, is still a mutation without it (or leaves this list)", (path) => {
-    const procedure = mutations.find(([p]) => p === path)?.[1];
-    expect(procedure, `${path} is no longer a mutation: remove it from NOT_IDEMPOTENT`).toBeDefined();
-    expect(procedure && middlewaresOf(procedure)).not.toContain(idempotency);
-  });
+  it.each(Object.keys(NOT_IDEMPOTENT))(
+    "%s, the named exception, is still a mutation without it (or leaves this list)",
+    (path) => {
+      const procedure = mutations.find(([p]) => p === path)?.[1];
+      expect(
+        procedure,
+        `${path} is no longer a mutation: remove it from NOT_IDEMPOTENT`,
+      ).toBeDefined();
+      expect(procedure && middlewaresOf(procedure)).not.toContain(idempotency);
+    },
+  );
 });

@@ -24,15 +24,18 @@ export function handleTrpcRequest(req: Request, app: ContextApp): Promise<Respon
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
-    // The app's router, plus the bench's control procedure on a server started for `npm run bench:http`.
+    // The app's router, plus the bench's control procedure on a server started for `npm run
+    // bench:http`.
     router: routerFor({ benchControl: app.config.benchControl }),
     createContext: contextMaker(app),
-    // A longer batch is refused before any of its calls runs (400 batch_too_large, src/shared/batch.ts).
+    // A longer batch is refused before any of its calls runs (400 batch_too_large,
+    // src/shared/batch.ts).
     maxBatchSize: MAX_BATCH_SIZE,
     // Every error answer points to its explanation on the errors page.
     responseMeta: ({ errors }) => ({ headers: describedByHeaders(errors) }),
     onError({ error, path }) {
-      if (error.code === "INTERNAL_SERVER_ERROR") logger.error({ err: error.cause ?? error, path }, "tRPC handler failed");
+      if (error.code === "INTERNAL_SERVER_ERROR")
+        logger.error({ err: error.cause ?? error, path }, "tRPC handler failed");
     },
   });
 }

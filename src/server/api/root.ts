@@ -25,4 +25,7 @@ export const createCaller = createCallerFactory(appRouter);
 export function routerFor(options: { benchControl: boolean }): typeof appRouter {
   return options.benchControl ? benchRouter : appRouter;
 }
-const benchRouter = createTRPCRouter({ ...routers, benchControl: benchControlRouter }) as unknown as typeof appRouter;
+const benchRouter = createTRPCRouter({
+  ...routers,
+  benchControl: benchControlRouter,
+}) as unknown as typeof appRouter;

@@ -43,7 +43,10 @@ const counted = (event: CounterEvent, scope?: string) =>
 
 describe("a pool with no connection free in time", () => {
   it("a query is 503 store_busy with Retry-After, counted as store_busy, not store_errors", async () => {
-    const before = { busy: counted(CounterEvent.STORE_BUSY), down: counted(CounterEvent.STORE_ERRORS) };
+    const before = {
+      busy: counted(CounterEvent.STORE_BUSY),
+      down: counted(CounterEvent.STORE_ERRORS),
+    };
     const res = await whileHeld(() => callTrpc(busyDb, { path: "catalog.list", method: "GET" }));
     expect(res.status).toBe(503);
     expect(res.json.error.data.reason).toBe("store_busy");
@@ -55,25 +58,39 @@ describe("a pool with no connection free in time", () => {
   });
 
   it("the principal's lookup and a mutation are 503 store_busy; nothing is recorded, and the same key runs afterwards", async () => {
-    const stats = await whileHeld(() => callTrpc(busyDb, { path: "admin.stats", token: TOKENS.admin, method: "GET" }));
+    const stats = await whileHeld(() =>
+      callTrpc(busyDb, { path: "admin.stats", token: TOKENS.admin, method: "GET" }),
+    );
     expect(stats.status).toBe(503);
     expect(stats.json.error.data.reason).toBe("store_busy");
 
     const [product] = await t.db.product.findMany({ take: 1, select: { id: true } });
     const input = { items: [{ productId: product!.id, quantity: 1 }] };
     const key = crypto.randomUUID();
-    const order = await whileHeld(() => callTrpc(busyDb, { path: "checkout.placeOrder", token: TOKENS.acme, key, input }));
+    const order = await whileHeld(() =>
+      callTrpc(busyDb, { path: "checkout.placeOrder", token: TOKENS.acme, key, input }),
+    );
     expect(order.status).toBe(503);
     expect(order.json.error.data.reason).toBe("store_busy");
     expect(await t.db.idempotencyKey.count({ where: { key } })).toBe(0);
-    expect((await callTrpc(busyDb, { path: "checkout.placeOrder", token: TOKENS.acme, key, input })).status).toBe(200);
+    expect(
+      (await callTrpc(busyDb, { path: "checkout.placeOrder", token: TOKENS.acme, key, input }))
+        .status,
+    ).toBe(200);
   });
 
   it('a query that is busy after the caller is known is counted under the caller\'s tenant, not under "-"', async () => {
     const acme = { id: "acme" };
-    const ctx = createContextFor(testApp(busyDb), new Headers({ authorization: `Bearer ${TOKENS.acme}` }), new Headers());
+    const ctx = createContextFor(
+      testApp(busyDb),
+      new Headers({ authorization: `Bearer ${TOKENS.acme}` }),
+      new Headers(),
+    );
     expect((await ctx.getPrincipal())?.tenantId).toBe(acme.id); // found while the pool was free
-    const before = { acme: counted(CounterEvent.STORE_BUSY, acme.id), unknown: counted(CounterEvent.STORE_BUSY, "-") };
+    const before = {
+      acme: counted(CounterEvent.STORE_BUSY, acme.id),
+      unknown: counted(CounterEvent.STORE_BUSY, "-"),
+    };
     const failure = await whileHeld(() =>
       createCaller(ctx)
         .orders.list()

@@ -30,7 +30,11 @@ const t = initTRPC.context<Context>().create({
           ? `Invalid input: ${z.prettifyError(error.cause)}`
           : shape.message;
     const { stack: _stack, ...data } = shape.data;
-    return { ...shape, message, data: { ...data, reason, docs: docsOf(reason), ...(zodError ? { zodError } : {}) } };
+    return {
+      ...shape,
+      message,
+      data: { ...data, reason, docs: docsOf(reason), ...(zodError ? { zodError } : {}) },
+    };
   },
 });
 
@@ -56,13 +60,17 @@ function counterScope(ctx: Context): string {
 const edge = t.middleware(async function translateErrors({ ctx, path, next }) {
   const result = await next();
   if (result.ok) return result;
-  const translated = translateError(result.error, (event) => ctx.engine.counters.increment(counterScope(ctx), path, event));
+  const translated = translateError(result.error, (event) =>
+    ctx.engine.counters.increment(counterScope(ctx), path, event),
+  );
   if (!translated) return result;
   // The engine's refusal says when to come back; a bounded pool that refused at once says when it
   // will have room (its drain rate); else 1 s.
-  const retryAfter = translated.cause instanceof IdempotencyError ? translated.cause.retryAfterSeconds : undefined;
+  const retryAfter =
+    translated.cause instanceof IdempotencyError ? translated.cause.retryAfterSeconds : undefined;
   if (retryAfter !== undefined) ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfter));
-  else if (translated.code === "SERVICE_UNAVAILABLE") ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfterOf(result.error) ?? 1));
+  else if (translated.code === "SERVICE_UNAVAILABLE")
+    ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfterOf(result.error) ?? 1));
   return { ...result, error: translated };
 });
 
@@ -82,22 +90,27 @@ const authed = t.middleware(async function isAuthed({ ctx, path, next }) {
   } catch (error) {
     // Fail closed, as the engine does: no database, no answer but "come back in a second".
     // Counted under "-": whoever is calling, the lookup that would say so failed.
-    const refusal = storeUnavailable(error, (event) => ctx.engine.counters.increment("-", path, event));
+    const refusal = storeUnavailable(error, (event) =>
+      ctx.engine.counters.increment("-", path, event),
+    );
     ctx.resHeaders.set(Header.RETRY_AFTER, String(refusal.retryAfterSeconds ?? 1));
     throw toTRPCError(refusal);
   }
-  if (!principal) throw new AppError(Reason.UNAUTHORIZED, "Sign in, or send Authorization: Bearer <token>");
+  if (!principal)
+    throw new AppError(Reason.UNAUTHORIZED, "Sign in, or send Authorization: Bearer <token>");
   return next({ ctx: { principal } });
 });
 
 const tenantOnly = authed.unstable_pipe(async function isTenant({ ctx, next }) {
   const tenantId = ctx.principal.tenantId;
-  if (ctx.principal.role !== "TENANT" || !tenantId) throw new AppError(Reason.FORBIDDEN, "This needs a tenant account");
+  if (ctx.principal.role !== "TENANT" || !tenantId)
+    throw new AppError(Reason.FORBIDDEN, "This needs a tenant account");
   return next({ ctx: { tenantId } });
 });
 
 const adminOnly = authed.unstable_pipe(async function isAdmin({ ctx, next }) {
-  if (ctx.principal.role !== "ADMIN") throw new AppError(Reason.FORBIDDEN, "This needs an admin account");
+  if (ctx.principal.role !== "ADMIN")
+    throw new AppError(Reason.FORBIDDEN, "This needs an admin account");
   return next();
 });
 
@@ -126,7 +139,9 @@ export const adminProcedure = publicProcedure.use(adminOnly);
  * together with the key's completion. The inner `appErrors` gives a handler's AppError its
  * status before the engine decides whether to store it (4xx) or release the key (5xx).
  */
-export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) => tenantProcedure.input(input).use(idempotency).use(appErrors);
+export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) =>
+  tenantProcedure.input(input).use(idempotency).use(appErrors);
 
 /** Admin mutations (bust, release, retry) are idempotent too, scoped to "admin". */
-export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) => adminProcedure.input(input).use(idempotency).use(appErrors);
+export const adminIdempotentProcedure = <TInput extends z.ZodType>(input: TInput) =>
+  adminProcedure.input(input).use(idempotency).use(appErrors);

@@ -17,7 +17,10 @@ const TENANT_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 function checked<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new AccountError(`${what} is not valid: ${parsed.error.issues[0]?.message ?? "check it"}.`);
+  if (!parsed.success)
+    throw new AccountError(
+      `${what} is not valid: ${parsed.error.issues[0]?.message ?? "check it"}.`,
+    );
   return parsed.data;
 }
 
@@ -27,9 +30,13 @@ function checkPassword(password: string): void {
 }
 
 export async function createTenant(db: Db, input: { id: string; name: string }): Promise<void> {
-  if (!TENANT_ID.test(input.id)) throw new AccountError("A tenant id is lower-case letters, digits and dashes (e.g. acme).");
+  if (!TENANT_ID.test(input.id))
+    throw new AccountError("A tenant id is lower-case letters, digits and dashes (e.g. acme).");
   if (!input.name.trim()) throw new AccountError("Give the tenant a name (--name).");
-  const created = await db.tenant.createMany({ data: [{ id: input.id, name: input.name.trim() }], skipDuplicates: true });
+  const created = await db.tenant.createMany({
+    data: [{ id: input.id, name: input.name.trim() }],
+    skipDuplicates: true,
+  });
   if (created.count === 0) throw new AccountError(`Tenant ${input.id} already exists.`);
 }
 
@@ -45,15 +52,27 @@ export interface NewUser {
 export async function createUser(db: Db, input: NewUser): Promise<{ id: string; email: string }> {
   const address = checked(email, input.email, "The e-mail address");
   if (!input.name.trim()) throw new AccountError("Give the user a name (--name).");
-  if (input.role === "TENANT" && !input.tenantId) throw new AccountError("A tenant user needs --tenant <id>.");
-  if (input.role === "ADMIN" && input.tenantId) throw new AccountError("An admin acts for no tenant: leave out --tenant.");
+  if (input.role === "TENANT" && !input.tenantId)
+    throw new AccountError("A tenant user needs --tenant <id>.");
+  if (input.role === "ADMIN" && input.tenantId)
+    throw new AccountError("An admin acts for no tenant: leave out --tenant.");
   if (input.tenantId && !(await db.tenant.findUnique({ where: { id: input.tenantId } }))) {
-    throw new AccountError(`Tenant ${input.tenantId} does not exist: create it first (npm run users -- create-tenant).`);
+    throw new AccountError(
+      `Tenant ${input.tenantId} does not exist: create it first (npm run users -- create-tenant).`,
+    );
   }
   checkPassword(input.password);
   const passwordHash = await hashPassword(input.password);
   const rows = await db.user.createManyAndReturn({
-    data: [{ email: address, name: input.name.trim(), role: input.role, tenantId: input.tenantId ?? null, passwordHash }],
+    data: [
+      {
+        email: address,
+        name: input.name.trim(),
+        role: input.role,
+        tenantId: input.tenantId ?? null,
+        passwordHash,
+      },
+    ],
     skipDuplicates: true,
     select: { id: true, email: true },
   });
@@ -63,14 +82,21 @@ export async function createUser(db: Db, input: NewUser): Promise<{ id: string; 
 
 /** The real (non-demo) user with this address, or a one-sentence refusal. */
 async function realUser(db: Db, address: string): Promise<{ id: string }> {
-  const user = await db.user.findUnique({ where: { email: checked(email, address, "The e-mail address") }, select: { id: true, demo: true } });
+  const user = await db.user.findUnique({
+    where: { email: checked(email, address, "The e-mail address") },
+    select: { id: true, demo: true },
+  });
   if (!user) throw new AccountError(`No user has the e-mail address ${address}.`);
-  if (user.demo) throw new AccountError(`${address} is a demo account: demo accounts get no password or token.`);
+  if (user.demo)
+    throw new AccountError(`${address} is a demo account: demo accounts get no password or token.`);
   return user;
 }
 
 /** A new password; every session of the account ends with the old one. How many ended. */
-export async function setPassword(db: Db, input: { email: string; password: string }): Promise<number> {
+export async function setPassword(
+  db: Db,
+  input: { email: string; password: string },
+): Promise<number> {
   const user = await realUser(db, input.email);
   checkPassword(input.password);
   const passwordHash = await hashPassword(input.password);
@@ -89,11 +115,17 @@ export async function revokeSessions(db: Db, input: { email: string }): Promise<
 }
 
 /** A new API token for the user: returned once, stored only as its SHA-256 hash. */
-export async function createApiToken(db: Db, input: { email: string; label: string }): Promise<string> {
+export async function createApiToken(
+  db: Db,
+  input: { email: string; label: string },
+): Promise<string> {
   const user = await realUser(db, input.email);
-  if (!input.label.trim()) throw new AccountError("Give the token a label (--label), e.g. the system that will use it.");
+  if (!input.label.trim())
+    throw new AccountError("Give the token a label (--label), e.g. the system that will use it.");
   // 32 random bytes: unguessable, so a fast hash (SHA-256) is enough to store it.
   const token = `once_${randomBytes(32).toString("base64url")}`;
-  await db.apiToken.create({ data: { tokenHash: hashToken(token), label: input.label.trim(), userId: user.id } });
+  await db.apiToken.create({
+    data: { tokenHash: hashToken(token), label: input.label.trim(), userId: user.id },
+  });
   return token;
 }

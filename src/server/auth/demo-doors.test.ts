@@ -1,6 +1,7 @@
 // Demo doors stay shut without demo mode: the demo tokens and demo accounts in a database (seeded
 // for a demo now, or before migration 0003 marked demo rows) are nobody, while accounts and tokens
-// made by the CLI work. The `{ demo: true }` runs are the control: the same rows do open in demo mode.
+// made by the CLI work. The `{ demo: true }` runs are the control: the same rows do open in demo
+// mode.
 import { randomBytes } from "node:crypto";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -18,7 +19,8 @@ import { sessionCookieFor } from "../../test/sessions";
 const t = useTestDatabase({ poolMax: 2 });
 const DEMO_TOKENS = ["admin_demo_token", "acme_demo_token", "globex_demo_token"];
 const bearer = (token: string) => new Headers({ authorization: `Bearer ${token}` });
-const cookie = async (userId: string) => new Headers({ cookie: await sessionCookieFor(t.db, userId) });
+const cookie = async (userId: string) =>
+  new Headers({ cookie: await sessionCookieFor(t.db, userId) });
 
 const dropLater: string[] = [];
 afterAll(async () => {
@@ -47,14 +49,27 @@ describe("a database seeded in demo mode, served without it", () => {
   it("a demo account's session cookie is nobody", async () => {
     const admin = await t.db.user.findUniqueOrThrow({ where: { email: "admin@example.com" } });
     expect(await principalFromHeaders(t.db, await cookie(admin.id), { demo: false })).toBeNull();
-    expect(await principalFromHeaders(t.db, await cookie(admin.id), { demo: true })).toMatchObject({ role: "ADMIN" });
+    expect(await principalFromHeaders(t.db, await cookie(admin.id), { demo: true })).toMatchObject({
+      role: "ADMIN",
+    });
   });
 
   it("an account and a token made by the CLI work without demo mode", async () => {
-    const user = await createUser(t.db, { email: "buyer@acme.example", name: "Buyer", role: "TENANT", tenantId: "acme", password: "a long enough password" });
+    const user = await createUser(t.db, {
+      email: "buyer@acme.example",
+      name: "Buyer",
+      role: "TENANT",
+      tenantId: "acme",
+      password: "a long enough password",
+    });
     const token = await createApiToken(t.db, { email: "buyer@acme.example", label: "ci" });
-    expect(await principalFromHeaders(t.db, bearer(token), { demo: false })).toMatchObject({ userId: user.id, tenantId: "acme" });
-    expect(await principalFromHeaders(t.db, await cookie(user.id), { demo: false })).toMatchObject({ userId: user.id });
+    expect(await principalFromHeaders(t.db, bearer(token), { demo: false })).toMatchObject({
+      userId: user.id,
+      tenantId: "acme",
+    });
+    expect(await principalFromHeaders(t.db, await cookie(user.id), { demo: false })).toMatchObject({
+      userId: user.id,
+    });
   });
 });
 
@@ -75,7 +90,9 @@ describe("the seed", () => {
   });
 
   it("in demo mode marks every account and token it makes as demo", async () => {
-    expect(await t.db.user.count({ where: { email: { endsWith: "@example.com" }, demo: false } })).toBe(0);
+    expect(
+      await t.db.user.count({ where: { email: { endsWith: "@example.com" }, demo: false } }),
+    ).toBe(0);
     expect(await t.db.apiToken.count({ where: { label: "demo", demo: false } })).toBe(0);
   });
 });

@@ -1,7 +1,13 @@
 // scrypt password hashes: a known answer from the scrypt RFC, salts, parameters read back, and
 // stored values an attacker (or a corrupted row) could put in the table.
 import { describe, expect, it } from "vitest";
-import { hashPassword, passwordProblem, SCRYPT_PARAMS, verifyAgainstDecoy, verifyPassword } from "./password";
+import {
+  hashPassword,
+  passwordProblem,
+  SCRYPT_PARAMS,
+  verifyAgainstDecoy,
+  verifyPassword,
+} from "./password";
 
 // RFC 7914 §12, the third vector: scrypt("pleaseletmein", "SodiumChloride", N=16384, r=8, p=1, 64).
 const RFC_KEY = Buffer.from(
@@ -48,7 +54,10 @@ describe("hashPassword", () => {
   });
 
   it("salts: the same password hashes differently each time, and the password is not in it", async () => {
-    const [a, b] = await Promise.all([hashPassword("the same password"), hashPassword("the same password")]);
+    const [a, b] = await Promise.all([
+      hashPassword("the same password"),
+      hashPassword("the same password"),
+    ]);
     expect(a).not.toBe(b);
     expect(a).not.toContain("the same password");
     expect(a.split("$")[2]).not.toBe(b.split("$")[2]);

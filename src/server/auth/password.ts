@@ -3,10 +3,19 @@
 // cost can be raised later without invalidating existing hashes:
 //
 //   scrypt$N=32768,r=8,p=1$<salt, base64url>$<hash, base64url>
-import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import {
+  randomBytes,
+  scrypt as scryptCallback,
+  timingSafeEqual,
+  type ScryptOptions,
+} from "node:crypto";
 
 const scrypt = (password: string, salt: Buffer, keylen: number, options: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, keylen, options, (error, key) => (error ? reject(error) : resolve(key))));
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCallback(password, salt, keylen, options, (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
+  );
 
 /**
  * N = 2^15, r = 8: 32 MiB and ~0.1 s per hash here, OWASP's floor for scrypt. A sign-in pays it
@@ -26,8 +35,10 @@ export const PASSWORD_MAX_LENGTH = 1024;
 
 /** Why a password cannot be used, as one sentence; null when it is fine. */
 export function passwordProblem(password: string): string | null {
-  if (password.length < PASSWORD_MIN_LENGTH) return `The password must have at least ${PASSWORD_MIN_LENGTH} characters.`;
-  if (password.length > PASSWORD_MAX_LENGTH) return `The password must have at most ${PASSWORD_MAX_LENGTH} characters.`;
+  if (password.length < PASSWORD_MIN_LENGTH)
+    return `The password must have at least ${PASSWORD_MIN_LENGTH} characters.`;
+  if (password.length > PASSWORD_MAX_LENGTH)
+    return `The password must have at most ${PASSWORD_MAX_LENGTH} characters.`;
   return null;
 }
 
@@ -54,7 +65,13 @@ function parse(stored: string): Parsed | null {
   const [N, r, p] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const powerOfTwo = N > 1 && (N & (N - 1)) === 0;
   if (!powerOfTwo || N > MAX_N || r < 1 || r > 32 || p < 1 || p > 16) return null;
-  return { N, r, p, salt: Buffer.from(match[4]!, "base64url"), hash: Buffer.from(match[5]!, "base64url") };
+  return {
+    N,
+    r,
+    p,
+    salt: Buffer.from(match[4]!, "base64url"),
+    hash: Buffer.from(match[5]!, "base64url"),
+  };
 }
 
 /** Whether `password` matches the stored hash; compared in constant time. */

@@ -40,19 +40,38 @@ describe("bearer token", () => {
   });
 
   it("globex's token acts for globex; the admin's for no tenant", async () => {
-    expect(await principalFromHeaders(t.db, bearer("globex_demo_token"), DEMO)).toMatchObject({ role: "TENANT", tenantId: "globex" });
-    expect(await principalFromHeaders(t.db, bearer("admin_demo_token"), DEMO)).toMatchObject({ role: "ADMIN", tenantId: null, email: "admin@example.com" });
+    expect(await principalFromHeaders(t.db, bearer("globex_demo_token"), DEMO)).toMatchObject({
+      role: "TENANT",
+      tenantId: "globex",
+    });
+    expect(await principalFromHeaders(t.db, bearer("admin_demo_token"), DEMO)).toMatchObject({
+      role: "ADMIN",
+      tenantId: null,
+      email: "admin@example.com",
+    });
   });
 
   it("the scheme is case-insensitive", async () => {
-    expect(await principalFromHeaders(t.db, new Headers({ authorization: "bearer acme_demo_token" }), DEMO)).toMatchObject({ tenantId: "acme" });
+    expect(
+      await principalFromHeaders(
+        t.db,
+        new Headers({ authorization: "bearer acme_demo_token" }),
+        DEMO,
+      ),
+    ).toMatchObject({ tenantId: "acme" });
   });
 
   it("an unknown token, another scheme or a malformed header is nobody", async () => {
     expect(await principalFromHeaders(t.db, bearer("acme_demo_token_x"), DEMO)).toBeNull();
-    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Basic YWNtZTpwdw==" }), DEMO)).toBeNull();
-    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Bearer" }), DEMO)).toBeNull();
-    expect(await principalFromHeaders(t.db, new Headers({ authorization: "Bearer a b" }), DEMO)).toBeNull();
+    expect(
+      await principalFromHeaders(t.db, new Headers({ authorization: "Basic YWNtZTpwdw==" }), DEMO),
+    ).toBeNull();
+    expect(
+      await principalFromHeaders(t.db, new Headers({ authorization: "Bearer" }), DEMO),
+    ).toBeNull();
+    expect(
+      await principalFromHeaders(t.db, new Headers({ authorization: "Bearer a b" }), DEMO),
+    ).toBeNull();
   });
 
   it("the stored hash is not itself a token", async () => {
@@ -70,23 +89,38 @@ describe("bearer token", () => {
 describe("session cookie", () => {
   it("a live session is its user", async () => {
     const id = await userId("globex@example.com");
-    expect(await principalFromHeaders(t.db, cookie(await sessionValueFor(t.db, id)), DEMO)).toMatchObject({ userId: id, tenantId: "globex", role: "TENANT" });
+    expect(
+      await principalFromHeaders(t.db, cookie(await sessionValueFor(t.db, id)), DEMO),
+    ).toMatchObject({ userId: id, tenantId: "globex", role: "TENANT" });
   });
 
   it("no cookie, an expired session, a made-up token or a session's stored hash is nobody", async () => {
     const id = await userId("acme@example.com");
     expect(await principalFromHeaders(t.db, new Headers(), DEMO)).toBeNull();
     const expired = await sessionValueFor(t.db, id);
-    await t.db.$executeRaw`UPDATE "Session" SET "expiresAt" = now() - interval '1 second' WHERE "tokenHash" = ${hashToken(expired)}`;
+    await t.db
+      .$executeRaw`UPDATE "Session" SET "expiresAt" = now() - interval '1 second' WHERE "tokenHash" = ${hashToken(expired)}`;
     expect(await principalFromHeaders(t.db, cookie(expired), DEMO)).toBeNull();
     expect(await principalFromHeaders(t.db, cookie("A".repeat(43)), DEMO)).toBeNull();
-    expect(await principalFromHeaders(t.db, cookie(hashToken(await sessionValueFor(t.db, id)).slice(0, 43)), DEMO)).toBeNull();
+    expect(
+      await principalFromHeaders(
+        t.db,
+        cookie(hashToken(await sessionValueFor(t.db, id)).slice(0, 43)),
+        DEMO,
+      ),
+    ).toBeNull();
   });
 
   it("a value that is not a session token is nobody, without asking the database", async () => {
-    const down = createDb(`postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`, { max: 1 });
+    const down = createDb(`postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`, {
+      max: 1,
+    });
     try {
-      for (const value of ["not-a-token", `${"A".repeat(43)}.x`, "3f1c2a4e-8b9d-4c2e-9f00-0123456789ab.9999999999.sig"]) {
+      for (const value of [
+        "not-a-token",
+        `${"A".repeat(43)}.x`,
+        "3f1c2a4e-8b9d-4c2e-9f00-0123456789ab.9999999999.sig",
+      ]) {
         expect(await principalFromHeaders(down, cookie(value), DEMO)).toBeNull();
       }
     } finally {
@@ -95,9 +129,17 @@ describe("session cookie", () => {
   });
 
   it("a database that cannot be reached is an error, not a silent sign-out", async () => {
-    const down = createDb(`postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`, { max: 1 });
+    const down = createDb(`postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`, {
+      max: 1,
+    });
     try {
-      await expect(principalFromHeaders(down, cookie(await sessionValueFor(t.db, await userId("acme@example.com"))), DEMO)).rejects.toThrow();
+      await expect(
+        principalFromHeaders(
+          down,
+          cookie(await sessionValueFor(t.db, await userId("acme@example.com"))),
+          DEMO,
+        ),
+      ).rejects.toThrow();
       await expect(principalFromHeaders(down, bearer("acme_demo_token"), DEMO)).rejects.toThrow();
     } finally {
       await down.$disconnect();

@@ -23,13 +23,29 @@ export interface PrincipalOptions {
   demo: boolean;
 }
 
-type TokenUser = { id: string; name: string; email: string; role: "TENANT" | "ADMIN"; tenantId: string | null };
+type TokenUser = {
+  id: string;
+  name: string;
+  email: string;
+  role: "TENANT" | "ADMIN";
+  tenantId: string | null;
+};
 
-function toPrincipal(u: { id: string; name: string; email: string; role: "TENANT" | "ADMIN"; tenantId: string | null }): Principal {
+function toPrincipal(u: {
+  id: string;
+  name: string;
+  email: string;
+  role: "TENANT" | "ADMIN";
+  tenantId: string | null;
+}): Principal {
   return { userId: u.id, name: u.name, email: u.email, role: u.role, tenantId: u.tenantId };
 }
 
-export async function principalFromHeaders(db: Db, headers: Headers, options: PrincipalOptions): Promise<Principal | null> {
+export async function principalFromHeaders(
+  db: Db,
+  headers: Headers,
+  options: PrincipalOptions,
+): Promise<Principal | null> {
   const authorization = headers.get("authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
@@ -43,7 +59,9 @@ export async function principalFromHeaders(db: Db, headers: Headers, options: Pr
       WHERE t."tokenHash" = ${hashToken(match[1]!)} AND (${options.demo} OR NOT (t."demo" OR u."demo"))`;
     const pool = poolOf(db);
     const name = preparesStatements(db) ? "app_principal_by_token" : undefined; // planned once per connection
-    const rows = pool ? (await pool.query<TokenUser>({ name, text: query.text, values: query.values })).rows : await db.$queryRaw<TokenUser[]>(query);
+    const rows = pool
+      ? (await pool.query<TokenUser>({ name, text: query.text, values: query.values })).rows
+      : await db.$queryRaw<TokenUser[]>(query);
     return rows[0] ? toPrincipal(rows[0]) : null;
   }
   // A value that is not a session token cannot name a session: no query. Database errors are not

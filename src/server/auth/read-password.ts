@@ -13,7 +13,11 @@ export async function readPipedPassword(input: Readable): Promise<string> {
 }
 
 /** One line typed at the terminal with echo off; Ctrl-C aborts. */
-function promptHidden(question: string, input: NodeJS.ReadStream, output: Writable): Promise<string> {
+function promptHidden(
+  question: string,
+  input: NodeJS.ReadStream,
+  output: Writable,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     // Echo off before the question shows: what is typed (or pasted) at once is not echoed either.
     input.setRawMode(true);
@@ -40,7 +44,10 @@ function promptHidden(question: string, input: NodeJS.ReadStream, output: Writab
   });
 }
 
-export async function readPassword(input: NodeJS.ReadStream = process.stdin, output: Writable = process.stderr): Promise<string> {
+export async function readPassword(
+  input: NodeJS.ReadStream = process.stdin,
+  output: Writable = process.stderr,
+): Promise<string> {
   if (!input.isTTY) return readPipedPassword(input);
   const first = await promptHidden("Password: ", input, output);
   const again = await promptHidden("Password again: ", input, output);

@@ -19,7 +19,10 @@ export const SESSION_LIFETIME_SECONDS = { ADMIN: 12 * 3600, TENANT: 7 * 24 * 360
 /** 32 random bytes, base64url: what the cookie holds. Anything else is not worth a query. */
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-/** Sessions past their expiry removed whenever one is made: the table stays as small as the live ones. */
+/**
+ * Sessions past their expiry removed whenever one is made: the table stays as small as the live
+ * ones.
+ */
 const FORGET_BATCH = 10;
 
 export interface NewSession {
@@ -29,7 +32,11 @@ export interface NewSession {
 }
 
 /** Makes a session for the user; the value goes into the cookie and nowhere else. */
-export async function createSession(db: Db, user: { id: string; role: "TENANT" | "ADMIN" }, userAgent?: string | null): Promise<NewSession> {
+export async function createSession(
+  db: Db,
+  user: { id: string; role: "TENANT" | "ADMIN" },
+  userAgent?: string | null,
+): Promise<NewSession> {
   const value = randomBytes(32).toString("base64url");
   const maxAgeSeconds = SESSION_LIFETIME_SECONDS[user.role];
   await db.$executeRaw`
@@ -59,9 +66,14 @@ export async function endSessionsOf(db: Db, userId: string): Promise<number> {
 }
 
 export function sessionCookieHeader(session: NewSession, secure: boolean): string {
-  return [`${SESSION_COOKIE}=${session.value}`, "Path=/", "HttpOnly", "SameSite=Lax", `Max-Age=${session.maxAgeSeconds}`, ...(secure ? ["Secure"] : [])].join(
-    "; ",
-  );
+  return [
+    `${SESSION_COOKIE}=${session.value}`,
+    "Path=/",
+    "HttpOnly",
+    "SameSite=Lax",
+    `Max-Age=${session.maxAgeSeconds}`,
+    ...(secure ? ["Secure"] : []),
+  ].join("; ");
 }
 
 export function clearSessionCookieHeader(): string {

@@ -7,7 +7,10 @@
 import { isStorableText, UNSTORABLE_TEXT_MESSAGE } from "@/shared/text";
 import { boundRequestBody, SIGN_IN_BODY_LIMIT_BYTES, tooLargeMessage } from "../http/body-limit";
 
-export const FORM_MEDIA_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"] as const;
+export const FORM_MEDIA_TYPES = [
+  "application/x-www-form-urlencoded",
+  "multipart/form-data",
+] as const;
 
 export interface SignInForm {
   email: string;
@@ -18,7 +21,12 @@ export interface SignInForm {
 
 export type FormResult =
   | { ok: true; form: SignInForm }
-  | { ok: false; status: 400 | 413 | 415; reason: "unsupported_media_type" | "payload_too_large" | "invalid_form" | "invalid_input"; message: string };
+  | {
+      ok: false;
+      status: 400 | 413 | 415;
+      reason: "unsupported_media_type" | "payload_too_large" | "invalid_form" | "invalid_input";
+      message: string;
+    };
 
 function mediaType(headers: Headers): string {
   return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
@@ -43,18 +51,34 @@ export async function readSignInForm(req: Request): Promise<FormResult> {
     };
   }
   const bounded = await boundRequestBody(req, SIGN_IN_BODY_LIMIT_BYTES);
-  if (!bounded.ok) return { ok: false, status: 413, reason: "payload_too_large", message: tooLargeMessage(bounded.limitBytes) };
+  if (!bounded.ok)
+    return {
+      ok: false,
+      status: 413,
+      reason: "payload_too_large",
+      message: tooLargeMessage(bounded.limitBytes),
+    };
   let data: FormData;
   try {
     data = await bounded.request.formData();
   } catch {
-    return { ok: false, status: 400, reason: "invalid_form", message: "The form could not be read" };
+    return {
+      ok: false,
+      status: 400,
+      reason: "invalid_form",
+      message: "The form could not be read",
+    };
   }
   const email = text(data, "email");
   const password = text(data, "password");
   const next = text(data, "next");
   if (!email || email.length > 320 || password === null || next === null) {
-    return { ok: false, status: 400, reason: "invalid_form", message: "Give an e-mail address (and a password)" };
+    return {
+      ok: false,
+      status: 400,
+      reason: "invalid_form",
+      message: "Give an e-mail address (and a password)",
+    };
   }
   if (![email, password, next].every((field) => field === undefined || isStorableText(field))) {
     return { ok: false, status: 400, reason: "invalid_input", message: UNSTORABLE_TEXT_MESSAGE };

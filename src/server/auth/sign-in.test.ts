@@ -17,7 +17,14 @@ const slowed: number[] = [];
 
 let operatorId: string;
 beforeAll(async () => {
-  operatorId = (await createUser(t.db, { email: "ops@example.com", name: "Ops", role: "ADMIN", password: PASSWORD })).id;
+  operatorId = (
+    await createUser(t.db, {
+      email: "ops@example.com",
+      name: "Ops",
+      role: "ADMIN",
+      password: PASSWORD,
+    })
+  ).id;
 });
 
 const deps = (demo: boolean, trustedProxies = 0): SignInDeps => ({
@@ -31,7 +38,12 @@ const deps = (demo: boolean, trustedProxies = 0): SignInDeps => ({
 function form(fields: Record<string, string>, headers: Record<string, string> = {}): Request {
   return new Request(`${ORIGIN}/api/session/signin`, {
     method: "POST",
-    headers: { host: "127.0.0.1:3000", "content-type": "application/x-www-form-urlencoded", "x-once-peer-address": "192.0.2.10", ...headers },
+    headers: {
+      host: "127.0.0.1:3000",
+      "content-type": "application/x-www-form-urlencoded",
+      "x-once-peer-address": "192.0.2.10",
+      ...headers,
+    },
     body: new URLSearchParams(fields).toString(),
   });
 }
@@ -46,12 +58,15 @@ async function body(res: Response) {
 }
 
 describe("without demo mode (production)", () => {
-  it.each(["admin@example.com", "acme@example.com", "globex@example.com"])("%s without a password is refused, no cookie", async (email) => {
-    const res = await handleSignIn(form({ email }), deps(false));
-    expect(res.status).toBe(400);
-    expect(await body(res)).toMatchObject({ reason: "password_required" });
-    expect(res.headers.get("set-cookie")).toBeNull();
-  });
+  it.each(["admin@example.com", "acme@example.com", "globex@example.com"])(
+    "%s without a password is refused, no cookie",
+    async (email) => {
+      const res = await handleSignIn(form({ email }), deps(false));
+      expect(res.status).toBe(400);
+      expect(await body(res)).toMatchObject({ reason: "password_required" });
+      expect(res.headers.get("set-cookie")).toBeNull();
+    },
+  );
 
   it("a demo account with any password is refused: it has none, and demo rows are nobody", async () => {
     const res = await handleSignIn(form({ email: "admin@example.com", password: "" }), deps(false));
@@ -60,42 +75,78 @@ describe("without demo mode (production)", () => {
   });
 
   it("the right password signs in (an admin lands on /admin); a wrong one is 401 without a cookie", async () => {
-    const ok = await handleSignIn(form({ email: "OPS@example.com", password: PASSWORD }), deps(false));
+    const ok = await handleSignIn(
+      form({ email: "OPS@example.com", password: PASSWORD }),
+      deps(false),
+    );
     expect(ok.status).toBe(303);
     expect(ok.headers.get("location")).toBe("/admin");
     expect(await signedInAs(ok)).toBe(operatorId);
-    const wrong = await handleSignIn(form({ email: "ops@example.com", password: `${PASSWORD}!` }), deps(false));
+    const wrong = await handleSignIn(
+      form({ email: "ops@example.com", password: `${PASSWORD}!` }),
+      deps(false),
+    );
     expect(wrong.status).toBe(401);
     expect(await body(wrong)).toMatchObject({ reason: "invalid_credentials" });
     expect(wrong.headers.get("set-cookie")).toBeNull();
   });
 
   it("the cookie is HttpOnly, SameSite=Lax, and Secure when a TLS proxy forwarded the request", async () => {
-    const plain = await handleSignIn(form({ email: "ops@example.com", password: PASSWORD }), deps(false));
+    const plain = await handleSignIn(
+      form({ email: "ops@example.com", password: PASSWORD }),
+      deps(false),
+    );
     expect(plain.headers.get("set-cookie")).toMatch(/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
-    const proxied = await handleSignIn(form({ email: "ops@example.com", password: PASSWORD }, { "x-forwarded-proto": "https" }), deps(false));
+    const proxied = await handleSignIn(
+      form({ email: "ops@example.com", password: PASSWORD }, { "x-forwarded-proto": "https" }),
+      deps(false),
+    );
     expect(proxied.headers.get("set-cookie")).toMatch(/; Secure$/);
   });
 
   it("an unknown account reads exactly like a wrong password", async () => {
-    const res = await handleSignIn(form({ email: "nobody@example.com", password: PASSWORD }), deps(false));
+    const res = await handleSignIn(
+      form({ email: "nobody@example.com", password: PASSWORD }),
+      deps(false),
+    );
     expect(res.status).toBe(401);
-    expect(await body(res)).toEqual({ error: "Wrong e-mail address or password", reason: "invalid_credentials", docs: "/docs/errors#invalid_credentials" });
+    expect(await body(res)).toEqual({
+      error: "Wrong e-mail address or password",
+      reason: "invalid_credentials",
+      docs: "/docs/errors#invalid_credentials",
+    });
     expect(res.headers.get("link")).toBe('</docs/errors#invalid_credentials>; rel="describedby"');
   });
 });
 
 describe("throttle: nobody can lock the owner out", () => {
-  const from = (address: string, extra: Record<string, string> = {}) => ({ "x-once-peer-address": address, ...extra });
+  const from = (address: string, extra: Record<string, string> = {}) => ({
+    "x-once-peer-address": address,
+    ...extra,
+  });
 
   it("wrong passwords from many addresses, then the right one from a fresh address: signed in, after at most a delay", async () => {
-    await createUser(t.db, { email: "victim@example.com", name: "Victim", role: "ADMIN", password: PASSWORD });
+    await createUser(t.db, {
+      email: "victim@example.com",
+      name: "Victim",
+      role: "ADMIN",
+      password: PASSWORD,
+    });
     for (let i = 1; i <= 5; i++) {
-      const guess = await handleSignIn(form({ email: "victim@example.com", password: `guess number ${i}` }, from(`203.0.113.${i}`)), deps(false));
+      const guess = await handleSignIn(
+        form(
+          { email: "victim@example.com", password: `guess number ${i}` },
+          from(`203.0.113.${i}`),
+        ),
+        deps(false),
+      );
       expect(guess.status).toBe(401);
     }
     slowed.length = 0;
-    const owner = await handleSignIn(form({ email: "victim@example.com", password: PASSWORD }, from("198.51.100.6")), deps(false));
+    const owner = await handleSignIn(
+      form({ email: "victim@example.com", password: PASSWORD }, from("198.51.100.6")),
+      deps(false),
+    );
     expect(owner.status).toBe(303);
     expect(await signedInAs(owner)).not.toBeNull();
     expect(slowed).toHaveLength(1);
@@ -104,9 +155,16 @@ describe("throttle: nobody can lock the owner out", () => {
   });
 
   it("one address guessing one account: 429 with Retry-After for that address only", async () => {
-    await createUser(t.db, { email: "target@example.com", name: "Target", role: "ADMIN", password: PASSWORD });
-    const guess = (password: string, address: string) => handleSignIn(form({ email: "target@example.com", password }, from(address)), deps(false));
-    for (let i = 0; i < 3; i++) expect((await guess(`guess number ${i}`, "203.0.113.50")).status).toBe(401);
+    await createUser(t.db, {
+      email: "target@example.com",
+      name: "Target",
+      role: "ADMIN",
+      password: PASSWORD,
+    });
+    const guess = (password: string, address: string) =>
+      handleSignIn(form({ email: "target@example.com", password }, from(address)), deps(false));
+    for (let i = 0; i < 3; i++)
+      expect((await guess(`guess number ${i}`, "203.0.113.50")).status).toBe(401);
     const throttled = await guess("guess number 4", "203.0.113.50");
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -118,32 +176,71 @@ describe("throttle: nobody can lock the owner out", () => {
   });
 
   it("rotating X-Forwarded-For buys nothing by default (TRUSTED_PROXIES=0): 35 guesses, refused from the 4th", async () => {
-    await createUser(t.db, { email: "rotated@example.com", name: "Rotated", role: "ADMIN", password: PASSWORD });
+    await createUser(t.db, {
+      email: "rotated@example.com",
+      name: "Rotated",
+      role: "ADMIN",
+      password: PASSWORD,
+    });
     const statuses = [];
     for (let i = 0; i < 35; i++) {
       const headers = from("192.0.2.77", { "x-forwarded-for": `10.0.${i}.${i}` });
-      statuses.push((await handleSignIn(form({ email: "rotated@example.com", password: `guess ${i}` }, headers), deps(false))).status);
+      statuses.push(
+        (
+          await handleSignIn(
+            form({ email: "rotated@example.com", password: `guess ${i}` }, headers),
+            deps(false),
+          )
+        ).status,
+      );
     }
     expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
     expect(new Set(statuses.slice(3))).toEqual(new Set([429]));
   });
 
   it("behind one proxy (TRUSTED_PROXIES=1) the address the proxy appended is the source, whatever the client wrote before it", async () => {
-    await createUser(t.db, { email: "proxied@example.com", name: "Proxied", role: "ADMIN", password: PASSWORD });
+    await createUser(t.db, {
+      email: "proxied@example.com",
+      name: "Proxied",
+      role: "ADMIN",
+      password: PASSWORD,
+    });
     const statuses = [];
     for (let i = 0; i < 6; i++) {
       const headers = from("127.0.0.1", { "x-forwarded-for": `10.9.${i}.${i}, 203.0.113.200` });
-      statuses.push((await handleSignIn(form({ email: "proxied@example.com", password: `guess ${i}` }, headers), deps(false, 1))).status);
+      statuses.push(
+        (
+          await handleSignIn(
+            form({ email: "proxied@example.com", password: `guess ${i}` }, headers),
+            deps(false, 1),
+          )
+        ).status,
+      );
     }
     expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
     const otherClient = from("127.0.0.1", { "x-forwarded-for": "198.51.100.201" });
-    expect((await handleSignIn(form({ email: "proxied@example.com", password: PASSWORD }, otherClient), deps(false, 1))).status).toBe(303);
+    expect(
+      (
+        await handleSignIn(
+          form({ email: "proxied@example.com", password: PASSWORD }, otherClient),
+          deps(false, 1),
+        )
+      ).status,
+    ).toBe(303);
   });
 
   it("a person's browser is sent back to the form with the reason (and the wait)", async () => {
-    await createUser(t.db, { email: "person@example.com", name: "Person", role: "ADMIN", password: PASSWORD });
+    await createUser(t.db, {
+      email: "person@example.com",
+      name: "Person",
+      role: "ADMIN",
+      password: PASSWORD,
+    });
     const res = await handleSignIn(
-      form({ email: "person@example.com", password: "not my password", next: "/orders" }, { "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin" }),
+      form(
+        { email: "person@example.com", password: "not my password", next: "/orders" },
+        { "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin" },
+      ),
       deps(false),
     );
     expect(res.status).toBe(303);
@@ -169,19 +266,26 @@ describe("demo mode", () => {
 });
 
 describe("next stays on this site", () => {
-  it.each(["/\\evil.example", "/\t/evil.example", "/%09/evil.example", "//evil.example", "https://evil.example", "/\\/evil.example"])(
-    "next=%j redirects to a path here",
-    async (next) => {
-      const res = await handleSignIn(form({ email: "acme@example.com", next }), deps(true));
-      expect(res.status).toBe(303);
-      const location = res.headers.get("location")!;
-      expect(new URL(location, ORIGIN).origin).toBe(ORIGIN);
-      expect(location).toBe("/");
-    },
-  );
+  it.each([
+    "/\\evil.example",
+    "/\t/evil.example",
+    "/%09/evil.example",
+    "//evil.example",
+    "https://evil.example",
+    "/\\/evil.example",
+  ])("next=%j redirects to a path here", async (next) => {
+    const res = await handleSignIn(form({ email: "acme@example.com", next }), deps(true));
+    expect(res.status).toBe(303);
+    const location = res.headers.get("location")!;
+    expect(new URL(location, ORIGIN).origin).toBe(ORIGIN);
+    expect(location).toBe("/");
+  });
 
   it("the urlencoded body %09 (a tab once decoded) and %2509 (a literal %09) both stay here", async () => {
-    for (const raw of ["email=acme%40example.com&next=%2F%09%2Fevil.example", "email=acme%40example.com&next=%2F%2509%2Fevil.example"]) {
+    for (const raw of [
+      "email=acme%40example.com&next=%2F%09%2Fevil.example",
+      "email=acme%40example.com&next=%2F%2509%2Fevil.example",
+    ]) {
       const req = new Request(`${ORIGIN}/api/session/signin`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -200,14 +304,23 @@ describe("cross-site posts (login CSRF)", () => {
     { origin: "http://evil.example" },
     { origin: "null" },
   ])("%j is 403 cross_site_request and signs nobody in", async (headers) => {
-    const res = await handleSignIn(form({ email: "ops@example.com", password: PASSWORD }, headers), deps(false));
+    const res = await handleSignIn(
+      form({ email: "ops@example.com", password: PASSWORD }, headers),
+      deps(false),
+    );
     expect(res.status).toBe(403);
     expect(await body(res)).toMatchObject({ reason: "cross_site_request" });
     expect(res.headers.get("set-cookie")).toBeNull();
   });
 
   it("our own page's post (same-origin) signs in", async () => {
-    const res = await handleSignIn(form({ email: "ops@example.com", password: PASSWORD }, { "sec-fetch-site": "same-origin", origin: ORIGIN }), deps(false));
+    const res = await handleSignIn(
+      form(
+        { email: "ops@example.com", password: PASSWORD },
+        { "sec-fetch-site": "same-origin", origin: ORIGIN },
+      ),
+      deps(false),
+    );
     expect(await signedInAs(res)).toBe(operatorId);
   });
 });
@@ -218,7 +331,11 @@ describe("only a form", () => {
     ["text/plain", "email=admin@example.com"],
     ["", "email=admin@example.com"],
   ])("Content-Type %j is 415 with a reason, never 500", async (type, payload) => {
-    const req = new Request(`${ORIGIN}/api/session/signin`, { method: "POST", headers: type ? { "content-type": type } : {}, body: payload });
+    const req = new Request(`${ORIGIN}/api/session/signin`, {
+      method: "POST",
+      headers: type ? { "content-type": type } : {},
+      body: payload,
+    });
     const res = await handleSignIn(req, deps(true));
     expect(res.status).toBe(415);
     expect(await body(res)).toMatchObject({ reason: "unsupported_media_type" });
@@ -245,7 +362,10 @@ describe("only a form", () => {
     const data = new FormData();
     data.set("email", "ops@example.com");
     data.set("password", PASSWORD);
-    const res = await handleSignIn(new Request(`${ORIGIN}/api/session/signin`, { method: "POST", body: data }), deps(false));
+    const res = await handleSignIn(
+      new Request(`${ORIGIN}/api/session/signin`, { method: "POST", body: data }),
+      deps(false),
+    );
     expect(await signedInAs(res)).toBe(operatorId);
   });
 });
@@ -259,7 +379,8 @@ describe("a body over 64 KiB (the red team's 100 MB form)", () => {
     const body = countingStream(HUNDRED_MB, CHUNK);
     const req = new Request(`${ORIGIN}/api/session/signin`, {
       method: "POST",
-      // A person's browser posting it: the refusal is still a plain 413, not a way back to the form.
+      // A person's browser posting it: the refusal is still a plain 413, not a way back to the
+      // form.
       headers: {
         host: "127.0.0.1:3000",
         "content-type": "application/x-www-form-urlencoded",
@@ -301,12 +422,20 @@ describe("a body over 64 KiB (the red team's 100 MB form)", () => {
   });
 
   it("a form of the limit itself is read whole and signs in", async () => {
-    const fields = new URLSearchParams({ email: "ops@example.com", password: PASSWORD, next: "/orders" }).toString();
+    const fields = new URLSearchParams({
+      email: "ops@example.com",
+      password: PASSWORD,
+      next: "/orders",
+    }).toString();
     const padded = `${fields}&pad=${"p".repeat(SIGN_IN_BODY_LIMIT_BYTES - fields.length - "&pad=".length)}`;
     expect(padded.length).toBe(SIGN_IN_BODY_LIMIT_BYTES);
     const req = new Request(`${ORIGIN}/api/session/signin`, {
       method: "POST",
-      headers: { host: "127.0.0.1:3000", "content-type": "application/x-www-form-urlencoded", "x-once-peer-address": "192.0.2.98" },
+      headers: {
+        host: "127.0.0.1:3000",
+        "content-type": "application/x-www-form-urlencoded",
+        "x-once-peer-address": "192.0.2.98",
+      },
       body: padded,
     });
     const res = await handleSignIn(req, deps(false));

@@ -15,7 +15,15 @@ import { safeNextPath } from "../http/safe-next";
 import { verifyAgainstDecoy, verifyPassword } from "./password";
 import { createSession, sessionCookieHeader } from "./session";
 import { readSignInForm, type SignInForm } from "./sign-in-form";
-import { DEFAULT_LIMITS, forgetStaleAttempts, giveBackAttempt, recordFailure, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
+import {
+  DEFAULT_LIMITS,
+  forgetStaleAttempts,
+  giveBackAttempt,
+  recordFailure,
+  takeAttempt,
+  throttleKeys,
+  type ThrottleLimits,
+} from "./throttle";
 import { plainError } from "../http/plain-error";
 
 export interface SignInDeps {
@@ -30,53 +38,96 @@ export interface SignInDeps {
 }
 
 type Refusal = { status: number; reason: Reason; message: string; retryAfterSeconds?: number };
-type Outcome = { ok: true; user: { id: string; role: "TENANT" | "ADMIN" } } | ({ ok: false } & Refusal);
+type Outcome =
+  { ok: true; user: { id: string; role: "TENANT" | "ADMIN" } } | ({ ok: false } & Refusal);
 
 const userSelect = { id: true, role: true, demo: true, passwordHash: true } as const;
 
 async function demoSignIn(deps: SignInDeps, form: SignInForm): Promise<Outcome> {
-  if (!deps.demo) return { ok: false, status: 400, reason: "password_required", message: "Enter your e-mail address and password" };
+  if (!deps.demo)
+    return {
+      ok: false,
+      status: 400,
+      reason: "password_required",
+      message: "Enter your e-mail address and password",
+    };
   const user = await deps.db.user.findUnique({ where: { email: form.email }, select: userSelect });
   // One click opens demo accounts only, never a real one that happens to be in the database.
-  if (!user?.demo) return { ok: false, status: 400, reason: "not_a_demo_account", message: "Pick one of the demo accounts" };
+  if (!user?.demo)
+    return {
+      ok: false,
+      status: 400,
+      reason: "not_a_demo_account",
+      message: "Pick one of the demo accounts",
+    };
   return { ok: true, user };
 }
 
-async function passwordSignIn(deps: SignInDeps, form: SignInForm & { password: string }, address: string): Promise<Outcome> {
+async function passwordSignIn(
+  deps: SignInDeps,
+  form: SignInForm & { password: string },
+  address: string,
+): Promise<Outcome> {
   const keys = throttleKeys(form.email, address);
   const limits = deps.limits ?? DEFAULT_LIMITS;
   const attempt = await takeAttempt(deps.db, keys, limits);
   if (!attempt.allowed) {
     const message = "Too many sign-in attempts from here: wait a little and try again";
-    return { ok: false, status: 429, reason: "too_many_attempts", message, retryAfterSeconds: attempt.retryAfterSeconds };
+    return {
+      ok: false,
+      status: 429,
+      reason: "too_many_attempts",
+      message,
+      retryAfterSeconds: attempt.retryAfterSeconds,
+    };
   }
   if (attempt.delayMs > 0) await (deps.sleep ?? wait)(attempt.delayMs);
   const user = await deps.db.user.findUnique({ where: { email: form.email }, select: userSelect });
   // Demo accounts have no password; outside demo mode they do not exist for anybody.
   const usable = user?.passwordHash && (deps.demo || !user.demo) ? user : null;
-  const valid = usable ? await verifyPassword(form.password, usable.passwordHash!) : await verifyAgainstDecoy(form.password);
+  const valid = usable
+    ? await verifyPassword(form.password, usable.passwordHash!)
+    : await verifyAgainstDecoy(form.password);
   if (!usable || !valid) {
     await recordFailure(deps.db, keys, limits);
     await forgetStaleAttempts(deps.db, limits);
-    return { ok: false, status: 401, reason: "invalid_credentials", message: "Wrong e-mail address or password" };
+    return {
+      ok: false,
+      status: 401,
+      reason: "invalid_credentials",
+      message: "Wrong e-mail address or password",
+    };
   }
   await giveBackAttempt(deps.db, keys);
   return { ok: true, user: usable };
 }
 
-/** Refusals our own form never earns (another site's post, another media type, a huge body): no way back to the form. */
+/**
+ * Refusals our own form never earns (another site's post, another media type, a huge body): no way
+ * back to the form.
+ */
 const NOT_FROM_OUR_FORM = new Set([403, 413, 415]);
 
-/** A person's browser (a form submission) is sent back to the form with the reason; others get JSON. */
+/**
+ * A person's browser (a form submission) is sent back to the form with the reason; others get JSON.
+ */
 function isNavigation(req: Request): boolean {
-  return req.headers.get("sec-fetch-mode") === "navigate" || (req.headers.get("accept") ?? "").includes("text/html");
+  return (
+    req.headers.get("sec-fetch-mode") === "navigate" ||
+    (req.headers.get("accept") ?? "").includes("text/html")
+  );
 }
 
 function refuse(req: Request, refusal: Refusal, next: string): Response {
-  const headers: Record<string, string> = refusal.retryAfterSeconds ? { "Retry-After": String(refusal.retryAfterSeconds) } : {};
+  const headers: Record<string, string> = refusal.retryAfterSeconds
+    ? { "Retry-After": String(refusal.retryAfterSeconds) }
+    : {};
   if (isNavigation(req) && !NOT_FROM_OUR_FORM.has(refusal.status)) {
     const query = new URLSearchParams({ error: refusal.reason, ...(next !== "/" ? { next } : {}) });
-    return new Response(null, { status: 303, headers: { ...headers, Link: describedByLink(refusal.reason), Location: `/signin?${query}` } });
+    return new Response(null, {
+      status: 303,
+      headers: { ...headers, Link: describedByLink(refusal.reason), Location: `/signin?${query}` },
+    });
   }
   return plainError(refusal.status, refusal.reason, refusal.message, headers);
 }
@@ -90,11 +141,20 @@ export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Resp
   const outcome =
     form.password === undefined
       ? await demoSignIn(deps, form)
-      : await passwordSignIn(deps, { ...form, password: form.password }, clientAddress(req.headers, deps.trustedProxies ?? 0));
+      : await passwordSignIn(
+          deps,
+          { ...form, password: form.password },
+          clientAddress(req.headers, deps.trustedProxies ?? 0),
+        );
   if (!outcome.ok) return refuse(req, outcome, next);
   const target = next === "/" && outcome.user.role === "ADMIN" ? "/admin" : next;
   // Secure over HTTPS, also when a TLS-terminating proxy forwards plain HTTP and says so.
-  const secure = new URL(req.url).protocol === "https:" || req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
+  const secure =
+    new URL(req.url).protocol === "https:" ||
+    req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
   const session = await createSession(deps.db, outcome.user, req.headers.get("user-agent"));
-  return new Response(null, { status: 303, headers: { Location: target, "Set-Cookie": sessionCookieHeader(session, secure) } });
+  return new Response(null, {
+    status: 303,
+    headers: { Location: target, "Set-Cookie": sessionCookieHeader(session, secure) },
+  });
 }

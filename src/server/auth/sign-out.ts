@@ -12,8 +12,14 @@ export interface SignOutDeps {
   trustedProxies: number;
 }
 
-export async function handleSignOut(req: Request, { db, trustedProxies }: SignOutDeps): Promise<Response> {
+export async function handleSignOut(
+  req: Request,
+  { db, trustedProxies }: SignOutDeps,
+): Promise<Response> {
   if (isCrossSiteRequest(req.headers, req.url, trustedProxies)) return crossSiteRefusal();
   await endSession(db, readCookie(req.headers.get("cookie"), SESSION_COOKIE));
-  return new Response(null, { status: 303, headers: { Location: "/signin", "Set-Cookie": clearSessionCookieHeader() } });
+  return new Response(null, {
+    status: 303,
+    headers: { Location: "/signin", "Set-Cookie": clearSessionCookieHeader() },
+  });
 }

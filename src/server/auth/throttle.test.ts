@@ -4,10 +4,24 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { createDb, type Db } from "../db/client";
-import { forgetStaleAttempts, giveBackAttempt, recordFailure, slowdownMs, SLOWDOWN, takeAttempt, throttleKeys, type ThrottleLimits } from "./throttle";
+import {
+  forgetStaleAttempts,
+  giveBackAttempt,
+  recordFailure,
+  slowdownMs,
+  SLOWDOWN,
+  takeAttempt,
+  throttleKeys,
+  type ThrottleLimits,
+} from "./throttle";
 
 const t = useTestDatabase({ poolMax: 10 });
-const LIMITS: ThrottleLimits = { perAccountAndSource: 5, perSource: 8, accountSlowAfter: 5, windowSeconds: 900 };
+const LIMITS: ThrottleLimits = {
+  perAccountAndSource: 5,
+  perSource: 8,
+  accountSlowAfter: 5,
+  windowSeconds: 900,
+};
 
 let secondInstance: Db;
 beforeAll(() => {
@@ -17,7 +31,8 @@ afterAll(async () => {
   await secondInstance?.$disconnect();
 });
 
-const allowedCount = (decisions: { allowed: boolean }[]) => decisions.filter((d) => d.allowed).length;
+const allowedCount = (decisions: { allowed: boolean }[]) =>
+  decisions.filter((d) => d.allowed).length;
 
 async function row(key: string) {
   return t.db.signInThrottle.findUnique({ where: { key } });
@@ -45,18 +60,30 @@ describe("per account and source", () => {
   it("a refused source does not refuse the account: another source still gets its attempt", async () => {
     const victim = "locked-out@example.com";
     for (let i = 0; i < 6; i++) await failedGuess(throttleKeys(victim, "203.0.113.2"));
-    expect((await takeAttempt(t.db, throttleKeys(victim, "203.0.113.2"), LIMITS)).allowed).toBe(false);
-    expect((await takeAttempt(t.db, throttleKeys(victim, "198.51.100.20"), LIMITS)).allowed).toBe(true);
+    expect((await takeAttempt(t.db, throttleKeys(victim, "203.0.113.2"), LIMITS)).allowed).toBe(
+      false,
+    );
+    expect((await takeAttempt(t.db, throttleKeys(victim, "198.51.100.20"), LIMITS)).allowed).toBe(
+      true,
+    );
   });
 
   it("the e-mail address is one account whatever its case or spaces", async () => {
-    expect(throttleKeys(" Victim@Example.COM ", "a").account).toBe(throttleKeys("victim@example.com", "b").account);
-    expect(throttleKeys(" Victim@Example.COM ", "a").pair).toBe(throttleKeys("victim@example.com", "a").pair);
+    expect(throttleKeys(" Victim@Example.COM ", "a").account).toBe(
+      throttleKeys("victim@example.com", "b").account,
+    );
+    expect(throttleKeys(" Victim@Example.COM ", "a").pair).toBe(
+      throttleKeys("victim@example.com", "a").pair,
+    );
   });
 
   it("two instances spend from one budget, and 20 concurrent guesses from one source get exactly five through", async () => {
     const keys = throttleKeys("shared@example.com", "198.51.100.7");
-    const decisions = await Promise.all(Array.from({ length: 20 }, (_, i) => takeAttempt(i % 2 ? secondInstance : t.db, keys, { ...LIMITS, perSource: 100 })));
+    const decisions = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        takeAttempt(i % 2 ? secondInstance : t.db, keys, { ...LIMITS, perSource: 100 }),
+      ),
+    );
     expect(allowedCount(decisions)).toBe(5);
   });
 
@@ -73,7 +100,8 @@ describe("per account and source", () => {
     const keys = throttleKeys("patient@example.com", "192.0.2.2");
     for (let i = 0; i < 6; i++) await failedGuess(keys);
     expect((await takeAttempt(t.db, keys, LIMITS)).allowed).toBe(false);
-    await t.db.$executeRaw`UPDATE "SignInThrottle" SET "windowStartedAt" = now() - interval '901 seconds' WHERE "key" IN (${keys.pair}, ${keys.source})`;
+    await t.db
+      .$executeRaw`UPDATE "SignInThrottle" SET "windowStartedAt" = now() - interval '901 seconds' WHERE "key" IN (${keys.pair}, ${keys.source})`;
     expect((await takeAttempt(t.db, keys, LIMITS)).allowed).toBe(true);
     expect((await row(keys.pair))?.attempts).toBe(1);
   });
@@ -94,24 +122,42 @@ describe("per account, every source: slowed, never refused", () => {
   });
 
   it("slowdownMs stays within its ceiling for any count", () => {
-    for (const failures of [0, 4, 5, 6, 20, 1_000_000]) expect(slowdownMs(failures, LIMITS)).toBeLessThanOrEqual(SLOWDOWN.maxMs);
+    for (const failures of [0, 4, 5, 6, 20, 1_000_000])
+      expect(slowdownMs(failures, LIMITS)).toBeLessThanOrEqual(SLOWDOWN.maxMs);
   });
 });
 
 describe("per source", () => {
   it("guessing across many accounts from one source is stopped at the source's budget", async () => {
     const decisions = [];
-    for (let i = 0; i < 10; i++) decisions.push(await takeAttempt(t.db, throttleKeys(`user${i}@example.com`, "203.0.113.99"), LIMITS));
-    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, true, true, true, false, false]);
+    for (let i = 0; i < 10; i++)
+      decisions.push(
+        await takeAttempt(t.db, throttleKeys(`user${i}@example.com`, "203.0.113.99"), LIMITS),
+      );
+    expect(decisions.map((d) => d.allowed)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 
   it("signing in to one's own account between guesses refills the source by one attempt only", async () => {
     const address = "203.0.113.100";
-    for (let i = 0; i < 8; i++) await takeAttempt(t.db, throttleKeys(`guess${i}@example.com`, address), LIMITS);
+    for (let i = 0; i < 8; i++)
+      await takeAttempt(t.db, throttleKeys(`guess${i}@example.com`, address), LIMITS);
     const own = throttleKeys("attacker@example.com", address);
     expect((await takeAttempt(t.db, own, LIMITS)).allowed).toBe(false);
     await giveBackAttempt(t.db, own); // even a success gives back only the attempt it took
-    expect((await takeAttempt(t.db, throttleKeys("guess9@example.com", address), LIMITS)).allowed).toBe(false);
+    expect(
+      (await takeAttempt(t.db, throttleKeys("guess9@example.com", address), LIMITS)).allowed,
+    ).toBe(false);
   });
 });
 

@@ -23,22 +23,35 @@ import type { Db } from "../db/client";
 export interface ThrottleLimits {
   /** Failed guesses of one account from one source per window: 5 per 15 minutes. */
   perAccountAndSource: number;
-  /** Attempts from one source per window, all accounts together: room for an office, not a dictionary. */
+  /**
+   * Attempts from one source per window, all accounts together: room for an office, not a
+   * dictionary.
+   */
   perSource: number;
   /** Failures of one account (all sources) in a window past which its attempts are slowed. */
   accountSlowAfter: number;
   windowSeconds: number;
 }
 
-export const DEFAULT_LIMITS: ThrottleLimits = { perAccountAndSource: 5, perSource: 30, accountSlowAfter: 5, windowSeconds: 15 * 60 };
+export const DEFAULT_LIMITS: ThrottleLimits = {
+  perAccountAndSource: 5,
+  perSource: 30,
+  accountSlowAfter: 5,
+  windowSeconds: 15 * 60,
+};
 
-/** The slow-down's first step and ceiling: a guesser's round trip costs seconds, the owner waits at most 4 s. */
+/**
+ * The slow-down's first step and ceiling: a guesser's round trip costs seconds, the owner waits at
+ * most 4 s.
+ */
 export const SLOWDOWN = { firstMs: 250, maxMs: 4_000 } as const;
 
 /** Stale rows removed per failed attempt: the table stays as small as the live windows. */
 const FORGET_BATCH = 10;
 
-export type ThrottleDecision = { allowed: true; keys: ThrottleKeys; delayMs: number } | { allowed: false; retryAfterSeconds: number };
+export type ThrottleDecision =
+  | { allowed: true; keys: ThrottleKeys; delayMs: number }
+  | { allowed: false; retryAfterSeconds: number };
 
 export interface ThrottleKeys {
   account: string;
@@ -48,13 +61,20 @@ export interface ThrottleKeys {
 
 export function throttleKeys(email: string, address: string): ThrottleKeys {
   const account = email.trim().toLowerCase();
-  return { account: `account:${account}`, pair: `pair:${address}|${account}`, source: `source:${address}` };
+  return {
+    account: `account:${account}`,
+    pair: `pair:${address}|${account}`,
+    source: `source:${address}`,
+  };
 }
 
 /** How long an attempt on an account with `failures` recent failures waits before its check. */
 export function slowdownMs(failures: number, limits: ThrottleLimits = DEFAULT_LIMITS): number {
   if (failures < limits.accountSlowAfter) return 0;
-  return Math.min(SLOWDOWN.firstMs * 2 ** Math.min(failures - limits.accountSlowAfter, 16), SLOWDOWN.maxMs);
+  return Math.min(
+    SLOWDOWN.firstMs * 2 ** Math.min(failures - limits.accountSlowAfter, 16),
+    SLOWDOWN.maxMs,
+  );
 }
 
 interface Row {
@@ -63,7 +83,10 @@ interface Row {
   retryAfter: number;
 }
 
-/** Adds one to each key's count in its window (a window that ended restarts at 1), returning the counts. */
+/**
+ * Adds one to each key's count in its window (a window that ended restarts at 1), returning the
+ * counts.
+ */
 function bump(keys: string[], window: number): Prisma.Sql {
   // Keys in a fixed order, so two concurrent attempts lock the rows in the same order. The SET
   // expressions read the row as it was.
@@ -79,8 +102,15 @@ function bump(keys: string[], window: number): Prisma.Sql {
       ceil(extract(epoch FROM "windowStartedAt" + make_interval(secs => ${window}) - now()))::int AS "retryAfter"`;
 }
 
-/** Takes one attempt from the pair's and the source's budgets; refused when either is spent, slowed when the account is under attack. */
-export async function takeAttempt(db: Db, keys: ThrottleKeys, limits: ThrottleLimits = DEFAULT_LIMITS): Promise<ThrottleDecision> {
+/**
+ * Takes one attempt from the pair's and the source's budgets; refused when either is spent, slowed
+ * when the account is under attack.
+ */
+export async function takeAttempt(
+  db: Db,
+  keys: ThrottleKeys,
+  limits: ThrottleLimits = DEFAULT_LIMITS,
+): Promise<ThrottleDecision> {
   const window = limits.windowSeconds;
   const rows = await db.$queryRaw<Row[]>(Prisma.sql`
     WITH taken AS (${bump([keys.pair, keys.source], window)})
@@ -88,15 +118,25 @@ export async function takeAttempt(db: Db, keys: ThrottleKeys, limits: ThrottleLi
     UNION ALL
     SELECT "key", "attempts", 0 FROM "SignInThrottle"
     WHERE "key" = ${keys.account} AND "windowStartedAt" > now() - make_interval(secs => ${window})`);
-  const limitOf = (key: string) => (key === keys.pair ? limits.perAccountAndSource : key === keys.source ? limits.perSource : Infinity);
+  const limitOf = (key: string) =>
+    key === keys.pair
+      ? limits.perAccountAndSource
+      : key === keys.source
+        ? limits.perSource
+        : Infinity;
   const over = rows.filter((r) => r.attempts > limitOf(r.key));
-  if (over.length > 0) return { allowed: false, retryAfterSeconds: Math.max(1, ...over.map((r) => r.retryAfter)) };
+  if (over.length > 0)
+    return { allowed: false, retryAfterSeconds: Math.max(1, ...over.map((r) => r.retryAfter)) };
   const failures = rows.find((r) => r.key === keys.account)?.attempts ?? 0;
   return { allowed: true, keys, delayMs: slowdownMs(failures, limits) };
 }
 
 /** A wrong password: one more failure against the account, from whatever source. */
-export async function recordFailure(db: Db, keys: ThrottleKeys, limits: ThrottleLimits = DEFAULT_LIMITS): Promise<void> {
+export async function recordFailure(
+  db: Db,
+  keys: ThrottleKeys,
+  limits: ThrottleLimits = DEFAULT_LIMITS,
+): Promise<void> {
   await db.$queryRaw(bump([keys.account], limits.windowSeconds));
 }
 
@@ -107,7 +147,10 @@ export async function giveBackAttempt(db: Db, keys: ThrottleKeys): Promise<void>
 }
 
 /** Deletes a few rows whose window ended long ago (called after a failed attempt). */
-export async function forgetStaleAttempts(db: Db, limits: ThrottleLimits = DEFAULT_LIMITS): Promise<number> {
+export async function forgetStaleAttempts(
+  db: Db,
+  limits: ThrottleLimits = DEFAULT_LIMITS,
+): Promise<number> {
   return db.$executeRaw`
     DELETE FROM "SignInThrottle" WHERE "key" IN (
       SELECT "key" FROM "SignInThrottle"

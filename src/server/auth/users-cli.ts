@@ -3,7 +3,14 @@
 // scripts/users.ts only finds the database and reads the password.
 import { parseArgs } from "node:util";
 import type { Db } from "../db/client";
-import { AccountError, createApiToken, createTenant, createUser, revokeSessions, setPassword } from "./accounts";
+import {
+  AccountError,
+  createApiToken,
+  createTenant,
+  createUser,
+  revokeSessions,
+  setPassword,
+} from "./accounts";
 
 export const USAGE = `usage: npm run users -- <command> [options]
 
@@ -18,7 +25,13 @@ export const USAGE = `usage: npm run users -- <command> [options]
 Uses DATABASE_URL, or the embedded database of a running \`npm run dev\` / \`npm start\`.`;
 
 export type Command =
-  | { kind: "create-user"; email: string; name: string; role: "TENANT" | "ADMIN"; tenantId?: string }
+  | {
+      kind: "create-user";
+      email: string;
+      name: string;
+      role: "TENANT" | "ADMIN";
+      tenantId?: string;
+    }
   | { kind: "set-password"; email: string }
   | { kind: "revoke-sessions"; email: string }
   | { kind: "create-token"; email: string; label: string }
@@ -51,7 +64,9 @@ const COMMANDS = "create-user, set-password, revoke-sessions, create-token or cr
 
 export function parseCommand(argv: string[]): Command {
   if (argv.some((a) => a === "--password" || a.startsWith("--password=") || a === "-p")) {
-    throw new UsageError("Passwords are never taken from the command line (shell history, ps): pipe it on stdin or type it at the prompt.");
+    throw new UsageError(
+      "Passwords are never taken from the command line (shell history, ps): pipe it on stdin or type it at the prompt.",
+    );
   }
   let parsed;
   try {
@@ -61,10 +76,19 @@ export function parseCommand(argv: string[]): Command {
   }
   const { values, positionals } = parsed;
   const [kind, ...extra] = positionals;
-  if (extra.length) throw new UsageError(`Unexpected ${JSON.stringify(extra[0])}: options take the form --name value.`);
+  if (extra.length)
+    throw new UsageError(
+      `Unexpected ${JSON.stringify(extra[0])}: options take the form --name value.`,
+    );
   switch (kind) {
     case "create-user":
-      return { kind, email: required(values, "email"), name: required(values, "name"), role: role(required(values, "role")), tenantId: values.tenant };
+      return {
+        kind,
+        email: required(values, "email"),
+        name: required(values, "name"),
+        role: role(required(values, "role")),
+        tenantId: values.tenant,
+      };
     case "set-password":
     case "revoke-sessions":
       return { kind, email: required(values, "email") };
@@ -80,7 +104,8 @@ export function parseCommand(argv: string[]): Command {
 }
 
 /** Whether the command needs a password (read from stdin or a prompt). */
-export const needsPassword = (command: Command) => command.kind === "create-user" || command.kind === "set-password";
+export const needsPassword = (command: Command) =>
+  command.kind === "create-user" || command.kind === "set-password";
 
 /** What a command prints: `out` on stdout (the token alone, for scripts), `note` on stderr. */
 export interface CommandOutput {
@@ -91,12 +116,19 @@ export interface CommandOutput {
 const sessions = (n: number) => `${n} session${n === 1 ? "" : "s"}`;
 
 /** Runs a parsed command. AccountError carries a one-sentence refusal. */
-export async function runCommand(db: Db, command: Command, readPassword: () => Promise<string>): Promise<CommandOutput> {
+export async function runCommand(
+  db: Db,
+  command: Command,
+  readPassword: () => Promise<string>,
+): Promise<CommandOutput> {
   switch (command.kind) {
     case "create-user": {
       const user = await createUser(db, { ...command, password: await readPassword() });
-      const what = command.role === "ADMIN" ? "operator (admin)" : `user of tenant ${command.tenantId}`;
-      return { out: `Created ${what} ${user.email}: sign in at /signin with this address and the password.` };
+      const what =
+        command.role === "ADMIN" ? "operator (admin)" : `user of tenant ${command.tenantId}`;
+      return {
+        out: `Created ${what} ${user.email}: sign in at /signin with this address and the password.`,
+      };
     }
     case "set-password": {
       const ended = await setPassword(db, { email: command.email, password: await readPassword() });
@@ -106,7 +138,10 @@ export async function runCommand(db: Db, command: Command, readPassword: () => P
       return { out: `${sessions(await revokeSessions(db, command))} of ${command.email} ended.` };
     case "create-token": {
       const token = await createApiToken(db, command);
-      return { out: token, note: "Shown once: only its hash is stored. Send it as Authorization: Bearer <token>." };
+      return {
+        out: token,
+        note: "Shown once: only its hash is stored. Send it as Authorization: Bearer <token>.",
+      };
     }
     case "create-tenant":
       await createTenant(db, command);

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { demoDelayMs, MAX_DEMO_DELAY_MS } from "./demo-delay";
 
 const DEMO = { demo: true, demoProcessingDelayMs: 0 };
-const withHeader = (value?: string) => new Headers(value === undefined ? {} : { "x-demo-delay-ms": value });
+const withHeader = (value?: string) =>
+  new Headers(value === undefined ? {} : { "x-demo-delay-ms": value });
 
 describe("demoDelayMs", () => {
   it("defaults to DEMO_PROCESSING_DELAY_MS", () => {

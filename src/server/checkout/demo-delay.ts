@@ -12,7 +12,10 @@ export const DEMO_DELAY_HEADER = "x-demo-delay-ms";
 export const MAX_DEMO_DELAY_MS = 30_000;
 
 /** The pause for this request: DEMO_PROCESSING_DELAY_MS, or the header's in demo mode. */
-export function demoDelayMs(headers: Headers, config: { demo: boolean; demoProcessingDelayMs: number }): number {
+export function demoDelayMs(
+  headers: Headers,
+  config: { demo: boolean; demoProcessingDelayMs: number },
+): number {
   let ms = config.demoProcessingDelayMs;
   const asked = headers.get(DEMO_DELAY_HEADER);
   if (asked !== null && config.demo) {

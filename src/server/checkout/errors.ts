@@ -14,6 +14,9 @@ export const CheckoutRefusal = {
 } as const;
 export type CheckoutReason = keyof typeof CheckoutRefusal;
 
-export function checkoutError(reason: CheckoutReason, details: Record<string, unknown> = {}): AppError {
+export function checkoutError(
+  reason: CheckoutReason,
+  details: Record<string, unknown> = {},
+): AppError {
   return new AppError(reason, CheckoutRefusal[reason], details);
 }

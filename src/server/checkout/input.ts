@@ -26,6 +26,9 @@ export type PlaceOrderInput = z.infer<typeof placeOrderInput>;
  */
 export function mergeLines(items: readonly OrderLine[]): OrderLine[] {
   const byProduct = new Map<string, number>();
-  for (const { productId, quantity } of items) byProduct.set(productId, (byProduct.get(productId) ?? 0) + quantity);
-  return [...byProduct.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([productId, quantity]) => ({ productId, quantity }));
+  for (const { productId, quantity } of items)
+    byProduct.set(productId, (byProduct.get(productId) ?? 0) + quantity);
+  return [...byProduct.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([productId, quantity]) => ({ productId, quantity }));
 }

@@ -1,6 +1,7 @@
-// Once beyond the key: the intent's order survives its key's record. After an operator's bust, after
-// the key's retention, or when two executions of one intent race, a retry answers with the first
-// order: no second order, no stock taken twice, no second outbox row, and at the provider one charge.
+// Once beyond the key: the intent's order survives its key's record. After an operator's bust,
+// after the key's retention, or when two executions of one intent race, a retry answers with the
+// first order: no second order, no stock taken twice, no second outbox row, and at the provider one
+// charge.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { adminCalls, callTrpc, TOKENS, type HttpAnswer } from "../../test/http";
@@ -14,15 +15,27 @@ const t = useTestDatabase({ poolMax: 12 });
 const provider = useTestProvider();
 
 function placeOrder(items: unknown, key: string): Promise<HttpAnswer<any>> {
-  return callTrpc(t.db, { path: "checkout.placeOrder", input: { items }, token: TOKENS.acme, key, method: "POST" });
+  return callTrpc(t.db, {
+    path: "checkout.placeOrder",
+    input: { items },
+    token: TOKENS.acme,
+    key,
+    method: "POST",
+  });
 }
 
-const stockOf = async (sku: string) => (await t.db.product.findUniqueOrThrow({ where: { sku } })).stock;
+const stockOf = async (sku: string) =>
+  (await t.db.product.findUniqueOrThrow({ where: { sku } })).stock;
 
 /** The operator's bust, through the real admin endpoint (audited, its own idempotency key). */
 async function bust(checkoutKey: string) {
-  const row = await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key: checkoutKey } });
-  const res = await adminCalls(() => t.db).mutate("admin.keys.bust", { id: row.id, reason: "customer says it failed" });
+  const row = await t.db.idempotencyKey.findFirstOrThrow({
+    where: { scope: "acme", key: checkoutKey },
+  });
+  const res = await adminCalls(() => t.db).mutate("admin.keys.bust", {
+    id: row.id,
+    reason: "customer says it failed",
+  });
   expect(res.status).toBe(200);
   expect(await t.db.idempotencyKey.count({ where: { scope: "acme", key: checkoutKey } })).toBe(0);
 }
@@ -34,12 +47,16 @@ async function drainOutbox() {
 
 /** Everything the intent's key has caused: orders, outbox rows, charges at the provider. */
 async function effectsOf(key: string) {
-  const orders = await t.db.order.findMany({ where: { tenantId: "acme", idempotencyKey: key }, select: { id: true } });
+  const orders = await t.db.order.findMany({
+    where: { tenantId: "acme", idempotencyKey: key },
+    select: { id: true },
+  });
   const ids = orders.map((o) => o.id);
   return {
     orders: ids.length,
     outbox: await t.db.outboxMessage.count({ where: { aggregateId: { in: ids } } }),
-    charges: (await provider.sql(`SELECT id FROM charges WHERE reference = ANY($1::text[])`, [ids])).length,
+    charges: (await provider.sql(`SELECT id FROM charges WHERE reference = ANY($1::text[])`, [ids]))
+      .length,
   };
 }
 
@@ -63,7 +80,9 @@ describe("a retry after the operator busted a completed key", () => {
     expect(await effectsOf(key)).toEqual({ orders: 1, outbox: 1, charges: 1 });
     expect(await stockOf("MUG-001")).toBe(mug.stock - 2);
     // The key holds the new answer, replayed from now on.
-    expect(await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key } })).toMatchObject({ status: "COMPLETED", responseStatus: 200 });
+    expect(
+      await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key } }),
+    ).toMatchObject({ status: "COMPLETED", responseStatus: 200 });
   });
 
   it("with other lines under the busted key is 422 idempotency_key_reused, stored, and changes nothing", async () => {
@@ -77,7 +96,9 @@ describe("a retry after the operator busted a completed key", () => {
     expect(other.json.error.data.reason).toBe("idempotency_key_reused");
     expect(await effectsOf(key)).toMatchObject({ orders: 1, outbox: 1 });
     expect(await stockOf("TEE-002")).toBe(tee.stock - 1);
-    expect(await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key } })).toMatchObject({ status: "FAILED", responseStatus: 422 });
+    expect(
+      await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key } }),
+    ).toMatchObject({ status: "FAILED", responseStatus: 422 });
   });
 });
 
@@ -88,7 +109,8 @@ describe("a retry after the key's retention ended", () => {
     const items = [{ productId: sticker.id, quantity: 1 }];
     const first = await placeOrder(items, key);
     expect(first.status).toBe(200);
-    await t.db.$executeRaw`UPDATE "IdempotencyKey" SET "expiresAt" = now() - interval '1 second' WHERE "scope" = 'acme' AND "key" = ${key}`;
+    await t.db
+      .$executeRaw`UPDATE "IdempotencyKey" SET "expiresAt" = now() - interval '1 second' WHERE "scope" = 'acme' AND "key" = ${key}`;
 
     const retry = await placeOrder(items, key);
     expect(retry.status).toBe(200);
@@ -104,7 +126,12 @@ describe("two executions of one intent at once", () => {
   it("the second waits on the intent's unique index and answers with the first's order, without a failed statement", async () => {
     const lamp = await t.db.product.findUniqueOrThrow({ where: { sku: "LMP-010" } });
     const user = await t.db.user.findFirstOrThrow({ where: { tenantId: "acme" } });
-    const command = { tenantId: "acme", userId: user.id, idempotencyKey: `race-${randomUUID()}`, items: [{ productId: lamp.id, quantity: 1 }] };
+    const command = {
+      tenantId: "acme",
+      userId: user.id,
+      idempotencyKey: `race-${randomUUID()}`,
+      items: [{ productId: lamp.id, quantity: 1 }],
+    };
 
     let placed!: (id: string) => void;
     const firstPlaced = new Promise<string>((resolve) => (placed = resolve));

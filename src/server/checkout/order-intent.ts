@@ -9,7 +9,14 @@ import type { OrderLine } from "./input";
 import type { PlacedOrder } from "./place-order";
 
 /** The order's own columns, as the INSERT returns them (no read-back). */
-export const claimedOrderSelect = { id: true, status: true, totalCents: true, currency: true, chargeId: true, createdAt: true } as const;
+export const claimedOrderSelect = {
+  id: true,
+  status: true,
+  totalCents: true,
+  currency: true,
+  chargeId: true,
+  createdAt: true,
+} as const;
 export type ClaimedOrder = Omit<PlacedOrder, "items">;
 
 export interface IntentClaim {
@@ -50,15 +57,27 @@ export async function claimIntent(tx: Tx, claim: IntentClaim): Promise<ClaimedOr
  * order is the answer, whatever prices say today. Other lines under the same key are the engine's
  * own refusal, 422 `idempotency_key_reused`: the key names a request that is already settled.
  */
-export async function existingOrderOf(tx: Tx, tenantId: string, checkoutKey: string, lines: readonly OrderLine[]): Promise<PlacedOrder> {
-  const order = await tx.order.findUnique({ where: { tenantId_intentKey: { tenantId, intentKey: checkoutKey } }, select: orderSelect });
+export async function existingOrderOf(
+  tx: Tx,
+  tenantId: string,
+  checkoutKey: string,
+  lines: readonly OrderLine[],
+): Promise<PlacedOrder> {
+  const order = await tx.order.findUnique({
+    where: { tenantId_intentKey: { tenantId, intentKey: checkoutKey } },
+    select: orderSelect,
+  });
   // The INSERT saw a committed order for this intent, and orders are never deleted.
   if (!order) throw new Error(`the order of intent ${tenantId}/${checkoutKey} vanished`);
-  if (!sameLines(order.items, lines)) throw checkoutError("idempotency_key_reused", { orderId: order.id });
+  if (!sameLines(order.items, lines))
+    throw checkoutError("idempotency_key_reused", { orderId: order.id });
   return order;
 }
 
-function sameLines(items: readonly { productId: string; quantity: number }[], lines: readonly OrderLine[]): boolean {
+function sameLines(
+  items: readonly { productId: string; quantity: number }[],
+  lines: readonly OrderLine[],
+): boolean {
   if (items.length !== lines.length) return false;
   const wanted = new Map(lines.map((line) => [line.productId, line.quantity]));
   return items.every((item) => wanted.get(item.productId) === item.quantity);

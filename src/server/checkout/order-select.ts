@@ -10,7 +10,14 @@ export const orderSelect = {
   chargeId: true,
   createdAt: true,
   items: {
-    select: { productId: true, sku: true, name: true, unitPriceCents: true, quantity: true, lineTotalCents: true },
+    select: {
+      productId: true,
+      sku: true,
+      name: true,
+      unitPriceCents: true,
+      quantity: true,
+      lineTotalCents: true,
+    },
     orderBy: { sku: "asc" },
   },
 } satisfies Prisma.OrderSelect;

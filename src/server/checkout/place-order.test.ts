@@ -13,8 +13,18 @@ import { useTestProvider } from "../../test/provider";
 const t = useTestDatabase({ poolMax: 60, connectTimeoutMs: 20_000 });
 const provider = useTestProvider();
 
-function placeOrder(items: unknown, key: string, token: string = TOKENS.acme): Promise<HttpAnswer<any>> {
-  return callTrpc(t.db, { path: "checkout.placeOrder", input: { items }, token, key, method: "POST" });
+function placeOrder(
+  items: unknown,
+  key: string,
+  token: string = TOKENS.acme,
+): Promise<HttpAnswer<any>> {
+  return callTrpc(t.db, {
+    path: "checkout.placeOrder",
+    input: { items },
+    token,
+    key,
+    method: "POST",
+  });
 }
 
 async function productBySku(sku: string) {
@@ -34,10 +44,29 @@ describe("placing an order", () => {
     const res = await placeOrder(cart, key);
     expect(res.status).toBe(200);
     const order = res.json.result.data.order;
-    expect(order).toMatchObject({ status: "PENDING", currency: "EUR", totalCents: 3 * 1450 + 2900, chargeId: null });
+    expect(order).toMatchObject({
+      status: "PENDING",
+      currency: "EUR",
+      totalCents: 3 * 1450 + 2900,
+      chargeId: null,
+    });
     expect(order.items).toEqual([
-      { productId: mug.id, sku: "MUG-001", name: mug.name, unitPriceCents: 1450, quantity: 3, lineTotalCents: 4350 },
-      { productId: tee.id, sku: "TEE-002", name: tee.name, unitPriceCents: 2900, quantity: 1, lineTotalCents: 2900 },
+      {
+        productId: mug.id,
+        sku: "MUG-001",
+        name: mug.name,
+        unitPriceCents: 1450,
+        quantity: 3,
+        lineTotalCents: 4350,
+      },
+      {
+        productId: tee.id,
+        sku: "TEE-002",
+        name: tee.name,
+        unitPriceCents: 2900,
+        quantity: 1,
+        lineTotalCents: 2900,
+      },
     ]);
     expect(res.headers.get("Idempotency-Key-Expires")).toBeTruthy();
     expect((await productBySku("MUG-001")).stock).toBe(mug.stock - 3);
@@ -45,7 +74,11 @@ describe("placing an order", () => {
     expect(stored).toMatchObject({ tenantId: "acme", idempotencyKey: key });
     const outbox = await t.db.outboxMessage.findMany({ where: { aggregateId: order.id } });
     expect(outbox).toHaveLength(1);
-    expect(outbox[0]).toMatchObject({ status: "PENDING", topic: "payment.charge", payload: { orderId: order.id, amountCents: 7250, currency: "EUR" } });
+    expect(outbox[0]).toMatchObject({
+      status: "PENDING",
+      topic: "payment.charge",
+      payload: { orderId: order.id, amountCents: 7250, currency: "EUR" },
+    });
     expect(outbox[0]!.idempotencyKey).toContain(key);
 
     const replay = await placeOrder(cart, key);
@@ -58,7 +91,12 @@ describe("placing an order", () => {
   it("refuses invalid input before reserving a key", async () => {
     const key = `bad-${randomUUID()}`;
     const mug = await productBySku("MUG-001");
-    for (const items of [[], [{ productId: mug.id, quantity: 0 }], [{ productId: mug.id, quantity: 100 }], [{ productId: mug.id, quantity: 1, price: 1 }]]) {
+    for (const items of [
+      [],
+      [{ productId: mug.id, quantity: 0 }],
+      [{ productId: mug.id, quantity: 100 }],
+      [{ productId: mug.id, quantity: 1, price: 1 }],
+    ]) {
       const res = await placeOrder(items, key);
       expect(res.status).toBe(400);
     }
@@ -103,20 +141,34 @@ describe("deterministic refusals are stored and replayed", () => {
     expect(again.json).toEqual(first.json);
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
     expect(await t.db.order.count({ where: { idempotencyKey: key } })).toBe(0);
-    expect(await t.db.idempotencyKey.findFirstOrThrow({ where: { key } })).toMatchObject({ status: "FAILED", responseStatus: 412 });
+    expect(await t.db.idempotencyKey.findFirstOrThrow({ where: { key } })).toMatchObject({
+      status: "FAILED",
+      responseStatus: 412,
+    });
   });
 });
 
 describe("concurrency", () => {
   it("50 concurrent checkouts of the last 10 units: 10 orders, 40 out_of_stock, stock 0", async () => {
     const product = await t.db.product.create({
-      data: { sku: `LAST-${randomUUID()}`, name: "Last ten", description: "", priceCents: 999, stock: 10 },
+      data: {
+        sku: `LAST-${randomUUID()}`,
+        name: "Last ten",
+        description: "",
+        priceCents: 999,
+        stock: 10,
+      },
     });
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => placeOrder([{ productId: product.id, quantity: 1 }], `last-${i}-${randomUUID()}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        placeOrder([{ productId: product.id, quantity: 1 }], `last-${i}-${randomUUID()}`),
+      ),
+    );
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 412)).toHaveLength(40);
-    for (const a of answers.filter((a) => a.status === 412)) expect(a.json.error.data.reason).toBe("out_of_stock");
+    for (const a of answers.filter((a) => a.status === 412))
+      expect(a.json.error.data.reason).toBe("out_of_stock");
     expect((await t.db.product.findUniqueOrThrow({ where: { id: product.id } })).stock).toBe(0);
     expect(await t.db.orderItem.count({ where: { productId: product.id } })).toBe(10);
     expect(await t.db.product.count({ where: { stock: { lt: 0 } } })).toBe(0);
@@ -150,6 +202,8 @@ describe("concurrency", () => {
     const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
     expect(outbox.status).toBe("DELIVERED");
     expect((await provider.charges(orderId)).length).toBe(1);
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID" });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAID",
+    });
   });
 });

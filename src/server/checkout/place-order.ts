@@ -52,7 +52,13 @@ export async function placeOrder(tx: Tx, command: PlaceOrderCommand): Promise<Pl
   const totalCents = items.reduce((sum, item) => sum + item.lineTotalCents, 0);
 
   const { tenantId, idempotencyKey: checkoutKey } = command;
-  const order = await claimIntent(tx, { tenantId, userId: command.userId, checkoutKey, totalCents, currency });
+  const order = await claimIntent(tx, {
+    tenantId,
+    userId: command.userId,
+    checkoutKey,
+    totalCents,
+    currency,
+  });
   if (!order) return existingOrderOf(tx, tenantId, checkoutKey, lines);
 
   await takeStockAndWrite(tx, order.id, lines, items, {
@@ -104,7 +110,8 @@ async function takeStockAndWrite(
   items: readonly PlacedOrder["items"][number][],
   outbox: { topic: string; idempotencyKey: string; payload: PaymentPayload },
 ): Promise<void> {
-  const column = <K extends keyof PlacedOrder["items"][number]>(key: K) => items.map((item) => item[key]);
+  const column = <K extends keyof PlacedOrder["items"][number]>(key: K) =>
+    items.map((item) => item[key]);
   const taken = await tx.$queryRaw<{ id: string }[]>`
     WITH wanted AS (
       SELECT * FROM unnest(${lines.map((l) => l.productId)}::uuid[], ${lines.map((l) => l.quantity)}::int[]) AS w("id", "quantity")

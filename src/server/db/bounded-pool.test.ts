@@ -17,7 +17,10 @@ afterEach(async () => {
 /** A pool of one connection on a clock the test moves: RATE_WINDOW hand-outs, the first at 1 ms. */
 async function learntPool() {
   let now = 0;
-  pool = new BoundedPool({ connectionString: t.url, max: 1, connectionTimeoutMillis: 2_000, Client: ListenedClient }, () => now);
+  pool = new BoundedPool(
+    { connectionString: t.url, max: 1, connectionTimeoutMillis: 2_000, Client: ListenedClient },
+    () => now,
+  );
   for (let i = 0; i < RATE_WINDOW; i++) {
     now++;
     await pool.query("SELECT 1");
@@ -49,7 +52,10 @@ describe("BoundedPool", () => {
   });
 
   it("queues as pg-pool does while it has no rate yet", async () => {
-    pool = new BoundedPool({ connectionString: t.url, max: 1, connectionTimeoutMillis: 2_000, Client: ListenedClient }, () => 0);
+    pool = new BoundedPool(
+      { connectionString: t.url, max: 1, connectionTimeoutMillis: 2_000, Client: ListenedClient },
+      () => 0,
+    );
     const held = await pool.connect();
     const queued = Array.from({ length: 20 }, () => pool!.query("SELECT 1"));
     expect(pool.waitingCount).toBe(20);

@@ -10,7 +10,10 @@
 import pg from "pg";
 import { POOL_QUEUE_FULL } from "@once/idempotency/operator";
 
-/** Connections handed out that the drain rate is measured over: recent enough to follow a change of load, enough to be steady. */
+/**
+ * Connections handed out that the drain rate is measured over: recent enough to follow a change of
+ * load, enough to be steady.
+ */
 export const RATE_WINDOW = 64;
 /** No Retry-After beyond this: a client should come back and find out. */
 const MAX_RETRY_AFTER_SECONDS = 30;
@@ -28,7 +31,10 @@ export class BoundedPool extends pg.Pool {
   private readonly now: () => number;
 
   /** `now`: a monotonic clock in ms (tests move it). */
-  constructor(config: pg.PoolConfig & { connectionTimeoutMillis: number }, now: () => number = () => performance.now()) {
+  constructor(
+    config: pg.PoolConfig & { connectionTimeoutMillis: number },
+    now: () => number = () => performance.now(),
+  ) {
     super(config);
     this.waitMs = config.connectionTimeoutMillis;
     this.now = now;
@@ -62,9 +68,13 @@ export class BoundedPool extends pg.Pool {
     return (RATE_WINDOW * 1000) / Math.max(this.now() - oldest, 1);
   }
 
-  /** The refusal for a newcomer now, or null if it may queue (a connection is free, or the queue drains within the wait). */
+  /**
+   * The refusal for a newcomer now, or null if it may queue (a connection is free, or the queue
+   * drains within the wait).
+   */
   refusal(): PoolQueueFull | null {
-    if (this.idleCount > 0 || this.totalCount < (this.options.max ?? 10) || this.waitingCount === 0) return null;
+    if (this.idleCount > 0 || this.totalCount < (this.options.max ?? 10) || this.waitingCount === 0)
+      return null;
     const rate = this.drainRate();
     if (rate === undefined) return null;
     const drainSeconds = (this.waitingCount + 1) / rate;
@@ -78,11 +88,22 @@ export class BoundedPool extends pg.Pool {
     });
   }
 
-  // pg-pool's connect has a callback form (pool.query uses it) and a promise form (Prisma's adapter).
+  // pg-pool's connect has a callback form (pool.query uses it) and a promise form (Prisma's
+  // adapter).
   override connect(): Promise<pg.PoolClient>;
-  override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): void;
   override connect(
-    callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+    callback: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): void;
+  override connect(
+    callback?: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
   ): Promise<pg.PoolClient> | void {
     const refused = this.refusal();
     if (refused) {

@@ -63,14 +63,19 @@ export function createDb(
       max: options.max ?? POOL_MAX,
       Client: ListenedClient,
       // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging. Under
-      // overload the pool refuses at once what it could not serve within this wait (bounded-pool.ts).
+      // overload the pool refuses at once what it could not serve within this wait
+      // (bounded-pool.ts).
       connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
     });
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query
   // opens a new one. Without a listener the error would crash the process.
   pool.on("error", () => {});
-  const db = new PrismaClient({ adapter: new PrismaPg(pool, prepare ? { statementNameGenerator: statementNames() } : {}) }) as WithConnections;
-  Object.defineProperty(db, CONNECTIONS, { value: { pool, prepared: prepare } satisfies Connections });
+  const db = new PrismaClient({
+    adapter: new PrismaPg(pool, prepare ? { statementNameGenerator: statementNames() } : {}),
+  }) as WithConnections;
+  Object.defineProperty(db, CONNECTIONS, {
+    value: { pool, prepared: prepare } satisfies Connections,
+  });
   if (!options.pool) {
     // The adapter does not end a pool it was given; a client that owns its pool closes it with
     // $disconnect, as it would have closed a pool the adapter made itself.

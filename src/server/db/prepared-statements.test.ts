@@ -22,7 +22,9 @@ function oneConnection(preparedStatements: boolean): Db {
 }
 
 async function preparedNames(db: Db): Promise<string[]> {
-  const { rows } = await poolOf(db)!.query<{ name: string }>("SELECT name FROM pg_prepared_statements ORDER BY name");
+  const { rows } = await poolOf(db)!.query<{ name: string }>(
+    "SELECT name FROM pg_prepared_statements ORDER BY name",
+  );
   return rows.map((r) => r.name);
 }
 
@@ -31,7 +33,13 @@ async function checkouts(db: Db) {
   const mug = await db.product.findUniqueOrThrow({ where: { sku: "MUG-001" } });
   const key = `prep-${randomUUID()}`;
   const place = (k: string) =>
-    callTrpc(db, { path: "checkout.placeOrder", input: { items: [{ productId: mug.id, quantity: 1 }] }, token: TOKENS.acme, key: k, method: "POST" });
+    callTrpc(db, {
+      path: "checkout.placeOrder",
+      input: { items: [{ productId: mug.id, quantity: 1 }] },
+      token: TOKENS.acme,
+      key: k,
+      method: "POST",
+    });
   const first = await place(key);
   const replay = await place(key);
   const second = await place(`prep-${randomUUID()}`);

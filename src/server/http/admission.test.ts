@@ -21,7 +21,9 @@ describe("Admission", () => {
     expect(ran).toBe(false);
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
-    expect(((await refused.json()) as { error: { data: { reason: string } } }).error.data.reason).toBe("store_busy");
+    expect(
+      ((await refused.json()) as { error: { data: { reason: string } } }).error.data.reason,
+    ).toBe("store_busy");
     a.release();
     expect(await (await first).text()).toBe("ok");
     expect((await admission.admit(async () => new Response("again"))).status).toBe(200);

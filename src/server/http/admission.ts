@@ -32,10 +32,19 @@ export class Admission {
 }
 
 function busy(): Response {
-  const data = { code: "SERVICE_UNAVAILABLE", httpStatus: 503, reason: Reason.STORE_BUSY, docs: reasonDocsPath(Reason.STORE_BUSY) };
-  const message = "The server is busy (too many requests in progress); nothing was executed. Retry in a moment.";
+  const data = {
+    code: "SERVICE_UNAVAILABLE",
+    httpStatus: 503,
+    reason: Reason.STORE_BUSY,
+    docs: reasonDocsPath(Reason.STORE_BUSY),
+  };
+  const message =
+    "The server is busy (too many requests in progress); nothing was executed. Retry in a moment.";
   return Response.json(
     { error: { message, code: -32603, data } },
-    { status: 503, headers: { [Header.RETRY_AFTER]: "1", Link: describedByLink(Reason.STORE_BUSY) } },
+    {
+      status: 503,
+      headers: { [Header.RETRY_AFTER]: "1", Link: describedByLink(Reason.STORE_BUSY) },
+    },
   );
 }

@@ -1,5 +1,6 @@
-// tRPC's door (the route's own handler, serveTrpc): a body over the limit is 413 in tRPC's error shape before it is read whole, whether
-// it declares its length or streams in chunks; a body within the limit reaches tRPC unchanged.
+// tRPC's door (the route's own handler, serveTrpc): a body over the limit is 413 in tRPC's error
+// shape before it is read whole, whether it declares its length or streams in chunks; a body within
+// the limit reaches tRPC unchanged.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
@@ -31,13 +32,20 @@ const TOO_LARGE = {
   error: {
     message: `The request body is larger than ${TRPC_BODY_LIMIT_BYTES} bytes`,
     code: -32600,
-    data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: "payload_too_large", docs: "/docs/errors#payload_too_large" },
+    data: {
+      code: "PAYLOAD_TOO_LARGE",
+      httpStatus: 413,
+      reason: "payload_too_large",
+      docs: "/docs/errors#payload_too_large",
+    },
   },
 };
 
 describe("POST /api/trpc over the limit", () => {
   it("a declared Content-Length over the limit is 413 in tRPC's shape, nothing read", async () => {
-    const { request, body } = streamed(10 * 1024 * 1024, { "content-length": String(10 * 1024 * 1024) });
+    const { request, body } = streamed(10 * 1024 * 1024, {
+      "content-length": String(10 * 1024 * 1024),
+    });
     const res = await serveTrpc(request, testApp(t.db));
     expect(res.status).toBe(413);
     expect(res.headers.get("link")).toBe('</docs/errors#payload_too_large>; rel="describedby"');
@@ -55,8 +63,14 @@ describe("POST /api/trpc over the limit", () => {
   });
 
   it("one byte over the limit is refused, the limit itself is read whole", async () => {
-    expect((await readBoundedBody(streamed(TRPC_BODY_LIMIT_BYTES + 1).request, TRPC_BODY_LIMIT_BYTES)).ok).toBe(false);
-    const exact = await readBoundedBody(streamed(TRPC_BODY_LIMIT_BYTES).request, TRPC_BODY_LIMIT_BYTES);
+    expect(
+      (await readBoundedBody(streamed(TRPC_BODY_LIMIT_BYTES + 1).request, TRPC_BODY_LIMIT_BYTES))
+        .ok,
+    ).toBe(false);
+    const exact = await readBoundedBody(
+      streamed(TRPC_BODY_LIMIT_BYTES).request,
+      TRPC_BODY_LIMIT_BYTES,
+    );
     expect(exact.ok && exact.bytes.byteLength).toBe(TRPC_BODY_LIMIT_BYTES);
   });
 });
@@ -65,7 +79,9 @@ describe("within the limit", () => {
   it("the bounded request reaches tRPC with its body and headers: a real checkout succeeds", async () => {
     const product = await t.db.product.findUniqueOrThrow({ where: { sku: "STK-008" } });
     const key = `bounded-${randomUUID()}`;
-    const payload = new TextEncoder().encode(JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }));
+    const payload = new TextEncoder().encode(
+      JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }),
+    );
     // Chunked, as a streaming client sends it: no Content-Length.
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -74,8 +90,17 @@ describe("within the limit", () => {
         controller.close();
       },
     });
-    const headers = { "content-type": "application/json", authorization: `Bearer ${TOKENS.acme}`, "idempotency-key": key };
-    const original = new Request(URL, { method: "POST", headers, body: stream, duplex: "half" } as RequestInit);
+    const headers = {
+      "content-type": "application/json",
+      authorization: `Bearer ${TOKENS.acme}`,
+      "idempotency-key": key,
+    };
+    const original = new Request(URL, {
+      method: "POST",
+      headers,
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
     const bounded = await boundRequestBody(original, TRPC_BODY_LIMIT_BYTES);
     expect(bounded.ok).toBe(true);
     if (!bounded.ok) return;
@@ -86,8 +111,11 @@ describe("within the limit", () => {
       createContext: contextMaker(testApp(t.db)),
     });
     expect(res.status).toBe(200);
-    const order = ((await res.json()) as { result: { data: { order: { id: string } } } }).result.data.order;
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: order.id } })).toMatchObject({ idempotencyKey: key });
+    const order = ((await res.json()) as { result: { data: { order: { id: string } } } }).result
+      .data.order;
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: order.id } })).toMatchObject({
+      idempotencyKey: key,
+    });
   });
 
   it("a GET (a query) passes through untouched", async () => {

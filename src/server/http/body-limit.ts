@@ -1,7 +1,8 @@
 // Request bodies are read only up to a limit: a declared Content-Length over it is refused before a
 // byte is read, and a body without one (chunked) is counted as it streams and abandoned the moment
-// it passes the limit. Whatever the client sends, the server holds at most `limit` bytes of it (plus
-// the one chunk that crossed the line), so a 100 MB body costs no more memory than a small one.
+// it passes the limit. Whatever the client sends, the server holds at most `limit` bytes of it
+// (plus the one chunk that crossed the line), so a 100 MB body costs no more memory than a small
+// one.
 
 import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
 import { plainError } from "./plain-error";
@@ -63,25 +64,43 @@ export type BoundedRequest = { ok: true; request: Request } | { ok: false; limit
  * The request with its body read (bounded) and handed on as a new Request, for a handler that
  * reads the body itself (tRPC). Requests without a body pass through untouched.
  */
-export async function boundRequestBody(request: Request, limitBytes: number): Promise<BoundedRequest> {
+export async function boundRequestBody(
+  request: Request,
+  limitBytes: number,
+): Promise<BoundedRequest> {
   if (request.method === "GET" || request.method === "HEAD") return { ok: true, request };
   const body = await readBoundedBody(request, limitBytes);
   if (!body.ok) return body;
   const headers = new Headers(request.headers);
   headers.delete("transfer-encoding");
   headers.set("content-length", String(body.bytes.byteLength));
-  return { ok: true, request: new Request(request.url, { method: request.method, headers, body: body.bytes as BodyInit, signal: request.signal }) };
+  return {
+    ok: true,
+    request: new Request(request.url, {
+      method: request.method,
+      headers,
+      body: body.bytes as BodyInit,
+      signal: request.signal,
+    }),
+  };
 }
 
-export const tooLargeMessage = (limitBytes: number) => `The request body is larger than ${limitBytes} bytes`;
+export const tooLargeMessage = (limitBytes: number) =>
+  `The request body is larger than ${limitBytes} bytes`;
 const docs = reasonDocsPath(Reason.PAYLOAD_TOO_LARGE);
 /** Like every error answer: the explanation's address, also as a Link header (IETF draft). */
-const tooLargeInit: ResponseInit = { status: 413, headers: { Link: describedByLink(Reason.PAYLOAD_TOO_LARGE) } };
+const tooLargeInit: ResponseInit = {
+  status: 413,
+  headers: { Link: describedByLink(Reason.PAYLOAD_TOO_LARGE) },
+};
 
 /** 413 in tRPC's error shape, with the reason and the docs link every error carries. */
 export function trpcPayloadTooLarge(limitBytes: number): Response {
   const data = { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: PAYLOAD_TOO_LARGE, docs };
-  return Response.json({ error: { message: tooLargeMessage(limitBytes), code: -32600, data } }, tooLargeInit);
+  return Response.json(
+    { error: { message: tooLargeMessage(limitBytes), code: -32600, data } },
+    tooLargeInit,
+  );
 }
 
 /** 413 for a plain route: `{ error, reason, docs }`. */

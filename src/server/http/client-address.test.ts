@@ -7,7 +7,10 @@ import { clientAddress, PEER_ADDRESS_HEADER } from "./client-address";
 import { installPeerAddressHeader } from "./peer-address";
 
 const headers = (peer: string | undefined, xff?: string) =>
-  new Headers({ ...(peer ? { [PEER_ADDRESS_HEADER]: peer } : {}), ...(xff ? { "x-forwarded-for": xff } : {}) });
+  new Headers({
+    ...(peer ? { [PEER_ADDRESS_HEADER]: peer } : {}),
+    ...(xff ? { "x-forwarded-for": xff } : {}),
+  });
 
 describe("clientAddress", () => {
   it("by default X-Forwarded-For is not believed: the peer is the client", () => {
@@ -17,7 +20,9 @@ describe("clientAddress", () => {
 
   it("with N trusted proxies, the entry N hops left of the peer", () => {
     expect(clientAddress(headers("127.0.0.1", "forged, 203.0.113.5"), 1)).toBe("203.0.113.5");
-    expect(clientAddress(headers("127.0.0.1", "forged, 203.0.113.5, 10.0.0.9"), 2)).toBe("203.0.113.5");
+    expect(clientAddress(headers("127.0.0.1", "forged, 203.0.113.5, 10.0.0.9"), 2)).toBe(
+      "203.0.113.5",
+    );
     expect(clientAddress(headers("127.0.0.1", "203.0.113.5"), 3)).toBe("203.0.113.5"); // fewer hops than claimed: the leftmost
   });
 
@@ -38,7 +43,9 @@ describe("installPeerAddressHeader", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      await fetch(`http://127.0.0.1:${port}/`, { headers: { [PEER_ADDRESS_HEADER]: "203.0.113.66", "x-forwarded-for": "203.0.113.66" } });
+      await fetch(`http://127.0.0.1:${port}/`, {
+        headers: { [PEER_ADDRESS_HEADER]: "203.0.113.66", "x-forwarded-for": "203.0.113.66" },
+      });
       await fetch(`http://127.0.0.1:${port}/`);
     } finally {
       await new Promise((resolve) => server.close(resolve));

@@ -6,7 +6,8 @@
 //     entries are believed as TRUSTED_PROXIES says there are proxies: the rightmost N hops are
 //     ours, the entry before them is the client. Everything further left is whatever the client
 //     wrote, which is why X-Forwarded-For is not believed at all by default: on a server reached
-//     directly, rotating it would hand out a fresh budget per request (src/server/http/forwarded.ts).
+//     directly, rotating it would hand out a fresh budget per request
+//     (src/server/http/forwarded.ts).
 import { forwardedByProxy } from "./forwarded";
 
 export const PEER_ADDRESS_HEADER = "x-once-peer-address";
@@ -14,7 +15,8 @@ export const PEER_ADDRESS_HEADER = "x-once-peer-address";
 /** Long enough for any IPv6 address with a zone; a longer value is not an address. */
 const MAX_LENGTH = 64;
 
-const usable = (value: string | undefined) => (value && value.length <= MAX_LENGTH ? value : undefined);
+const usable = (value: string | undefined) =>
+  value && value.length <= MAX_LENGTH ? value : undefined;
 
 /**
  * `trustedProxies`: how many proxies stand between the clients and this server (0: none, the

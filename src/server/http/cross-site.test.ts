@@ -23,7 +23,11 @@ describe("isCrossSiteRequest", () => {
   });
 
   it("behind a trusted proxy, compares with the host the client addressed (X-Forwarded-Host)", () => {
-    const proxied = new Headers({ host: "10.0.0.5:3000", "x-forwarded-host": "shop.example", origin: "https://shop.example" });
+    const proxied = new Headers({
+      host: "10.0.0.5:3000",
+      "x-forwarded-host": "shop.example",
+      origin: "https://shop.example",
+    });
     expect(isCrossSiteRequest(proxied, "http://10.0.0.5:3000/api/session/signin", 1)).toBe(false);
     proxied.set("origin", "https://evil.example");
     expect(isCrossSiteRequest(proxied, "http://10.0.0.5:3000/api/session/signin", 1)).toBe(true);

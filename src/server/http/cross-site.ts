@@ -19,7 +19,8 @@ import { plainError } from "./plain-error";
 export const CROSS_SITE_REASON = Reason.CROSS_SITE_REQUEST;
 /** Where the reason is explained (the IETF draft's `Link: <…>; rel="describedby"`). */
 export const CROSS_SITE_DOCS = reasonDocsPath(CROSS_SITE_REASON);
-export const CROSS_SITE_MESSAGE = "Cross-site request refused: state changes must come from this site's own pages";
+export const CROSS_SITE_MESSAGE =
+  "Cross-site request refused: state changes must come from this site's own pages";
 
 /**
  * The host the request was addressed to: what our outermost proxy says (X-Forwarded-Host, with
@@ -27,7 +28,11 @@ export const CROSS_SITE_MESSAGE = "Cross-site request refused: state changes mus
  * believed: it would let a page name any host it likes as "this site".
  */
 function requestHost(headers: Headers, url: string, trustedProxies: number): string {
-  return (forwardedByProxy(headers, "x-forwarded-host", trustedProxies) || headers.get("host") || new URL(url).host).toLowerCase();
+  return (
+    forwardedByProxy(headers, "x-forwarded-host", trustedProxies) ||
+    headers.get("host") ||
+    new URL(url).host
+  ).toLowerCase();
 }
 
 /** `trustedProxies`: TRUSTED_PROXIES, how many proxies in front set X-Forwarded-Host (0: none). */

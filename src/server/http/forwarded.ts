@@ -11,7 +11,11 @@
  * claimed than the list holds, its leftmost entry); undefined when no proxy is trusted or the
  * header is empty.
  */
-export function forwardedByProxy(headers: Headers, name: "x-forwarded-for" | "x-forwarded-host", trustedProxies: number): string | undefined {
+export function forwardedByProxy(
+  headers: Headers,
+  name: "x-forwarded-for" | "x-forwarded-host",
+  trustedProxies: number,
+): string | undefined {
   if (trustedProxies < 1) return undefined;
   const entries = (headers.get(name) ?? "")
     .split(",")

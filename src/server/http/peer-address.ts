@@ -14,7 +14,11 @@ export function installPeerAddressHeader(): void {
   if (proto[INSTALLED]) return;
   proto[INSTALLED] = true;
   const emit = proto.emit;
-  proto.emit = function emitWithPeer(this: http.Server, event: string | symbol, ...args: unknown[]) {
+  proto.emit = function emitWithPeer(
+    this: http.Server,
+    event: string | symbol,
+    ...args: unknown[]
+  ) {
     if (event === "request") {
       const req = args[0] as http.IncomingMessage;
       const peer = req.socket?.remoteAddress;

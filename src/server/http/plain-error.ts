@@ -9,7 +9,12 @@ export interface PlainErrorBody {
   docs: string;
 }
 
-export function plainError(status: number, reason: Reason, message: string, headers: Record<string, string> = {}): Response {
+export function plainError(
+  status: number,
+  reason: Reason,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   const docs = reasonDocsPath(reason);
   const body: PlainErrorBody = { error: message, reason, docs };
   return Response.json(body, { status, headers: { ...headers, Link: describedByLink(reason) } });

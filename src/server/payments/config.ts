@@ -91,7 +91,10 @@ export const paymentEnvShape = {
   // The secret the provider signs webhooks with (src/server/payments/webhook-signature.ts).
   PAYMENTS_WEBHOOK_SECRET: z
     .string()
-    .min(MIN_WEBHOOK_SECRET_LENGTH, `PAYMENTS_WEBHOOK_SECRET must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`)
+    .min(
+      MIN_WEBHOOK_SECRET_LENGTH,
+      `PAYMENTS_WEBHOOK_SECRET must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters`,
+    )
     .optional(),
 };
 type PaymentEnv = z.output<z.ZodObject<typeof paymentEnvShape>>;

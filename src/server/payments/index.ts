@@ -1,5 +1,5 @@
-// Payments: the provider's HTTP client, the outbox worker, webhook handling, reconciliation, and the
-// loops that schedule them in the server process and in `npm run worker`.
+// Payments: the provider's HTTP client, the outbox worker, webhook handling, reconciliation, and
+// the loops that schedule them in the server process and in `npm run worker`.
 import type { Db } from "../db/client";
 import type { Engine } from "../engine";
 import type { JobLog } from "../job-log";
@@ -10,9 +10,20 @@ import { createProviderClient, type PaymentProvider } from "./provider";
 import { createReconciliation } from "./reconciliation";
 
 export { createOutboxWorker, type OutboxWorker, type OutboxRunResult } from "./outbox-worker";
-export { createProviderClient, ProviderTimeoutError, ProviderUnavailableError, type PaymentProvider, type Charge } from "./provider";
+export {
+  createProviderClient,
+  ProviderTimeoutError,
+  ProviderUnavailableError,
+  type PaymentProvider,
+  type Charge,
+} from "./provider";
 export { handleProviderWebhook, webhookResponse } from "./webhook";
-export { createReconciliation, FindingKind, type Finding, type ReconciliationResult } from "./reconciliation";
+export {
+  createReconciliation,
+  FindingKind,
+  type Finding,
+  type ReconciliationResult,
+} from "./reconciliation";
 export { startLoop, type Loop } from "./loop";
 
 /** What the payment jobs run on: the process's database, its engine and the validated settings. */
@@ -22,14 +33,22 @@ export interface PaymentDeps {
   settings: PaymentSettings;
 }
 
-/** The provider's API as the configuration names it (PAYMENTS_PROVIDER_URL); undefined when it names none. */
-export function configuredProvider({ settings }: Pick<PaymentDeps, "settings">): PaymentProvider | undefined {
+/**
+ * The provider's API as the configuration names it (PAYMENTS_PROVIDER_URL); undefined when it names
+ * none.
+ */
+export function configuredProvider({
+  settings,
+}: Pick<PaymentDeps, "settings">): PaymentProvider | undefined {
   return settings.providerUrl ? createProviderClient(settings.providerUrl) : undefined;
 }
 
 type JobOptions = { log?: JobLog; hooks?: OutboxWorkerOptions["hooks"] };
 
-/** Everything payments runs, in the server process or in `npm run worker`: the outbox worker and reconciliation, as loops. */
+/**
+ * Everything payments runs, in the server process or in `npm run worker`: the outbox worker and
+ * reconciliation, as loops.
+ */
 export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): () => Promise<void> {
   const { db, settings } = deps;
   const { log } = options;
@@ -37,14 +56,28 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
   if (!provider) {
     // Nothing to charge with: the orders wait in the outbox (as they do while the provider is
     // down) for a process that has one. Said once, not per round.
-    log?.log("[payments] off: PAYMENTS_PROVIDER_URL is not set, so no payment is charged here and reconciliation does not run");
+    log?.log(
+      "[payments] off: PAYMENTS_PROVIDER_URL is not set, so no payment is charged here and reconciliation does not run",
+    );
     return async () => {};
   }
-  const worker = createOutboxWorker(db, { provider, config: settings.outbox, hooks: options.hooks, log: log?.log });
+  const worker = createOutboxWorker(db, {
+    provider,
+    config: settings.outbox,
+    hooks: options.hooks,
+    log: log?.log,
+  });
   const reconciliation = createReconciliation(db, provider);
   const loops: Loop[] = [
-    startLoop("outbox", () => worker.runOnce(), { idleMs: settings.pollMs, busy: (r) => r.claimed > 0, onError: log?.failed }),
-    startLoop("reconciliation", () => reconciliation.runOnce(), { idleMs: settings.reconcileIntervalMs, onError: log?.failed }),
+    startLoop("outbox", () => worker.runOnce(), {
+      idleMs: settings.pollMs,
+      busy: (r) => r.claimed > 0,
+      onError: log?.failed,
+    }),
+    startLoop("reconciliation", () => reconciliation.runOnce(), {
+      idleMs: settings.reconcileIntervalMs,
+      onError: log?.failed,
+    }),
   ];
   return async () => {
     await Promise.all(loops.map((loop) => loop.stop()));

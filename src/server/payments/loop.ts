@@ -16,7 +16,11 @@ export interface Loop {
 export function startLoop<T>(
   name: string,
   runOnce: () => Promise<T>,
-  options: { idleMs: number; busy?: (result: T) => boolean; onError?: (job: string, error: unknown) => void },
+  options: {
+    idleMs: number;
+    busy?: (result: T) => boolean;
+    onError?: (job: string, error: unknown) => void;
+  },
 ): Loop {
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -42,7 +46,12 @@ export function startLoop<T>(
         failures++;
         options.onError?.(name, error);
       }
-      const wait = failures ? Math.min(options.idleMs * 2 ** (failures - 1), Math.max(options.idleMs, MAX_FAILURE_BACKOFF_MS)) : options.idleMs;
+      const wait = failures
+        ? Math.min(
+            options.idleMs * 2 ** (failures - 1),
+            Math.max(options.idleMs, MAX_FAILURE_BACKOFF_MS),
+          )
+        : options.idleMs;
       if (!busy && !stopping) await idle(wait);
     }
   })();

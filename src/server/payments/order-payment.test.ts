@@ -9,7 +9,9 @@ import { applyPaymentOutcome, orderById } from "./order-payment";
 const t = useTestDatabase();
 
 async function pendingOrder(): Promise<string> {
-  const [user] = await t.db.$queryRaw<{ id: string; tenantId: string }[]>`SELECT "id", "tenantId" FROM "User" WHERE "tenantId" IS NOT NULL LIMIT 1`;
+  const [user] = await t.db.$queryRaw<
+    { id: string; tenantId: string }[]
+  >`SELECT "id", "tenantId" FROM "User" WHERE "tenantId" IS NOT NULL LIMIT 1`;
   const key = randomUUID();
   const [order] = await t.db.$queryRaw<{ id: string }[]>`
     INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey")
@@ -20,16 +22,32 @@ async function pendingOrder(): Promise<string> {
 describe("applyPaymentOutcome", () => {
   it("moves the order its reference names, once", async () => {
     const id = await pendingOrder();
-    expect(await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAID", "ch_1"))).toEqual({ status: "PAID", changed: true });
-    expect(await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAYMENT_FAILED", "ch_2"))).toEqual({ status: "PAID", changed: false });
+    expect(await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAID", "ch_1"))).toEqual({
+      status: "PAID",
+      changed: true,
+    });
+    expect(
+      await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAYMENT_FAILED", "ch_2")),
+    ).toEqual({ status: "PAID", changed: false });
   });
 
   it("finds no order for another spelling of its id, nor for a reference that is no uuid", async () => {
     const id = await pendingOrder();
-    for (const reference of [id.toUpperCase(), `{${id}}`, id.replaceAll("-", ""), "not-an-order", ""]) {
-      expect(await t.db.$transaction((tx) => applyPaymentOutcome(tx, reference, "PAID", "ch_x")), reference).toEqual({ status: null, changed: false });
+    for (const reference of [
+      id.toUpperCase(),
+      `{${id}}`,
+      id.replaceAll("-", ""),
+      "not-an-order",
+      "",
+    ]) {
+      expect(
+        await t.db.$transaction((tx) => applyPaymentOutcome(tx, reference, "PAID", "ch_x")),
+        reference,
+      ).toEqual({ status: null, changed: false });
     }
-    const [order] = await t.db.$queryRaw<{ status: string }[]>`SELECT "status"::text AS "status" FROM "Order" WHERE "id" = ${id}::uuid`;
+    const [order] = await t.db.$queryRaw<
+      { status: string }[]
+    >`SELECT "status"::text AS "status" FROM "Order" WHERE "id" = ${id}::uuid`;
     expect(order!.status).toBe("PENDING");
   });
 
@@ -38,8 +56,12 @@ describe("applyPaymentOutcome", () => {
     // Sequential scans priced out: a condition the index cannot serve still gets one.
     const plan = await t.db.$transaction(async (tx) => {
       await tx.$executeRawUnsafe("SET LOCAL enable_seqscan = off");
-      return tx.$queryRaw<{ "QUERY PLAN": string }[]>(Prisma.sql`EXPLAIN SELECT 1 FROM "Order" AS o WHERE ${orderById(Prisma.sql`${id}`)}`);
+      return tx.$queryRaw<{ "QUERY PLAN": string }[]>(
+        Prisma.sql`EXPLAIN SELECT 1 FROM "Order" AS o WHERE ${orderById(Prisma.sql`${id}`)}`,
+      );
     });
-    expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/Index (Only )?Scan using "Order_pkey"/);
+    expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(
+      /Index (Only )?Scan using "Order_pkey"/,
+    );
   });
 });

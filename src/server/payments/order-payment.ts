@@ -38,7 +38,12 @@ export function orderById(reference: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`o."id" = (CASE WHEN ${reference} ~ ${ORDER_ID.source} THEN (${reference})::uuid END)`;
 }
 
-export async function applyPaymentOutcome(tx: Tx, orderId: string, outcome: PaymentOutcome, chargeId: string | null): Promise<PaymentChange> {
+export async function applyPaymentOutcome(
+  tx: Tx,
+  orderId: string,
+  outcome: PaymentOutcome,
+  chargeId: string | null,
+): Promise<PaymentChange> {
   if (!ORDER_ID.test(orderId)) return { status: null, changed: false };
   const moved = await tx.$queryRaw<{ status: PaymentOutcome }[]>`
     UPDATE "Order" AS o SET "status" = ${outcome}::"OrderStatus", "chargeId" = COALESCE(o."chargeId", ${chargeId}), "updatedAt" = now()

@@ -30,28 +30,50 @@ function counting(provider: PaymentProvider) {
   };
 }
 
-const outboxOf = (orderId: string) => t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
+const outboxOf = (orderId: string) =>
+  t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
 
 describe("delivery", () => {
   it("charges once under the order's key, records the charge and marks the row delivered", async () => {
     const { orderId, totalCents } = await placeTestOrder(t.db, { quantity: 3 });
     const worker = createOutboxWorker(t.db, { provider: provider.client });
-    expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, fenced: 0 });
+    expect(await worker.runOnce()).toEqual({
+      claimed: 1,
+      delivered: 1,
+      retried: 0,
+      dead: 0,
+      fenced: 0,
+    });
 
     const charges = await provider.charges(orderId);
     expect(charges).toHaveLength(1);
-    expect(charges[0]).toMatchObject({ amountCents: totalCents, currency: "EUR", status: "SUCCEEDED" });
+    expect(charges[0]).toMatchObject({
+      amountCents: totalCents,
+      currency: "EUR",
+      status: "SUCCEEDED",
+    });
     const row = await outboxOf(orderId);
-    expect(row).toMatchObject({ status: "DELIVERED", attempts: 1, lockedUntil: null, result: { chargeId: charges[0]!.id, status: "SUCCEEDED" } });
+    expect(row).toMatchObject({
+      status: "DELIVERED",
+      attempts: 1,
+      lockedUntil: null,
+      result: { chargeId: charges[0]!.id, status: "SUCCEEDED" },
+    });
     expect(row.idempotencyKey).toBe(charges[0]!.idempotencyKey);
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charges[0]!.id });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAID",
+      chargeId: charges[0]!.id,
+    });
     expect(await worker.runOnce()).toMatchObject({ claimed: 0 });
   });
 
   it("a provider timeout after charging is retried under the same key and finds the first charge", async () => {
     const { orderId } = await placeTestOrder(t.db);
     let clock = new Date(Date.now() + 1_000);
-    const timingOut = createOutboxWorker(t.db, { provider: (await provider.withFaults({ timeoutRate: 1 })).client, clock: () => clock });
+    const timingOut = createOutboxWorker(t.db, {
+      provider: (await provider.withFaults({ timeoutRate: 1 })).client,
+      clock: () => clock,
+    });
     expect(await timingOut.runOnce()).toMatchObject({ claimed: 1, retried: 1 });
     const [charge] = await provider.charges(orderId);
     expect(charge).toBeDefined();
@@ -59,15 +81,25 @@ describe("delivery", () => {
     expect(waiting).toMatchObject({ status: "PENDING", attempts: 1, lockedUntil: null });
     expect(waiting.lastError).toContain("ProviderTimeoutError");
     expect(waiting.nextAttemptAt.getTime()).toBeGreaterThan(clock.getTime());
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PENDING", chargeId: null });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PENDING",
+      chargeId: null,
+    });
 
     const healthy = createOutboxWorker(t.db, { provider: provider.client, clock: () => clock });
     expect(await healthy.runOnce()).toMatchObject({ claimed: 0 }); // backoff respected
     clock = new Date(clock.getTime() + DEFAULT_OUTBOX_CONFIG.baseBackoffMs);
     expect(await healthy.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
     expect((await provider.charges(orderId)).length).toBe(1);
-    expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", attempts: 2, result: { chargeId: charge!.id, replayed: true } });
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge!.id });
+    expect(await outboxOf(orderId)).toMatchObject({
+      status: "DELIVERED",
+      attempts: 2,
+      result: { chargeId: charge!.id, replayed: true },
+    });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAID",
+      chargeId: charge!.id,
+    });
   });
 
   it("a declined charge is delivered and the order says its payment failed", async () => {
@@ -75,8 +107,13 @@ describe("delivery", () => {
     const lamp = await t.db.product.update({ where: { sku: "LMP-010" }, data: { stock: 99 } });
     const { orderId } = await placeTestOrder(t.db, { sku: lamp.sku, quantity: 99 });
     await drain(createOutboxWorker(t.db, { provider: provider.client }));
-    expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", result: { status: "FAILED" } });
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAYMENT_FAILED" });
+    expect(await outboxOf(orderId)).toMatchObject({
+      status: "DELIVERED",
+      result: { status: "FAILED" },
+    });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAYMENT_FAILED",
+    });
   });
 });
 
@@ -114,7 +151,11 @@ describe("retry bound", () => {
     const { orderId } = await placeTestOrder(t.db);
     let clock = new Date(Date.now() + 1_000);
     const config = { maxAttempts: 3, baseBackoffMs: 1_000, maxBackoffMs: 4_000 };
-    const worker = createOutboxWorker(t.db, { provider: (await provider.withFaults({ failureRate: 1 })).client, config, clock: () => clock });
+    const worker = createOutboxWorker(t.db, {
+      provider: (await provider.withFaults({ failureRate: 1 })).client,
+      config,
+      clock: () => clock,
+    });
 
     expect(await worker.runOnce()).toMatchObject({ claimed: 1, retried: 1 });
     clock = new Date(clock.getTime() + config.maxBackoffMs);
@@ -125,23 +166,43 @@ describe("retry bound", () => {
     expect(await worker.runOnce()).toMatchObject({ claimed: 0 });
 
     const row = await outboxOf(orderId);
-    expect(row).toMatchObject({ status: "DEAD", attempts: 3, lockedUntil: null, deliveredAt: null });
+    expect(row).toMatchObject({
+      status: "DEAD",
+      attempts: 3,
+      lockedUntil: null,
+      deliveredAt: null,
+    });
     expect(row.lastError).toContain("ProviderUnavailableError");
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAYMENT_FAILED", chargeId: null });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAYMENT_FAILED",
+      chargeId: null,
+    });
     expect((await provider.charges(orderId)).length).toBe(0);
 
     // The operator retries the dead row once the provider is back (admin.outbox.retry does this
     // update): the charge goes through, and the order, which said "failed", now says paid.
-    await t.db.outboxMessage.update({ where: { id: row.id }, data: { status: "PENDING", attempts: 0, nextAttemptAt: clock } });
-    const healthy = createOutboxWorker(t.db, { provider: provider.client, config, clock: () => clock });
+    await t.db.outboxMessage.update({
+      where: { id: row.id },
+      data: { status: "PENDING", attempts: 0, nextAttemptAt: clock },
+    });
+    const healthy = createOutboxWorker(t.db, {
+      provider: provider.client,
+      config,
+      clock: () => clock,
+    });
     expect(await healthy.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
     const [charge] = await provider.charges(orderId);
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge!.id });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAID",
+      chargeId: charge!.id,
+    });
   });
 
   it("backoff doubles from the base, is capped, and jitters within the upper half", () => {
     const config = { baseBackoffMs: 1_000, maxBackoffMs: 10_000 };
-    expect([1, 2, 3, 4, 5, 6].map((n) => backoffMs(n, config, () => 1))).toEqual([1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
+    expect([1, 2, 3, 4, 5, 6].map((n) => backoffMs(n, config, () => 1))).toEqual([
+      1_000, 2_000, 4_000, 8_000, 10_000, 10_000,
+    ]);
     expect([1, 2, 3].map((n) => backoffMs(n, config, () => 0))).toEqual([500, 1_000, 2_000]);
   });
 });
@@ -161,8 +222,14 @@ describe("a batch", () => {
       async charge(request) {
         most = Math.max(most, ++inFlight);
         if (inFlight === 3) threeInFlight();
-        // Each call waits until three are in flight at once: a worker that calls one at a time never gets there.
-        await Promise.race([gate, new Promise((_, reject) => deadline.addEventListener("abort", () => reject(new Error("never 3 calls in flight"))))]);
+        // Each call waits until three are in flight at once: a worker that calls one at a time
+        // never gets there.
+        await Promise.race([
+          gate,
+          new Promise((_, reject) =>
+            deadline.addEventListener("abort", () => reject(new Error("never 3 calls in flight"))),
+          ),
+        ]);
         try {
           return await inner.charge(request);
         } finally {
@@ -170,13 +237,28 @@ describe("a batch", () => {
         }
       },
     };
-    const worker = createOutboxWorker(t.db, { provider: gated, config: { batchSize: 6, concurrency: 3 } });
-    expect(await worker.runOnce()).toEqual({ claimed: 6, delivered: 6, retried: 0, dead: 0, fenced: 0 });
+    const worker = createOutboxWorker(t.db, {
+      provider: gated,
+      config: { batchSize: 6, concurrency: 3 },
+    });
+    expect(await worker.runOnce()).toEqual({
+      claimed: 6,
+      delivered: 6,
+      retried: 0,
+      dead: 0,
+      fenced: 0,
+    });
     expect(most).toBe(3);
     for (const { orderId } of orders) {
       const charge = (await provider.charges(orderId))[0]!;
-      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge.id });
-      expect(await outboxOf(orderId)).toMatchObject({ status: "DELIVERED", result: { chargeId: charge.id } });
+      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+        status: "PAID",
+        chargeId: charge.id,
+      });
+      expect(await outboxOf(orderId)).toMatchObject({
+        status: "DELIVERED",
+        result: { chargeId: charge.id },
+      });
     }
   });
 });

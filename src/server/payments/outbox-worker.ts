@@ -59,15 +59,20 @@ interface Failed {
   final: boolean;
 }
 
-const describeError = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+const describeError = (error: unknown) =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
 export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
   const config: OutboxConfig = { ...DEFAULT_OUTBOX_CONFIG, ...options.config };
   const random = options.random ?? Math.random;
-  const now = () => (options.clock ? Prisma.sql`${options.clock().toISOString()}::timestamptz` : Prisma.sql`now()`);
-  const after = (ms: number) => Prisma.sql`(${now()} + make_interval(secs => ${ms / 1000}::float8))`;
+  const now = () =>
+    options.clock ? Prisma.sql`${options.clock().toISOString()}::timestamptz` : Prisma.sql`now()`;
+  const after = (ms: number) =>
+    Prisma.sql`(${now()} + make_interval(secs => ${ms / 1000}::float8))`;
 
-  /** One statement: pick due, unleased rows (skipping rows another worker is claiming), lease them. */
+  /**
+   * One statement: pick due, unleased rows (skipping rows another worker is claiming), lease them.
+   */
   async function claim(): Promise<ClaimedMessage[]> {
     return db.$queryRaw<ClaimedMessage[]>`
       UPDATE "OutboxMessage" AS m
@@ -128,8 +133,15 @@ export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
     return new Set(marked.map((row) => row.id));
   }
 
-  /** Past the bound: dead-letter the row and tell the order its payment failed (once per row's life). */
-  async function deadLetter(message: ClaimedMessage, orderId: string | null, error: unknown): Promise<"dead" | "fenced"> {
+  /**
+   * Past the bound: dead-letter the row and tell the order its payment failed (once per row's
+   * life).
+   */
+  async function deadLetter(
+    message: ClaimedMessage,
+    orderId: string | null,
+    error: unknown,
+  ): Promise<"dead" | "fenced"> {
     return db.$transaction(async (tx) => {
       const marked = await tx.$executeRaw`
         UPDATE "OutboxMessage" SET "status" = 'DEAD', "lastError" = ${describeError(error)}, "lockedUntil" = NULL, "updatedAt" = ${now()}
@@ -144,14 +156,34 @@ export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
   async function attempt(message: ClaimedMessage): Promise<Charged | Failed> {
     const payload = paymentPayload.safeParse(message.payload);
     // A row nobody can deliver: retrying cannot fix it, so it goes straight to the dead letters.
-    if (!payload.success) return { kind: "failed", message, orderId: null, error: new Error("malformed payment payload"), final: true };
+    if (!payload.success)
+      return {
+        kind: "failed",
+        message,
+        orderId: null,
+        error: new Error("malformed payment payload"),
+        final: true,
+      };
     const { orderId, amountCents, currency } = payload.data;
     let charge: Charge;
     try {
-      charge = await options.provider.charge({ idempotencyKey: message.idempotencyKey, reference: orderId, amountCents, currency });
+      charge = await options.provider.charge({
+        idempotencyKey: message.idempotencyKey,
+        reference: orderId,
+        amountCents,
+        currency,
+      });
     } catch (error) {
-      options.log?.(`[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}`);
-      return { kind: "failed", message, orderId, error, final: message.attempts >= config.maxAttempts };
+      options.log?.(
+        `[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}`,
+      );
+      return {
+        kind: "failed",
+        message,
+        orderId,
+        error,
+        final: message.attempts >= config.maxAttempts,
+      };
     }
     await options.hooks?.afterCharge?.(message, charge);
     return { kind: "charged", message, orderId, charge };
@@ -165,7 +197,13 @@ export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
      */
     async runOnce(): Promise<OutboxRunResult> {
       const messages = await claim();
-      const result: OutboxRunResult = { claimed: messages.length, delivered: 0, retried: 0, dead: 0, fenced: 0 };
+      const result: OutboxRunResult = {
+        claimed: messages.length,
+        delivered: 0,
+        retried: 0,
+        dead: 0,
+        fenced: 0,
+      };
       if (messages.length === 0) return result;
       const outcomes = await mapBounded(messages, config.concurrency, attempt);
       const charged = outcomes.filter((o): o is Charged => o.kind === "charged");
@@ -173,7 +211,14 @@ export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
       const delivered = await recordDeliveries(charged);
       const retried = await recordRetries(failed.filter((f) => !f.final));
       for (const c of charged) result[delivered.has(c.message.id) ? "delivered" : "fenced"]++;
-      for (const f of failed) result[f.final ? await deadLetter(f.message, f.orderId, f.error) : retried.has(f.message.id) ? "retried" : "fenced"]++;
+      for (const f of failed)
+        result[
+          f.final
+            ? await deadLetter(f.message, f.orderId, f.error)
+            : retried.has(f.message.id)
+              ? "retried"
+              : "fenced"
+        ]++;
       return result;
     },
   };

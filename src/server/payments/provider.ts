@@ -45,12 +45,18 @@ export interface PaymentProvider {
   listCharges(query: ChargeListQuery): Promise<{ data: ListedCharge[]; hasMore: boolean }>;
 }
 
-/** Transient: the provider could not be reached or refused for now. Nothing was charged; retry with the same key. */
+/**
+ * Transient: the provider could not be reached or refused for now. Nothing was charged; retry with
+ * the same key.
+ */
 export class ProviderUnavailableError extends Error {
   override name = "ProviderUnavailableError";
 }
 
-/** Transient and the hard case: the request left, no answer came back. The charge may exist: retry with the same key to learn it. */
+/**
+ * Transient and the hard case: the request left, no answer came back. The charge may exist: retry
+ * with the same key to learn it.
+ */
 export class ProviderTimeoutError extends Error {
   override name = "ProviderTimeoutError";
 }
@@ -80,24 +86,36 @@ const chargeList = z.object({ data: z.array(charge), has_more: z.boolean() });
 /** Errors a refused connection reports: the request never reached the provider. */
 const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
-export function createProviderClient(baseUrl: string, options: { timeoutMs?: number } = {}): PaymentProvider {
+export function createProviderClient(
+  baseUrl: string,
+  options: { timeoutMs?: number } = {},
+): PaymentProvider {
   const timeoutMs = options.timeoutMs ?? PROVIDER_TIMEOUT_MS;
 
   async function call(path: string, init: RequestInit): Promise<Response> {
     let res: Response;
     try {
-      res = await fetch(new URL(path, baseUrl), { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      res = await fetch(new URL(path, baseUrl), {
+        ...init,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
     } catch (error) {
       const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code;
-      if (code && NOT_SENT.has(code)) throw new ProviderUnavailableError(`payment provider unreachable (${code})`);
+      if (code && NOT_SENT.has(code))
+        throw new ProviderUnavailableError(`payment provider unreachable (${code})`);
       // Sent, and no answer: a timeout or a dropped connection. The provider may have charged.
-      throw new ProviderTimeoutError(`no answer from the payment provider: ${(error as Error).message}`);
+      throw new ProviderTimeoutError(
+        `no answer from the payment provider: ${(error as Error).message}`,
+      );
     }
     if (res.status >= 500 || res.status === 429) {
       await res.arrayBuffer();
       throw new ProviderUnavailableError(`payment provider answered ${res.status}`);
     }
-    if (!res.ok) throw new ProviderRefusedError(`payment provider answered ${res.status}: ${await res.text()}`);
+    if (!res.ok)
+      throw new ProviderRefusedError(
+        `payment provider answered ${res.status}: ${await res.text()}`,
+      );
     return res;
   }
 
@@ -106,7 +124,11 @@ export function createProviderClient(baseUrl: string, options: { timeoutMs?: num
       const res = await call("/v1/charges", {
         method: "POST",
         headers: { "content-type": "application/json", "idempotency-key": request.idempotencyKey },
-        body: JSON.stringify({ reference: request.reference, amountCents: request.amountCents, currency: request.currency }),
+        body: JSON.stringify({
+          reference: request.reference,
+          amountCents: request.amountCents,
+          currency: request.currency,
+        }),
       });
       const { created: _created, ...body } = charge.parse(await res.json());
       return { ...body, replayed: res.headers.get("idempotent-replayed") === "true" };
@@ -117,7 +139,9 @@ export function createProviderClient(baseUrl: string, options: { timeoutMs?: num
       if (query.createdLt !== undefined) params.set("created[lt]", String(query.createdLt));
       if (query.startingAfter !== undefined) params.set("starting_after", query.startingAfter);
       params.set("limit", String(query.limit ?? 100));
-      const list = chargeList.parse(await (await call(`/v1/charges?${params}`, { method: "GET" })).json());
+      const list = chargeList.parse(
+        await (await call(`/v1/charges?${params}`, { method: "GET" })).json(),
+      );
       return { data: list.data, hasMore: list.has_more };
     },
   };

@@ -39,12 +39,10 @@ describe("orders that share an intent", () => {
         chargeId,
       },
     });
-    await provider.sql(`INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ($1, $2, $3, $4, 'EUR', 'SUCCEEDED')`, [
-      chargeId,
-      `acme:${duplicate.id}:${first.key}`,
-      duplicate.id,
-      original.totalCents,
-    ]);
+    await provider.sql(
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ($1, $2, $3, $4, 'EUR', 'SUCCEEDED')`,
+      [chargeId, `acme:${duplicate.id}:${first.key}`, duplicate.id, original.totalCents],
+    );
 
     // Each order has exactly its one charge of the right amount: only the intent tells.
     const run = await reconcile();
@@ -53,12 +51,18 @@ describe("orders that share an intent", () => {
         kind: "SHARED_INTENT",
         orderId: first.orderId,
         chargeIds: [original.chargeId!, chargeId].sort(),
-        details: { tenantId: "acme", checkoutKey: first.key, orderIds: [first.orderId, duplicate.id] },
+        details: {
+          tenantId: "acme",
+          checkoutKey: first.key,
+          orderIds: [first.orderId, duplicate.id],
+        },
       }),
     ]);
     expect(run.recorded).toBe(1);
     expect(await reconcile()).toMatchObject({ recorded: 0 });
-    expect(await t.db.reconciliationFinding.findMany()).toEqual([expect.objectContaining({ kind: "SHARED_INTENT", orderId: first.orderId })]);
+    expect(await t.db.reconciliationFinding.findMany()).toEqual([
+      expect.objectContaining({ kind: "SHARED_INTENT", orderId: first.orderId }),
+    ]);
   });
 });
 
@@ -76,19 +80,36 @@ describe("a dead letter whose order was paid after all", () => {
     const [event] = await provider.events(charge!.id);
     const body: ProviderEventBody = { id: event!.id, type: event!.type, data: event!.payload };
     expect((await handleProviderWebhook(testApp(t.db).payments, body)).status).toBe(200);
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: paidLate.orderId } })).toMatchObject({ status: "PAID", chargeId: charge!.id });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: paidLate.orderId } })).toMatchObject({
+      status: "PAID",
+      chargeId: charge!.id,
+    });
 
     const run = await reconcile();
     expect(run.closedDeadLetters).toBe(1);
-    // Money taken and order paid: nothing left to report about it (the earlier test's finding stays).
-    expect(run.findings.filter((f) => f.orderId === paidLate.orderId || f.orderId === unpaid.orderId)).toEqual([]);
-    const closed = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: paidLate.orderId } });
-    expect(closed).toMatchObject({ status: "DELIVERED", result: { chargeId: charge!.id, status: "SUCCEEDED", closedBy: "reconciliation" } });
+    // Money taken and order paid: nothing left to report about it (the earlier test's finding
+    // stays).
+    expect(
+      run.findings.filter((f) => f.orderId === paidLate.orderId || f.orderId === unpaid.orderId),
+    ).toEqual([]);
+    const closed = await t.db.outboxMessage.findFirstOrThrow({
+      where: { aggregateId: paidLate.orderId },
+    });
+    expect(closed).toMatchObject({
+      status: "DELIVERED",
+      result: { chargeId: charge!.id, status: "SUCCEEDED", closedBy: "reconciliation" },
+    });
     expect(closed.deliveredAt).not.toBeNull();
     expect(await t.db.auditEntry.findMany({ where: { targetId: closed.id } })).toEqual([
-      expect.objectContaining({ actor: "reconciliation", action: "outbox.close", targetType: "OutboxMessage" }),
+      expect.objectContaining({
+        actor: "reconciliation",
+        action: "outbox.close",
+        targetType: "OutboxMessage",
+      }),
     ]);
-    expect(await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: unpaid.orderId } })).toMatchObject({ status: "DEAD" });
+    expect(
+      await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: unpaid.orderId } }),
+    ).toMatchObject({ status: "DEAD" });
     expect(await reconcile()).toMatchObject({ closedDeadLetters: 0 });
   });
 });

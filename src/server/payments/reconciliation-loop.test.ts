@@ -18,9 +18,17 @@ describe("the reconciliation loop", () => {
   it("records a finding and closes a paid dead letter without being called", async () => {
     // The worker gave up on this payment, then the charge was reported after all: DEAD, order PAID.
     const { charge, ...order } = await chargedTestOrder(t.db, provider);
-    const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
-    await t.db.outboxMessage.update({ where: { id: outbox.id }, data: { status: "DEAD", lastError: "timed out" } });
-    await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAID", chargeId: charge.id } });
+    const outbox = await t.db.outboxMessage.findFirstOrThrow({
+      where: { aggregateId: order.orderId },
+    });
+    await t.db.outboxMessage.update({
+      where: { id: outbox.id },
+      data: { status: "DEAD", lastError: "timed out" },
+    });
+    await t.db.order.update({
+      where: { id: order.orderId },
+      data: { status: "PAID", chargeId: charge.id },
+    });
     // A charge for an order the shop no longer has (lost in a failover), a minute old: the finding.
     const lost = `ch_lost${randomUUID().replaceAll("-", "")}`;
     await provider.sql(
@@ -29,11 +37,17 @@ describe("the reconciliation loop", () => {
       [lost, randomUUID()],
     );
 
-    const stop = startPaymentJobs(testAppWith(t.db, { PAYMENTS_PROVIDER_URL: provider.url }).payments);
+    const stop = startPaymentJobs(
+      testAppWith(t.db, { PAYMENTS_PROVIDER_URL: provider.url }).payments,
+    );
     try {
-      const finding = await waitFor("a reconciliation finding", () => t.db.reconciliationFinding.findFirst({ where: { chargeIds: { has: lost } } }));
+      const finding = await waitFor("a reconciliation finding", () =>
+        t.db.reconciliationFinding.findFirst({ where: { chargeIds: { has: lost } } }),
+      );
       expect(finding).toMatchObject({ kind: "CHARGE_WITHOUT_ORDER", orderId: null });
-      await waitFor("the dead letter closed", () => t.db.outboxMessage.findFirst({ where: { id: outbox.id, status: "DELIVERED" } }));
+      await waitFor("the dead letter closed", () =>
+        t.db.outboxMessage.findFirst({ where: { id: outbox.id, status: "DELIVERED" } }),
+      );
     } finally {
       await stop();
     }

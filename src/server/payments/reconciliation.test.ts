@@ -26,8 +26,14 @@ async function paidOrders(n: number) {
   return orders;
 }
 
-/** A charge written straight into the provider's books (what a real provider's records may hold). */
-async function plantCharge(c: { reference: string; amountCents?: number; ageSeconds?: number }): Promise<string> {
+/**
+ * A charge written straight into the provider's books (what a real provider's records may hold).
+ */
+async function plantCharge(c: {
+  reference: string;
+  amountCents?: number;
+  ageSeconds?: number;
+}): Promise<string> {
   const id = `ch_planted${randomUUID().replaceAll("-", "")}`;
   await provider.sql(
     `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status, created_at)
@@ -40,37 +46,70 @@ async function plantCharge(c: { reference: string; amountCents?: number; ageSeco
 describe("reconciliation", () => {
   it("finds nothing when every paid order has exactly its one charge", async () => {
     await paidOrders(3);
-    expect(await reconcile()).toMatchObject({ findings: [], recorded: 0, closedDeadLetters: 0, charges: 3 });
+    expect(await reconcile()).toMatchObject({
+      findings: [],
+      recorded: 0,
+      closedDeadLetters: 0,
+      charges: 3,
+    });
     expect(await t.db.reconciliationFinding.count()).toBe(0);
   });
 
   it("finds a second charge for a paid order, once", async () => {
     const [order] = await paidOrders(1);
     const { chargeId } = await t.db.order.findUniqueOrThrow({ where: { id: order!.orderId } });
-    const planted = await plantCharge({ reference: order!.orderId, amountCents: order!.totalCents });
+    const planted = await plantCharge({
+      reference: order!.orderId,
+      amountCents: order!.totalCents,
+    });
 
     const run = await reconcile();
     expect(run.recorded).toBe(1);
-    expect(run.findings).toEqual([expect.objectContaining({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId, chargeIds: [chargeId, planted] })]);
+    expect(run.findings).toEqual([
+      expect.objectContaining({
+        kind: "DUPLICATE_CHARGE",
+        orderId: order!.orderId,
+        chargeIds: [chargeId, planted],
+      }),
+    ]);
     expect(await reconcile()).toMatchObject({ recorded: 0 });
-    expect(await t.db.reconciliationFinding.findMany()).toEqual([expect.objectContaining({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId })]);
+    expect(await t.db.reconciliationFinding.findMany()).toEqual([
+      expect.objectContaining({ kind: "DUPLICATE_CHARGE", orderId: order!.orderId }),
+    ]);
   });
 
   it("finds a charge whose order was lost, a paid order without charge and an amount mismatch", async () => {
     const [paidNoCharge, mismatched] = await paidOrders(2);
-    await provider.sql(`DELETE FROM events WHERE charge_id IN (SELECT id FROM charges WHERE reference = $1)`, [paidNoCharge!.orderId]);
+    await provider.sql(
+      `DELETE FROM events WHERE charge_id IN (SELECT id FROM charges WHERE reference = $1)`,
+      [paidNoCharge!.orderId],
+    );
     await provider.sql(`DELETE FROM charges WHERE reference = $1`, [paidNoCharge!.orderId]);
-    await provider.sql(`UPDATE charges SET amount_cents = amount_cents + 1 WHERE reference = $1`, [mismatched!.orderId]);
-    // An order the shop answered 200 for and then lost (a failover): its charge is all that is left.
+    await provider.sql(`UPDATE charges SET amount_cents = amount_cents + 1 WHERE reference = $1`, [
+      mismatched!.orderId,
+    ]);
+    // An order the shop answered 200 for and then lost (a failover): its charge is all that is
+    // left.
     const lost = await plantCharge({ reference: randomUUID() });
 
     const { findings, recorded } = await reconcile();
     const mine = findings.filter((f) => f.kind !== "DUPLICATE_CHARGE"); // the previous test's is still in the window
-    expect(mine.map((f) => f.kind).sort()).toEqual(["AMOUNT_MISMATCH", "CHARGE_WITHOUT_ORDER", "PAID_ORDER_WITHOUT_CHARGE"]);
+    expect(mine.map((f) => f.kind).sort()).toEqual([
+      "AMOUNT_MISMATCH",
+      "CHARGE_WITHOUT_ORDER",
+      "PAID_ORDER_WITHOUT_CHARGE",
+    ]);
     expect(recorded).toBe(3);
-    expect(findings.find((f) => f.kind === "CHARGE_WITHOUT_ORDER")).toMatchObject({ chargeIds: [lost], orderId: null });
-    expect(findings.find((f) => f.kind === "PAID_ORDER_WITHOUT_CHARGE")).toMatchObject({ orderId: paidNoCharge!.orderId });
-    expect(findings.find((f) => f.kind === "AMOUNT_MISMATCH")).toMatchObject({ orderId: mismatched!.orderId });
+    expect(findings.find((f) => f.kind === "CHARGE_WITHOUT_ORDER")).toMatchObject({
+      chargeIds: [lost],
+      orderId: null,
+    });
+    expect(findings.find((f) => f.kind === "PAID_ORDER_WITHOUT_CHARGE")).toMatchObject({
+      orderId: paidNoCharge!.orderId,
+    });
+    expect(findings.find((f) => f.kind === "AMOUNT_MISMATCH")).toMatchObject({
+      orderId: mismatched!.orderId,
+    });
     expect(await reconcile()).toMatchObject({ recorded: 0 });
     expect(await t.db.reconciliationFinding.count()).toBe(4);
   });
@@ -78,15 +117,23 @@ describe("reconciliation", () => {
   it("judges a window: the next run lists the charges since the cursor minus the margin, not the whole history", async () => {
     await reconcile();
     const cursor = await t.db.reconciliationCursor.findFirstOrThrow();
-    const old = await plantCharge({ reference: randomUUID(), ageSeconds: LATE_WRITE_MARGIN_SECONDS + 600 });
-    const late = await plantCharge({ reference: randomUUID(), ageSeconds: LATE_WRITE_MARGIN_SECONDS / 2 });
+    const old = await plantCharge({
+      reference: randomUUID(),
+      ageSeconds: LATE_WRITE_MARGIN_SECONDS + 600,
+    });
+    const late = await plantCharge({
+      reference: randomUUID(),
+      ageSeconds: LATE_WRITE_MARGIN_SECONDS / 2,
+    });
     const run = await reconcile();
     // A charge written late (stamped before the cursor, within the margin) is still judged; one
     // from long before the window is not listed at all.
     const judged = run.findings.flatMap((f) => f.chargeIds);
     expect(judged).toContain(late);
     expect(judged).not.toContain(old);
-    expect((await t.db.reconciliationCursor.findFirstOrThrow()).judgedThrough.getTime()).toBeGreaterThanOrEqual(cursor.judgedThrough.getTime());
+    expect(
+      (await t.db.reconciliationCursor.findFirstOrThrow()).judgedThrough.getTime(),
+    ).toBeGreaterThanOrEqual(cursor.judgedThrough.getTime());
   });
 
   it("a charge whose order is still paying is judged later, not passed by", async () => {
@@ -98,16 +145,25 @@ describe("reconciliation", () => {
     const cursor = (await t.db.reconciliationCursor.findFirstOrThrow()).judgedThrough;
     const [listed] = await provider.charges(order.orderId);
     expect(cursor.getTime()).toBeLessThanOrEqual(listed!.createdAt.getTime());
-    // The worker gives up on it (as after timeouts): the order says its payment failed, the money is taken.
+    // The worker gives up on it (as after timeouts): the order says its payment failed, the money
+    // is taken.
     await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAYMENT_FAILED" } });
     const later = await reconcile();
-    expect(later.findings).toContainEqual(expect.objectContaining({ kind: "CHARGE_WITHOUT_ORDER", orderId: order.orderId, chargeIds: [charge.id] }));
+    expect(later.findings).toContainEqual(
+      expect.objectContaining({
+        kind: "CHARGE_WITHOUT_ORDER",
+        orderId: order.orderId,
+        chargeIds: [charge.id],
+      }),
+    );
   });
 
   it("an order charged and paid while the run reads the provider's list is not a paid order without a charge", async () => {
     await reconcile();
     const order = await placeTestOrder(t.db);
-    const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } });
+    const outbox = await t.db.outboxMessage.findFirstOrThrow({
+      where: { aggregateId: order.orderId },
+    });
     // The worker charges and records the payment just after the list was read.
     const racing: PaymentProvider = {
       charge: provider.client.charge,
@@ -119,7 +175,10 @@ describe("reconciliation", () => {
           amountCents: order.totalCents,
           currency: "EUR",
         });
-        await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAID", chargeId: charge.id } });
+        await t.db.order.update({
+          where: { id: order.orderId },
+          data: { status: "PAID", chargeId: charge.id },
+        });
         return page;
       },
     };
@@ -128,17 +187,32 @@ describe("reconciliation", () => {
     expect((await reconcile()).findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
   });
 
-  it("npm run reconcile prints the findings and records nothing twice", { timeout: 30_000 }, async () => {
-    await t.db.reconciliationCursor.deleteMany(); // the whole history again
-    const old = await plantCharge({ reference: randomUUID(), ageSeconds: 3_600 });
-    const root = path.resolve(import.meta.dirname, "../../..");
-    const run = () =>
-      promisify(execFile)(process.execPath, ["--import", "tsx", path.join(root, "scripts/reconcile.ts")], {
-        cwd: root,
-        env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1", PAYMENTS_PROVIDER_URL: provider.url },
-      });
-    expect((await run()).stdout).toMatch(new RegExp(`CHARGE_WITHOUT_ORDER\torder=-\tcharges=${old}`));
-    await t.db.reconciliationCursor.deleteMany();
-    expect((await run()).stdout).toMatch(/reconciliation: \d+ finding\(s\), 0 new/);
-  });
+  it(
+    "npm run reconcile prints the findings and records nothing twice",
+    { timeout: 30_000 },
+    async () => {
+      await t.db.reconciliationCursor.deleteMany(); // the whole history again
+      const old = await plantCharge({ reference: randomUUID(), ageSeconds: 3_600 });
+      const root = path.resolve(import.meta.dirname, "../../..");
+      const run = () =>
+        promisify(execFile)(
+          process.execPath,
+          ["--import", "tsx", path.join(root, "scripts/reconcile.ts")],
+          {
+            cwd: root,
+            env: {
+              ...process.env,
+              DATABASE_URL: t.url,
+              DEMO_MODE: "1",
+              PAYMENTS_PROVIDER_URL: provider.url,
+            },
+          },
+        );
+      expect((await run()).stdout).toMatch(
+        new RegExp(`CHARGE_WITHOUT_ORDER\torder=-\tcharges=${old}`),
+      );
+      await t.db.reconciliationCursor.deleteMany();
+      expect((await run()).stdout).toMatch(/reconciliation: \d+ finding\(s\), 0 new/);
+    },
+  );
 });

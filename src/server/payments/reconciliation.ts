@@ -72,11 +72,18 @@ interface OrderRow {
 }
 
 /** The charges created at or after `fromSeconds`, every page. */
-async function listSince(provider: PaymentProvider, fromSeconds: number | undefined): Promise<ListedCharge[]> {
+async function listSince(
+  provider: PaymentProvider,
+  fromSeconds: number | undefined,
+): Promise<ListedCharge[]> {
   const charges: ListedCharge[] = [];
   let startingAfter: string | undefined;
   for (;;) {
-    const page = await provider.listCharges({ createdGte: fromSeconds, startingAfter, limit: PAGE_SIZE });
+    const page = await provider.listCharges({
+      createdGte: fromSeconds,
+      startingAfter,
+      limit: PAGE_SIZE,
+    });
     charges.push(...page.data);
     if (!page.hasMore || page.data.length === 0) return charges;
     startingAfter = page.data.at(-1)!.id;
@@ -95,11 +102,16 @@ async function paidInWindow(db: Db, from: Date, until: Date): Promise<OrderRow[]
     SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "status" = 'PAID' AND "createdAt" >= ${from} AND "createdAt" < ${until}`;
 }
 
-/** The listed charges' orders, read after the list: each charge's order, if any, committed before the charge was made. */
+/**
+ * The listed charges' orders, read after the list: each charge's order, if any, committed before
+ * the charge was made.
+ */
 async function ordersOf(db: Db, references: string[]): Promise<OrderRow[]> {
   const ids = references.filter((r) => UUID.test(r));
   if (ids.length === 0) return [];
-  return db.$queryRaw<OrderRow[]>`SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "id" = ANY(${ids}::uuid[])`;
+  return db.$queryRaw<
+    OrderRow[]
+  >`SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "id" = ANY(${ids}::uuid[])`;
 }
 
 /**
@@ -109,7 +121,9 @@ async function ordersOf(db: Db, references: string[]): Promise<OrderRow[]> {
  * finds what was made before it (and anything that ever gets around the constraint).
  */
 async function sharedIntents(db: Db, from: Date, until: Date): Promise<Finding[]> {
-  const rows = await db.$queryRaw<{ tenantId: string; checkoutKey: string; orderIds: string[]; chargeIds: string[] }[]>`
+  const rows = await db.$queryRaw<
+    { tenantId: string; checkoutKey: string; orderIds: string[]; chargeIds: string[] }[]
+  >`
     SELECT o."tenantId", o."idempotencyKey" AS "checkoutKey", array_agg(o."id"::text ORDER BY o."createdAt", o."id") AS "orderIds",
            COALESCE(array_agg(o."chargeId" ORDER BY o."chargeId") FILTER (WHERE o."chargeId" IS NOT NULL), '{}') AS "chargeIds"
     FROM "Order" o
@@ -125,7 +139,12 @@ async function sharedIntents(db: Db, from: Date, until: Date): Promise<Finding[]
 }
 
 /** What the charges and orders of one window say, and where the next window starts. */
-export function judge(charges: readonly ListedCharge[], orders: readonly OrderRow[], paid: readonly OrderRow[], window: { from: Date; until: Date }) {
+export function judge(
+  charges: readonly ListedCharge[],
+  orders: readonly OrderRow[],
+  paid: readonly OrderRow[],
+  window: { from: Date; until: Date },
+) {
   const untilSeconds = window.until.getTime() / 1000;
   const orderById = new Map(orders.map((o) => [o.id, o]));
   const succeeded = charges.filter((c) => c.status === ChargeStatus.SUCCEEDED);
@@ -149,7 +168,11 @@ export function judge(charges: readonly ListedCharge[], orders: readonly OrderRo
         dedupeKey: keyOf(FindingKind.CHARGE_WITHOUT_ORDER, c.id),
         orderId: order ? order.id : null,
         chargeIds: [c.id],
-        details: { reference: c.reference, amountCents: c.amountCents, orderStatus: order?.status ?? null },
+        details: {
+          reference: c.reference,
+          amountCents: c.amountCents,
+          orderStatus: order?.status ?? null,
+        },
       });
       continue;
     }
@@ -169,7 +192,12 @@ export function judge(charges: readonly ListedCharge[], orders: readonly OrderRo
         dedupeKey: keyOf(FindingKind.AMOUNT_MISMATCH, order.id, c.id),
         orderId: order.id,
         chargeIds: [c.id],
-        details: { orderTotalCents: order.totalCents, chargedCents: c.amountCents, orderCurrency: order.currency, chargeCurrency: c.currency },
+        details: {
+          orderTotalCents: order.totalCents,
+          chargedCents: c.amountCents,
+          orderCurrency: order.currency,
+          chargeCurrency: c.currency,
+        },
       });
     }
   }
@@ -194,7 +222,11 @@ export interface ReconciliationOptions {
   settleSeconds?: number;
 }
 
-export function createReconciliation(db: Db, provider: PaymentProvider, options: ReconciliationOptions = {}) {
+export function createReconciliation(
+  db: Db,
+  provider: PaymentProvider,
+  options: ReconciliationOptions = {},
+) {
   const settleSeconds = options.settleSeconds ?? SETTLE_SECONDS;
   return {
     async runOnce(): Promise<ReconciliationResult> {
@@ -203,10 +235,15 @@ export function createReconciliation(db: Db, provider: PaymentProvider, options:
         SELECT now() AS "now", (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${CURSOR}) AS "judgedThrough"`;
       const { now, judgedThrough: previous } = state!;
       // The first run judges the provider's whole history; every later one, its window.
-      const from = previous ? new Date(previous.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000) : new Date(0);
+      const from = previous
+        ? new Date(previous.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000)
+        : new Date(0);
       const until = new Date(now.getTime() - settleSeconds * 1000);
       const paid = await paidInWindow(db, from, until);
-      const charges = await listSince(provider, previous ? Math.floor(from.getTime() / 1000) : undefined);
+      const charges = await listSince(
+        provider,
+        previous ? Math.floor(from.getTime() / 1000) : undefined,
+      );
       const orders = await ordersOf(db, [...new Set(charges.map((c) => c.reference))]);
       const judged = judge(charges, orders, paid, { from, until });
       const findings = [...judged.findings, ...(await sharedIntents(db, from, until))];
@@ -214,7 +251,13 @@ export function createReconciliation(db: Db, provider: PaymentProvider, options:
       const recorded = findings.length
         ? (
             await db.reconciliationFinding.createMany({
-              data: findings.map((f) => ({ kind: f.kind, dedupeKey: f.dedupeKey, orderId: f.orderId, chargeIds: f.chargeIds, details: f.details as object })),
+              data: findings.map((f) => ({
+                kind: f.kind,
+                dedupeKey: f.dedupeKey,
+                orderId: f.orderId,
+                chargeIds: f.chargeIds,
+                details: f.details as object,
+              })),
               skipDuplicates: true,
             })
           ).count

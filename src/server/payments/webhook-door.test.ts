@@ -22,7 +22,9 @@ const provider = useTestProvider();
 const SECRET = "door-test-secret-0123456789abcdef-xyz";
 const NOW = 1_900_000_000; // unix seconds: a literal clock for the tolerance
 
-/** A charged order whose event has not been delivered: its raw event body, as the provider sends it. */
+/**
+ * A charged order whose event has not been delivered: its raw event body, as the provider sends it.
+ */
 async function pendingEvent() {
   const { orderId, eventId, body } = await chargedTestOrder(t.db, provider);
   return { orderId, eventId, raw: JSON.stringify(body) };
@@ -31,24 +33,55 @@ async function pendingEvent() {
 function post(raw: string, signature: string | null) {
   const headers = new Headers({ "content-type": "application/json" });
   if (signature !== null) headers.set(SIGNATURE_HEADER, signature);
-  const request = new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw });
-  return webhookResponse(testApp(t.db).payments, request, { secret: SECRET, nowSeconds: () => NOW });
+  const request = new Request("http://localhost/api/webhooks/payments", {
+    method: "POST",
+    headers,
+    body: raw,
+  });
+  return webhookResponse(testApp(t.db).payments, request, {
+    secret: SECRET,
+    nowSeconds: () => NOW,
+  });
 }
 
-/** Nothing happened: the order still waits for its payment, and the engine holds no key for the event. */
+/**
+ * Nothing happened: the order still waits for its payment, and the engine holds no key for the
+ * event.
+ */
 async function expectNothingRecorded(orderId: string, eventId: string) {
-  expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PENDING", chargeId: null });
-  expect(await t.db.idempotencyKey.count({ where: { scope: WEBHOOK_SCOPE, key: eventId } })).toBe(0);
+  expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+    status: "PENDING",
+    chargeId: null,
+  });
+  expect(await t.db.idempotencyKey.count({ where: { scope: WEBHOOK_SCOPE, key: eventId } })).toBe(
+    0,
+  );
 }
 
 describe("the provider's signature", () => {
   it.each([
     ["no signature", () => null, "webhook_signature_missing"],
-    ["a signature made with another secret", (raw: string) => signatureHeader("not-the-secret-0123456789abcdef-xyz", raw, NOW), "webhook_signature_invalid"],
-    ["a signature of another body", (raw: string) => signatureHeader(SECRET, raw.replace("charge", "chargf"), NOW), "webhook_signature_invalid"],
+    [
+      "a signature made with another secret",
+      (raw: string) => signatureHeader("not-the-secret-0123456789abcdef-xyz", raw, NOW),
+      "webhook_signature_invalid",
+    ],
+    [
+      "a signature of another body",
+      (raw: string) => signatureHeader(SECRET, raw.replace("charge", "chargf"), NOW),
+      "webhook_signature_invalid",
+    ],
     ["a malformed header", () => "t=abc,v1=zz", "webhook_signature_invalid"],
-    ["a signature six minutes old", (raw: string) => signatureHeader(SECRET, raw, NOW - 360), "webhook_signature_stale"],
-    ["a signature six minutes ahead", (raw: string) => signatureHeader(SECRET, raw, NOW + 360), "webhook_signature_stale"],
+    [
+      "a signature six minutes old",
+      (raw: string) => signatureHeader(SECRET, raw, NOW - 360),
+      "webhook_signature_stale",
+    ],
+    [
+      "a signature six minutes ahead",
+      (raw: string) => signatureHeader(SECRET, raw, NOW + 360),
+      "webhook_signature_stale",
+    ],
   ] as const)("%s is 400 and records nothing", async (_name, sign, reason) => {
     const { orderId, eventId, raw } = await pendingEvent();
     const res = await post(raw, sign(raw));
@@ -63,7 +96,12 @@ describe("the provider's signature", () => {
     const rotated = `${signatureHeader(SECRET, raw, NOW - 299)},v1=${"0".repeat(64)}`;
     const res = await post(raw, rotated);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ received: true, orderId, orderStatus: "PAID", changed: true });
+    expect(await res.json()).toMatchObject({
+      received: true,
+      orderId,
+      orderStatus: "PAID",
+      changed: true,
+    });
   });
 });
 
@@ -75,10 +113,15 @@ describe("the provider's HTTP delivery", () => {
       for await (const chunk of req) chunks.push(chunk as Buffer);
       deliveries.push(Buffer.concat(chunks).toString());
       const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === "string") headers.set(name, value);
       const answer = await webhookResponse(
         testApp(t.db).payments,
-        new Request(`http://localhost${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) }),
+        new Request(`http://localhost${req.url}`, {
+          method: req.method,
+          headers,
+          body: Buffer.concat(chunks),
+        }),
         {
           secret: SECRET,
         },
@@ -91,16 +134,38 @@ describe("the provider's HTTP delivery", () => {
     try {
       const { port } = server.address() as AddressInfo;
       // Every event delivered twice (at least once, as real providers deliver).
-      const sender = await provider.withFaults({ webhook: { url: `http://127.0.0.1:${port}/api/webhooks/payments`, secret: SECRET }, duplicateRate: 1 });
+      const sender = await provider.withFaults({
+        webhook: { url: `http://127.0.0.1:${port}/api/webhooks/payments`, secret: SECRET },
+        duplicateRate: 1,
+      });
       const { orderId, totalCents } = await placeTestOrder(t.db);
       const outbox = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
-      const charge = await sender.client.charge({ idempotencyKey: outbox.idempotencyKey, reference: orderId, amountCents: totalCents, currency: "EUR" });
-      await waitFor("the order paid by the webhook", async () => (await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).status === "PAID");
-      // (The sender also delivers the earlier tests' events from the shared books: count this charge's.)
-      await waitFor("the second delivery", () => deliveries.filter((d) => d.includes(charge.id)).length >= 2);
-      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ chargeId: charge.id });
+      const charge = await sender.client.charge({
+        idempotencyKey: outbox.idempotencyKey,
+        reference: orderId,
+        amountCents: totalCents,
+        currency: "EUR",
+      });
+      await waitFor(
+        "the order paid by the webhook",
+        async () =>
+          (await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).status === "PAID",
+      );
+      // (The sender also delivers the earlier tests' events from the shared books: count this
+      // charge's.)
+      await waitFor(
+        "the second delivery",
+        () => deliveries.filter((d) => d.includes(charge.id)).length >= 2,
+      );
+      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+        chargeId: charge.id,
+      });
       const [event] = await provider.events(charge.id);
-      expect(await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: WEBHOOK_SCOPE, key: event!.id } })).toMatchObject({
+      expect(
+        await t.db.idempotencyKey.findFirstOrThrow({
+          where: { scope: WEBHOOK_SCOPE, key: event!.id },
+        }),
+      ).toMatchObject({
         status: "COMPLETED",
         attempts: 1,
       });
@@ -116,11 +181,17 @@ describe("the body limit", () => {
     const body = countingStream(10 * 1024 * 1024, 64 * 1024);
     const request = new Request("http://localhost/api/webhooks/payments", {
       method: "POST",
-      headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signatureHeader(SECRET, raw, NOW) },
+      headers: {
+        "content-type": "application/json",
+        [SIGNATURE_HEADER]: signatureHeader(SECRET, raw, NOW),
+      },
       body: body.stream,
       duplex: "half",
     } as RequestInit);
-    const res = await webhookResponse(testApp(t.db).payments, request, { secret: SECRET, nowSeconds: () => NOW });
+    const res = await webhookResponse(testApp(t.db).payments, request, {
+      secret: SECRET,
+      nowSeconds: () => NOW,
+    });
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ reason: "payload_too_large" });
     expect(body.pulled()).toBeLessThanOrEqual(WEBHOOK_BODY_LIMIT_BYTES + 2 * 64 * 1024); // not 10 MB
@@ -136,20 +207,28 @@ describe("the body limit", () => {
       body: body.stream,
       duplex: "half",
     } as RequestInit);
-    expect((await webhookResponse(testApp(t.db).payments, request, { secret: SECRET })).status).toBe(413);
+    expect(
+      (await webhookResponse(testApp(t.db).payments, request, { secret: SECRET })).status,
+    ).toBe(413);
     expect(body.pulled()).toBe(0);
   });
 });
 
 describe("the signing secret's configuration", () => {
   it("outside demo mode it must be set, or the server refuses to start with a sentence that says so", () => {
-    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(/PAYMENTS_WEBHOOK_SECRET is not set/);
-    expect(() => loadConfig({ PAYMENTS_WEBHOOK_SECRET: "short" })).toThrow(/at least 32 characters/);
+    expect(() => loadConfig({ NODE_ENV: "production" })).toThrow(
+      /PAYMENTS_WEBHOOK_SECRET is not set/,
+    );
+    expect(() => loadConfig({ PAYMENTS_WEBHOOK_SECRET: "short" })).toThrow(
+      /at least 32 characters/,
+    );
     expect(loadConfig({ PAYMENTS_WEBHOOK_SECRET: SECRET }).payments.webhookSecret).toBe(SECRET);
   });
 
   it("in demo mode the demo secret is the default, and a set secret wins", () => {
     expect(loadConfig({ DEMO_MODE: "1" }).payments.webhookSecret).toBe(DEMO_WEBHOOK_SECRET);
-    expect(loadConfig({ DEMO_MODE: "1", PAYMENTS_WEBHOOK_SECRET: SECRET }).payments.webhookSecret).toBe(SECRET);
+    expect(
+      loadConfig({ DEMO_MODE: "1", PAYMENTS_WEBHOOK_SECRET: SECRET }).payments.webhookSecret,
+    ).toBe(SECRET);
   });
 });

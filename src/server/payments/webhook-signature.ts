@@ -29,12 +29,20 @@ function mac(secret: string, timestamp: string, rawBody: Uint8Array | string): B
 }
 
 /** The header the provider sends with `rawBody` at `timestampSeconds`. */
-export function signatureHeader(secret: string, rawBody: Uint8Array | string, timestampSeconds: number): string {
+export function signatureHeader(
+  secret: string,
+  rawBody: Uint8Array | string,
+  timestampSeconds: number,
+): string {
   const t = String(Math.floor(timestampSeconds));
   return `t=${t},v1=${mac(secret, t, rawBody).toString("hex")}`;
 }
 
-const refuse = (reason: SignatureReason): SignatureCheck => ({ ok: false, reason, message: SignatureRefusal[reason] });
+const refuse = (reason: SignatureReason): SignatureCheck => ({
+  ok: false,
+  reason,
+  message: SignatureRefusal[reason],
+});
 
 export function verifySignature(
   header: string | null,
@@ -50,13 +58,15 @@ export function verifySignature(
     if (name === "t" && /^\d{1,12}$/.test(value)) timestamp = value;
     if (name === "v1" && SHA256_HEX.test(value)) signatures.push(Buffer.from(value, "hex"));
   }
-  if (timestamp === undefined || signatures.length === 0) return refuse("webhook_signature_invalid");
+  if (timestamp === undefined || signatures.length === 0)
+    return refuse("webhook_signature_invalid");
   const expected = mac(secret, timestamp, rawBody);
   // Every candidate is compared (no early exit), each in constant time.
   let matched = false;
   for (const signature of signatures) matched = timingSafeEqual(signature, expected) || matched;
   if (!matched) return refuse("webhook_signature_invalid");
   const age = Math.abs(options.nowSeconds - Number(timestamp));
-  if (age > (options.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS)) return refuse("webhook_signature_stale");
+  if (age > (options.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS))
+    return refuse("webhook_signature_stale");
   return { ok: true };
 }

@@ -14,16 +14,27 @@ const provider = useTestProvider();
 
 const SECRET = "webhook-test-secret-0123456789abcdef";
 
-/** A delivery as the provider makes it: signed with the shared secret (webhook-door.test.ts attacks that). */
+/**
+ * A delivery as the provider makes it: signed with the shared secret (webhook-door.test.ts attacks
+ * that).
+ */
 function post(body: unknown): Promise<Response> {
   const raw = JSON.stringify(body);
-  const headers = { "content-type": "application/json", [SIGNATURE_HEADER]: signatureHeader(SECRET, raw, Date.now() / 1000) };
-  return webhookResponse(testApp(t.db).payments, new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw }), {
-    secret: SECRET,
-  });
+  const headers = {
+    "content-type": "application/json",
+    [SIGNATURE_HEADER]: signatureHeader(SECRET, raw, Date.now() / 1000),
+  };
+  return webhookResponse(
+    testApp(t.db).payments,
+    new Request("http://localhost/api/webhooks/payments", { method: "POST", headers, body: raw }),
+    {
+      secret: SECRET,
+    },
+  );
 }
 
-const chargedOrder = (overrides: { sku?: string; quantity?: number } = {}) => chargedTestOrder(t.db, provider, overrides);
+const chargedOrder = (overrides: { sku?: string; quantity?: number } = {}) =>
+  chargedTestOrder(t.db, provider, overrides);
 
 describe("a webhook delivered three times", () => {
   it("changes the order once and gives three identical answers", async () => {
@@ -31,10 +42,20 @@ describe("a webhook delivered three times", () => {
     const answers: { status: number; replayed: string | null; json: unknown }[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await post(body);
-      answers.push({ status: res.status, replayed: res.headers.get("Idempotent-Replayed"), json: await res.json() });
+      answers.push({
+        status: res.status,
+        replayed: res.headers.get("Idempotent-Replayed"),
+        json: await res.json(),
+      });
     }
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
-    expect(answers[0]!.json).toEqual({ received: true, eventId: body.id, orderId, orderStatus: "PAID", changed: true });
+    expect(answers[0]!.json).toEqual({
+      received: true,
+      eventId: body.id,
+      orderId,
+      orderStatus: "PAID",
+      changed: true,
+    });
     expect(answers[1]!.json).toEqual(answers[0]!.json);
     expect(answers[2]!.json).toEqual(answers[0]!.json);
     expect(answers.map((a) => a.replayed)).toEqual([null, "true", "true"]);
@@ -42,20 +63,27 @@ describe("a webhook delivered three times", () => {
     const order = await t.db.order.findUniqueOrThrow({ where: { id: orderId } });
     expect(order).toMatchObject({ status: "PAID", chargeId: charge.id });
     // One execution: the engine holds one completed key for the event, taken on the first attempt.
-    const key = await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: WEBHOOK_SCOPE, key: body.id } });
+    const key = await t.db.idempotencyKey.findFirstOrThrow({
+      where: { scope: WEBHOOK_SCOPE, key: body.id },
+    });
     expect(key).toMatchObject({ status: "COMPLETED", attempts: 1 });
   });
 
   it("a redelivery arriving concurrently still moves the order once", async () => {
     const { orderId, body } = await chargedOrder();
-    const answers = await Promise.all([1, 2, 3].map(() => handleProviderWebhook(testApp(t.db).payments, body)));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => handleProviderWebhook(testApp(t.db).payments, body)),
+    );
     const done = answers.filter((a) => a.status === 200);
     expect(done.length).toBeGreaterThanOrEqual(1);
-    for (const a of answers.filter((a) => a.status !== 200)) expect(a).toMatchObject({ status: 409, body: { reason: "request_in_progress" } });
+    for (const a of answers.filter((a) => a.status !== 200))
+      expect(a).toMatchObject({ status: 409, body: { reason: "request_in_progress" } });
     // One execution; the others are replays of its answer (or 409 while it ran).
     expect(done.filter((a) => !a.replayed)).toHaveLength(1);
     for (const a of done) expect(a.body).toEqual(done[0]!.body);
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID" });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAID",
+    });
   });
 });
 
@@ -67,15 +95,23 @@ describe("orders never move backwards", () => {
     const res = await post({ ...body, id: "evt_00ff", type: "charge.failed" });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ orderStatus: "PAID", changed: false });
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charge.id });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAID",
+      chargeId: charge.id,
+    });
   });
 
   it("a declined charge moves the order to PAYMENT_FAILED", async () => {
     await t.db.product.update({ where: { sku: "LMP-010" }, data: { stock: 99 } });
     const { orderId, body } = await chargedOrder({ sku: "LMP-010", quantity: 99 });
     expect(body.type).toBe("charge.failed");
-    expect(await (await post(body)).json()).toMatchObject({ orderStatus: "PAYMENT_FAILED", changed: true });
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAYMENT_FAILED" });
+    expect(await (await post(body)).json()).toMatchObject({
+      orderStatus: "PAYMENT_FAILED",
+      changed: true,
+    });
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAYMENT_FAILED",
+    });
   });
 });
 

@@ -21,7 +21,13 @@ const ERRORS_PAGE = "/docs/errors";
 export const providerEventBody = z.object({
   id: text().regex(/^evt_[0-9a-f]{1,64}$/),
   type: z.enum([EventType.SUCCEEDED, EventType.FAILED]),
-  data: z.object({ chargeId: text(), reference: text(), amountCents: z.number().int(), currency: text(), status: text() }),
+  data: z.object({
+    chargeId: text(),
+    reference: text(),
+    amountCents: z.number().int(),
+    currency: text(),
+    status: text(),
+  }),
 });
 export type ProviderEventBody = z.infer<typeof providerEventBody>;
 
@@ -32,7 +38,10 @@ export interface WebhookAnswer {
   retryAfterSeconds?: number;
 }
 
-/** The process's engine: the webhook's keys live in it like any request's, and the order changes in its transaction. */
+/**
+ * The process's engine: the webhook's keys live in it like any request's, and the order changes in
+ * its transaction.
+ */
 export interface WebhookDeps {
   engine: Engine;
 }
@@ -45,7 +54,10 @@ export const WEBHOOK_PATH = "/api/webhooks/payments";
  * payments bench that feed events directly (the provider service delivers over HTTP). It is the
  * same route as over HTTP, so an event's key means the same request either way.
  */
-export async function handleProviderWebhook(deps: WebhookDeps, rawBody: unknown): Promise<WebhookAnswer> {
+export async function handleProviderWebhook(
+  deps: WebhookDeps,
+  rawBody: unknown,
+): Promise<WebhookAnswer> {
   const request = new Request(`http://localhost${WEBHOOK_PATH}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -68,18 +80,39 @@ export async function handleProviderWebhook(deps: WebhookDeps, rawBody: unknown)
  * event id; 409 (the same event handled right now) and 503 (key store down) are problem details
  * with Retry-After, and the provider retries.
  */
-async function eventResponse({ engine }: WebhookDeps, request: Request, rawBody: unknown): Promise<Response> {
+async function eventResponse(
+  { engine }: WebhookDeps,
+  request: Request,
+  rawBody: unknown,
+): Promise<Response> {
   const parsed = providerEventBody.safeParse(rawBody);
-  if (!parsed.success) return plainError(400, Reason.INVALID_EVENT, "The body is not a provider event this shop knows");
+  if (!parsed.success)
+    return plainError(
+      400,
+      Reason.INVALID_EVENT,
+      "The body is not a provider event this shop knows",
+    );
   const event = parsed.data;
   const charge = { id: event.data.chargeId, reference: event.data.reference };
   const route = idempotent<Tx>(
     async (_request, { tx }) => {
       const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";
       const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge.id);
-      return Response.json({ received: true, eventId: event.id, orderId: charge.reference, orderStatus: change.status, changed: change.changed });
+      return Response.json({
+        received: true,
+        eventId: event.id,
+        orderId: charge.reference,
+        orderStatus: change.status,
+        changed: change.changed,
+      });
     },
-    { engine, scope: () => WEBHOOK_SCOPE, key: () => event.id, operation: WEBHOOK_OPERATION, docs: ERRORS_PAGE },
+    {
+      engine,
+      scope: () => WEBHOOK_SCOPE,
+      key: () => event.id,
+      operation: WEBHOOK_OPERATION,
+      docs: ERRORS_PAGE,
+    },
   );
   return route(request);
 }
@@ -96,12 +129,18 @@ export interface WebhookDoorOptions {
  * over the exact bytes (400 with a reason if missing, wrong or stale: nothing is recorded, no key
  * taken), parse, handle, answer with the engine's headers.
  */
-export async function webhookResponse(deps: WebhookDeps, request: Request, options: WebhookDoorOptions): Promise<Response> {
+export async function webhookResponse(
+  deps: WebhookDeps,
+  request: Request,
+  options: WebhookDoorOptions,
+): Promise<Response> {
   const raw = await readBoundedBody(request, WEBHOOK_BODY_LIMIT_BYTES);
   if (!raw.ok) return jsonPayloadTooLarge(raw.limitBytes);
   const { secret } = options;
   const nowSeconds = options.nowSeconds?.() ?? Date.now() / 1000;
-  const signed = verifySignature(request.headers.get(SIGNATURE_HEADER), raw.bytes, secret, { nowSeconds });
+  const signed = verifySignature(request.headers.get(SIGNATURE_HEADER), raw.bytes, secret, {
+    nowSeconds,
+  });
   if (!signed.ok) return plainError(400, signed.reason, signed.message);
   let body: unknown;
   try {
@@ -110,5 +149,13 @@ export async function webhookResponse(deps: WebhookDeps, request: Request, optio
     return plainError(400, Reason.INVALID_JSON, "The webhook's body is not valid JSON");
   }
   // The layer fingerprints the bytes that were signed, read again from a request of their own.
-  return eventResponse(deps, new Request(request.url, { method: "POST", headers: request.headers, body: raw.bytes as BodyInit }), body);
+  return eventResponse(
+    deps,
+    new Request(request.url, {
+      method: "POST",
+      headers: request.headers,
+      body: raw.bytes as BodyInit,
+    }),
+    body,
+  );
 }

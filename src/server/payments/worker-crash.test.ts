@@ -20,15 +20,31 @@ function startWorker(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/worker.ts")], {
     cwd: root,
     // A 1 s lease so the restarted worker may take the dead one's row over within the test.
-    env: { ...process.env, DATABASE_URL: t.url, DEMO_MODE: "1", OUTBOX_LEASE_MS: "1000", OUTBOX_POLL_MS: "100", PAYMENTS_PROVIDER_URL: provider.url, ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: t.url,
+      DEMO_MODE: "1",
+      OUTBOX_LEASE_MS: "1000",
+      OUTBOX_POLL_MS: "100",
+      PAYMENTS_PROVIDER_URL: provider.url,
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
 }
 
-/** The child's exit; if it has not exited within `ms`, it is killed and the test fails saying so. */
-async function exitOf(child: ChildProcess, ms = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+/**
+ * The child's exit; if it has not exited within `ms`, it is killed and the test fails saying so.
+ */
+async function exitOf(
+  child: ChildProcess,
+  ms = 20_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   try {
-    const [code, signal] = (await once(child, "exit", { signal: AbortSignal.timeout(ms) })) as [number | null, NodeJS.Signals | null];
+    const [code, signal] = (await once(child, "exit", { signal: AbortSignal.timeout(ms) })) as [
+      number | null,
+      NodeJS.Signals | null,
+    ];
     return { code, signal };
   } catch (error) {
     child.kill("SIGKILL");
@@ -37,37 +53,56 @@ async function exitOf(child: ChildProcess, ms = 20_000): Promise<{ code: number 
 }
 
 describe("worker crash between charge and delivery", () => {
-  it("after a restart the order is paid and the provider holds exactly one charge", { timeout: 60_000 }, async () => {
-    const { orderId } = await placeTestOrder(t.db);
+  it(
+    "after a restart the order is paid and the provider holds exactly one charge",
+    { timeout: 60_000 },
+    async () => {
+      const { orderId } = await placeTestOrder(t.db);
 
-    const crashing = startWorker({ ONCE_TEST_CRASH_AFTER_CHARGE: "1" });
-    let crashLog = "";
-    crashing.stderr!.on("data", (chunk: Buffer) => (crashLog += chunk.toString()));
-    const crashed = await exitOf(crashing);
-    expect(crashed.signal, crashLog).toBe("SIGKILL");
+      const crashing = startWorker({ ONCE_TEST_CRASH_AFTER_CHARGE: "1" });
+      let crashLog = "";
+      crashing.stderr!.on("data", (chunk: Buffer) => (crashLog += chunk.toString()));
+      const crashed = await exitOf(crashing);
+      expect(crashed.signal, crashLog).toBe("SIGKILL");
 
-    // The provider charged; the worker recorded nothing.
-    const charges = await provider.charges(orderId);
-    expect(charges).toHaveLength(1);
-    const stranded = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
-    expect(stranded).toMatchObject({ status: "PENDING", attempts: 1, result: null, deliveredAt: null });
-    expect(stranded.lockedUntil).not.toBeNull();
-
-    const restarted = startWorker({});
-    try {
-      const delivered = await waitFor("the outbox row to be delivered", async () => {
-        const row = await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: orderId } });
-        return row.status === "DELIVERED" ? row : null;
+      // The provider charged; the worker recorded nothing.
+      const charges = await provider.charges(orderId);
+      expect(charges).toHaveLength(1);
+      const stranded = await t.db.outboxMessage.findFirstOrThrow({
+        where: { aggregateId: orderId },
       });
-      expect(delivered).toMatchObject({ attempts: 2, result: { chargeId: charges[0]!.id, replayed: true } });
-    } finally {
-      restarted.kill("SIGTERM");
-    }
-    // SIGTERM is a graceful stop: the round in progress finishes, the process exits 0.
-    expect(await exitOf(restarted)).toEqual({ code: 0, signal: null });
+      expect(stranded).toMatchObject({
+        status: "PENDING",
+        attempts: 1,
+        result: null,
+        deliveredAt: null,
+      });
+      expect(stranded.lockedUntil).not.toBeNull();
 
-    expect(await provider.charges(orderId)).toHaveLength(1);
-    expect(await provider.charges()).toHaveLength(1);
-    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({ status: "PAID", chargeId: charges[0]!.id });
-  });
+      const restarted = startWorker({});
+      try {
+        const delivered = await waitFor("the outbox row to be delivered", async () => {
+          const row = await t.db.outboxMessage.findFirstOrThrow({
+            where: { aggregateId: orderId },
+          });
+          return row.status === "DELIVERED" ? row : null;
+        });
+        expect(delivered).toMatchObject({
+          attempts: 2,
+          result: { chargeId: charges[0]!.id, replayed: true },
+        });
+      } finally {
+        restarted.kill("SIGTERM");
+      }
+      // SIGTERM is a graceful stop: the round in progress finishes, the process exits 0.
+      expect(await exitOf(restarted)).toEqual({ code: 0, signal: null });
+
+      expect(await provider.charges(orderId)).toHaveLength(1);
+      expect(await provider.charges()).toHaveLength(1);
+      expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+        status: "PAID",
+        chargeId: charges[0]!.id,
+      });
+    },
+  );
 });

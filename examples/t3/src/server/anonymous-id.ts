@@ -7,7 +7,9 @@ export const ANONYMOUS_ID_COOKIE = "anonymous-id";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The browser's anonymous id from the request's cookies, or null if it has none (or a forged one). */
+/**
+ * The browser's anonymous id from the request's cookies, or null if it has none (or a forged one).
+ */
 export function anonymousIdOf(headers: Headers): string | null {
   for (const part of (headers.get("cookie") ?? "").split(";")) {
     const [name, value] = part.trim().split("=");

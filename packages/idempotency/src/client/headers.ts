@@ -10,7 +10,9 @@ export interface IdempotencyInfo {
   key: string;
   /** The server answered from the key's stored first answer (`Idempotent-Replayed: true`). */
   replayed: boolean;
-  /** Until when the server keeps the key and its answer (`Idempotency-Key-Expires`), when it said. */
+  /**
+   * Until when the server keeps the key and its answer (`Idempotency-Key-Expires`), when it said.
+   */
   expiresAt?: Date;
   /** Requests sent for this call, retries included. */
   attempts: number;
@@ -18,7 +20,14 @@ export interface IdempotencyInfo {
 
 export type IdempotencyEvent =
   | { type: "attempt"; key: string; attempt: number }
-  | { type: "retry"; key: string; attempt: number; delayMs: number; reason: RetryReason; status?: number }
+  | {
+      type: "retry";
+      key: string;
+      attempt: number;
+      delayMs: number;
+      reason: RetryReason;
+      status?: number;
+    }
   | ({ type: "answer"; ok: boolean; status?: number; reason?: string } & IdempotencyInfo);
 
 /**
@@ -28,13 +37,18 @@ export type IdempotencyEvent =
 export type IdempotencyContext = {
   /** The key to send. Without it (and without an intent) the link makes one per call. */
   idempotencyKey?: string;
-  /** One key per intent (see intent-keys.ts): the link asks it for the key and tells it when the answer is final. */
+  /**
+   * One key per intent (see intent-keys.ts): the link asks it for the key and tells it when the
+   * answer is final.
+   */
   idempotencyIntent?: IntentKeys;
   /** Told about every attempt, every retry and the final answer (for a progress display). */
   onIdempotencyEvent?: (event: IdempotencyEvent) => void;
 };
 
-/** Operations whose request got the headers below: the link can tell when a mutation bypassed them. */
+/**
+ * Operations whose request got the headers below: the link can tell when a mutation bypassed them.
+ */
 export const opsWithHeaders = new WeakSet<object>();
 
 /** A mutation was wired through a batching link: a mistake in the code, never worth a retry. */
@@ -52,9 +66,13 @@ export const BATCHED_MUTATION_MESSAGE =
  * throws: the key would be refused (`400 idempotency_batch_not_allowed`) and the replay and expiry
  * headers lost.
  */
-export function idempotencyHeaders(opts: { op: Pick<Operation, "type" | "context"> } | { opList: readonly Pick<Operation, "type">[] }): Record<string, string> {
+export function idempotencyHeaders(
+  opts:
+    { op: Pick<Operation, "type" | "context"> } | { opList: readonly Pick<Operation, "type">[] },
+): Record<string, string> {
   if ("opList" in opts) {
-    if (opts.opList.some((op) => op.type === "mutation")) throw new BatchedMutationError(BATCHED_MUTATION_MESSAGE);
+    if (opts.opList.some((op) => op.type === "mutation"))
+      throw new BatchedMutationError(BATCHED_MUTATION_MESSAGE);
     return {};
   }
   const { op } = opts;

@@ -1,8 +1,8 @@
 // One Idempotency-Key per *intent*. An intent is "send this input", as the person meant it once:
 //
 //   - the same input again before a final answer (a double-click, React Query's retry, pressing the
-//     button again after the link gave up on a lost connection) is the same intent: same key, so the
-//     server runs it once and answers the others with its replay;
+//     button again after the link gave up on a lost connection) is the same intent: same key, so
+//     the server runs it once and answers the others with its replay;
 //   - another input is another intent: a new key (reusing the old one would get 422);
 //   - after a final answer (success, or a final error such as 412 or `409 unique_violation`) the
 //     intent is over: the next call, even with the same input, is a new intent with a new key.
@@ -30,7 +30,9 @@ export interface PendingIntent {
 export interface IntentKeysOptions {
   /** Makes the key of a new intent (default: a random UUID). */
   newKey?: () => string;
-  /** Keeps the pending intent there (e.g. `sessionStorage`) so a reload resumes it; default: memory. */
+  /**
+   * Keeps the pending intent there (e.g. `sessionStorage`) so a reload resumes it; default: memory.
+   */
   storage?: KeyValueStorage;
   /** The entry's name in `storage`. */
   storageKey?: string;
@@ -43,13 +45,19 @@ export interface IntentKeysOptions {
 }
 
 export interface IntentKeys {
-  /** The intent for sending `input` now: the pending one when it is for the same input, else a new one (keyed `key` when given). */
+  /**
+   * The intent for sending `input` now: the pending one when it is for the same input, else a new
+   * one (keyed `key` when given).
+   */
   begin(input: unknown, key?: string): PendingIntent;
   /** The pending intent, whatever its input. */
   pending(): PendingIntent | null;
   /** The pending intent when it is for `input`. */
   pendingFor(input: unknown): PendingIntent | null;
-  /** A final answer for `input` arrived: its intent is over (a pending intent for another input stays). */
+  /**
+   * A final answer for `input` arrived: its intent is over (a pending intent for another input
+   * stays).
+   */
   settle(input: unknown): void;
   /** Forgets the pending intent. */
   clear(): void;
@@ -101,14 +109,23 @@ function cyrb53(text: string): string {
 
 function memorySlot(): KeyValueStorage {
   let value: string | null = null;
-  return { getItem: () => value, setItem: (_k, v) => void (value = v), removeItem: () => void (value = null) };
+  return {
+    getItem: () => value,
+    setItem: (_k, v) => void (value = v),
+    removeItem: () => void (value = null),
+  };
 }
 
 function parseIntent(raw: string | null): PendingIntent | null {
   if (!raw) return null;
   try {
     const p = JSON.parse(raw) as Partial<PendingIntent>;
-    if (typeof p.fingerprint !== "string" || typeof p.key !== "string" || typeof p.startedAt !== "number") return null;
+    if (
+      typeof p.fingerprint !== "string" ||
+      typeof p.key !== "string" ||
+      typeof p.startedAt !== "number"
+    )
+      return null;
     return { fingerprint: p.fingerprint, key: p.key, startedAt: p.startedAt };
   } catch {
     return null; // garbage in storage is no intent
@@ -156,7 +173,11 @@ export function createIntentKeys(options: IntentKeysOptions = {}): IntentKeys {
     begin(input, key) {
       const pending = pendingFor(input);
       if (pending) return pending;
-      const intent: PendingIntent = { fingerprint: fingerprintOf(input), key: key ?? makeKey(), startedAt: now() };
+      const intent: PendingIntent = {
+        fingerprint: fingerprintOf(input),
+        key: key ?? makeKey(),
+        startedAt: now(),
+      };
       write(intent); // before anything is sent, so a reload in the middle finds it
       return intent;
     },

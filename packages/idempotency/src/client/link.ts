@@ -47,31 +47,47 @@ export interface IdempotencyLinkOptions extends Partial<BackoffOptions> {
   now?: () => number;
 }
 
-/** The idempotency facts of a failed mutation (e.g. a replayed `409 unique_violation`), if it went through the link. */
+/**
+ * The idempotency facts of a failed mutation (e.g. a replayed `409 unique_violation`), if it went
+ * through the link.
+ */
 export function idempotencyInfoOfError(error: unknown): IdempotencyInfo | undefined {
   return (error as { idempotency?: IdempotencyInfo } | null)?.idempotency;
 }
 
-function infoOf(holder: { response?: unknown } | null | undefined, key: string, attempts: number): IdempotencyInfo {
+function infoOf(
+  holder: { response?: unknown } | null | undefined,
+  key: string,
+  attempts: number,
+): IdempotencyInfo {
   const headers = responseOf(holder)?.headers;
   const expiresAt = expiresAtOf(headers);
   return { key, replayed: isReplayed(headers), attempts, ...(expiresAt ? { expiresAt } : {}) };
 }
 
-/** The server asked for a key this request did not carry: say how the links are meant to be wired. */
+/**
+ * The server asked for a key this request did not carry: say how the links are meant to be wired.
+ */
 function explainBypass(error: unknown, verdict: FailureClass, sentOp: object): void {
-  const bypassed = verdict.reason === Reason.KEY_MISSING || verdict.reason === Reason.BATCH_NOT_ALLOWED;
-  if (bypassed && !opsWithHeaders.has(sentOp) && error instanceof Error) error.message = `${error.message} (${BATCHED_MUTATION_MESSAGE})`;
+  const bypassed =
+    verdict.reason === Reason.KEY_MISSING || verdict.reason === Reason.BATCH_NOT_ALLOWED;
+  if (bypassed && !opsWithHeaders.has(sentOp) && error instanceof Error)
+    error.message = `${error.message} (${BATCHED_MUTATION_MESSAGE})`;
 }
 
-export function idempotencyLink<TRouter extends AnyTRPCRouter>(options: IdempotencyLinkOptions = {}): TRPCLink<TRouter> {
+export function idempotencyLink<TRouter extends AnyTRPCRouter>(
+  options: IdempotencyLinkOptions = {},
+): TRPCLink<TRouter> {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const backoff: BackoffOptions = {
     baseDelayMs: options.baseDelayMs ?? DEFAULT_BASE_DELAY_MS,
     maxDelayMs: options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
   };
-  const schedule = options.setTimeout ?? ((fn: () => void, ms: number) => globalThis.setTimeout(fn, ms));
-  const cancel = options.clearTimeout ?? ((handle: unknown) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>));
+  const schedule =
+    options.setTimeout ?? ((fn: () => void, ms: number) => globalThis.setTimeout(fn, ms));
+  const cancel =
+    options.clearTimeout ??
+    ((handle: unknown) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>));
   const now = options.now ?? Date.now;
   const makeKey = options.newKey ?? newIdempotencyKey;
 
@@ -109,10 +125,19 @@ export function idempotencyLink<TRouter extends AnyTRPCRouter>(options: Idempote
             error(error) {
               // The headers refused a batch: the wiring is wrong, and asking again cannot fix it.
               const verdict: FailureClass =
-                error.cause instanceof BatchedMutationError ? { retry: false, reason: "batched_mutation" } : classifyFailure(error, now());
+                error.cause instanceof BatchedMutationError
+                  ? { retry: false, reason: "batched_mutation" }
+                  : classifyFailure(error, now());
               if (verdict.retry && thisAttempt < maxAttempts && !op.signal?.aborted && !done) {
                 const delayMs = retryDelayMs(thisAttempt, verdict.retryAfterMs, backoff);
-                report({ type: "retry", key, attempt: thisAttempt, delayMs, reason: verdict.reason, status: verdict.status });
+                report({
+                  type: "retry",
+                  key,
+                  attempt: thisAttempt,
+                  delayMs,
+                  reason: verdict.reason,
+                  status: verdict.status,
+                });
                 timer = schedule(send, delayMs);
                 return;
               }
@@ -121,9 +146,19 @@ export function idempotencyLink<TRouter extends AnyTRPCRouter>(options: Idempote
               // keeps it, so the next press sends the same key and gets the first answer.
               if (!verdict.retry && verdict.reason !== "aborted") intent?.settle(op.input);
               explainBypass(error, verdict, sentOp);
-              const info = infoOf((error as { meta?: { response?: unknown } }).meta, key, thisAttempt);
+              const info = infoOf(
+                (error as { meta?: { response?: unknown } }).meta,
+                key,
+                thisAttempt,
+              );
               (error as { idempotency?: IdempotencyInfo }).idempotency = info;
-              report({ type: "answer", ok: false, status: verdict.status, reason: verdict.reason, ...info });
+              report({
+                type: "answer",
+                ok: false,
+                status: verdict.status,
+                reason: verdict.reason,
+                ...info,
+              });
               observer.error(error);
             },
             complete() {

@@ -2,8 +2,9 @@
 // both flavours of tRPC React:
 //
 //   const idempotency = useIdempotency();
-//   api.post.create.useMutation({ trpc: idempotency.trpc })                     // @trpc/react-query (T3)
-//   useMutation(trpc.post.create.mutationOptions({ trpc: idempotency.trpc }))   // @trpc/tanstack-react-query
+//   api.post.create.useMutation({ trpc: idempotency.trpc })                     //
+//   @trpc/react-query (T3) useMutation(trpc.post.create.mutationOptions({ trpc: idempotency.trpc
+//   }))   // @trpc/tanstack-react-query
 //
 // The key travels in tRPC's operation context to `idempotencyLink`, which asks this hook's intent
 // tracker for it (same input before a final answer: same key; see intent-keys.ts for the rule) and
@@ -20,13 +21,20 @@ export interface UseIdempotency {
 }
 
 /** Options are read once, on the first render (like `useState`'s initial value). */
-export function useIdempotency(options?: Pick<IntentKeysOptions, "newKey" | "storage" | "storageKey">): UseIdempotency {
+export function useIdempotency(
+  options?: Pick<IntentKeysOptions, "newKey" | "storage" | "storageKey">,
+): UseIdempotency {
   const [intent] = useState(() => createIntentKeys(options));
   const [last, setLast] = useState<IdempotencyInfo>();
   const trpc = useMemo(() => {
     const onIdempotencyEvent = (event: IdempotencyEvent) => {
       if (event.type === "answer")
-        setLast({ key: event.key, replayed: event.replayed, attempts: event.attempts, ...(event.expiresAt ? { expiresAt: event.expiresAt } : {}) });
+        setLast({
+          key: event.key,
+          replayed: event.replayed,
+          attempts: event.attempts,
+          ...(event.expiresAt ? { expiresAt: event.expiresAt } : {}),
+        });
     };
     return { context: { idempotencyIntent: intent, onIdempotencyEvent } };
   }, [intent]);

@@ -27,14 +27,31 @@ export const DEFAULT_MAX_DELAY_MS = 5_000;
  */
 export const PREFER_WAIT_SECONDS = 10;
 
-/** Why the link sends a mutation again: no answer at all, or one of the server's "ask again" reasons. */
+/**
+ * Why the link sends a mutation again: no answer at all, or one of the server's "ask again"
+ * reasons.
+ */
 export type RetryReason =
-  "network" | typeof Reason.IN_PROGRESS | typeof Reason.STORE_UNAVAILABLE | typeof Reason.STORE_BUSY | typeof Reason.COMMIT_UNCONFIRMED | "service_unavailable";
+  | "network"
+  | typeof Reason.IN_PROGRESS
+  | typeof Reason.STORE_UNAVAILABLE
+  | typeof Reason.STORE_BUSY
+  | typeof Reason.COMMIT_UNCONFIRMED
+  | "service_unavailable";
 
-const RETRIED_503_REASONS: ReadonlySet<string> = new Set([Reason.STORE_UNAVAILABLE, Reason.STORE_BUSY, Reason.COMMIT_UNCONFIRMED]);
+const RETRIED_503_REASONS: ReadonlySet<string> = new Set([
+  Reason.STORE_UNAVAILABLE,
+  Reason.STORE_BUSY,
+  Reason.COMMIT_UNCONFIRMED,
+]);
 
-/** `Retry-After` is delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or bad. */
-export function parseRetryAfter(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
+/**
+ * `Retry-After` is delta-seconds or an HTTP date (RFC 9110 §10.2.3); undefined when absent or bad.
+ */
+export function parseRetryAfter(
+  value: string | null | undefined,
+  nowMs: number = Date.now(),
+): number | undefined {
   if (value == null) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
@@ -53,13 +70,19 @@ export interface BackoffOptions {
  * How long to wait before attempt `attempt + 1`: what the server asked for when it said
  * (`Retry-After`), else exponential backoff from `baseDelayMs`; never more than `maxDelayMs`.
  */
-export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, opts: BackoffOptions): number {
+export function retryDelayMs(
+  attempt: number,
+  retryAfterMs: number | undefined,
+  opts: BackoffOptions,
+): number {
   const backoff = opts.baseDelayMs * 2 ** Math.max(0, attempt - 1);
   const wanted = retryAfterMs ?? backoff;
   return Math.min(opts.maxDelayMs, Math.max(0, wanted));
 }
 
-export type FailureClass = { retry: true; reason: RetryReason; status?: number; retryAfterMs?: number } | { retry: false; status?: number; reason?: string };
+export type FailureClass =
+  | { retry: true; reason: RetryReason; status?: number; retryAfterMs?: number }
+  | { retry: false; status?: number; reason?: string };
 
 interface ErrorLike {
   data?: { httpStatus?: unknown; reason?: unknown } | null;
@@ -69,9 +92,13 @@ interface ErrorLike {
 type HeadersLike = { get(name: string): string | null };
 
 /** The HTTP response tRPC's httpLink keeps in an error's `meta` or a result's `context`. */
-export function responseOf(holder: { response?: unknown } | null | undefined): { status: number; headers: HeadersLike } | undefined {
+export function responseOf(
+  holder: { response?: unknown } | null | undefined,
+): { status: number; headers: HeadersLike } | undefined {
   const response = holder?.response as { status?: unknown; headers?: HeadersLike } | undefined;
-  return response && typeof response.status === "number" && response.headers ? (response as { status: number; headers: HeadersLike }) : undefined;
+  return response && typeof response.status === "number" && response.headers
+    ? (response as { status: number; headers: HeadersLike })
+    : undefined;
 }
 
 function isAbort(error: unknown): boolean {
@@ -92,11 +119,15 @@ export function classifyFailure(error: unknown, nowMs: number = Date.now()): Fai
   // the same key makes asking again safe.
   if (status === undefined) return { retry: true, reason: "network" };
   const retryAfterMs = parseRetryAfter(response?.headers.get(Header.RETRY_AFTER), nowMs);
-  if (status === 409 && reason === Reason.IN_PROGRESS) return { retry: true, reason, status, retryAfterMs };
+  if (status === 409 && reason === Reason.IN_PROGRESS)
+    return { retry: true, reason, status, retryAfterMs };
   // Any 503: the engine's own say "retry with the same key"; one without a reason (a proxy with
   // no server to send to) never reached a handler.
   if (status === 503) {
-    const why = reason !== undefined && RETRIED_503_REASONS.has(reason) ? (reason as RetryReason) : "service_unavailable";
+    const why =
+      reason !== undefined && RETRIED_503_REASONS.has(reason)
+        ? (reason as RetryReason)
+        : "service_unavailable";
     return { retry: true, reason: why, status, retryAfterMs };
   }
   return { retry: false, status, reason };

@@ -1,20 +1,40 @@
 // The protocol's rules as black-box checks an adopting app runs against its own procedure:
 //   import { runConformance } from "@once/idempotency/conformance";
-//   runConformance({ name: "orders.place", send, input, otherInput, effects, scopes, databaseUrl, … });
+//   runConformance({ name: "orders.place", send, input, otherInput, effects, scopes, databaseUrl, …
+//   });
 // inside a Vitest test file. Each check sends real requests and counts real effects.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import { age, deserializeOutput, keyState, type Answer, type ConformanceTarget, type Transformer } from "./target.js";
+import {
+  age,
+  deserializeOutput,
+  keyState,
+  type Answer,
+  type ConformanceTarget,
+  type Transformer,
+} from "./target.js";
 
-export { httpSender, trpcSender, type Answer, type ConformanceTarget, type SendOptions, type Transformer } from "./target.js";
+export {
+  httpSender,
+  trpcSender,
+  type Answer,
+  type ConformanceTarget,
+  type SendOptions,
+  type Transformer,
+} from "./target.js";
 
 const fresh = (label: string) => `${label}-${randomUUID()}`;
 
-/** `error.data.reason` (tRPC, read through the router's transformer), or a plain body's `reason` / `error`. */
+/**
+ * `error.data.reason` (tRPC, read through the router's transformer), or a plain body's `reason` /
+ * `error`.
+ */
 export function answerReason(answer: Answer, transformer?: Transformer): string | undefined {
   try {
     const json = JSON.parse(answer.body) as { error?: unknown; reason?: string };
-    if (typeof json.error === "object") return (deserializeOutput(transformer, json.error) as { data?: { reason?: string } })?.data?.reason;
+    if (typeof json.error === "object")
+      return (deserializeOutput(transformer, json.error) as { data?: { reason?: string } })?.data
+        ?.reason;
     return json.reason ?? (typeof json.error === "string" ? json.error : undefined);
   } catch {
     return undefined;
@@ -27,8 +47,13 @@ const retryAfter = (a: Answer) => Number(a.headers.get("retry-after"));
 export function runConformance(target: ConformanceTarget): void {
   const { send } = target;
   const reasonOf = (answer: Answer) => answerReason(answer, target.transformer);
-  const stateOf = (key: string, caller: 0 | 1 = 0) => keyState(target.databaseUrl, target.scopes[caller], key);
-  const processing = (key: string) => vi.waitFor(async () => expect((await stateOf(key))?.status).toBe("PROCESSING"), { timeout: 10_000, interval: 20 });
+  const stateOf = (key: string, caller: 0 | 1 = 0) =>
+    keyState(target.databaseUrl, target.scopes[caller], key);
+  const processing = (key: string) =>
+    vi.waitFor(async () => expect((await stateOf(key))?.status).toBe("PROCESSING"), {
+      timeout: 10_000,
+      interval: 20,
+    });
 
   describe(`idempotency conformance: ${target.name}`, () => {
     describe("the key", () => {
@@ -66,7 +91,9 @@ export function runConformance(target: ConformanceTarget): void {
         expect(retry).toMatchObject({ status: 200, body: first.body });
         expect(replayed(retry)).toBe(true);
         expect(await target.effects(key)).toBe(1);
-        expect(Date.parse(first.headers.get("idempotency-key-expires") ?? "")).toBeGreaterThan(Date.now());
+        expect(Date.parse(first.headers.get("idempotency-key-expires") ?? "")).toBeGreaterThan(
+          Date.now(),
+        );
       });
 
       it("answers 422 to the same key with other input, and keeps the first answer", async () => {
@@ -99,7 +126,10 @@ export function runConformance(target: ConformanceTarget): void {
     describe("scope", () => {
       it("keeps callers apart: one key value from two callers runs twice, once each", async () => {
         const key = fresh("scoped");
-        const [a, b] = await Promise.all([send({ key, input: target.input(), caller: 0 }), send({ key, input: target.input(), caller: 1 })]);
+        const [a, b] = await Promise.all([
+          send({ key, input: target.input(), caller: 0 }),
+          send({ key, input: target.input(), caller: 1 }),
+        ]);
         expect([a.status, b.status]).toEqual([200, 200]);
         expect([replayed(a), replayed(b)]).toEqual([false, false]);
         expect([await target.effects(key, 0), await target.effects(key, 1)]).toEqual([1, 1]);

@@ -55,7 +55,10 @@ export interface ConformanceTarget {
 /** A tRPC data transformer, either form tRPC accepts (superjson itself, or `{ input, output }`). */
 export type Transformer =
   | { serialize(value: unknown): unknown; deserialize(value: unknown): unknown }
-  | { input: { serialize(value: unknown): unknown }; output: { deserialize(value: unknown): unknown } };
+  | {
+      input: { serialize(value: unknown): unknown };
+      output: { deserialize(value: unknown): unknown };
+    };
 
 /** What a client sends for `value` through `transformer` (plain JSON without one). */
 export function serializeInput(transformer: Transformer | undefined, value: unknown): unknown {
@@ -66,7 +69,9 @@ export function serializeInput(transformer: Transformer | undefined, value: unkn
 /** What a client reads from an answer's `value` through `transformer`. */
 export function deserializeOutput(transformer: Transformer | undefined, value: unknown): unknown {
   if (!transformer) return value;
-  return "output" in transformer ? transformer.output.deserialize(value) : transformer.deserialize(value);
+  return "output" in transformer
+    ? transformer.output.deserialize(value)
+    : transformer.deserialize(value);
 }
 
 /** Sends to a tRPC mutation at `url` (e.g. http://127.0.0.1:3000/api/trpc/orders.place). */
@@ -80,14 +85,27 @@ export function trpcSender(options: {
 }): ConformanceTarget["send"] {
   const send = options.fetch ?? ((request: Request) => fetch(request));
   return async ({ key, input, caller = 0, headers }) => {
-    const h = new Headers({ ...options.callers[caller], ...headers, "content-type": "application/json" });
+    const h = new Headers({
+      ...options.callers[caller],
+      ...headers,
+      "content-type": "application/json",
+    });
     if (key !== undefined) h.set("Idempotency-Key", key);
-    const res = await send(new Request(options.url, { method: "POST", headers: h, body: JSON.stringify(serializeInput(options.transformer, input)) }));
+    const res = await send(
+      new Request(options.url, {
+        method: "POST",
+        headers: h,
+        body: JSON.stringify(serializeInput(options.transformer, input)),
+      }),
+    );
     return { status: res.status, headers: res.headers, body: await res.text() };
   };
 }
 
-/** Sends to a plain route protected by @once/idempotency/http (a JSON POST, as trpcSender without a transformer). */
+/**
+ * Sends to a plain route protected by @once/idempotency/http (a JSON POST, as trpcSender without a
+ * transformer).
+ */
 export function httpSender(options: {
   url: string;
   /** Headers per caller (authentication). */
@@ -98,7 +116,10 @@ export function httpSender(options: {
 }
 
 /** The kit's direct access to the key table: to age a key as time would. */
-export async function withDatabase<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(
+  url: string,
+  fn: (client: pg.Client) => Promise<T>,
+): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -115,10 +136,10 @@ export interface KeyState {
 
 export async function keyState(url: string, scope: string, key: string): Promise<KeyState | null> {
   return withDatabase(url, async (c) => {
-    const { rows } = await c.query<KeyState>(`SELECT "status"::text AS "status", "attempts" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`, [
-      scope,
-      key,
-    ]);
+    const { rows } = await c.query<KeyState>(
+      `SELECT "status"::text AS "status", "attempts" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
+      [scope, key],
+    );
     return rows[0] ?? null;
   });
 }
@@ -131,14 +152,24 @@ export async function keyState(url: string, scope: string, key: string): Promise
  * hears its own), so the server's listener, which got it in the same moment, has it before the
  * next request reaches the server.
  */
-export async function age(url: string, scope: string, key: string, what: "lease" | "retention"): Promise<void> {
+export async function age(
+  url: string,
+  scope: string,
+  key: string,
+  what: "lease" | "retention",
+): Promise<void> {
   const column = what === "lease" ? "leaseExpiresAt" : "expiresAt";
   const payload = JSON.stringify([scope, key]);
   await withDatabase(url, async (c) => {
-    const delivered = new Promise<void>((resolve) => c.on("notification", (m) => m.payload === payload && resolve()));
+    const delivered = new Promise<void>((resolve) =>
+      c.on("notification", (m) => m.payload === payload && resolve()),
+    );
     await c.query(`LISTEN ${EVICTION_CHANNEL}`);
     await c.query("BEGIN");
-    await c.query(`UPDATE "IdempotencyKey" SET "${column}" = now() - interval '1 second' WHERE "scope" = $1 AND "key" = $2`, [scope, key]);
+    await c.query(
+      `UPDATE "IdempotencyKey" SET "${column}" = now() - interval '1 second' WHERE "scope" = $1 AND "key" = $2`,
+      [scope, key],
+    );
     await c.query("SELECT pg_notify($1, $2)", [EVICTION_CHANNEL, payload]);
     await c.query("COMMIT");
     await delivered;

@@ -21,10 +21,22 @@ export const DEFAULT_REPLAYED_HEADERS = [
 ] as const;
 
 /** Never stored: cookies, and what describes one transfer rather than the answer. */
-const NEVER_REPLAYED = new Set(["set-cookie", "content-type", "content-length", "content-encoding", "transfer-encoding", "connection", "date"]);
+const NEVER_REPLAYED = new Set([
+  "set-cookie",
+  "content-type",
+  "content-length",
+  "content-encoding",
+  "transfer-encoding",
+  "connection",
+  "date",
+]);
 
-export function replayedHeaderNames(names: readonly string[] = DEFAULT_REPLAYED_HEADERS): Set<string> {
-  return new Set(names.map((name) => name.toLowerCase()).filter((name) => !NEVER_REPLAYED.has(name)));
+export function replayedHeaderNames(
+  names: readonly string[] = DEFAULT_REPLAYED_HEADERS,
+): Set<string> {
+  return new Set(
+    names.map((name) => name.toLowerCase()).filter((name) => !NEVER_REPLAYED.has(name)),
+  );
 }
 
 /**
@@ -48,7 +60,11 @@ export interface Captured {
  * Reads the handler's answer. A body larger than `maxStoredBytes` is kept as bytes without being
  * decoded: it will be stored without it anyway.
  */
-export async function capture(response: Response, replayed: Set<string>, maxStoredBytes: number): Promise<Captured> {
+export async function capture(
+  response: Response,
+  replayed: Set<string>,
+  maxStoredBytes: number,
+): Promise<Captured> {
   const bytes = new Uint8Array(await response.arrayBuffer());
   const headers = [...response.headers].filter(([name]) => replayed.has(name));
   const text = bytes.byteLength <= maxStoredBytes ? asText(bytes) : undefined;
@@ -76,7 +92,12 @@ function bodyOf(response: StoredResponse): Uint8Array {
  * A Response from the stored answer (or, on the first answer, from the bytes read), with `headers`
  * (the handler's own on the first answer, the stored ones on a replay) and `extra` set over them.
  */
-export function rebuild(response: StoredResponse, headers: ConstructorParameters<typeof Headers>[0], extra: Headers, bytes = bodyOf(response)): Response {
+export function rebuild(
+  response: StoredResponse,
+  headers: ConstructorParameters<typeof Headers>[0],
+  extra: Headers,
+  bytes = bodyOf(response),
+): Response {
   const all = new Headers(headers);
   all.delete("content-length"); // the runtime sets it from the body
   if (response.contentType) all.set("content-type", response.contentType);

@@ -28,7 +28,14 @@ export function problemResponse(
 ): Response {
   const status = options.status ?? REASONS[reason].status;
   const type = options.docs ? `${options.docs}#${reason}` : "about:blank";
-  const problem: Problem = { type, title: REASONS[reason].meaning, status, detail, reason, ...options.extensions };
+  const problem: Problem = {
+    type,
+    title: REASONS[reason].meaning,
+    status,
+    detail,
+    reason,
+    ...options.extensions,
+  };
   const headers = new Headers(options.headers);
   headers.set("content-type", PROBLEM_TYPE);
   if (options.docs) headers.set("link", `<${type}>; rel="describedby"`);
@@ -38,7 +45,9 @@ export function problemResponse(
 /** The engine's refusal as a problem, with Retry-After and Preference-Applied where they apply. */
 export function refusal(error: IdempotencyError, docs: string | undefined): Response {
   const headers = new Headers();
-  if (error.retryAfterSeconds !== undefined) headers.set(Header.RETRY_AFTER, String(error.retryAfterSeconds));
-  if (error.appliedWaitSeconds !== undefined) headers.set(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
+  if (error.retryAfterSeconds !== undefined)
+    headers.set(Header.RETRY_AFTER, String(error.retryAfterSeconds));
+  if (error.appliedWaitSeconds !== undefined)
+    headers.set(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
   return problemResponse(error.reason, error.message, { status: error.httpStatus, docs, headers });
 }

@@ -32,7 +32,8 @@ function normalisedContentType(value: string | null): string {
   return (value ?? "").toLowerCase().replace(/\s+/g, "");
 }
 
-const isJsonType = (contentType: string) => /^application\/(?:[\w.+-]+\+)?json(?:;|$)/.test(contentType);
+const isJsonType = (contentType: string) =>
+  /^application\/(?:[\w.+-]+\+)?json(?:;|$)/.test(contentType);
 
 /**
  * Whether JSON text holds a number a double cannot keep exactly (more than 15 significant digits,
@@ -75,7 +76,9 @@ function bodyIdentity(contentType: string, bytes: Uint8Array): unknown {
   return { sha256: createHash("sha256").update(bytes).digest("hex") };
 }
 
-/** The query's parameters, ordered by name (the values of one name keep their order: it may matter). */
+/**
+ * The query's parameters, ordered by name (the values of one name keep their order: it may matter).
+ */
 function queryIdentity(url: URL): [string, string][] {
   return [...url.searchParams].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
@@ -83,5 +86,11 @@ function queryIdentity(url: URL): [string, string][] {
 /** The input the engine fingerprints (with the operation's name) for this request. */
 export function requestIdentity(request: Request, url: URL, body: Uint8Array): unknown {
   const contentType = normalisedContentType(request.headers.get("content-type"));
-  return { method: request.method.toUpperCase(), path: url.pathname, query: queryIdentity(url), contentType, body: bodyIdentity(contentType, body) };
+  return {
+    method: request.method.toUpperCase(),
+    path: url.pathname,
+    query: queryIdentity(url),
+    contentType,
+    body: bodyIdentity(contentType, body),
+  };
 }

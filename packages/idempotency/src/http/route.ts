@@ -25,7 +25,10 @@ export interface RouteContext {
   scope: string;
 }
 
-/** With the transaction (the default): write through `tx`, and your writes commit with the key's completion. */
+/**
+ * With the transaction (the default): write through `tx`, and your writes commit with the key's
+ * completion.
+ */
 export interface TransactionRouteContext<TTx> extends RouteContext {
   tx: TTx;
 }
@@ -38,19 +41,40 @@ export interface IdempotentRouteOptions<TTx extends SqlTransaction> {
    * the body. Return a Response instead (a 401) to refuse the request before anything is recorded.
    */
   scope: (request: Request) => string | Response | Promise<string | Response>;
-  /** The methods that need a key (default POST and PATCH, as the draft says: the ones not idempotent by themselves). */
+  /**
+   * The methods that need a key (default POST and PATCH, as the draft says: the ones not idempotent
+   * by themselves).
+   */
   methods?: readonly string[];
-  /** Requests with any other method (GET, HEAD, OPTIONS…) go here untouched; without it they are answered 405. */
+  /**
+   * Requests with any other method (GET, HEAD, OPTIONS…) go here untouched; without it they are
+   * answered 405.
+   */
   passThrough?: (request: Request) => Response | Promise<Response>;
-  /** Where the key comes from: the `Idempotency-Key` header by default (a webhook may use its event id). */
+  /**
+   * Where the key comes from: the `Idempotency-Key` header by default (a webhook may use its event
+   * id).
+   */
   key?: (request: Request) => string | null | undefined;
-  /** The operation's name in counters and the dashboard (default `METHOD /path`; name it for paths with ids in them). */
+  /**
+   * The operation's name in counters and the dashboard (default `METHOD /path`; name it for paths
+   * with ids in them).
+   */
   operation?: string;
-  /** Headers replayed with the answer besides Content-Type (default DEFAULT_REPLAYED_HEADERS). Set-Cookie never is. */
+  /**
+   * Headers replayed with the answer besides Content-Type (default DEFAULT_REPLAYED_HEADERS).
+   * Set-Cookie never is.
+   */
   replayHeaders?: readonly string[];
-  /** The largest request body read, in bytes (default 1 MiB): past it, 413 `payload_too_large`, nothing recorded. */
+  /**
+   * The largest request body read, in bytes (default 1 MiB): past it, 413 `payload_too_large`,
+   * nothing recorded.
+   */
   maxBodyBytes?: number;
-  /** A page explaining each reason under its own anchor (`/docs/errors`): refusals link to `${docs}#${reason}`. */
+  /**
+   * A page explaining each reason under its own anchor (`/docs/errors`): refusals link to
+   * `${docs}#${reason}`.
+   */
   docs?: string;
 }
 
@@ -72,7 +96,10 @@ class ServerErrorAnswer {
  * roll back); a 5xx or a thrown error releases the key, so a retry runs anew.
  */
 export function idempotent<TTx extends SqlTransaction>(
-  handler: (request: Request, context: TransactionRouteContext<TTx>) => Response | Promise<Response>,
+  handler: (
+    request: Request,
+    context: TransactionRouteContext<TTx>,
+  ) => Response | Promise<Response>,
   options: IdempotentRouteOptions<TTx> & { transaction?: true },
 ): FetchHandler;
 /**
@@ -85,7 +112,10 @@ export function idempotent<TTx extends SqlTransaction>(
   options: IdempotentRouteOptions<TTx> & { transaction: false },
 ): FetchHandler;
 export function idempotent<TTx extends SqlTransaction>(
-  handler: (request: Request, context: TransactionRouteContext<TTx>) => Response | Promise<Response>,
+  handler: (
+    request: Request,
+    context: TransactionRouteContext<TTx>,
+  ) => Response | Promise<Response>,
   options: IdempotentRouteOptions<TTx> & { transaction?: boolean },
 ): FetchHandler {
   const { engine, docs } = options;
@@ -105,7 +135,12 @@ export function idempotent<TTx extends SqlTransaction>(
     const scope = await options.scope(request);
     if (scope instanceof Response) return scope;
     const body = await readBody(request, maxBodyBytes);
-    if (!body.ok) return problemResponse(Reason.PAYLOAD_TOO_LARGE, `The request body is larger than ${maxBodyBytes} bytes`, { docs });
+    if (!body.ok)
+      return problemResponse(
+        Reason.PAYLOAD_TOO_LARGE,
+        `The request body is larger than ${maxBodyBytes} bytes`,
+        { docs },
+      );
 
     const url = new URL(request.url);
     const waitSeconds = parsePreferWait(request.headers.get(Header.PREFER));
@@ -117,12 +152,20 @@ export function idempotent<TTx extends SqlTransaction>(
         body: body.bytes.byteLength > 0 ? (body.bytes as RequestBody) : null,
         signal: request.signal,
       });
-    // The first answer as the handler made it: its headers and bytes (the outcome has what is stored).
+    // The first answer as the handler made it: its headers and bytes (the outcome has what is
+    // stored).
     let first: (Captured & { headers: Headers }) | undefined;
     const run = async (tx: TTx | undefined): Promise<HandlerOutcome> => {
-      const context = { key: parsed.key, scope, ...(tx === undefined ? {} : { tx }) } as TransactionRouteContext<TTx>;
+      const context = {
+        key: parsed.key,
+        scope,
+        ...(tx === undefined ? {} : { tx }),
+      } as TransactionRouteContext<TTx>;
       const answer = await handler(forHandler(), context);
-      first = { ...(await capture(answer, replayed, engine.config.maxStoredBodyBytes)), headers: answer.headers };
+      first = {
+        ...(await capture(answer, replayed, engine.config.maxStoredBodyBytes)),
+        headers: answer.headers,
+      };
       const { response } = first;
       if (response.status >= 500) throw new ServerErrorAnswer(first);
       return { kind: response.status >= 400 ? "deterministic" : "success", response };
@@ -142,7 +185,13 @@ export function idempotent<TTx extends SqlTransaction>(
           ? await engine.execute(idempotentRequest, () => run(undefined), { transaction: false })
           : await engine.execute(idempotentRequest, (tx) => run(tx));
     } catch (error) {
-      if (error instanceof ServerErrorAnswer) return rebuild(error.answer.response, first?.headers ?? [], new Headers(), error.answer.bytes);
+      if (error instanceof ServerErrorAnswer)
+        return rebuild(
+          error.answer.response,
+          first?.headers ?? [],
+          new Headers(),
+          error.answer.bytes,
+        );
       if (error instanceof IdempotencyError) return refusal(error, docs);
       throw error; // the handler's own error: the key is released, and the framework answers it
     }
@@ -151,10 +200,15 @@ export function idempotent<TTx extends SqlTransaction>(
 }
 
 /** The first answer (the handler's own headers and bytes) or a replay (the stored ones). */
-function answerOf(outcome: Outcome, first: (Captured & { headers: Headers }) | undefined, docs: string | undefined): Response {
+function answerOf(
+  outcome: Outcome,
+  first: (Captured & { headers: Headers }) | undefined,
+  docs: string | undefined,
+): Response {
   const { response } = outcome;
   const extra = new Headers({ [Header.EXPIRES]: outcome.expiresAt.toUTCString() });
-  if (outcome.appliedWaitSeconds !== undefined) extra.set(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
+  if (outcome.appliedWaitSeconds !== undefined)
+    extra.set(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
   if (first) return rebuild(response, first.headers, extra, first.bytes);
   extra.set(Header.REPLAYED, "true");
   if (response.omittedBytes === undefined) return rebuild(response, response.headers ?? [], extra);
@@ -163,5 +217,10 @@ function answerOf(outcome: Outcome, first: (Captured & { headers: Headers }) | u
   for (const [name, value] of extra) headers.set(name, value);
   headers.set(Header.REPLAY_BODY, "omitted");
   const error = bodyOmitted(response.omittedBytes);
-  return problemResponse(error.reason, error.message, { status: response.status, docs, headers, extensions: { size: response.omittedBytes } });
+  return problemResponse(error.reason, error.message, {
+    status: response.status,
+    docs,
+    headers,
+    extensions: { size: response.omittedBytes },
+  });
 }

@@ -45,7 +45,10 @@ const DELETE_BATCH = lockedBatchDelete(
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function reapExpiredKeys(run: SqlRunner, options: ReaperOptions = {}): Promise<ReaperResult> {
+export async function reapExpiredKeys(
+  run: SqlRunner,
+  options: ReaperOptions = {},
+): Promise<ReaperResult> {
   const batchSize = options.batchSize ?? REAPER_BATCH_SIZE;
   const budgetMs = options.budgetMs ?? REAPER_ROUND_BUDGET_MS;
   const pauseMs = options.pauseMs ?? REAPER_BATCH_PAUSE_MS;
@@ -53,7 +56,10 @@ export async function reapExpiredKeys(run: SqlRunner, options: ReaperOptions = {
   let deleted = 0;
   let batches = 0;
   for (;;) {
-    const [result] = await run.query<LockedResult<unknown>>(DELETE_BATCH, [JobLock.REAPER, batchSize]);
+    const [result] = await run.query<LockedResult<unknown>>(DELETE_BATCH, [
+      JobLock.REAPER,
+      batchSize,
+    ]);
     if (!result?.locked) return { ran: batches > 0, deleted, batches, caughtUp: batches > 0 };
     batches++;
     deleted += result.rows.length;

@@ -17,7 +17,12 @@ export const REAPER_BACKLOG_PAUSE_MS = 1_000;
 export type JobLog = (job: string, error: Error) => void;
 
 /** Runs `job` every `ms`, never overlapping with itself; returns the stop function. */
-export function every(ms: number, name: string, job: () => Promise<unknown>, log: JobLog): () => void {
+export function every(
+  ms: number,
+  name: string,
+  job: () => Promise<unknown>,
+  log: JobLog,
+): () => void {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
@@ -70,7 +75,12 @@ export function startReaper(run: SqlRunner, schedule: ReaperSchedule, log: JobLo
   };
 }
 
-export function startEngineJobs(run: SqlRunner, counters: Counters, schedule: ReaperSchedule & { counterFlushMs: number }, log: JobLog): () => Promise<void> {
+export function startEngineJobs(
+  run: SqlRunner,
+  counters: Counters,
+  schedule: ReaperSchedule & { counterFlushMs: number },
+  log: JobLog,
+): () => Promise<void> {
   const stops = [
     startReaper(run, schedule, log),
     every(SWEEPER_INTERVAL_MS, "sweeper", () => sweepStuckKeys(run), log),

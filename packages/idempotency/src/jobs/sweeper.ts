@@ -25,7 +25,8 @@ export interface SweeperResult {
   keys: SweptKey[];
 }
 
-const stuckFor = (table: string) => `${table}"status" = 'PROCESSING' AND ${table}"leaseExpiresAt" < now() - make_interval(secs => $2::float8)`;
+const stuckFor = (table: string) =>
+  `${table}"status" = 'PROCESSING' AND ${table}"leaseExpiresAt" < now() - make_interval(secs => $2::float8)`;
 const SWEEP = lockedBatchDelete(
   `SELECT "id" FROM "IdempotencyKey" WHERE (SELECT "locked" FROM "lock") AND ${stuckFor("")}
    ORDER BY "leaseExpiresAt" LIMIT $3 FOR UPDATE SKIP LOCKED`,
@@ -33,10 +34,17 @@ const SWEEP = lockedBatchDelete(
   `k."scope", k."key", k."procedure"`,
 );
 
-export async function sweepStuckKeys(run: SqlRunner, options: { graceSeconds?: number; batchSize?: number } = {}): Promise<SweeperResult> {
+export async function sweepStuckKeys(
+  run: SqlRunner,
+  options: { graceSeconds?: number; batchSize?: number } = {},
+): Promise<SweeperResult> {
   const grace = options.graceSeconds ?? SWEEPER_GRACE_SECONDS;
   const batchSize = options.batchSize ?? SWEEPER_BATCH_SIZE;
-  const [result] = await run.query<LockedResult<SweptKey>>(SWEEP, [JobLock.SWEEPER, grace, batchSize]);
+  const [result] = await run.query<LockedResult<SweptKey>>(SWEEP, [
+    JobLock.SWEEPER,
+    grace,
+    batchSize,
+  ]);
   if (!result?.locked) return { ran: false, released: 0, keys: [] };
   return { ran: true, released: result.rows.length, keys: result.rows };
 }

@@ -15,7 +15,12 @@ import { waitForSettle, type WaitBudget } from "./wait.js";
  */
 const MAX_PASSES = 3;
 
-export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: CounterEvent) => void, wait?: WaitBudget): Promise<KeyRecord> {
+export async function acquire(
+  deps: EngineDeps,
+  r: ReserveRequest,
+  count: (e: CounterEvent) => void,
+  wait?: WaitBudget,
+): Promise<KeyRecord> {
   const { store, config } = deps;
   let woken = false;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
@@ -26,7 +31,9 @@ export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: Co
     const overCap = await isOverLiveKeyCap(deps, r.scope);
     const reading = overCap || woken;
     woken = false;
-    const reserved = reading ? { reserved: false as const, existing: await store.read(r.scope, r.key) } : await store.reserve(r);
+    const reserved = reading
+      ? { reserved: false as const, existing: await store.read(r.scope, r.key) }
+      : await store.reserve(r);
     if (reserved.reserved) return reserved.record;
     const decision = decide(reserved.existing, r.fingerprint, config);
     if (overCap && (decision.action === "vanished" || decision.action === "renew")) {
@@ -39,7 +46,11 @@ export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: Co
         return decision.record;
       case "mismatch":
         count(CounterEvent.MISMATCHES);
-        throw new IdempotencyError(Reason.KEY_REUSED, "This Idempotency-Key was already used for a different request", { record: decision.record });
+        throw new IdempotencyError(
+          Reason.KEY_REUSED,
+          "This Idempotency-Key was already used for a different request",
+          { record: decision.record },
+        );
       case "wait":
         if (wait && (await waitForSettle(deps, r, decision.record, wait))) {
           pass--; // woken, or the wait or the lease ran out: look at the key once more
@@ -47,7 +58,11 @@ export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: Co
           continue;
         }
         count(CounterEvent.CONFLICTS);
-        throw inProgress("A request with this Idempotency-Key is still in progress", decision.retryAfterSeconds, decision.record);
+        throw inProgress(
+          "A request with this Idempotency-Key is still in progress",
+          decision.retryAfterSeconds,
+          decision.record,
+        );
       case "take_over": {
         const taken = await store.takeOver(decision.record, r);
         if (taken) {
@@ -73,7 +88,11 @@ export async function acquire(deps: EngineDeps, r: ReserveRequest, count: (e: Co
   throw inProgress("This Idempotency-Key is changing hands; retry shortly", 1);
 }
 
-export function inProgress(message: string, retryAfterSeconds: number, record?: KeyRecord): IdempotencyError {
+export function inProgress(
+  message: string,
+  retryAfterSeconds: number,
+  record?: KeyRecord,
+): IdempotencyError {
   return new IdempotencyError(Reason.IN_PROGRESS, message, { retryAfterSeconds, record });
 }
 

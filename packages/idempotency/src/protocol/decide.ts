@@ -12,7 +12,11 @@ export type Decision =
   | { action: "renew"; record: KeyRecord }
   | { action: "vanished" };
 
-export function decide(existing: KeyRecord | null, requestFingerprint: string, config: EngineConfig): Decision {
+export function decide(
+  existing: KeyRecord | null,
+  requestFingerprint: string,
+  config: EngineConfig,
+): Decision {
   if (!existing) return { action: "vanished" }; // released or reaped between our insert and read
   const now = existing.dbNow.getTime();
   if (existing.expiresAt.getTime() <= now) return { action: "renew", record: existing };
@@ -25,7 +29,11 @@ export function decide(existing: KeyRecord | null, requestFingerprint: string, c
     case KeyStatus.PROCESSING: {
       const leaseLeftMs = (existing.leaseExpiresAt?.getTime() ?? 0) - now;
       if (leaseLeftMs <= 0) return { action: "take_over", record: existing };
-      return { action: "wait", record: existing, retryAfterSeconds: retryAfter(leaseLeftMs, config) };
+      return {
+        action: "wait",
+        record: existing,
+        retryAfterSeconds: retryAfter(leaseLeftMs, config),
+      };
     }
     default: {
       const unreachable: never = status;

@@ -14,8 +14,12 @@ export interface EngineDeps<TTx extends SqlTransaction = SqlTransaction> {
   pendingReleases: PendingReleases;
   /** Finished answers in memory; absent when this process cannot hear evictions. */
   replayCache?: ReplayCache;
-  /** Requests waiting for a key in flight (Prefer: wait); listening only while LISTEN is connected. */
+  /**
+   * Requests waiting for a key in flight (Prefer: wait); listening only while LISTEN is connected.
+   */
   waiters: KeyWaiters;
-  /** Per scope: the last live-key count and when it was taken (IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS). */
+  /**
+   * Per scope: the last live-key count and when it was taken (IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS).
+   */
   liveKeyCounts: Map<string, { count: number; at: number }>;
 }

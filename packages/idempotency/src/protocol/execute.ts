@@ -6,7 +6,11 @@ import { IdempotencyError } from "../errors.js";
 import { fingerprint } from "../fingerprint.js";
 import { Reason } from "../reasons.js";
 import { classifyStoreFailure, retryAfterOf, StoreFailure } from "../store/unavailable.js";
-import { uniqueViolationIn, uniqueViolationResponse, withFieldsNamed } from "../unique-violation.js";
+import {
+  uniqueViolationIn,
+  uniqueViolationResponse,
+  withFieldsNamed,
+} from "../unique-violation.js";
 import type { HandlerOutcome, Outcome } from "../outcome.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
 import { acquire, inProgress } from "./acquire.js";
@@ -22,7 +26,10 @@ export interface IdempotentRequest {
   /** The operation's name (the tRPC path): part of the fingerprint. */
   procedure: string;
   input: unknown;
-  /** Prefer: wait: how long to wait for the key's first request, if it is in flight (capped by maxWaitMs). */
+  /**
+   * Prefer: wait: how long to wait for the key's first request, if it is in flight (capped by
+   * maxWaitMs).
+   */
   waitMs?: number;
 }
 
@@ -41,25 +48,40 @@ export interface ExecuteOptions {
  * free in time, `store_unavailable` otherwise (also for an error nobody recognises, on the side
  * of "the store failed": it came from the store's own statements), counted as what it was.
  */
-export function storeUnavailable(cause: unknown, count?: (e: CounterEvent) => void): IdempotencyError {
+export function storeUnavailable(
+  cause: unknown,
+  count?: (e: CounterEvent) => void,
+): IdempotencyError {
   if (classifyStoreFailure(cause) === StoreFailure.BUSY) {
     count?.(CounterEvent.STORE_BUSY);
-    return new IdempotencyError(Reason.STORE_BUSY, "The idempotency key store is busy (no connection came free in time); nothing was executed", {
-      cause,
-      retryAfterSeconds: retryAfterOf(cause) ?? 1,
-    });
+    return new IdempotencyError(
+      Reason.STORE_BUSY,
+      "The idempotency key store is busy (no connection came free in time); nothing was executed",
+      {
+        cause,
+        retryAfterSeconds: retryAfterOf(cause) ?? 1,
+      },
+    );
   }
   count?.(CounterEvent.STORE_ERRORS);
-  return new IdempotencyError(Reason.STORE_UNAVAILABLE, "The idempotency key store cannot be reached; nothing was executed", {
-    cause,
-    retryAfterSeconds: 1,
-  });
+  return new IdempotencyError(
+    Reason.STORE_UNAVAILABLE,
+    "The idempotency key store cannot be reached; nothing was executed",
+    {
+      cause,
+      retryAfterSeconds: 1,
+    },
+  );
 }
 
 function commitUnconfirmed(): IdempotencyError {
-  return new IdempotencyError(Reason.COMMIT_UNCONFIRMED, "Committed on the primary, but the synchronous standby did not confirm it; retry with the same key", {
-    retryAfterSeconds: 1,
-  });
+  return new IdempotencyError(
+    Reason.COMMIT_UNCONFIRMED,
+    "Committed on the primary, but the synchronous standby did not confirm it; retry with the same key",
+    {
+      retryAfterSeconds: 1,
+    },
+  );
 }
 
 export async function executeIdempotently<TTx extends SqlTransaction>(
@@ -85,17 +107,27 @@ async function run<TTx extends SqlTransaction>(
   wait: WaitBudget | undefined,
   options: ExecuteOptions,
 ): Promise<Outcome> {
-  const count = (event: CounterEvent) => deps.counters.increment(request.scope, request.procedure, event);
+  const count = (event: CounterEvent) =>
+    deps.counters.increment(request.scope, request.procedure, event);
   const print = fingerprint(request.procedure, request.input);
   const stamp = deps.replayCache?.stamp() ?? 0;
   const cached = deps.replayCache?.get(request.scope, request.key, print);
   if (cached) {
     count(cached.kind === "mismatch" ? CounterEvent.MISMATCHES : CounterEvent.REPLAYED);
-    if (cached.kind === "mismatch") throw new IdempotencyError(Reason.KEY_REUSED, "This Idempotency-Key was already used for a different request");
+    if (cached.kind === "mismatch")
+      throw new IdempotencyError(
+        Reason.KEY_REUSED,
+        "This Idempotency-Key was already used for a different request",
+      );
     return cached.outcome;
   }
   const { waitMs: _waitMs, ...reserved } = request;
-  const reserveRequest = { ...reserved, fingerprint: print, leaseMs: deps.config.leaseMs, ttlSeconds: deps.config.ttlSeconds };
+  const reserveRequest = {
+    ...reserved,
+    fingerprint: print,
+    leaseMs: deps.config.leaseMs,
+    ttlSeconds: deps.config.ttlSeconds,
+  };
   let record: KeyRecord;
   try {
     record = await acquire(deps, reserveRequest, count, wait);
@@ -110,7 +142,9 @@ async function run<TTx extends SqlTransaction>(
 
   const result =
     options.transaction === false
-      ? await runOutsideTransaction(deps, record, () => (handler as () => Promise<HandlerOutcome>)())
+      ? await runOutsideTransaction(deps, record, () =>
+          (handler as () => Promise<HandlerOutcome>)(),
+        )
       : await runTransaction(deps, record, handler);
   switch (result.kind) {
     case "completed":
@@ -119,12 +153,26 @@ async function run<TTx extends SqlTransaction>(
       // Committed locally, not confirmed by the standby: not an answer a failover cannot take back.
       // Not remembered either; the retry reads the key (and runs anew if a failover lost it).
       if (deps.store.commitUnconfirmed?.(record)) throw commitUnconfirmed();
-      return remember(deps, record, { kind: "success", response: result.response, replayed: false, expiresAt: record.expiresAt }, stamp, result.stored);
+      return remember(
+        deps,
+        record,
+        {
+          kind: "success",
+          response: result.response,
+          replayed: false,
+          expiresAt: record.expiresAt,
+        },
+        stamp,
+        result.stored,
+      );
     case "deterministic":
       return storeFailure(deps, record, result.response, count, stamp);
     case "fenced":
       count(CounterEvent.FENCED);
-      throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
+      throw inProgress(
+        "This request's lease was taken over by a retry; retry to get its answer",
+        1,
+      );
     case "handler_failed": {
       // The handler's own write hit a unique constraint: the same request would again, so it is
       // stored and replayed like any deterministic failure (the transaction already rolled back).
@@ -173,11 +221,21 @@ async function storeFailure(
   }
   count(CounterEvent.EXECUTED);
   if (storedResponse.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);
-  return remember(deps, record, { kind: "deterministic", response, replayed: false, expiresAt: record.expiresAt }, stamp, storedResponse);
+  return remember(
+    deps,
+    record,
+    { kind: "deterministic", response, replayed: false, expiresAt: record.expiresAt },
+    stamp,
+    storedResponse,
+  );
 }
 
 /** Frees the key for the retry; if the store is gone, keeps trying until it is back. */
-async function release(deps: EngineDeps<any>, record: KeyRecord, count: (e: CounterEvent) => void): Promise<void> {
+async function release(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  count: (e: CounterEvent) => void,
+): Promise<void> {
   try {
     if (await deps.store.release(record)) count(CounterEvent.RELEASED);
   } catch {
@@ -189,18 +247,33 @@ function replayOf(record: KeyRecord): Outcome {
   const omittedBytes = record.responseOmittedBytes ?? undefined;
   const response: StoredResponse = {
     status: record.responseStatus ?? 200,
-    // Rows stored before the HTTP layer have text only; an answer with bytes or without its body has "".
+    // Rows stored before the HTTP layer have text only; an answer with bytes or without its body
+    // has "".
     body: record.responseBody ?? (record.responseBytes || omittedBytes !== undefined ? "" : "null"),
     contentType: record.responseContentType ?? "application/json",
   };
   if (record.responseBytes) response.bytes = record.responseBytes;
   if (record.responseHeaders) response.headers = record.responseHeaders;
   if (omittedBytes !== undefined) response.omittedBytes = omittedBytes;
-  return { kind: record.status === KeyStatus.COMPLETED ? "success" : "deterministic", response, replayed: true, expiresAt: record.expiresAt };
+  return {
+    kind: record.status === KeyStatus.COMPLETED ? "success" : "deterministic",
+    response,
+    replayed: true,
+    expiresAt: record.expiresAt,
+  };
 }
 
-/** Caches the answer as stored (`stored`: without a body too large to store), returns it as answered. */
-function remember(deps: EngineDeps<any>, record: KeyRecord, outcome: Outcome, stamp: number, stored = outcome.response): Outcome {
+/**
+ * Caches the answer as stored (`stored`: without a body too large to store), returns it as
+ * answered.
+ */
+function remember(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  outcome: Outcome,
+  stamp: number,
+  stored = outcome.response,
+): Outcome {
   deps.replayCache?.put(record, { ...outcome, response: stored }, stamp);
   return outcome;
 }

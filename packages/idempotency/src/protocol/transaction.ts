@@ -31,10 +31,12 @@ export async function runTransaction<TTx extends SqlTransaction>(
         const outcome = await handler(tx).catch((error: unknown) => {
           throw new Rollback({ kind: "handler_failed", error });
         });
-        if (outcome.kind === "deterministic") throw new Rollback({ kind: "deterministic", response: outcome.response });
+        if (outcome.kind === "deterministic")
+          throw new Rollback({ kind: "deterministic", response: outcome.response });
         // Fencing: if a retry took our lease over, no row matches and we roll back.
         const stored = forStorage(outcome.response, deps.config.maxStoredBodyBytes);
-        if (!(await deps.store.finish(record, KeyStatus.COMPLETED, stored, tx))) throw new Rollback({ kind: "fenced" });
+        if (!(await deps.store.finish(record, KeyStatus.COMPLETED, stored, tx)))
+          throw new Rollback({ kind: "fenced" });
         return { kind: "completed", response: outcome.response, stored };
       },
       { timeoutMs: deps.config.transactionTimeoutMs },
@@ -49,14 +51,19 @@ export async function runTransaction<TTx extends SqlTransaction>(
  * transaction is held while it runs (a slow call would hold a pooled connection); its answer is
  * stored after it, fenced like a completion. Ends in the same results as runTransaction.
  */
-export async function runOutsideTransaction(deps: EngineDeps<any>, record: KeyRecord, handler: () => Promise<HandlerOutcome>): Promise<TransactionResult> {
+export async function runOutsideTransaction(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  handler: () => Promise<HandlerOutcome>,
+): Promise<TransactionResult> {
   let outcome: HandlerOutcome;
   try {
     outcome = await handler();
   } catch (error) {
     return { kind: "handler_failed", error };
   }
-  if (outcome.kind === "deterministic") return { kind: "deterministic", response: outcome.response };
+  if (outcome.kind === "deterministic")
+    return { kind: "deterministic", response: outcome.response };
   const stored = forStorage(outcome.response, deps.config.maxStoredBodyBytes);
   try {
     if (!(await deps.store.finish(record, KeyStatus.COMPLETED, stored))) return { kind: "fenced" };

@@ -19,7 +19,10 @@ export interface WaitBudget {
 }
 
 /** The wait a request may have: what it asked for, capped by the configuration; none if 0. */
-export function waitBudget(requestedMs: number | undefined, config: EngineConfig): WaitBudget | undefined {
+export function waitBudget(
+  requestedMs: number | undefined,
+  config: EngineConfig,
+): WaitBudget | undefined {
   const ms = Math.min(requestedMs ?? 0, config.maxWaitMs);
   if (!(ms > 0)) return undefined;
   return { deadline: Date.now() + ms, seconds: Math.ceil(ms / 1000), applied: false };
@@ -30,7 +33,12 @@ export function waitBudget(requestedMs: number | undefined, config: EngineConfig
  * it cannot wait (budget spent, or no LISTEN connection to be woken by: then the caller answers
  * 409 as without the preference); true when the caller should look at the key again.
  */
-export async function waitForSettle(deps: EngineDeps, r: ReserveRequest, held: KeyRecord, budget: WaitBudget): Promise<boolean> {
+export async function waitForSettle(
+  deps: EngineDeps,
+  r: ReserveRequest,
+  held: KeyRecord,
+  budget: WaitBudget,
+): Promise<boolean> {
   const leftMs = budget.deadline - Date.now();
   if (leftMs <= 0 || !deps.waiters.listening) return false;
   // Past the lease end the key can be taken over, so there is no use sleeping beyond it.
@@ -49,5 +57,7 @@ export async function waitForSettle(deps: EngineDeps, r: ReserveRequest, held: K
 }
 
 function stillHeld(now: KeyRecord | null, held: KeyRecord): boolean {
-  return now?.id === held.id && now.status === KeyStatus.PROCESSING && now.leaseToken === held.leaseToken;
+  return (
+    now?.id === held.id && now.status === KeyStatus.PROCESSING && now.leaseToken === held.leaseToken
+  );
 }

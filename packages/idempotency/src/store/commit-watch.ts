@@ -17,14 +17,20 @@ import type pg from "pg";
 const CANCELLED_WAIT = /canceling (the )?wait for synchronous replication/i;
 
 export function isUnconfirmedCommitNotice(notice: { message?: string; detail?: string }): boolean {
-  return CANCELLED_WAIT.test(notice.message ?? "") || /committed locally, but might not have been replicated/i.test(notice.detail ?? "");
+  return (
+    CANCELLED_WAIT.test(notice.message ?? "") ||
+    /committed locally, but might not have been replicated/i.test(notice.detail ?? "")
+  );
 }
 
 export class CommitWatch {
   /** Backend pids that received the warning since they were last armed. */
   private readonly unconfirmed = new Set<number>();
 
-  /** Listens on every connection `pool` opens from now on (connections opened before are not watched). */
+  /**
+   * Listens on every connection `pool` opens from now on (connections opened before are not
+   * watched).
+   */
   constructor(pool: pg.Pool) {
     pool.on("connect", (client) => {
       client.on("notice", (notice) => {

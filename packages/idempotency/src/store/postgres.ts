@@ -8,7 +8,16 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { CommitWatch } from "./commit-watch.js";
 import * as SQL from "./sql.js";
-import type { FinalStatus, IdempotencyStore, KeyRecord, PrismaLike, ReserveRequest, ReserveResult, SqlTransaction, StoredResponse } from "./types.js";
+import type {
+  FinalStatus,
+  IdempotencyStore,
+  KeyRecord,
+  PrismaLike,
+  ReserveRequest,
+  ReserveResult,
+  SqlTransaction,
+  StoredResponse,
+} from "./types.js";
 
 /** A statement's text, or the text with a name it may be prepared under. */
 export type Sql = string | SQL.NamedStatement;
@@ -46,9 +55,12 @@ export interface PoolRunnerOptions {
  */
 export function poolRunner(pool: pg.Pool, options: PoolRunnerOptions = {}): SqlRunner {
   const config = (sql: Sql, values: unknown[]): pg.QueryConfig =>
-    typeof sql !== "string" && options.prepare ? { name: sql.name, text: sql.text, values } : { text: textOf(sql), values };
+    typeof sql !== "string" && options.prepare
+      ? { name: sql.name, text: sql.text, values }
+      : { text: textOf(sql), values };
   return {
-    query: async <T>(sql: Sql, values: unknown[]) => (await pool.query(config(sql, values))).rows as T[],
+    query: async <T>(sql: Sql, values: unknown[]) =>
+      (await pool.query(config(sql, values))).rows as T[],
     execute: async (sql, values) => (await pool.query(config(sql, values))).rowCount ?? 0,
   };
 }
@@ -68,7 +80,10 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   /** Lease token → the backend pid that ran the completion, until the commit's outcome is read. */
   private readonly completions = new Map<string, number>();
   /** Reads in flight by key, and the one that follows for whoever asked meanwhile (see read). */
-  private readonly reads = new Map<string, { running: Promise<KeyRecord | null>; next?: Promise<KeyRecord | null> }>();
+  private readonly reads = new Map<
+    string,
+    { running: Promise<KeyRecord | null>; next?: Promise<KeyRecord | null> }
+  >();
 
   private readonly settle: (statement: SQL.SettlingStatement) => SQL.NamedStatement;
 
@@ -84,7 +99,15 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveResult> {
-    const values = [r.scope, r.key, r.procedure, r.fingerprint, randomUUID(), r.leaseMs, r.ttlSeconds];
+    const values = [
+      r.scope,
+      r.key,
+      r.procedure,
+      r.fingerprint,
+      randomUUID(),
+      r.leaseMs,
+      r.ttlSeconds,
+    ];
     const [row] = await this.run.query<Flagged>(SQL.RESERVE, values);
     if (row?.inserted) return { reserved: true, record: withoutFlag(row) };
     return { reserved: false, existing: row ? withoutFlag(row) : await this.read(r.scope, r.key) };
@@ -120,12 +143,25 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async takeOver(record: KeyRecord, r: ReserveRequest): Promise<KeyRecord | null> {
-    const [row] = await this.run.query<KeyRecord>(SQL.TAKE_OVER, [record.id, randomUUID(), r.leaseMs, record.scope]);
+    const [row] = await this.run.query<KeyRecord>(SQL.TAKE_OVER, [
+      record.id,
+      randomUUID(),
+      r.leaseMs,
+      record.scope,
+    ]);
     return row ?? null;
   }
 
   async renewExpired(record: KeyRecord, r: ReserveRequest): Promise<KeyRecord | null> {
-    const values = [record.id, randomUUID(), r.leaseMs, r.procedure, r.fingerprint, r.ttlSeconds, record.scope];
+    const values = [
+      record.id,
+      randomUUID(),
+      r.leaseMs,
+      r.procedure,
+      r.fingerprint,
+      r.ttlSeconds,
+      record.scope,
+    ];
     const [row] = await this.run.query<KeyRecord>(SQL.RENEW_EXPIRED, values);
     return row ?? null;
   }
@@ -134,7 +170,12 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
     return this.prisma.$transaction(fn, { timeout: options.timeoutMs, maxWait: options.timeoutMs });
   }
 
-  async finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean> {
+  async finish(
+    record: KeyRecord,
+    status: FinalStatus,
+    response: StoredResponse,
+    tx?: TTx,
+  ): Promise<boolean> {
     const values = [
       record.id,
       record.leaseToken,
@@ -147,7 +188,10 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
       response.omittedBytes ?? null,
       record.scope,
     ];
-    const [row] = await (tx ? runnerOf(tx) : this.run).query<{ pid: number }>(this.settle(SQL.FINISH), values);
+    const [row] = await (tx ? runnerOf(tx) : this.run).query<{ pid: number }>(
+      this.settle(SQL.FINISH),
+      values,
+    );
     if (row && tx && this.watch && record.leaseToken) {
       this.watch.arm(row.pid);
       this.completions.set(record.leaseToken, row.pid);
@@ -163,7 +207,10 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   }
 
   async release(record: KeyRecord): Promise<boolean> {
-    return (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken, record.scope])).length === 1;
+    return (
+      (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken, record.scope]))
+        .length === 1
+    );
   }
 
   async countLive(scope: string, limit: number): Promise<number> {

@@ -51,7 +51,10 @@ export const RESERVE = named(
   WHERE "scope" = $1 AND "key" = $2 AND NOT EXISTS (SELECT 1 FROM "inserted")`,
 );
 
-export const READ = named("read", `SELECT ${COLUMNS} FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`);
+export const READ = named(
+  "read",
+  `SELECT ${COLUMNS} FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
+);
 
 /** $1 id, $2 new lease token, $3 lease ms, $4 scope. */
 export const TAKE_OVER = named(
@@ -63,7 +66,9 @@ export const TAKE_OVER = named(
   RETURNING ${COLUMNS}`,
 );
 
-/** $1 id, $2 new lease token, $3 lease ms, $4 procedure, $5 fingerprint, $6 ttl seconds, $7 scope. */
+/**
+ * $1 id, $2 new lease token, $3 lease ms, $4 procedure, $5 fingerprint, $6 ttl seconds, $7 scope.
+ */
 export const RENEW_EXPIRED = named(
   "renew_expired",
   `
@@ -89,7 +94,10 @@ export interface SettlingStatement {
 }
 
 const settling = (name: string, change: string): SettlingStatement => ({
-  plain: named(name, `WITH "done" AS (${change} RETURNING 1) SELECT 1 AS "n", pg_backend_pid() AS "pid" FROM "done"`),
+  plain: named(
+    name,
+    `WITH "done" AS (${change} RETURNING 1) SELECT 1 AS "n", pg_backend_pid() AS "pid" FROM "done"`,
+  ),
   notifying: named(
     `${name}_notify`,
     `WITH "done" AS (${change} RETURNING "scope", "key")

@@ -11,7 +11,10 @@ export interface SqlTransaction {
 
 /** What the engine needs of a Prisma client: interactive transactions and raw SQL. */
 export interface PrismaLike<TTx extends SqlTransaction = SqlTransaction> extends SqlTransaction {
-  $transaction<R>(fn: (tx: TTx) => Promise<R>, options?: { maxWait?: number; timeout?: number }): Promise<R>;
+  $transaction<R>(
+    fn: (tx: TTx) => Promise<R>,
+    options?: { maxWait?: number; timeout?: number },
+  ): Promise<R>;
 }
 
 /** The answer as stored and replayed: status, the body's exact text, its content type. */
@@ -21,9 +24,14 @@ export interface StoredResponse {
   body: string;
   /** "" for an answer without a Content-Type. */
   contentType: string;
-  /** The body's exact bytes, when they are not UTF-8 text that PostgreSQL's text type can hold (the HTTP layer). */
+  /**
+   * The body's exact bytes, when they are not UTF-8 text that PostgreSQL's text type can hold (the
+   * HTTP layer).
+   */
   bytes?: Uint8Array;
-  /** Headers replayed with the answer besides Content-Type, in order (the HTTP layer's allow-list). */
+  /**
+   * Headers replayed with the answer besides Content-Type, in order (the HTTP layer's allow-list).
+   */
   headers?: [name: string, value: string][];
   /**
    * Set when the body was larger than the largest stored answer (`maxStoredBodyBytes`): the
@@ -64,7 +72,8 @@ export interface ReserveRequest {
   ttlSeconds: number;
 }
 
-export type ReserveResult = { reserved: true; record: KeyRecord } | { reserved: false; existing: KeyRecord | null };
+export type ReserveResult =
+  { reserved: true; record: KeyRecord } | { reserved: false; existing: KeyRecord | null };
 
 /** How a key ends: COMPLETED commits with the business write, FAILED after its rollback. */
 export type FinalStatus = Exclude<KeyStatus, "PROCESSING">;
@@ -75,7 +84,9 @@ export interface IdempotencyStore<TTx extends SqlTransaction = SqlTransaction> {
   read(scope: string, key: string): Promise<KeyRecord | null>;
   /** PROCESSING with an expired lease → a new lease, attempts + 1. Null if someone else won. */
   takeOver(record: KeyRecord, request: ReserveRequest): Promise<KeyRecord | null>;
-  /** Past its retention → reserved anew for this request, as if absent. Null if someone else won. */
+  /**
+   * Past its retention → reserved anew for this request, as if absent. Null if someone else won.
+   */
   renewExpired(record: KeyRecord, request: ReserveRequest): Promise<KeyRecord | null>;
   /** Runs `fn` in one transaction: the business write and `finish` commit together. */
   transaction<T>(fn: (tx: TTx) => Promise<T>, options: { timeoutMs: number }): Promise<T>;
@@ -84,7 +95,12 @@ export interface IdempotencyStore<TTx extends SqlTransaction = SqlTransaction> {
    * over. Inside the business transaction when `tx` is given (completion), on its own otherwise
    * (a deterministic failure, after the business rollback).
    */
-  finish(record: KeyRecord, status: FinalStatus, response: StoredResponse, tx?: TTx): Promise<boolean>;
+  finish(
+    record: KeyRecord,
+    status: FinalStatus,
+    response: StoredResponse,
+    tx?: TTx,
+  ): Promise<boolean>;
   /**
    * After the business transaction committed: true if PostgreSQL reported that its wait for the
    * synchronous standby was cancelled (committed locally, perhaps not replicated). Optional: a
@@ -93,7 +109,9 @@ export interface IdempotencyStore<TTx extends SqlTransaction = SqlTransaction> {
   commitUnconfirmed?(record: KeyRecord): boolean;
   /** Deletes the key (fenced) so a retry runs anew. */
   release(record: KeyRecord): Promise<boolean>;
-  /** The columns of the unique index named `index` (a driver that names only the index), in order. */
+  /**
+   * The columns of the unique index named `index` (a driver that names only the index), in order.
+   */
   indexColumns?(index: string): Promise<string[]>;
   /** Live (unexpired) keys in a scope, counted up to `limit`. */
   countLive(scope: string, limit: number): Promise<number>;

@@ -15,9 +15,20 @@ export const StoreFailure = {
 export type StoreFailure = (typeof StoreFailure)[keyof typeof StoreFailure];
 
 /** Node socket errors that mean the server is not there. */
-const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const SOCKET_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
-/** PostgreSQL SQLSTATEs of a server going away: class 08 (connection exception), shutdowns, too many connections. */
+/**
+ * PostgreSQL SQLSTATEs of a server going away: class 08 (connection exception), shutdowns, too many
+ * connections.
+ */
 function isUnavailableSqlState(code: string): boolean {
   return code.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(code);
 }
@@ -29,14 +40,21 @@ const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017"]);
 const PRISMA_BUSY = "P2024";
 
 /** Driver-adapter error kinds (@prisma/driver-adapter-utils) that mean the server is gone. */
-const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections", "TransactionAlreadyClosed"]);
+const ADAPTER_KINDS = new Set([
+  "DatabaseNotReachable",
+  "ConnectionClosed",
+  "SocketTimeout",
+  "TooManyConnections",
+  "TransactionAlreadyClosed",
+]);
 
 /**
  * pg-pool's words when every connection stayed checked out for connectionTimeoutMillis (a new
  * connection that does not come up in time is "Connection terminated due to connection
  * timeout": unavailable).
  */
-const BUSY_MESSAGES = /timeout exceeded when trying to connect|Timed out fetching a new connection from the connection pool/i;
+const BUSY_MESSAGES =
+  /timeout exceeded when trying to connect|Timed out fetching a new connection from the connection pool/i;
 
 /** pg and the pool say these in words only. */
 const UNAVAILABLE_MESSAGES =
@@ -53,13 +71,21 @@ export const POOL_QUEUE_FULL = "POOL_QUEUE_FULL";
 function classifyOne(error: Record<string, unknown>): StoreFailure | null {
   const code = typeof error.code === "string" ? error.code : undefined;
   const message = typeof error.message === "string" ? error.message : "";
-  if (code === PRISMA_BUSY || code === POOL_QUEUE_FULL || BUSY_MESSAGES.test(message)) return StoreFailure.BUSY;
-  if (code && (SOCKET_CODES.has(code) || PRISMA_UNAVAILABLE.has(code) || (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)))) {
+  if (code === PRISMA_BUSY || code === POOL_QUEUE_FULL || BUSY_MESSAGES.test(message))
+    return StoreFailure.BUSY;
+  if (
+    code &&
+    (SOCKET_CODES.has(code) ||
+      PRISMA_UNAVAILABLE.has(code) ||
+      (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)))
+  ) {
     return StoreFailure.UNAVAILABLE;
   }
   const originalCode = error.originalCode;
-  if (typeof originalCode === "string" && isUnavailableSqlState(originalCode)) return StoreFailure.UNAVAILABLE;
-  if (typeof error.kind === "string" && ADAPTER_KINDS.has(error.kind)) return StoreFailure.UNAVAILABLE;
+  if (typeof originalCode === "string" && isUnavailableSqlState(originalCode))
+    return StoreFailure.UNAVAILABLE;
+  if (typeof error.kind === "string" && ADAPTER_KINDS.has(error.kind))
+    return StoreFailure.UNAVAILABLE;
   return UNAVAILABLE_MESSAGES.test(message) ? StoreFailure.UNAVAILABLE : null;
 }
 
@@ -82,7 +108,10 @@ export function classifyStoreFailure(error: unknown, depth = 0): StoreFailure | 
   return null;
 }
 
-/** Whether the store could not serve (busy or unavailable): a 503 and a retry, not the caller's fault. */
+/**
+ * Whether the store could not serve (busy or unavailable): a 503 and a retry, not the caller's
+ * fault.
+ */
 export function isStoreUnavailable(error: unknown): boolean {
   return classifyStoreFailure(error) !== null;
 }

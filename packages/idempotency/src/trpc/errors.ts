@@ -20,6 +20,11 @@ export function toTRPCError(error: IdempotencyError): TRPCError {
 }
 
 export function replayedError(stored: StoredError, status: number): TRPCError {
-  const code = stored.code ?? TRPC_CODE_BY_STATUS[status as keyof typeof TRPC_CODE_BY_STATUS] ?? "BAD_REQUEST";
-  return new TRPCError({ code, message: stored.message, cause: new StoredFailure(stored.reason, stored.message, stored.fields) });
+  const code =
+    stored.code ?? TRPC_CODE_BY_STATUS[status as keyof typeof TRPC_CODE_BY_STATUS] ?? "BAD_REQUEST";
+  return new TRPCError({
+    code,
+    message: stored.message,
+    cause: new StoredFailure(stored.reason, stored.message, stored.fields),
+  });
 }

@@ -12,9 +12,12 @@ export interface HttpAccess {
 
 /**
  * The HttpAccess of a request through `fetchRequestHandler`: call it in `createContext` and put
- * the result on your context, e.g. `createContext: (opts) => ({ ...yours, http: fetchHttpAccess(opts) })`.
+ * the result on your context, e.g. `createContext: (opts) => ({ ...yours, http:
+ * fetchHttpAccess(opts) })`.
  */
-export function fetchHttpAccess(opts: Pick<FetchCreateContextFnOptions, "req" | "resHeaders" | "info">): HttpAccess {
+export function fetchHttpAccess(
+  opts: Pick<FetchCreateContextFnOptions, "req" | "resHeaders" | "info">,
+): HttpAccess {
   return {
     header: (name) => opts.req.headers.get(name),
     setHeader: (name, value) => opts.resHeaders.set(name, value),

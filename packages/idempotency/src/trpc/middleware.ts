@@ -37,9 +37,15 @@ export interface TRPCInstanceLike {
 export interface IdempotencyMiddlewareOptions<TCtx, TTx extends SqlTransaction> {
   /** The engine (one per process), or how to find it on the context. */
   engine: IdempotencyEngine<TTx> | ((ctx: NoInfer<TCtx>) => IdempotencyEngine<TTx>);
-  /** The key's scope: always from authentication (or a fixed value in an app without it), never from the body. */
+  /**
+   * The key's scope: always from authentication (or a fixed value in an app without it), never from
+   * the body.
+   */
   scope: (ctx: TCtx) => string | Promise<string>;
-  /** The request's headers and the answer's, e.g. `(ctx) => ctx.http` with `fetchHttpAccess` in createContext. */
+  /**
+   * The request's headers and the answer's, e.g. `(ctx) => ctx.http` with `fetchHttpAccess` in
+   * createContext.
+   */
   http: (ctx: NoInfer<TCtx>) => HttpAccess | undefined;
 }
 
@@ -53,9 +59,15 @@ export interface IdempotentContext<TTx> {
  * The middleware for `t.procedure.use(…)` on mutations: `ctx.tx` and `ctx.idempotencyKey` are
  * typed in the handler. `t` gives the router's transformer, so stored answers keep their types.
  */
-export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(t: TRPCInstanceLike, options: IdempotencyMiddlewareOptions<TCtx, TTx>) {
+export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
+  t: TRPCInstanceLike,
+  options: IdempotencyMiddlewareOptions<TCtx, TTx>,
+) {
   const { output } = t._config.transformer;
-  const engineOf = typeof options.engine === "function" ? options.engine : () => options.engine as IdempotencyEngine<TTx>;
+  const engineOf =
+    typeof options.engine === "function"
+      ? options.engine
+      : () => options.engine as IdempotencyEngine<TTx>;
   type Result = MiddlewareResult<IdempotentContext<TTx>>;
 
   return async function idempotency(opts: {
@@ -63,14 +75,22 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(t:
     path: string;
     type: string;
     getRawInput: () => Promise<unknown>;
-    next: (opts: { ctx: IdempotentContext<TTx>; getRawInput: () => Promise<unknown> }) => Promise<Result>;
+    next: (opts: {
+      ctx: IdempotentContext<TTx>;
+      getRawInput: () => Promise<unknown>;
+    }) => Promise<Result>;
   }): Promise<Result> {
     const { ctx, path, next } = opts;
-    if (opts.type !== "mutation") throw new Error(`idempotency applies to mutations only (${path} is a ${opts.type})`);
+    if (opts.type !== "mutation")
+      throw new Error(`idempotency applies to mutations only (${path} is a ${opts.type})`);
     const http = options.http(ctx);
-    if (!http) throw new Error(`idempotency needs HTTP access on the context (${path} was called without it, e.g. through a server-side caller)`);
+    if (!http)
+      throw new Error(
+        `idempotency needs HTTP access on the context (${path} was called without it, e.g. through a server-side caller)`,
+      );
     if (http.batchSize > 1) {
-      const message = "A batch of mutations cannot be idempotent: send each mutation on its own, with its own Idempotency-Key";
+      const message =
+        "A batch of mutations cannot be idempotent: send each mutation on its own, with its own Idempotency-Key";
       throw toTRPCError(new IdempotencyError(Reason.BATCH_NOT_ALLOWED, message));
     }
     const parsed = parseIdempotencyKey(http.header(Header.KEY));
@@ -95,30 +115,49 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(t:
         const result = await next({ ctx: { tx, idempotencyKey: parsed.key }, getRawInput });
         if (result.ok) {
           firstResult = result;
-          return { kind: "success", response: { status: 200, body: JSON.stringify(output.serialize(result.data) ?? null), contentType: JSON_TYPE } };
+          return {
+            kind: "success",
+            response: {
+              status: 200,
+              body: JSON.stringify(output.serialize(result.data) ?? null),
+              contentType: JSON_TYPE,
+            },
+          };
         }
         const status = getHTTPStatusCodeFromError(result.error);
         // Transient: the engine releases the key (or, for a unique violation, stores a 409).
         if (status < 400 || status >= 500) throw result.error;
-        // Invalid input is recorded nowhere (it may be the parser's 400): released, passed on as is.
+        // Invalid input is recorded nowhere (it may be the parser's 400): released, passed on as
+        // is.
         if (parsedAfter && result.error.code === "BAD_REQUEST") throw result.error;
-        const stored: StoredError = { code: result.error.code, message: result.error.message, reason: reasonOf(result.error) };
-        return { kind: "deterministic", response: { status, body: JSON.stringify(stored), contentType: JSON_TYPE } };
+        const stored: StoredError = {
+          code: result.error.code,
+          message: result.error.message,
+          reason: reasonOf(result.error),
+        };
+        return {
+          kind: "deterministic",
+          response: { status, body: JSON.stringify(stored), contentType: JSON_TYPE },
+        };
       });
     } catch (error) {
       if (!(error instanceof IdempotencyError)) throw error;
-      if (error.retryAfterSeconds !== undefined) http.setHeader(Header.RETRY_AFTER, String(error.retryAfterSeconds));
-      if (error.appliedWaitSeconds !== undefined) http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
+      if (error.retryAfterSeconds !== undefined)
+        http.setHeader(Header.RETRY_AFTER, String(error.retryAfterSeconds));
+      if (error.appliedWaitSeconds !== undefined)
+        http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
       throw toTRPCError(error);
     }
 
     http.setHeader(Header.EXPIRES, outcome.expiresAt.toUTCString());
-    if (outcome.appliedWaitSeconds !== undefined) http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
+    if (outcome.appliedWaitSeconds !== undefined)
+      http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
     if (outcome.replayed) http.setHeader(Header.REPLAYED, "true");
     // The first answer and every replay are built from the stored text alone.
     const { response } = outcome;
     if (response.omittedBytes !== undefined) throw toTRPCError(bodyOmitted(response.omittedBytes));
-    if (outcome.kind === "deterministic") throw replayedError(JSON.parse(response.body) as StoredError, response.status);
+    if (outcome.kind === "deterministic")
+      throw replayedError(JSON.parse(response.body) as StoredError, response.status);
     const data: unknown = output.deserialize(JSON.parse(response.body));
     if (firstResult?.ok) return { ...firstResult, data };
     // A replay: the handler does not run, so there is no next() result to pass on; this is the

@@ -10,7 +10,8 @@ export interface Request {
 }
 
 export type KeyState =
-  { status: "processing"; fp: string; leaseLive: boolean } | { status: "completed" | "failed"; fp: string; answer: { status: number; body: unknown } };
+  | { status: "processing"; fp: string; leaseLive: boolean }
+  | { status: "completed" | "failed"; fp: string; answer: { status: number; body: unknown } };
 
 export interface Model {
   keys: Map<string, KeyState>;
@@ -26,7 +27,11 @@ export interface Expected {
 }
 
 const fpOf = (r: Request) => `${r.variant}:${r.mode}`;
-const execute = (r: Request): Expected => ({ status: r.mode === "ok" ? 200 : 412, replayed: false, executes: true });
+const execute = (r: Request): Expected => ({
+  status: r.mode === "ok" ? 200 : 412,
+  replayed: false,
+  executes: true,
+});
 
 export function expectedAnswer(m: Readonly<Model>, r: Request): Expected {
   const k = m.keys.get(r.key);
@@ -45,17 +50,28 @@ export function expectedAnswer(m: Readonly<Model>, r: Request): Expected {
   }
 }
 
-/** The model after `r`, given the body the engine answered when it executed (the effect's id is the engine's). */
+/**
+ * The model after `r`, given the body the engine answered when it executed (the effect's id is the
+ * engine's).
+ */
 export function modelAfter(m: Readonly<Model>, r: Request, answer: { body: unknown }): Model {
   const next: Model = { keys: new Map(m.keys), effects: new Map(m.effects) };
   const e = expectedAnswer(m, r);
   if (!e.executes) return next;
   if (r.mode === "ok") {
     next.effects.set(r.key, (next.effects.get(r.key) ?? 0) + 1);
-    next.keys.set(r.key, { status: "completed", fp: fpOf(r), answer: { status: 200, body: answer.body } });
+    next.keys.set(r.key, {
+      status: "completed",
+      fp: fpOf(r),
+      answer: { status: 200, body: answer.body },
+    });
   } else {
     // A deterministic failure rolls its effect back and is stored, to be replayed.
-    next.keys.set(r.key, { status: "failed", fp: fpOf(r), answer: { status: 412, body: answer.body } });
+    next.keys.set(r.key, {
+      status: "failed",
+      fp: fpOf(r),
+      answer: { status: 412, body: answer.body },
+    });
   }
   return next;
 }

@@ -26,21 +26,32 @@ interface Real {
   prefix: string;
 }
 
-const inputOf = (r: Real, req: Request) => ({ value: `${r.prefix}-${req.key}-${req.variant}`, mode: req.mode as Mode });
+const inputOf = (r: Real, req: Request) => ({
+  value: `${r.prefix}-${req.key}-${req.variant}`,
+  mode: req.mode as Mode,
+});
 const keyOf = (r: Real, key: string) => `${r.prefix}-${key}`;
-const send = (r: Real, req: Request): Promise<Answer> => wrapperEntry.call(r.db, { key: keyOf(r, req.key), input: inputOf(r, req) });
+const send = (r: Real, req: Request): Promise<Answer> =>
+  wrapperEntry.call(r.db, { key: keyOf(r, req.key), input: inputOf(r, req) });
 
 async function keyRowId(r: Real, key: string): Promise<string | null> {
-  const row = await r.db.idempotencyKey.findUnique({ where: { scope_key: { scope: SCOPE, key: keyOf(r, key) } }, select: { id: true } });
+  const row = await r.db.idempotencyKey.findUnique({
+    where: { scope_key: { scope: SCOPE, key: keyOf(r, key) } },
+    select: { id: true },
+  });
   return row?.id ?? null;
 }
 
 /** The real stored state, in the model's terms, and the committed effects per key. */
-async function observe(r: Real): Promise<{ keys: Record<string, string>; effects: Record<string, number> }> {
+async function observe(
+  r: Real,
+): Promise<{ keys: Record<string, string>; effects: Record<string, number> }> {
   const keys: Record<string, string> = {};
   const effects: Record<string, number> = {};
   for (const key of KEYS) {
-    const rows = await r.db.$queryRaw<{ status: string; live: boolean; responseStatus: number | null }[]>`
+    const rows = await r.db.$queryRaw<
+      { status: string; live: boolean; responseStatus: number | null }[]
+    >`
       SELECT "status"::text AS "status", coalesce("leaseExpiresAt" > now(), false) AS "live", "responseStatus"
       FROM "IdempotencyKey" WHERE "scope" = ${SCOPE} AND "key" = ${keyOf(r, key)}`;
     const row = rows[0];
@@ -49,18 +60,27 @@ async function observe(r: Real): Promise<{ keys: Record<string, string>; effects
       : row.status === "PROCESSING"
         ? `processing:${row.live ? "live" : "expired"}`
         : `${row.status.toLowerCase()}:${row.responseStatus}`;
-    const [n] = await r.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS "n" FROM "TestEffect" WHERE "value" LIKE ${`${r.prefix}-${key}-%`}`;
+    const [n] = await r.db.$queryRaw<
+      { n: number }[]
+    >`SELECT count(*)::int AS "n" FROM "TestEffect" WHERE "value" LIKE ${`${r.prefix}-${key}-%`}`;
     effects[key] = n!.n;
   }
   return { keys, effects };
 }
 
-function describeModel(m: Model): { keys: Record<string, string>; effects: Record<string, number> } {
+function describeModel(m: Model): {
+  keys: Record<string, string>;
+  effects: Record<string, number>;
+} {
   const keys: Record<string, string> = {};
   const effects: Record<string, number> = {};
   for (const key of KEYS) {
     const k = m.keys.get(key);
-    keys[key] = !k ? "absent" : k.status === "processing" ? `processing:${k.leaseLive ? "live" : "expired"}` : `${k.status}:${k.answer.status}`;
+    keys[key] = !k
+      ? "absent"
+      : k.status === "processing"
+        ? `processing:${k.leaseLive ? "live" : "expired"}`
+        : `${k.status}:${k.answer.status}`;
     effects[key] = m.effects.get(key) ?? 0;
   }
   return { keys, effects };
@@ -73,9 +93,13 @@ async function checkState(m: Model, r: Real): Promise<void> {
 /** What the engine answered, compared with what the model says it must answer. */
 function checkAnswer(m: Model, req: Request, answer: Answer): void {
   const expected = expectedAnswer(m, req);
-  expect({ status: answer.status, replayed: answer.replayed }).toEqual({ status: expected.status, replayed: expected.replayed });
+  expect({ status: answer.status, replayed: answer.replayed }).toEqual({
+    status: expected.status,
+    replayed: expected.replayed,
+  });
   const k = m.keys.get(req.key);
-  if (expected.replayed && k && k.status !== "processing") expect(answer.body).toEqual(k.answer.body);
+  if (expected.replayed && k && k.status !== "processing")
+    expect(answer.body).toEqual(k.answer.body);
 }
 
 class SendCommand implements fc.AsyncCommand<Model, Real> {
@@ -90,7 +114,8 @@ class SendCommand implements fc.AsyncCommand<Model, Real> {
     Object.assign(m, modelAfter(m, this.req, answer));
     await checkState(m, r);
   }
-  toString = () => `${this.answerLost ? "SendAndLoseAnswer" : "Send"}(${this.req.key}, ${this.req.variant}, ${this.req.mode})`;
+  toString = () =>
+    `${this.answerLost ? "SendAndLoseAnswer" : "Send"}(${this.req.key}, ${this.req.variant}, ${this.req.mode})`;
 }
 
 /** Two identical requests at once: one executes; the other replays it or is told to wait (409). */
@@ -105,7 +130,8 @@ class DuplicateCommand implements fc.AsyncCommand<Model, Real> {
       const others = answers.filter((a) => a !== executed[0]);
       expect(executed.length).toBeGreaterThanOrEqual(1);
       for (const a of others) expect([expected.status, 409]).toContain(a.status);
-      for (const a of others) if (a.status === expected.status) expect(a.body).toEqual(executed[0]!.body);
+      for (const a of others)
+        if (a.status === expected.status) expect(a.body).toEqual(executed[0]!.body);
       Object.assign(m, modelAfter(m, this.req, executed[0]!));
     } else {
       for (const a of answers) checkAnswer(m, this.req, a);
@@ -115,7 +141,10 @@ class DuplicateCommand implements fc.AsyncCommand<Model, Real> {
   toString = () => `Duplicate(${this.req.key}, ${this.req.variant})`;
 }
 
-/** The process died between the reservation and the commit: the key is PROCESSING, nothing else happened. */
+/**
+ * The process died between the reservation and the commit: the key is PROCESSING, nothing else
+ * happened.
+ */
 class CrashBeforeCommitCommand implements fc.AsyncCommand<Model, Real> {
   constructor(readonly req: Request) {}
   check = (m: Readonly<Model>) => !m.keys.has(this.req.key);
@@ -130,18 +159,28 @@ class CrashBeforeCommitCommand implements fc.AsyncCommand<Model, Real> {
       ttlSeconds: config.ttlSeconds,
     });
     expect(reserved.reserved).toBe(true);
-    m.keys.set(this.req.key, { status: "processing", fp: `${this.req.variant}:${this.req.mode}`, leaseLive: true });
+    m.keys.set(this.req.key, {
+      status: "processing",
+      fp: `${this.req.variant}:${this.req.mode}`,
+      leaseLive: true,
+    });
     await checkState(m, r);
   }
   toString = () => `CrashBeforeCommit(${this.req.key}, ${this.req.variant}, ${this.req.mode})`;
 }
 
-/** The client of a crashed request retries with the same input: 409 while the lease lives, a takeover after. */
+/**
+ * The client of a crashed request retries with the same input: 409 while the lease lives, a
+ * takeover after.
+ */
 class RetryInFlightCommand implements fc.AsyncCommand<Model, Real> {
   constructor(readonly key: Key) {}
   check = (m: Readonly<Model>) => m.keys.get(this.key)?.status === "processing";
   async run(m: Model, r: Real): Promise<void> {
-    const [variant, mode] = m.keys.get(this.key)!.fp.split(":") as [Request["variant"], Request["mode"]];
+    const [variant, mode] = m.keys.get(this.key)!.fp.split(":") as [
+      Request["variant"],
+      Request["mode"],
+    ];
     await new SendCommand({ key: this.key, variant, mode }, false).run(m, r);
   }
   toString = () => `RetryInFlight(${this.key})`;
@@ -151,15 +190,22 @@ class ExpireLeaseCommand implements fc.AsyncCommand<Model, Real> {
   constructor(readonly key: Key) {}
   check = (m: Readonly<Model>) => m.keys.get(this.key)?.status === "processing";
   async run(m: Model, r: Real): Promise<void> {
-    await r.db.$executeRaw`UPDATE "IdempotencyKey" SET "leaseExpiresAt" = now() - interval '1 second'
+    await r.db
+      .$executeRaw`UPDATE "IdempotencyKey" SET "leaseExpiresAt" = now() - interval '1 second'
       WHERE "scope" = ${SCOPE} AND "key" = ${keyOf(r, this.key)}`;
-    m.keys.set(this.key, { ...(m.keys.get(this.key) as { status: "processing"; fp: string; leaseLive: boolean }), leaseLive: false });
+    m.keys.set(this.key, {
+      ...(m.keys.get(this.key) as { status: "processing"; fp: string; leaseLive: boolean }),
+      leaseLive: false,
+    });
     await checkState(m, r);
   }
   toString = () => `ExpireLease(${this.key})`;
 }
 
-/** The operator's bust or release (engine.removeKey, as an admin procedure calls it): allowed on finished (bust) or stuck keys only. */
+/**
+ * The operator's bust or release (engine.removeKey, as an admin procedure calls it): allowed on
+ * finished (bust) or stuck keys only.
+ */
 class RemoveCommand implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly key: Key,
@@ -171,7 +217,9 @@ class RemoveCommand implements fc.AsyncCommand<Model, Real> {
     const k = m.keys.get(this.key)!;
     const stuck = k.status === "processing" && !k.leaseLive;
     const allowed = this.verb === "bust" ? k.status !== "processing" || stuck : stuck;
-    const result = id ? await r.db.$transaction((tx) => engineFor(r.db).removeKey(tx, id, this.verb)) : { removed: false };
+    const result = id
+      ? await r.db.$transaction((tx) => engineFor(r.db).removeKey(tx, id, this.verb))
+      : { removed: false };
     expect(result.removed).toBe(allowed);
     if (allowed) m.keys.delete(this.key);
     await checkState(m, r);
@@ -179,12 +227,15 @@ class RemoveCommand implements fc.AsyncCommand<Model, Real> {
   toString = () => `${this.verb === "bust" ? "Bust" : "Release"}(${this.key})`;
 }
 
-/** The sweeper (window 0) releases every expired lease; the reaper deletes a key past its retention. */
+/**
+ * The sweeper (window 0) releases every expired lease; the reaper deletes a key past its retention.
+ */
 class SweepCommand implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     await sweepStuckKeys(runnerOf(r.db), { graceSeconds: 0 });
-    for (const [key, k] of m.keys) if (k.status === "processing" && !k.leaseLive) m.keys.delete(key);
+    for (const [key, k] of m.keys)
+      if (k.status === "processing" && !k.leaseLive) m.keys.delete(key);
     await checkState(m, r);
   }
   toString = () => "Sweep";
@@ -192,7 +243,8 @@ class SweepCommand implements fc.AsyncCommand<Model, Real> {
 
 class ReapCommand implements fc.AsyncCommand<Model, Real> {
   constructor(readonly key: Key) {}
-  check = (m: Readonly<Model>) => m.keys.has(this.key) && m.keys.get(this.key)!.status !== "processing";
+  check = (m: Readonly<Model>) =>
+    m.keys.has(this.key) && m.keys.get(this.key)!.status !== "processing";
   async run(m: Model, r: Real): Promise<void> {
     await r.db.$executeRaw`UPDATE "IdempotencyKey" SET "expiresAt" = now() - interval '1 second'
       WHERE "scope" = ${SCOPE} AND "key" = ${keyOf(r, this.key)}`;
@@ -204,7 +256,11 @@ class ReapCommand implements fc.AsyncCommand<Model, Real> {
 }
 
 const key = fc.constantFrom(...KEYS);
-const request = fc.record({ key, variant: fc.constantFrom("a", "b"), mode: fc.constantFrom<"ok" | "deterministic">("ok", "ok", "deterministic") });
+const request = fc.record({
+  key,
+  variant: fc.constantFrom("a", "b"),
+  mode: fc.constantFrom<"ok" | "deterministic">("ok", "ok", "deterministic"),
+});
 const commands = fc.commands(
   [
     request.map((req) => new SendCommand(req, false)),
@@ -229,8 +285,14 @@ const realFor = (): Real => ({ db: t.db, prefix: `m${++runs}-${Date.now().toStri
 describe("the protocol against its model", () => {
   it("answers and stores what the model says, after every step of random streams", async () => {
     await fc.assert(
-      fc.asyncProperty(commands, (cmds) => fc.asyncModelRun(() => ({ model: { keys: new Map(), effects: new Map() }, real: realFor() }), cmds)),
-      // Bounded by the number of streams (no time limit: an interrupted run must not hide a failure).
+      fc.asyncProperty(commands, (cmds) =>
+        fc.asyncModelRun(
+          () => ({ model: { keys: new Map(), effects: new Map() }, real: realFor() }),
+          cmds,
+        ),
+      ),
+      // Bounded by the number of streams (no time limit: an interrupted run must not hide a
+      // failure).
       { numRuns: 80 },
     );
   }, 60_000);
@@ -240,7 +302,10 @@ describe("the protocol against its model", () => {
   const regressions: [string, () => fc.AsyncCommand<Model, Real>[]][] = [
     [
       "a retry while the crashed request's lease lives is told to wait",
-      () => [new CrashBeforeCommitCommand({ key: "k2", variant: "a", mode: "ok" }), new RetryInFlightCommand("k2")],
+      () => [
+        new CrashBeforeCommitCommand({ key: "k2", variant: "a", mode: "ok" }),
+        new RetryInFlightCommand("k2"),
+      ],
     ],
     [
       "a retry after the lease expired takes the key over and executes once",
@@ -275,6 +340,9 @@ describe("the protocol against its model", () => {
     ],
   ];
   it.each(regressions)("regression: %s", async (_name, cmds) => {
-    await fc.asyncModelRun(() => ({ model: { keys: new Map(), effects: new Map() }, real: realFor() }), cmds());
+    await fc.asyncModelRun(
+      () => ({ model: { keys: new Map(), effects: new Map() }, real: realFor() }),
+      cmds(),
+    );
   });
 });

@@ -30,7 +30,11 @@ export function poolOf(db: Db): pg.Pool | undefined {
   return pools.get(db);
 }
 
-export function connect(url: string, max = 10, connectionTimeoutMillis = 2_000): { db: Db; pool: pg.Pool } {
+export function connect(
+  url: string,
+  max = 10,
+  connectionTimeoutMillis = 2_000,
+): { db: Db; pool: pg.Pool } {
   // Fail fast when PostgreSQL is gone: the engine answers 503 instead of hanging.
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis });
   pool.on("error", () => {}); // an idle connection that dies is dropped; the next query reconnects
@@ -39,7 +43,9 @@ export function connect(url: string, max = 10, connectionTimeoutMillis = 2_000):
   return { db, pool };
 }
 
-export async function createTestDatabase(poolMax = 10): Promise<TestDatabase & { drop: () => Promise<void> }> {
+export async function createTestDatabase(
+  poolMax = 10,
+): Promise<TestDatabase & { drop: () => Promise<void> }> {
   const name = `idem_${randomBytes(6).toString("hex")}`;
   await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${inject("pkgTemplate")}"`));
   const url = inject("pkgAdminUrl").replace(/\/postgres$/, `/${name}`);

@@ -40,12 +40,17 @@ const engines = new WeakMap<Db, Engine>();
 /** The engine the entry points use for `db`: made on first use, or by `configure`. */
 export function engineFor(db: Db): Engine {
   let engine = engines.get(db);
-  if (!engine) engines.set(db, (engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db) })));
+  if (!engine)
+    engines.set(db, (engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db) })));
   return engine;
 }
 
 /** Tests pass configuration: from now on `db`'s requests run on an engine with `config`. */
-export function configure(db: Db, config: EngineConfigInput = {}, options: Pick<EngineOptions<Tx>, "preparedStatements" | "listen"> = {}): Engine {
+export function configure(
+  db: Db,
+  config: EngineConfigInput = {},
+  options: Pick<EngineOptions<Tx>, "preparedStatements" | "listen"> = {},
+): Engine {
   const engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db), config, ...options });
   engines.set(db, engine);
   return engine;
@@ -85,7 +90,10 @@ export const executions = { count: 0 };
 
 async function effect(tx: Tx, scope: string, input: EffectInput) {
   executions.count++;
-  const row = await tx.testEffect.create({ data: { scope, value: input.value }, select: { id: true } });
+  const row = await tx.testEffect.create({
+    data: { scope, value: input.value },
+    select: { id: true },
+  });
   if (input.slug !== undefined) await tx.testSlug.create({ data: { scope, slug: input.slug } });
   const gate = parked.shift();
   if (gate) {
@@ -99,7 +107,11 @@ async function effect(tx: Tx, scope: string, input: EffectInput) {
 
 /** Out of stock, as an app would say it: a 412 whose cause carries the reason. */
 function outOfStock(message: string): TRPCError {
-  return new TRPCError({ code: "PRECONDITION_FAILED", message, cause: Object.assign(new Error(message), { reason: "out_of_stock" }) });
+  return new TRPCError({
+    code: "PRECONDITION_FAILED",
+    message,
+    cause: Object.assign(new Error(message), { reason: "out_of_stock" }),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -132,7 +144,11 @@ const authed = t.procedure.use(function authenticate({ ctx, next }) {
 const idempotency = createIdempotencyMiddleware(t, {
   engine: (ctx) => engineFor(ctx.db),
   scope: (ctx: Context & { scope: string }) => ctx.scope,
-  http: (ctx) => ({ header: (n) => ctx.headers.get(n), setHeader: (n, v) => ctx.resHeaders.set(n, v), batchSize: ctx.batchSize }),
+  http: (ctx) => ({
+    header: (n) => ctx.headers.get(n),
+    setHeader: (n, v) => ctx.resHeaders.set(n, v),
+    batchSize: ctx.batchSize,
+  }),
 });
 
 const effectInput = z.object({
@@ -171,7 +187,10 @@ export interface EntryPoint {
   name: string;
   /** The fingerprint this entry point's request for `input` has (the stored record's). */
   fingerprint(input: EffectInput): string;
-  call(db: Db, args: { token?: string; key?: string; input: EffectInput; headers?: Record<string, string> }): Promise<Answer>;
+  call(
+    db: Db,
+    args: { token?: string; key?: string; input: EffectInput; headers?: Record<string, string> },
+  ): Promise<Answer>;
 }
 
 export const trpcEntry: EntryPoint = {
@@ -184,9 +203,18 @@ export const trpcEntry: EntryPoint = {
     if (key !== undefined) h.set("idempotency-key", key);
     const res = await fetchRequestHandler({
       endpoint: "/api/trpc",
-      req: new Request("http://localhost/api/trpc/effect", { method: "POST", headers: h, body: JSON.stringify(input) }),
+      req: new Request("http://localhost/api/trpc/effect", {
+        method: "POST",
+        headers: h,
+        body: JSON.stringify(input),
+      }),
       router: testRouter,
-      createContext: (opts) => ({ db, headers: opts.req.headers, resHeaders: opts.resHeaders, batchSize: opts.info.calls.length }),
+      createContext: (opts) => ({
+        db,
+        headers: opts.req.headers,
+        resHeaders: opts.resHeaders,
+        batchSize: opts.info.calls.length,
+      }),
     });
     const text = await res.text();
     const json = JSON.parse(text) as { result?: { data: unknown }; error?: unknown };
@@ -210,27 +238,56 @@ export const wrapperEntry: EntryPoint = {
     try {
       const result = await withIdempotency(engineFor(db), call, async (tx) => {
         const id = await effect(tx, scope, input);
-        if (input.mode === "deterministic") throw new DeterministicError(412, { reason: "out_of_stock", message: `Not enough ${input.value}` });
+        if (input.mode === "deterministic")
+          throw new DeterministicError(412, {
+            reason: "out_of_stock",
+            message: `Not enough ${input.value}`,
+          });
         if (input.mode === "transient") throw new Error("the provider timed out");
         return { effectId: id, value: input.value, key: key ?? "" };
       });
       const headers = new Headers({ "Idempotency-Key-Expires": result.expiresAt.toUTCString() });
-      if (result.appliedWaitSeconds !== undefined) headers.set("Preference-Applied", `wait=${result.appliedWaitSeconds}`);
-      return { status: result.status, body: result.body, text: result.bodyText, replayed: result.replayed, headers };
+      if (result.appliedWaitSeconds !== undefined)
+        headers.set("Preference-Applied", `wait=${result.appliedWaitSeconds}`);
+      return {
+        status: result.status,
+        body: result.body,
+        text: result.bodyText,
+        replayed: result.replayed,
+        headers,
+      };
     } catch (error) {
       if (error instanceof IdempotencyError) {
-        const headers = new Headers(error.retryAfterSeconds ? { "Retry-After": String(error.retryAfterSeconds) } : {});
-        if (error.appliedWaitSeconds !== undefined) headers.set("Preference-Applied", `wait=${error.appliedWaitSeconds}`);
+        const headers = new Headers(
+          error.retryAfterSeconds ? { "Retry-After": String(error.retryAfterSeconds) } : {},
+        );
+        if (error.appliedWaitSeconds !== undefined)
+          headers.set("Preference-Applied", `wait=${error.appliedWaitSeconds}`);
         const body = { data: { reason: error.reason } };
-        return { status: error.httpStatus, body, text: JSON.stringify(body), replayed: false, headers };
+        return {
+          status: error.httpStatus,
+          body,
+          text: JSON.stringify(body),
+          replayed: false,
+          headers,
+        };
       }
       const body = { message: (error as Error).message };
-      return { status: 500, body, text: JSON.stringify(body), replayed: false, headers: new Headers() };
+      return {
+        status: 500,
+        body,
+        text: JSON.stringify(body),
+        replayed: false,
+        headers: new Headers(),
+      };
     }
   },
 };
 
-/** The effect as a plain Fetch API route, protected by @once/idempotency/http (one engine per database). */
+/**
+ * The effect as a plain Fetch API route, protected by @once/idempotency/http (one engine per
+ * database).
+ */
 const effectRoutes = new WeakMap<Engine, (request: Request) => Promise<Response>>();
 function effectRoute(db: Db): (request: Request) => Promise<Response> {
   const engine = engineFor(db);
@@ -240,13 +297,19 @@ function effectRoute(db: Db): (request: Request) => Promise<Response> {
       async (request, { tx, scope, key }) => {
         const input = effectInput.parse(await request.json());
         const id = await effect(tx, scope, input);
-        if (input.mode === "deterministic") return Response.json({ reason: "out_of_stock", message: `Not enough ${input.value}` }, { status: 412 });
+        if (input.mode === "deterministic")
+          return Response.json(
+            { reason: "out_of_stock", message: `Not enough ${input.value}` },
+            { status: 412 },
+          );
         if (input.mode === "transient") throw new Error("the provider timed out");
         return Response.json({ effectId: id, value: input.value, key });
       },
       {
         engine,
-        scope: (request) => SCOPE_BY_TOKEN[request.headers.get("authorization")?.replace(/^Bearer /, "") ?? ""] ?? new Response(null, { status: 401 }),
+        scope: (request) =>
+          SCOPE_BY_TOKEN[request.headers.get("authorization")?.replace(/^Bearer /, "") ?? ""] ??
+          new Response(null, { status: 401 }),
         operation: "effect",
       },
     );
@@ -260,8 +323,18 @@ const EFFECT_URL = "http://localhost/effect";
 export const httpEntry: EntryPoint = {
   name: "HTTP layer",
   fingerprint(input) {
-    const request = new Request(EFFECT_URL, { method: "POST", headers: { "content-type": "application/json" } });
-    return fingerprint("effect", requestIdentity(request, new URL(EFFECT_URL), new TextEncoder().encode(JSON.stringify(input))));
+    const request = new Request(EFFECT_URL, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
+    return fingerprint(
+      "effect",
+      requestIdentity(
+        request,
+        new URL(EFFECT_URL),
+        new TextEncoder().encode(JSON.stringify(input)),
+      ),
+    );
   },
   async call(db, { token = "acme_token", key, input, headers }) {
     const h = new Headers(headers);
@@ -270,13 +343,27 @@ export const httpEntry: EntryPoint = {
     if (key !== undefined) h.set("idempotency-key", key);
     let res: Response;
     try {
-      res = await effectRoute(db)(new Request(EFFECT_URL, { method: "POST", headers: h, body: JSON.stringify(input) }));
+      res = await effectRoute(db)(
+        new Request(EFFECT_URL, { method: "POST", headers: h, body: JSON.stringify(input) }),
+      );
     } catch (error) {
       const body = { message: (error as Error).message }; // the framework's 500
-      return { status: 500, body, text: JSON.stringify(body), replayed: false, headers: new Headers() };
+      return {
+        status: 500,
+        body,
+        text: JSON.stringify(body),
+        replayed: false,
+        headers: new Headers(),
+      };
     }
     const text = await res.text();
-    return { status: res.status, body: JSON.parse(text), text, replayed: res.headers.get("idempotent-replayed") === "true", headers: res.headers };
+    return {
+      status: res.status,
+      body: JSON.parse(text),
+      text,
+      replayed: res.headers.get("idempotent-replayed") === "true",
+      headers: res.headers,
+    };
   },
 };
 
@@ -294,11 +381,18 @@ export async function keyRow(db: Db, scope: string, key: string) {
   return db.idempotencyKey.findUnique({ where: { scope_key: { scope, key } } });
 }
 
-/** An engine on `t`'s database that listens (replay cache on, as a production one), for one test file. */
+/**
+ * An engine on `t`'s database that listens (replay cache on, as a production one), for one test
+ * file.
+ */
 export function useListeningEngine(t: TestDatabase): { readonly engine: Engine } {
   const handle = {} as { engine: Engine };
   beforeAll(async () => {
-    handle.engine = configure(t.db, {}, { listen: () => new pg.Client({ connectionString: t.url }) });
+    handle.engine = configure(
+      t.db,
+      {},
+      { listen: () => new pg.Client({ connectionString: t.url }) },
+    );
     await handle.engine.ready;
   });
   afterAll(async () => {

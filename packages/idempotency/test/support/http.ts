@@ -9,7 +9,9 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export async function serveFetch(handle: (request: Request) => Promise<Response>): Promise<HttpServer> {
+export async function serveFetch(
+  handle: (request: Request) => Promise<Response>,
+): Promise<HttpServer> {
   const server = createServer((req, res) => {
     void (async () => {
       const response = await handle(incomingMessageToRequest(req, res, { maxBodySize: null }));

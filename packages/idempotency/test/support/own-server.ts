@@ -10,7 +10,10 @@ export const EFFECTS_SQL = `CREATE TABLE "TestEffect" (
 CREATE TABLE "TestSlug" ("id" SERIAL PRIMARY KEY, "scope" TEXT NOT NULL, "slug" TEXT NOT NULL);
 CREATE UNIQUE INDEX "TestSlug_scope_slug_key" ON "TestSlug" ("scope", "slug")`;
 
-export async function startOwnServer(prefix: string, poolMax: number): Promise<{ server: TestServer; db: Db }> {
+export async function startOwnServer(
+  prefix: string,
+  poolMax: number,
+): Promise<{ server: TestServer; db: Db }> {
   const server = await startTestServer(prefix);
   const admin = new pg.Client({ connectionString: server.url("postgres") });
   await admin.connect();

@@ -41,9 +41,12 @@ export async function startTestServer(prefix: string): Promise<TestServer> {
     start: () => pg.start(),
     stop: () => pg.stop(),
     crash: async () => {
-      const pid = Number((await readFile(path.join(root, "pg", "postmaster.pid"), "utf8")).split("\n")[0]);
+      const pid = Number(
+        (await readFile(path.join(root, "pg", "postmaster.pid"), "utf8")).split("\n")[0],
+      );
       const exited = new Promise<void>((resolve) => {
-        const proc = (pg as unknown as { process?: import("node:child_process").ChildProcess }).process;
+        const proc = (pg as unknown as { process?: import("node:child_process").ChildProcess })
+          .process;
         if (!proc || proc.exitCode !== null) return resolve();
         proc.once("exit", () => resolve());
       });

@@ -1,9 +1,16 @@
 import { AuditPanel } from "@/components/admin/AuditPanel";
 
-const one = (v: string | string[] | undefined) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
+const one = (v: string | string[] | undefined) =>
+  typeof v === "string" && v.trim() ? v.trim() : undefined;
 
-/** /admin/audit[?actor=…&action=…&key=…]: the filters start from the URL (a key page links here). */
-export default async function AdminAuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+/**
+ * /admin/audit[?actor=…&action=…&key=…]: the filters start from the URL (a key page links here).
+ */
+export default async function AdminAuditPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const q = await searchParams;
   return (
     <>

@@ -12,8 +12,9 @@ export default function ErrorsPage() {
     <article>
       <h1>Errors</h1>
       <p className="muted">
-        Every error answer from <code>/api/trpc</code> carries <code>error.data.reason</code>, one of the words below, and a <code>Link</code> header to its
-        entry here. Branch on the reason, not on the message.
+        Every error answer from <code>/api/trpc</code> carries <code>error.data.reason</code>, one
+        of the words below, and a <code>Link</code> header to its entry here. Branch on the reason,
+        not on the message.
       </p>
       <dl>
         {entries

@@ -12,6 +12,14 @@ export default async function OrderPage({
   const { id } = await params;
   const query = await searchParams;
   const placed = query.placed === "new" || query.placed === "replayed" ? query.placed : undefined;
-  const replays = typeof query.replays === "string" ? Number.parseInt(query.replays, 10) : undefined;
-  return <OrderView key={id} id={id} placed={placed} replays={Number.isFinite(replays) ? replays : undefined} />;
+  const replays =
+    typeof query.replays === "string" ? Number.parseInt(query.replays, 10) : undefined;
+  return (
+    <OrderView
+      key={id}
+      id={id}
+      placed={placed}
+      replays={Number.isFinite(replays) ? replays : undefined}
+    />
+  );
 }

@@ -12,7 +12,11 @@ import { readStats } from "@/server/admin/stats";
 import { resolveKeyProcedure, searchKeysProcedure } from "./admin/search-keys";
 import { releaseStuckProcedure, stuckCountProcedure } from "./admin/release-stuck";
 import { counterSeriesProcedure } from "./admin/series";
-import { endAccountSessionsProcedure, endSessionProcedure, listSessionsProcedure } from "./admin/sessions";
+import {
+  endAccountSessionsProcedure,
+  endSessionProcedure,
+  listSessionsProcedure,
+} from "./admin/sessions";
 
 export const adminRouter = createTRPCRouter({
   keys: createTRPCRouter({

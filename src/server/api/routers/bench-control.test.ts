@@ -13,7 +13,10 @@ import { testApp } from "../../../test/app";
 
 const t = useTestDatabase({ poolMax: 4 });
 
-async function postControl(benchControl: boolean, init: { token?: string; key: string; productId: string }) {
+async function postControl(
+  benchControl: boolean,
+  init: { token?: string; key: string; productId: string },
+) {
   const headers = new Headers({ "content-type": "application/json", "idempotency-key": init.key });
   if (init.token) headers.set("authorization", `Bearer ${init.token}`);
   const req = new Request("http://localhost/api/trpc/benchControl.placeOrder", {
@@ -27,7 +30,10 @@ async function postControl(benchControl: boolean, init: { token?: string; key: s
     router: routerFor({ benchControl }),
     createContext: contextMaker(testApp(t.db)),
   });
-  return { status: res.status, json: (await res.json()) as { result?: { data: { order: { id: string } } } } };
+  return {
+    status: res.status,
+    json: (await res.json()) as { result?: { data: { order: { id: string } } } },
+  };
 }
 
 describe("configuration", () => {
@@ -36,26 +42,41 @@ describe("configuration", () => {
     expect(loadConfig({ NODE_ENV: "production", DEMO_MODE: "1" }).benchControl).toBe(false);
   });
   it("is on when asked for in demo mode", () => {
-    expect(loadConfig({ NODE_ENV: "production", DEMO_MODE: "1", ONCE_BENCH_CONTROL: "1" }).benchControl).toBe(true);
+    expect(
+      loadConfig({ NODE_ENV: "production", DEMO_MODE: "1", ONCE_BENCH_CONTROL: "1" }).benchControl,
+    ).toBe(true);
   });
   it("refuses to start when asked for outside demo mode", () => {
-    expect(() => loadConfig({ NODE_ENV: "production", ONCE_BENCH_CONTROL: "1" }).benchControl).toThrow(/needs DEMO_MODE=1/);
-    expect(() => loadConfig({ DEMO_MODE: "0", ONCE_BENCH_CONTROL: "1" }).benchControl).toThrow(/needs DEMO_MODE=1/);
+    expect(
+      () => loadConfig({ NODE_ENV: "production", ONCE_BENCH_CONTROL: "1" }).benchControl,
+    ).toThrow(/needs DEMO_MODE=1/);
+    expect(() => loadConfig({ DEMO_MODE: "0", ONCE_BENCH_CONTROL: "1" }).benchControl).toThrow(
+      /needs DEMO_MODE=1/,
+    );
   });
 });
 
 describe("the procedure", () => {
   it("does not exist on the app's router", async () => {
     const product = await t.db.product.findUniqueOrThrow({ where: { sku: "MUG-001" } });
-    const answer = await postControl(false, { token: TOKENS.acme, key: randomUUID(), productId: product.id });
+    const answer = await postControl(false, {
+      token: TOKENS.acme,
+      key: randomUUID(),
+      productId: product.id,
+    });
     expect(answer.status).toBe(404);
     expect(await t.db.order.count()).toBe(0);
   });
 
   it("needs a tenant's token", async () => {
     const product = await t.db.product.findUniqueOrThrow({ where: { sku: "MUG-001" } });
-    expect((await postControl(true, { key: randomUUID(), productId: product.id })).status).toBe(401);
-    expect((await postControl(true, { token: TOKENS.admin, key: randomUUID(), productId: product.id })).status).toBe(403);
+    expect((await postControl(true, { key: randomUUID(), productId: product.id })).status).toBe(
+      401,
+    );
+    expect(
+      (await postControl(true, { token: TOKENS.admin, key: randomUUID(), productId: product.id }))
+        .status,
+    ).toBe(403);
   });
 
   it("places the order, its stock and its outbox row, and stores no key", async () => {
@@ -65,9 +86,15 @@ describe("the procedure", () => {
     expect(answer.status).toBe(200);
     const orderId = answer.json.result!.data.order.id;
     const order = await t.db.order.findUniqueOrThrow({ where: { id: orderId } });
-    expect(order).toMatchObject({ tenantId: "acme", idempotencyKey: key, totalCents: product.priceCents });
+    expect(order).toMatchObject({
+      tenantId: "acme",
+      idempotencyKey: key,
+      totalCents: product.priceCents,
+    });
     expect(await t.db.outboxMessage.count({ where: { aggregateId: orderId } })).toBe(1);
-    expect((await t.db.product.findUniqueOrThrow({ where: { id: product.id } })).stock).toBe(product.stock - 1);
+    expect((await t.db.product.findUniqueOrThrow({ where: { id: product.id } })).stock).toBe(
+      product.stock - 1,
+    );
     expect(await t.db.idempotencyKey.count()).toBe(0);
   });
 });

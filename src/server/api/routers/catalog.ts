@@ -12,5 +12,7 @@ export const productSelect = {
 } satisfies Prisma.ProductSelect;
 
 export const catalogRouter = createTRPCRouter({
-  list: publicProcedure.query(({ ctx }) => ctx.db.product.findMany({ select: productSelect, orderBy: { sku: "asc" } })),
+  list: publicProcedure.query(({ ctx }) =>
+    ctx.db.product.findMany({ select: productSelect, orderBy: { sku: "asc" } }),
+  ),
 });

@@ -21,8 +21,15 @@ export const ordersRouter = createTRPCRouter({
       // orders older than it: proof that it exists, and roughly when it was placed. Another
       // tenant's id and an unknown one get the same refusal.
       if (input.cursor) {
-        const own = await ctx.db.order.findFirst({ where: { id: input.cursor, tenantId: ctx.tenantId }, select: { id: true } });
-        if (!own) throw new AppError(Reason.INVALID_CURSOR, "This cursor is not one of your orders: start from the first page");
+        const own = await ctx.db.order.findFirst({
+          where: { id: input.cursor, tenantId: ctx.tenantId },
+          select: { id: true },
+        });
+        if (!own)
+          throw new AppError(
+            Reason.INVALID_CURSOR,
+            "This cursor is not one of your orders: start from the first page",
+          );
       }
       const rows = await ctx.db.order.findMany({
         where: { tenantId: ctx.tenantId },
@@ -38,8 +45,12 @@ export const ordersRouter = createTRPCRouter({
 
   byId: tenantProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
     // Another tenant's order is indistinguishable from a missing one: 404 either way.
-    const order = await ctx.db.order.findFirst({ where: { id: input.id, tenantId: ctx.tenantId }, select: orderSelect });
-    if (!order) throw new AppError(Reason.ORDER_NOT_FOUND, "No order with this id belongs to your account");
+    const order = await ctx.db.order.findFirst({
+      where: { id: input.id, tenantId: ctx.tenantId },
+      select: orderSelect,
+    });
+    if (!order)
+      throw new AppError(Reason.ORDER_NOT_FOUND, "No order with this id belongs to your account");
     return order;
   }),
 });

@@ -21,6 +21,7 @@ export default async function AdminKeyPage({
   searchParams: Promise<{ tenant?: string | string[] }>;
 }) {
   const [{ id }, query] = await Promise.all([params, searchParams]);
-  const tenant = typeof query.tenant === "string" && query.tenant.trim() ? query.tenant.trim() : undefined;
+  const tenant =
+    typeof query.tenant === "string" && query.tenant.trim() ? query.tenant.trim() : undefined;
   return <KeyRef value={decodeSegment(id)} tenant={tenant} />;
 }

@@ -22,20 +22,22 @@ export const listAuditInput = z.object({
   limit: z.number().int().min(1).max(200).default(50),
 });
 
-export const listAuditProcedure = adminProcedure.input(listAuditInput).query(async ({ ctx, input }) => {
-  const rows = await ctx.db.auditEntry.findMany({
-    where: {
-      ...(input.actor ? { actor: input.actor } : {}),
-      ...(input.action ? { action: input.action } : {}),
-      ...(input.key ? { targetKey: input.key } : {}),
-      ...(input.tenant ? { targetScope: input.tenant } : {}),
-      ...(input.targetType ? { targetType: input.targetType } : {}),
-      ...(input.targetId ? { targetId: input.targetId } : {}),
-      ...before(input.cursor),
-    },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: input.limit + 1,
+export const listAuditProcedure = adminProcedure
+  .input(listAuditInput)
+  .query(async ({ ctx, input }) => {
+    const rows = await ctx.db.auditEntry.findMany({
+      where: {
+        ...(input.actor ? { actor: input.actor } : {}),
+        ...(input.action ? { action: input.action } : {}),
+        ...(input.key ? { targetKey: input.key } : {}),
+        ...(input.tenant ? { targetScope: input.tenant } : {}),
+        ...(input.targetType ? { targetType: input.targetType } : {}),
+        ...(input.targetId ? { targetId: input.targetId } : {}),
+        ...before(input.cursor),
+      },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: input.limit + 1,
+    });
+    const { items, nextCursor } = page(rows, input.limit);
+    return { items: items.map(auditView), nextCursor };
   });
-  const { items, nextCursor } = page(rows, input.limit);
-  return { items: items.map(auditView), nextCursor };
-});

@@ -1,5 +1,6 @@
 // Keyset cursors on (createdAt, id), opaque to the client: "<ISO time>|<uuid>". createdAt has
-// millisecond precision in the database (timestamptz(3)), so the round trip through a JS Date is exact.
+// millisecond precision in the database (timestamptz(3)), so the round trip through a JS Date is
+// exact.
 import { z } from "zod";
 import { text } from "@/shared/text";
 

@@ -1,4 +1,5 @@
-// Inputs of admin.keys.*, and the shapes they answer (dates as ISO strings: the wire is plain JSON).
+// Inputs of admin.keys.*, and the shapes they answer (dates as ISO strings: the wire is plain
+// JSON).
 import { z } from "zod";
 import { KeyStatus } from "@once/idempotency/operator";
 import type { LeaseState } from "@/server/admin/keys-query";
@@ -6,13 +7,20 @@ import type { TimelineEvent } from "@/server/admin/timeline";
 import { cursorSchema } from "./cursor";
 import { text } from "@/shared/text";
 
-export const keyStatusSchema = z.enum([KeyStatus.PROCESSING, KeyStatus.COMPLETED, KeyStatus.FAILED]);
+export const keyStatusSchema = z.enum([
+  KeyStatus.PROCESSING,
+  KeyStatus.COMPLETED,
+  KeyStatus.FAILED,
+]);
 
 export const listKeysInput = z.object({
   status: keyStatusSchema.optional(),
   /** The key's scope: a tenant id ("acme"), "admin", or "provider:<name>". */
   tenant: text().trim().min(1).max(100).optional(),
-  /** The start of the procedure's name ("checkout." finds checkout.placeOrder); a full name matches too. */
+  /**
+   * The start of the procedure's name ("checkout." finds checkout.placeOrder); a full name matches
+   * too.
+   */
   procedure: text().trim().min(1).max(200).optional(),
   /** Only PROCESSING keys whose lease has expired. */
   stuck: z.boolean().optional(),
@@ -27,7 +35,11 @@ export const keyByIdInput = z.object({ id: z.uuid() });
 const keyValueSchema = text().trim().min(1, "Type a key (or its start)").max(255);
 const tenantSchema = text().trim().min(1).max(100).optional();
 
-export const searchKeysInput = z.object({ q: keyValueSchema, tenant: tenantSchema, limit: z.number().int().min(1).max(100).default(50) });
+export const searchKeysInput = z.object({
+  q: keyValueSchema,
+  tenant: tenantSchema,
+  limit: z.number().int().min(1).max(100).default(50),
+});
 
 /** What /admin/keys/<ref> names: a row id or a key's value. */
 export const resolveKeyInput = z.object({ ref: keyValueSchema, tenant: tenantSchema });

@@ -8,30 +8,76 @@ import { insertKey, insertOutbox } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();
 
-const query = (path: string, input?: unknown, token: string = TOKENS.admin) => callTrpc(t.db, { path, input, token, method: "GET" });
+const query = (path: string, input?: unknown, token: string = TOKENS.admin) =>
+  callTrpc(t.db, { path, input, token, method: "GET" });
 const list = async (input: Record<string, unknown> = {}) => {
   const res = await query("admin.keys.list", input);
   expect(res.status).toBe(200);
-  return res.json.result.data as { items: { id: string; key: string; status: string; leaseState: string; tenant: string }[]; nextCursor: string | null };
+  return res.json.result.data as {
+    items: { id: string; key: string; status: string; leaseState: string; tenant: string }[];
+    nextCursor: string | null;
+  };
 };
 
 describe("admin.keys.list", () => {
   const ids: Record<string, string> = {};
   beforeAll(async () => {
     // Literal, distinct creation times: newest first is k5, k4, … k1.
-    ids.k1 = (await insertKey(t.db, { key: "k1", scope: "acme", status: "COMPLETED", createdAt: "2026-11-01T10:00:01Z" })).id;
-    ids.k2 = (await insertKey(t.db, { key: "k2", scope: "globex", status: "FAILED", createdAt: "2026-11-01T10:00:02Z" })).id;
-    ids.k3 = (await insertKey(t.db, { key: "k3", scope: "acme", status: "PROCESSING", leaseSeconds: -10, createdAt: "2026-11-01T10:00:03Z" })).id;
-    ids.k4 = (
-      await insertKey(t.db, { key: "k4", scope: "acme", status: "PROCESSING", leaseSeconds: 60, procedure: "orders.cancel", createdAt: "2026-11-01T10:00:04Z" })
+    ids.k1 = (
+      await insertKey(t.db, {
+        key: "k1",
+        scope: "acme",
+        status: "COMPLETED",
+        createdAt: "2026-11-01T10:00:01Z",
+      })
     ).id;
-    ids.k5 = (await insertKey(t.db, { key: "k5", scope: "globex", status: "COMPLETED", createdAt: "2026-11-01T10:00:05Z" })).id;
+    ids.k2 = (
+      await insertKey(t.db, {
+        key: "k2",
+        scope: "globex",
+        status: "FAILED",
+        createdAt: "2026-11-01T10:00:02Z",
+      })
+    ).id;
+    ids.k3 = (
+      await insertKey(t.db, {
+        key: "k3",
+        scope: "acme",
+        status: "PROCESSING",
+        leaseSeconds: -10,
+        createdAt: "2026-11-01T10:00:03Z",
+      })
+    ).id;
+    ids.k4 = (
+      await insertKey(t.db, {
+        key: "k4",
+        scope: "acme",
+        status: "PROCESSING",
+        leaseSeconds: 60,
+        procedure: "orders.cancel",
+        createdAt: "2026-11-01T10:00:04Z",
+      })
+    ).id;
+    ids.k5 = (
+      await insertKey(t.db, {
+        key: "k5",
+        scope: "globex",
+        status: "COMPLETED",
+        createdAt: "2026-11-01T10:00:05Z",
+      })
+    ).id;
   });
 
   it("lists newest first with the lease state judged by the database", async () => {
     const page = await list();
     expect(page.items.map((i) => i.key)).toEqual(["k5", "k4", "k3", "k2", "k1"]);
-    expect(Object.fromEntries(page.items.map((i) => [i.key, i.leaseState]))).toEqual({ k5: "none", k4: "live", k3: "expired", k2: "none", k1: "none" });
+    expect(Object.fromEntries(page.items.map((i) => [i.key, i.leaseState]))).toEqual({
+      k5: "none",
+      k4: "live",
+      k3: "expired",
+      k2: "none",
+      k1: "none",
+    });
     expect(page.nextCursor).toBeNull();
   });
 
@@ -58,10 +104,15 @@ describe("admin.keys.list", () => {
   });
 
   it("pages through keys created in the same millisecond by id", async () => {
-    for (const key of ["same-a", "same-b", "same-c"]) await insertKey(t.db, { key, scope: "tie", createdAt: "2026-10-01T00:00:00Z" });
+    for (const key of ["same-a", "same-b", "same-c"])
+      await insertKey(t.db, { key, scope: "tie", createdAt: "2026-10-01T00:00:00Z" });
     const first = await list({ tenant: "tie", limit: 2 });
     const second = await list({ tenant: "tie", limit: 2, cursor: first.nextCursor });
-    expect([...first.items, ...second.items].map((i) => i.key).sort()).toEqual(["same-a", "same-b", "same-c"]);
+    expect([...first.items, ...second.items].map((i) => i.key).sort()).toEqual([
+      "same-a",
+      "same-b",
+      "same-c",
+    ]);
     expect(second.nextCursor).toBeNull();
   });
 
@@ -82,11 +133,16 @@ describe("admin.keys.list", () => {
       leaseToken: null,
     });
     expect(detail.json.result.data.audit).toEqual([]);
-    const bust = await adminCalls(() => t.db).mutate("admin.keys.bust", { id: k.id, reason: "testing the trail" });
+    const bust = await adminCalls(() => t.db).mutate("admin.keys.bust", {
+      id: k.id,
+      reason: "testing the trail",
+    });
     expect(bust.status).toBe(200);
     const after = await query("admin.keys.byId", { id: k.id });
     expect(after.json.result.data.key).toBeNull();
-    expect(after.json.result.data.audit).toMatchObject([{ action: "key.bust", reason: "testing the trail", actor: "admin@example.com" }]);
+    expect(after.json.result.data.audit).toMatchObject([
+      { action: "key.bust", reason: "testing the trail", actor: "admin@example.com" },
+    ]);
     const audit = await query("admin.audit.list", {});
     expect(audit.json.result.data.items[0]).toMatchObject({ targetId: k.id, action: "key.bust" });
     expect((await query("admin.keys.byId", { id: randomUUID() })).status).toBe(404);
@@ -95,7 +151,13 @@ describe("admin.keys.list", () => {
 
 describe("admin.outbox", () => {
   const retry = (id: string, key: string = randomUUID()) =>
-    callTrpc(t.db, { path: "admin.outbox.retry", input: { id, reason: "provider is back up" }, token: TOKENS.admin, key, method: "POST" });
+    callTrpc(t.db, {
+      path: "admin.outbox.retry",
+      input: { id, reason: "provider is back up" },
+      token: TOKENS.admin,
+      key,
+      method: "POST",
+    });
 
   it("lists rows by status and sends a dead-lettered one back to PENDING, audited", async () => {
     const dead = await insertOutbox(t.db, { status: "DEAD", attempts: 8 });
@@ -105,10 +167,21 @@ describe("admin.outbox", () => {
     const res = await retry(dead.id);
     expect(res.status).toBe(200);
     expect(res.json.result.data).toMatchObject({ status: "PENDING", previousAttempts: 8 });
-    expect(await t.db.outboxMessage.findUnique({ where: { id: dead.id } })).toMatchObject({ status: "PENDING", attempts: 0, lockedUntil: null });
-    const audit = await t.db.auditEntry.findMany({ where: { targetType: "OutboxMessage", targetId: dead.id } });
+    expect(await t.db.outboxMessage.findUnique({ where: { id: dead.id } })).toMatchObject({
+      status: "PENDING",
+      attempts: 0,
+      lockedUntil: null,
+    });
+    const audit = await t.db.auditEntry.findMany({
+      where: { targetType: "OutboxMessage", targetId: dead.id },
+    });
     expect(audit).toMatchObject([
-      { action: "outbox.retry", reason: "provider is back up", actor: "admin@example.com", details: { before: { status: "DEAD", attempts: 8 } } },
+      {
+        action: "outbox.retry",
+        reason: "provider is back up",
+        actor: "admin@example.com",
+        details: { before: { status: "DEAD", attempts: 8 } },
+      },
     ]);
   });
 
@@ -116,7 +189,10 @@ describe("admin.outbox", () => {
     const pending = await insertOutbox(t.db, { status: "PENDING", attempts: 2 });
     const res = await retry(pending.id);
     expect([res.status, res.json.error.data.reason]).toEqual([412, "outbox_message_not_dead"]);
-    expect(await t.db.outboxMessage.findUnique({ where: { id: pending.id } })).toMatchObject({ status: "PENDING", attempts: 2 });
+    expect(await t.db.outboxMessage.findUnique({ where: { id: pending.id } })).toMatchObject({
+      status: "PENDING",
+      attempts: 2,
+    });
     expect((await retry(randomUUID())).status).toBe(404);
   });
 });
@@ -132,10 +208,17 @@ describe("admin.stats", () => {
     const res = await query("admin.stats");
     expect(res.status).toBe(200);
     const stats = res.json.result.data;
-    const acme = stats.counters.find((c: { tenant: string; procedure: string }) => c.tenant === "acme" && c.procedure === "stats.probe");
+    const acme = stats.counters.find(
+      (c: { tenant: string; procedure: string }) =>
+        c.tenant === "acme" && c.procedure === "stats.probe",
+    );
     expect(acme.counts).toMatchObject({ executed: 4, replayed: 2, conflicts: 0, busted: 0 });
     expect(stats.totals.conflicts).toBe(1);
-    expect(stats.keys.byStatus).toEqual({ PROCESSING: expect.any(Number), COMPLETED: expect.any(Number), FAILED: expect.any(Number) });
+    expect(stats.keys.byStatus).toEqual({
+      PROCESSING: expect.any(Number),
+      COMPLETED: expect.any(Number),
+      FAILED: expect.any(Number),
+    });
     // k3 is the one stuck lease in this file (the bust tests busted theirs).
     expect(stats.keys.stuck).toBe(1);
     expect(Object.keys(stats.outbox).sort()).toEqual(["DEAD", "DELIVERED", "PENDING"]);
@@ -145,7 +228,8 @@ describe("admin.stats", () => {
 
   it("says the reaper is behind once the oldest key past retention is older than the warning line", async () => {
     const key = randomUUID();
-    await t.db.$executeRaw`INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "expiresAt")
+    await t.db
+      .$executeRaw`INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "expiresAt")
       VALUES ('acme', ${key}, 'stats.probe', ${"f".repeat(64)}, 'COMPLETED', now() - interval '10 minutes')`;
     const stats = (await query("admin.stats")).json.result.data;
     expect(stats.reaper).toMatchObject({ warnAboveSeconds: 300, behind: true });

@@ -22,25 +22,38 @@ const findingSelect = {
 } satisfies Prisma.ReconciliationFindingSelect;
 
 export function before(c: { createdAt: Date; id: string } | undefined) {
-  return c ? { OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }] } : {};
+  return c
+    ? { OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }] }
+    : {};
 }
 
 export function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number) {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null };
+  return {
+    items,
+    nextCursor:
+      rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
+  };
 }
 
-export const listReconciliationProcedure = adminProcedure.input(listReconciliationInput).query(async ({ ctx, input }) => {
-  const rows = await ctx.db.reconciliationFinding.findMany({
-    where: { ...(input.open ? { resolvedAt: null } : {}), ...before(input.cursor) },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: input.limit + 1,
-    select: findingSelect,
+export const listReconciliationProcedure = adminProcedure
+  .input(listReconciliationInput)
+  .query(async ({ ctx, input }) => {
+    const rows = await ctx.db.reconciliationFinding.findMany({
+      where: { ...(input.open ? { resolvedAt: null } : {}), ...before(input.cursor) },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: input.limit + 1,
+      select: findingSelect,
+    });
+    const { items, nextCursor } = page(rows, input.limit);
+    return {
+      items: items.map((f) => ({
+        ...f,
+        details: f.details ?? null,
+        createdAt: f.createdAt.toISOString(),
+        resolvedAt: iso(f.resolvedAt),
+      })),
+      nextCursor,
+    };
   });
-  const { items, nextCursor } = page(rows, input.limit);
-  return {
-    items: items.map((f) => ({ ...f, details: f.details ?? null, createdAt: f.createdAt.toISOString(), resolvedAt: iso(f.resolvedAt) })),
-    nextCursor,
-  };
-});

@@ -11,20 +11,28 @@ import { KEY_TARGET } from "./view";
 
 const SAMPLE = 10;
 
-export const releaseStuckProcedure = adminIdempotentProcedure(releaseStuckInput).mutation(async ({ ctx, input }): Promise<ReleaseStuckResult> => {
-  const filters = { scope: input.tenant, procedurePrefix: input.procedure };
-  const released = await releaseStuckBatch(ctx.tx, filters, BULK_RELEASE_BATCH, { actor: ctx.principal.email, reason: input.reason, targetType: KEY_TARGET });
-  // Counted before the commit, as a single release is: the audit log is the exact record.
-  const counters = ctx.engine.counters;
-  for (const k of released) counters.increment(k.scope, k.procedure, CounterEvent.RELEASED);
-  return {
-    released: released.length,
-    remaining: await countStuck(ctx.tx, filters),
-    sample: released.slice(0, SAMPLE).map((k) => ({ id: k.id, tenant: k.scope, key: k.key })),
-  };
-});
+export const releaseStuckProcedure = adminIdempotentProcedure(releaseStuckInput).mutation(
+  async ({ ctx, input }): Promise<ReleaseStuckResult> => {
+    const filters = { scope: input.tenant, procedurePrefix: input.procedure };
+    const released = await releaseStuckBatch(ctx.tx, filters, BULK_RELEASE_BATCH, {
+      actor: ctx.principal.email,
+      reason: input.reason,
+      targetType: KEY_TARGET,
+    });
+    // Counted before the commit, as a single release is: the audit log is the exact record.
+    const counters = ctx.engine.counters;
+    for (const k of released) counters.increment(k.scope, k.procedure, CounterEvent.RELEASED);
+    return {
+      released: released.length,
+      remaining: await countStuck(ctx.tx, filters),
+      sample: released.slice(0, SAMPLE).map((k) => ({ id: k.id, tenant: k.scope, key: k.key })),
+    };
+  },
+);
 
 /** How many stuck leases the filter selects now: what the bulk release would free. */
 export const stuckCountProcedure = adminProcedure
   .input(stuckCountInput)
-  .query(async ({ ctx, input }) => ({ stuck: await countStuck(ctx.db, { scope: input.tenant, procedurePrefix: input.procedure }) }));
+  .query(async ({ ctx, input }) => ({
+    stuck: await countStuck(ctx.db, { scope: input.tenant, procedurePrefix: input.procedure }),
+  }));

@@ -10,13 +10,24 @@ import { insertKey } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();
 
-const bust = (id: string, reason = "customer asked to re-run the order", key: string = randomUUID(), token: string = TOKENS.admin) =>
-  callTrpc(t.db, { path: "admin.keys.bust", input: { id, reason }, token, key, method: "POST" });
+const bust = (
+  id: string,
+  reason = "customer asked to re-run the order",
+  key: string = randomUUID(),
+  token: string = TOKENS.admin,
+) => callTrpc(t.db, { path: "admin.keys.bust", input: { id, reason }, token, key, method: "POST" });
 const release = (id: string, reason = "worker crashed mid-request", key: string = randomUUID()) =>
-  callTrpc(t.db, { path: "admin.keys.release", input: { id, reason }, token: TOKENS.admin, key, method: "POST" });
+  callTrpc(t.db, {
+    path: "admin.keys.release",
+    input: { id, reason },
+    token: TOKENS.admin,
+    key,
+    method: "POST",
+  });
 
 const row = (id: string) => t.db.idempotencyKey.findUnique({ where: { id } });
-const auditOf = (id: string) => t.db.auditEntry.findMany({ where: { targetType: "IdempotencyKey", targetId: id } });
+const auditOf = (id: string) =>
+  t.db.auditEntry.findMany({ where: { targetType: "IdempotencyKey", targetId: id } });
 const pendingCount = (scope: string, event: string) =>
   engineFor(t.db)
     .counters.snapshot()
@@ -25,11 +36,18 @@ const pendingCount = (scope: string, event: string) =>
 
 describe("admin.keys.bust", () => {
   it("removes a COMPLETED key, audits who/why/what was stored, and counts it", async () => {
-    const k = await insertKey(t.db, { status: "COMPLETED", responseBody: { order: { id: "ord_1" } }, scope: "globex" });
+    const k = await insertKey(t.db, {
+      status: "COMPLETED",
+      responseBody: { order: { id: "ord_1" } },
+      scope: "globex",
+    });
     const before = pendingCount("globex", "busted");
     const res = await bust(k.id, "refund issued by hand; let the client retry");
     expect(res.status).toBe(200);
-    expect(res.json.result.data).toMatchObject({ action: "bust", key: { id: k.id, tenant: "globex", status: "COMPLETED" } });
+    expect(res.json.result.data).toMatchObject({
+      action: "bust",
+      key: { id: k.id, tenant: "globex", status: "COMPLETED" },
+    });
     expect(await row(k.id)).toBeNull();
     const [entry, ...more] = await auditOf(k.id);
     expect(more).toHaveLength(0);
@@ -37,14 +55,24 @@ describe("admin.keys.bust", () => {
       actor: "admin@example.com",
       action: "key.bust",
       reason: "refund issued by hand; let the client retry",
-      details: { tenant: "globex", key: k.key, status: "COMPLETED", responseStatus: 200, responseBody: '{"order":{"id":"ord_1"}}' },
+      details: {
+        tenant: "globex",
+        key: k.key,
+        status: "COMPLETED",
+        responseStatus: 200,
+        responseBody: '{"order":{"id":"ord_1"}}',
+      },
     });
     expect(entry!.id).toBe(res.json.result.data.auditId);
     expect(pendingCount("globex", "busted")).toBe(before + 1);
   });
 
   it("removes a FAILED key", async () => {
-    const k = await insertKey(t.db, { status: "FAILED", responseStatus: 412, responseBody: { code: "PRECONDITION_FAILED" } });
+    const k = await insertKey(t.db, {
+      status: "FAILED",
+      responseStatus: 412,
+      responseBody: { code: "PRECONDITION_FAILED" },
+    });
     expect((await bust(k.id)).status).toBe(200);
     expect(await row(k.id)).toBeNull();
   });
@@ -54,7 +82,10 @@ describe("admin.keys.bust", () => {
     const res = await bust(k.id);
     expect(res.status).toBe(200);
     expect(await row(k.id)).toBeNull();
-    expect((await auditOf(k.id))[0]?.details).toMatchObject({ status: "PROCESSING", leaseState: "expired" });
+    expect((await auditOf(k.id))[0]?.details).toMatchObject({
+      status: "PROCESSING",
+      leaseState: "expired",
+    });
   });
 
   it("refuses a PROCESSING key whose lease is live, and leaves it and the audit log alone", async () => {
@@ -80,7 +111,10 @@ describe("admin.keys.bust", () => {
     await other.connect();
     try {
       await other.query("BEGIN");
-      await other.query(`UPDATE "IdempotencyKey" SET "leaseExpiresAt" = now() + interval '1 minute', "attempts" = "attempts" + 1 WHERE "id" = $1`, [k.id]);
+      await other.query(
+        `UPDATE "IdempotencyKey" SET "leaseExpiresAt" = now() + interval '1 minute', "attempts" = "attempts" + 1 WHERE "id" = $1`,
+        [k.id],
+      );
       const pending = bust(k.id);
       // Wait until the bust's DELETE waits for that row lock (the only lock wait in this database),
       // then let the takeover commit.
@@ -108,12 +142,23 @@ describe("admin.keys.bust", () => {
   it("lets the next request with the busted key execute anew", async () => {
     let runs = 0;
     const call = () =>
-      withIdempotency(engineFor(t.db), { scope: "acme", key: "order-intent-42", operation: "test.placeOrder", request: { sku: "MUG-001" } }, async () => ({
-        run: ++runs,
-      }));
+      withIdempotency(
+        engineFor(t.db),
+        {
+          scope: "acme",
+          key: "order-intent-42",
+          operation: "test.placeOrder",
+          request: { sku: "MUG-001" },
+        },
+        async () => ({
+          run: ++runs,
+        }),
+      );
     expect(await call()).toMatchObject({ ok: true, replayed: false, body: { run: 1 } });
     expect(await call()).toMatchObject({ ok: true, replayed: true, body: { run: 1 } });
-    const stored = await t.db.idempotencyKey.findUniqueOrThrow({ where: { scope_key: { scope: "acme", key: "order-intent-42" } } });
+    const stored = await t.db.idempotencyKey.findUniqueOrThrow({
+      where: { scope_key: { scope: "acme", key: "order-intent-42" } },
+    });
     expect((await bust(stored.id)).status).toBe(200);
     expect(await call()).toMatchObject({ ok: true, replayed: false, body: { run: 2 } });
   });
@@ -132,12 +177,22 @@ describe("admin.keys.bust", () => {
 
   it("needs an Idempotency-Key, a reason, and an admin", async () => {
     const k = await insertKey(t.db);
-    const noKey = await callTrpc(t.db, { path: "admin.keys.bust", input: { id: k.id, reason: "because" }, token: TOKENS.admin, method: "POST" });
+    const noKey = await callTrpc(t.db, {
+      path: "admin.keys.bust",
+      input: { id: k.id, reason: "because" },
+      token: TOKENS.admin,
+      method: "POST",
+    });
     expect(noKey.status).toBe(400);
     expect(noKey.json.error.data.reason).toBe("idempotency_key_missing");
     expect((await bust(k.id, "")).status).toBe(400);
     expect((await bust(k.id, "tenant tries", randomUUID(), TOKENS.acme)).status).toBe(403);
-    const anonymous = await callTrpc(t.db, { path: "admin.keys.bust", input: { id: k.id, reason: "because" }, key: randomUUID(), method: "POST" });
+    const anonymous = await callTrpc(t.db, {
+      path: "admin.keys.bust",
+      input: { id: k.id, reason: "because" },
+      key: randomUUID(),
+      method: "POST",
+    });
     expect(anonymous.status).toBe(401);
     expect(await row(k.id)).not.toBeNull();
   });
@@ -145,12 +200,21 @@ describe("admin.keys.bust", () => {
 
 describe("admin.keys.release", () => {
   it("releases a stuck lease, audited and counted as released", async () => {
-    const k = await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -1, scope: "acme", procedure: "checkout.placeOrder" });
+    const k = await insertKey(t.db, {
+      status: "PROCESSING",
+      leaseSeconds: -1,
+      scope: "acme",
+      procedure: "checkout.placeOrder",
+    });
     const res = await release(k.id);
     expect(res.status).toBe(200);
     expect(res.json.result.data).toMatchObject({ action: "release" });
     expect(await row(k.id)).toBeNull();
-    expect((await auditOf(k.id))[0]).toMatchObject({ action: "key.release", reason: "worker crashed mid-request", actor: "admin@example.com" });
+    expect((await auditOf(k.id))[0]).toMatchObject({
+      action: "key.release",
+      reason: "worker crashed mid-request",
+      actor: "admin@example.com",
+    });
   });
 
   it("refuses a live lease (key_lease_live) and a finished key (key_not_stuck)", async () => {

@@ -8,69 +8,78 @@ import { removeKeyInput, type RemoveKeyResult } from "./keys.types";
 import { KEY_TARGET } from "./view";
 
 function removeKeyProcedure(mode: KeyRemoval) {
-  return adminIdempotentProcedure(removeKeyInput).mutation(async ({ ctx, input }): Promise<RemoveKeyResult> => {
-    const result = await ctx.engine.removeKey(ctx.tx, input.id, mode);
-    if (!result.removed) {
-      switch (result.why) {
-        case "not_found":
-          throw adminError(AdminReason.KEY_NOT_FOUND, "No idempotency key with this id (already busted, released or reaped?)");
-        case "lease_live":
-          throw adminError(
-            AdminReason.KEY_LEASE_LIVE,
-            `This key is PROCESSING and its lease is live until ${result.record.leaseExpiresAt?.toISOString() ?? "?"}: ` +
-              "its request may still commit, so it cannot be removed. Wait for the lease to expire.",
-          );
-        case "not_stuck":
-          throw adminError(
-            AdminReason.KEY_NOT_STUCK,
-            `This key is ${result.record.status}, not a stuck lease: there is nothing to release (bust it to let the next request run anew).`,
-          );
-        default: {
-          const unreachable: never = result;
-          throw new Error(`unhandled refusal ${JSON.stringify(unreachable)}`);
+  return adminIdempotentProcedure(removeKeyInput).mutation(
+    async ({ ctx, input }): Promise<RemoveKeyResult> => {
+      const result = await ctx.engine.removeKey(ctx.tx, input.id, mode);
+      if (!result.removed) {
+        switch (result.why) {
+          case "not_found":
+            throw adminError(
+              AdminReason.KEY_NOT_FOUND,
+              "No idempotency key with this id (already busted, released or reaped?)",
+            );
+          case "lease_live":
+            throw adminError(
+              AdminReason.KEY_LEASE_LIVE,
+              `This key is PROCESSING and its lease is live until ${result.record.leaseExpiresAt?.toISOString() ?? "?"}: ` +
+                "its request may still commit, so it cannot be removed. Wait for the lease to expire.",
+            );
+          case "not_stuck":
+            throw adminError(
+              AdminReason.KEY_NOT_STUCK,
+              `This key is ${result.record.status}, not a stuck lease: there is nothing to release (bust it to let the next request run anew).`,
+            );
+          default: {
+            const unreachable: never = result;
+            throw new Error(`unhandled refusal ${JSON.stringify(unreachable)}`);
+          }
         }
       }
-    }
-    const r = result.record;
-    const audit = await ctx.tx.auditEntry.create({
-      data: {
-        actor: ctx.principal.email,
-        action: mode === KeyRemoval.BUST ? "key.bust" : "key.release",
-        targetType: KEY_TARGET,
-        targetId: r.id,
-        targetScope: r.scope,
-        targetKey: r.key,
-        reason: input.reason,
-        // What was stored, so the removed answer can still be looked up.
-        details: JSON.parse(
-          JSON.stringify({
-            tenant: r.scope,
-            key: r.key,
-            procedure: r.procedure,
-            status: r.status,
-            leaseState: r.leaseState,
-            fingerprint: r.fingerprint,
-            attempts: r.attempts,
-            responseStatus: r.responseStatus,
-            responseBody: r.responseBody ?? null,
-            createdAt: r.createdAt,
-            completedAt: r.completedAt,
-            leaseExpiresAt: r.leaseExpiresAt,
-            expiresAt: r.expiresAt,
-          }),
-        ),
-      },
-      select: { id: true },
-    });
-    // Counted before the commit: if the admin request's own commit were fenced out the count is one
-    // high, which a counter may be; the audit log is the exact record.
-    ctx.engine.counters.increment(r.scope, r.procedure, mode === KeyRemoval.BUST ? CounterEvent.BUSTED : CounterEvent.RELEASED);
-    return {
-      action: mode,
-      key: { id: r.id, tenant: r.scope, key: r.key, procedure: r.procedure, status: r.status },
-      auditId: audit.id,
-    };
-  });
+      const r = result.record;
+      const audit = await ctx.tx.auditEntry.create({
+        data: {
+          actor: ctx.principal.email,
+          action: mode === KeyRemoval.BUST ? "key.bust" : "key.release",
+          targetType: KEY_TARGET,
+          targetId: r.id,
+          targetScope: r.scope,
+          targetKey: r.key,
+          reason: input.reason,
+          // What was stored, so the removed answer can still be looked up.
+          details: JSON.parse(
+            JSON.stringify({
+              tenant: r.scope,
+              key: r.key,
+              procedure: r.procedure,
+              status: r.status,
+              leaseState: r.leaseState,
+              fingerprint: r.fingerprint,
+              attempts: r.attempts,
+              responseStatus: r.responseStatus,
+              responseBody: r.responseBody ?? null,
+              createdAt: r.createdAt,
+              completedAt: r.completedAt,
+              leaseExpiresAt: r.leaseExpiresAt,
+              expiresAt: r.expiresAt,
+            }),
+          ),
+        },
+        select: { id: true },
+      });
+      // Counted before the commit: if the admin request's own commit were fenced out the count is
+      // one high, which a counter may be; the audit log is the exact record.
+      ctx.engine.counters.increment(
+        r.scope,
+        r.procedure,
+        mode === KeyRemoval.BUST ? CounterEvent.BUSTED : CounterEvent.RELEASED,
+      );
+      return {
+        action: mode,
+        key: { id: r.id, tenant: r.scope, key: r.key, procedure: r.procedure, status: r.status },
+        auditId: audit.id,
+      };
+    },
+  );
 }
 
 /** Removes a COMPLETED or FAILED key, or a stuck PROCESSING one, so the next request runs anew. */

@@ -7,25 +7,29 @@ import { resolveKeyRef, searchKeys } from "@/server/admin/key-search";
 import { resolveKeyInput, searchKeysInput } from "./keys.types";
 import { auditView, keySummary, KEY_TARGET } from "./view";
 
-export const searchKeysProcedure = adminProcedure.input(searchKeysInput).query(async ({ ctx, input }) => {
-  const found = await searchKeys(ctx.db, input.q, input.tenant, input.limit);
-  return { items: found.items.map(keySummary), more: found.more };
-});
+export const searchKeysProcedure = adminProcedure
+  .input(searchKeysInput)
+  .query(async ({ ctx, input }) => {
+    const found = await searchKeys(ctx.db, input.q, input.tenant, input.limit);
+    return { items: found.items.map(keySummary), more: found.more };
+  });
 
-export const resolveKeyProcedure = adminProcedure.input(resolveKeyInput).query(async ({ ctx, input }) => {
-  const rows = await resolveKeyRef(ctx.db, input.ref, input.tenant);
-  // A value with no row now may have had one: its bust or release is in the audit log.
-  const removed =
-    rows.length > 0
-      ? []
-      : await ctx.db.auditEntry.findMany({
-          where: {
-            targetType: KEY_TARGET,
-            OR: [{ targetKey: input.ref }, { targetId: input.ref }],
-            ...(input.tenant ? { targetScope: input.tenant } : {}),
-          },
-          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-          take: 20,
-        });
-  return { items: rows.map(keySummary), removed: removed.map(auditView) };
-});
+export const resolveKeyProcedure = adminProcedure
+  .input(resolveKeyInput)
+  .query(async ({ ctx, input }) => {
+    const rows = await resolveKeyRef(ctx.db, input.ref, input.tenant);
+    // A value with no row now may have had one: its bust or release is in the audit log.
+    const removed =
+      rows.length > 0
+        ? []
+        : await ctx.db.auditEntry.findMany({
+            where: {
+              targetType: KEY_TARGET,
+              OR: [{ targetKey: input.ref }, { targetId: input.ref }],
+              ...(input.tenant ? { targetScope: input.tenant } : {}),
+            },
+            orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+            take: 20,
+          });
+    return { items: rows.map(keySummary), removed: removed.map(auditView) };
+  });

@@ -13,4 +13,6 @@ export const counterSeriesInput = z.object({
 
 export const counterSeriesProcedure = adminProcedure
   .input(counterSeriesInput)
-  .query(({ ctx, input }) => readCounterSeries(ctx.db, { scope: input.tenant, procedure: input.procedure }));
+  .query(({ ctx, input }) =>
+    readCounterSeries(ctx.db, { scope: input.tenant, procedure: input.procedure }),
+  );

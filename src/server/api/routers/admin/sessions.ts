@@ -15,7 +15,10 @@ export const listSessionsInput = z.object({
   limit: z.number().int().min(1).max(200).default(100),
 });
 export const endSessionInput = z.object({ id: z.uuid(), reason: reasonSchema });
-export const endAccountSessionsInput = z.object({ email: text().trim().toLowerCase().min(1).max(320), reason: reasonSchema });
+export const endAccountSessionsInput = z.object({
+  email: text().trim().toLowerCase().min(1).max(320),
+  reason: reasonSchema,
+});
 
 export interface SessionView {
   id: string;
@@ -27,48 +30,73 @@ export interface SessionView {
 }
 
 /** Live sessions (not expired by the database's clock), newest first. */
-export const listSessionsProcedure = adminProcedure.input(listSessionsInput).query(async ({ ctx, input }): Promise<SessionView[]> => {
-  const rows = await ctx.db.session.findMany({
-    where: { expiresAt: { gt: new Date() }, ...(input.email ? { user: { email: { contains: input.email } } } : {}) },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: input.limit,
-    select: { id: true, userAgent: true, createdAt: true, expiresAt: true, user: { select: { email: true, role: true } } },
+export const listSessionsProcedure = adminProcedure
+  .input(listSessionsInput)
+  .query(async ({ ctx, input }): Promise<SessionView[]> => {
+    const rows = await ctx.db.session.findMany({
+      where: {
+        expiresAt: { gt: new Date() },
+        ...(input.email ? { user: { email: { contains: input.email } } } : {}),
+      },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: input.limit,
+      select: {
+        id: true,
+        userAgent: true,
+        createdAt: true,
+        expiresAt: true,
+        user: { select: { email: true, role: true } },
+      },
+    });
+    return rows.map((r) => ({
+      id: r.id,
+      email: r.user.email,
+      role: r.user.role,
+      userAgent: r.userAgent,
+      createdAt: r.createdAt.toISOString(),
+      expiresAt: r.expiresAt.toISOString(),
+    }));
   });
-  return rows.map((r) => ({
-    id: r.id,
-    email: r.user.email,
-    role: r.user.role,
-    userAgent: r.userAgent,
-    createdAt: r.createdAt.toISOString(),
-    expiresAt: r.expiresAt.toISOString(),
-  }));
-});
 
-export const endSessionProcedure = adminIdempotentProcedure(endSessionInput).mutation(async ({ ctx, input }) => {
-  const [ended] = await ctx.tx.$queryRaw<{ id: string; email: string }[]>`
+export const endSessionProcedure = adminIdempotentProcedure(endSessionInput).mutation(
+  async ({ ctx, input }) => {
+    const [ended] = await ctx.tx.$queryRaw<{ id: string; email: string }[]>`
     DELETE FROM "Session" s USING "User" u
     WHERE s."id" = ${input.id}::uuid AND u."id" = s."userId"
     RETURNING s."id"::text AS "id", u."email"`;
-  if (!ended) throw adminError(AdminReason.SESSION_NOT_FOUND, "No live session with this id");
+    if (!ended) throw adminError(AdminReason.SESSION_NOT_FOUND, "No live session with this id");
+    const audit = await ctx.tx.auditEntry.create({
+      data: {
+        actor: ctx.principal.email,
+        action: "session.end",
+        targetType: SESSION_TARGET,
+        targetId: ended.id,
+        reason: input.reason,
+        details: { email: ended.email },
+      },
+      select: { id: true },
+    });
+    return { ended: 1, auditId: audit.id };
+  },
+);
+
+export const endAccountSessionsProcedure = adminIdempotentProcedure(
+  endAccountSessionsInput,
+).mutation(async ({ ctx, input }) => {
+  const user = await ctx.tx.user.findUnique({
+    where: { email: input.email },
+    select: { id: true },
+  });
+  const ended = user ? (await ctx.tx.session.deleteMany({ where: { userId: user.id } })).count : 0;
   const audit = await ctx.tx.auditEntry.create({
     data: {
       actor: ctx.principal.email,
-      action: "session.end",
-      targetType: SESSION_TARGET,
-      targetId: ended.id,
+      action: "session.end_all",
+      targetType: "user",
+      targetId: input.email,
       reason: input.reason,
-      details: { email: ended.email },
+      details: { ended },
     },
-    select: { id: true },
-  });
-  return { ended: 1, auditId: audit.id };
-});
-
-export const endAccountSessionsProcedure = adminIdempotentProcedure(endAccountSessionsInput).mutation(async ({ ctx, input }) => {
-  const user = await ctx.tx.user.findUnique({ where: { email: input.email }, select: { id: true } });
-  const ended = user ? (await ctx.tx.session.deleteMany({ where: { userId: user.id } })).count : 0;
-  const audit = await ctx.tx.auditEntry.create({
-    data: { actor: ctx.principal.email, action: "session.end_all", targetType: "user", targetId: input.email, reason: input.reason, details: { ended } },
     select: { id: true },
   });
   return { ended, auditId: audit.id };
