@@ -92,15 +92,20 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   close(): Promise<void>;
 }
 
-/** Each engine's insides, kept off its public type; the package's own tests read them. */
-const engineDeps = new WeakMap<IdempotencyEngine<any>, EngineDeps<any>>();
+/**
+ * Each engine's insides, kept on the engine under a symbol and off its public type; the package's
+ * own tests read them. On the engine itself, not in a module's table: no state at module level.
+ */
+const DEPS = Symbol.for("once.idempotency.engineDeps");
+type WithDeps<TTx extends SqlTransaction> = IdempotencyEngine<TTx> & { [DEPS]?: EngineDeps<TTx> };
+
 /** @internal Not exported from any entry point. */
 export function depsOf<TTx extends SqlTransaction>(
   engine: IdempotencyEngine<TTx>,
 ): EngineDeps<TTx> {
-  const deps = engineDeps.get(engine);
+  const deps = (engine as WithDeps<TTx>)[DEPS];
   if (!deps) throw new Error("not an engine made by createIdempotencyEngine");
-  return deps as EngineDeps<TTx>;
+  return deps;
 }
 
 export function createIdempotencyEngine<TTx extends SqlTransaction>(
@@ -112,8 +117,6 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(
     prepare: options.preparedStatements,
     announceSettled,
   });
-  const counters = new Counters();
-  const pendingReleases = new PendingReleases((record) => store.release(record));
   const replayCache =
     options.listen && config.replayCacheSize > 0 && config.replayCacheBytes > 0
       ? new ReplayCache({ maxEntries: config.replayCacheSize, maxBytes: config.replayCacheBytes })
@@ -126,13 +129,30 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(
   const deps: EngineDeps<TTx> = {
     store,
     config,
-    counters,
-    pendingReleases,
+    counters: new Counters(),
+    pendingReleases: new PendingReleases((record) => store.release(record)),
     replayCache,
     waiters,
     liveKeyCounts: new Map(),
   };
-  const engine: IdempotencyEngine<TTx> = {
+  const engine: WithDeps<TTx> = engineOver(deps, store, listener);
+  Object.defineProperty(engine, DEPS, { value: deps });
+  return engine;
+}
+
+/** The engine's public face over its insides. */
+function engineOver<TTx extends SqlTransaction>(
+  deps: EngineDeps<TTx>,
+  store: PostgresIdempotencyStore<TTx>,
+  listener: EvictionListener | undefined,
+): IdempotencyEngine<TTx> {
+  const { config, counters, replayCache, pendingReleases } = deps;
+  const jobOptions = {
+    intervalMs: config.reaperIntervalMs,
+    lagWarnSeconds: config.reaperLagWarnSeconds,
+    counterFlushMs: config.counterFlushMs,
+  };
+  return {
     execute: (
       request: IdempotentRequest,
       handler: (tx: TTx) => Promise<HandlerOutcome>,
@@ -142,17 +162,7 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(
     counters,
     run: store.run,
     ready: listener?.ready ?? Promise.resolve(),
-    startJobs: (log) =>
-      startEngineJobs(
-        store.run,
-        counters,
-        {
-          intervalMs: config.reaperIntervalMs,
-          lagWarnSeconds: config.reaperLagWarnSeconds,
-          counterFlushMs: config.counterFlushMs,
-        },
-        log,
-      ),
+    startJobs: (log) => startEngineJobs(store.run, counters, jobOptions, log),
     reaperLagSeconds: () => reaperLagSeconds(store.run),
     evict: (scope, key) => replayCache?.evict(scope, key),
     replayCacheUsage: () => ({ entries: replayCache?.size ?? 0, bytes: replayCache?.bytes ?? 0 }),
@@ -166,6 +176,4 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(
       await listener?.stop();
     },
   };
-  engineDeps.set(engine, deps);
-  return engine;
 }

@@ -82,25 +82,7 @@ export async function withIdempotency<T, TTx extends SqlTransaction>(
       input: call.request,
       waitMs: call.waitSeconds === undefined ? undefined : call.waitSeconds * 1000,
     },
-    async (tx): Promise<HandlerOutcome> => {
-      try {
-        const body = await handler(tx);
-        return {
-          kind: "success",
-          response: { status: 200, body: JSON.stringify(body ?? null), contentType: JSON_TYPE },
-        };
-      } catch (error) {
-        if (!(error instanceof DeterministicError)) throw error;
-        return {
-          kind: "deterministic",
-          response: {
-            status: error.status,
-            body: JSON.stringify(error.body ?? null),
-            contentType: JSON_TYPE,
-          },
-        };
-      }
-    },
+    async (tx) => asOutcome(() => handler(tx)),
   );
   const { response } = outcome;
   return {
@@ -113,4 +95,19 @@ export async function withIdempotency<T, TTx extends SqlTransaction>(
     appliedWaitSeconds: outcome.appliedWaitSeconds,
     ...(response.omittedBytes === undefined ? {} : { omittedBytes: response.omittedBytes }),
   };
+}
+
+/** The handler's answer as the engine stores it: its value, or its DeterministicError. */
+async function asOutcome(run: () => Promise<unknown>): Promise<HandlerOutcome> {
+  try {
+    const body = JSON.stringify((await run()) ?? null);
+    return { kind: "success", response: { status: 200, body, contentType: JSON_TYPE } };
+  } catch (error) {
+    if (!(error instanceof DeterministicError)) throw error;
+    const body = JSON.stringify(error.body ?? null);
+    return {
+      kind: "deterministic",
+      response: { status: error.status, body, contentType: JSON_TYPE },
+    };
+  }
 }

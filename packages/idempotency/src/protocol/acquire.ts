@@ -5,7 +5,7 @@ import { CounterEvent } from "../constants.js";
 import { IdempotencyError } from "../errors.js";
 import { Reason } from "../reasons.js";
 import type { KeyRecord, ReserveRequest } from "../store/types.js";
-import { decide } from "./decide.js";
+import { decide, type Decision } from "./decide.js";
 import type { EngineDeps } from "./deps.js";
 import { waitForSettle, type WaitBudget } from "./wait.js";
 
@@ -21,7 +21,6 @@ export async function acquire(
   count: (e: CounterEvent) => void,
   wait?: WaitBudget,
 ): Promise<KeyRecord> {
-  const { store, config } = deps;
   let woken = false;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     // At the cap, a retry of a key the scope already holds still gets its answer: only new keys
@@ -29,63 +28,78 @@ export async function acquire(
     // settled, and the store shares one read among every request woken on it (a reservation
     // each would take a pool connection each); if it was released, the next pass reserves it.
     const overCap = await isOverLiveKeyCap(deps, r.scope);
-    const reading = overCap || woken;
+    const reserved =
+      overCap || woken
+        ? { reserved: false as const, existing: await deps.store.read(r.scope, r.key) }
+        : await deps.store.reserve(r);
     woken = false;
-    const reserved = reading
-      ? { reserved: false as const, existing: await store.read(r.scope, r.key) }
-      : await store.reserve(r);
     if (reserved.reserved) return reserved.record;
-    const decision = decide(reserved.existing, r.fingerprint, config);
+    const decision = decide(reserved.existing, r.fingerprint, deps.config);
     if (overCap && (decision.action === "vanished" || decision.action === "renew")) {
       count(CounterEvent.TOO_MANY_KEYS);
-      const message = `This account already holds the most live idempotency keys allowed (${config.maxLiveKeys}); new keys are refused until older ones expire`;
+      const message = `This account already holds the most live idempotency keys allowed (${deps.config.maxLiveKeys}); new keys are refused until older ones expire`;
       throw new IdempotencyError(Reason.TOO_MANY_KEYS, message, { retryAfterSeconds: 60 });
     }
-    switch (decision.action) {
-      case "replay":
-        return decision.record;
-      case "mismatch":
-        count(CounterEvent.MISMATCHES);
-        throw new IdempotencyError(
-          Reason.KEY_REUSED,
-          "This Idempotency-Key was already used for a different request",
-          { record: decision.record },
-        );
-      case "wait":
-        if (wait && (await waitForSettle(deps, r, decision.record, wait))) {
-          pass--; // woken, or the wait or the lease ran out: look at the key once more
-          woken = true;
-          continue;
-        }
-        count(CounterEvent.CONFLICTS);
-        throw inProgress(
-          "A request with this Idempotency-Key is still in progress",
-          decision.retryAfterSeconds,
-          decision.record,
-        );
-      case "take_over": {
-        const taken = await store.takeOver(decision.record, r);
-        if (taken) {
-          count(CounterEvent.TAKEOVERS);
-          return taken;
-        }
-        count(CounterEvent.CONFLICTS); // another retry took it over first
-        throw inProgress("Another retry took over this Idempotency-Key", 1, decision.record);
-      }
-      case "renew": {
-        const renewed = await store.renewExpired(decision.record, r);
-        if (renewed) return renewed;
-        continue; // someone else renewed or reaped it: look again
-      }
-      case "vanished":
-        continue;
-      default: {
-        const unreachable: never = decision;
-        throw new Error(`unhandled decision ${JSON.stringify(unreachable)}`);
-      }
+    const next = await follow(deps, r, decision, count, wait);
+    if (next.kind === "record") return next.record;
+    if (next.kind === "woken") {
+      pass--; // woken, or the wait or the lease ran out: look at the key once more
+      woken = true;
     }
   }
   throw inProgress("This Idempotency-Key is changing hands; retry shortly", 1);
+}
+
+/** What a pass ends in: the record to return, or another look at the key (after a wait or not). */
+type Next = { kind: "record"; record: KeyRecord } | { kind: "again" } | { kind: "woken" };
+
+/** Acts on what the existing row says; refusals are thrown. */
+async function follow(
+  deps: EngineDeps,
+  r: ReserveRequest,
+  decision: Decision,
+  count: (e: CounterEvent) => void,
+  wait?: WaitBudget,
+): Promise<Next> {
+  switch (decision.action) {
+    case "replay":
+      return { kind: "record", record: decision.record };
+    case "mismatch":
+      count(CounterEvent.MISMATCHES);
+      throw new IdempotencyError(
+        Reason.KEY_REUSED,
+        "This Idempotency-Key was already used for a different request",
+        { record: decision.record },
+      );
+    case "wait":
+      if (wait && (await waitForSettle(deps, r, decision.record, wait))) return { kind: "woken" };
+      count(CounterEvent.CONFLICTS);
+      throw inProgress(
+        "A request with this Idempotency-Key is still in progress",
+        decision.retryAfterSeconds,
+        decision.record,
+      );
+    case "take_over": {
+      const taken = await deps.store.takeOver(decision.record, r);
+      if (taken) {
+        count(CounterEvent.TAKEOVERS);
+        return { kind: "record", record: taken };
+      }
+      count(CounterEvent.CONFLICTS); // another retry took it over first
+      throw inProgress("Another retry took over this Idempotency-Key", 1, decision.record);
+    }
+    case "renew": {
+      const renewed = await deps.store.renewExpired(decision.record, r);
+      // null: someone else renewed or reaped it: look again
+      return renewed ? { kind: "record", record: renewed } : { kind: "again" };
+    }
+    case "vanished":
+      return { kind: "again" };
+    default: {
+      const unreachable: never = decision;
+      throw new Error(`unhandled decision ${JSON.stringify(unreachable)}`);
+    }
+  }
 }
 
 export function inProgress(

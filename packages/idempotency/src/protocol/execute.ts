@@ -16,7 +16,7 @@ import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.j
 import { acquire, inProgress } from "./acquire.js";
 import type { EngineDeps } from "./deps.js";
 import { forStorage } from "./stored-size.js";
-import { runOutsideTransaction, runTransaction } from "./transaction.js";
+import { runOutsideTransaction, runTransaction, type TransactionResult } from "./transaction.js";
 import { waitBudget, type WaitBudget } from "./wait.js";
 
 export interface IdempotentRequest {
@@ -100,6 +100,8 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
   }
 }
 
+type Count = (event: CounterEvent) => void;
+
 async function run<TTx extends SqlTransaction>(
   deps: EngineDeps<TTx>,
   request: IdempotentRequest,
@@ -107,20 +109,54 @@ async function run<TTx extends SqlTransaction>(
   wait: WaitBudget | undefined,
   options: ExecuteOptions,
 ): Promise<Outcome> {
-  const count = (event: CounterEvent) =>
-    deps.counters.increment(request.scope, request.procedure, event);
+  const count: Count = (event) => deps.counters.increment(request.scope, request.procedure, event);
   const print = fingerprint(request.procedure, request.input);
+  // Taken before anything is read: an eviction after it keeps this request's answer out of memory.
   const stamp = deps.replayCache?.stamp() ?? 0;
-  const cached = deps.replayCache?.get(request.scope, request.key, print);
-  if (cached) {
-    count(cached.kind === "mismatch" ? CounterEvent.MISMATCHES : CounterEvent.REPLAYED);
-    if (cached.kind === "mismatch")
-      throw new IdempotencyError(
-        Reason.KEY_REUSED,
-        "This Idempotency-Key was already used for a different request",
-      );
-    return cached.outcome;
+  const cached = replayFromMemory(deps, request, print, count);
+  if (cached) return cached;
+  const record = await reserve(deps, request, print, count, wait);
+  if (record.status !== KeyStatus.PROCESSING) {
+    count(CounterEvent.REPLAYED);
+    return remember(deps, record, replayOf(record), stamp);
   }
+  const result =
+    options.transaction === false
+      ? await runOutsideTransaction(deps, record, () =>
+          (handler as () => Promise<HandlerOutcome>)(),
+        )
+      : await runTransaction(deps, record, handler);
+  return settle(deps, record, result, count, stamp);
+}
+
+/** The answer this instance remembers for the key, without a round trip; null if none. */
+function replayFromMemory(
+  deps: EngineDeps<any>,
+  request: IdempotentRequest,
+  print: string,
+  count: Count,
+): Outcome | null {
+  const cached = deps.replayCache?.get(request.scope, request.key, print);
+  if (!cached) return null;
+  if (cached.kind === "mismatch") {
+    count(CounterEvent.MISMATCHES);
+    throw new IdempotencyError(
+      Reason.KEY_REUSED,
+      "This Idempotency-Key was already used for a different request",
+    );
+  }
+  count(CounterEvent.REPLAYED);
+  return cached.outcome;
+}
+
+/** The key reserved for this request, or its settled record to replay; refusals are thrown. */
+async function reserve(
+  deps: EngineDeps<any>,
+  request: IdempotentRequest,
+  print: string,
+  count: Count,
+  wait: WaitBudget | undefined,
+): Promise<KeyRecord> {
   const { waitMs: _waitMs, ...reserved } = request;
   const reserveRequest = {
     ...reserved,
@@ -128,24 +164,22 @@ async function run<TTx extends SqlTransaction>(
     leaseMs: deps.config.leaseMs,
     ttlSeconds: deps.config.ttlSeconds,
   };
-  let record: KeyRecord;
   try {
-    record = await acquire(deps, reserveRequest, count, wait);
+    return await acquire(deps, reserveRequest, count, wait);
   } catch (error) {
     if (error instanceof IdempotencyError) throw error;
     throw storeUnavailable(error, count);
   }
-  if (record.status !== KeyStatus.PROCESSING) {
-    count(CounterEvent.REPLAYED);
-    return remember(deps, record, replayOf(record), stamp);
-  }
+}
 
-  const result =
-    options.transaction === false
-      ? await runOutsideTransaction(deps, record, () =>
-          (handler as () => Promise<HandlerOutcome>)(),
-        )
-      : await runTransaction(deps, record, handler);
+/** DESIGN steps 4–6: one switch over how the business transaction ended. */
+async function settle(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  result: TransactionResult,
+  count: Count,
+  stamp: number,
+): Promise<Outcome> {
   switch (result.kind) {
     case "completed":
       count(CounterEvent.EXECUTED);
@@ -173,18 +207,8 @@ async function run<TTx extends SqlTransaction>(
         "This request's lease was taken over by a retry; retry to get its answer",
         1,
       );
-    case "handler_failed": {
-      // The handler's own write hit a unique constraint: the same request would again, so it is
-      // stored and replayed like any deterministic failure (the transaction already rolled back).
-      const conflict = uniqueViolationIn(result.error);
-      if (conflict) {
-        const named = await withFieldsNamed(conflict, deps.store.indexColumns?.bind(deps.store));
-        return storeFailure(deps, record, uniqueViolationResponse(named), count, stamp);
-      }
-      await release(deps, record, count);
-      if (classifyStoreFailure(result.error) === null) throw result.error; // the handler's own error, passed on
-      throw storeUnavailable(result.error, count);
-    }
+    case "handler_failed":
+      return handlerFailed(deps, record, result.error, count, stamp);
     case "store_failed":
       // BEGIN, the completion or COMMIT failed (the connection lost during COMMIT included: the
       // outcome is unknown). If COMMIT did land, the key is COMPLETED and the fenced release
@@ -199,12 +223,33 @@ async function run<TTx extends SqlTransaction>(
   }
 }
 
+/**
+ * The handler threw. Its own write hitting a unique constraint is deterministic (the same request
+ * would again): stored and replayed. Anything else releases the key for a fresh retry.
+ */
+async function handlerFailed(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  error: unknown,
+  count: Count,
+  stamp: number,
+): Promise<Outcome> {
+  const conflict = uniqueViolationIn(error);
+  if (conflict) {
+    const named = await withFieldsNamed(conflict, deps.store.indexColumns?.bind(deps.store));
+    return storeFailure(deps, record, uniqueViolationResponse(named), count, stamp);
+  }
+  await release(deps, record, count);
+  if (classifyStoreFailure(error) === null) throw error; // the handler's own error, passed on
+  throw storeUnavailable(error, count);
+}
+
 /** The business transaction rolled back; store the failure for retries to replay. */
 async function storeFailure(
   deps: EngineDeps<any>,
   record: KeyRecord,
   response: StoredResponse,
-  count: (e: CounterEvent) => void,
+  count: Count,
   stamp: number,
 ): Promise<Outcome> {
   const storedResponse = forStorage(response, deps.config.maxStoredBodyBytes);
@@ -231,11 +276,7 @@ async function storeFailure(
 }
 
 /** Frees the key for the retry; if the store is gone, keeps trying until it is back. */
-async function release(
-  deps: EngineDeps<any>,
-  record: KeyRecord,
-  count: (e: CounterEvent) => void,
-): Promise<void> {
+async function release(deps: EngineDeps<any>, record: KeyRecord, count: Count): Promise<void> {
   try {
     if (await deps.store.release(record)) count(CounterEvent.RELEASED);
   } catch {

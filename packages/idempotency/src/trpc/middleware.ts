@@ -55,6 +55,20 @@ export interface IdempotentContext<TTx> {
   idempotencyKey: string;
 }
 
+/** What the middleware is called with (tRPC's middleware options, as far as it reads them). */
+interface MiddlewareCall<TCtx, TTx> {
+  ctx: TCtx;
+  path: string;
+  type: string;
+  getRawInput: () => Promise<unknown>;
+  next: (opts: {
+    ctx: IdempotentContext<TTx>;
+    getRawInput: () => Promise<unknown>;
+  }) => Promise<MiddlewareResult<IdempotentContext<TTx>>>;
+}
+
+type Output = TRPCCombinedDataTransformer["output"];
+
 /**
  * The middleware for `t.procedure.use(…)` on mutations: `ctx.tx` and `ctx.idempotencyKey` are
  * typed in the handler. `t` gives the router's transformer, so stored answers keep their types.
@@ -70,99 +84,119 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
       : () => options.engine as IdempotencyEngine<TTx>;
   type Result = MiddlewareResult<IdempotentContext<TTx>>;
 
-  return async function idempotency(opts: {
-    ctx: TCtx;
-    path: string;
-    type: string;
-    getRawInput: () => Promise<unknown>;
-    next: (opts: {
-      ctx: IdempotentContext<TTx>;
-      getRawInput: () => Promise<unknown>;
-    }) => Promise<Result>;
-  }): Promise<Result> {
-    const { ctx, path, next } = opts;
-    if (opts.type !== "mutation")
-      throw new Error(`idempotency applies to mutations only (${path} is a ${opts.type})`);
-    const http = options.http(ctx);
-    if (!http)
-      throw new Error(
-        `idempotency needs HTTP access on the context (${path} was called without it, e.g. through a server-side caller)`,
-      );
-    if (http.batchSize > 1) {
-      const message =
-        "A batch of mutations cannot be idempotent: send each mutation on its own, with its own Idempotency-Key";
-      throw toTRPCError(new IdempotencyError(Reason.BATCH_NOT_ALLOWED, message));
-    }
-    const parsed = parseIdempotencyKey(http.header(Header.KEY));
-    if (!parsed.ok) throw toTRPCError(new IdempotencyError(parsed.reason, parsed.message));
-    const waitSeconds = parsePreferWait(http.header(Header.PREFER));
-
+  return async function idempotency(opts: MiddlewareCall<TCtx, TTx>): Promise<Result> {
+    const { ctx, path } = opts;
+    const { http, key, waitSeconds } = readRequest(opts, options.http(ctx));
     let firstResult: Result | undefined;
     let outcome: Outcome;
     try {
       const request = {
         scope: await options.scope(ctx),
-        key: parsed.key,
+        key,
         procedure: path,
         input: await opts.getRawInput(),
         waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
       };
-      outcome = await engineOf(ctx).execute(request, async (tx): Promise<HandlerOutcome> => {
-        // An input parser placed after this middleware (`.use(idempotency).input(schema)`) reads
-        // the raw input through this function, and reports invalid input as a 400 from next().
-        let parsedAfter = false;
-        const getRawInput = () => ((parsedAfter = true), opts.getRawInput());
-        const result = await next({ ctx: { tx, idempotencyKey: parsed.key }, getRawInput });
-        if (result.ok) {
-          firstResult = result;
-          return {
-            kind: "success",
-            response: {
-              status: 200,
-              body: JSON.stringify(output.serialize(result.data) ?? null),
-              contentType: JSON_TYPE,
-            },
-          };
-        }
-        const status = getHTTPStatusCodeFromError(result.error);
-        // Transient: the engine releases the key (or, for a unique violation, stores a 409).
-        if (status < 400 || status >= 500) throw result.error;
-        // Invalid input is recorded nowhere (it may be the parser's 400): released, passed on as
-        // is.
-        if (parsedAfter && result.error.code === "BAD_REQUEST") throw result.error;
-        const stored: StoredError = {
-          code: result.error.code,
-          message: result.error.message,
-          reason: reasonOf(result.error),
-        };
-        return {
-          kind: "deterministic",
-          response: { status, body: JSON.stringify(stored), contentType: JSON_TYPE },
-        };
+      outcome = await engineOf(ctx).execute(request, async (tx) => {
+        const { result, outcome } = await runNext(opts, tx, key, output);
+        if (result.ok) firstResult = result;
+        return outcome;
       });
     } catch (error) {
       if (!(error instanceof IdempotencyError)) throw error;
-      if (error.retryAfterSeconds !== undefined)
-        http.setHeader(Header.RETRY_AFTER, String(error.retryAfterSeconds));
-      if (error.appliedWaitSeconds !== undefined)
-        http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
-      throw toTRPCError(error);
+      throw refusal(error, http);
     }
-
-    http.setHeader(Header.EXPIRES, outcome.expiresAt.toUTCString());
-    if (outcome.appliedWaitSeconds !== undefined)
-      http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
-    if (outcome.replayed) http.setHeader(Header.REPLAYED, "true");
-    // The first answer and every replay are built from the stored text alone.
-    const { response } = outcome;
-    if (response.omittedBytes !== undefined) throw toTRPCError(bodyOmitted(response.omittedBytes));
-    if (outcome.kind === "deterministic")
-      throw replayedError(JSON.parse(response.body) as StoredError, response.status);
-    const data: unknown = output.deserialize(JSON.parse(response.body));
+    const data = answer(outcome, http, output);
     if (firstResult?.ok) return { ...firstResult, data };
     // A replay: the handler does not run, so there is no next() result to pass on; this is the
     // result tRPC's own resolver would have returned (test/trpc-internals.test.ts guards it).
     const replay = { marker: middlewareMarker, ok: true as const, data, ctx };
     return replay;
   };
+}
+
+/** The call's HTTP access, key and `Prefer: wait`; a call that cannot be idempotent is refused. */
+function readRequest(
+  opts: { path: string; type: string },
+  http: HttpAccess | undefined,
+): { http: HttpAccess; key: string; waitSeconds: number | undefined } {
+  const { path } = opts;
+  if (opts.type !== "mutation")
+    throw new Error(`idempotency applies to mutations only (${path} is a ${opts.type})`);
+  if (!http)
+    throw new Error(
+      `idempotency needs HTTP access on the context (${path} was called without it, e.g. through a server-side caller)`,
+    );
+  if (http.batchSize > 1) {
+    const message =
+      "A batch of mutations cannot be idempotent: send each mutation on its own, with its own Idempotency-Key";
+    throw toTRPCError(new IdempotencyError(Reason.BATCH_NOT_ALLOWED, message));
+  }
+  const parsed = parseIdempotencyKey(http.header(Header.KEY));
+  if (!parsed.ok) throw toTRPCError(new IdempotencyError(parsed.reason, parsed.message));
+  return { http, key: parsed.key, waitSeconds: parsePreferWait(http.header(Header.PREFER)) };
+}
+
+/**
+ * Runs the procedure (next()) in the key's transaction, and says what the engine stores of it: the
+ * serialized data, or a deterministic error. A transient error is thrown (the engine releases the
+ * key; a unique violation it stores as a 409).
+ */
+async function runNext<TCtx, TTx>(
+  opts: MiddlewareCall<TCtx, TTx>,
+  tx: TTx,
+  key: string,
+  output: Output,
+): Promise<{ result: MiddlewareResult<IdempotentContext<TTx>>; outcome: HandlerOutcome }> {
+  // An input parser placed after this middleware (`.use(idempotency).input(schema)`) reads the raw
+  // input through this function, and reports invalid input as a 400 from next().
+  let parsedAfter = false;
+  const getRawInput = () => ((parsedAfter = true), opts.getRawInput());
+  const result = await opts.next({ ctx: { tx, idempotencyKey: key }, getRawInput });
+  if (result.ok) {
+    const body = JSON.stringify(output.serialize(result.data) ?? null);
+    return {
+      result,
+      outcome: { kind: "success", response: { status: 200, body, contentType: JSON_TYPE } },
+    };
+  }
+  const status = getHTTPStatusCodeFromError(result.error);
+  if (status < 400 || status >= 500) throw result.error;
+  // Invalid input is recorded nowhere (it may be the parser's 400): released, passed on as is.
+  if (parsedAfter && result.error.code === "BAD_REQUEST") throw result.error;
+  const stored: StoredError = {
+    code: result.error.code,
+    message: result.error.message,
+    reason: reasonOf(result.error),
+  };
+  const body = JSON.stringify(stored);
+  return {
+    result,
+    outcome: { kind: "deterministic", response: { status, body, contentType: JSON_TYPE } },
+  };
+}
+
+/** The engine's refusal as tRPC's error, with its headers set on the answer. */
+function refusal(error: IdempotencyError, http: HttpAccess): Error {
+  if (error.retryAfterSeconds !== undefined)
+    http.setHeader(Header.RETRY_AFTER, String(error.retryAfterSeconds));
+  if (error.appliedWaitSeconds !== undefined)
+    http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
+  return toTRPCError(error);
+}
+
+/**
+ * The answer's headers, and its data rebuilt from the stored text alone (the first answer and
+ * every replay alike); a stored failure is thrown as the error it was.
+ */
+function answer(outcome: Outcome, http: HttpAccess, output: Output): unknown {
+  http.setHeader(Header.EXPIRES, outcome.expiresAt.toUTCString());
+  if (outcome.appliedWaitSeconds !== undefined)
+    http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
+  if (outcome.replayed) http.setHeader(Header.REPLAYED, "true");
+  const { response } = outcome;
+  if (response.omittedBytes !== undefined) throw toTRPCError(bodyOmitted(response.omittedBytes));
+  if (outcome.kind === "deterministic")
+    throw replayedError(JSON.parse(response.body) as StoredError, response.status);
+  return output.deserialize(JSON.parse(response.body));
 }
