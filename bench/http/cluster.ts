@@ -36,10 +36,19 @@ export interface Database {
    */
   providerUrl: string;
   providerPid: number;
+  /** The provider's books (its own server): the bench waits there for events to be delivered. */
+  providerPool: pg.Pool;
   stop: () => Promise<void>;
 }
 
-export async function startDatabase(): Promise<Database> {
+/** The secret the provider signs its events with, and the bench's servers check them by. */
+const BENCH_WEBHOOK_SECRET = "bench-webhook-secret-0123456789abcdef";
+
+/**
+ * `webhookPort`: the instance the provider posts its events to (the first one), as a provider posts
+ * to its merchant in production; without it the events wait in the provider's books.
+ */
+export async function startDatabase(options: { webhookPort?: number } = {}): Promise<Database> {
   // pg_stat_statements counts the statements (so the round trips) a paid order costs
   // (order-cost.ts).
   const server: EmbeddedServer = await startEmbeddedPostgres({
@@ -59,12 +68,27 @@ export async function startDatabase(): Promise<Database> {
      ON CONFLICT ("sku") DO UPDATE SET "stock" = EXCLUDED."stock" RETURNING "id"::text`,
     [BENCH_SKU, BENCH_STOCK],
   );
-  // Its events go nowhere: the bench measures checkout and the charges, not webhook handling.
-  await server.createDatabase("provider");
-  const provider = await startProviderService({
-    databaseUrl: server.url("provider"),
-    log: () => {},
+  // The provider is someone else's service: its own PostgreSQL server too, so the CPU read from
+  // this one's processes is the shop's alone.
+  const providerDb: EmbeddedServer = await startEmbeddedPostgres({
+    dataDir: await makeTempDataDir("once-bench-provider-"),
+    persistent: false,
   });
+  await providerDb.createDatabase("provider");
+  const provider = await startProviderService({
+    databaseUrl: providerDb.url("provider"),
+    log: () => {},
+    ...(options.webhookPort
+      ? {
+          webhook: {
+            url: `http://127.0.0.1:${options.webhookPort}/api/webhooks/payments`,
+            secret: BENCH_WEBHOOK_SECRET,
+          },
+        }
+      : {}),
+  });
+  const providerPool = new pg.Pool({ connectionString: providerDb.url("provider"), max: 1 });
+  providerPool.on("error", () => {});
   return {
     url,
     pool,
@@ -72,9 +96,12 @@ export async function startDatabase(): Promise<Database> {
     pid: Number(readFileSync(path.join(server.dataDir, "postmaster.pid"), "utf8").split("\n")[0]),
     providerUrl: provider.url,
     providerPid: provider.child.pid!,
+    providerPool,
     stop: async () => {
       await provider.stop();
+      await providerPool.end();
       await pool.end();
+      await providerDb.stop();
       await server.stop();
     },
   };
@@ -211,6 +238,7 @@ function benchEnv(databaseUrl: string, providerUrl: string): NodeJS.ProcessEnv {
     NODE_ENV: "production",
     DATABASE_URL: databaseUrl,
     PAYMENTS_PROVIDER_URL: providerUrl,
+    PAYMENTS_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
     // The control procedure (benchControl.placeOrder) exists only with both of these.
     DEMO_MODE: "1",
     ONCE_BENCH_CONTROL: "1",

@@ -15,6 +15,11 @@ export interface Plan {
   /** `--order-cost`: only the paid order's cost (CPU per process, statements), nothing else. */
   orderCostOnly: boolean;
   /**
+   * `--orders N`: paid orders per side in the order cost (default: two warm-up rates' worth); with
+   * `--order-cost` and the profile on, the app server is profiled over its orders.
+   */
+  orders?: number;
+  /**
    * `--baseline DIR`: another checkout (with its production build) run beside this one as the
    * `baseline` path.
    */
@@ -29,7 +34,7 @@ export interface Plan {
   output: string;
 }
 
-const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--order-cost] [--baseline DIR] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
+const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--order-cost] [--orders N] [--baseline DIR] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
 
 export function parsePlan(argv: readonly string[]): Plan {
   const quick = argv.includes("--quick");
@@ -68,6 +73,9 @@ export function parsePlan(argv: readonly string[]): Plan {
         break;
       case "--seconds":
         plan.sliceSeconds = number();
+        break;
+      case "--orders":
+        plan.orders = Math.round(number());
         break;
       case "--port":
         plan.basePort = Math.round(number());

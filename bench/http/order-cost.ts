@@ -19,7 +19,18 @@ export interface OrderCost {
    * pg_stat_statements.
    */
   statements: { query: string; callsPerOrder: number; msPerOrder: number }[];
+  /**
+   * CPU ms per second each process spent idle just before (timers, LISTEN, background jobs): the
+   * share of the per-order figures that does not grow with the orders.
+   */
+  idleMsPerSecond: { server: number; worker: number; db: number };
+  /** PostgreSQL sessions opened (pg_stat_database.sessions) per order: a reconnect costs a fork. */
+  sessionsPerOrder: number;
+  /** From the checkouts' start to the last payment's webhook (process.hrtime, µs). */
+  window: { fromUs: number; toUs: number };
 }
+
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
 async function statementStats(pool: pg.Pool): Promise<boolean> {
   try {
@@ -32,42 +43,78 @@ async function statementStats(pool: pg.Pool): Promise<boolean> {
 }
 
 /**
- * Waits until no payment is pending and every provider event is delivered (or `limitMs` passes).
+ * Waits until no payment is pending in the shop and the provider has delivered every event to the
+ * shop's webhook (or `limitMs` passes).
  */
-async function paymentsDone(pool: pg.Pool, limitMs: number): Promise<void> {
+async function paymentsDone(pools: Pools, limitMs: number): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (Date.now() < deadline) {
-    const { rows } = await pool.query<{ n: number }>(
-      `SELECT ((SELECT count(*) FROM "OutboxMessage" WHERE "status" = 'PENDING') +
-               (SELECT count(*) FROM "ProviderEvent" WHERE "deliveredAt" IS NULL))::int AS "n"`,
-    );
-    if (rows[0]!.n === 0) return;
+    const [shop, provider] = await Promise.all([
+      pools.shop.query<{ n: number }>(
+        `SELECT count(*)::int AS "n" FROM "OutboxMessage" WHERE "status" = 'PENDING'`,
+      ),
+      pools.provider.query<{ n: number }>(
+        `SELECT count(*)::int AS "n" FROM events WHERE delivered_at IS NULL`,
+      ),
+    ]);
+    if (shop.rows[0]!.n + provider.rows[0]!.n === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  throw new Error(`order cost: payments still pending after ${limitMs} ms`);
+}
+
+export interface Pools {
+  shop: pg.Pool;
+  provider: pg.Pool;
+}
+
+const IDLE_SECONDS = 3;
+
+async function sessionsOpened(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    `SELECT sessions::text AS "n" FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  return Number(rows[0]!.n);
+}
+
+async function idleRates(
+  processes: { server: number[]; worker: number[] },
+  dbPid: number,
+): Promise<OrderCost["idleMsPerSecond"]> {
+  const before = [cpuMsOf(processes.server), cpuMsOf(processes.worker), cpuMsOf([dbPid])];
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+  const after = [cpuMsOf(processes.server), cpuMsOf(processes.worker), cpuMsOf([dbPid])];
+  const rate = (i: number) => (after[i]! - before[i]!) / IDLE_SECONDS;
+  return { server: rate(0), worker: rate(1), db: rate(2) };
 }
 
 export async function measureOrderCost(
-  pool: pg.Pool,
+  pools: Pools,
   target: Target,
   processes: { server: number[]; worker: number[] },
   connections: number,
   requests: number,
   scenario: "new keys" | "floor" = "new keys",
 ): Promise<OrderCost> {
-  await paymentsDone(pool, 30_000);
+  await paymentsDone(pools, 30_000);
   await settle(target.pids);
+  const pool = pools.shop;
+  const idleMsPerSecond = await idleRates(processes, target.dbPid);
   const counting = await statementStats(pool);
+  const sessions0 = await sessionsOpened(pool);
   const server0 = cpuMsOf(processes.server);
   const worker0 = cpuMsOf(processes.worker);
   const db0 = cpuMsOf([target.dbPid]);
-  const started = performance.now();
+  const fromUs = nowUs();
   const slice = await runSlice(target, scenario, connections, { requests });
-  await paymentsDone(pool, 60_000);
-  const wallSeconds = (performance.now() - started) / 1000;
+  await paymentsDone(pools, 60_000);
+  const toUs = nowUs();
+  const wallSeconds = (toUs - fromUs) / 1e6;
   const serverMs = cpuMsOf(processes.server) - server0;
   const workerMs = cpuMsOf(processes.worker) - worker0;
   const dbMs = cpuMsOf([target.dbPid]) - db0;
   const orders = slice.statuses[200] ?? 0;
+  const sessionsPerOrder = ((await sessionsOpened(pool)) - sessions0) / orders;
   if (figuresOf(slice).errors > 0) throw new Error(`order cost: ${figuresOf(slice).non2xx}`);
   let statements: OrderCost["statements"] = [];
   if (counting) {
@@ -82,7 +129,17 @@ export async function measureOrderCost(
       msPerOrder: r.ms / orders,
     }));
   }
-  return { orders, wallSeconds, serverMs, workerMs, dbMs, statements };
+  return {
+    orders,
+    wallSeconds,
+    serverMs,
+    workerMs,
+    dbMs,
+    statements,
+    idleMsPerSecond,
+    sessionsPerOrder,
+    window: { fromUs, toUs },
+  };
 }
 
 const f2 = (n: number) => n.toFixed(2);
@@ -96,7 +153,7 @@ export function orderCostMarkdown(app: OrderCost, floor: OrderCost, connections:
   const per = (c: OrderCost, ms: number) => ms / c.orders;
   const rows: [string, (c: OrderCost) => number][] = [
     ["checkout server (next-server / floor server)", (c) => c.serverMs],
-    ["payment worker", (c) => c.workerMs],
+    ["payment worker (the floor's: + its webhooks' handling in next-server)", (c) => c.workerMs],
     ["PostgreSQL (all backends)", (c) => c.dbMs],
     ["**total**", (c) => c.serverMs + c.workerMs + c.dbMs],
   ];
@@ -110,6 +167,11 @@ export function orderCostMarkdown(app: OrderCost, floor: OrderCost, connections:
         `| ${name} | ${f2(per(app, pick(app)))} | ${f2(per(floor, pick(floor)))} | ${f2(per(app, pick(app)) / per(floor, pick(floor)))} |`,
     ),
   ];
+  const idle = (c: OrderCost) =>
+    `${c.wallSeconds.toFixed(1)} s from the first checkout to the last webhook; idle CPU just before, ms/s: ` +
+    `server ${f2(c.idleMsPerSecond.server)}, worker ${f2(c.idleMsPerSecond.worker)}, PostgreSQL ${f2(c.idleMsPerSecond.db)}; ` +
+    `PostgreSQL sessions opened per order: ${f2(c.sessionsPerOrder)}`;
+  lines.push("", `App: ${idle(app)}.`, "", `Floor: ${idle(floor)}.`);
   return [lines.join("\n"), statementsMarkdown("app", app), statementsMarkdown("floor", floor)]
     .filter(Boolean)
     .join("\n\n");

@@ -67,3 +67,19 @@ export async function profileUnderLoad(
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The summary of the profile a stopped instance wrote to `dir`, over `window`; `dir` is removed. */
+export function orderProfileMarkdown(
+  dir: string,
+  window: { fromUs: number; toUs: number },
+  orders: number,
+): string {
+  try {
+    const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
+    if (files.length === 0) return "No CPU profile was written (the server did not exit cleanly).";
+    const summary = summariseProfile(path.join(dir, files[0]!), window);
+    return `${orders} paid orders, ${summary.totalMs.toFixed(0)} ms of sampled CPU on the server's main thread (${(summary.totalMs / orders).toFixed(3)} ms per order)\n\n${profileMarkdown(summary, orders)}`;
+  } finally {
+    if (!process.env.KEEP_PROFILE) rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -5,7 +5,7 @@
 // backlog, 1–3 instances on one database, a CPU profile, and the bytes a stored key takes.
 // Prints Markdown and writes it to bench/results/http-latest.md.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {
@@ -25,7 +25,7 @@ import { Pace, settle } from "./pace";
 import { checkoutTable, goals, goalsMarkdown, instancesTable, type Cells } from "./report";
 import { assertControlServed, completeKey, SCENARIOS, type Scenario } from "./scenarios";
 import { storageMarkdown, measureStorage } from "./storage";
-import { profileUnderLoad } from "./profile-run";
+import { orderProfileMarkdown, profileUnderLoad } from "./profile-run";
 import { measureOrderCost, orderCostMarkdown } from "./order-cost";
 import { runBench, type Step } from "../fail";
 
@@ -182,14 +182,21 @@ function header(plan: Plan): string {
 async function main(): Promise<void> {
   const plan = parsePlan(process.argv.slice(2));
   await ensureBuild(log);
-  const db = await startDatabase();
+  // The provider posts its events to the first instance, as it would to the shop in production.
+  const db = await startDatabase({ webhookPort: plan.basePort });
   const sections: string[] = [];
   try {
+    // With --order-cost, the profile is of the first instance over its paid orders.
+    const orderProfileDir =
+      plan.orderCostOnly && plan.profile ? mkdtempSync(path.join(os.tmpdir(), "once-prof-")) : null;
     const first = await startInstance({
       port: plan.basePort,
       databaseUrl: db.url,
       providerUrl: db.providerUrl,
       paymentJobs: !plan.paymentsProcess,
+      ...(orderProfileDir
+        ? { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${orderProfileDir}`] }
+        : {}),
     });
     const worker = plan.paymentsProcess ? startWorkerProcess(db.url, db.providerUrl) : undefined;
     const workerPids = worker ? [worker.pid] : [];
@@ -218,23 +225,27 @@ async function main(): Promise<void> {
       replayKey,
       elsewhere,
     };
+    let orderWindow: { window: { fromUs: number; toUs: number }; orders: number } | undefined;
     try {
       const pace = await warm(target, plan);
       log("a paid order's cost");
-      const requests = Math.round(
-        (pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2,
-      );
+      const requests =
+        plan.orders ??
+        Math.round((pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2);
+      const pools = { shop: db.pool, provider: db.providerPool };
       const cost = await measureOrderCost(
-        db.pool,
+        pools,
         target,
         { server: [first.pid], worker: workerPids },
         16,
         requests,
       );
+      // The floor's orders are paid by the same worker, and their webhooks handled by the app's
+      // server: both counted as the floor's payment work.
       const floorCost = await measureOrderCost(
-        db.pool,
+        pools,
         target,
-        { server: [floor.pid], worker: workerPids },
+        { server: [floor.pid], worker: [...workerPids, first.pid] },
         16,
         requests,
         "floor",
@@ -243,6 +254,7 @@ async function main(): Promise<void> {
         "### What a paid order costs (server, payment worker, PostgreSQL)",
         orderCostMarkdown(cost, floorCost, 16),
       );
+      orderWindow = { window: cost.window, orders: cost.orders };
       if (!plan.orderCostOnly) {
         const { cells, payments } = await checkoutPhase(db, target, plan, pace);
         const paymentsRatio = payments.deliveredDuringCheckout / payments.created;
@@ -267,6 +279,11 @@ async function main(): Promise<void> {
       await baseline?.stop();
       await worker?.stop();
     }
+    if (orderProfileDir && orderWindow)
+      sections.push(
+        "### Where the app server's CPU goes over its paid orders (checkouts and their webhooks)",
+        orderProfileMarkdown(orderProfileDir, orderWindow.window, orderWindow.orders),
+      );
     if (plan.profile && !plan.orderCostOnly)
       sections.push(
         "### Where the server's CPU goes (protected new keys)",
