@@ -62,165 +62,190 @@ interface Failed {
 const describeError = (error: unknown) =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
+/** What every statement of a worker needs: its database, options, configuration and clock. */
+interface WorkerContext {
+  db: Db;
+  options: OutboxWorkerOptions;
+  config: OutboxConfig;
+  random: () => number;
+  /** The time in SQL: the database's now(), or the test's clock. */
+  now: () => Prisma.Sql;
+  after: (ms: number) => Prisma.Sql;
+}
+
 export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
   const config: OutboxConfig = { ...DEFAULT_OUTBOX_CONFIG, ...options.config };
-  const random = options.random ?? Math.random;
   const now = () =>
     options.clock ? Prisma.sql`${options.clock().toISOString()}::timestamptz` : Prisma.sql`now()`;
-  const after = (ms: number) =>
-    Prisma.sql`(${now()} + make_interval(secs => ${ms / 1000}::float8))`;
-
-  /**
-   * One statement: pick due, unleased rows (skipping rows another worker is claiming), lease them.
-   */
-  async function claim(): Promise<ClaimedMessage[]> {
-    return db.$queryRaw<ClaimedMessage[]>`
-      UPDATE "OutboxMessage" AS m
-      SET "lockedUntil" = ${after(config.leaseMs)}, "attempts" = m."attempts" + 1, "updatedAt" = ${now()}
-      WHERE m."id" IN (
-        SELECT "id" FROM "OutboxMessage"
-        WHERE "topic" = ${PAYMENT_TOPIC} AND "status" = 'PENDING' AND "nextAttemptAt" <= ${now()}
-          AND ("lockedUntil" IS NULL OR "lockedUntil" <= ${now()})
-        ORDER BY "nextAttemptAt"
-        LIMIT ${config.batchSize}
-        FOR UPDATE SKIP LOCKED)
-      RETURNING m."id"::text AS "id", m."idempotencyKey", m."payload", m."attempts"`;
-  }
-
-  /**
-   * The batch's deliveries in one statement: mark each charged row DELIVERED (fenced by its attempt
-   * number) and move its order forward, so the charge id goes on the order in the same commit as
-   * DELIVERED. Returns the ids it marked; a row missing from them was taken over meanwhile.
-   */
-  async function recordDeliveries(charged: readonly Charged[]): Promise<Set<string>> {
-    if (charged.length === 0) return new Set();
-    const column = <T>(pick: (c: Charged) => T) => charged.map(pick);
-    const marked = await db.$queryRaw<{ id: string }[]>`
-      WITH delivered AS (
-        SELECT * FROM unnest(${column((c) => c.message.id)}::uuid[], ${column((c) => c.message.attempts)}::int[],
-                             ${column((c) => c.orderId)}::text[], ${column((c) => c.charge.id)}::text[],
-                             ${column((c) => (c.charge.status === ChargeStatus.SUCCEEDED ? "PAID" : "PAYMENT_FAILED"))}::text[],
-                             ${column((c) => JSON.stringify({ chargeId: c.charge.id, status: c.charge.status, replayed: c.charge.replayed }))}::text[])
-          AS d("id", "attempts", "orderId", "chargeId", "outcome", "result")
-      ), marked AS (
-        UPDATE "OutboxMessage" AS m
-        SET "status" = 'DELIVERED', "result" = d."result"::jsonb, "deliveredAt" = ${now()}, "lockedUntil" = NULL,
-            "lastError" = NULL, "updatedAt" = ${now()}
-        FROM delivered AS d
-        WHERE m."id" = d."id" AND m."status" = 'PENDING' AND m."attempts" = d."attempts"
-        RETURNING m."id", d."orderId", d."chargeId", d."outcome"
-      ), moved AS (
-        UPDATE "Order" AS o
-        SET "status" = k."outcome"::"OrderStatus", "chargeId" = COALESCE(o."chargeId", k."chargeId"), "updatedAt" = now()
-        FROM marked AS k
-        WHERE ${orderById(Prisma.sql`k."orderId"`)} AND ${movesForward(Prisma.sql`k."outcome"`)}
-      )
-      SELECT "id"::text AS "id" FROM marked`;
-    return new Set(marked.map((row) => row.id));
-  }
-
-  /** The batch's transient failures in one statement: each row due again after its own backoff. */
-  async function recordRetries(failed: readonly Failed[]): Promise<Set<string>> {
-    if (failed.length === 0) return new Set();
-    const waitsSeconds = failed.map((f) => backoffMs(f.message.attempts, config, random) / 1000);
-    const marked = await db.$queryRaw<{ id: string }[]>`
-      UPDATE "OutboxMessage" AS m
-      SET "nextAttemptAt" = ${now()} + make_interval(secs => r."wait"), "lockedUntil" = NULL, "lastError" = r."error", "updatedAt" = ${now()}
-      FROM unnest(${failed.map((f) => f.message.id)}::uuid[], ${failed.map((f) => f.message.attempts)}::int[],
-                  ${waitsSeconds}::float8[], ${failed.map((f) => describeError(f.error))}::text[]) AS r("id", "attempts", "wait", "error")
-      WHERE m."id" = r."id" AND m."status" = 'PENDING' AND m."attempts" = r."attempts"
-      RETURNING m."id"::text AS "id"`;
-    return new Set(marked.map((row) => row.id));
-  }
-
-  /**
-   * Past the bound: dead-letter the row and tell the order its payment failed (once per row's
-   * life).
-   */
-  async function deadLetter(
-    message: ClaimedMessage,
-    orderId: string | null,
-    error: unknown,
-  ): Promise<"dead" | "fenced"> {
-    return db.$transaction(async (tx) => {
-      const marked = await tx.$executeRaw`
-        UPDATE "OutboxMessage" SET "status" = 'DEAD', "lastError" = ${describeError(error)}, "lockedUntil" = NULL, "updatedAt" = ${now()}
-        WHERE "id" = ${message.id}::uuid AND "status" = 'PENDING' AND "attempts" = ${message.attempts}`;
-      if (marked !== 1) return "fenced";
-      if (orderId) await applyPaymentOutcome(tx, orderId, "PAYMENT_FAILED", null);
-      return "dead";
-    });
-  }
-
-  /** One provider call; what happened, to be recorded with the rest of the batch. */
-  async function attempt(message: ClaimedMessage): Promise<Charged | Failed> {
-    const payload = paymentPayload.safeParse(message.payload);
-    // A row nobody can deliver: retrying cannot fix it, so it goes straight to the dead letters.
-    if (!payload.success)
-      return {
-        kind: "failed",
-        message,
-        orderId: null,
-        error: new Error("malformed payment payload"),
-        final: true,
-      };
-    const { orderId, amountCents, currency } = payload.data;
-    let charge: Charge;
-    try {
-      charge = await options.provider.charge({
-        idempotencyKey: message.idempotencyKey,
-        reference: orderId,
-        amountCents,
-        currency,
-      });
-    } catch (error) {
-      options.log?.(
-        `[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}`,
-      );
-      return {
-        kind: "failed",
-        message,
-        orderId,
-        error,
-        final: message.attempts >= config.maxAttempts,
-      };
-    }
-    await options.hooks?.afterCharge?.(message, charge);
-    return { kind: "charged", message, orderId, charge };
-  }
-
+  const w: WorkerContext = {
+    db,
+    options,
+    config,
+    random: options.random ?? Math.random,
+    now,
+    after: (ms) => Prisma.sql`(${now()} + make_interval(secs => ${ms / 1000}::float8))`,
+  };
   return {
     config,
     /**
      * One round: claim a batch, call the provider for its rows a few at a time, then record the
      * deliveries in one statement and the retries in another. Returns what happened.
      */
-    async runOnce(): Promise<OutboxRunResult> {
-      const messages = await claim();
-      const result: OutboxRunResult = {
-        claimed: messages.length,
-        delivered: 0,
-        retried: 0,
-        dead: 0,
-        fenced: 0,
-      };
-      if (messages.length === 0) return result;
-      const outcomes = await mapBounded(messages, config.concurrency, attempt);
-      const charged = outcomes.filter((o): o is Charged => o.kind === "charged");
-      const failed = outcomes.filter((o): o is Failed => o.kind === "failed");
-      const delivered = await recordDeliveries(charged);
-      const retried = await recordRetries(failed.filter((f) => !f.final));
-      for (const c of charged) result[delivered.has(c.message.id) ? "delivered" : "fenced"]++;
-      for (const f of failed)
-        result[
-          f.final
-            ? await deadLetter(f.message, f.orderId, f.error)
-            : retried.has(f.message.id)
-              ? "retried"
-              : "fenced"
-        ]++;
-      return result;
-    },
+    runOnce: () => runOnce(w),
   };
 }
+
+async function runOnce(w: WorkerContext): Promise<OutboxRunResult> {
+  const messages = await claim(w);
+  const result: OutboxRunResult = {
+    claimed: messages.length,
+    delivered: 0,
+    retried: 0,
+    dead: 0,
+    fenced: 0,
+  };
+  if (messages.length === 0) return result;
+  const outcomes = await mapBounded(messages, w.config.concurrency, (m) => attempt(w, m));
+  const charged = outcomes.filter((o): o is Charged => o.kind === "charged");
+  const failed = outcomes.filter((o): o is Failed => o.kind === "failed");
+  const delivered = await recordDeliveries(w, charged);
+  const retried = await recordRetries(
+    w,
+    failed.filter((f) => !f.final),
+  );
+  for (const c of charged) result[delivered.has(c.message.id) ? "delivered" : "fenced"]++;
+  for (const f of failed)
+    result[
+      f.final
+        ? await deadLetter(w, f.message, f.orderId, f.error)
+        : retried.has(f.message.id)
+          ? "retried"
+          : "fenced"
+    ]++;
+  return result;
+}
+
+/**
+ * One statement: pick due, unleased rows (skipping rows another worker is claiming), lease them.
+ */
+async function claim(w: WorkerContext): Promise<ClaimedMessage[]> {
+  return w.db.$queryRaw<ClaimedMessage[]>`
+    UPDATE "OutboxMessage" AS m
+    SET "lockedUntil" = ${w.after(w.config.leaseMs)}, "attempts" = m."attempts" + 1, "updatedAt" = ${w.now()}
+    WHERE m."id" IN (
+      SELECT "id" FROM "OutboxMessage"
+      WHERE "topic" = ${PAYMENT_TOPIC} AND "status" = 'PENDING' AND "nextAttemptAt" <= ${w.now()}
+        AND ("lockedUntil" IS NULL OR "lockedUntil" <= ${w.now()})
+      ORDER BY "nextAttemptAt"
+      LIMIT ${w.config.batchSize}
+      FOR UPDATE SKIP LOCKED)
+    RETURNING m."id"::text AS "id", m."idempotencyKey", m."payload", m."attempts"`;
+}
+
+/**
+ * The batch's deliveries in one statement: mark each charged row DELIVERED (fenced by its attempt
+ * number) and move its order forward, so the charge id goes on the order in the same commit as
+ * DELIVERED. Returns the ids it marked; a row missing from them was taken over meanwhile.
+ */
+async function recordDeliveries(
+  w: WorkerContext,
+  charged: readonly Charged[],
+): Promise<Set<string>> {
+  if (charged.length === 0) return new Set();
+  const column = <T>(pick: (c: Charged) => T) => charged.map(pick);
+  const marked = await w.db.$queryRaw<{ id: string }[]>`
+    WITH delivered AS (
+      SELECT * FROM unnest(${column((c) => c.message.id)}::uuid[], ${column((c) => c.message.attempts)}::int[],
+                           ${column((c) => c.orderId)}::text[], ${column((c) => c.charge.id)}::text[],
+                           ${column((c) => (c.charge.status === ChargeStatus.SUCCEEDED ? "PAID" : "PAYMENT_FAILED"))}::text[],
+                           ${column((c) => JSON.stringify({ chargeId: c.charge.id, status: c.charge.status, replayed: c.charge.replayed }))}::text[])
+        AS d("id", "attempts", "orderId", "chargeId", "outcome", "result")
+    ), marked AS (
+      UPDATE "OutboxMessage" AS m
+      SET "status" = 'DELIVERED', "result" = d."result"::jsonb, "deliveredAt" = ${w.now()}, "lockedUntil" = NULL,
+          "lastError" = NULL, "updatedAt" = ${w.now()}
+      FROM delivered AS d
+      WHERE m."id" = d."id" AND m."status" = 'PENDING' AND m."attempts" = d."attempts"
+      RETURNING m."id", d."orderId", d."chargeId", d."outcome"
+    ), moved AS (
+      UPDATE "Order" AS o
+      SET "status" = k."outcome"::"OrderStatus", "chargeId" = COALESCE(o."chargeId", k."chargeId"), "updatedAt" = now()
+      FROM marked AS k
+      WHERE ${orderById(Prisma.sql`k."orderId"`)} AND ${movesForward(Prisma.sql`k."outcome"`)}
+    )
+    SELECT "id"::text AS "id" FROM marked`;
+  return new Set(marked.map((row) => row.id));
+}
+
+/** The batch's transient failures in one statement: each row due again after its own backoff. */
+async function recordRetries(w: WorkerContext, failed: readonly Failed[]): Promise<Set<string>> {
+  if (failed.length === 0) return new Set();
+  const waitsSeconds = failed.map((f) => backoffMs(f.message.attempts, w.config, w.random) / 1000);
+  const marked = await w.db.$queryRaw<{ id: string }[]>`
+    UPDATE "OutboxMessage" AS m
+    SET "nextAttemptAt" = ${w.now()} + make_interval(secs => r."wait"), "lockedUntil" = NULL, "lastError" = r."error", "updatedAt" = ${w.now()}
+    FROM unnest(${failed.map((f) => f.message.id)}::uuid[], ${failed.map((f) => f.message.attempts)}::int[],
+                ${waitsSeconds}::float8[], ${failed.map((f) => describeError(f.error))}::text[]) AS r("id", "attempts", "wait", "error")
+    WHERE m."id" = r."id" AND m."status" = 'PENDING' AND m."attempts" = r."attempts"
+    RETURNING m."id"::text AS "id"`;
+  return new Set(marked.map((row) => row.id));
+}
+
+/**
+ * Past the bound: dead-letter the row and tell the order its payment failed (once per row's
+ * life).
+ */
+async function deadLetter(
+  w: WorkerContext,
+  message: ClaimedMessage,
+  orderId: string | null,
+  error: unknown,
+): Promise<"dead" | "fenced"> {
+  return w.db.$transaction(async (tx) => {
+    const marked = await tx.$executeRaw`
+      UPDATE "OutboxMessage" SET "status" = 'DEAD', "lastError" = ${describeError(error)}, "lockedUntil" = NULL, "updatedAt" = ${w.now()}
+      WHERE "id" = ${message.id}::uuid AND "status" = 'PENDING' AND "attempts" = ${message.attempts}`;
+    if (marked !== 1) return "fenced";
+    if (orderId) await applyPaymentOutcome(tx, orderId, "PAYMENT_FAILED", null);
+    return "dead";
+  });
+}
+
+/** One provider call; what happened, to be recorded with the rest of the batch. */
+async function attempt(w: WorkerContext, message: ClaimedMessage): Promise<Charged | Failed> {
+  const payload = paymentPayload.safeParse(message.payload);
+  // A row nobody can deliver: retrying cannot fix it, so it goes straight to the dead letters.
+  if (!payload.success)
+    return {
+      kind: "failed",
+      message,
+      orderId: null,
+      error: new Error("malformed payment payload"),
+      final: true,
+    };
+  const { orderId, amountCents, currency } = payload.data;
+  let charge: Charge;
+  try {
+    charge = await w.options.provider.charge({
+      idempotencyKey: message.idempotencyKey,
+      reference: orderId,
+      amountCents,
+      currency,
+    });
+  } catch (error) {
+    w.options.log?.(
+      `[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}`,
+    );
+    return {
+      kind: "failed",
+      message,
+      orderId,
+      error,
+      final: message.attempts >= w.config.maxAttempts,
+    };
+  }
+  await w.options.hooks?.afterCharge?.(message, charge);
+  return { kind: "charged", message, orderId, charge };
+}
+
 export type OutboxWorker = ReturnType<typeof createOutboxWorker>;
