@@ -130,6 +130,8 @@ export interface Row {
    * cache").
    */
   engineLabel?: string;
+  /** Other ways to do the same, each printed with its ratio to the floor and the engine's to it. */
+  alternatives?: { label: string; sample: Sample }[];
 }
 
 function stats(s: Sample) {
@@ -183,6 +185,13 @@ function comparisons(row: Row, e: ReturnType<typeof stats>): string[] {
     out.push(
       `| ${row.path} | once engine above the same transaction without idempotency | ${plus(e.p50, p.p50)} ms | ${plus(e.p99, p.p99)} ms | | | | ` +
         `${(e.p50 / p.p50).toFixed(2)} / ${(e.p99 / p.p99).toFixed(2)} / ${(e.opsPerSec / p.opsPerSec).toFixed(2)} (to Prisma alone) | |`,
+    );
+  }
+  for (const alt of row.alternatives ?? []) {
+    const a = stats(alt.sample);
+    out.push(
+      `| ${row.path} | ${alt.label} | ${a.p50.toFixed(3)} | ${a.p99.toFixed(3)} | ${a.opsPerSec.toFixed(0)} | ${a.rtPerCall.toFixed(2)} | ${a.connections} | ` +
+        `engine to this: ${(e.p50 / a.p50).toFixed(2)} / ${(e.p99 / a.p99).toFixed(2)} / ${(e.opsPerSec / a.opsPerSec).toFixed(2)} | |`,
     );
   }
   if (row.readFloor) {

@@ -12,6 +12,8 @@ import { makeTempDataDir, startEmbeddedPostgres } from "../tools/db/embedded";
 import { setupDatabase } from "../tools/db/setup";
 import { createIdempotencyEngine, withIdempotency } from "@once/idempotency";
 import pg from "pg";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "../src/generated/prisma/client";
 import type { Tx } from "../src/server/db/client";
 import { EFFECTS_TABLE_SQL, testRouter } from "./effect-router";
 import { bursts, CountingPool, interleaved, sequential, table, type Row } from "./harness";
@@ -51,8 +53,13 @@ await runBench("bench", async (log) => {
       max: POOL_MAX,
       idleTimeoutMillis: 0,
     });
+    const adopterPool = new CountingPool({
+      connectionString: url,
+      max: POOL_MAX,
+      idleTimeoutMillis: 0,
+    });
     // The server stops at the end: its "terminating connection" notices are expected then.
-    for (const pool of [floorPool, enginePool]) pool.on("error", () => {});
+    for (const pool of [floorPool, enginePool, adopterPool]) pool.on("error", () => {});
     const db = createDb(url, { pool: enginePool, preparedStatements: true });
     await db.$executeRawUnsafe(EFFECTS_TABLE_SQL);
     // The defaults, whatever the environment says; no replay cache: this measures the database
@@ -82,6 +89,7 @@ await runBench("bench", async (log) => {
       });
     const floorCall = (key: string, value: string) =>
       floorIdempotent(floorPool, "bench", key, { value });
+    const adopter = adopterSetup(adopterPool);
 
     const tokenHash = hashToken("acme_demo_token");
     const trpcCall = async (key: string, value: string, on = engine) => {
@@ -124,6 +132,15 @@ await runBench("bench", async (log) => {
         await Promise.all([floorPathCall(randomUUID(), "w"), trpcCall(randomUUID(), "w")]);
     };
     await warm();
+    await Promise.all(
+      Array.from({ length: POOL_MAX * 3 }, (_, i) =>
+        Promise.all([
+          adopter.engineCall(randomUUID(), `aw${i}`),
+          adopter.createCatchP2002(randomUUID(), `acw${i}`),
+          adopter.prismaOnly(`apw${i}`),
+        ]),
+      ),
+    );
 
     const rows: Row[] = [];
 
@@ -146,6 +163,34 @@ await runBench("bench", async (log) => {
     rows.push({
       path: "new key (reserve, execute, complete)",
       ...newKey,
+      goal: { metric: "p50", maxRatio: 1.3 },
+    });
+
+    log(`new key, the package as its README sets it up × ${N_NEW}`);
+    const adopted = await interleaved(SLICES, {
+      floor: (s) => sequential(floorPool, per(N_NEW), (i) => floorCall(randomUUID(), `a${s}-${i}`)),
+      engine: (s) =>
+        sequential(adopterPool, per(N_NEW), (i) => adopter.engineCall(randomUUID(), `a${s}-${i}`)),
+      prismaOnly: (s) =>
+        sequential(adopterPool, per(N_NEW), (i) => adopter.prismaOnly(`ap${s}-${i}`)),
+      createCatch: (s) =>
+        sequential(adopterPool, per(N_NEW), (i) =>
+          adopter.createCatchP2002(randomUUID(), `ac${s}-${i}`),
+        ),
+    });
+    rows.push({
+      path: "new key, the package as its README sets it up (defaults)",
+      engineLabel: "@once/idempotency, README setup",
+      floor: adopted.floor,
+      engine: adopted.engine,
+      prismaOnly: adopted.prismaOnly,
+      alternatives: [
+        {
+          label:
+            "Prisma `create` of the key + catch `P2002`, then the transaction (the usual pattern)",
+          sample: adopted.createCatch,
+        },
+      ],
       goal: { metric: "p50", maxRatio: 1.3 },
     });
 
@@ -280,10 +325,70 @@ await runBench("bench", async (log) => {
       `\nburst check: ${effects!.n} distinct effects for ${BURST_ROUNDS * 2} burst keys (expected ${BURST_ROUNDS * 2})`,
     );
     await cachedEngine.close();
+    await adopter.close();
     await db.$disconnect();
     await floorPool.end();
     await enginePool.end();
+    await adopterPool.end();
   } finally {
     await server.stop();
   }
 });
+
+/**
+ * What an adopter has after the package's README: Prisma on `new PrismaPg(pool)` (its statements
+ * not named), the engine on the same pool with every option at its default; beside it, the same
+ * write without idempotency, and the usual hand-rolled pattern (create the key with Prisma, catch
+ * P2002, run the transaction, mark the key done).
+ */
+function adopterSetup(pool: pg.Pool) {
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const engine = createIdempotencyEngine<Tx>({ prisma, pool });
+  const insert = (tx: Tx, value: string) =>
+    tx.$queryRaw<
+      { id: number }[]
+    >`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
+  return {
+    engineCall: (key: string, value: string) =>
+      withIdempotency(
+        engine,
+        { scope: "bench", key, operation: "effect", request: { value } },
+        async (tx) => ({ effectId: (await insert(tx, value))[0]!.id, value }),
+      ),
+    prismaOnly: (value: string) => prisma.$transaction(async (tx) => insert(tx, value)),
+    async createCatchP2002(key: string, value: string) {
+      try {
+        await prisma.idempotencyKey.create({
+          data: {
+            scope: "bench",
+            key,
+            procedure: "effect",
+            fingerprint: "0".repeat(64),
+            status: "PROCESSING",
+            expiresAt: new Date(Date.now() + 86_400_000),
+          },
+        });
+      } catch (error) {
+        if ((error as { code?: string }).code === "P2002")
+          return prisma.idempotencyKey.findUnique({
+            where: { scope_key: { scope: "bench", key } },
+          });
+        throw error;
+      }
+      return prisma.$transaction(async (tx) => {
+        const [row] = await insert(tx, value);
+        const body = JSON.stringify({ effectId: row!.id, value });
+        return tx.idempotencyKey.update({
+          where: { scope_key: { scope: "bench", key } },
+          data: {
+            status: "COMPLETED",
+            responseStatus: 200,
+            responseBody: body,
+            completedAt: new Date(),
+          },
+        });
+      });
+    },
+    close: () => engine.close().then(() => prisma.$disconnect()),
+  };
+}

@@ -31,11 +31,14 @@ export interface EngineOptions<TTx extends SqlTransaction> {
   pool?: pg.Pool;
   /**
    * Prepare the engine's statements on `pool` (parsed and planned once per connection: a
-   * reservation then costs about half). Off by default, because it is wrong behind a
-   * transaction-mode pooler that does not keep prepared statements (PgBouncer before 1.21, or
-   * with max_prepared_statements = 0). Turn it on when `pool` connects to PostgreSQL itself.
+   * reservation then costs about half). On by default. Behind a transaction-mode pooler that
+   * keeps no prepared statements (PgBouncer before 1.21, or with max_prepared_statements = 0) the
+   * first statement that misses its preparation is sent again unprepared and the engine stops
+   * preparing, with a warning; `false` says so up front.
    */
   preparedStatements?: boolean;
+  /** Where the engine reports what it changed on its own (default: console.warn). */
+  warn?: (message: string) => void;
   config?: EngineConfigInput;
   /**
    * Opens a direct connection to PostgreSQL (not through a transaction-mode pooler) for LISTEN.
@@ -115,6 +118,7 @@ export function createIdempotencyEngine<TTx extends SqlTransaction>(
   const announceSettled = config.maxWaitMs > 0;
   const store = new PostgresIdempotencyStore<TTx>(options.prisma, options.pool, {
     prepare: options.preparedStatements,
+    warn: options.warn,
     announceSettled,
   });
   const replayCache =

@@ -40,13 +40,24 @@ export function runnerOf(client: SqlTransaction): SqlRunner {
 export interface PoolRunnerOptions {
   /**
    * Send named statements under their names, so PostgreSQL parses and plans each once per
-   * connection. Only where the pool's connections are PostgreSQL's own sessions: a
-   * transaction-mode pooler that does not track prepared statements (PgBouncer before 1.21, or
-   * with max_prepared_statements = 0) hands the next transaction a server connection that never
-   * saw the statement, and it fails.
+   * connection (default). Where the pool's connections turn out not to be PostgreSQL's own
+   * sessions (a transaction-mode pooler that keeps no prepared statements: PgBouncer before 1.21,
+   * or with max_prepared_statements = 0), the first statement that finds its name missing or
+   * already taken on the server connection says so; the runner then stops preparing, sends that
+   * statement again unnamed (it never ran: both errors come before execution) and tells `warn`.
    */
   prepare?: boolean;
+  warn?: (message: string) => void;
 }
+
+/** PostgreSQL's answers when a server connection does not hold what this client prepared. */
+const NOT_PREPARED_HERE = new Set([
+  "26000", // invalid_sql_statement_name: prepared statement "…" does not exist
+  "42P05", // duplicate_prepared_statement: prepared statement "…" already exists
+]);
+
+const notPreparedHere = (error: unknown) =>
+  NOT_PREPARED_HERE.has((error as { code?: unknown } | null)?.code as string);
 
 /**
  * The same statements sent straight to the pg pool under Prisma's adapter (same connections).
@@ -54,14 +65,31 @@ export interface PoolRunnerOptions {
  * statement, so that would be most of its cost. Results come back in the same shapes.
  */
 export function poolRunner(pool: pg.Pool, options: PoolRunnerOptions = {}): SqlRunner {
+  let prepare = options.prepare ?? true;
   const config = (sql: Sql, values: unknown[]): pg.QueryConfig =>
-    typeof sql !== "string" && options.prepare
+    typeof sql !== "string" && prepare
       ? { name: sql.name, text: sql.text, values }
       : { text: textOf(sql), values };
+  const send = async (sql: Sql, values: unknown[]) => {
+    const sent = config(sql, values);
+    try {
+      return await pool.query(sent);
+    } catch (error) {
+      // Sent prepared (by this call, whatever others have learnt since) and refused for it.
+      if (sent.name === undefined || !notPreparedHere(error)) throw error;
+      if (prepare) {
+        prepare = false;
+        (options.warn ?? console.warn)(
+          `@once/idempotency: the database connection does not keep prepared statements (${(error as Error).message}): ` +
+            "a transaction-mode pooler? Statements go unprepared from now on (preparedStatements: false says so up front)",
+        );
+      }
+      return pool.query(config(sql, values));
+    }
+  };
   return {
-    query: async <T>(sql: Sql, values: unknown[]) =>
-      (await pool.query(config(sql, values))).rows as T[],
-    execute: async (sql, values) => (await pool.query(config(sql, values))).rowCount ?? 0,
+    query: async <T>(sql: Sql, values: unknown[]) => (await send(sql, values)).rows as T[],
+    execute: async (sql, values) => (await send(sql, values)).rowCount ?? 0,
   };
 }
 

@@ -2,6 +2,7 @@
 // Prisma's raw queries and straight through a pg pool. Every statement names the key's scope: a key
 // table partitioned (or distributed, on Citus) by scope then finds the key in one partition (one
 // shard) instead of probing all of them (docs/scale.md).
+import { createHash } from "node:crypto";
 import { SETTLED_CHANNEL } from "../constants.js";
 
 /**
@@ -14,7 +15,15 @@ export interface NamedStatement {
   readonly text: string;
 }
 
-const named = (name: string, text: string): NamedStatement => ({ name: `once_${name}`, text });
+/**
+ * The name carries a hash of the text: behind a pooler that shares server connections, a statement
+ * another version of this package prepared under the same plain name (other text, other
+ * parameters) is never run in its place.
+ */
+const named = (name: string, text: string): NamedStatement => ({
+  name: `once_${name}_${createHash("sha256").update(text).digest("hex").slice(0, 12)}`,
+  text,
+});
 
 export const COLUMNS = `"id", "scope", "key", "procedure", "fingerprint", "status"::text AS "status",
   "leaseToken"::text AS "leaseToken", "leaseExpiresAt", "attempts", "responseStatus", "responseBody",

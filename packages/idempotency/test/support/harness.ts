@@ -49,7 +49,7 @@ export function engineFor(db: Db): Engine {
 export function configure(
   db: Db,
   config: EngineConfigInput = {},
-  options: Pick<EngineOptions<Tx>, "preparedStatements" | "listen"> = {},
+  options: Pick<EngineOptions<Tx>, "preparedStatements" | "listen" | "warn"> = {},
 ): Engine {
   const engine = createIdempotencyEngine<Tx>({ prisma: db, pool: poolOf(db), config, ...options });
   engines.set(db, engine);
