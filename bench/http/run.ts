@@ -224,21 +224,18 @@ async function main(): Promise<void> {
       const requests = Math.round(
         (pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2,
       );
-      const cost = await measureOrderCost(
-        db.pool,
-        target,
-        { server: [first.pid], worker: workerPids },
-        16,
-        requests,
-      );
-      const floorCost = await measureOrderCost(
-        db.pool,
-        target,
-        { server: [floor.pid], worker: workerPids },
-        16,
-        requests,
-        "floor",
-      );
+      // The same requests through the app (new keys) and through the floor server.
+      const costThrough = (server: number, scenario: "new keys" | "floor") =>
+        measureOrderCost(
+          db.pool,
+          target,
+          { server: [server], worker: workerPids },
+          16,
+          requests,
+          scenario,
+        );
+      const cost = await costThrough(first.pid, "new keys");
+      const floorCost = await costThrough(floor.pid, "floor");
       sections.push(
         "### What a paid order costs (server, payment worker, PostgreSQL)",
         orderCostMarkdown(cost, floorCost, 16),
