@@ -13,7 +13,7 @@ import pg from "pg";
 import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../db/embedded";
 import { startNextInstance } from "../next/instance";
 
-/** The engine's SQL as `app` installed it, then `ownSql` (what Prisma would make for its models). */
+/** The engine's SQL as `app` installed it, then `ownSql` (the tables of the example's models). */
 async function createTables(app: string, databaseUrl: string, ownSql: string): Promise<void> {
   const installed = createRequire(path.join(app, "package.json"));
   const engineSql = path.join(
