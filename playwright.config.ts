@@ -5,6 +5,7 @@
 // specs (e2e/shop*.spec.ts) run again on a 390 × 844 phone screen.
 import { defineConfig, devices } from "@playwright/test";
 import { BASE_URL } from "./e2e/ports";
+import { chromiumLaunchOptions } from "./tools/chromium";
 
 export default defineConfig({
   testDir: "./e2e",
@@ -31,17 +32,7 @@ export default defineConfig({
   use: {
     baseURL: BASE_URL,
     trace: "retain-on-failure",
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    },
+    launchOptions: chromiumLaunchOptions,
   },
   webServer: {
     command: "npx tsx e2e/server.ts",

@@ -92,17 +92,22 @@ await runBench("bench", async (log) => {
     const adopter = adopterSetup(adopterPool);
 
     const tokenHash = hashToken("acme_demo_token");
-    const trpcCall = async (key: string, value: string, on = engine) => {
+    // The whole tRPC path: HTTP request in, the app's context, the router, the engine `on`.
+    const postEffect = async (
+      on: typeof engine,
+      headers: Record<string, string>,
+      input: unknown,
+    ): Promise<Response> => {
       const res = await fetchRequestHandler({
         endpoint: "/api/trpc",
         req: new Request("http://localhost/api/trpc/effect", {
           method: "POST",
           headers: {
             authorization: "Bearer acme_demo_token",
-            "idempotency-key": key,
             "content-type": "application/json",
+            ...headers,
           },
-          body: JSON.stringify({ value }),
+          body: JSON.stringify(input),
         }),
         router: testRouter,
         createContext: (opts) =>
@@ -114,6 +119,10 @@ await runBench("bench", async (log) => {
           ),
       });
       await res.text();
+      return res;
+    };
+    const trpcCall = async (key: string, value: string, on = engine) => {
+      const res = await postEffect(on, { "idempotency-key": key }, { value });
       if (res.status !== 200) throw new Error(`unexpected ${res.status}`);
     };
     const floorPathCall = async (key: string, value: string) => {
@@ -281,29 +290,11 @@ await runBench("bench", async (log) => {
     log(`a concurrent duplicate, with and without Prefer: wait × ${DUPLICATE_ROUNDS}`);
     // Through the whole tRPC path on the engine that LISTENs (only it can be woken).
     const send: Send = async (key, input, prefer) => {
-      const headers: Record<string, string> = {
-        authorization: "Bearer acme_demo_token",
-        "idempotency-key": key,
-        "content-type": "application/json",
-      };
-      if (prefer) headers.prefer = prefer;
-      const res = await fetchRequestHandler({
-        endpoint: "/api/trpc",
-        req: new Request("http://localhost/api/trpc/effect", {
-          method: "POST",
-          headers,
-          body: JSON.stringify(input),
-        }),
-        router: testRouter,
-        createContext: (opts) =>
-          createContextFor(
-            { db, engine: cachedEngine, config: BENCH_CONFIG },
-            opts.req.headers,
-            opts.resHeaders,
-            opts.info.calls.length,
-          ),
-      });
-      await res.text();
+      const res = await postEffect(
+        cachedEngine,
+        { "idempotency-key": key, ...(prefer ? { prefer } : {}) },
+        input,
+      );
       const retryAfter = res.headers.get("retry-after");
       return {
         status: res.status,

@@ -10,7 +10,7 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
 import { setupDatabase } from "../tools/db/setup";
-import { startNextInstance } from "./next-instance";
+import { startNextInstance } from "../tools/next/instance";
 
 const root = path.resolve(import.meta.dirname, "..");
 

@@ -13,7 +13,7 @@ import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../
 import { findPostmaster } from "../tools/db/postmaster";
 import { isProcessAlive, waitFor } from "../tools/process";
 import { setupDatabase } from "../tools/db/setup";
-import { startNextInstance, type NextInstance } from "./next-instance";
+import { startNextInstance, type NextInstance } from "../tools/next/instance";
 
 test.describe.configure({ mode: "serial" });
 

@@ -8,8 +8,6 @@
 //   GET  /db/url     the DATABASE_URL the app uses
 //
 // Everything is stopped, and the temp folder removed, on SIGTERM/SIGINT or when Next.js exits.
-import { once } from "node:events";
-import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -19,6 +17,7 @@ import {
   startEmbeddedPostgres,
   type EmbeddedServer,
 } from "../tools/db/embedded";
+import { startNextInstance, type NextInstance } from "../tools/next/instance";
 import { freePort } from "../tools/process";
 import { startProviderService } from "../tools/provider-service";
 import { DEMO_WEBHOOK_SECRET } from "../src/server/payments/config";
@@ -87,34 +86,6 @@ const provider = await startProviderService({
 });
 log(`payment provider on ${provider.url}`);
 
-const next = spawn(
-  process.execPath,
-  [
-    path.join(root, "node_modules/next/dist/bin/next"),
-    "start",
-    "-p",
-    String(TEST_PORT),
-    "-H",
-    "127.0.0.1",
-  ],
-  {
-    cwd: root,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      PORT: String(TEST_PORT),
-      DATABASE_URL: databaseUrl,
-      PAYMENTS_PROVIDER_URL: provider.url,
-      DEMO_MODE: "1",
-      // Short enough that a test which leaves a key PROCESSING does not hold it long, longer than
-      // the slowest demo request (x-demo-delay-ms 1500).
-      IDEMPOTENCY_LEASE_MS: "3000",
-      NEXT_TELEMETRY_DISABLED: "1",
-    },
-  },
-);
-
 const control = http.createServer((req, res) => {
   const reply = (status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" });
@@ -146,18 +117,13 @@ control.listen(CONTROL_PORT, "127.0.0.1", () =>
   log(`control server on http://127.0.0.1:${CONTROL_PORT}`),
 );
 
+let next: NextInstance | undefined;
 let stopping = false;
 async function shutdown(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   control.close();
-  if (next.exitCode === null && next.signalCode === null) {
-    next.kill("SIGTERM");
-    // A graceful stop, or a kill after 5 s: shutdown must end even if Next hangs.
-    await once(next, "exit", { signal: AbortSignal.timeout(5_000) }).catch(() =>
-      next.kill("SIGKILL"),
-    );
-  }
+  await next?.stop();
   await provider.stop();
   await serial(stopDb).catch((error: unknown) =>
     log(`stopping PostgreSQL failed: ${(error as Error).message}`),
@@ -167,7 +133,25 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code);
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void shutdown(0));
-next.on("exit", (code, signal) => {
+
+// On the test port, its log printed as it comes (Playwright shows it).
+try {
+  next = await startNextInstance(
+    {
+      DATABASE_URL: databaseUrl,
+      PAYMENTS_PROVIDER_URL: provider.url,
+      DEMO_MODE: "1",
+      // Short enough that a test which leaves a key PROCESSING does not hold it long, longer than
+      // the slowest demo request (x-demo-delay-ms 1500).
+      IDEMPOTENCY_LEASE_MS: "3000",
+    },
+    { port: TEST_PORT, echo: true },
+  );
+} catch (error) {
+  log((error as Error).message);
+  await shutdown(1);
+}
+next?.process.on("exit", (code, signal) => {
   if (!stopping) {
     log(`next start exited (${code ?? signal})`);
     void shutdown(code ?? 1);

@@ -2,13 +2,14 @@
 // the real scripts, run as the operator runs them, with nothing in their environment but what
 // the test gives. `npm run db:setup` used to parse the server's whole configuration and die with a
 // ConfigError's stack trace outside demo mode, for want of the webhook's secret.
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../src/test/database";
-import { stopChild, waitFor } from "../tools/process";
+import { startWorker } from "../src/test/worker-process";
+import { stopChild } from "../tools/process";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const t = useTestDatabase({ poolMax: 2 });
@@ -127,29 +128,9 @@ describe("npm run worker", () => {
         DEMO_ALLOW_REMOTE: "maybe",
         HOST: " ",
       };
-      const worker = spawn(
-        process.execPath,
-        ["--import", "tsx", path.join(ROOT, "scripts/worker.ts")],
-        {
-          cwd: ROOT,
-          env: env as NodeJS.ProcessEnv,
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
-      let output = "";
-      for (const stream of [worker.stdout, worker.stderr])
-        stream.on("data", (d: Buffer) => (output += d));
-      try {
-        await waitFor(
-          "the worker to run",
-          () => output.includes("[worker] running"),
-          45_000,
-          worker,
-        );
-      } finally {
-        await stopChild(worker);
-      }
-      expect(output).not.toMatch(/cannot start/);
+      const worker = await startWorker(env, 45_000);
+      await stopChild(worker.child);
+      expect(worker.output()).not.toMatch(/cannot start/);
     },
   );
 });

@@ -6,12 +6,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { CHROMIUM_PATH } from "../tools/chromium";
 import { COUNTED, type Counts } from "./lib/test-counts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-
 function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
+  if (existsSync(CHROMIUM_PATH)) return;
   const command = "apt-get update && apt-get install -y chromium";
   if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
     console.log(`[test] Chromium is missing: ${command}`);
@@ -23,7 +22,7 @@ function ensureChromium(): void {
     return;
   }
   console.error(
-    `[test] The browser tests need Debian's Chromium at ${CHROMIUM}. Install it with:\n\n  sudo ${command}\n`,
+    `[test] The browser tests need Debian's Chromium at ${CHROMIUM_PATH}. Install it with:\n\n  sudo ${command}\n`,
   );
   process.exit(1);
 }

@@ -2,19 +2,16 @@
 // database, and hands its address to the test files. Each file clones the template (fast, and
 // isolated: no file sees another's rows).
 //
-// Everything the run puts in the temp folder goes under one folder of its own: TMPDIR points
-// there for the test processes (forked after this setup, they inherit it), so clusters that tests
-// start and restart themselves (fail-closed, embedded, job-log) land there too, and the teardown
-// removes the lot. A run leaves nothing in /tmp, whichever test made what.
+// Everything the run puts in the temp folder goes under one folder of its own, provided to the test
+// processes as `tempRoot`: src/test/setup.ts makes it their TMPDIR, which the processes they start
+// inherit, so clusters that tests start and restart themselves (fail-closed, embedded, job-log)
+// land there too, and the teardown removes the lot. A run leaves nothing in /tmp, whichever test
+// made what. (This process's own environment is left alone: the package's project shares it.)
 import { mkdtemp, chmod, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import {
-  makeTempDataDir,
-  ownShutdownSignals,
-  startEmbeddedPostgres,
-} from "../../tools/db/embedded";
+import { ownShutdownSignals, startEmbeddedPostgres } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 
 export const TEMPLATE_DATABASE = "once_template";
@@ -23,6 +20,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     pgAdminUrl: string;
     pgTemplate: string;
+    tempRoot: string;
   }
 }
 
@@ -32,20 +30,19 @@ export default async function setup(project: TestProject) {
   ownShutdownSignals();
   const runRoot = await mkdtemp(path.join(os.tmpdir(), "once-vitest-"));
   await chmod(runRoot, 0o755); // PostgreSQL runs as "postgres", which must traverse it
-  const previousTmp = process.env.TMPDIR;
-  process.env.TMPDIR = runRoot;
-  const dataDir = await makeTempDataDir("cluster-");
-  const server = await startEmbeddedPostgres({ dataDir, persistent: false });
+  const server = await startEmbeddedPostgres({
+    dataDir: path.join(runRoot, "pg"),
+    persistent: false,
+  });
   await server.createDatabase(TEMPLATE_DATABASE);
   // The tests' fixtures are the demo accounts and tokens; tests of the doors without demo mode
   // pass `{ demo: false }` to the code they call.
   await setupDatabase(server.url(TEMPLATE_DATABASE), () => {}, { demo: true });
   project.provide("pgAdminUrl", server.url("postgres"));
   project.provide("pgTemplate", TEMPLATE_DATABASE);
+  project.provide("tempRoot", runRoot);
   return async () => {
     await server.stop();
-    if (previousTmp === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = previousTmp;
     await rm(runRoot, { recursive: true, force: true });
   };
 }

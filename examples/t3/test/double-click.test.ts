@@ -4,24 +4,13 @@
 import { randomUUID } from "node:crypto";
 import { chromium, type Browser, type Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { chromiumLaunchOptions } from "../../../tools/chromium";
 import { appUrl, postsNamed } from "./app";
 
 let browser: Browser;
 
 beforeAll(async () => {
-  // Debian's Chromium, as the repository's playwright.config.ts launches it: no downloads, and no
-  // background networking on a machine without the internet.
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await chromium.launch(chromiumLaunchOptions);
 });
 afterAll(async () => {
   await browser?.close();

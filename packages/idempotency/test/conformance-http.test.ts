@@ -4,15 +4,12 @@
 import { httpSender, runConformance } from "../src/conformance/index";
 import { idempotent } from "../src/http/index";
 import { useTestDatabase } from "./support/database";
-import { useListeningEngine, type Tx } from "./support/harness";
+import { CALLERS, effectsTarget } from "./support/conformance";
+import { scopeOfAuthorization, useListeningEngine, type Tx } from "./support/harness";
 
 const t = useTestDatabase();
 const listening = useListeningEngine(t);
 
-const SCOPES: Record<string, string> = {
-  "Bearer acme_token": "acme",
-  "Bearer globex_token": "globex",
-};
 let route: ((request: Request) => Promise<Response>) | undefined;
 const routeOf = () =>
   (route ??= idempotent<Tx>(
@@ -26,27 +23,21 @@ const routeOf = () =>
     {
       engine: listening.engine,
       scope: (request) =>
-        SCOPES[request.headers.get("authorization") ?? ""] ?? new Response(null, { status: 401 }),
+        scopeOfAuthorization(request.headers.get("authorization")) ??
+        new Response(null, { status: 401 }),
     },
   ));
 
 let n = 0;
-runConformance({
-  name: "a plain Fetch API route",
-  send: httpSender({
-    url: "http://localhost/api/effects",
-    callers: [{ authorization: "Bearer acme_token" }, { authorization: "Bearer globex_token" }],
-    fetch: (request) => routeOf()(request),
-  }),
-  input: () => ({ value: `v${++n}` }),
-  otherInput: (input) => ({ ...(input as object), value: "other" }),
-  effects: async (key, caller = 0) =>
-    t.db.testEffect.count({
-      where: { scope: caller === 0 ? "acme" : "globex", value: { startsWith: `${key}:` } },
+runConformance(
+  effectsTarget(t, {
+    name: "a plain Fetch API route",
+    send: httpSender({
+      url: "http://localhost/api/effects",
+      callers: CALLERS,
+      fetch: (request) => routeOf()(request),
     }),
-  scopes: ["acme", "globex"],
-  get databaseUrl() {
-    return t.url;
-  },
-  failingInput: () => ({ value: "refused", refuse: true }),
-});
+    input: () => ({ value: `v${++n}` }),
+    failingInput: () => ({ value: "refused", refuse: true }),
+  }),
+);

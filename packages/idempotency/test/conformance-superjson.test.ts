@@ -9,7 +9,8 @@ import { runConformance, trpcSender } from "../src/conformance/index";
 import { reasonOf } from "../src/index";
 import { createIdempotencyMiddleware, fetchHttpAccess, type HttpAccess } from "../src/entry/trpc";
 import { useTestDatabase, type Db } from "./support/database";
-import { useListeningEngine } from "./support/harness";
+import { CALLERS, effectsTarget } from "./support/conformance";
+import { scopeOfAuthorization, useListeningEngine } from "./support/harness";
 
 const t = useTestDatabase();
 const listening = useListeningEngine(t);
@@ -18,10 +19,6 @@ interface Context {
   db: Db;
   http: HttpAccess;
 }
-const SCOPES: Record<string, string> = {
-  "Bearer acme_token": "acme",
-  "Bearer globex_token": "globex",
-};
 
 const trpc = initTRPC.context<Context>().create({
   transformer: superjson,
@@ -31,7 +28,7 @@ const trpc = initTRPC.context<Context>().create({
   }),
 });
 const authed = trpc.procedure.use(({ ctx, next }) => {
-  const scope = SCOPES[ctx.http.header("authorization") ?? ""];
+  const scope = scopeOfAuthorization(ctx.http.header("authorization"));
   if (!scope) throw new TRPCError({ code: "UNAUTHORIZED" });
   return next({ ctx: { scope } });
 });
@@ -59,30 +56,23 @@ const router = trpc.router({
 });
 
 let n = 0;
-runConformance({
-  name: "a superjson router",
-  transformer: superjson,
-  send: trpcSender({
-    url: "http://localhost/api/trpc/create",
-    callers: [{ authorization: "Bearer acme_token" }, { authorization: "Bearer globex_token" }],
+runConformance(
+  effectsTarget(t, {
+    name: "a superjson router",
     transformer: superjson,
-    fetch: (req) =>
-      fetchRequestHandler({
-        endpoint: "/api/trpc",
-        req,
-        router,
-        createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }),
-      }),
-  }),
-  input: () => ({ value: `v${++n}`, at: new Date(1_700_000_000_000 + n) }),
-  otherInput: (input) => ({ ...(input as object), value: "other" }),
-  effects: async (key, caller = 0) =>
-    t.db.testEffect.count({
-      where: { scope: caller === 0 ? "acme" : "globex", value: { startsWith: `${key}:` } },
+    send: trpcSender({
+      url: "http://localhost/api/trpc/create",
+      callers: CALLERS,
+      transformer: superjson,
+      fetch: (req) =>
+        fetchRequestHandler({
+          endpoint: "/api/trpc",
+          req,
+          router,
+          createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }),
+        }),
     }),
-  scopes: ["acme", "globex"],
-  get databaseUrl() {
-    return t.url;
-  },
-  failingInput: () => ({ value: "refused", at: new Date(0), refuse: true }),
-});
+    input: () => ({ value: `v${++n}`, at: new Date(1_700_000_000_000 + n) }),
+    failingInput: () => ({ value: "refused", at: new Date(0), refuse: true }),
+  }),
+);

@@ -3,20 +3,11 @@
 // the end of its retention, any loss). A re-execution finds the order its intent already made and
 // answers with it: no stock taken, no second outbox row, no second charge.
 import type { Tx } from "../db/client";
-import { orderSelect } from "./order-select";
+import { orderColumnsSelect, orderSelect } from "./order-select";
 import { checkoutError } from "./errors";
 import type { OrderLine } from "./input";
 import type { PlacedOrder } from "./place-order";
 
-/** The order's own columns, as the INSERT returns them (no read-back). */
-export const claimedOrderSelect = {
-  id: true,
-  status: true,
-  totalCents: true,
-  currency: true,
-  chargeId: true,
-  createdAt: true,
-} as const;
 export type ClaimedOrder = Omit<PlacedOrder, "items">;
 
 export interface IntentClaim {
@@ -47,7 +38,7 @@ export async function claimIntent(tx: Tx, claim: IntentClaim): Promise<ClaimedOr
       },
     ],
     skipDuplicates: true,
-    select: claimedOrderSelect,
+    select: orderColumnsSelect, // as the INSERT returns them (no read-back)
   });
   return created ?? null;
 }

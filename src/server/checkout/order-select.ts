@@ -2,13 +2,18 @@
 // replays for a day), and what the orders queries answer. Whitelisted columns only.
 import type { Prisma } from "../../generated/prisma/client";
 
-export const orderSelect = {
+/** The order's own columns, without its lines: what an INSERT … RETURNING gives back. */
+export const orderColumnsSelect = {
   id: true,
   status: true,
   totalCents: true,
   currency: true,
   chargeId: true,
   createdAt: true,
+} satisfies Prisma.OrderSelect;
+
+export const orderSelect = {
+  ...orderColumnsSelect,
   items: {
     select: {
       productId: true,

@@ -126,6 +126,11 @@ interface Context {
 
 const SCOPE_BY_TOKEN: Record<string, string> = { acme_token: "acme", globex_token: "globex" };
 
+/** The scope of the caller with this Authorization header (`Bearer acme_token`: acme). */
+export function scopeOfAuthorization(header: string | null | undefined): string | undefined {
+  return SCOPE_BY_TOKEN[header?.replace(/^Bearer /, "") ?? ""];
+}
+
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
     // No stack in answers: it differs between the first answer and a replay (and leaks insides).
@@ -135,8 +140,7 @@ const t = initTRPC.context<Context>().create({
 });
 
 const authed = t.procedure.use(function authenticate({ ctx, next }) {
-  const token = ctx.headers.get("authorization")?.replace(/^Bearer /, "") ?? "";
-  const scope = SCOPE_BY_TOKEN[token];
+  const scope = scopeOfAuthorization(ctx.headers.get("authorization"));
   if (!scope) throw new Error("no such token");
   return next({ ctx: { scope } });
 });
@@ -228,6 +232,15 @@ export const trpcEntry: EntryPoint = {
   },
 };
 
+/** A first answer (never a replay) with this JSON body. */
+function answerOf(status: number, body: unknown, headers = new Headers()): Answer {
+  return { status, body, text: JSON.stringify(body), replayed: false, headers };
+}
+
+/** What the framework answers when the handler throws: a 500 with the error's message. */
+const frameworkError = (error: unknown): Answer =>
+  answerOf(500, { message: (error as Error).message });
+
 export const wrapperEntry: EntryPoint = {
   name: "plain wrapper",
   fingerprint: (input) => fingerprint("effect", input),
@@ -263,23 +276,9 @@ export const wrapperEntry: EntryPoint = {
         );
         if (error.appliedWaitSeconds !== undefined)
           headers.set("Preference-Applied", `wait=${error.appliedWaitSeconds}`);
-        const body = { data: { reason: error.reason } };
-        return {
-          status: error.httpStatus,
-          body,
-          text: JSON.stringify(body),
-          replayed: false,
-          headers,
-        };
+        return answerOf(error.httpStatus, { data: { reason: error.reason } }, headers);
       }
-      const body = { message: (error as Error).message };
-      return {
-        status: 500,
-        body,
-        text: JSON.stringify(body),
-        replayed: false,
-        headers: new Headers(),
-      };
+      return frameworkError(error);
     }
   },
 };
@@ -308,7 +307,7 @@ function effectRoute(db: Db): (request: Request) => Promise<Response> {
       {
         engine,
         scope: (request) =>
-          SCOPE_BY_TOKEN[request.headers.get("authorization")?.replace(/^Bearer /, "") ?? ""] ??
+          scopeOfAuthorization(request.headers.get("authorization")) ??
           new Response(null, { status: 401 }),
         operation: "effect",
       },
@@ -347,14 +346,7 @@ export const httpEntry: EntryPoint = {
         new Request(EFFECT_URL, { method: "POST", headers: h, body: JSON.stringify(input) }),
       );
     } catch (error) {
-      const body = { message: (error as Error).message }; // the framework's 500
-      return {
-        status: 500,
-        body,
-        text: JSON.stringify(body),
-        replayed: false,
-        headers: new Headers(),
-      };
+      return frameworkError(error);
     }
     const text = await res.text();
     return {

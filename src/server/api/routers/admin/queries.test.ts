@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { adminCalls, callTrpc, TOKENS } from "@/test/http";
 import { engineFor } from "@/test/app";
-import { insertKey, insertOutbox } from "../../../../test/admin-factory";
+import { insertKey, insertOutbox, type KeyFixture } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();
 
@@ -20,52 +20,23 @@ const list = async (input: Record<string, unknown> = {}) => {
 };
 
 describe("admin.keys.list", () => {
-  const ids: Record<string, string> = {};
   beforeAll(async () => {
-    // Literal, distinct creation times: newest first is k5, k4, … k1.
-    ids.k1 = (
-      await insertKey(t.db, {
-        key: "k1",
-        scope: "acme",
-        status: "COMPLETED",
-        createdAt: "2026-11-01T10:00:01Z",
-      })
-    ).id;
-    ids.k2 = (
-      await insertKey(t.db, {
-        key: "k2",
-        scope: "globex",
-        status: "FAILED",
-        createdAt: "2026-11-01T10:00:02Z",
-      })
-    ).id;
-    ids.k3 = (
-      await insertKey(t.db, {
-        key: "k3",
-        scope: "acme",
-        status: "PROCESSING",
-        leaseSeconds: -10,
-        createdAt: "2026-11-01T10:00:03Z",
-      })
-    ).id;
-    ids.k4 = (
-      await insertKey(t.db, {
+    // Literal, distinct creation times, a second apart: newest first is k5, k4, … k1.
+    const keys: KeyFixture[] = [
+      { key: "k1", scope: "acme", status: "COMPLETED" },
+      { key: "k2", scope: "globex", status: "FAILED" },
+      { key: "k3", scope: "acme", status: "PROCESSING", leaseSeconds: -10 },
+      {
         key: "k4",
         scope: "acme",
         status: "PROCESSING",
         leaseSeconds: 60,
         procedure: "orders.cancel",
-        createdAt: "2026-11-01T10:00:04Z",
-      })
-    ).id;
-    ids.k5 = (
-      await insertKey(t.db, {
-        key: "k5",
-        scope: "globex",
-        status: "COMPLETED",
-        createdAt: "2026-11-01T10:00:05Z",
-      })
-    ).id;
+      },
+      { key: "k5", scope: "globex", status: "COMPLETED" },
+    ];
+    for (const [i, fixture] of keys.entries())
+      await insertKey(t.db, { ...fixture, createdAt: `2026-11-01T10:00:0${i + 1}Z` });
   });
 
   it("lists newest first with the lease state judged by the database", async () => {
