@@ -24,6 +24,13 @@ export interface Context {
    * never a lookup of its own.
    */
   knownPrincipal: () => Principal | null | undefined;
+  /** How this request sleeps on another's settle (Prefer: wait): counted out of the admission. */
+  whileWaiting?: <T>(sleep: () => Promise<T>) => Promise<T>;
+}
+
+/** What the route knows of this one request beyond its headers. */
+export interface RequestScope {
+  whileWaiting?: Context["whileWaiting"];
 }
 
 /** What a context is made of: the server app, or the parts of one a test builds. */
@@ -54,6 +61,12 @@ export function createContextFor(
 }
 
 /** The fetch adapter's createContext for `app`. */
-export function contextMaker(app: ContextApp): (opts: FetchCreateContextFnOptions) => Context {
-  return (opts) => createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length);
+export function contextMaker(
+  app: ContextApp,
+  request: RequestScope = {},
+): (opts: FetchCreateContextFnOptions) => Context {
+  return (opts) => ({
+    ...createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+    ...request,
+  });
 }

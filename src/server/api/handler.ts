@@ -6,28 +6,36 @@ import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "..
 import { logger } from "../logger";
 import { refuseCrossSiteMutation } from "./cross-site-guard";
 import { describedByHeaders } from "./errors";
-import { contextMaker, type ContextApp } from "./context";
+import { contextMaker, type ContextApp, type RequestScope } from "./context";
 import { routerFor } from "./root";
 
 /** `/api/trpc` as the route serves it: the doors first, then tRPC. */
-export async function serveTrpc(req: Request, app: ContextApp): Promise<Response> {
+export async function serveTrpc(
+  req: Request,
+  app: ContextApp,
+  request: RequestScope = {},
+): Promise<Response> {
   // A cross-site post riding on the session cookie is refused before tRPC sees it.
   const refused = refuseCrossSiteMutation(req, app.config.http.trustedProxies);
   if (refused) return refused;
   // Bodies over the limit are 413 before they are read whole (src/server/http/body-limit.ts).
   const bounded = await boundRequestBody(req, TRPC_BODY_LIMIT_BYTES);
   if (!bounded.ok) return trpcPayloadTooLarge(bounded.limitBytes);
-  return handleTrpcRequest(bounded.request, app);
+  return handleTrpcRequest(bounded.request, app, request);
 }
 
-export function handleTrpcRequest(req: Request, app: ContextApp): Promise<Response> {
+export function handleTrpcRequest(
+  req: Request,
+  app: ContextApp,
+  request: RequestScope = {},
+): Promise<Response> {
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
     // The app's router, plus the bench's control procedure on a server started for `npm run
     // bench:http`.
     router: routerFor({ benchControl: app.config.benchControl }),
-    createContext: contextMaker(app),
+    createContext: contextMaker(app, request),
     // A longer batch is refused before any of its calls runs (400 batch_too_large,
     // src/shared/batch.ts).
     maxBatchSize: MAX_BATCH_SIZE,

@@ -125,6 +125,7 @@ const idempotency = createIdempotencyMiddleware(t, {
     header: (name) => ctx.headers.get(name),
     setHeader: (name, value) => ctx.resHeaders.set(name, value),
     batchSize: ctx.batchSize,
+    whileWaiting: ctx.whileWaiting,
   }),
 });
 

@@ -37,4 +37,26 @@ describe("Admission", () => {
     await expect(admission.admit(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     expect(admission.size).toBe(0);
   });
+
+  it("counts a request out while it sleeps aside, and back in after, even past the bound", async () => {
+    const admission = new Admission(1);
+    let wake: () => void = () => {};
+    const asleep = new Promise<void>((resolve) => (wake = resolve));
+    let sleeping: () => void = () => {};
+    const fellAsleep = new Promise<void>((resolve) => (sleeping = resolve));
+    const sleeper = admission.admit(async (aside) => {
+      await aside(() => (sleeping(), asleep));
+      return new Response("woke");
+    });
+    await fellAsleep;
+    expect(admission.size).toBe(0);
+    const other = held();
+    const served = admission.admit(other.serve);
+    expect(admission.size).toBe(1);
+    wake();
+    expect(await (await sleeper).text()).toBe("woke"); // back in over the bound, not refused
+    other.release();
+    await served;
+    expect(admission.size).toBe(0);
+  });
 });

@@ -6,6 +6,11 @@
 // requests in progress on its instance. Past `max` requests in flight, this answers
 // `503 store_busy` (tRPC's error shape, Retry-After) before any work, so the refusal costs a
 // routing's worth of CPU and the requests being served keep the machine.
+//
+// A request asleep on another's settle (`Prefer: wait`) is not being worked on: it holds no
+// connection and takes no CPU, and when the key settles it is answered from one shared read. It
+// steps aside while it sleeps (`aside`), so a thousand duplicates waiting on one key do not fill
+// the bound and refuse everyone else, and are not themselves refused when they wake.
 import { Header } from "@once/idempotency/reasons";
 import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
 
@@ -19,17 +24,33 @@ export class Admission {
     return this.inFlight;
   }
 
-  /** Serves the request if fewer than `max` are in flight; otherwise refuses it at once. */
-  async admit(serve: () => Promise<Response>): Promise<Response> {
+  /**
+   * Serves the request if fewer than `max` are in flight; otherwise refuses it at once. `serve`
+   * gets `aside`, which runs a sleep with the request counted out.
+   */
+  async admit(serve: (aside: Aside) => Promise<Response>): Promise<Response> {
     if (this.inFlight >= this.max) return busy();
     this.inFlight++;
     try {
-      return await serve();
+      return await serve(this.aside);
     } finally {
       this.inFlight--;
     }
   }
+
+  /** Counted out while `sleep` runs; counted in again after it, whatever the count (no refusal). */
+  private readonly aside: Aside = async (sleep) => {
+    this.inFlight--;
+    try {
+      return await sleep();
+    } finally {
+      this.inFlight++;
+    }
+  };
 }
+
+/** Runs a request's sleep with the request counted out of the requests in flight. */
+export type Aside = <T>(sleep: () => Promise<T>) => Promise<T>;
 
 function busy(): Response {
   const data = {

@@ -31,6 +31,12 @@ export interface IdempotentRequest {
    * maxWaitMs).
    */
   waitMs?: number;
+  /**
+   * Runs the request's sleep while it waits for another request to settle (Prefer: wait). A
+   * server that bounds the requests it works on at once counts a sleeper out meanwhile: it holds
+   * no connection, and is answered from one shared read when it wakes.
+   */
+  whileWaiting?: <T>(sleep: () => Promise<T>) => Promise<T>;
 }
 
 export type { HandlerOutcome, Outcome } from "../outcome.js";
@@ -90,7 +96,7 @@ export async function executeIdempotently<TTx extends SqlTransaction>(
   handler: (tx: TTx) => Promise<HandlerOutcome>,
   options: ExecuteOptions = {},
 ): Promise<Outcome> {
-  const wait = waitBudget(request.waitMs, deps.config);
+  const wait = waitBudget(request.waitMs, deps.config, request.whileWaiting);
   try {
     const outcome = await run(deps, request, handler, wait, options);
     return wait?.applied ? { ...outcome, appliedWaitSeconds: wait.seconds } : outcome;
@@ -157,7 +163,7 @@ async function reserve(
   count: Count,
   wait: WaitBudget | undefined,
 ): Promise<KeyRecord> {
-  const { waitMs: _waitMs, ...reserved } = request;
+  const { waitMs: _waitMs, whileWaiting: _whileWaiting, ...reserved } = request;
   const reserveRequest = {
     ...reserved,
     fingerprint: print,

@@ -16,16 +16,21 @@ export interface WaitBudget {
   seconds: number;
   /** Set once the engine has waited: the answer then carries Preference-Applied. */
   applied: boolean;
+  /** How the sleep runs (IdempotentRequest.whileWaiting); by default, as it is. */
+  aside: <T>(sleep: () => Promise<T>) => Promise<T>;
 }
+
+const asItIs = <T>(sleep: () => Promise<T>) => sleep();
 
 /** The wait a request may have: what it asked for, capped by the configuration; none if 0. */
 export function waitBudget(
   requestedMs: number | undefined,
   config: EngineConfig,
+  aside: WaitBudget["aside"] = asItIs,
 ): WaitBudget | undefined {
   const ms = Math.min(requestedMs ?? 0, config.maxWaitMs);
   if (!(ms > 0)) return undefined;
-  return { deadline: Date.now() + ms, seconds: Math.ceil(ms / 1000), applied: false };
+  return { deadline: Date.now() + ms, seconds: Math.ceil(ms / 1000), applied: false, aside };
 }
 
 /**
@@ -49,7 +54,7 @@ export async function waitForSettle(
     // Registered first, then read: a settle that landed before the registration shows here.
     const now = await deps.store.read(r.scope, r.key);
     if (!stillHeld(now, held)) return true;
-    await waiter.until(Math.min(leftMs, Math.max(leaseLeftMs, MIN_SLEEP_MS)));
+    await budget.aside(() => waiter.until(Math.min(leftMs, Math.max(leaseLeftMs, MIN_SLEEP_MS))));
     return true;
   } finally {
     waiter.cancel();

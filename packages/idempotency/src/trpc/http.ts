@@ -8,6 +8,11 @@ export interface HttpAccess {
   setHeader(name: string, value: string): void;
   /** Calls in this HTTP request: a key on a batch of several is refused. */
   batchSize: number;
+  /**
+   * Optional: runs this request's sleep while it waits for another to settle (`Prefer: wait`), so
+   * a server that bounds its requests in progress can count the sleeper out meanwhile.
+   */
+  whileWaiting?: <T>(sleep: () => Promise<T>) => Promise<T>;
 }
 
 /**

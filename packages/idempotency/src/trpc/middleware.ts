@@ -96,6 +96,7 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
         procedure: path,
         input: await opts.getRawInput(),
         waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
+        whileWaiting: http.whileWaiting,
       };
       outcome = await engineOf(ctx).execute(request, async (tx) => {
         const { result, outcome } = await runNext(opts, tx, key, output);

@@ -6,7 +6,7 @@ import { serveTrpc } from "@/server/api/handler";
 // (src/server/api/handler.ts).
 function handler(req: Request) {
   const app = serverApp();
-  return app.admission.admit(() => serveTrpc(req, app));
+  return app.admission.admit((whileWaiting) => serveTrpc(req, app, { whileWaiting }));
 }
 
 export { handler as GET, handler as POST };

@@ -1,0 +1,112 @@
+// Duplicates asleep on another request's key (`Prefer: wait`) are not work in progress: with an
+// instance bounded to two requests in flight, one checkout held inside its transaction and eight
+// duplicates sent one after another all get in, sleep with the bound free, and all get the first
+// answer back when it commits. Counted in, a sleeping duplicate would fill the bound: the second
+// would be refused 503 store_busy, and so would every request after it until the first ended.
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { useTestDatabase } from "@/test/database";
+import { TOKENS } from "@/test/http";
+import { testAppWith } from "@/test/app";
+import { serveTrpc } from "../api/handler";
+import type { ServerApp } from "../app";
+
+const t = useTestDatabase();
+let app: ServerApp;
+let productId: string;
+
+beforeAll(async () => {
+  // DATABASE_URL gives the engine its LISTEN connection: without one nothing can wait.
+  app = testAppWith(t.db, { DATABASE_URL: t.url, HTTP_MAX_IN_FLIGHT: "2" });
+  await app.engine.ready;
+  const [product] = await t.db.$queryRaw<{ id: string }[]>`
+    SELECT "id"::text AS "id" FROM "Product" WHERE "stock" > 100 ORDER BY "sku" LIMIT 1`;
+  productId = product!.id;
+});
+
+afterAll(async () => {
+  await app.engine.close();
+});
+
+/** The checkout as the route serves it: through the instance's admission, then tRPC. */
+async function checkout(key: string, prefer?: string) {
+  const headers = new Headers({
+    authorization: `Bearer ${TOKENS.acme}`,
+    "idempotency-key": key,
+    "content-type": "application/json",
+  });
+  if (prefer) headers.set("prefer", prefer);
+  const req = new Request("http://localhost/api/trpc/checkout.placeOrder", {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ items: [{ productId, quantity: 1 }] }),
+  });
+  const res = await app.admission.admit((whileWaiting) => serveTrpc(req, app, { whileWaiting }));
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** Holds the product's row locked until `release`: a checkout of it waits inside its transaction. */
+async function lockProduct(): Promise<{ release: () => Promise<void>; pid: number }> {
+  const client = new pg.Client({ connectionString: t.url });
+  await client.connect();
+  await client.query("BEGIN");
+  await client.query(`SELECT 1 FROM "Product" WHERE "id" = $1::uuid FOR UPDATE`, [productId]);
+  const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+  return {
+    pid: rows[0]!.pid,
+    release: async () => {
+      await client.query("COMMIT");
+      await client.end();
+    },
+  };
+}
+
+/** Resolves once a session waits for the lock `holder` has. */
+async function blockedBy(holder: number): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const [row] = await t.db.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS "n" FROM pg_stat_activity
+        WHERE ${holder}::int = ANY(pg_blocking_pids("pid"))`;
+      expect(row!.n).toBe(1);
+    },
+    { timeout: 10_000, interval: 10 },
+  );
+}
+
+describe("duplicates waiting on one key, at the instance's bound of requests in flight", () => {
+  it("are counted out while they sleep, so every one gets in, and every one gets the first answer", async () => {
+    const key = `wait-${randomUUID()}`;
+    const lock = await lockProduct();
+    const first = checkout(key);
+    const duplicates: ReturnType<typeof checkout>[] = [];
+    try {
+      await blockedBy(lock.pid);
+      expect(app.admission.size).toBe(1);
+      for (let i = 0; i < 8; i++) {
+        duplicates.push(checkout(key, "wait=10"));
+        // It got in, found the key held, and sleeps counted out: the bound is free again.
+        await vi.waitFor(() => expect(app.admission.size).toBe(1), {
+          timeout: 10_000,
+          interval: 5,
+        });
+      }
+    } finally {
+      await lock.release();
+    }
+    const answer = await first;
+    expect(answer.status).toBe(200);
+    const answers = await Promise.all(duplicates);
+    for (const duplicate of answers) {
+      expect(duplicate.status).toBe(200);
+      expect(duplicate.headers.get("idempotent-replayed")).toBe("true");
+      expect(duplicate.headers.get("preference-applied")).toBe("wait=10");
+      expect(duplicate.text).toBe(answer.text);
+    }
+    expect(app.admission.size).toBe(0);
+    const [orders] = await t.db.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS "n" FROM "Order" WHERE "idempotencyKey" = ${key}`;
+    expect(orders!.n).toBe(1);
+  });
+});
