@@ -215,12 +215,21 @@ function inFlightRules(kit: Kit, slow: Record<string, string>): void {
   });
 }
 
-async function inFlightDuplicateWaits(kit: Kit, slow: Record<string, string>): Promise<void> {
-  const { target, send, reasonOf } = kit;
-  const key = fresh("inflight");
-  const input = target.input();
-  const first = send({ key, input, headers: slow });
+/**
+ * Sends a slow request under a fresh key, and resolves once it holds the key (PROCESSING), with
+ * its answer still to come.
+ */
+async function slowFirstRequest(kit: Kit, slow: Record<string, string>, label: string) {
+  const key = fresh(label);
+  const input = kit.target.input();
+  const answer = kit.send({ key, input, headers: slow });
   await kit.processing(key);
+  return { key, input, answer };
+}
+
+async function inFlightDuplicateWaits(kit: Kit, slow: Record<string, string>): Promise<void> {
+  const { send, reasonOf } = kit;
+  const { key, input, answer: first } = await slowFirstRequest(kit, slow, "inflight");
   const during = await send({ key, input });
   expect(during.status).toBe(409);
   expect(reasonOf(during)).toBe("request_in_progress");
@@ -231,10 +240,7 @@ async function inFlightDuplicateWaits(kit: Kit, slow: Record<string, string>): P
 
 async function expiredLeaseTakenOver(kit: Kit, slow: Record<string, string>): Promise<void> {
   const { target, send, stateOf } = kit;
-  const key = fresh("takeover");
-  const input = target.input();
-  const stalled = send({ key, input, headers: slow });
-  await kit.processing(key);
+  const { key, input, answer: stalled } = await slowFirstRequest(kit, slow, "takeover");
   await age(target.databaseUrl, target.scopes[0], key, "lease");
   const retry = await send({ key, input });
   expect(retry.status).toBe(200);
