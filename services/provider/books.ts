@@ -50,6 +50,26 @@ export async function charge(
   idempotencyKey: string,
   request: ChargeParams,
 ): Promise<ChargeOutcome> {
+  const created = await insertCharge(pool, idempotencyKey, request);
+  if (created) return { kind: "created", charge: toCharge(created) };
+  const first = await pool.query<ChargeRow>(
+    `SELECT ${CHARGE_COLUMNS} FROM charges WHERE idempotency_key = $1`,
+    [idempotencyKey],
+  );
+  const found = toCharge(first.rows[0]!);
+  const same =
+    found.reference === request.reference &&
+    found.amountCents === request.amountCents &&
+    found.currency === request.currency;
+  return { kind: same ? "replayed" : "key_reused", charge: found };
+}
+
+/** The charge and its event, inserted by one statement; undefined when the key exists. */
+async function insertCharge(
+  pool: pg.Pool,
+  idempotencyKey: string,
+  request: ChargeParams,
+): Promise<ChargeRow | undefined> {
   const status =
     request.amountCents > DECLINE_ABOVE_CENTS ? ChargeStatus.FAILED : ChargeStatus.SUCCEEDED;
   const type = status === ChargeStatus.SUCCEEDED ? EventType.SUCCEEDED : EventType.FAILED;
@@ -75,17 +95,7 @@ export async function charge(
       type,
     ],
   );
-  if (created.rows[0]) return { kind: "created", charge: toCharge(created.rows[0]) };
-  const first = await pool.query<ChargeRow>(
-    `SELECT ${CHARGE_COLUMNS} FROM charges WHERE idempotency_key = $1`,
-    [idempotencyKey],
-  );
-  const found = toCharge(first.rows[0]!);
-  const same =
-    found.reference === request.reference &&
-    found.amountCents === request.amountCents &&
-    found.currency === request.currency;
-  return { kind: same ? "replayed" : "key_reused", charge: found };
+  return created.rows[0];
 }
 
 export interface ListQuery {

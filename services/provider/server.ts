@@ -69,75 +69,10 @@ async function readJson(req: http.IncomingMessage): Promise<unknown> {
 }
 
 export function createProviderServer(pool: pg.Pool, options: ProviderOptions): http.Server {
-  const random = options.random ?? Math.random;
-
-  async function postCharge(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const key = req.headers["idempotency-key"];
-    if (typeof key !== "string" || !KEY.test(key))
-      return error(res, 400, "idempotency_error", "An Idempotency-Key header is required");
-    let body;
-    try {
-      body = chargeBody.safeParse(await readJson(req));
-    } catch {
-      return error(res, 400, "invalid_request_error", "The body is not JSON of at most 16 KiB");
-    }
-    if (!body.success) return error(res, 400, "invalid_request_error", z.prettifyError(body.error));
-    if (random() < options.failureRate)
-      return error(
-        res,
-        503,
-        "api_error",
-        "Temporarily unavailable (simulated): nothing was charged",
-      );
-    const outcome = await charge(pool, key, body.data);
-    if (outcome.kind === "key_reused") {
-      return error(
-        res,
-        400,
-        "idempotency_error",
-        "This Idempotency-Key was used with other parameters",
-      );
-    }
-    if (outcome.kind === "created") options.onCharge?.();
-    // Charged, and the answer is lost on the way: the caller sees its connection drop.
-    if (random() < options.timeoutRate) return void res.socket?.destroy();
-    answer(
-      res,
-      200,
-      outcome.charge,
-      outcome.kind === "replayed" ? { "idempotent-replayed": "true" } : {},
-    );
-  }
-
-  async function getCharges(url: URL, res: http.ServerResponse): Promise<void> {
-    const q = listQuery.safeParse(Object.fromEntries(url.searchParams));
-    if (!q.success) return error(res, 400, "invalid_request_error", z.prettifyError(q.error));
-    const startingAfter = q.data.starting_after;
-    if (startingAfter !== undefined && !(await chargeExists(pool, startingAfter))) {
-      return error(res, 400, "invalid_request_error", "starting_after names no charge");
-    }
-    const page = await listCharges(pool, {
-      createdGte: q.data["created[gte]"],
-      createdLt: q.data["created[lt]"],
-      startingAfter,
-      limit: q.data.limit,
-    });
-    answer(res, 200, { object: "list", data: page.data, has_more: page.hasMore });
-  }
-
+  const provider: Provider = { pool, options, random: options.random ?? Math.random };
   return http.createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://provider");
-    const route = `${req.method} ${url.pathname}`;
-    const handled =
-      route === "POST /v1/charges"
-        ? postCharge(req, res)
-        : route === "GET /v1/charges"
-          ? getCharges(url, res)
-          : route === "GET /health"
-            ? pool.query("SELECT 1").then(() => answer(res, 200, { ok: true }))
-            : Promise.resolve(error(res, 404, "invalid_request_error", `No route ${route}`));
     // The books unreachable (or any bug): a 503 the caller retries, never a charge half-told.
-    handled.catch((cause: unknown) => {
+    dispatch(provider, req, res).catch((cause: unknown) => {
       if (!res.headersSent)
         error(
           res,
@@ -148,4 +83,79 @@ export function createProviderServer(pool: pg.Pool, options: ProviderOptions): h
       else res.destroy();
     });
   });
+}
+
+/** What the handlers need: the books, and the simulation's settings. */
+interface Provider {
+  pool: pg.Pool;
+  options: ProviderOptions;
+  random: () => number;
+}
+
+function dispatch(
+  provider: Provider,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://provider");
+  const route = `${req.method} ${url.pathname}`;
+  switch (route) {
+    case "POST /v1/charges":
+      return postCharge(provider, req, res);
+    case "GET /v1/charges":
+      return getCharges(provider.pool, url, res);
+    case "GET /health":
+      return provider.pool.query("SELECT 1").then(() => answer(res, 200, { ok: true }));
+    default:
+      return Promise.resolve(error(res, 404, "invalid_request_error", `No route ${route}`));
+  }
+}
+
+async function postCharge(
+  { pool, options, random }: Provider,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const key = req.headers["idempotency-key"];
+  if (typeof key !== "string" || !KEY.test(key))
+    return error(res, 400, "idempotency_error", "An Idempotency-Key header is required");
+  let body;
+  try {
+    body = chargeBody.safeParse(await readJson(req));
+  } catch {
+    return error(res, 400, "invalid_request_error", "The body is not JSON of at most 16 KiB");
+  }
+  if (!body.success) return error(res, 400, "invalid_request_error", z.prettifyError(body.error));
+  if (random() < options.failureRate)
+    return error(res, 503, "api_error", "Temporarily unavailable (simulated): nothing was charged");
+  const outcome = await charge(pool, key, body.data);
+  if (outcome.kind === "key_reused")
+    return error(
+      res,
+      400,
+      "idempotency_error",
+      "This Idempotency-Key was used with other parameters",
+    );
+  if (outcome.kind === "created") options.onCharge?.();
+  // Charged, and the answer is lost on the way: the caller sees its connection drop.
+  if (random() < options.timeoutRate) return void res.socket?.destroy();
+  const replayed: Record<string, string> =
+    outcome.kind === "replayed" ? { "idempotent-replayed": "true" } : {};
+  answer(res, 200, outcome.charge, replayed);
+}
+
+async function getCharges(pool: pg.Pool, url: URL, res: http.ServerResponse): Promise<void> {
+  const q = listQuery.safeParse(Object.fromEntries(url.searchParams));
+  if (!q.success) return error(res, 400, "invalid_request_error", z.prettifyError(q.error));
+  const startingAfter = q.data.starting_after;
+  if (startingAfter !== undefined && !(await chargeExists(pool, startingAfter))) {
+    return error(res, 400, "invalid_request_error", "starting_after names no charge");
+  }
+  const page = await listCharges(pool, {
+    createdGte: q.data["created[gte]"],
+    createdLt: q.data["created[lt]"],
+    startingAfter,
+    limit: q.data.limit,
+  });
+  answer(res, 200, { object: "list", data: page.data, has_more: page.hasMore });
 }

@@ -65,74 +65,25 @@ async function mapBounded<T, R>(
 
 export function createWebhookSender(pool: pg.Pool, options: WebhookOptions) {
   const random = options.random ?? Math.random;
-
-  /** null when the merchant took it (2xx); otherwise why not. */
-  async function send(event: PendingEvent): Promise<string | null> {
-    const raw = JSON.stringify({ id: event.id, type: event.type, data: event.payload });
-    const headers = {
-      "content-type": "application/json",
-      [SIGNATURE_HEADER]: sign(options.secret, raw, Date.now() / 1000),
-    };
-    try {
-      const res = await fetch(options.url, {
-        method: "POST",
-        headers,
-        body: raw,
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-      });
-      await res.arrayBuffer();
-      return res.ok ? null : `the webhook answered ${res.status}`;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  }
-
+  const send = (event: PendingEvent) => deliver(event, options);
   return {
     /** One batch of due events; returns how many were sent (the loop runs again at once if any). */
     async runOnce(): Promise<{ attempted: number; delivered: number }> {
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        const { rows: events } = await client.query<PendingEvent>(
-          `SELECT id, type, payload, attempts FROM events WHERE delivered_at IS NULL AND next_attempt_at <= now()
-           ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-          [BATCH_SIZE],
-        );
-        const answers = await mapBounded(events, CONCURRENCY, async (event) => ({
+        const answers = await mapBounded(await dueEvents(client), CONCURRENCY, async (event) => ({
           event,
           why: await send(event),
         }));
-        const delivered = answers.filter((a) => a.why === null).map((a) => a.event.id);
-        const refused = answers.filter((a) => a.why !== null);
-        if (delivered.length > 0) {
-          await client.query(
-            `UPDATE events SET delivered_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::text[])`,
-            [delivered],
-          );
-        }
-        if (refused.length > 0) {
-          const waits = refused.map(
-            (r) =>
-              (Math.min(RETRY_BASE_MS * 2 ** r.event.attempts, RETRY_MAX_MS) *
-                (0.5 + random() / 2)) /
-              1000,
-          );
-          await client.query(
-            `UPDATE events AS e SET attempts = e.attempts + 1, last_error = r.why, next_attempt_at = now() + make_interval(secs => r.wait)
-             FROM unnest($1::text[], $2::text[], $3::float8[]) AS r(id, why, wait) WHERE e.id = r.id`,
-            [refused.map((r) => r.event.id), refused.map((r) => r.why), waits],
-          );
-          options.log?.(
-            `[provider] ${refused.length} webhook(s) refused, retried later: ${refused[0]!.why}`,
-          );
-        }
+        const delivered = await recordAnswers(client, answers, random, options.log);
         await client.query("COMMIT");
         // At least once, as real providers: now and then an event arrives a second time.
         const twice = answers
           .filter((a) => a.why === null && random() < options.duplicateRate)
           .map((a) => a.event);
         await mapBounded(twice, CONCURRENCY, send);
-        return { attempted: events.length, delivered: delivered.length };
+        return { attempted: answers.length, delivered };
       } catch (error) {
         await client.query("ROLLBACK").catch(() => {});
         throw error;
@@ -141,4 +92,73 @@ export function createWebhookSender(pool: pg.Pool, options: WebhookOptions) {
       }
     },
   };
+}
+
+/**
+ * The next batch of due events, locked until this transaction ends (SKIP LOCKED: a second
+ * provider process takes the next ones instead).
+ */
+async function dueEvents(client: pg.PoolClient): Promise<PendingEvent[]> {
+  const { rows } = await client.query<PendingEvent>(
+    `SELECT id, type, payload, attempts FROM events WHERE delivered_at IS NULL AND next_attempt_at <= now()
+     ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    [BATCH_SIZE],
+  );
+  return rows;
+}
+
+/** null when the merchant took it (2xx); otherwise why not. */
+async function deliver(event: PendingEvent, options: WebhookOptions): Promise<string | null> {
+  const raw = JSON.stringify({ id: event.id, type: event.type, data: event.payload });
+  const headers = {
+    "content-type": "application/json",
+    [SIGNATURE_HEADER]: sign(options.secret, raw, Date.now() / 1000),
+  };
+  try {
+    const res = await fetch(options.url, {
+      method: "POST",
+      headers,
+      body: raw,
+      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+    });
+    await res.arrayBuffer();
+    return res.ok ? null : `the webhook answered ${res.status}`;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/**
+ * Records a batch's answers, one statement for the delivered and one for the refused (each
+ * retried after a jittered backoff); returns how many were delivered.
+ */
+async function recordAnswers(
+  client: pg.PoolClient,
+  answers: readonly { event: PendingEvent; why: string | null }[],
+  random: () => number,
+  log: ((line: string) => void) | undefined,
+): Promise<number> {
+  const delivered = answers.filter((a) => a.why === null).map((a) => a.event.id);
+  const refused = answers.filter((a) => a.why !== null);
+  if (delivered.length > 0) {
+    await client.query(
+      `UPDATE events SET delivered_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ANY($1::text[])`,
+      [delivered],
+    );
+  }
+  if (refused.length > 0) {
+    const waits = refused.map((r) => retryDelaySeconds(r.event.attempts, random));
+    await client.query(
+      `UPDATE events AS e SET attempts = e.attempts + 1, last_error = r.why, next_attempt_at = now() + make_interval(secs => r.wait)
+       FROM unnest($1::text[], $2::text[], $3::float8[]) AS r(id, why, wait) WHERE e.id = r.id`,
+      [refused.map((r) => r.event.id), refused.map((r) => r.why), waits],
+    );
+    log?.(`[provider] ${refused.length} webhook(s) refused, retried later: ${refused[0]!.why}`);
+  }
+  return delivered.length;
+}
+
+/** Doubling from RETRY_BASE_MS up to RETRY_MAX_MS, jittered down by up to half. */
+function retryDelaySeconds(attempts: number, random: () => number): number {
+  return (Math.min(RETRY_BASE_MS * 2 ** attempts, RETRY_MAX_MS) * (0.5 + random() / 2)) / 1000;
 }

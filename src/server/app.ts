@@ -57,32 +57,35 @@ export function createServerApp<Config extends WorkerConfig>(
     db,
     engine,
     payments,
+    // A worker's configuration has no HTTP settings: it serves no API request, so no bound.
     admission: new Admission(
       "http" in config
         ? (config as unknown as AppConfig).http.maxInFlight
         : Number.POSITIVE_INFINITY,
     ),
     metrics: createMetricsRegistry(db, engine),
-    startJobs({ payments: runPayments }) {
-      // One line per state change while the database is down, not two stacks a second (job-log.ts).
-      const jobLog = createJobLog(db, (line) => logger.warn(line));
-      // Whether an answer survives a failover of the database: said once at start (then in
-      // /api/metrics).
-      void logReplicationAtStart(db, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
-      const stopEngineJobs = engine.startJobs(jobLog.failed);
-      const stopPayments = runPayments
-        ? startPaymentJobs(payments, { log: jobLog })
-        : async () => {};
-      return async () => {
-        await stopPayments();
-        await stopEngineJobs(); // flushes the counters one last time
-        jobLog.stop();
-      };
-    },
+    startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
       await engine.close();
       await db.$disconnect();
     },
+  };
+}
+
+/** ServerApp.startJobs: the engine's jobs, and the payment loops when `runPayments`. */
+function startJobs(payments: PaymentDeps, runPayments: boolean): () => Promise<void> {
+  const { db, engine } = payments;
+  // One line per state change while the database is down, not two stacks a second (job-log.ts).
+  const jobLog = createJobLog(db, (line) => logger.warn(line));
+  // Whether an answer survives a failover of the database: said once at start (then in
+  // /api/metrics).
+  void logReplicationAtStart(db, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
+  const stopEngineJobs = engine.startJobs(jobLog.failed);
+  const stopPayments = runPayments ? startPaymentJobs(payments, { log: jobLog }) : async () => {};
+  return async () => {
+    await stopPayments();
+    await stopEngineJobs(); // flushes the counters one last time
+    jobLog.stop();
   };
 }
 

@@ -26,6 +26,15 @@ export interface JobLog {
   stop: () => void;
 }
 
+/** What the jobs say about the database: one line per state. */
+const Line = {
+  busy: (job: string) =>
+    `[${job}] the database is busy (no pool connection came free in time): the job retries`,
+  down: (first: string) =>
+    `[jobs] the database cannot be reached: background jobs retry quietly until it is back (${first})`,
+  back: "[jobs] the database is reachable again: background jobs resume",
+};
+
 export function oneLine(message: string): string {
   return message.replace(/\s+/g, " ").trim();
 }
@@ -37,48 +46,21 @@ export function createJobLog(
 ): JobLog {
   const probeMs = options.probeMs ?? PROBE_MS;
   const repeatMs = options.repeatMs ?? REPEAT_MS;
-  const lastWritten = new Map<string, number>();
-  let probe: ReturnType<typeof setInterval> | undefined;
-  let probing = false;
-
-  const reachable = async (): Promise<boolean> => {
-    const pool = poolOf(db);
-    try {
-      await (pool ? pool.query("SELECT 1") : db.$queryRaw`SELECT 1`);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-
-  const backUp = () => {
-    clearInterval(probe);
-    probe = undefined;
-    lastWritten.clear();
-    write("[jobs] the database is reachable again: background jobs resume");
-  };
-
-  const goDown = (first: string) => {
-    write(
-      `[jobs] the database cannot be reached: background jobs retry quietly until it is back (${first})`,
-    );
-    probe = setInterval(() => {
-      if (probing) return;
-      probing = true;
-      void reachable()
-        .then((ok) => ok && probe && backUp())
-        .finally(() => (probing = false));
-    }, probeMs);
-    probe.unref?.();
-  };
+  const repeats = writeOnceEvery(repeatMs, write);
+  /** Set while the database is gone: the jobs' failures are silent until the probe succeeds. */
+  let probe: Probe | undefined;
 
   const log = (message: string) => {
     if (probe) return; // down: said once already
-    const line = oneLine(message);
-    const now = Date.now();
-    if (now - (lastWritten.get(line) ?? -Infinity) < repeatMs) return;
-    lastWritten.set(line, now);
-    write(line);
+    repeats.write(oneLine(message));
+  };
+  const goDown = (first: string) => {
+    write(Line.down(first));
+    probe = probeUntilReachable(db, probeMs, () => {
+      probe = undefined;
+      repeats.forget();
+      write(Line.back);
+    });
   };
 
   return {
@@ -88,16 +70,67 @@ export function createJobLog(
       const line = `[${job}] ${oneLine(error instanceof Error ? error.message : String(error))}`;
       const failure = classifyStoreFailure(error);
       // Busy is load, not an outage: said as such (once per REPEAT_MS), and no probe.
-      if (failure === StoreFailure.BUSY)
-        return log(
-          `[${job}] the database is busy (no pool connection came free in time): the job retries`,
-        );
+      if (failure === StoreFailure.BUSY) return log(Line.busy(job));
       if (failure) return goDown(line);
       log(line);
     },
     stop() {
-      clearInterval(probe);
+      probe?.stop();
       probe = undefined;
     },
   };
+}
+
+/** Writes a line unless the same line was written within `repeatMs`. */
+function writeOnceEvery(repeatMs: number, write: (line: string) => void) {
+  const lastWritten = new Map<string, number>();
+  return {
+    write(line: string): void {
+      const now = Date.now();
+      if (now - (lastWritten.get(line) ?? -Infinity) < repeatMs) return;
+      lastWritten.set(line, now);
+      write(line);
+    },
+    forget: () => lastWritten.clear(),
+  };
+}
+
+interface Probe {
+  stop(): void;
+}
+
+/**
+ * Asks the database (SELECT 1) every `probeMs`, one question at a time, until it answers; then
+ * stops and calls `back`. The timer does not keep the process alive.
+ */
+function probeUntilReachable(db: Db, probeMs: number, back: () => void): Probe {
+  let probing = false;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (probing) return;
+    probing = true;
+    void reachable(db)
+      .then((ok) => {
+        if (!ok || stopped) return;
+        stop();
+        back();
+      })
+      .finally(() => (probing = false));
+  }, probeMs);
+  timer.unref?.();
+  const stop = () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  return { stop };
+}
+
+async function reachable(db: Db): Promise<boolean> {
+  const pool = poolOf(db);
+  try {
+    await (pool ? pool.query("SELECT 1") : db.$queryRaw`SELECT 1`);
+    return true;
+  } catch {
+    return false;
+  }
 }

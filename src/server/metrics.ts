@@ -18,11 +18,90 @@ export interface MetricsRegistry {
   scrape: () => Promise<string>;
 }
 
+/** What a gauge reads at scrape time: the scrape's one read of the database, and the engine. */
+interface Sources {
+  stats: () => Promise<Stats>;
+  engine: Engine;
+}
+
+/** A gauge of one value, or of one value per status (`byStatus`). */
+type GaugeSpec = { name: string; help: string } & (
+  | { value: (sources: Sources) => number | Promise<number> }
+  | { byStatus: (stats: Stats) => Record<string, number> }
+);
+
+/** Every gauge, in the order a scrape prints them (after the events counter). */
+const GAUGES: GaugeSpec[] = [
+  {
+    name: "once_idempotency_replay_cache_bytes",
+    help: "What this instance's replay cache holds, in bytes (bounded by IDEMPOTENCY_REPLAY_CACHE_BYTES; answers over IDEMPOTENCY_MAX_STORED_BODY_BYTES are kept without their body: event bodies_omitted).",
+    value: ({ engine }) => engine.replayCacheUsage().bytes,
+  },
+  {
+    name: "once_idempotency_replay_cache_entries",
+    help: "Answers in this instance's replay cache (bounded by IDEMPOTENCY_REPLAY_CACHE_SIZE).",
+    value: ({ engine }) => engine.replayCacheUsage().entries,
+  },
+  {
+    name: "once_idempotency_keys",
+    help: "Idempotency keys stored, by status.",
+    byStatus: (s) => s.keys.byStatus,
+  },
+  {
+    name: "once_idempotency_stuck_leases",
+    help: "PROCESSING keys whose lease has expired (by the database's clock).",
+    value: async ({ stats }) => (await stats()).keys.stuck,
+  },
+  {
+    name: "once_idempotency_reaper_lag_seconds",
+    help: "Age of the oldest idempotency key past its retention (0 when the reaper is caught up). Growing past a few reaper intervals means the key table grows without bound.",
+    value: async ({ stats }) => (await stats()).reaper.lagSeconds,
+  },
+  {
+    name: "once_outbox_messages",
+    help: "Payment outbox messages, by status (DEAD = dead-lettered).",
+    byStatus: (s) => s.outbox,
+  },
+  {
+    name: "once_store_commits_synchronous",
+    help: "1 when the key store's commits wait for a synchronous standby (an answer survives a failover), 0 when not (asynchronous, standby missing, or no standby): see docs/operations.md.",
+    value: async ({ stats }) =>
+      (await stats()).replication.mode === ReplicationMode.SYNCHRONOUS ? 1 : 0,
+  },
+  {
+    name: "once_store_synchronous_standbys",
+    help: "Standbys whose confirmation the key store's commits wait for now (pg_stat_replication sync_state sync or quorum).",
+    value: async ({ stats }) => confirmingStandbys((await stats()).replication).length,
+  },
+  {
+    name: "once_reconciliation_open_findings",
+    help: "Reconciliation findings not yet resolved.",
+    value: async ({ stats }) => (await stats()).openFindings,
+  },
+];
+
 export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
   const registry = new Registry();
+  // One read per scrape, shared by every collector: the first collector starts it, scrape() drops
+  // it before and after, so the next scrape reads afresh.
   let current: Promise<Stats> | null = null;
-  const stats = () => (current ??= readStats(db, engine));
+  const sources: Sources = { stats: () => (current ??= readStats(db, engine)), engine };
+  registerEventsCounter(registry, sources);
+  for (const spec of GAUGES) registerGauge(registry, spec, sources);
+  return {
+    registry,
+    scrape: async () => {
+      current = null;
+      try {
+        return await registry.metrics();
+      } finally {
+        current = null;
+      }
+    },
+  };
+}
 
+function registerEventsCounter(registry: Registry, { stats }: Sources): void {
   new Counter({
     name: "once_idempotency_events_total",
     help: "Idempotency engine events per tenant (key scope), procedure and event: executed, replayed, conflicts, mismatches, released, busted, takeovers, store_errors (database unreachable), store_busy (no pool connection free in time), too_many_keys, fenced, bodies_omitted (an answer stored without its body: larger than IDEMPOTENCY_MAX_STORED_BODY_BYTES). Cluster-wide (from IdempotencyCounter).",
@@ -37,94 +116,31 @@ export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
       }
     },
   });
-  new Gauge({
-    name: "once_idempotency_replay_cache_bytes",
-    help: "What this instance's replay cache holds, in bytes (bounded by IDEMPOTENCY_REPLAY_CACHE_BYTES; answers over IDEMPOTENCY_MAX_STORED_BODY_BYTES are kept without their body: event bodies_omitted).",
-    registers: [registry],
-    collect() {
-      this.set(engine.replayCacheUsage().bytes);
-    },
-  });
-  new Gauge({
-    name: "once_idempotency_replay_cache_entries",
-    help: "Answers in this instance's replay cache (bounded by IDEMPOTENCY_REPLAY_CACHE_SIZE).",
-    registers: [registry],
-    collect() {
-      this.set(engine.replayCacheUsage().entries);
-    },
-  });
-  new Gauge({
-    name: "once_idempotency_keys",
-    help: "Idempotency keys stored, by status.",
-    labelNames: ["status"] as const,
-    registers: [registry],
-    async collect() {
-      const s = await stats();
-      for (const [status, n] of Object.entries(s.keys.byStatus)) this.set({ status }, n);
-    },
-  });
-  new Gauge({
-    name: "once_idempotency_stuck_leases",
-    help: "PROCESSING keys whose lease has expired (by the database's clock).",
-    registers: [registry],
-    async collect() {
-      this.set((await stats()).keys.stuck);
-    },
-  });
-  new Gauge({
-    name: "once_idempotency_reaper_lag_seconds",
-    help: "Age of the oldest idempotency key past its retention (0 when the reaper is caught up). Growing past a few reaper intervals means the key table grows without bound.",
-    registers: [registry],
-    async collect() {
-      this.set((await stats()).reaper.lagSeconds);
-    },
-  });
-  new Gauge({
-    name: "once_outbox_messages",
-    help: "Payment outbox messages, by status (DEAD = dead-lettered).",
-    labelNames: ["status"] as const,
-    registers: [registry],
-    async collect() {
-      const s = await stats();
-      for (const [status, n] of Object.entries(s.outbox)) this.set({ status }, n);
-    },
-  });
-  new Gauge({
-    name: "once_store_commits_synchronous",
-    help: "1 when the key store's commits wait for a synchronous standby (an answer survives a failover), 0 when not (asynchronous, standby missing, or no standby): see docs/operations.md.",
-    registers: [registry],
-    async collect() {
-      this.set((await stats()).replication.mode === ReplicationMode.SYNCHRONOUS ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: "once_store_synchronous_standbys",
-    help: "Standbys whose confirmation the key store's commits wait for now (pg_stat_replication sync_state sync or quorum).",
-    registers: [registry],
-    async collect() {
-      this.set(confirmingStandbys((await stats()).replication).length);
-    },
-  });
-  new Gauge({
-    name: "once_reconciliation_open_findings",
-    help: "Reconciliation findings not yet resolved.",
-    registers: [registry],
-    async collect() {
-      this.set((await stats()).openFindings);
-    },
-  });
+}
 
-  return {
-    registry,
-    scrape: async () => {
-      current = null;
-      try {
-        return await registry.metrics();
-      } finally {
-        current = null;
-      }
+function registerGauge(registry: Registry, spec: GaugeSpec, sources: Sources): void {
+  const { name, help } = spec;
+  if ("value" in spec) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        this.set(await spec.value(sources));
+      },
+    });
+    return;
+  }
+  new Gauge({
+    name,
+    help,
+    labelNames: ["status"] as const,
+    registers: [registry],
+    async collect() {
+      const byStatus = spec.byStatus(await sources.stats());
+      for (const [status, n] of Object.entries(byStatus)) this.set({ status }, n);
     },
-  };
+  });
 }
 
 const text = (status: number, body: string, headers: Record<string, string> = {}) =>
@@ -133,16 +149,33 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
     headers: { "content-type": "text/plain; charset=utf-8", ...headers },
   });
 
+/** A scraper retries on 503: the database is what failed, not the request. */
+const unreachable = () => text(503, "The database cannot be reached\n", { "retry-after": "1" });
+
+type MetricsApp = { db: Db; metrics: MetricsRegistry; config: { demo: boolean } };
+
 /**
  * The admin, by bearer token (Prometheus) or by the operator's session cookie (the dashboard's
  * browser): 401 with neither or with a bad one, 403 for a tenant. A cookie-authenticated GET is
  * safe to allow: it changes nothing, and another site cannot read the answer (no CORS headers).
  */
-export async function handleMetricsRequest(
-  app: { db: Db; metrics: MetricsRegistry; config: { demo: boolean } },
-  req: Request,
-): Promise<Response> {
-  const { db } = app;
+export async function handleMetricsRequest(app: MetricsApp, req: Request): Promise<Response> {
+  const refused = await refusal(app, req);
+  if (refused) return refused;
+  const m = app.metrics;
+  try {
+    return text(200, await m.scrape(), {
+      "content-type": m.registry.contentType,
+      "cache-control": "no-store",
+    });
+  } catch (error) {
+    logger.warn({ error }, "metrics: scrape failed");
+    return unreachable();
+  }
+}
+
+/** The answer to a caller who may not read the metrics; undefined for the admin. */
+async function refusal(app: MetricsApp, req: Request): Promise<Response | undefined> {
   const authorization = req.headers.get("authorization");
   if (authorization !== null && !/^Bearer\s+\S+$/i.test(authorization)) {
     return text(401, "Send Authorization: Bearer <admin token>\n", {
@@ -151,10 +184,10 @@ export async function handleMetricsRequest(
   }
   let principal;
   try {
-    principal = await principalFromHeaders(db, req.headers, { demo: app.config.demo });
+    principal = await principalFromHeaders(app.db, req.headers, { demo: app.config.demo });
   } catch (error) {
     logger.warn({ error }, "metrics: database unreachable");
-    return text(503, "The database cannot be reached\n", { "retry-after": "1" });
+    return unreachable();
   }
   if (!principal) {
     const error = authorization ? ', error="invalid_token"' : "";
@@ -169,14 +202,5 @@ export async function handleMetricsRequest(
     );
   }
   if (principal.role !== "ADMIN") return text(403, "Admins only\n");
-  const m = app.metrics;
-  try {
-    return text(200, await m.scrape(), {
-      "content-type": m.registry.contentType,
-      "cache-control": "no-store",
-    });
-  } catch (error) {
-    logger.warn({ error }, "metrics: scrape failed");
-    return text(503, "The database cannot be reached\n", { "retry-after": "1" });
-  }
+  return undefined;
 }

@@ -40,48 +40,48 @@ function text(data: FormData, name: string): string | undefined | null {
   return values[0];
 }
 
+type Refusal = Extract<FormResult, { ok: false }>;
+
+const refuse = (
+  status: Refusal["status"],
+  reason: Refusal["reason"],
+  message: string,
+): Refusal => ({
+  ok: false,
+  status,
+  reason,
+  message,
+});
+
 export async function readSignInForm(req: Request): Promise<FormResult> {
   const type = mediaType(req.headers);
   if (!(FORM_MEDIA_TYPES as readonly string[]).includes(type)) {
-    return {
-      ok: false,
-      status: 415,
-      reason: "unsupported_media_type",
-      message: `Sign in with a form: Content-Type must be ${FORM_MEDIA_TYPES.join(" or ")}`,
-    };
+    const expected = FORM_MEDIA_TYPES.join(" or ");
+    return refuse(
+      415,
+      "unsupported_media_type",
+      `Sign in with a form: Content-Type must be ${expected}`,
+    );
   }
   const bounded = await boundRequestBody(req, SIGN_IN_BODY_LIMIT_BYTES);
-  if (!bounded.ok)
-    return {
-      ok: false,
-      status: 413,
-      reason: "payload_too_large",
-      message: tooLargeMessage(bounded.limitBytes),
-    };
+  if (!bounded.ok) return refuse(413, "payload_too_large", tooLargeMessage(bounded.limitBytes));
   let data: FormData;
   try {
     data = await bounded.request.formData();
   } catch {
-    return {
-      ok: false,
-      status: 400,
-      reason: "invalid_form",
-      message: "The form could not be read",
-    };
+    return refuse(400, "invalid_form", "The form could not be read");
   }
+  return signInFormOf(data);
+}
+
+/** The sign-in's fields: an e-mail, and a password and a `next` if given, all storable text. */
+function signInFormOf(data: FormData): FormResult {
   const email = text(data, "email");
   const password = text(data, "password");
   const next = text(data, "next");
-  if (!email || email.length > 320 || password === null || next === null) {
-    return {
-      ok: false,
-      status: 400,
-      reason: "invalid_form",
-      message: "Give an e-mail address (and a password)",
-    };
-  }
-  if (![email, password, next].every((field) => field === undefined || isStorableText(field))) {
-    return { ok: false, status: 400, reason: "invalid_input", message: UNSTORABLE_TEXT_MESSAGE };
-  }
+  if (!email || email.length > 320 || password === null || next === null)
+    return refuse(400, "invalid_form", "Give an e-mail address (and a password)");
+  if (![email, password, next].every((field) => field === undefined || isStorableText(field)))
+    return refuse(400, "invalid_input", UNSTORABLE_TEXT_MESSAGE);
   return { ok: true, form: { email: email.trim().toLowerCase(), password, next } };
 }

@@ -23,16 +23,7 @@ export function startLoop<T>(
   },
 ): Loop {
   let stopping = false;
-  let wake: (() => void) | undefined;
-  const idle = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
+  const sleep = wakeableSleep();
   const done = (async () => {
     let failures = 0;
     while (!stopping) {
@@ -46,13 +37,7 @@ export function startLoop<T>(
         failures++;
         options.onError?.(name, error);
       }
-      const wait = failures
-        ? Math.min(
-            options.idleMs * 2 ** (failures - 1),
-            Math.max(options.idleMs, MAX_FAILURE_BACKOFF_MS),
-          )
-        : options.idleMs;
-      if (!busy && !stopping) await idle(wait);
+      if (!busy && !stopping) await sleep.wait(waitAfter(failures, options.idleMs));
     }
   })();
 
@@ -60,8 +45,33 @@ export function startLoop<T>(
     done,
     async stop() {
       stopping = true;
-      wake?.();
+      sleep.wake();
       await done;
     },
+  };
+}
+
+/**
+ * `idleMs` after a good round; after failures, doubling from `idleMs` up to
+ * MAX_FAILURE_BACKOFF_MS (or `idleMs`, if that is longer).
+ */
+function waitAfter(failures: number, idleMs: number): number {
+  if (failures === 0) return idleMs;
+  return Math.min(idleMs * 2 ** (failures - 1), Math.max(idleMs, MAX_FAILURE_BACKOFF_MS));
+}
+
+/** A wait that wake() ends at once, so stop() need not sit out an idle period. */
+function wakeableSleep() {
+  let wake: (() => void) | undefined;
+  return {
+    wait: (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+    wake: () => wake?.(),
   };
 }

@@ -91,58 +91,68 @@ export function createProviderClient(
   options: { timeoutMs?: number } = {},
 ): PaymentProvider {
   const timeoutMs = options.timeoutMs ?? PROVIDER_TIMEOUT_MS;
-
-  async function call(path: string, init: RequestInit): Promise<Response> {
-    let res: Response;
-    try {
-      res = await fetch(new URL(path, baseUrl), {
-        ...init,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code;
-      if (code && NOT_SENT.has(code))
-        throw new ProviderUnavailableError(`payment provider unreachable (${code})`);
-      // Sent, and no answer: a timeout or a dropped connection. The provider may have charged.
-      throw new ProviderTimeoutError(
-        `no answer from the payment provider: ${(error as Error).message}`,
-      );
-    }
-    if (res.status >= 500 || res.status === 429) {
-      await res.arrayBuffer();
-      throw new ProviderUnavailableError(`payment provider answered ${res.status}`);
-    }
-    if (!res.ok)
-      throw new ProviderRefusedError(
-        `payment provider answered ${res.status}: ${await res.text()}`,
-      );
-    return res;
-  }
-
+  const call: Call = (path, init) => callProvider(baseUrl, path, init, timeoutMs);
   return {
-    async charge(request) {
-      const res = await call("/v1/charges", {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": request.idempotencyKey },
-        body: JSON.stringify({
-          reference: request.reference,
-          amountCents: request.amountCents,
-          currency: request.currency,
-        }),
-      });
-      const { created: _created, ...body } = charge.parse(await res.json());
-      return { ...body, replayed: res.headers.get("idempotent-replayed") === "true" };
-    },
-    async listCharges(query) {
-      const params = new URLSearchParams();
-      if (query.createdGte !== undefined) params.set("created[gte]", String(query.createdGte));
-      if (query.createdLt !== undefined) params.set("created[lt]", String(query.createdLt));
-      if (query.startingAfter !== undefined) params.set("starting_after", query.startingAfter);
-      params.set("limit", String(query.limit ?? 100));
-      const list = chargeList.parse(
-        await (await call(`/v1/charges?${params}`, { method: "GET" })).json(),
-      );
-      return { data: list.data, hasMore: list.has_more };
-    },
+    charge: (request) => postCharge(call, request),
+    listCharges: (query) => getCharges(call, query),
   };
+}
+
+/** One request to the provider: its answer when 2xx, else the error that says what to do next. */
+type Call = (path: string, init: RequestInit) => Promise<Response>;
+
+async function callProvider(
+  baseUrl: string,
+  path: string,
+  init: RequestInit,
+  timeoutMs: number,
+): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, baseUrl), { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code;
+    if (code && NOT_SENT.has(code))
+      throw new ProviderUnavailableError(`payment provider unreachable (${code})`);
+    // Sent, and no answer: a timeout or a dropped connection. The provider may have charged.
+    throw new ProviderTimeoutError(
+      `no answer from the payment provider: ${(error as Error).message}`,
+    );
+  }
+  if (res.status >= 500 || res.status === 429) {
+    await res.arrayBuffer();
+    throw new ProviderUnavailableError(`payment provider answered ${res.status}`);
+  }
+  if (!res.ok)
+    throw new ProviderRefusedError(`payment provider answered ${res.status}: ${await res.text()}`);
+  return res;
+}
+
+async function postCharge(call: Call, request: ChargeRequest): Promise<Charge> {
+  const res = await call("/v1/charges", {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": request.idempotencyKey },
+    body: JSON.stringify({
+      reference: request.reference,
+      amountCents: request.amountCents,
+      currency: request.currency,
+    }),
+  });
+  const { created: _created, ...body } = charge.parse(await res.json());
+  return { ...body, replayed: res.headers.get("idempotent-replayed") === "true" };
+}
+
+async function getCharges(
+  call: Call,
+  query: ChargeListQuery,
+): Promise<{ data: ListedCharge[]; hasMore: boolean }> {
+  const params = new URLSearchParams();
+  if (query.createdGte !== undefined) params.set("created[gte]", String(query.createdGte));
+  if (query.createdLt !== undefined) params.set("created[lt]", String(query.createdLt));
+  if (query.startingAfter !== undefined) params.set("starting_after", query.startingAfter);
+  params.set("limit", String(query.limit ?? 100));
+  const list = chargeList.parse(
+    await (await call(`/v1/charges?${params}`, { method: "GET" })).json(),
+  );
+  return { data: list.data, hasMore: list.has_more };
 }

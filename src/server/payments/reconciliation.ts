@@ -160,61 +160,80 @@ export function judge(
       if (created < judgedThrough) judgedThrough = created;
       continue;
     }
-    if (!order || order.status === "PAYMENT_FAILED") {
-      // Money taken with no order to show for it: the order was lost (a failover, say), never
-      // existed, or says its payment failed.
-      findings.push({
-        kind: FindingKind.CHARGE_WITHOUT_ORDER,
-        dedupeKey: keyOf(FindingKind.CHARGE_WITHOUT_ORDER, c.id),
-        orderId: order ? order.id : null,
-        chargeIds: [c.id],
-        details: {
-          reference: c.reference,
-          amountCents: c.amountCents,
-          orderStatus: order?.status ?? null,
-        },
-      });
-      continue;
-    }
-    if (order.chargeId !== null && order.chargeId !== c.id) {
-      // The order was paid with another charge: the customer paid twice.
-      findings.push({
-        kind: FindingKind.DUPLICATE_CHARGE,
-        dedupeKey: keyOf(FindingKind.DUPLICATE_CHARGE, ...[order.chargeId, c.id].sort()),
-        orderId: order.id,
-        chargeIds: [order.chargeId, c.id],
-        details: { amountCents: c.amountCents },
-      });
-    }
-    if (c.amountCents !== order.totalCents || c.currency !== order.currency) {
-      findings.push({
-        kind: FindingKind.AMOUNT_MISMATCH,
-        dedupeKey: keyOf(FindingKind.AMOUNT_MISMATCH, order.id, c.id),
-        orderId: order.id,
-        chargeIds: [c.id],
-        details: {
-          orderTotalCents: order.totalCents,
-          chargedCents: c.amountCents,
-          orderCurrency: order.currency,
-          chargeCurrency: c.currency,
-        },
-      });
-    }
+    findings.push(...chargeFindings(c, order));
   }
+  findings.push(...paidWithoutCharge(paid, succeeded));
+  return { findings, judgedThrough };
+}
 
-  // Orders paid in the window that the provider has no successful charge for.
+/** What one successful charge says about its order (which is not PENDING). */
+function chargeFindings(c: ListedCharge, order: OrderRow | undefined): Finding[] {
+  // Money taken with no order to show for it: the order was lost (a failover, say), never
+  // existed, or says its payment failed.
+  if (!order || order.status === "PAYMENT_FAILED") return [chargeWithoutOrder(c, order)];
+  const findings: Finding[] = [];
+  // The order was paid with another charge: the customer paid twice.
+  if (order.chargeId !== null && order.chargeId !== c.id)
+    findings.push(duplicateCharge(c, order, order.chargeId));
+  if (c.amountCents !== order.totalCents || c.currency !== order.currency)
+    findings.push(amountMismatch(c, order));
+  return findings;
+}
+
+function chargeWithoutOrder(c: ListedCharge, order: OrderRow | undefined): Finding {
+  return {
+    kind: FindingKind.CHARGE_WITHOUT_ORDER,
+    dedupeKey: keyOf(FindingKind.CHARGE_WITHOUT_ORDER, c.id),
+    orderId: order ? order.id : null,
+    chargeIds: [c.id],
+    details: {
+      reference: c.reference,
+      amountCents: c.amountCents,
+      orderStatus: order?.status ?? null,
+    },
+  };
+}
+
+function duplicateCharge(c: ListedCharge, order: OrderRow, recordedChargeId: string): Finding {
+  return {
+    kind: FindingKind.DUPLICATE_CHARGE,
+    dedupeKey: keyOf(FindingKind.DUPLICATE_CHARGE, ...[recordedChargeId, c.id].sort()),
+    orderId: order.id,
+    chargeIds: [recordedChargeId, c.id],
+    details: { amountCents: c.amountCents },
+  };
+}
+
+function amountMismatch(c: ListedCharge, order: OrderRow): Finding {
+  return {
+    kind: FindingKind.AMOUNT_MISMATCH,
+    dedupeKey: keyOf(FindingKind.AMOUNT_MISMATCH, order.id, c.id),
+    orderId: order.id,
+    chargeIds: [c.id],
+    details: {
+      orderTotalCents: order.totalCents,
+      chargedCents: c.amountCents,
+      orderCurrency: order.currency,
+      chargeCurrency: c.currency,
+    },
+  };
+}
+
+/** Orders paid in the window that the provider has no successful charge for. */
+function paidWithoutCharge(
+  paid: readonly OrderRow[],
+  succeeded: readonly ListedCharge[],
+): Finding[] {
   const charged = new Set(succeeded.map((c) => c.reference));
-  for (const o of paid) {
-    if (charged.has(o.id)) continue;
-    findings.push({
+  return paid
+    .filter((o) => !charged.has(o.id))
+    .map((o) => ({
       kind: FindingKind.PAID_ORDER_WITHOUT_CHARGE,
       dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, o.id),
       orderId: o.id,
       chargeIds: o.chargeId ? [o.chargeId] : [],
       details: { totalCents: o.totalCents, recordedChargeId: o.chargeId },
-    });
-  }
-  return { findings, judgedThrough };
+    }));
 }
 
 export interface ReconciliationOptions {
@@ -230,44 +249,61 @@ export function createReconciliation(
   const settleSeconds = options.settleSeconds ?? SETTLE_SECONDS;
   return {
     async runOnce(): Promise<ReconciliationResult> {
-      // The database's clock, not this process's: the orders' times are the database's.
-      const [state] = await db.$queryRaw<{ now: Date; judgedThrough: Date | null }[]>`
-        SELECT now() AS "now", (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${CURSOR}) AS "judgedThrough"`;
-      const { now, judgedThrough: previous } = state!;
-      // The first run judges the provider's whole history; every later one, its window.
-      const from = previous
-        ? new Date(previous.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000)
-        : new Date(0);
-      const until = new Date(now.getTime() - settleSeconds * 1000);
+      const { from, until, first } = await nextWindow(db, settleSeconds);
       const paid = await paidInWindow(db, from, until);
       const charges = await listSince(
         provider,
-        previous ? Math.floor(from.getTime() / 1000) : undefined,
+        first ? undefined : Math.floor(from.getTime() / 1000),
       );
       const orders = await ordersOf(db, [...new Set(charges.map((c) => c.reference))]);
       const judged = judge(charges, orders, paid, { from, until });
       const findings = [...judged.findings, ...(await sharedIntents(db, from, until))];
       const closed = await closePaidDeadLetters(db);
-      const recorded = findings.length
-        ? (
-            await db.reconciliationFinding.createMany({
-              data: findings.map((f) => ({
-                kind: f.kind,
-                dedupeKey: f.dedupeKey,
-                orderId: f.orderId,
-                chargeIds: f.chargeIds,
-                details: f.details as object,
-              })),
-              skipDuplicates: true,
-            })
-          ).count
-        : 0;
-      // Never backwards: two runs at once (the server's and a worker's) may finish in either order.
-      await db.$executeRaw`
-        INSERT INTO "ReconciliationCursor" ("name", "judgedThrough") VALUES (${CURSOR}, ${judged.judgedThrough})
-        ON CONFLICT ("name") DO UPDATE SET "judgedThrough" = GREATEST("ReconciliationCursor"."judgedThrough", EXCLUDED."judgedThrough"), "updatedAt" = now()`;
+      const recorded = await recordFindings(db, findings);
+      await advanceCursor(db, judged.judgedThrough);
       return { findings, recorded, closedDeadLetters: closed.length, charges: charges.length };
     },
   };
+}
+
+/**
+ * This run's window: from where the previous run stopped, less the margin, to `settleSeconds`
+ * ago. The first run (no cursor yet) judges the provider's whole history.
+ */
+async function nextWindow(
+  db: Db,
+  settleSeconds: number,
+): Promise<{ from: Date; until: Date; first: boolean }> {
+  // The database's clock, not this process's: the orders' times are the database's.
+  const [state] = await db.$queryRaw<{ now: Date; judgedThrough: Date | null }[]>`
+    SELECT now() AS "now", (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${CURSOR}) AS "judgedThrough"`;
+  const { now, judgedThrough: previous } = state!;
+  const from = previous
+    ? new Date(previous.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000)
+    : new Date(0);
+  return { from, until: new Date(now.getTime() - settleSeconds * 1000), first: !previous };
+}
+
+/** Records the findings not recorded before (dedupeKey is unique); returns how many were new. */
+async function recordFindings(db: Db, findings: readonly Finding[]): Promise<number> {
+  if (findings.length === 0) return 0;
+  const { count } = await db.reconciliationFinding.createMany({
+    data: findings.map((f) => ({
+      kind: f.kind,
+      dedupeKey: f.dedupeKey,
+      orderId: f.orderId,
+      chargeIds: f.chargeIds,
+      details: f.details as object,
+    })),
+    skipDuplicates: true,
+  });
+  return count;
+}
+
+/** Never backwards: two runs at once (the server's and a worker's) may finish in either order. */
+async function advanceCursor(db: Db, judgedThrough: Date): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO "ReconciliationCursor" ("name", "judgedThrough") VALUES (${CURSOR}, ${judgedThrough})
+    ON CONFLICT ("name") DO UPDATE SET "judgedThrough" = GREATEST("ReconciliationCursor"."judgedThrough", EXCLUDED."judgedThrough"), "updatedAt" = now()`;
 }
 export type Reconciliation = ReturnType<typeof createReconciliation>;

@@ -133,38 +133,18 @@ function parseIntent(raw: string | null): PendingIntent | null {
 }
 
 export function createIntentKeys(options: IntentKeysOptions = {}): IntentKeys {
-  const storage = options.storage ?? memorySlot();
-  const name = options.storageKey ?? DEFAULT_STORAGE_KEY;
+  const slot = intentSlot(
+    options.storage ?? memorySlot(),
+    options.storageKey ?? DEFAULT_STORAGE_KEY,
+  );
   const maxAgeMs = options.maxAgeMs ?? DEFAULT_INTENT_MAX_AGE_MS;
   const now = options.now ?? Date.now;
   const makeKey = options.newKey ?? newIdempotencyKey;
 
-  // Storage may be full, disabled or throwing (private browsing): from its first failure on, the
-  // in-memory copy alone keeps this page's retries on one key.
-  let memory: PendingIntent | null = null;
-  let storageWorks = true;
   const read = (): PendingIntent | null => {
-    let intent = memory;
-    if (storageWorks) {
-      try {
-        intent = parseIntent(storage.getItem(name));
-      } catch {
-        storageWorks = false;
-      }
-    }
+    const intent = slot.read();
     return intent && now() - intent.startedAt <= maxAgeMs ? intent : null;
   };
-  const write = (intent: PendingIntent | null) => {
-    memory = intent;
-    if (!storageWorks) return;
-    try {
-      if (intent) storage.setItem(name, JSON.stringify(intent));
-      else storage.removeItem(name);
-    } catch {
-      storageWorks = false;
-    }
-  };
-
   const pendingFor = (input: unknown) => {
     const pending = read();
     return pending && pending.fingerprint === fingerprintOf(input) ? pending : null;
@@ -178,14 +158,45 @@ export function createIntentKeys(options: IntentKeysOptions = {}): IntentKeys {
         key: key ?? makeKey(),
         startedAt: now(),
       };
-      write(intent); // before anything is sent, so a reload in the middle finds it
+      slot.write(intent); // before anything is sent, so a reload in the middle finds it
       return intent;
     },
     pending: read,
     pendingFor,
     settle(input) {
-      if (pendingFor(input)) write(null);
+      if (pendingFor(input)) slot.write(null);
     },
-    clear: () => write(null),
+    clear: () => slot.write(null),
+  };
+}
+
+/**
+ * Where the pending intent is kept: `storage` under `name`, with an in-memory copy. Storage may be
+ * full, disabled or throwing (private browsing): from its first failure on, the in-memory copy
+ * alone keeps this page's retries on one key.
+ */
+function intentSlot(storage: KeyValueStorage, name: string) {
+  let memory: PendingIntent | null = null;
+  let storageWorks = true;
+  return {
+    read(): PendingIntent | null {
+      if (!storageWorks) return memory;
+      try {
+        return parseIntent(storage.getItem(name));
+      } catch {
+        storageWorks = false;
+        return memory;
+      }
+    },
+    write(intent: PendingIntent | null): void {
+      memory = intent;
+      if (!storageWorks) return;
+      try {
+        if (intent) storage.setItem(name, JSON.stringify(intent));
+        else storage.removeItem(name);
+      } catch {
+        storageWorks = false;
+      }
+    },
   };
 }

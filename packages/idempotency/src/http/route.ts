@@ -84,10 +84,22 @@ type RequestBody = NonNullable<ConstructorParameters<typeof Request>[1]>["body"]
 const DEFAULT_METHODS = ["POST", "PATCH"];
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
+/** The first answer as the handler made it, headers and bytes (the outcome has what is stored). */
+type FirstAnswer = Captured & { headers: Headers };
+
 /** Carries a 5xx answer out of the engine, which releases the key: the retry runs anew. */
 class ServerErrorAnswer {
-  constructor(readonly answer: Captured) {}
+  constructor(readonly answer: FirstAnswer) {}
 }
+
+/**
+ * A Fetch handler that is also given the request's key and scope (and `tx`, on the transaction
+ * path).
+ */
+type RouteHandler<TContext extends RouteContext> = (
+  request: Request,
+  context: TContext,
+) => Response | Promise<Response>;
 
 /**
  * Makes `handler` idempotent. A request with a protected method needs a key; the first request
@@ -96,10 +108,7 @@ class ServerErrorAnswer {
  * roll back); a 5xx or a thrown error releases the key, so a retry runs anew.
  */
 export function idempotent<TTx extends SqlTransaction>(
-  handler: (
-    request: Request,
-    context: TransactionRouteContext<TTx>,
-  ) => Response | Promise<Response>,
+  handler: RouteHandler<TransactionRouteContext<TTx>>,
   options: IdempotentRouteOptions<TTx> & { transaction?: true },
 ): FetchHandler;
 /**
@@ -108,101 +117,166 @@ export function idempotent<TTx extends SqlTransaction>(
  * to what you call, so a retry after a lost lease or store deduplicates there.
  */
 export function idempotent<TTx extends SqlTransaction>(
-  handler: (request: Request, context: RouteContext) => Response | Promise<Response>,
+  handler: RouteHandler<RouteContext>,
   options: IdempotentRouteOptions<TTx> & { transaction: false },
 ): FetchHandler;
 export function idempotent<TTx extends SqlTransaction>(
-  handler: (
-    request: Request,
-    context: TransactionRouteContext<TTx>,
-  ) => Response | Promise<Response>,
+  handler: RouteHandler<TransactionRouteContext<TTx>>,
   options: IdempotentRouteOptions<TTx> & { transaction?: boolean },
 ): FetchHandler {
-  const { engine, docs } = options;
-  const methods = new Set((options.methods ?? DEFAULT_METHODS).map((m) => m.toUpperCase()));
-  const replayed = replayedHeaderNames(options.replayHeaders);
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const keyOf = options.key ?? ((request: Request) => request.headers.get(Header.KEY));
-  const allowed = [...methods].join(", ");
-
+  const route = routeOf(handler, options);
   return async function idempotentRoute(request: Request): Promise<Response> {
-    if (!methods.has(request.method.toUpperCase())) {
-      if (options.passThrough) return options.passThrough(request);
-      return new Response(null, { status: 405, headers: { allow: allowed } });
-    }
-    const parsed = parseIdempotencyKey(keyOf(request));
-    if (!parsed.ok) return refusal(new IdempotencyError(parsed.reason, parsed.message), docs);
-    const scope = await options.scope(request);
-    if (scope instanceof Response) return scope;
-    const body = await readBody(request, maxBodyBytes);
-    if (!body.ok)
-      return problemResponse(
-        Reason.PAYLOAD_TOO_LARGE,
-        `The request body is larger than ${maxBodyBytes} bytes`,
-        { docs },
-      );
-
-    const url = new URL(request.url);
-    const waitSeconds = parsePreferWait(request.headers.get(Header.PREFER));
-    // The handler reads the body that was fingerprinted, from a request of its own.
-    const forHandler = () =>
-      new Request(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body: body.bytes.byteLength > 0 ? (body.bytes as RequestBody) : null,
-        signal: request.signal,
-      });
-    // The first answer as the handler made it: its headers and bytes (the outcome has what is
-    // stored).
-    let first: (Captured & { headers: Headers }) | undefined;
-    const run = async (tx: TTx | undefined): Promise<HandlerOutcome> => {
-      const context = {
-        key: parsed.key,
-        scope,
-        ...(tx === undefined ? {} : { tx }),
-      } as TransactionRouteContext<TTx>;
-      const answer = await handler(forHandler(), context);
-      first = {
-        ...(await capture(answer, replayed, engine.config.maxStoredBodyBytes)),
-        headers: answer.headers,
-      };
-      const { response } = first;
-      if (response.status >= 500) throw new ServerErrorAnswer(first);
-      return { kind: response.status >= 400 ? "deterministic" : "success", response };
-    };
-    const idempotentRequest = {
-      scope,
-      key: parsed.key,
-      procedure: options.operation ?? `${request.method.toUpperCase()} ${url.pathname}`,
-      input: requestIdentity(request, url, body.bytes),
-      waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
-    };
-
-    let outcome: Outcome;
-    try {
-      outcome =
-        options.transaction === false
-          ? await engine.execute(idempotentRequest, () => run(undefined), { transaction: false })
-          : await engine.execute(idempotentRequest, (tx) => run(tx));
-    } catch (error) {
-      if (error instanceof ServerErrorAnswer)
-        return rebuild(
-          error.answer.response,
-          first?.headers ?? [],
-          new Headers(),
-          error.answer.bytes,
-        );
-      if (error instanceof IdempotencyError) return refusal(error, docs);
-      throw error; // the handler's own error: the key is released, and the framework answers it
-    }
-    return answerOf(outcome, outcome.replayed ? undefined : first, docs);
+    const admitted = await admit(route, request);
+    return admitted instanceof Response ? admitted : execute(route, request, admitted);
   };
+}
+
+/** A route's handler and options, with the defaults worked out once. */
+interface Route<TTx extends SqlTransaction> {
+  handler: RouteHandler<TransactionRouteContext<TTx>>;
+  options: IdempotentRouteOptions<TTx> & { transaction?: boolean };
+  methods: ReadonlySet<string>;
+  /** The 405's Allow header. */
+  allowed: string;
+  replayed: ReturnType<typeof replayedHeaderNames>;
+  maxBodyBytes: number;
+  keyOf: (request: Request) => string | null | undefined;
+}
+
+function routeOf<TTx extends SqlTransaction>(
+  handler: Route<TTx>["handler"],
+  options: Route<TTx>["options"],
+): Route<TTx> {
+  const methods = new Set((options.methods ?? DEFAULT_METHODS).map((m) => m.toUpperCase()));
+  return {
+    handler,
+    options,
+    methods,
+    allowed: [...methods].join(", "),
+    replayed: replayedHeaderNames(options.replayHeaders),
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    keyOf: options.key ?? ((request: Request) => request.headers.get(Header.KEY)),
+  };
+}
+
+/** A request the protocol takes on: a protected method, a valid key, a scope, a bounded body. */
+interface Admitted {
+  key: string;
+  scope: string;
+  body: Uint8Array;
+}
+
+/** The request's key, scope and body; or the answer to one that needs no key, or is refused. */
+async function admit<TTx extends SqlTransaction>(
+  route: Route<TTx>,
+  request: Request,
+): Promise<Admitted | Response> {
+  const { options } = route;
+  if (!route.methods.has(request.method.toUpperCase())) {
+    if (options.passThrough) return options.passThrough(request);
+    return new Response(null, { status: 405, headers: { allow: route.allowed } });
+  }
+  const parsed = parseIdempotencyKey(route.keyOf(request));
+  if (!parsed.ok) return refusal(new IdempotencyError(parsed.reason, parsed.message), options.docs);
+  const scope = await options.scope(request);
+  if (scope instanceof Response) return scope;
+  const body = await readBody(request, route.maxBodyBytes);
+  if (!body.ok)
+    return problemResponse(
+      Reason.PAYLOAD_TOO_LARGE,
+      `The request body is larger than ${route.maxBodyBytes} bytes`,
+      { docs: options.docs },
+    );
+  return { key: parsed.key, scope, body: body.bytes };
+}
+
+/** Runs the handler under the engine's protocol, or answers what the engine says instead. */
+async function execute<TTx extends SqlTransaction>(
+  route: Route<TTx>,
+  request: Request,
+  admitted: Admitted,
+): Promise<Response> {
+  const { engine, docs } = route.options;
+  let first: FirstAnswer | undefined;
+  const run = async (tx: TTx | undefined): Promise<HandlerOutcome> => {
+    first = await callHandler(route, request, admitted, tx);
+    return outcomeOf(first);
+  };
+  const idempotentRequest = idempotentRequestOf(route, request, admitted);
+  let outcome: Outcome;
+  try {
+    outcome =
+      route.options.transaction === false
+        ? await engine.execute(idempotentRequest, () => run(undefined), { transaction: false })
+        : await engine.execute(idempotentRequest, (tx) => run(tx));
+  } catch (error) {
+    return answerOfError(error, docs);
+  }
+  return answerOf(outcome, outcome.replayed ? undefined : first, docs);
+}
+
+/** What the engine is asked: the key, and the request's identity (its fingerprint's input). */
+function idempotentRequestOf<TTx extends SqlTransaction>(
+  route: Route<TTx>,
+  request: Request,
+  { key, scope, body }: Admitted,
+) {
+  const url = new URL(request.url);
+  const waitSeconds = parsePreferWait(request.headers.get(Header.PREFER));
+  return {
+    scope,
+    key,
+    procedure: route.options.operation ?? `${request.method.toUpperCase()} ${url.pathname}`,
+    input: requestIdentity(request, url, body),
+    waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
+  };
+}
+
+/** Runs the handler once, and captures its answer as the engine stores it. */
+async function callHandler<TTx extends SqlTransaction>(
+  route: Route<TTx>,
+  request: Request,
+  { key, scope, body }: Admitted,
+  tx: TTx | undefined,
+): Promise<FirstAnswer> {
+  const context = {
+    key,
+    scope,
+    ...(tx === undefined ? {} : { tx }),
+  } as TransactionRouteContext<TTx>;
+  // The handler reads the body that was fingerprinted, from a request of its own.
+  const own = new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: body.byteLength > 0 ? (body as RequestBody) : null,
+    signal: request.signal,
+  });
+  const answer = await route.handler(own, context);
+  const maxStored = route.options.engine.config.maxStoredBodyBytes;
+  return { ...(await capture(answer, route.replayed, maxStored)), headers: answer.headers };
+}
+
+/** A 2xx or 3xx commits with the key, a 4xx is stored as it is; a 5xx releases the key. */
+function outcomeOf(first: FirstAnswer): HandlerOutcome {
+  const { response } = first;
+  if (response.status >= 500) throw new ServerErrorAnswer(first);
+  return { kind: response.status >= 400 ? "deterministic" : "success", response };
+}
+
+/** The handler's 5xx as it made it, or the engine's refusal; the handler's own error goes on. */
+function answerOfError(error: unknown, docs: string | undefined): Response {
+  if (error instanceof ServerErrorAnswer) {
+    const { response, headers, bytes } = error.answer;
+    return rebuild(response, headers, new Headers(), bytes);
+  }
+  if (error instanceof IdempotencyError) return refusal(error, docs);
+  throw error; // the handler's own error: the key is released, and the framework answers it
 }
 
 /** The first answer (the handler's own headers and bytes) or a replay (the stored ones). */
 function answerOf(
   outcome: Outcome,
-  first: (Captured & { headers: Headers }) | undefined,
+  first: FirstAnswer | undefined,
   docs: string | undefined,
 ): Response {
   const { response } = outcome;

@@ -2,7 +2,13 @@
 // scoped to "admin": the delete, its audit entry and the admin key's completion commit together in
 // `ctx.tx`, and a retry of the same admin request replays its first answer.
 import { adminIdempotentProcedure } from "../../trpc";
-import { CounterEvent, KeyRemoval } from "@once/idempotency/operator";
+import {
+  CounterEvent,
+  KeyRemoval,
+  type OperatorKeyRecord,
+  type RemoveKeyResult as EngineRemoval,
+} from "@once/idempotency/operator";
+import type { Tx } from "@/server/db/client";
 import { AdminReason, adminError } from "./errors";
 import { removeKeyInput, type RemoveKeyResult } from "./keys.types";
 import { KEY_TARGET } from "./view";
@@ -11,61 +17,13 @@ function removeKeyProcedure(mode: KeyRemoval) {
   return adminIdempotentProcedure(removeKeyInput).mutation(
     async ({ ctx, input }): Promise<RemoveKeyResult> => {
       const result = await ctx.engine.removeKey(ctx.tx, input.id, mode);
-      if (!result.removed) {
-        switch (result.why) {
-          case "not_found":
-            throw adminError(
-              AdminReason.KEY_NOT_FOUND,
-              "No idempotency key with this id (already busted, released or reaped?)",
-            );
-          case "lease_live":
-            throw adminError(
-              AdminReason.KEY_LEASE_LIVE,
-              `This key is PROCESSING and its lease is live until ${result.record.leaseExpiresAt?.toISOString() ?? "?"}: ` +
-                "its request may still commit, so it cannot be removed. Wait for the lease to expire.",
-            );
-          case "not_stuck":
-            throw adminError(
-              AdminReason.KEY_NOT_STUCK,
-              `This key is ${result.record.status}, not a stuck lease: there is nothing to release (bust it to let the next request run anew).`,
-            );
-          default: {
-            const unreachable: never = result;
-            throw new Error(`unhandled refusal ${JSON.stringify(unreachable)}`);
-          }
-        }
-      }
+      if (!result.removed) throw refusal(result);
       const r = result.record;
-      const audit = await ctx.tx.auditEntry.create({
-        data: {
-          actor: ctx.principal.email,
-          action: mode === KeyRemoval.BUST ? "key.bust" : "key.release",
-          targetType: KEY_TARGET,
-          targetId: r.id,
-          targetScope: r.scope,
-          targetKey: r.key,
-          reason: input.reason,
-          // What was stored, so the removed answer can still be looked up.
-          details: JSON.parse(
-            JSON.stringify({
-              tenant: r.scope,
-              key: r.key,
-              procedure: r.procedure,
-              status: r.status,
-              leaseState: r.leaseState,
-              fingerprint: r.fingerprint,
-              attempts: r.attempts,
-              responseStatus: r.responseStatus,
-              responseBody: r.responseBody ?? null,
-              createdAt: r.createdAt,
-              completedAt: r.completedAt,
-              leaseExpiresAt: r.leaseExpiresAt,
-              expiresAt: r.expiresAt,
-            }),
-          ),
-        },
-        select: { id: true },
-      });
+      const auditId = await audit(
+        ctx.tx,
+        { actor: ctx.principal.email, mode, reason: input.reason },
+        r,
+      );
       // Counted before the commit: if the admin request's own commit were fenced out the count is
       // one high, which a counter may be; the audit log is the exact record.
       ctx.engine.counters.increment(
@@ -76,10 +34,77 @@ function removeKeyProcedure(mode: KeyRemoval) {
       return {
         action: mode,
         key: { id: r.id, tenant: r.scope, key: r.key, procedure: r.procedure, status: r.status },
-        auditId: audit.id,
+        auditId,
       };
     },
   );
+}
+
+/** Why the engine would not remove the key, as the admin's error. */
+function refusal(result: Extract<EngineRemoval, { removed: false }>): Error {
+  switch (result.why) {
+    case "not_found":
+      return adminError(
+        AdminReason.KEY_NOT_FOUND,
+        "No idempotency key with this id (already busted, released or reaped?)",
+      );
+    case "lease_live":
+      return adminError(
+        AdminReason.KEY_LEASE_LIVE,
+        `This key is PROCESSING and its lease is live until ${result.record.leaseExpiresAt?.toISOString() ?? "?"}: ` +
+          "its request may still commit, so it cannot be removed. Wait for the lease to expire.",
+      );
+    case "not_stuck":
+      return adminError(
+        AdminReason.KEY_NOT_STUCK,
+        `This key is ${result.record.status}, not a stuck lease: there is nothing to release (bust it to let the next request run anew).`,
+      );
+    default: {
+      const unreachable: never = result;
+      return new Error(`unhandled refusal ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * The removal's audit entry, holding what was stored, so the removed answer can still be looked
+ * up; returns its id.
+ */
+async function audit(
+  tx: Tx,
+  action: { actor: string; mode: KeyRemoval; reason: string },
+  r: OperatorKeyRecord,
+): Promise<string> {
+  const entry = await tx.auditEntry.create({
+    data: {
+      actor: action.actor,
+      action: action.mode === KeyRemoval.BUST ? "key.bust" : "key.release",
+      targetType: KEY_TARGET,
+      targetId: r.id,
+      targetScope: r.scope,
+      targetKey: r.key,
+      reason: action.reason,
+      details: JSON.parse(
+        JSON.stringify({
+          tenant: r.scope,
+          key: r.key,
+          procedure: r.procedure,
+          status: r.status,
+          leaseState: r.leaseState,
+          fingerprint: r.fingerprint,
+          attempts: r.attempts,
+          responseStatus: r.responseStatus,
+          responseBody: r.responseBody ?? null,
+          createdAt: r.createdAt,
+          completedAt: r.completedAt,
+          leaseExpiresAt: r.leaseExpiresAt,
+          expiresAt: r.expiresAt,
+        }),
+      ),
+    },
+    select: { id: true },
+  });
+  return entry.id;
 }
 
 /** Removes a COMPLETED or FAILED key, or a stuck PROCESSING one, so the next request runs anew. */
