@@ -19,6 +19,9 @@ export type Send = (
   prefer?: string,
 ) => Promise<Sent>;
 
+/** Whether the first request holds `key` yet (its reservation is in the store). */
+export type Held = (key: string) => Promise<boolean>;
+
 /** How long the first request runs, and how far into it the duplicate is sent. */
 const HOLD_MS = 150;
 const DUPLICATE_AFTER_MS = 20;
@@ -37,7 +40,15 @@ async function duplicate(
   }
 }
 
-async function oneRound(send: Send, prefer?: string): Promise<number> {
+/** Resolves once the first request holds `key`: on a starved machine the duplicate could win. */
+async function whenHeld(held: Held, key: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await held(key))) {
+    if (Date.now() > deadline) throw new Error("the first request never reserved its key");
+  }
+}
+
+async function oneRound(send: Send, held: Held, prefer?: string): Promise<number> {
   const key = randomUUID();
   const input = { value: `dup-${key}`, holdMs: HOLD_MS };
   let firstAt = 0;
@@ -46,6 +57,7 @@ async function oneRound(send: Send, prefer?: string): Promise<number> {
     firstAt = performance.now();
     if (answer.status !== 200) throw new Error(`the first request answered ${answer.status}`);
   });
+  await whenHeld(held, key);
   await pause(DUPLICATE_AFTER_MS);
   const second = duplicate(send, key, input, prefer).then((answer) => {
     duplicateAt = performance.now();
@@ -63,11 +75,15 @@ export interface DuplicateGaps {
 }
 
 /** Rounds alternate between the two clients, so the machine's moods fall on both alike. */
-export async function duplicateGaps(send: Send, rounds: number): Promise<DuplicateGaps> {
+export async function duplicateGaps(
+  send: Send,
+  held: Held,
+  rounds: number,
+): Promise<DuplicateGaps> {
   const gaps: DuplicateGaps = { retryAfter: [], preferWait: [] };
   for (let r = 0; r < rounds; r++) {
-    gaps.retryAfter.push(await oneRound(send));
-    gaps.preferWait.push(await oneRound(send, "wait=10"));
+    gaps.retryAfter.push(await oneRound(send, held));
+    gaps.preferWait.push(await oneRound(send, held, "wait=10"));
   }
   return gaps;
 }

@@ -302,7 +302,14 @@ await runBench("bench", async (log) => {
         preferenceApplied: res.headers.get("preference-applied"),
       };
     };
-    const gaps = await duplicateGaps(send, DUPLICATE_ROUNDS);
+    const held = async (key: string) =>
+      (
+        await floorPool.query(
+          `SELECT 1 FROM "IdempotencyKey" WHERE "scope" = 'acme' AND "key" = $1`,
+          [key],
+        )
+      ).rowCount === 1;
+    const gaps = await duplicateGaps(send, held, DUPLICATE_ROUNDS);
 
     const [effects] = await db.$queryRaw<
       { n: number }[]
