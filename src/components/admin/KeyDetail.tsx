@@ -183,7 +183,7 @@ function RemoveKeyForm({
         )}
       </p>
       <form onSubmit={submit("bust")} className="row">
-        <AuditReasonField label="Reason" value={reason} onChange={setReason} flex="1" />
+        <AuditReasonField value={reason} onChange={setReason} flex="1" />
         <button type="submit" disabled={disabled}>
           Bust key
         </button>
