@@ -11,7 +11,7 @@ import { LIVE_LIST, useListFilters } from "./list-filters";
 import { DataTable } from "../DataTable";
 
 /** An audit entry as it arrives over the wire (an `unknown` field comes back optional). */
-type Entry = Omit<AuditView, "details"> & { details?: unknown };
+export type Entry = Omit<AuditView, "details"> & { details?: unknown };
 
 const ACTIONS = ["key.bust", "key.release", "outbox.retry"] as const;
 
