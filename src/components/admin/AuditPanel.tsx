@@ -88,28 +88,16 @@ export function AuditPanel({ initial = {} }: { initial?: AuditFilters }) {
   );
 }
 
-function AuditFilterBar({ list: { filters, set } }: { list: ReturnType<typeof useAuditFilters> }) {
+function AuditFilterBar({ list: { field } }: { list: ReturnType<typeof useAuditFilters> }) {
   return (
     <SearchBar label="Filter the audit log">
-      <TextField
-        label="Actor"
-        value={filters.actor}
-        onChange={set("actor")}
-        placeholder="admin@example.com"
-        size={18}
-      />
-      <SelectField
-        label="Action"
-        value={filters.action}
-        onChange={set("action")}
-        options={ACTIONS}
-      />
+      <TextField label="Actor" placeholder="admin@example.com" size={18} {...field("actor")} />
+      <SelectField label="Action" options={ACTIONS} {...field("action")} />
       <TextField
         label="Key value"
-        value={filters.key}
-        onChange={set("key")}
         placeholder="the Idempotency-Key"
         flex="1 1 14rem"
+        {...field("key")}
       />
     </SearchBar>
   );

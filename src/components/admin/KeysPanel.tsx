@@ -58,7 +58,7 @@ export function KeysPanel() {
 }
 
 function KeyFilters({
-  list: { filters, set },
+  list: { field },
   refreshing,
 }: {
   list: ReturnType<typeof useKeyFilters>;
@@ -66,27 +66,15 @@ function KeyFilters({
 }) {
   return (
     <SearchBar label="Filter keys">
-      <SelectField
-        label="Status"
-        value={filters.status}
-        onChange={set("status")}
-        options={STATUSES}
-      />
-      <TextField
-        label="Tenant"
-        value={filters.tenant}
-        onChange={set("tenant")}
-        placeholder="acme"
-        size={10}
-      />
+      <SelectField label="Status" options={STATUSES} {...field("status")} />
+      <TextField label="Tenant" placeholder="acme" size={10} {...field("tenant")} />
       <TextField
         label="Procedure starts with"
-        value={filters.procedure}
-        onChange={set("procedure")}
         placeholder="checkout."
         size={20}
+        {...field("procedure")}
       />
-      <CheckField label="Stuck leases only" checked={filters.stuck} onChange={set("stuck")} />
+      <CheckField label="Stuck leases only" {...field("stuck")} />
       {refreshing && (
         <span className="muted" aria-hidden>
           refreshing…

@@ -35,10 +35,9 @@ export function OutboxPanel() {
       <h2 id="outbox-heading">Outbox</h2>
       <SelectField
         label="Outbox status"
-        value={list.filters.status}
-        onChange={list.set("status")}
         options={STATUSES}
         labels={{ DEAD: "DEAD (dead-lettered)" }}
+        {...list.field("status")}
       />
       <QueryState isPending={outbox.isPending} error={outbox.error}>
         {outbox.data?.items.length === 0 ? (

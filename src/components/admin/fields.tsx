@@ -76,17 +76,16 @@ export function SelectField<T extends string>({
 /** A labelled checkbox, the label after the box. */
 export function CheckField({
   label,
-  checked,
+  value,
   onChange,
 }: {
   label: string;
-  checked: boolean;
+  value: boolean;
   onChange: (checked: boolean) => void;
 }) {
   return (
     <label>
-      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />{" "}
-      {label}
+      <input type="checkbox" checked={value} onChange={(e) => onChange(e.target.checked)} /> {label}
     </label>
   );
 }

@@ -33,5 +33,7 @@ export function useListFilters<F extends Record<string, string | boolean>>(initi
       setFilters((f) => ({ ...f, [name]: value }));
       pages.reset();
     };
-  return { filters, set, pages, input: { ...given(filters), ...pages.input } };
+  /** A field bound to one filter: `<TextField label="Tenant" {...field("tenant")} />`. */
+  const field = <K extends keyof F>(name: K) => ({ value: filters[name], onChange: set(name) });
+  return { filters, field, pages, input: { ...given(filters), ...pages.input } };
 }
