@@ -10,7 +10,7 @@ export const LIVE_LIST = { refetchInterval: REFRESH_MS, placeholderData: keepPre
 
 type Given<F> = { [K in keyof F]?: Exclude<F[K], "" | false | undefined> };
 
-/** The filters an operator gave: text trimmed; empty text, unticked boxes and none left out. */
+/** The filters an operator gave: text trimmed; empty text, unticked boxes and absent ones left out. */
 export function given<F extends Record<string, string | boolean | undefined>>(filters: F) {
   const out: Record<string, string | boolean> = {};
   for (const [name, value] of Object.entries(filters)) {
