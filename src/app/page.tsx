@@ -4,8 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { cartCount, cartStore, useCart } from "@/components/cart-store";
 import { formatMoney } from "@/components/format";
-import { StoreUnavailable } from "@/components/StoreUnavailable";
-import { isStoreUnreachable } from "@/trpc/store-status";
+import { LoadError } from "@/components/LoadError";
 
 export default function CatalogPage() {
   const trpc = useTRPC();
@@ -25,45 +24,54 @@ export default function CatalogPage() {
         )}
       </div>
       {products.isPending && <p className="muted">Loading…</p>}
-      {products.isError &&
-        (isStoreUnreachable(products.error) ? (
-          <StoreUnavailable
-            consequence={
-              products.data
-                ? "Stock shown may be out of date."
-                : "The catalog cannot be shown until then."
-            }
-          />
-        ) : (
-          <p role="alert" className="alert bad">
-            The catalog could not be loaded. Reload the page in a moment.
-          </p>
-        ))}
+      {products.isError && (
+        <LoadError
+          error={products.error}
+          subject="The catalog"
+          consequence={
+            products.data
+              ? "Stock shown may be out of date."
+              : "The catalog cannot be shown until then."
+          }
+        />
+      )}
       <ul className="grid" aria-label="Products" style={{ listStyle: "none", padding: 0 }}>
-        {products.data?.map((p) => {
-          const quantity = inCart(p.id);
-          const soldOut = p.stock <= quantity;
-          return (
-            <li key={p.id} className="card" aria-label={p.name}>
-              <h2 style={{ fontSize: "1.05rem", margin: 0 }}>{p.name}</h2>
-              <p className="muted">{p.description}</p>
-              <p className="price">{formatMoney(p.priceCents, p.currency)}</p>
-              <p className="muted" style={{ fontSize: "0.9rem" }}>
-                {p.stock > 0 ? `${p.stock} in stock` : "Out of stock"}
-                {quantity > 0 && ` · ${quantity} in your cart`}
-              </p>
-              <button
-                type="button"
-                onClick={() => cartStore.add(p.id)}
-                disabled={soldOut}
-                aria-label={`Add ${p.name} to cart`}
-              >
-                Add to cart
-              </button>
-            </li>
-          );
-        })}
+        {products.data?.map((p) => (
+          <ProductCard key={p.id} product={p} inCart={inCart(p.id)} />
+        ))}
       </ul>
     </>
+  );
+}
+
+interface Product {
+  id: string;
+  name: string;
+  description: string;
+  priceCents: number;
+  currency: string;
+  stock: number;
+}
+
+/** One product: what it is, its price, its stock, and how many are in the cart already. */
+function ProductCard({ product: p, inCart }: { product: Product; inCart: number }) {
+  return (
+    <li className="card" aria-label={p.name}>
+      <h2 style={{ fontSize: "1.05rem", margin: 0 }}>{p.name}</h2>
+      <p className="muted">{p.description}</p>
+      <p className="price">{formatMoney(p.priceCents, p.currency)}</p>
+      <p className="muted" style={{ fontSize: "0.9rem" }}>
+        {p.stock > 0 ? `${p.stock} in stock` : "Out of stock"}
+        {inCart > 0 && ` · ${inCart} in your cart`}
+      </p>
+      <button
+        type="button"
+        onClick={() => cartStore.add(p.id)}
+        disabled={p.stock <= inCart}
+        aria-label={`Add ${p.name} to cart`}
+      >
+        Add to cart
+      </button>
+    </li>
   );
 }

@@ -2,13 +2,13 @@
 // The cart page's checkout: markup only. The behaviour (the intent, its key, sending, resuming
 // after a reload) is in checkout/use-checkout.ts.
 import Link from "next/link";
-import { useId, useSyncExternalStore } from "react";
-import { networkTrouble } from "@/trpc/network-trouble";
+import { useId } from "react";
 import { CartTable } from "./checkout/CartTable";
 import { ProblemAlert } from "./checkout/ProblemAlert";
 import { useCheckout } from "./checkout/use-checkout";
 import { shortId } from "./format";
 import { StoreUnavailable } from "./StoreUnavailable";
+import { useNetworkTrouble } from "./use-network-trouble";
 
 export function Checkout() {
   const checkout = useCheckout();
@@ -65,36 +65,15 @@ function EmptyCart() {
 }
 
 function CheckoutActions({ checkout }: { checkout: ReturnType<typeof useCheckout> }) {
-  const { phase, signedIn, submit } = checkout;
-  const trouble = useSyncExternalStore(
-    networkTrouble.subscribe,
-    networkTrouble.get,
-    networkTrouble.getServerSnapshot,
-  );
+  const { phase } = checkout;
+  const trouble = useNetworkTrouble();
   const problemId = useId();
   const submitting = phase.kind === "submitting";
   const troubleOn = trouble.dropNextResponse || trouble.doubleSubmitNext || trouble.slowMs > 0;
   return (
     <>
       <div className="row" style={{ marginTop: "1rem" }}>
-        {
-          signedIn === true ? (
-            <button
-              type="button"
-              onClick={submit}
-              disabled={submitting}
-              aria-busy={submitting}
-              aria-describedby={phase.kind === "failed" ? problemId : undefined}
-            >
-              {submitting ? "Placing order…" : "Place order"}
-            </button>
-          ) : signedIn === false ? (
-            <p>
-              <Link href="/signin?next=/cart">Sign in to place your order</Link> (your cart is
-              kept).
-            </p>
-          ) : null /* not known yet (asking, or the database is out of reach): claim nothing */
-        }
+        <PlaceOrder checkout={checkout} problemId={problemId} />
         {troubleOn && !submitting && (
           <span className="badge warn">Network trouble is on for the next order</span>
         )}
@@ -110,4 +89,37 @@ function CheckoutActions({ checkout }: { checkout: ReturnType<typeof useCheckout
       {phase.kind === "failed" && <ProblemAlert id={problemId} problem={phase.problem} />}
     </>
   );
+}
+
+/** The button for a shop account, a sign-in link for a guest; nothing while that is not known. */
+function PlaceOrder({
+  checkout: { phase, signedIn, submit },
+  problemId,
+}: {
+  checkout: ReturnType<typeof useCheckout>;
+  /** The alert that says why the last try failed, which the button then points to. */
+  problemId: string;
+}) {
+  const submitting = phase.kind === "submitting";
+  if (signedIn === true) {
+    return (
+      <button
+        type="button"
+        onClick={submit}
+        disabled={submitting}
+        aria-busy={submitting}
+        aria-describedby={phase.kind === "failed" ? problemId : undefined}
+      >
+        {submitting ? "Placing order…" : "Place order"}
+      </button>
+    );
+  }
+  if (signedIn === false) {
+    return (
+      <p>
+        <Link href="/signin?next=/cart">Sign in to place your order</Link> (your cart is kept).
+      </p>
+    );
+  }
+  return null; // not known yet (asking, or the database is out of reach): claim nothing
 }

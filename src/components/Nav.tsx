@@ -31,24 +31,37 @@ export function Nav() {
           <Link href="/orders">Orders</Link>
           {me.data?.role === "ADMIN" && <Link href="/admin">Admin</Link>}
         </div>
-        {
-          me.data ? (
-            <form action="/api/session/signout" method="post" className="nav-account">
-              <span className="muted">
-                Signed in as {me.data.name}
-                {me.data.tenantId ? ` (${me.data.tenantId})` : ""}
-              </span>
-              <button type="submit" className="secondary">
-                Sign out
-              </button>
-            </form>
-          ) : me.data === null ? (
-            <Link href="/signin" className="nav-account">
-              Sign in
-            </Link>
-          ) : null /* asking, or the database is out of reach: a "Sign in" link would mislead */
-        }
+        <Account me={me.data} />
       </nav>
     </header>
   );
+}
+
+/**
+ * Who is signed in, with a sign-out button; a sign-in link for a visitor (`null`); nothing while
+ * that is not known (`undefined`: asking, or the database is out of reach), where a "Sign in" link
+ * would mislead.
+ */
+function Account({ me }: { me: { name: string; tenantId: string | null } | null | undefined }) {
+  if (me) {
+    return (
+      <form action="/api/session/signout" method="post" className="nav-account">
+        <span className="muted">
+          Signed in as {me.name}
+          {me.tenantId ? ` (${me.tenantId})` : ""}
+        </span>
+        <button type="submit" className="secondary">
+          Sign out
+        </button>
+      </form>
+    );
+  }
+  if (me === null) {
+    return (
+      <Link href="/signin" className="nav-account">
+        Sign in
+      </Link>
+    );
+  }
+  return null;
 }

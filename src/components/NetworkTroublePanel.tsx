@@ -3,6 +3,7 @@
 // it to one order. The switches live in src/trpc/network-trouble.ts; the checkout reads them.
 import { useId, useSyncExternalStore } from "react";
 import { networkTrouble } from "@/trpc/network-trouble";
+import { useNetworkTrouble } from "./use-network-trouble";
 
 const SLOW_OPTIONS = [
   { value: 0, label: "Off" },
@@ -12,18 +13,7 @@ const SLOW_OPTIONS = [
 ];
 
 export function NetworkTroublePanel() {
-  const trouble = useSyncExternalStore(
-    networkTrouble.subscribe,
-    networkTrouble.get,
-    networkTrouble.getServerSnapshot,
-  );
-  const log = useSyncExternalStore(
-    networkTrouble.subscribe,
-    networkTrouble.log,
-    networkTrouble.serverLog,
-  );
   const headingId = useId();
-  const slowId = useId();
   return (
     <section className="card" aria-labelledby={headingId} style={{ marginTop: "2rem" }}>
       <h2 id={headingId} style={{ fontSize: "1.05rem", marginTop: 0 }}>
@@ -34,38 +24,60 @@ export function NetworkTroublePanel() {
         Each setting applies to the next order only and then switches itself off, so every demo
         starts from a plain checkout and shows one thing at a time.
       </p>
-      <div style={{ display: "grid", gap: "0.5rem" }}>
-        <label className="row">
-          <input
-            type="checkbox"
-            checked={trouble.dropNextResponse}
-            onChange={(e) => networkTrouble.set({ dropNextResponse: e.target.checked })}
-          />
-          Drop the next response (the server answers, the browser never hears it)
-        </label>
-        <label className="row">
-          <input
-            type="checkbox"
-            checked={trouble.doubleSubmitNext}
-            onChange={(e) => networkTrouble.set({ doubleSubmitNext: e.target.checked })}
-          />
-          Send the next order twice at once
-        </label>
-        <div className="row">
-          <label htmlFor={slowId}>Slow the server&apos;s processing</label>
-          <select
-            id={slowId}
-            value={trouble.slowMs}
-            onChange={(e) => networkTrouble.set({ slowMs: Number(e.target.value) })}
-          >
-            {SLOW_OPTIONS.map((o) => (
-              <option key={o.value} value={o.value}>
-                {o.label}
-              </option>
-            ))}
-          </select>
-        </div>
+      <TroubleSwitches />
+      <TroubleLog />
+    </section>
+  );
+}
+
+function TroubleSwitches() {
+  const trouble = useNetworkTrouble();
+  const slowId = useId();
+  return (
+    <div style={{ display: "grid", gap: "0.5rem" }}>
+      <label className="row">
+        <input
+          type="checkbox"
+          checked={trouble.dropNextResponse}
+          onChange={(e) => networkTrouble.set({ dropNextResponse: e.target.checked })}
+        />
+        Drop the next response (the server answers, the browser never hears it)
+      </label>
+      <label className="row">
+        <input
+          type="checkbox"
+          checked={trouble.doubleSubmitNext}
+          onChange={(e) => networkTrouble.set({ doubleSubmitNext: e.target.checked })}
+        />
+        Send the next order twice at once
+      </label>
+      <div className="row">
+        <label htmlFor={slowId}>Slow the server&apos;s processing</label>
+        <select
+          id={slowId}
+          value={trouble.slowMs}
+          onChange={(e) => networkTrouble.set({ slowMs: Number(e.target.value) })}
+        >
+          {SLOW_OPTIONS.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
       </div>
+    </div>
+  );
+}
+
+/** What the checkout did with the switches, newest first. */
+function TroubleLog() {
+  const log = useSyncExternalStore(
+    networkTrouble.subscribe,
+    networkTrouble.log,
+    networkTrouble.serverLog,
+  );
+  return (
+    <>
       <div className="row" style={{ justifyContent: "space-between", marginTop: "1rem" }}>
         <h3 style={{ fontSize: "0.95rem", margin: 0 }}>What happened</h3>
         {log.length > 0 && (
@@ -92,6 +104,6 @@ export function NetworkTroublePanel() {
           ))}
         </ol>
       )}
-    </section>
+    </>
   );
 }

@@ -5,13 +5,37 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
-import { isStoreUnreachable, recoveryInterval } from "@/trpc/store-status";
+import { recoveryInterval } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel, type OrderStatus } from "./format";
-import { StoreUnavailable } from "./StoreUnavailable";
+import { LoadError } from "./LoadError";
 import { ColumnHeads } from "./ColumnHeads";
 
 /** How often to ask while payment is pending: the worker usually settles within a second or two. */
 const PAYMENT_POLL_MS = 1_000;
+
+/**
+ * The order, asked again while its payment is pending or the store is out of reach; a 4xx (not
+ * signed in, no such order) is not retried.
+ */
+function useOrder(id: string) {
+  const trpc = useTRPC();
+  return useQuery(
+    trpc.orders.byId.queryOptions(
+      { id },
+      {
+        refetchInterval: (query) =>
+          query.state.data?.status === "PENDING" ? PAYMENT_POLL_MS : recoveryInterval(query),
+        retry: (count, error) => (error.data?.httpStatus ?? 500) >= 500 && count < 2,
+      },
+    ),
+  );
+}
+
+const NO_SUCH_ORDER = (
+  <p role="alert" className="alert bad">
+    There is no such order in your account. <Link href="/orders">See your orders</Link>.
+  </p>
+);
 
 export function OrderView({
   id,
@@ -22,19 +46,7 @@ export function OrderView({
   placed?: "new" | "replayed";
   replays?: number;
 }) {
-  const trpc = useTRPC();
-  const order = useQuery(
-    trpc.orders.byId.queryOptions(
-      { id },
-      {
-        refetchInterval: (query) =>
-          query.state.data?.status === "PENDING" ? PAYMENT_POLL_MS : recoveryInterval(query),
-        retry: (count, error) => (error.data?.httpStatus ?? 500) >= 500 && count < 2,
-      },
-    ),
-  );
-  const status = order.error?.data?.httpStatus;
-
+  const order = useOrder(id);
   return (
     <>
       <p>
@@ -46,37 +58,21 @@ export function OrderView({
       {placed === "new" && (
         <PlacedBanner status={order.data?.status as OrderStatus | undefined} replays={replays} />
       )}
-      {placed === "replayed" && (
-        <div className="alert ok" role="status">
-          <strong>Your order was already placed: this is the replayed answer.</strong> The shop had
-          received this checkout before (a lost response, a second click, a reload or another tab)
-          and answered with the same order. You have one order and pay once.
-        </div>
-      )}
+      {placed === "replayed" && <ReplayedBanner />}
       {order.isPending && <p className="muted">Loading…</p>}
-      {order.isError &&
-        (isStoreUnreachable(order.error) ? (
-          <StoreUnavailable
-            consequence={
-              order.data
-                ? "The payment status shown may be out of date."
-                : "This order cannot be shown until then."
-            }
-          />
-        ) : status === 404 ? (
-          <p role="alert" className="alert bad">
-            There is no such order in your account. <Link href="/orders">See your orders</Link>.
-          </p>
-        ) : status === 401 || status === 403 ? (
-          <p className="alert warn">
-            <Link href={`/signin?next=/orders/${id}`}>Sign in as a shop account</Link> to see this
-            order.
-          </p>
-        ) : (
-          <p role="alert" className="alert bad">
-            The order could not be loaded. Reload the page in a moment.
-          </p>
-        ))}
+      {order.isError && (
+        <LoadError
+          error={order.error}
+          subject="The order"
+          consequence={
+            order.data
+              ? "The payment status shown may be out of date."
+              : "This order cannot be shown until then."
+          }
+          signIn={{ next: `/orders/${id}`, to: "see this order" }}
+          notFound={NO_SUCH_ORDER}
+        />
+      )}
       {order.data && <OrderDetails order={order.data} />}
     </>
   );
@@ -88,6 +84,16 @@ const PAYMENT_OUTLOOK: Record<OrderStatus, string> = {
   PAID: "Payment received.",
   PAYMENT_FAILED: "The payment did not go through; the order is not charged.",
 };
+
+function ReplayedBanner() {
+  return (
+    <div className="alert ok" role="status">
+      <strong>Your order was already placed: this is the replayed answer.</strong> The shop had
+      received this checkout before (a lost response, a second click, a reload or another tab) and
+      answered with the same order. You have one order and pay once.
+    </div>
+  );
+}
 
 function PlacedBanner({ status, replays }: { status?: OrderStatus; replays?: number }) {
   return (
@@ -121,54 +127,66 @@ interface OrderData {
 }
 
 function OrderDetails({ order }: { order: OrderData }) {
-  const label = statusLabel(order.status);
   return (
     <>
-      <dl
-        className="card"
-        style={{
-          display: "grid",
-          gridTemplateColumns: "max-content minmax(0, 1fr)",
-          gap: "0.35rem 1rem",
-        }}
-      >
-        <dt className="muted">Payment</dt>
-        <dd style={{ margin: 0 }} aria-live="polite">
-          <span className={`badge ${label.tone}`}>{label.text}</span>
-          {order.status === "PENDING" && <span className="muted"> (checking…)</span>}
-        </dd>
-        <dt className="muted">Charge</dt>
-        <dd style={{ margin: 0 }} className="mono break-anywhere">
-          {order.chargeId ?? "none yet"}
-        </dd>
-        <dt className="muted">Placed</dt>
-        <dd style={{ margin: 0 }}>{formatDateTime(order.createdAt)}</dd>
-        <dt className="muted">Order id</dt>
-        <dd style={{ margin: 0 }} className="mono break-anywhere">
-          {order.id}
-        </dd>
-      </dl>
-      <table aria-label="Items" style={{ marginTop: "1rem" }}>
-        <ColumnHeads labels={["Product", "Price", "Quantity", "Total"]} />
-        <tbody>
-          {order.items.map((item) => (
-            <tr key={item.productId}>
-              <th scope="row">{item.name}</th>
-              <td>{formatMoney(item.unitPriceCents, order.currency)}</td>
-              <td>{item.quantity}</td>
-              <td>{formatMoney(item.lineTotalCents, order.currency)}</td>
-            </tr>
-          ))}
-        </tbody>
-        <tfoot>
-          <tr>
-            <th scope="row" colSpan={3}>
-              Order total
-            </th>
-            <td className="price">{formatMoney(order.totalCents, order.currency)}</td>
-          </tr>
-        </tfoot>
-      </table>
+      <OrderFacts order={order} />
+      <OrderItems order={order} />
     </>
+  );
+}
+
+function OrderFacts({ order }: { order: OrderData }) {
+  const label = statusLabel(order.status);
+  return (
+    <dl
+      className="card"
+      style={{
+        display: "grid",
+        gridTemplateColumns: "max-content minmax(0, 1fr)",
+        gap: "0.35rem 1rem",
+      }}
+    >
+      <dt className="muted">Payment</dt>
+      <dd style={{ margin: 0 }} aria-live="polite">
+        <span className={`badge ${label.tone}`}>{label.text}</span>
+        {order.status === "PENDING" && <span className="muted"> (checking…)</span>}
+      </dd>
+      <dt className="muted">Charge</dt>
+      <dd style={{ margin: 0 }} className="mono break-anywhere">
+        {order.chargeId ?? "none yet"}
+      </dd>
+      <dt className="muted">Placed</dt>
+      <dd style={{ margin: 0 }}>{formatDateTime(order.createdAt)}</dd>
+      <dt className="muted">Order id</dt>
+      <dd style={{ margin: 0 }} className="mono break-anywhere">
+        {order.id}
+      </dd>
+    </dl>
+  );
+}
+
+function OrderItems({ order }: { order: OrderData }) {
+  return (
+    <table aria-label="Items" style={{ marginTop: "1rem" }}>
+      <ColumnHeads labels={["Product", "Price", "Quantity", "Total"]} />
+      <tbody>
+        {order.items.map((item) => (
+          <tr key={item.productId}>
+            <th scope="row">{item.name}</th>
+            <td>{formatMoney(item.unitPriceCents, order.currency)}</td>
+            <td>{item.quantity}</td>
+            <td>{formatMoney(item.lineTotalCents, order.currency)}</td>
+          </tr>
+        ))}
+      </tbody>
+      <tfoot>
+        <tr>
+          <th scope="row" colSpan={3}>
+            Order total
+          </th>
+          <td className="price">{formatMoney(order.totalCents, order.currency)}</td>
+        </tr>
+      </tfoot>
+    </table>
   );
 }

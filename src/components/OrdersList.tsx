@@ -3,10 +3,9 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "@/trpc/react";
-import { isStoreUnreachable } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel } from "./format";
-import { StoreUnavailable } from "./StoreUnavailable";
-import { ColumnHeads } from "./ColumnHeads";
+import { LoadError } from "./LoadError";
+import { DataTable } from "./DataTable";
 
 const PAGE_SIZE = 20;
 
@@ -29,6 +28,17 @@ export function OrdersList() {
   );
 }
 
+/** One page of the account's orders, newest first. */
+function useOrdersPage(cursor: string | undefined) {
+  const trpc = useTRPC();
+  return useQuery(
+    trpc.orders.list.queryOptions(
+      { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) },
+      { retry: false },
+    ),
+  );
+}
+
 function OrdersPage({
   cursor,
   first,
@@ -38,29 +48,18 @@ function OrdersPage({
   first: boolean;
   onMore?: (cursor: string) => void;
 }) {
-  const trpc = useTRPC();
-  const orders = useQuery(
-    trpc.orders.list.queryOptions(
-      { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) },
-      { retry: false },
-    ),
-  );
-  if (isStoreUnreachable(orders.error))
-    return <StoreUnavailable consequence="Your orders cannot be shown until then." />;
-  const status = orders.error?.data?.httpStatus;
+  const orders = useOrdersPage(cursor);
   const rows = orders.data?.items ?? [];
   const nextCursor = orders.data?.nextCursor;
-
   if (orders.isPending) return <p className="muted">Loading…</p>;
   if (orders.isError) {
-    return status === 401 || status === 403 ? (
-      <p className="alert warn">
-        <Link href="/signin?next=/orders">Sign in as a shop account</Link> to see your orders.
-      </p>
-    ) : (
-      <p role="alert" className="alert bad">
-        Your orders could not be loaded. Reload the page in a moment.
-      </p>
+    return (
+      <LoadError
+        error={orders.error}
+        subject="Your orders"
+        consequence="Your orders cannot be shown until then."
+        signIn={{ next: "/orders", to: "see your orders" }}
+      />
     );
   }
   if (first && rows.length === 0) {
@@ -71,37 +70,70 @@ function OrdersPage({
     );
   }
   return (
+    <OrdersTable
+      first={first}
+      rows={rows}
+      more={nextCursor && onMore ? () => onMore(nextCursor) : undefined}
+    />
+  );
+}
+
+function OrdersTable({
+  first,
+  rows,
+  more,
+}: {
+  first: boolean;
+  rows: OrderSummary[];
+  /** Shows the next page, when there is one. */
+  more?: () => void;
+}) {
+  return (
     <>
-      <table aria-label={first ? "Orders" : "Older orders"} style={{ marginBottom: "1rem" }}>
-        <ColumnHeads labels={["Order", "Items", "Total", "Payment"]} />
-        <tbody>
-          {rows.map((order) => {
-            const label = statusLabel(order.status);
-            return (
-              <tr key={order.id}>
-                <th scope="row">
-                  <Link href={`/orders/${order.id}`} aria-label={`Order ${shortId(order.id)}`}>
-                    <span className="mono">{shortId(order.id)}</span>
-                  </Link>
-                  <span className="muted sub">{formatDateTime(order.createdAt)}</span>
-                </th>
-                <td>{order.items.map((i) => `${i.quantity} × ${i.name}`).join(", ")}</td>
-                <td>{formatMoney(order.totalCents, order.currency)}</td>
-                <td>
-                  <span className={`badge ${label.tone}`}>{label.text}</span>
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-      {nextCursor && onMore && (
+      <DataTable
+        label={first ? "Orders" : "Older orders"}
+        columns={["Order", "Items", "Total", "Payment"]}
+        style={{ marginBottom: "1rem" }}
+      >
+        {rows.map((order) => (
+          <OrderRow key={order.id} order={order} />
+        ))}
+      </DataTable>
+      {more && (
         <p>
-          <button type="button" className="secondary" onClick={() => onMore(nextCursor)}>
+          <button type="button" className="secondary" onClick={more}>
             Show older orders
           </button>
         </p>
       )}
     </>
+  );
+}
+
+interface OrderSummary {
+  id: string;
+  status: string;
+  createdAt: string | Date;
+  totalCents: number;
+  currency: string;
+  items: { name: string; quantity: number }[];
+}
+
+function OrderRow({ order }: { order: OrderSummary }) {
+  const label = statusLabel(order.status);
+  return (
+    <tr>
+      <th scope="row">
+        <Link href={`/orders/${order.id}`} aria-label={`Order ${shortId(order.id)}`}>
+          <span className="mono">{shortId(order.id)}</span>
+        </Link>
+        <span className="muted sub">{formatDateTime(order.createdAt)}</span>
+      </th>
+      <td>{order.items.map((i) => `${i.quantity} × ${i.name}`).join(", ")}</td>
+      <td>{formatMoney(order.totalCents, order.currency)}</td>
+      <td>
+        <span className={`badge ${label.tone}`}>{label.text}</span>
+      </td>
+    </tr>
   );
 }

@@ -24,20 +24,7 @@ export default async function AdminLayout({ children }: { children: ReactNode })
       </div>
     );
   }
-  if (!principal || principal.role !== "ADMIN") {
-    return (
-      <section aria-labelledby="not-allowed">
-        <h1 id="not-allowed">Admin dashboard</h1>
-        <div role="alert" className="alert bad">
-          <strong>Not allowed.</strong>{" "}
-          {principal
-            ? `You are signed in as ${principal.name}: the dashboard is for the operator account only.`
-            : "Sign in with the operator account to see the dashboard."}{" "}
-          <Link href="/signin?next=/admin">Sign in as another account</Link>
-        </div>
-      </section>
-    );
-  }
+  if (!principal || principal.role !== "ADMIN") return <NotAllowed principal={principal} />;
   return (
     <div className="admin">
       <nav aria-label="Admin" className="row" style={{ marginBottom: "1rem" }}>
@@ -49,5 +36,21 @@ export default async function AdminLayout({ children }: { children: ReactNode })
       </nav>
       {children}
     </div>
+  );
+}
+
+/** A signed-out visitor or a tenant at /admin: what the dashboard is for, and a way to sign in. */
+function NotAllowed({ principal }: { principal: { name: string } | null }) {
+  return (
+    <section aria-labelledby="not-allowed">
+      <h1 id="not-allowed">Admin dashboard</h1>
+      <div role="alert" className="alert bad">
+        <strong>Not allowed.</strong>{" "}
+        {principal
+          ? `You are signed in as ${principal.name}: the dashboard is for the operator account only.`
+          : "Sign in with the operator account to see the dashboard."}{" "}
+        <Link href="/signin?next=/admin">Sign in as another account</Link>
+      </div>
+    </section>
   );
 }

@@ -8,6 +8,7 @@ import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { newIdempotencyKey } from "@once/idempotency/client";
 import { errorText, REFRESH_MS } from "./ui";
 import { AuditReasonField } from "./AuditReasonField";
+import { given } from "./list-filters";
 
 type Progress =
   | { state: "idle" }
@@ -15,23 +16,17 @@ type Progress =
   | { state: "done"; released: number; left: number }
   | { state: "failed"; released: number; error: unknown };
 
+type Filter = { tenant?: string; procedure?: string };
+
 /** Batches per click: 2 000 stuck leases are 4 batches of 500; this bounds a runaway loop. */
 const MAX_BATCHES = 100;
 
-export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?: string }) {
-  const trpc = useTRPC();
+/** Releases batch after batch until none is left (or none could be), reporting as it goes. */
+function useBulkRelease(filter: Filter) {
   const client = useTRPCClient();
   const queryClient = useQueryClient();
-  const filter = { ...(tenant ? { tenant } : {}), ...(procedure ? { procedure } : {}) };
-  const count = useQuery({
-    ...trpc.admin.keys.stuckCount.queryOptions(filter),
-    refetchInterval: REFRESH_MS,
-  });
-  const [reason, setReason] = useState("");
   const [progress, setProgress] = useState<Progress>({ state: "idle" });
-
-  const run = async (e: FormEvent) => {
-    e.preventDefault();
+  const run = async (reason: string) => {
     let released = 0;
     setProgress({ state: "running", released });
     try {
@@ -53,23 +48,30 @@ export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?
     }
     await queryClient.invalidateQueries();
   };
+  return { progress, run };
+}
 
+export function BulkRelease({ tenant, procedure }: Filter) {
+  const trpc = useTRPC();
+  const filter = given({ tenant, procedure });
+  const count = useQuery({
+    ...trpc.admin.keys.stuckCount.queryOptions(filter),
+    refetchInterval: REFRESH_MS,
+  });
+  const [reason, setReason] = useState("");
+  const { progress, run } = useBulkRelease(filter);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    await run(reason);
+  };
   const n = count.data?.stuck ?? 0;
-  const where = [tenant && `tenant ${tenant}`, procedure && `procedures starting with ${procedure}`]
-    .filter(Boolean)
-    .join(", ");
   return (
     <section className="card" aria-labelledby="bulk-heading" style={{ margin: "0.75rem 0" }}>
       <h3 id="bulk-heading" style={{ marginTop: 0, fontSize: "1rem" }}>
         Release stuck leases in bulk
       </h3>
-      <p className="muted" style={{ marginTop: 0 }} role="status">
-        {n} stuck {n === 1 ? "lease matches" : "leases match"}{" "}
-        {where ? `this filter (${where})` : "(all tenants, all procedures)"}. Each is re-checked as
-        it is released (a key a retry took over meanwhile is left alone) and written to the audit
-        log with your reason.
-      </p>
-      <form className="row" onSubmit={run}>
+      <StuckCount n={n} filter={filter} />
+      <form className="row" onSubmit={submit}>
         <AuditReasonField
           label="Reason for the bulk release"
           value={reason}
@@ -80,19 +82,44 @@ export function BulkRelease({ tenant, procedure }: { tenant?: string; procedure?
           Release {n} stuck {n === 1 ? "lease" : "leases"}
         </button>
       </form>
-      {progress.state === "running" && <p role="status">Releasing… {progress.released} so far</p>}
-      {progress.state === "done" && (
+      <BulkProgress progress={progress} />
+    </section>
+  );
+}
+
+function StuckCount({ n, filter: { tenant, procedure } }: { n: number; filter: Filter }) {
+  const where = [tenant && `tenant ${tenant}`, procedure && `procedures starting with ${procedure}`]
+    .filter(Boolean)
+    .join(", ");
+  return (
+    <p className="muted" style={{ marginTop: 0 }} role="status">
+      {n} stuck {n === 1 ? "lease matches" : "leases match"}{" "}
+      {where ? `this filter (${where})` : "(all tenants, all procedures)"}. Each is re-checked as it
+      is released (a key a retry took over meanwhile is left alone) and written to the audit log
+      with your reason.
+    </p>
+  );
+}
+
+function BulkProgress({ progress }: { progress: Progress }) {
+  switch (progress.state) {
+    case "idle":
+      return null;
+    case "running":
+      return <p role="status">Releasing… {progress.released} so far</p>;
+    case "done":
+      return (
         <div role="status" className="alert ok">
           Released {progress.released} stuck {progress.released === 1 ? "lease" : "leases"}, each
           audited.
           {progress.left > 0 && ` ${progress.left} left: they are being taken over right now.`}
         </div>
-      )}
-      {progress.state === "failed" && (
+      );
+    case "failed":
+      return (
         <div role="alert" className="alert bad">
           Stopped after {progress.released} released: {errorText(progress.error)}
         </div>
-      )}
-    </section>
-  );
+      );
+  }
 }

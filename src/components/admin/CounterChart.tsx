@@ -111,7 +111,8 @@ export function CounterChart({ pairs }: { pairs: ChartPair[] }) {
   );
 }
 
-function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
+/** The chosen pair's counts of the last 24 hours, summed per bucket, and its highest bucket. */
+function useSeries(input: { tenant: string; procedure?: string }) {
   const trpc = useTRPC();
   const data = useQuery({
     ...trpc.admin.counters.series.queryOptions(input),
@@ -125,6 +126,12 @@ function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
       >)
     : undefined;
   const max = series ? Math.max(1, ...EVENTS.flatMap((e) => series[e])) : 1;
+  return { data, series, max };
+}
+
+function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
+  const { data, series, max } = useSeries(input);
+  const d = data.data;
   const summary = d ? EVENTS.map((e) => `${e.replace("_", " ")} ${d.totals[e]}`).join(", ") : "";
   return (
     <QueryState isPending={data.isPending} error={data.error}>
@@ -139,37 +146,44 @@ function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
             <Axes max={max} />
             <Lines series={series} minutes={series.executed.length} max={max} />
           </svg>
-          <ul
-            aria-label="Totals over the last 24 hours"
-            className="row"
-            style={{
-              listStyle: "none",
-              padding: 0,
-              margin: "0.5rem 0 0",
-              flexWrap: "wrap",
-              columnGap: "1rem",
-              rowGap: "0.25rem",
-            }}
-          >
-            {EVENTS.map((e) => (
-              <li key={e} className="row" style={{ gap: "0.3rem" }}>
-                <svg width={22} height={8} aria-hidden>
-                  <line
-                    x1={0}
-                    x2={22}
-                    y1={4}
-                    y2={4}
-                    stroke={STYLE[e].color}
-                    strokeDasharray={STYLE[e].dash}
-                    strokeWidth={2}
-                  />
-                </svg>
-                {e.replace("_", " ")} <strong>{d.totals[e]}</strong>
-              </li>
-            ))}
-          </ul>
+          <Legend totals={d.totals} />
         </>
       )}
     </QueryState>
+  );
+}
+
+/** Each line's colour and dash beside its event's total. */
+function Legend({ totals }: { totals: Record<Event, number> }) {
+  return (
+    <ul
+      aria-label="Totals over the last 24 hours"
+      className="row"
+      style={{
+        listStyle: "none",
+        padding: 0,
+        margin: "0.5rem 0 0",
+        flexWrap: "wrap",
+        columnGap: "1rem",
+        rowGap: "0.25rem",
+      }}
+    >
+      {EVENTS.map((e) => (
+        <li key={e} className="row" style={{ gap: "0.3rem" }}>
+          <svg width={22} height={8} aria-hidden>
+            <line
+              x1={0}
+              x2={22}
+              y1={4}
+              y2={4}
+              stroke={STYLE[e].color}
+              strokeDasharray={STYLE[e].dash}
+              strokeWidth={2}
+            />
+          </svg>
+          {e.replace("_", " ")} <strong>{totals[e]}</strong>
+        </li>
+      ))}
+    </ul>
   );
 }

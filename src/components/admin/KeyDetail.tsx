@@ -2,17 +2,14 @@
 // One key: fingerprint, stored outcome, timestamps, lease, attempts; bust/release with a reason;
 // its audit trail (which outlives the key).
 import Link from "next/link";
-import { useState, type FormEvent } from "react";
+import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
-import { useTRPC, useTRPCClient } from "@/trpc/react";
-import { errorText, formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge } from "./ui";
-import { useAdminAction } from "./useAdminAction";
-import { AuditTable } from "./AuditPanel";
+import { useTRPC } from "@/trpc/react";
+import type { KeyDetail as Key } from "@/server/api/routers/admin/keys.types";
+import { formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge } from "./ui";
+import { AuditTable, type Entry } from "./AuditPanel";
 import { KeyTimeline } from "./KeyTimeline";
-import { AuditReasonField } from "./AuditReasonField";
-
-/** Facts wrap inside a 390 px screen: no default indent, and a long name breaks where it must. */
-const DD = { margin: 0, overflowWrap: "anywhere" } as const;
+import { RemoveKeyForm } from "./RemoveKeyForm";
 
 export function KeyDetail({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -24,110 +21,24 @@ export function KeyDetail({ id }: { id: string }) {
   const k = detail.data?.key;
   return (
     <>
-      <p className="row">
-        <Link href="/admin">← All keys</Link>
-        {(k?.key ?? goneKeyName(detail.data?.audit)) && (
-          <Link
-            href={`/admin/audit?key=${encodeURIComponent(k?.key ?? goneKeyName(detail.data?.audit) ?? "")}`}
-          >
-            This key in the audit log
-          </Link>
-        )}
-      </p>
-      <h1>
-        Key{" "}
-        <span className="mono" style={{ wordBreak: "break-all" }}>
-          {k?.key ?? goneKeyName(detail.data?.audit) ?? id}
-        </span>
-      </h1>
+      <KeyHeading id={id} name={k?.key ?? goneKeyName(detail.data?.audit)} />
       <QueryState isPending={detail.isPending} error={detail.error}>
         {detail.data && !k && (
           <div className="alert warn" role="status">
             This key no longer exists (busted, released or reaped): its audit trail is below.
           </div>
         )}
-        {k && (
-          <section className="card" aria-label="Key detail">
-            <dl
-              className="key-facts"
-              style={{
-                display: "grid",
-                gridTemplateColumns: "max-content minmax(0, 1fr)",
-                gap: "0.3rem 1rem",
-                margin: 0,
-              }}
-            >
-              <dt>Status</dt>
-              <dd style={DD}>
-                <StatusBadge status={k.status} />
-              </dd>
-              <dt>Tenant</dt>
-              <dd style={DD}>{k.tenant}</dd>
-              <dt>Procedure</dt>
-              <dd className="mono" style={DD}>
-                {k.procedure}
-              </dd>
-              <dt>Idempotency key</dt>
-              <dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>
-                {k.key}
-              </dd>
-              <dt>Fingerprint</dt>
-              <dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>
-                {k.fingerprint}
-              </dd>
-              <dt>Attempts</dt>
-              <dd style={DD}>{k.attempts}</dd>
-              <dt>Lease</dt>
-              <dd style={DD}>
-                <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
-                {k.leaseExpiresAt && (
-                  <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>
-                )}
-              </dd>
-              <dt>Lease token</dt>
-              <dd className="mono" style={{ ...DD, wordBreak: "break-all" }}>
-                {k.leaseToken ?? "–"}
-              </dd>
-              <dt>Created</dt>
-              <dd style={DD}>{formatTime(k.createdAt)}</dd>
-              <dt>Updated</dt>
-              <dd style={DD}>{formatTime(k.updatedAt)}</dd>
-              <dt>Completed</dt>
-              <dd style={DD}>{formatTime(k.completedAt)}</dd>
-              <dt>Expires</dt>
-              <dd style={DD}>{formatTime(k.expiresAt)}</dd>
-              <dt>Stored status</dt>
-              <dd style={DD}>{k.responseStatus ?? "–"}</dd>
-              <dt>Stored content type</dt>
-              <dd className="mono" style={DD}>
-                {k.responseContentType ?? "–"}
-              </dd>
-            </dl>
-            <h2 style={{ fontSize: "1rem" }}>Stored body</h2>
-            <pre
-              className="mono"
-              aria-label="Stored body"
-              style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}
-            >
-              {k.responseBody ?? "– (nothing stored yet)"}
-            </pre>
-          </section>
-        )}
+        {k && <KeyFacts k={k} />}
         {detail.data && <KeyTimeline events={detail.data.timeline} currentId={id} />}
         {/* Stays mounted after a bust removed the key, so its feedback stays on screen. */}
         {detail.data && (
-          <RemoveKeyForm id={id} exists={!!k} status={k?.status} leaseState={k?.leaseState} />
+          <RemoveKeyForm
+            id={id}
+            exists={!!k}
+            leaseLive={k?.status === "PROCESSING" && k.leaseState === "live"}
+          />
         )}
-        {detail.data && (
-          <section aria-labelledby="key-audit" style={{ marginTop: "1.5rem" }}>
-            <h2 id="key-audit">Audit trail</h2>
-            {detail.data.audit.length === 0 ? (
-              <p className="muted">No manual actions on this key.</p>
-            ) : (
-              <AuditTable entries={detail.data.audit} label="Audit trail of this key" />
-            )}
-          </section>
-        )}
+        {detail.data && <KeyAuditTrail audit={detail.data.audit} />}
       </QueryState>
     </>
   );
@@ -139,80 +50,128 @@ function goneKeyName(audit: { details?: unknown }[] | undefined): string | undef
   return typeof key === "string" ? key : undefined;
 }
 
-function RemoveKeyForm({
-  id,
-  exists,
-  status,
-  leaseState,
-}: {
-  id: string;
-  exists: boolean;
-  status?: string;
-  leaseState?: "live" | "expired" | "none";
-}) {
-  const client = useTRPCClient();
-  const [reason, setReason] = useState("");
-  const bust = useAdminAction((input: { id: string; reason: string }, context) =>
-    client.admin.keys.bust.mutate(input, { context }),
-  );
-  const release = useAdminAction((input: { id: string; reason: string }, context) =>
-    client.admin.keys.release.mutate(input, { context }),
-  );
-  const busy = bust.isPending || release.isPending;
-  const disabled = busy || !exists;
-  const last = bust.isIdle ? release : bust;
-
-  const submit = (action: "bust" | "release") => (e?: FormEvent) => {
-    e?.preventDefault();
-    const run = action === "bust" ? bust : release;
-    (action === "bust" ? release : bust).reset();
-    run.mutate({ id, reason });
-  };
-
+/** The key's value (the row id until it is known), and a link to its entries in the audit log. */
+function KeyHeading({ id, name }: { id: string; name: string | undefined }) {
   return (
-    <section className="card" aria-labelledby="remove-heading" style={{ marginTop: "1rem" }}>
-      <h2 id="remove-heading" style={{ fontSize: "1.05rem", marginTop: 0 }}>
-        Bust or release
-      </h2>
-      <p className="muted" style={{ marginTop: 0 }}>
-        Busting removes a finished key (or a stuck one) so the next request with it runs anew.
-        Releasing frees a stuck lease. A key whose lease is live cannot be removed: its request may
-        still commit.
-        {status === "PROCESSING" && leaseState === "live" && (
-          <strong> This key&apos;s lease is live right now.</strong>
+    <>
+      <p className="row">
+        <Link href="/admin">← All keys</Link>
+        {name && (
+          <Link href={`/admin/audit?key=${encodeURIComponent(name)}`}>
+            This key in the audit log
+          </Link>
         )}
       </p>
-      <form onSubmit={submit("bust")} className="row">
-        <AuditReasonField label="Reason" value={reason} onChange={setReason} flex="1" />
-        <button type="submit" disabled={disabled}>
-          Bust key
-        </button>
-        <button
-          type="button"
-          className="secondary"
-          disabled={disabled}
-          onClick={(e) => e.currentTarget.form?.reportValidity() && submit("release")()}
-        >
-          Release lease
-        </button>
-      </form>
-      {busy && (
-        <p className="muted" role="status">
-          Working…
-        </p>
-      )}
-      {last.isSuccess && (
-        <div role="status" className="alert ok">
-          {last.data.action === "bust" ? "Key busted" : "Lease released"}: the next request with key{" "}
-          <span className="mono">{last.data.key.key}</span> runs anew. Audit entry{" "}
-          {last.data.auditId.slice(0, 8)} written.
-        </div>
-      )}
-      {last.isError && (
-        <div role="alert" className="alert bad">
-          Refused: {errorText(last.error)}
-        </div>
+      <h1>
+        Key{" "}
+        <span className="mono" style={{ wordBreak: "break-all" }}>
+          {name ?? id}
+        </span>
+      </h1>
+    </>
+  );
+}
+
+/** The busts and releases of this key (and of the rows its value had before), newest first. */
+function KeyAuditTrail({ audit }: { audit: Entry[] }) {
+  return (
+    <section aria-labelledby="key-audit" style={{ marginTop: "1.5rem" }}>
+      <h2 id="key-audit">Audit trail</h2>
+      {audit.length === 0 ? (
+        <p className="muted">No manual actions on this key.</p>
+      ) : (
+        <AuditTable entries={audit} label="Audit trail of this key" />
       )}
     </section>
+  );
+}
+
+/** Facts wrap inside a 390 px screen: no default indent, and a long name breaks where it must. */
+const DD = { margin: 0, overflowWrap: "anywhere" } as const;
+
+/** One fact: `code` is set in monospace; a `token` (a key, a hash) also breaks at any character. */
+function Fact({
+  term,
+  text,
+  children,
+}: {
+  term: string;
+  text?: "code" | "token";
+  children: ReactNode;
+}) {
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd
+        className={text ? "mono" : undefined}
+        style={text === "token" ? { ...DD, wordBreak: "break-all" } : DD}
+      >
+        {children}
+      </dd>
+    </>
+  );
+}
+
+const FACTS_GRID = {
+  display: "grid",
+  gridTemplateColumns: "max-content minmax(0, 1fr)",
+  gap: "0.3rem 1rem",
+  margin: 0,
+} as const;
+
+function KeyFacts({ k }: { k: Key }) {
+  return (
+    <section className="card" aria-label="Key detail">
+      <dl className="key-facts" style={FACTS_GRID}>
+        <Fact term="Status">
+          <StatusBadge status={k.status} />
+        </Fact>
+        <Fact term="Tenant">{k.tenant}</Fact>
+        <Fact term="Procedure" text="code">
+          {k.procedure}
+        </Fact>
+        <Fact term="Idempotency key" text="token">
+          {k.key}
+        </Fact>
+        <Fact term="Fingerprint" text="token">
+          {k.fingerprint}
+        </Fact>
+        <Fact term="Attempts">{k.attempts}</Fact>
+        <Fact term="Lease">
+          <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
+          {k.leaseExpiresAt && (
+            <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>
+          )}
+        </Fact>
+        <Fact term="Lease token" text="token">
+          {k.leaseToken ?? "–"}
+        </Fact>
+        <Fact term="Created">{formatTime(k.createdAt)}</Fact>
+        <Fact term="Updated">{formatTime(k.updatedAt)}</Fact>
+        <Fact term="Completed">{formatTime(k.completedAt)}</Fact>
+        <Fact term="Expires">{formatTime(k.expiresAt)}</Fact>
+        <Fact term="Stored status">{k.responseStatus ?? "–"}</Fact>
+        <Fact term="Stored content type" text="code">
+          {k.responseContentType ?? "–"}
+        </Fact>
+      </dl>
+      <StoredBody body={k.responseBody} />
+    </section>
+  );
+}
+
+/** The stored answer's exact text, as the replay sends it. */
+function StoredBody({ body }: { body: string | null }) {
+  return (
+    <>
+      <h2 style={{ fontSize: "1rem" }}>Stored body</h2>
+      <pre
+        className="mono"
+        aria-label="Stored body"
+        style={{ whiteSpace: "pre-wrap", maxHeight: "20rem", overflow: "auto" }}
+      >
+        {body ?? "– (nothing stored yet)"}
+      </pre>
+    </>
   );
 }

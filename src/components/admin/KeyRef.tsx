@@ -5,12 +5,14 @@
 import Link from "next/link";
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
+import type { KeySummary } from "@/server/api/routers/admin/keys.types";
 import { useTRPC } from "@/trpc/react";
 import { KeyDetail } from "./KeyDetail";
 import { formatTime, QueryState, StatusBadge } from "./ui";
-import { ColumnHeads } from "../ColumnHeads";
+import { DataTable } from "../DataTable";
 
-export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
+/** What the reference names, and the one key it settled on, if it did. */
+function useKeyRef(value: string, tenant: string | undefined) {
   const trpc = useTRPC();
   const found = useQuery({
     ...trpc.admin.keys.resolve.queryOptions({ ref: value, ...(tenant ? { tenant } : {}) }),
@@ -30,7 +32,11 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
         ? removed[0]?.targetId
         : undefined;
   if (!pinned && single) setPin({ ref: `${tenant ?? ""}/${value}`, id: single });
-  const id = pinned ?? single;
+  return { found, items, id: pinned ?? single };
+}
+
+export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
+  const { found, items, id } = useKeyRef(value, tenant);
   if (id) return <KeyDetail id={id} />;
   return (
     <>
@@ -51,28 +57,35 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
             It may have expired and been reaped.
           </div>
         ) : (
-          <>
-            <p>{items.length} tenants used this key value: choose one.</p>
-            <table aria-label="Keys with this value">
-              <ColumnHeads labels={["Tenant", "Status", "Procedure", "Created"]} />
-              <tbody>
-                {items.map((k) => (
-                  <tr key={k.id}>
-                    <td>
-                      <Link href={`/admin/keys/${k.id}`}>{k.tenant}</Link>
-                    </td>
-                    <td>
-                      <StatusBadge status={k.status} />
-                    </td>
-                    <td className="mono">{k.procedure}</td>
-                    <td>{formatTime(k.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </>
+          <TenantChoice items={items} />
         )}
       </QueryState>
+    </>
+  );
+}
+
+/** One key value used by several tenants: the operator picks the tenant. */
+function TenantChoice({ items }: { items: KeySummary[] }) {
+  return (
+    <>
+      <p>{items.length} tenants used this key value: choose one.</p>
+      <DataTable
+        label="Keys with this value"
+        columns={["Tenant", "Status", "Procedure", "Created"]}
+      >
+        {items.map((k) => (
+          <tr key={k.id}>
+            <td>
+              <Link href={`/admin/keys/${k.id}`}>{k.tenant}</Link>
+            </td>
+            <td>
+              <StatusBadge status={k.status} />
+            </td>
+            <td className="mono">{k.procedure}</td>
+            <td>{formatTime(k.createdAt)}</td>
+          </tr>
+        ))}
+      </DataTable>
     </>
   );
 }

@@ -3,93 +3,78 @@
 // start, across tenants or within one. The same lookup works by URL: /admin/keys/<value>.
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { skipToken, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
-import { formatTime, LeaseBadge, QueryState, StatusBadge } from "./ui";
-import { ColumnHeads } from "../ColumnHeads";
+import { QueryState } from "./ui";
+import { SearchBar, TextField } from "./fields";
+import { KeysTable } from "./KeysTable";
+import { given } from "./list-filters";
+
+type Asked = { q: string; tenant?: string };
 
 export function KeySearch() {
-  const trpc = useTRPC();
-  const [q, setQ] = useState("");
-  const [tenant, setTenant] = useState("");
-  const [asked, setAsked] = useState<{ q: string; tenant?: string } | null>(null);
-  const found = useQuery(
-    trpc.admin.keys.search.queryOptions(asked ? { ...asked, limit: 50 } : skipToken),
-  );
-
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (q.trim()) setAsked({ q: q.trim(), ...(tenant.trim() ? { tenant: tenant.trim() } : {}) });
-  };
-
+  const [asked, setAsked] = useState<Asked | null>(null);
   return (
     <section aria-labelledby="search-heading" style={{ marginTop: "1.5rem" }}>
       <h2 id="search-heading">Find a key</h2>
-      <form
-        className="row card"
-        role="search"
-        aria-label="Find a key by its value"
-        onSubmit={submit}
-      >
-        <label style={{ flex: "1 1 16rem" }}>
-          Key value{" "}
-          <input
-            value={q}
-            onChange={(e) => setQ(e.target.value)}
-            placeholder="the Idempotency-Key, or its start"
-            maxLength={255}
-            style={{ width: "100%" }}
-          />
-        </label>
-        <label>
-          In tenant{" "}
-          <input
-            value={tenant}
-            onChange={(e) => setTenant(e.target.value)}
-            placeholder="any"
-            size={10}
-          />
-        </label>
-        <button type="submit">Find</button>
-      </form>
-      {asked && (
-        <QueryState isPending={found.isPending} error={found.error}>
-          {found.data && found.data.items.length === 0 ? (
-            <p role="status" className="muted">
-              No key starts with <span className="mono">{asked.q}</span>
-              {asked.tenant ? ` in ${asked.tenant}` : ""}. A removed key is in the{" "}
-              <Link href={`/admin/audit?key=${encodeURIComponent(asked.q)}`}>audit log</Link>.
-            </p>
-          ) : (
-            <table aria-label="Keys found">
-              <ColumnHeads labels={["Key", "Tenant", "Status", "Procedure", "Lease", "Created"]} />
-              <tbody>
-                {found.data?.items.map((k) => (
-                  <tr key={k.id}>
-                    <td className="mono">
-                      <Link href={`/admin/keys/${k.id}`}>{k.key}</Link>
-                    </td>
-                    <td>{k.tenant}</td>
-                    <td>
-                      <StatusBadge status={k.status} />
-                    </td>
-                    <td className="mono">{k.procedure}</td>
-                    <td>
-                      <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />
-                    </td>
-                    <td>{formatTime(k.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-          {found.data?.more && (
-            <p className="muted">
-              The first 50 matches, in key order: type more of the key to narrow them.
-            </p>
-          )}
-        </QueryState>
-      )}
+      <KeySearchBar onSearch={setAsked} />
+      {asked && <FoundKeys asked={asked} />}
     </section>
+  );
+}
+
+function KeySearchBar({ onSearch }: { onSearch: (asked: Asked) => void }) {
+  const [q, setQ] = useState("");
+  const [tenant, setTenant] = useState("");
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (q.trim()) onSearch({ q: q.trim(), ...given({ tenant }) });
+  };
+  return (
+    <SearchBar label="Find a key by its value" onSubmit={submit}>
+      <TextField
+        label="Key value"
+        value={q}
+        onChange={setQ}
+        placeholder="the Idempotency-Key, or its start"
+        maxLength={255}
+        flex="1 1 16rem"
+      />
+      <TextField
+        label="In tenant"
+        value={tenant}
+        onChange={setTenant}
+        placeholder="any"
+        size={10}
+      />
+      <button type="submit">Find</button>
+    </SearchBar>
+  );
+}
+
+function FoundKeys({ asked }: { asked: Asked }) {
+  const trpc = useTRPC();
+  const found = useQuery(trpc.admin.keys.search.queryOptions({ ...asked, limit: 50 }));
+  return (
+    <QueryState isPending={found.isPending} error={found.error}>
+      {found.data && found.data.items.length === 0 ? (
+        <p role="status" className="muted">
+          No key starts with <span className="mono">{asked.q}</span>
+          {asked.tenant ? ` in ${asked.tenant}` : ""}. A removed key is in the{" "}
+          <Link href={`/admin/audit?key=${encodeURIComponent(asked.q)}`}>audit log</Link>.
+        </p>
+      ) : (
+        <KeysTable
+          label="Keys found"
+          columns={["Key", "Tenant", "Status", "Procedure", "Lease", "Created"]}
+          keys={found.data?.items ?? []}
+        />
+      )}
+      {found.data?.more && (
+        <p className="muted">
+          The first 50 matches, in key order: type more of the key to narrow them.
+        </p>
+      )}
+    </QueryState>
   );
 }

@@ -1,91 +1,80 @@
 "use client";
 // The payment outbox: pending, delivered and dead-lettered messages; retry a dead one (audited).
-import { useState } from "react";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@/server/api/root";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
-import { formatTime, Pager, QueryState, REFRESH_MS, StatusBadge, useCursorStack } from "./ui";
+import { formatTime, Pager, QueryState, StatusBadge } from "./ui";
 import { ReasonActionForm } from "./ReasonActionForm";
-import { ColumnHeads } from "../ColumnHeads";
+import { SelectField } from "./fields";
+import { LIVE_LIST, useListFilters } from "./list-filters";
+import { DataTable } from "../DataTable";
 
-type Status = "PENDING" | "DELIVERED" | "DEAD";
+type Message = inferRouterOutputs<AppRouter>["admin"]["outbox"]["list"]["items"][number];
+
+const STATUSES = ["PENDING", "DELIVERED", "DEAD"] as const;
+type Status = (typeof STATUSES)[number];
+
+const COLUMNS = [
+  "Created",
+  "Topic",
+  "Order",
+  "Status",
+  "Attempts",
+  "Next attempt",
+  "Last error",
+  "Action",
+];
 
 export function OutboxPanel() {
   const trpc = useTRPC();
-  const [status, setStatus] = useState<Status | "">("");
-  const pages = useCursorStack();
-  const outbox = useQuery({
-    ...trpc.admin.outbox.list.queryOptions({
-      ...(status ? { status } : {}),
-      ...(pages.cursor ? { cursor: pages.cursor } : {}),
-      limit: 50,
-    }),
-    refetchInterval: REFRESH_MS,
-    placeholderData: keepPreviousData,
-  });
+  const list = useListFilters<{ status: Status | "" }>({ status: "" });
+  const outbox = useQuery({ ...trpc.admin.outbox.list.queryOptions(list.input), ...LIVE_LIST });
   return (
     <section aria-labelledby="outbox-heading">
       <h2 id="outbox-heading">Outbox</h2>
-      <label>
-        Outbox status{" "}
-        <select
-          value={status}
-          onChange={(e) => {
-            setStatus(e.target.value as Status | "");
-            pages.reset();
-          }}
-        >
-          <option value="">Any</option>
-          <option value="PENDING">PENDING</option>
-          <option value="DELIVERED">DELIVERED</option>
-          <option value="DEAD">DEAD (dead-lettered)</option>
-        </select>
-      </label>
+      <SelectField
+        label="Outbox status"
+        options={STATUSES}
+        labels={{ DEAD: "DEAD (dead-lettered)" }}
+        {...list.field("status")}
+      />
       <QueryState isPending={outbox.isPending} error={outbox.error}>
         {outbox.data?.items.length === 0 ? (
           <p className="muted">No outbox messages.</p>
         ) : (
-          <div style={{ overflowX: "auto" }}>
-            <table aria-label="Outbox messages">
-              <ColumnHeads
-                labels={[
-                  "Created",
-                  "Topic",
-                  "Order",
-                  "Status",
-                  "Attempts",
-                  "Next attempt",
-                  "Last error",
-                  "Action",
-                ]}
-              />
-              <tbody>
-                {outbox.data?.items.map((m) => (
-                  <tr key={m.id}>
-                    <td>{formatTime(m.createdAt)}</td>
-                    <td className="mono">{m.topic}</td>
-                    <td className="mono">{m.aggregateId.slice(0, 8)}</td>
-                    <td>
-                      <StatusBadge status={m.status} />
-                    </td>
-                    <td>{m.attempts}</td>
-                    <td>
-                      {m.status === "PENDING"
-                        ? formatTime(m.nextAttemptAt)
-                        : m.deliveredAt
-                          ? `delivered ${formatTime(m.deliveredAt)}`
-                          : "–"}
-                    </td>
-                    <td>{m.lastError ?? "–"}</td>
-                    <td>{m.status === "DEAD" ? <RetryForm id={m.id} /> : null}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable label="Outbox messages" columns={COLUMNS} scroll>
+            {outbox.data?.items.map((m) => (
+              <MessageRow key={m.id} m={m} />
+            ))}
+          </DataTable>
         )}
-        <Pager pages={pages} nextCursor={outbox.data?.nextCursor} label="Outbox" />
+        <Pager pages={list.pages} nextCursor={outbox.data?.nextCursor} label="Outbox" />
       </QueryState>
     </section>
+  );
+}
+
+function MessageRow({ m }: { m: Message }) {
+  return (
+    <tr>
+      <td>{formatTime(m.createdAt)}</td>
+      <td className="mono">{m.topic}</td>
+      <td className="mono">{m.aggregateId.slice(0, 8)}</td>
+      <td>
+        <StatusBadge status={m.status} />
+      </td>
+      <td>{m.attempts}</td>
+      <td>
+        {m.status === "PENDING"
+          ? formatTime(m.nextAttemptAt)
+          : m.deliveredAt
+            ? `delivered ${formatTime(m.deliveredAt)}`
+            : "–"}
+      </td>
+      <td>{m.lastError ?? "–"}</td>
+      <td>{m.status === "DEAD" ? <RetryForm id={m.id} /> : null}</td>
+    </tr>
   );
 }
 

@@ -5,6 +5,7 @@ import type { IdempotencyContext } from "@once/idempotency/client";
 import { useState } from "react";
 import { errorText } from "./ui";
 import { useAdminAction } from "./useAdminAction";
+import { AuditReasonField } from "./AuditReasonField";
 
 export function ReasonActionForm({
   button,
@@ -28,29 +29,33 @@ export function ReasonActionForm({
         action.mutate({ reason });
       }}
     >
-      <label>
-        Reason{" "}
-        <input
-          value={reason}
-          onChange={(e) => setReason(e.target.value)}
-          required
-          minLength={3}
-          size={14}
-        />
-      </label>
+      <AuditReasonField value={reason} onChange={setReason} />
       <button type="submit" disabled={action.isPending}>
         {button}
       </button>
-      {action.isSuccess && (
-        <span role="status" className="badge ok">
-          {done}
-        </span>
-      )}
-      {action.isError && (
-        <span role="alert" className="badge bad">
-          Refused: {errorText(action.error)}
-        </span>
-      )}
+      <ActionOutcome action={action} done={done} />
     </form>
   );
+}
+
+function ActionOutcome({
+  action,
+  done,
+}: {
+  action: { isSuccess: boolean; isError: boolean; error: unknown };
+  done: string;
+}) {
+  if (action.isSuccess)
+    return (
+      <span role="status" className="badge ok">
+        {done}
+      </span>
+    );
+  if (action.isError)
+    return (
+      <span role="alert" className="badge bad">
+        Refused: {errorText(action.error)}
+      </span>
+    );
+  return null;
 }

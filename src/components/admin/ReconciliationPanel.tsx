@@ -1,18 +1,19 @@
 "use client";
 // What the reconciliation job found: duplicate charges, charges without an order, and so on.
 import { useQuery } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@/server/api/root";
 import { useTRPC } from "@/trpc/react";
 import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
-import { ColumnHeads } from "../ColumnHeads";
+import { DataTable } from "../DataTable";
+
+type Finding = inferRouterOutputs<AppRouter>["admin"]["reconciliation"]["list"]["items"][number];
 
 export function ReconciliationPanel() {
   const trpc = useTRPC();
   const pages = useCursorStack();
   const findings = useQuery({
-    ...trpc.admin.reconciliation.list.queryOptions({
-      limit: 50,
-      ...(pages.cursor ? { cursor: pages.cursor } : {}),
-    }),
+    ...trpc.admin.reconciliation.list.queryOptions(pages.input),
     refetchInterval: REFRESH_MS,
   });
   return (
@@ -22,28 +23,34 @@ export function ReconciliationPanel() {
         {findings.data?.items.length === 0 ? (
           <p className="muted">No findings: every charge matches an order.</p>
         ) : (
-          <table aria-label="Reconciliation findings">
-            <ColumnHeads labels={["Found", "Kind", "Order", "Charges", "Details", "Resolved"]} />
-            <tbody>
-              {findings.data?.items.map((f) => (
-                <tr key={f.id}>
-                  <td>{formatTime(f.createdAt)}</td>
-                  <td>
-                    <span className="badge bad">{f.kind}</span>
-                  </td>
-                  <td className="mono">{f.orderId?.slice(0, 8) ?? "–"}</td>
-                  <td className="mono">{f.chargeIds.join(", ")}</td>
-                  <td className="mono" style={{ fontSize: "0.8rem" }}>
-                    {JSON.stringify(f.details)}
-                  </td>
-                  <td>{formatTime(f.resolvedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            label="Reconciliation findings"
+            columns={["Found", "Kind", "Order", "Charges", "Details", "Resolved"]}
+          >
+            {findings.data?.items.map((f) => (
+              <FindingRow key={f.id} f={f} />
+            ))}
+          </DataTable>
         )}
         <Pager pages={pages} nextCursor={findings.data?.nextCursor} label="Findings" />
       </QueryState>
     </section>
+  );
+}
+
+function FindingRow({ f }: { f: Finding }) {
+  return (
+    <tr>
+      <td>{formatTime(f.createdAt)}</td>
+      <td>
+        <span className="badge bad">{f.kind}</span>
+      </td>
+      <td className="mono">{f.orderId?.slice(0, 8) ?? "–"}</td>
+      <td className="mono">{f.chargeIds.join(", ")}</td>
+      <td className="mono" style={{ fontSize: "0.8rem" }}>
+        {JSON.stringify(f.details)}
+      </td>
+      <td>{formatTime(f.resolvedAt)}</td>
+    </tr>
   );
 }

@@ -2,16 +2,21 @@
 // Who is signed in: live browser sessions, newest first; end one (audited, with a reason).
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@/server/api/root";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { formatTime, QueryState, REFRESH_MS } from "./ui";
 import { ReasonActionForm } from "./ReasonActionForm";
-import { ColumnHeads } from "../ColumnHeads";
+import { given } from "./list-filters";
+import { DataTable } from "../DataTable";
+
+type Session = inferRouterOutputs<AppRouter>["admin"]["sessions"]["list"][number];
 
 export function SessionsPanel() {
   const trpc = useTRPC();
   const [email, setEmail] = useState("");
   const sessions = useQuery({
-    ...trpc.admin.sessions.list.queryOptions(email.trim() ? { email: email.trim() } : {}),
+    ...trpc.admin.sessions.list.queryOptions(given({ email })),
     refetchInterval: REFRESH_MS,
   });
   return (
@@ -25,28 +30,32 @@ export function SessionsPanel() {
         {sessions.data?.length === 0 ? (
           <p className="muted">No live sessions.</p>
         ) : (
-          <table aria-label="Sessions">
-            <ColumnHeads
-              labels={["Account", "Role", "Signed in", "Expires", "Browser", "Action"]}
-            />
-            <tbody>
-              {sessions.data?.map((s) => (
-                <tr key={s.id}>
-                  <td>{s.email}</td>
-                  <td>{s.role}</td>
-                  <td>{formatTime(s.createdAt)}</td>
-                  <td>{formatTime(s.expiresAt)}</td>
-                  <td className="muted">{s.userAgent?.slice(0, 60) ?? "–"}</td>
-                  <td>
-                    <EndForm id={s.id} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            label="Sessions"
+            columns={["Account", "Role", "Signed in", "Expires", "Browser", "Action"]}
+          >
+            {sessions.data?.map((s) => (
+              <SessionRow key={s.id} s={s} />
+            ))}
+          </DataTable>
         )}
       </QueryState>
     </section>
+  );
+}
+
+function SessionRow({ s }: { s: Session }) {
+  return (
+    <tr>
+      <td>{s.email}</td>
+      <td>{s.role}</td>
+      <td>{formatTime(s.createdAt)}</td>
+      <td>{formatTime(s.expiresAt)}</td>
+      <td className="muted">{s.userAgent?.slice(0, 60) ?? "–"}</td>
+      <td>
+        <EndForm id={s.id} />
+      </td>
+    </tr>
   );
 }
 

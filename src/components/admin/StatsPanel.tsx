@@ -2,19 +2,21 @@
 // Counters per tenant and procedure (from every instance's flushes): every event the engine counts,
 // the live counts, and the same counters per minute over the last 24 hours as a chart.
 import Link from "next/link";
+import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@/server/api/root";
 import { useTRPC } from "@/trpc/react";
 import { QueryState, REFRESH_MS } from "./ui";
 import { CounterChart } from "./CounterChart";
-import { ColumnHeads } from "../ColumnHeads";
+import { DataTable } from "../DataTable";
+
+type Stats = inferRouterOutputs<AppRouter>["admin"]["stats"];
 
 export function StatsPanel() {
   const trpc = useTRPC();
   const stats = useQuery({ ...trpc.admin.stats.queryOptions(), refetchInterval: REFRESH_MS });
   const s = stats.data;
-  // Past a million keys the finished counts are the planner's estimates
-  // (server/admin/key-gauges.ts).
-  const approx = s?.keys.estimated ? "≈ " : "";
   return (
     <section aria-labelledby="stats-heading">
       <h2 id="stats-heading">Counters</h2>
@@ -22,55 +24,8 @@ export function StatsPanel() {
         {s && (
           <>
             <ul className="row" aria-label="Live counts" style={{ listStyle: "none", padding: 0 }}>
-              <li className="card">
-                Processing <strong>{s.keys.byStatus.PROCESSING}</strong>
-              </li>
-              <li className="card">
-                Completed{" "}
-                <strong>
-                  {approx}
-                  {s.keys.byStatus.COMPLETED}
-                </strong>
-              </li>
-              <li className="card">
-                Failed{" "}
-                <strong>
-                  {approx}
-                  {s.keys.byStatus.FAILED}
-                </strong>
-              </li>
-              <li className={`card${s.keys.stuck ? " alert bad" : ""}`} style={{ margin: 0 }}>
-                Stuck leases <strong>{s.keys.stuck}</strong>
-              </li>
-              <li className="card">
-                <Link href="/admin/outbox">Outbox</Link> pending <strong>{s.outbox.PENDING}</strong>
-                , dead <strong>{s.outbox.DEAD}</strong>
-              </li>
-              <li className="card">
-                Open findings <strong>{s.openFindings}</strong>
-              </li>
-              <li
-                className={`card${s.replication.alarm ? " alert bad" : ""}`}
-                style={{ margin: 0 }}
-                title={s.replication.warning ?? undefined}
-              >
-                Commits{" "}
-                <strong>
-                  {s.replication.mode === "synchronous"
-                    ? "synchronously replicated"
-                    : s.replication.mode.replaceAll("_", " ")}
-                </strong>
-              </li>
-              <li className={`card${s.reaper.behind ? " alert bad" : ""}`} style={{ margin: 0 }}>
-                Reaper lag <strong>{s.reaper.lagSeconds} s</strong>
-                {s.reaper.behind && (
-                  <>
-                    {" "}
-                    — behind retention (warning above {s.reaper.warnAboveSeconds} s): the key table
-                    is growing
-                  </>
-                )}
-              </li>
+              <KeyCounts keys={s.keys} />
+              <HealthCounts s={s} />
             </ul>
             {s.replication.warning && (
               <p role="status" className={s.replication.alarm ? "alert bad" : "muted"}>
@@ -80,35 +35,121 @@ export function StatsPanel() {
             {s.counters.length === 0 ? (
               <p className="muted">No requests counted yet.</p>
             ) : (
-              <div style={{ overflowX: "auto" }}>
-                <table aria-label="Counters per tenant and procedure">
-                  <ColumnHeads
-                    labels={["Tenant", "Procedure", ...s.events.map((e) => e.replaceAll("_", " "))]}
-                  />
-                  <tbody>
-                    {s.counters.map((c) => (
-                      <tr key={`${c.tenant}/${c.procedure}`}>
-                        <td>{c.tenant}</td>
-                        <td className="mono">{c.procedure}</td>
-                        {s.events.map((e) => (
-                          <td key={e}>{c.counts[e]}</td>
-                        ))}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <CountersTable events={s.events} counters={s.counters} />
             )}
-            <CounterChart
-              pairs={s.counters.map((c) => ({
-                tenant: c.tenant,
-                procedure: c.procedure,
-                volume: Object.values(c.counts).reduce((a, b) => a + b, 0),
-              }))}
-            />
+            <CounterChart pairs={s.counters.map(chartPair)} />
           </>
         )}
       </QueryState>
     </section>
   );
+}
+
+/** A live count that turns red while `alarm` holds. */
+function AlarmCount({
+  alarm,
+  title,
+  children,
+}: {
+  alarm: boolean;
+  title?: string;
+  children: ReactNode;
+}) {
+  return (
+    <li className={`card${alarm ? " alert bad" : ""}`} style={{ margin: 0 }} title={title}>
+      {children}
+    </li>
+  );
+}
+
+function KeyCounts({ keys }: { keys: Stats["keys"] }) {
+  // Past a million keys the finished counts are the planner's estimates
+  // (server/admin/key-gauges.ts).
+  const approx = keys.estimated ? "≈ " : "";
+  return (
+    <>
+      <li className="card">
+        Processing <strong>{keys.byStatus.PROCESSING}</strong>
+      </li>
+      <li className="card">
+        Completed{" "}
+        <strong>
+          {approx}
+          {keys.byStatus.COMPLETED}
+        </strong>
+      </li>
+      <li className="card">
+        Failed{" "}
+        <strong>
+          {approx}
+          {keys.byStatus.FAILED}
+        </strong>
+      </li>
+      <AlarmCount alarm={keys.stuck > 0}>
+        Stuck leases <strong>{keys.stuck}</strong>
+      </AlarmCount>
+    </>
+  );
+}
+
+/** The outbox, reconciliation, replication and retention at a glance. */
+function HealthCounts({ s }: { s: Stats }) {
+  const { replication, reaper } = s;
+  return (
+    <>
+      <li className="card">
+        <Link href="/admin/outbox">Outbox</Link> pending <strong>{s.outbox.PENDING}</strong>, dead{" "}
+        <strong>{s.outbox.DEAD}</strong>
+      </li>
+      <li className="card">
+        Open findings <strong>{s.openFindings}</strong>
+      </li>
+      <AlarmCount alarm={replication.alarm} title={replication.warning ?? undefined}>
+        Commits{" "}
+        <strong>
+          {replication.mode === "synchronous"
+            ? "synchronously replicated"
+            : replication.mode.replaceAll("_", " ")}
+        </strong>
+      </AlarmCount>
+      <AlarmCount alarm={reaper.behind}>
+        Reaper lag <strong>{reaper.lagSeconds} s</strong>
+        {reaper.behind && (
+          <>
+            {" "}
+            — behind retention (warning above {reaper.warnAboveSeconds} s): the key table is growing
+          </>
+        )}
+      </AlarmCount>
+    </>
+  );
+}
+
+function CountersTable({ events, counters }: Pick<Stats, "events" | "counters">) {
+  return (
+    <DataTable
+      label="Counters per tenant and procedure"
+      columns={["Tenant", "Procedure", ...events.map((e) => e.replaceAll("_", " "))]}
+      scroll
+    >
+      {counters.map((c) => (
+        <tr key={`${c.tenant}/${c.procedure}`}>
+          <td>{c.tenant}</td>
+          <td className="mono">{c.procedure}</td>
+          {events.map((e) => (
+            <td key={e}>{c.counts[e]}</td>
+          ))}
+        </tr>
+      ))}
+    </DataTable>
+  );
+}
+
+/** A tenant and procedure for the chart's choice, with its volume of every event counted. */
+function chartPair(c: Stats["counters"][number]) {
+  return {
+    tenant: c.tenant,
+    procedure: c.procedure,
+    volume: Object.values(c.counts).reduce((a, b) => a + b, 0),
+  };
 }

@@ -85,11 +85,19 @@ export function QueryState({
   return <>{children}</>;
 }
 
-/** Keyset paging: a stack of the cursors that led to the current page. */
+/** Rows per page of every paged admin list. */
+const PAGE_SIZE = 50;
+
+/**
+ * Keyset paging: a stack of the cursors that led to the current page. `input` is the page for a
+ * list procedure: its size, and the cursor past the first page.
+ */
 export function useCursorStack() {
   const [stack, setStack] = useState<string[]>([]);
+  const cursor = stack[stack.length - 1];
   return {
-    cursor: stack[stack.length - 1],
+    cursor,
+    input: { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) },
     page: stack.length,
     next: (cursor: string) => setStack((s) => [...s, cursor]),
     previous: () => setStack((s) => s.slice(0, -1)),

@@ -94,32 +94,47 @@ function CartRow({
         )}
       </th>
       <td>
-        <input
-          type="number"
-          min={1}
-          max={MAX_QUANTITY}
-          value={line.quantity}
-          aria-label={`Quantity of ${name}`}
-          disabled={disabled}
-          onChange={(e) => {
-            const q = Number(e.target.value);
-            if (Number.isFinite(q) && q >= 1) cartStore.setQuantity(line.productId, q);
-          }}
-          className="quantity"
-        />
+        <QuantityInput line={line} name={name} disabled={disabled} />
       </td>
       <td>{product ? formatMoney(product.priceCents * line.quantity, product.currency) : "—"}</td>
       <td>
-        <button
-          type="button"
-          className="secondary"
-          disabled={disabled}
-          onClick={() => cartStore.remove(line.productId)}
-          aria-label={`Remove ${name}`}
-        >
-          Remove
-        </button>
+        <RemoveButton line={line} name={name} disabled={disabled} />
       </td>
     </tr>
+  );
+}
+
+type LineControl = { line: CartLine; name: string; disabled: boolean };
+
+function RemoveButton({ line, name, disabled }: LineControl) {
+  return (
+    <button
+      type="button"
+      className="secondary"
+      disabled={disabled}
+      onClick={() => cartStore.remove(line.productId)}
+      aria-label={`Remove ${name}`}
+    >
+      Remove
+    </button>
+  );
+}
+
+/** The line's quantity; a cleared or non-numeric field leaves the cart as it was. */
+function QuantityInput({ line, name, disabled }: LineControl) {
+  return (
+    <input
+      type="number"
+      min={1}
+      max={MAX_QUANTITY}
+      value={line.quantity}
+      aria-label={`Quantity of ${name}`}
+      disabled={disabled}
+      onChange={(e) => {
+        const q = Number(e.target.value);
+        if (Number.isFinite(q) && q >= 1) cartStore.setQuantity(line.productId, q);
+      }}
+      className="quantity"
+    />
   );
 }

@@ -41,16 +41,11 @@ function orderPageUrl(answers: OrderAnswer[]): string {
   return `/orders/${answers[0]!.order.id}?${params.toString()}`;
 }
 
-/**
- * Sends a cart snapshot as one intent and settles the page on its final answer. A second call
- * while one is under way joins it (same intent, nothing new sent).
- */
-function usePlaceOrder(setPhase: (phase: Phase) => void) {
+/** What the page does with the intent's final answer: an order, or a problem. */
+function useSettle(setPhase: (phase: Phase) => void) {
   const trpc = useTRPC();
-  const client = useTRPCClient();
   const router = useRouter();
   const queryClient = useQueryClient();
-  const inFlight = useRef<Promise<void> | null>(null);
 
   const placed = useCallback(
     (answers: OrderAnswer[]) => {
@@ -82,6 +77,18 @@ function usePlaceOrder(setPhase: (phase: Phase) => void) {
     },
     [setPhase],
   );
+
+  return { placed, failed };
+}
+
+/**
+ * Sends a cart snapshot as one intent and settles the page on its final answer. A second call
+ * while one is under way joins it (same intent, nothing new sent).
+ */
+function usePlaceOrder(setPhase: (phase: Phase) => void) {
+  const client = useTRPCClient();
+  const { placed, failed } = useSettle(setPhase);
+  const inFlight = useRef<Promise<void> | null>(null);
 
   return useCallback(
     (snapshot: { revision: string; lines: CartLine[] }): Promise<void> => {

@@ -1,0 +1,45 @@
+// Why a shop page cannot show what it loads, told apart as a visitor needs it: the shop cannot
+// reach its database (the page comes back by itself), no such thing in this account, not signed
+// in as a shop account, or another failure (reload in a moment).
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { isStoreUnreachable } from "@/trpc/store-status";
+import { StoreUnavailable } from "./StoreUnavailable";
+
+function httpStatus(error: unknown): unknown {
+  return (error as { data?: { httpStatus?: unknown } | null } | null)?.data?.httpStatus;
+}
+
+export function LoadError({
+  error,
+  subject,
+  consequence,
+  signIn,
+  notFound,
+}: {
+  error: unknown;
+  /** What failed to load, as it starts a sentence: "The catalog". */
+  subject: string;
+  /** What the page cannot do while the database is out of reach. */
+  consequence: string;
+  /** On a 401 or 403: the page to come back to after signing in, and what for ("see it"). */
+  signIn?: { next: string; to: string };
+  /** What a 404 says. */
+  notFound?: ReactNode;
+}) {
+  if (isStoreUnreachable(error)) return <StoreUnavailable consequence={consequence} />;
+  const status = httpStatus(error);
+  if (notFound && status === 404) return notFound;
+  if (signIn && (status === 401 || status === 403)) {
+    return (
+      <p className="alert warn">
+        <Link href={`/signin?next=${signIn.next}`}>Sign in as a shop account</Link> to {signIn.to}.
+      </p>
+    );
+  }
+  return (
+    <p role="alert" className="alert bad">
+      {subject} could not be loaded. Reload the page in a moment.
+    </p>
+  );
+}
