@@ -31,6 +31,7 @@ afterAll(async () => {
 
 /** The checkout as the route serves it: through the instance's admission, then tRPC. */
 async function checkout(key: string, prefer?: string) {
+  const waitMs = prefer ? Number(prefer.replace("wait=", "")) * 1000 : 0;
   const headers = new Headers({
     authorization: `Bearer ${TOKENS.acme}`,
     "idempotency-key": key,
@@ -42,7 +43,9 @@ async function checkout(key: string, prefer?: string) {
     headers,
     body: JSON.stringify({ items: [{ productId, quantity: 1 }] }),
   });
-  const res = await app.admission.admit((whileWaiting) => serveTrpc(req, app, { whileWaiting }));
+  const res = await app.admission.admit((whileWaiting) => serveTrpc(req, app, { whileWaiting }), {
+    waitMs,
+  });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
@@ -108,5 +111,33 @@ describe("duplicates waiting on one key, at the instance's bound of requests in 
     const [orders] = await t.db.$queryRaw<{ n: number }[]>`
       SELECT count(*)::int AS "n" FROM "Order" WHERE "idempotencyKey" = ${key}`;
     expect(orders!.n).toBe(1);
+  });
+
+  it("sent all at once, past the bound, they queue for a place instead of being refused, and all get the first answer", async () => {
+    const key = `wait-${randomUUID()}`;
+    const lock = await lockProduct();
+    const first = checkout(key);
+    const duplicates: ReturnType<typeof checkout>[] = [];
+    try {
+      await blockedBy(lock.pid);
+      for (let i = 0; i < 30; i++) duplicates.push(checkout(key, "wait=10"));
+      // Every one got in, past the queue, and sleeps counted out.
+      await vi.waitFor(
+        () => {
+          expect(app.admission.queued).toBe(0);
+          expect(app.admission.size).toBe(1);
+        },
+        { timeout: 20_000, interval: 5 },
+      );
+    } finally {
+      await lock.release();
+    }
+    const answer = await first;
+    expect(answer.status).toBe(200);
+    for (const duplicate of await Promise.all(duplicates)) {
+      expect(duplicate.status).toBe(200);
+      expect(duplicate.headers.get("idempotent-replayed")).toBe("true");
+      expect(duplicate.text).toBe(answer.text);
+    }
   });
 });

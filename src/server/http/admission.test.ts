@@ -59,4 +59,33 @@ describe("Admission", () => {
     await served;
     expect(admission.size).toBe(0);
   });
+
+  it("queues a request that said it would wait, serves it when a place frees, and refuses one that would not", async () => {
+    const admission = new Admission(1);
+    const first = held();
+    const served = admission.admit(first.serve);
+    const waiting = admission.admit(async () => new Response("waited"), { waitMs: 60_000 });
+    expect(admission.queued).toBe(1);
+    expect((await admission.admit(async () => new Response("no"))).status).toBe(503);
+    first.release();
+    await served;
+    expect(await (await waiting).text()).toBe("waited");
+    expect(admission.size).toBe(0);
+    expect(admission.queued).toBe(0);
+  });
+
+  it("refuses a queued request whose wait ran out, and one past the queue's bound", async () => {
+    const admission = new Admission(1, 1);
+    const first = held();
+    const served = admission.admit(first.serve);
+    const queued = admission.admit(async () => new Response("late"), { waitMs: 20 });
+    expect((await admission.admit(async () => new Response("no"), { waitMs: 60_000 })).status).toBe(
+      503,
+    );
+    expect((await queued).status).toBe(503); // its 20 ms ran out before a place freed
+    expect(admission.queued).toBe(0);
+    first.release();
+    await served;
+    expect(admission.size).toBe(0);
+  });
 });

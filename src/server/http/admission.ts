@@ -10,37 +10,89 @@
 // A request asleep on another's settle (`Prefer: wait`) is not being worked on: it holds no
 // connection and takes no CPU, and when the key settles it is answered from one shared read. It
 // steps aside while it sleeps (`aside`), so a thousand duplicates waiting on one key do not fill
-// the bound and refuse everyone else, and are not themselves refused when they wake.
+// the bound and refuse everyone else, and are not themselves refused when they wake. And a request
+// that says it will wait queues for a place instead of being refused, for as long as it said: a
+// thousand duplicates sent at once get in as places free, each answered from memory in
+// microseconds once the key settles.
 import { Header } from "@once/idempotency/reasons";
 import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
 
+interface Queued {
+  grant: (admitted: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
 export class Admission {
   private inFlight = 0;
+  /** Requests that said they would wait (`Prefer: wait`), first come first served. */
+  private readonly queue: Queued[] = [];
 
-  constructor(readonly max: number) {}
+  /**
+   * `maxQueued`: how many requests that said they would wait may queue for a place; past it they
+   * are refused like any other. They cost memory only while queued (their body not yet read).
+   */
+  constructor(
+    readonly max: number,
+    readonly maxQueued = max * 25,
+  ) {}
 
   /** How many requests are being served now (tests). */
   get size(): number {
     return this.inFlight;
   }
 
+  /** How many requests wait for a place (tests). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   /**
-   * Serves the request if fewer than `max` are in flight; otherwise refuses it at once. `serve`
-   * gets `aside`, which runs a sleep with the request counted out.
+   * Serves the request if fewer than `max` are in flight. Otherwise a request that said it would
+   * wait (`waitMs`, from `Prefer: wait`) queues for a place for up to that long, and any other is
+   * refused at once. `serve` gets `aside`, which runs a sleep with the request counted out.
    */
-  async admit(serve: (aside: Aside) => Promise<Response>): Promise<Response> {
-    if (this.inFlight >= this.max) return busy();
-    this.inFlight++;
+  async admit(
+    serve: (aside: Aside) => Promise<Response>,
+    options: { waitMs?: number } = {},
+  ): Promise<Response> {
+    if (this.inFlight < this.max) this.inFlight++;
+    else if (!(await this.place(options.waitMs ?? 0))) return busy();
     try {
       return await serve(this.aside);
     } finally {
-      this.inFlight--;
+      this.leave();
     }
+  }
+
+  /** A place within `waitMs`, handed over by a request that leaves; false if none came. */
+  private place(waitMs: number): Promise<boolean> {
+    if (!(waitMs > 0) || this.queue.length >= this.maxQueued) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const entry: Queued = {
+        grant: resolve,
+        timer: setTimeout(() => {
+          this.queue.splice(this.queue.indexOf(entry), 1);
+          resolve(false);
+        }, waitMs),
+      };
+      this.queue.push(entry);
+    });
+  }
+
+  /** A request's place goes to the first in the queue, or is given back. */
+  private leave(): void {
+    const next = this.queue.shift();
+    if (!next) {
+      this.inFlight--;
+      return;
+    }
+    clearTimeout(next.timer);
+    next.grant(true);
   }
 
   /** Counted out while `sleep` runs; counted in again after it, whatever the count (no refusal). */
   private readonly aside: Aside = async (sleep) => {
-    this.inFlight--;
+    this.leave();
     try {
       return await sleep();
     } finally {
