@@ -2,9 +2,10 @@
 // product whose stock cannot run out) and `next start` instances of the production build on it,
 // each a child process we stop by its pid.
 import { setTimeout as sleep } from "node:timers/promises";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { createWriteStream, existsSync, readFileSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -267,10 +268,26 @@ async function waitReady(child: ChildProcess, port: number, logFile: string): Pr
 
 /** SIGTERM (Next stops gracefully, a --cpu-prof profile gets written), SIGKILL after 10 s. */
 /** The bench needs a production build that has the control procedure; build when there is none. */
+/**
+ * The production build of this tree as it is now: rebuilt unless the last build was made from the
+ * same commit with the same uncommitted changes (its stamp, written beside BUILD_ID). A build
+ * kept only because it exists would measure older code.
+ */
 export async function ensureBuild(log: (msg: string) => void): Promise<void> {
-  if (existsSync(path.join(ROOT, ".next", "BUILD_ID"))) return;
-  log("no production build: running `npm run build`");
+  const stampFile = path.join(ROOT, ".next", "once-build-stamp");
+  const stamp = treeStamp();
+  if (existsSync(path.join(ROOT, ".next", "BUILD_ID")) && existsSync(stampFile))
+    if (readFileSync(stampFile, "utf8") === stamp) return;
+  log("the production build is missing or older than this tree: running `npm run build`");
   const build = spawn("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
   const [code] = (await once(build, "exit")) as [number | null];
   if (code !== 0) throw new Error(`npm run build failed (${code})`);
+  writeFileSync(stampFile, stamp);
+}
+
+/** The commit checked out, and a hash of what differs from it (tracked files). */
+function treeStamp(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" });
+  const diff = createHash("sha256").update(git("diff", "HEAD")).digest("hex");
+  return `${git("rev-parse", "HEAD").trim()} ${diff}`;
 }
