@@ -3,10 +3,9 @@
 // the end of its retention, any loss). A re-execution finds the order its intent already made and
 // answers with it: no stock taken, no second outbox row, no second charge.
 import type { Tx } from "../db/client";
-import { orderColumnsSelect, orderSelect } from "./order-select";
+import { orderColumnsSelect, orderSelect, type PlacedOrder } from "./order-select";
 import { checkoutError } from "./errors";
 import type { OrderLine } from "./input";
-import type { PlacedOrder } from "./place-order";
 
 export type ClaimedOrder = Omit<PlacedOrder, "items">;
 

@@ -12,6 +12,9 @@ export const orderColumnsSelect = {
   createdAt: true,
 } satisfies Prisma.OrderSelect;
 
+/** An order as checkout answers it: its columns and its lines. */
+export type PlacedOrder = Prisma.OrderGetPayload<{ select: typeof orderSelect }>;
+
 export const orderSelect = {
   ...orderColumnsSelect,
   items: {

@@ -4,9 +4,8 @@
 // exactly once or none of it did. If the intent already has its order (its key was busted or
 // expired), that order is the answer and nothing else is written. The payment itself never runs
 // here: the outbox worker delivers it after commit.
-import type { Prisma } from "../../generated/prisma/client";
 import type { Tx } from "../db/client";
-import type { orderSelect } from "./order-select";
+import type { PlacedOrder } from "./order-select";
 import { PAYMENT_TOPIC, providerKeyFor, type PaymentPayload } from "../payments/outbox-message";
 import { checkoutError } from "./errors";
 import { mergeLines, type OrderLine } from "./input";
@@ -32,7 +31,7 @@ interface PricedLine {
   quantity: number;
 }
 
-export type PlacedOrder = Prisma.OrderGetPayload<{ select: typeof orderSelect }>;
+export type { PlacedOrder };
 
 export async function placeOrder(tx: Tx, command: PlaceOrderCommand): Promise<PlacedOrder> {
   const lines = mergeLines(command.items);
