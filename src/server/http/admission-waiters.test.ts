@@ -78,66 +78,58 @@ async function blockedBy(holder: number): Promise<void> {
   );
 }
 
+/**
+ * A first checkout on a fresh key, held inside its transaction by a lock on its product while
+ * `sendDuplicates` sends the same checkout with `Prefer: wait=10`; then the first is let go. Every
+ * answer comes back, the first's and the duplicates', all checked to be the first's replay.
+ */
+async function whileFirstHeld(sendDuplicates: (send: () => void) => Promise<void>) {
+  const key = `wait-${randomUUID()}`;
+  const lock = await lockProduct();
+  const first = checkout(key);
+  const duplicates: ReturnType<typeof checkout>[] = [];
+  try {
+    await blockedBy(lock.pid);
+    expect(app.admission.size).toBe(1);
+    await sendDuplicates(() => duplicates.push(checkout(key, "wait=10")));
+  } finally {
+    await lock.release();
+  }
+  const answer = await first;
+  expect(answer.status).toBe(200);
+  for (const duplicate of await Promise.all(duplicates)) {
+    expect(duplicate.status).toBe(200);
+    expect(duplicate.headers.get("idempotent-replayed")).toBe("true");
+    expect(duplicate.headers.get("preference-applied")).toBe("wait=10");
+    expect(duplicate.text).toBe(answer.text);
+  }
+  expect(app.admission.size).toBe(0);
+  const [orders] = await t.db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS "n" FROM "Order" WHERE "idempotencyKey" = ${key}`;
+  expect(orders!.n).toBe(1);
+}
+
+const settled = { timeout: 20_000, interval: 5 };
+
 describe("duplicates waiting on one key, at the instance's bound of requests in flight", () => {
   it("are counted out while they sleep, so every one gets in, and every one gets the first answer", async () => {
-    const key = `wait-${randomUUID()}`;
-    const lock = await lockProduct();
-    const first = checkout(key);
-    const duplicates: ReturnType<typeof checkout>[] = [];
-    try {
-      await blockedBy(lock.pid);
-      expect(app.admission.size).toBe(1);
+    await whileFirstHeld(async (send) => {
       for (let i = 0; i < 8; i++) {
-        duplicates.push(checkout(key, "wait=10"));
+        send();
         // It got in, found the key held, and sleeps counted out: the bound is free again.
-        await vi.waitFor(() => expect(app.admission.size).toBe(1), {
-          timeout: 10_000,
-          interval: 5,
-        });
+        await vi.waitFor(() => expect(app.admission.size).toBe(1), settled);
       }
-    } finally {
-      await lock.release();
-    }
-    const answer = await first;
-    expect(answer.status).toBe(200);
-    const answers = await Promise.all(duplicates);
-    for (const duplicate of answers) {
-      expect(duplicate.status).toBe(200);
-      expect(duplicate.headers.get("idempotent-replayed")).toBe("true");
-      expect(duplicate.headers.get("preference-applied")).toBe("wait=10");
-      expect(duplicate.text).toBe(answer.text);
-    }
-    expect(app.admission.size).toBe(0);
-    const [orders] = await t.db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS "n" FROM "Order" WHERE "idempotencyKey" = ${key}`;
-    expect(orders!.n).toBe(1);
+    });
   });
 
   it("sent all at once, past the bound, they queue for a place instead of being refused, and all get the first answer", async () => {
-    const key = `wait-${randomUUID()}`;
-    const lock = await lockProduct();
-    const first = checkout(key);
-    const duplicates: ReturnType<typeof checkout>[] = [];
-    try {
-      await blockedBy(lock.pid);
-      for (let i = 0; i < 30; i++) duplicates.push(checkout(key, "wait=10"));
+    await whileFirstHeld(async (send) => {
+      for (let i = 0; i < 30; i++) send();
       // Every one got in, past the queue, and sleeps counted out.
-      await vi.waitFor(
-        () => {
-          expect(app.admission.queued).toBe(0);
-          expect(app.admission.size).toBe(1);
-        },
-        { timeout: 20_000, interval: 5 },
-      );
-    } finally {
-      await lock.release();
-    }
-    const answer = await first;
-    expect(answer.status).toBe(200);
-    for (const duplicate of await Promise.all(duplicates)) {
-      expect(duplicate.status).toBe(200);
-      expect(duplicate.headers.get("idempotent-replayed")).toBe("true");
-      expect(duplicate.text).toBe(answer.text);
-    }
+      await vi.waitFor(() => {
+        expect(app.admission.queued).toBe(0);
+        expect(app.admission.size).toBe(1);
+      }, settled);
+    });
   });
 });
