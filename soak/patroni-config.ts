@@ -2,7 +2,26 @@
 // failover does to once (synchronous_mode, master_start_timeout, use_pg_rewind) are explained in
 // docs/operations.md.
 import path from "node:path";
-import type { ClusterOptions } from "./patroni";
+
+/** The cluster's ports and settings (soak/patroni.ts starts it). */
+export interface NodePorts {
+  pg: number;
+  rest: number;
+}
+
+export interface ClusterOptions {
+  dir: string;
+  etcdPort: number;
+  etcdPeerPort: number;
+  nodes: NodePorts[];
+  /**
+   * synchronous_mode: a commit returns once a standby has it (the patroni profile); off for the
+   * demonstration.
+   */
+  synchronous: boolean;
+  /** Patroni's leader key TTL: how long a lost node keeps the leadership (the node-loss outage). */
+  ttlSeconds: number;
+}
 
 export const SCOPE = "once-soak";
 export const SUPERUSER = { username: "postgres", password: "postgres" };

@@ -17,30 +17,13 @@ import {
   stopChild,
   type Child,
 } from "./processes";
+import type { ClusterOptions } from "./patroni-config";
 
 export const PATRONI_BIN = "/usr/bin/patroni";
 export const PATRONICTL_BIN = "/usr/bin/patronictl";
 export const ETCD_BIN = "/usr/bin/etcd";
 export { PG15_BIN, SCOPE, SUPERUSER } from "./patroni-config";
-
-export interface NodePorts {
-  pg: number;
-  rest: number;
-}
-
-export interface ClusterOptions {
-  dir: string;
-  etcdPort: number;
-  etcdPeerPort: number;
-  nodes: NodePorts[];
-  /**
-   * synchronous_mode: a commit returns once a standby has it (the patroni profile); off for the
-   * demonstration.
-   */
-  synchronous: boolean;
-  /** Patroni's leader key TTL: how long a lost node keeps the leadership (the node-loss outage). */
-  ttlSeconds: number;
-}
+export type { ClusterOptions, NodePorts } from "./patroni-config";
 
 export interface Member {
   name: string;

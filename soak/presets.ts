@@ -1,6 +1,6 @@
 // The soak's presets over the defaults (config.ts): `--short` for npm test, and the patroni
 // profiles'.
-import type { SoakConfig } from "./config";
+import type { SoakConfig } from "./soak-config";
 
 /**
  * The patroni profiles: the database faults are the subject, so no instance is killed (the other
