@@ -109,6 +109,3 @@ export const REASONS: Record<Reason, ReasonInfo> = {
 // The headers the protocol speaks and the events it counts, beside its reasons: the vocabulary of
 // the wire and of a dashboard, safe in a browser.
 export { Header, CounterEvent } from "./constants.js";
-// How long a request says it will wait (`Prefer: wait=N`): a server may queue such a request for a
-// place rather than refuse it.
-export { parsePreferWait } from "./wait/prefer.js";

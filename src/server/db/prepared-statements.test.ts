@@ -55,7 +55,7 @@ describe("prepared statements", () => {
     expect(replay.json).toEqual(first.json);
 
     const names = await preparedNames(db);
-    expect(names).toContain("once_reserve");
+    expect(names.some((n) => /^once_reserve_[0-9a-f]{12}$/.test(n))).toBe(true);
     expect(names.filter((n) => n.startsWith("prisma_")).length).toBeGreaterThan(3);
     // More checkouts use the same statements: the list is per statement, never per call.
     await checkouts(db);

@@ -9,3 +9,6 @@ export {
 } from "./route.js";
 export { DEFAULT_REPLAYED_HEADERS } from "./answer.js";
 export { problemResponse, PROBLEM_TYPE, type Problem } from "./problem.js";
+// How long a request says it will wait (`Prefer: wait=N`): a server that bounds its requests in
+// progress may queue such a request for a place rather than refuse it.
+export { parsePreferWait } from "../wait/prefer.js";

@@ -1,4 +1,4 @@
-import { parsePreferWait } from "@once/idempotency/reasons";
+import { parsePreferWait } from "@once/idempotency/http";
 import { serverApp } from "@/server/app";
 import { serveTrpc } from "@/server/api/handler";
 
