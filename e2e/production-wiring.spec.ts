@@ -126,7 +126,7 @@ test("a checkout and five retries run one reservation, the engine's prepared one
     first = await res.text();
   });
   // The reservation goes through the engine's own prepared statement on the pg pool, not Prisma.
-  expect(count(firstLog, /execute once_reserve:/)).toBe(1);
+  expect(count(firstLog, /execute once_reserve_[0-9a-f]{12}:/)).toBe(1);
   const replays: Response[] = [];
   const retriesLog = await statementsDuring(async () => {
     for (let i = 0; i < 5; i++) replays.push(await checkout(a, key));
