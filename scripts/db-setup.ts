@@ -6,7 +6,7 @@
 import { loadSetupConfig } from "../src/server/config";
 import { setupDatabase } from "../tools/db/setup";
 import { configOrExit } from "./lib/config";
-import { requireDatabase, runTool } from "./lib/database";
+import { requireDatabase, runTool } from "../tools/db/require-database";
 
 const config = configOrExit("db:setup", () => loadSetupConfig(process.env));
 await requireDatabase();

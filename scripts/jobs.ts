@@ -7,7 +7,7 @@
 import { reapExpiredKeys, sweepStuckKeys } from "@once/idempotency/jobs";
 import { poolRunner, type SqlRunner } from "@once/idempotency/sql";
 import { createDb, poolOf } from "../src/server/db/client";
-import { requireDatabase, runTool } from "./lib/database";
+import { requireDatabase, runTool } from "../tools/db/require-database";
 
 const JOBS = {
   reap: (run: SqlRunner) => reapExpiredKeys(run),

@@ -8,7 +8,7 @@ import { createDb } from "../src/server/db/client";
 import { createProviderClient, createReconciliation } from "../src/server/payments";
 import { resolveProviderUrl } from "../tools/db/url";
 import { configOrExit } from "./lib/config";
-import { requireDatabase, runTool } from "./lib/database";
+import { requireDatabase, runTool } from "../tools/db/require-database";
 
 // The database's variables and PAYMENTS_PROVIDER_URL: nothing the worker or the server needs.
 const config = configOrExit("reconcile", () => loadReconcileConfig(process.env));

@@ -4,7 +4,7 @@
 import { createServer } from "node:http";
 import { createDb } from "@/server/db/client";
 import { createEngineFor } from "@/server/engine";
-import { requireDatabase } from "../../scripts/lib/database";
+import { requireDatabase } from "../db/require-database";
 import { draftFixture } from "./route";
 
 const portArg = process.argv.indexOf("--port");

@@ -3,7 +3,7 @@
 // connection failure while it runs (the database stopped under it).
 import pg from "pg";
 import { isStoreUnavailable } from "@once/idempotency/operator";
-import { resolveDatabaseUrlWithSource, type UrlSource } from "../../tools/db/url";
+import { resolveDatabaseUrlWithSource, type UrlSource } from "./url";
 
 function where(url: string): string {
   try {
