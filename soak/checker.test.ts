@@ -357,6 +357,17 @@ describe("the soak's checker", () => {
       { t: 29_000, kind: "kill", detail: "instance 1" },
     ]);
     expect(passed(excused)).toBe(true);
+    // Refusals of requests sent before a fault and answered during it are the fault's too.
+    const inFlight = busy.map((r) => (r.seen === 503 ? { ...r, t: r.t - 25_000, ms: 26_000 } : r));
+    const sentBefore = await verdict([intent("k1", { orderIds: [id] })], inFlight, [
+      { t: 29_000, kind: "kill", detail: "instance 1" },
+    ]);
+    expect(passed(sentBefore)).toBe(true);
+    // ...and without the fault they count against the bound.
+    failedRow(
+      await verdict([intent("k1", { orderIds: [id] })], inFlight),
+      "refusals (503) outside the fault windows",
+    );
   });
 
   it("the asynchronous profile's demonstration fails, in one sentence, when it shows no loss", async () => {

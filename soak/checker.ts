@@ -134,29 +134,32 @@ function lossFoundByReconciliation(facts: DatabaseFacts): CheckRow {
 }
 
 /**
- * Whether `t` falls in a fault's window: from the fault to FAULT_RECOVERY_MS after it (after the
- * database is back, for an outage).
+ * The fault windows, as [from, to) in ms since the run started: from a fault to FAULT_RECOVERY_MS
+ * after it, and for an outage from the database's stop to FAULT_RECOVERY_MS after it is back (to
+ * the run's end if it never came back).
  */
-function inFaultWindow(t: number, faults: readonly Fault[]): boolean {
+function faultWindows(faults: readonly Fault[]): Array<[number, number]> {
+  const windows: Array<[number, number]> = [];
   let stoppedAt: number | undefined;
   for (const f of faults) {
     if (f.kind === "bust" || f.kind === "release" || f.kind === "provider-recovers") continue;
     if (f.kind === "pg-stop") stoppedAt = f.t;
-    if (
-      f.kind === "pg-start" &&
-      stoppedAt !== undefined &&
-      t >= stoppedAt &&
-      t < f.t + FAULT_RECOVERY_MS
-    )
-      return true;
-    if (t >= f.t && t < f.t + FAULT_RECOVERY_MS) return true;
+    if (f.kind === "pg-start" && stoppedAt !== undefined) {
+      windows.push([stoppedAt, f.t + FAULT_RECOVERY_MS]);
+      stoppedAt = undefined;
+    }
+    windows.push([f.t, f.t + FAULT_RECOVERY_MS]);
   }
-  return (
-    stoppedAt !== undefined &&
-    t >= stoppedAt &&
-    !faults.some((f) => f.kind === "pg-start" && f.t > stoppedAt!)
-  );
+  if (stoppedAt !== undefined) windows.push([stoppedAt, Infinity]);
+  return windows;
 }
+
+/**
+ * Whether a request's life, from its start to its answer, overlaps a fault window: a request sent
+ * before a restart and refused during it was refused by the fault, not by a busy machine.
+ */
+const overlapsFault = (r: RequestSample, windows: ReadonlyArray<[number, number]>) =>
+  windows.some(([from, to]) => r.t < to && r.t + r.ms >= from);
 
 /**
  * What share of the answers were refusals (503), why, and whether refusals outside the fault
@@ -171,8 +174,8 @@ function refusals(run: RunFigures): CheckRow[] {
   const byReason = [...reasons].sort((a, b) => b[1] - a[1]).map(([reason, n]) => `${reason} ×${n}`);
   const share = (part: number, whole: number) =>
     whole ? `${((100 * part) / whole).toFixed(1)} %` : "–";
-  const faults = run.faults ?? [];
-  const outside = answers.filter((r) => !inFaultWindow(r.t, faults));
+  const windows = faultWindows(run.faults ?? []);
+  const outside = answers.filter((r) => !overlapsFault(r, windows));
   const refusedOutside = outside.filter((r) => r.seen === 503);
   const judged = outside.length >= MIN_ANSWERS_FOR_REFUSAL_BOUND;
   const ok = !judged || refusedOutside.length <= MAX_REFUSAL_SHARE * outside.length;
