@@ -147,6 +147,8 @@ await runBench("bench", async (log) => {
           adopter.engineCall(randomUUID(), `aw${i}`),
           adopter.createCatchP2002(randomUUID(), `acw${i}`),
           adopter.prismaOnly(`apw${i}`),
+          adopter.prismaPlusCompletion(`a1w${i}`),
+          adopter.reserveInsideTransaction(randomUUID(), `a2w${i}`),
         ]),
       ),
     );
@@ -186,6 +188,12 @@ await runBench("bench", async (log) => {
         sequential(adopterPool, per(N_NEW), (i) =>
           adopter.createCatchP2002(randomUUID(), `ac${s}-${i}`),
         ),
+      prismaPlusOne: (s) =>
+        sequential(adopterPool, per(N_NEW), (i) => adopter.prismaPlusCompletion(`a1${s}-${i}`)),
+      reserveInside: (s) =>
+        sequential(adopterPool, per(N_NEW), (i) =>
+          adopter.reserveInsideTransaction(randomUUID(), `a2${s}-${i}`),
+        ),
     });
     rows.push({
       path: "new key, the package as its README sets it up (defaults)",
@@ -198,6 +206,16 @@ await runBench("bench", async (log) => {
           label:
             "Prisma `create` of the key + catch `P2002`, then the transaction (the usual pattern)",
           sample: adopted.createCatch,
+        },
+        {
+          label:
+            "Prisma transaction + one raw statement, the completion's shape (no reservation): the least an engine that completes through Prisma can add",
+          sample: adopted.prismaPlusOne,
+        },
+        {
+          label:
+            "Prisma transaction with the key's insert and its completion inside it (an in-transaction mode's happy path, no replay or refusal logic)",
+          sample: adopted.reserveInside,
         },
       ],
       goal: { metric: "p50", maxRatio: 1.3 },
@@ -354,6 +372,39 @@ function adopterSetup(pool: pg.Pool) {
         async (tx) => ({ effectId: (await insert(tx, value))[0]!.id, value }),
       ),
     prismaOnly: (value: string) => prisma.$transaction(async (tx) => insert(tx, value)),
+    // The business write and one UPDATE shaped like the engine's completion (it matches no row):
+    // what the completion alone costs through Prisma's raw statements inside the transaction.
+    prismaPlusCompletion: (value: string) =>
+      prisma.$transaction(async (tx) => {
+        const [row] = await insert(tx, value);
+        await tx.$executeRawUnsafe(
+          `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "completedAt" = now()
+           WHERE "scope" = $1 AND "id" = $2::uuid AND "status" = 'PROCESSING'`,
+          "bench",
+          randomUUID(),
+          JSON.stringify({ effectId: row!.id, value }),
+        );
+      }),
+    // The reservation moved into the business transaction (one commit, no lease to sweep): the
+    // key's insert, the write, the completion, all through Prisma inside one transaction.
+    reserveInsideTransaction: (key: string, value: string) =>
+      prisma.$transaction(async (tx) => {
+        const [reserved] = await tx.$queryRawUnsafe<{ id: string }[]>(
+          `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "expiresAt")
+           VALUES ('bench', $1, 'effect', $2, 'PROCESSING', now() + interval '1 day')
+           ON CONFLICT ("scope", "key") DO NOTHING RETURNING "id"`,
+          key,
+          "0".repeat(64),
+        );
+        const [row] = await insert(tx, value);
+        await tx.$executeRawUnsafe(
+          `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "completedAt" = now()
+           WHERE "scope" = $1 AND "id" = $2::uuid AND "status" = 'PROCESSING'`,
+          "bench",
+          reserved!.id,
+          JSON.stringify({ effectId: row!.id, value }),
+        );
+      }),
     async createCatchP2002(key: string, value: string) {
       try {
         await prisma.idempotencyKey.create({
