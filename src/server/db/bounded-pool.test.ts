@@ -1,18 +1,51 @@
 // Overload is refused at once, not after the whole wait: a pool that has learnt its drain rate
 // refuses a newcomer whose queue it could not drain within the wait, busy (503 store_busy) with a
 // Retry-After from that rate; what is already queued is still served, in order.
+import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { classifyStoreFailure, retryAfterOf, StoreFailure } from "@once/idempotency/operator";
 import { useTestDatabase } from "@/test/database";
-import { BoundedPool, RATE_WINDOW } from "./bounded-pool";
+import { BoundedPool } from "./bounded-pool";
+import { RATE_WINDOW } from "../drain-rate";
 import { ListenedClient } from "./client";
 
 const t = useTestDatabase();
 let pool: BoundedPool | undefined;
+const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await pool?.end();
   pool = undefined;
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
+
+/**
+ * PostgreSQL behind a forwarder that can stop answering new connections (a starved server: the
+ * connection is accepted, the login never comes back); connections already made go on working.
+ */
+async function stallablePostgres() {
+  const target = new URL(t.url);
+  let stalled = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {});
+    if (stalled) return;
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(upstream);
+    upstream.on("error", () => socket.destroy());
+    socket.pipe(upstream).pipe(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const url = new URL(t.url);
+  url.hostname = "127.0.0.1";
+  url.port = String((server.address() as net.AddressInfo).port);
+  return { url: url.toString(), stall: () => (stalled = true) };
+}
 
 /** A pool of one connection on a clock the test moves: RATE_WINDOW hand-outs, the first at 1 ms. */
 async function learntPool() {
@@ -61,5 +94,36 @@ describe("BoundedPool", () => {
     expect(pool.waitingCount).toBe(20);
     held.release();
     expect(await Promise.all(queued)).toHaveLength(20);
+  });
+
+  it("reads a new connection that does not come up in time as busy while PostgreSQL answers on others, and as unavailable otherwise", async () => {
+    const pg = await stallablePostgres();
+    const options = {
+      connectionString: pg.url,
+      max: 2,
+      connectionTimeoutMillis: 200,
+      Client: ListenedClient,
+    };
+    pool = new BoundedPool(options);
+    await pool.query("SELECT 1"); // PostgreSQL answered this pool a moment ago
+    const held = await pool.connect(); // so the next request needs a new connection
+    const fresh = new BoundedPool(options); // a pool that never reached PostgreSQL
+    cleanups.push(() => fresh.end());
+    pg.stall();
+    const busy = await pool.query("SELECT 1").then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(classifyStoreFailure(busy)).toBe(StoreFailure.BUSY);
+    expect(retryAfterOf(busy)).toBeGreaterThanOrEqual(1);
+    // The promise form (Prisma's adapter) reads it the same way.
+    await expect(pool.connect()).rejects.toMatchObject({ code: "POOL_QUEUE_FULL" });
+    const down = await fresh.query("SELECT 1").then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect((down as Error).message).toMatch(/connection timeout/);
+    expect(classifyStoreFailure(down)).toBe(StoreFailure.UNAVAILABLE);
+    held.release();
   });
 });

@@ -9,14 +9,15 @@
 // serve within the wait is still served, in order.
 import pg from "pg";
 import { POOL_QUEUE_FULL } from "@once/idempotency/operator";
+import { DrainRate, retryAfterFor } from "../drain-rate";
 
+/** pg-pool's words for a new connection that did not come up within connectionTimeoutMillis. */
+const NEW_CONNECTION_TIMED_OUT = /Connection terminated due to connection timeout/;
 /**
- * Connections handed out that the drain rate is measured over: recent enough to follow a change of
- * load, enough to be steady.
+ * PostgreSQL answered this pool within this long: a slow new connection is then read as busy.
+ * Longer than the wait, so a pool whose every connection is busy still has recent evidence.
  */
-export const RATE_WINDOW = 64;
-/** No Retry-After beyond this: a client should come back and find out. */
-const MAX_RETRY_AFTER_SECONDS = 30;
+const BUSY_EVIDENCE_MS = 10_000;
 
 export interface PoolQueueFull extends Error {
   code: typeof POOL_QUEUE_FULL;
@@ -24,9 +25,8 @@ export interface PoolQueueFull extends Error {
 }
 
 export class BoundedPool extends pg.Pool {
-  /** When each of the last RATE_WINDOW connections was handed out (performance.now(), a ring). */
-  private readonly handedOut = new Float64Array(RATE_WINDOW);
-  private handed = 0;
+  /** How fast connections are handed out. */
+  private readonly handedOut: DrainRate;
   private readonly waitMs: number;
   private readonly now: () => number;
 
@@ -38,9 +38,8 @@ export class BoundedPool extends pg.Pool {
     super(config);
     this.waitMs = config.connectionTimeoutMillis;
     this.now = now;
-    this.on("acquire", () => {
-      this.handedOut[this.handed++ % RATE_WINDOW] = this.now();
-    });
+    this.handedOut = new DrainRate(now);
+    this.on("acquire", () => this.handedOut.record());
     this.on("release", (error: Error | undefined) => {
       if (!error) this.lastServed = this.now();
     });
@@ -59,13 +58,11 @@ export class BoundedPool extends pg.Pool {
   }
 
   /**
-   * Connections handed out per second over the last RATE_WINDOW, counted up to now (so a pool
-   * that stopped handing out sees its rate fall); undefined until it has handed out that many.
+   * Connections handed out per second over the last RATE_WINDOW, counted up to now; undefined
+   * until it has handed out that many.
    */
   drainRate(): number | undefined {
-    if (this.handed < RATE_WINDOW) return undefined;
-    const oldest = this.handedOut[this.handed % RATE_WINDOW]!;
-    return (RATE_WINDOW * 1000) / Math.max(this.now() - oldest, 1);
+    return this.handedOut.perSecond();
   }
 
   /**
@@ -84,7 +81,7 @@ export class BoundedPool extends pg.Pool {
     );
     return Object.assign(error, {
       code: POOL_QUEUE_FULL as typeof POOL_QUEUE_FULL,
-      retryAfterSeconds: Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(drainSeconds))),
+      retryAfterSeconds: retryAfterFor(drainSeconds),
     });
   }
 
@@ -111,6 +108,33 @@ export class BoundedPool extends pg.Pool {
       process.nextTick(() => callback(refused, undefined, () => {}));
       return;
     }
-    return callback ? super.connect(callback) : super.connect();
+    if (!callback)
+      return super.connect().catch((error: Error) => {
+        throw this.readBusy(error);
+      });
+    super.connect((error, client, done) => callback(error && this.readBusy(error), client, done));
+  }
+
+  /**
+   * A new connection that did not come up within the wait (pg-pool: "Connection terminated due to
+   * connection timeout") while PostgreSQL answered this pool within BUSY_EVIDENCE_MS is load, not
+   * an outage: on a starved machine a backend's start and its login take seconds (measured, npm
+   * run bench:overload: 9 such answers a run at 512 clients, each a `503 store_unavailable`
+   * while PostgreSQL served every other request). Read as busy, with a Retry-After.
+   */
+  private readBusy(error: Error): Error {
+    if (!NEW_CONNECTION_TIMED_OUT.test(error.message) || !this.servedWithin(BUSY_EVIDENCE_MS))
+      return error;
+    const rate = this.drainRate();
+    return Object.assign(
+      new Error(
+        `a new database connection did not come up within ${this.waitMs} ms while the database answered on others: busy`,
+        { cause: error },
+      ),
+      {
+        code: POOL_QUEUE_FULL as typeof POOL_QUEUE_FULL,
+        retryAfterSeconds: rate === undefined ? 1 : retryAfterFor((this.waitingCount + 1) / rate),
+      },
+    );
   }
 }

@@ -2,6 +2,7 @@
 // error shape with Retry-After, and serves again as soon as one finishes.
 import { describe, expect, it } from "vitest";
 import { Admission } from "./admission";
+import { RATE_WINDOW } from "../drain-rate";
 
 function held() {
   let release: () => void = () => {};
@@ -30,6 +31,29 @@ describe("Admission", () => {
     b.release();
     await second;
     expect(admission.size).toBe(0);
+  });
+
+  it("says when to come back: the requests in flight, at the rate requests have been finishing", async () => {
+    let now = 0;
+    const admission = new Admission(20, 0, () => now);
+    // RATE_WINDOW requests, one finishing every 500 ms: two places come free a second.
+    for (let i = 0; i < RATE_WINDOW; i++) {
+      now += 500;
+      await admission.admit(async () => new Response("ok"));
+    }
+    const inFlight = Array.from({ length: 20 }, () => held());
+    const served = inFlight.map((h) => admission.admit(h.serve));
+    const refused = await admission.admit(async () => new Response("no"));
+    expect(refused.status).toBe(503);
+    // 20 in flight at ~2 a second (64 over the 31.5 s from the oldest to now): 10 s.
+    expect(refused.headers.get("retry-after")).toBe("10");
+    // Nothing finishing for a while makes the rate fall and the wait grow, up to 30 s.
+    now += 600_000;
+    expect((await admission.admit(async () => new Response("no"))).headers.get("retry-after")).toBe(
+      "30",
+    );
+    for (const h of inFlight) h.release();
+    await Promise.all(served);
   });
 
   it("counts a request that failed as finished", async () => {

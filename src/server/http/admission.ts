@@ -14,8 +14,14 @@
 // that says it will wait queues for a place instead of being refused, for as long as it said: a
 // thousand duplicates sent at once get in as places free, each answered from memory in
 // microseconds once the key settles.
+//
+// A refusal's Retry-After is how long the requests in flight (and queued) take to finish at the
+// rate requests have been finishing: a client that honours it comes back when there is room. With
+// a fixed 1 s, 512 clients retrying every second cost the two instances more CPU in refusals than
+// they had left to serve (measured, npm run bench:overload: 15 checkouts served a second).
 import { Header } from "@once/idempotency/reasons";
 import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
+import { DrainRate, retryAfterFor } from "../drain-rate";
 
 interface Queued {
   grant: (admitted: boolean) => void;
@@ -26,15 +32,21 @@ export class Admission {
   private inFlight = 0;
   /** Requests that said they would wait (`Prefer: wait`), first come first served. */
   private readonly queue: Queued[] = [];
+  /** How fast places come free. */
+  private readonly departures: DrainRate;
 
   /**
    * `maxQueued`: how many requests that said they would wait may queue for a place; past it they
    * are refused like any other. They cost memory only while queued (their body not yet read).
+   * `now`: a monotonic clock in ms (tests move it).
    */
   constructor(
     readonly max: number,
     readonly maxQueued = max * 25,
-  ) {}
+    now?: () => number,
+  ) {
+    this.departures = new DrainRate(now);
+  }
 
   /** How many requests are being served now (tests). */
   get size(): number {
@@ -56,7 +68,7 @@ export class Admission {
     options: { waitMs?: number } = {},
   ): Promise<Response> {
     if (this.inFlight < this.max) this.inFlight++;
-    else if (!(await this.place(options.waitMs ?? 0))) return busy();
+    else if (!(await this.place(options.waitMs ?? 0))) return busy(this.retryAfterSeconds());
     try {
       return await serve(this.aside);
     } finally {
@@ -79,8 +91,18 @@ export class Admission {
     });
   }
 
+  /**
+   * How long the requests in flight and queued take to finish at the rate places have come free;
+   * 1 s until enough have.
+   */
+  retryAfterSeconds(): number {
+    const rate = this.departures.perSecond();
+    return rate === undefined ? 1 : retryAfterFor((this.inFlight + this.queue.length) / rate);
+  }
+
   /** A request's place goes to the first in the queue, or is given back. */
   private leave(): void {
+    this.departures.record();
     const next = this.queue.shift();
     if (!next) {
       this.inFlight--;
@@ -104,7 +126,7 @@ export class Admission {
 /** Runs a request's sleep with the request counted out of the requests in flight. */
 export type Aside = <T>(sleep: () => Promise<T>) => Promise<T>;
 
-function busy(): Response {
+function busy(retryAfterSeconds: number): Response {
   const data = {
     code: "SERVICE_UNAVAILABLE",
     httpStatus: 503,
@@ -117,7 +139,10 @@ function busy(): Response {
     { error: { message, code: -32603, data } },
     {
       status: 503,
-      headers: { [Header.RETRY_AFTER]: "1", Link: describedByLink(Reason.STORE_BUSY) },
+      headers: {
+        [Header.RETRY_AFTER]: String(retryAfterSeconds),
+        Link: describedByLink(Reason.STORE_BUSY),
+      },
     },
   );
 }

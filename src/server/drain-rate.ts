@@ -1,0 +1,41 @@
+// How fast a queue drains, from when its last items left: the pool's connections handed out
+// (src/server/db/bounded-pool.ts) and the API requests an instance finished
+// (src/server/http/admission.ts). A refusal's Retry-After is the time the present queue takes to
+// drain at that rate, so a polite client comes back when there is room instead of every second.
+
+/**
+ * Departures the rate is measured over: recent enough to follow a change of load, enough to be
+ * steady.
+ */
+export const RATE_WINDOW = 64;
+/** No Retry-After beyond this: a client should come back and find out. */
+export const MAX_RETRY_AFTER_SECONDS = 30;
+
+export class DrainRate {
+  /** When each of the last RATE_WINDOW departures happened (`now()`, a ring). */
+  private readonly at = new Float64Array(RATE_WINDOW);
+  private departed = 0;
+
+  /** `now`: a monotonic clock in ms (tests move it). */
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** One item left the queue. */
+  record(): void {
+    this.at[this.departed++ % RATE_WINDOW] = this.now();
+  }
+
+  /**
+   * Departures per second over the last RATE_WINDOW, counted up to now (so a queue that stopped
+   * draining sees its rate fall); undefined until that many have departed.
+   */
+  perSecond(): number | undefined {
+    if (this.departed < RATE_WINDOW) return undefined;
+    const oldest = this.at[this.departed % RATE_WINDOW]!;
+    return (RATE_WINDOW * 1000) / Math.max(this.now() - oldest, 1);
+  }
+}
+
+/** A drain time as a Retry-After: whole seconds, 1 to MAX_RETRY_AFTER_SECONDS. */
+export function retryAfterFor(drainSeconds: number): number {
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(drainSeconds)));
+}
