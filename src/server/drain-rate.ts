@@ -16,8 +16,14 @@ export class DrainRate {
   private readonly at = new Float64Array(RATE_WINDOW);
   private departed = 0;
 
-  /** `now`: a monotonic clock in ms (tests move it). */
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  /**
+   * `now`: a monotonic clock in ms (tests move it). `minSamples`: how many departures it takes
+   * before there is a rate (up to RATE_WINDOW): fewer answer sooner after a start, more steadily.
+   */
+  constructor(
+    private readonly now: () => number = () => performance.now(),
+    private readonly minSamples = RATE_WINDOW,
+  ) {}
 
   /** One item left the queue. */
   record(): void {
@@ -25,13 +31,14 @@ export class DrainRate {
   }
 
   /**
-   * Departures per second over the last RATE_WINDOW, counted up to now (so a queue that stopped
-   * draining sees its rate fall); undefined until that many have departed.
+   * Departures per second over the last RATE_WINDOW (or all so far, if fewer), counted up to now
+   * (so a queue that stopped draining sees its rate fall); undefined before `minSamples`.
    */
   perSecond(): number | undefined {
-    if (this.departed < RATE_WINDOW) return undefined;
-    const oldest = this.at[this.departed % RATE_WINDOW]!;
-    return (RATE_WINDOW * 1000) / Math.max(this.now() - oldest, 1);
+    if (this.departed < this.minSamples) return undefined;
+    const samples = Math.min(this.departed, RATE_WINDOW);
+    const oldest = this.at[(this.departed - samples) % RATE_WINDOW]!;
+    return (samples * 1000) / Math.max(this.now() - oldest, 1);
   }
 }
 

@@ -56,6 +56,30 @@ describe("Admission", () => {
     await Promise.all(served);
   });
 
+  it("computes its Retry-After from the first eight requests finished, not 1 s until it has 64", async () => {
+    let now = 0;
+    const admission = new Admission(20, 0, () => now);
+    const fill = () => Array.from({ length: 20 }, () => held());
+    const refusedNow = async () =>
+      (await admission.admit(async () => new Response("no"))).headers.get("retry-after");
+    for (let i = 0; i < 7; i++) {
+      now += 500;
+      await admission.admit(async () => new Response("ok"));
+    }
+    let inFlight = fill();
+    let served = inFlight.map((h) => admission.admit(h.serve));
+    expect(await refusedNow()).toBe("1"); // seven are too few to tell
+    for (const h of inFlight) h.release();
+    await Promise.all(served);
+    // 27 finished (the 20 just now included), 64 not yet: 27 in the 3.5 s since the first.
+    now += 500;
+    inFlight = fill();
+    served = inFlight.map((h) => admission.admit(h.serve));
+    expect(await refusedNow()).toBe("3"); // 20 in flight at ~7.7 a second: 2.6 s
+    for (const h of inFlight) h.release();
+    await Promise.all(served);
+  });
+
   it("counts a request that failed as finished", async () => {
     const admission = new Admission(1);
     await expect(admission.admit(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");

@@ -28,6 +28,12 @@ interface Queued {
   timer: NodeJS.Timeout;
 }
 
+/**
+ * Requests finished before a refusal's Retry-After is computed rather than 1 s: few, because the
+ * moments after a start or a surge are when a fixed 1 s brings every refused client back at once.
+ */
+const ADMISSION_MIN_SAMPLES = 8;
+
 export class Admission {
   private inFlight = 0;
   /** Requests that said they would wait (`Prefer: wait`), first come first served. */
@@ -45,7 +51,7 @@ export class Admission {
     readonly maxQueued = max * 25,
     now?: () => number,
   ) {
-    this.departures = new DrainRate(now);
+    this.departures = new DrainRate(now, ADMISSION_MIN_SAMPLES);
   }
 
   /** How many requests are being served now (tests). */
