@@ -168,10 +168,16 @@ const overlapsFault = (r: RequestSample, windows: ReadonlyArray<[number, number]
 function refusals(run: RunFigures): CheckRow[] {
   const answers = run.requests.filter((r) => r.t < run.fireEndsAt && typeof r.seen === "number");
   const refused = answers.filter((r) => r.seen === 503);
-  const reasons = new Map<string, number>();
-  for (const r of refused)
-    reasons.set(r.reason ?? "unknown", (reasons.get(r.reason ?? "unknown") ?? 0) + 1);
-  const byReason = [...reasons].sort((a, b) => b[1] - a[1]).map(([reason, n]) => `${reason} ×${n}`);
+  const reasons = new Map<string, { n: number; waits: number[] }>();
+  for (const r of refused) {
+    const tally = reasons.get(r.reason ?? "unknown") ?? { n: 0, waits: [] };
+    tally.n++;
+    if (r.retryAfter !== undefined) tally.waits.push(r.retryAfter);
+    reasons.set(r.reason ?? "unknown", tally);
+  }
+  const byReason = [...reasons]
+    .sort((a, b) => b[1].n - a[1].n)
+    .map(([reason, { n, waits }]) => `${reason} ×${n}${retryAfterRange(waits)}`);
   const share = (part: number, whole: number) =>
     whole ? `${((100 * part) / whole).toFixed(1)} %` : "–";
   const windows = faultWindows(run.faults ?? []);
@@ -196,6 +202,13 @@ function refusals(run: RunFigures): CheckRow[] {
           ],
     },
   ];
+}
+
+/** " (Retry-After 1–30 s)", or "" when none was given. */
+function retryAfterRange(waits: number[]): string {
+  if (waits.length === 0) return "";
+  const [low, high] = [Math.min(...waits), Math.max(...waits)];
+  return ` (Retry-After ${low === high ? low : `${low}–${high}`} s)`;
 }
 
 function ordersPerIntent(

@@ -123,9 +123,10 @@ async function pursue(
       continue;
     }
     const { status, headers: h } = result.answer;
+    const retryAfter = retryAfterSeconds(h);
     rec.requests.push(
       status === 503
-        ? { t, ms, seen: status, reason: refusalReason(result.answer.body) }
+        ? { t, ms, seen: status, reason: refusalReason(result.answer.body), retryAfter }
         : { t, ms, seen: status },
     );
     intent.statuses.push(status);
@@ -135,7 +136,6 @@ async function pursue(
       intent.endedAt ??= rec.now(); // a resend does not reopen the intent in the chart
       return;
     }
-    const retryAfter = retryAfterSeconds(h);
     await sleep(
       retryAfter !== undefined ? Math.max(retryAfter * 1000, 100) : Math.min(2_000, 100 * attempt),
     );

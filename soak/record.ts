@@ -16,6 +16,8 @@ export interface RequestSample {
    * nothing).
    */
   reason?: string;
+  /** A 503's Retry-After, in seconds, when it had one. */
+  retryAfter?: number;
 }
 
 export interface CartLine {

@@ -13,12 +13,6 @@ import { DrainRate, retryAfterFor } from "../drain-rate";
 
 /** pg-pool's words for a new connection that did not come up within connectionTimeoutMillis. */
 const NEW_CONNECTION_TIMED_OUT = /Connection terminated due to connection timeout/;
-/**
- * PostgreSQL answered this pool within this long: a slow new connection is then read as busy.
- * Longer than the wait, so a pool whose every connection is busy still has recent evidence.
- */
-const BUSY_EVIDENCE_MS = 10_000;
-
 export interface PoolQueueFull extends Error {
   code: typeof POOL_QUEUE_FULL;
   retryAfterSeconds: number;
@@ -117,13 +111,13 @@ export class BoundedPool extends pg.Pool {
 
   /**
    * A new connection that did not come up within the wait (pg-pool: "Connection terminated due to
-   * connection timeout") while PostgreSQL answered this pool within BUSY_EVIDENCE_MS is load, not
-   * an outage: on a starved machine a backend's start and its login take seconds (measured, npm
+   * connection timeout") while PostgreSQL answered this pool on other connections meanwhile (within
+   * the wait) is load, not an outage: on a starved machine a backend's start and its login take seconds (measured, npm
    * run bench:overload: 9 such answers a run at 512 clients, each a `503 store_unavailable`
    * while PostgreSQL served every other request). Read as busy, with a Retry-After.
    */
   private readBusy(error: Error): Error {
-    if (!NEW_CONNECTION_TIMED_OUT.test(error.message) || !this.servedWithin(BUSY_EVIDENCE_MS))
+    if (!NEW_CONNECTION_TIMED_OUT.test(error.message) || !this.servedWithin(this.waitMs))
       return error;
     const rate = this.drainRate();
     return Object.assign(
