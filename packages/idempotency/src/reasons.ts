@@ -78,9 +78,9 @@ export const REASONS: Record<Reason, ReasonInfo> = {
   store_busy: {
     status: 503,
     meaning:
-      "The key store (the database) is up, but no connection came free in time (every one is busy), so nothing was executed.",
+      "The server is up but busy: it already works on as many requests as it takes, or no connection to the key store (the database) came free in time. Nothing was executed.",
     remedy:
-      "Retry with the same key after Retry-After seconds; if it keeps happening, the operator adds capacity (pool size, instances).",
+      "Retry with the same key after Retry-After seconds (the time the requests before yours take to finish); if it keeps happening, the operator adds capacity (pool size, instances).",
   },
   commit_unconfirmed: {
     status: 503,

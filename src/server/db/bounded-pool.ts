@@ -13,6 +13,7 @@ import { DrainRate, retryAfterFor } from "../drain-rate";
 
 /** pg-pool's words for a new connection that did not come up within connectionTimeoutMillis. */
 const NEW_CONNECTION_TIMED_OUT = /Connection terminated due to connection timeout/;
+
 export interface PoolQueueFull extends Error {
   code: typeof POOL_QUEUE_FULL;
   retryAfterSeconds: number;
@@ -111,10 +112,11 @@ export class BoundedPool extends pg.Pool {
 
   /**
    * A new connection that did not come up within the wait (pg-pool: "Connection terminated due to
-   * connection timeout") while PostgreSQL answered this pool on other connections meanwhile (within
-   * the wait) is load, not an outage: on a starved machine a backend's start and its login take seconds (measured, npm
-   * run bench:overload: 9 such answers a run at 512 clients, each a `503 store_unavailable`
-   * while PostgreSQL served every other request). Read as busy, with a Retry-After.
+   * connection timeout") while PostgreSQL answered this pool on other connections meanwhile is
+   * load, not an outage: on a starved machine a backend's start and its login take seconds
+   * (measured, npm run bench:overload: 9 such answers a run at 512 clients, each a
+   * `503 store_unavailable` while PostgreSQL served every other request). Read as busy, with a
+   * Retry-After. Without that evidence it stays what it says.
    */
   private readBusy(error: Error): Error {
     if (!NEW_CONNECTION_TIMED_OUT.test(error.message) || !this.servedWithin(this.waitMs))
