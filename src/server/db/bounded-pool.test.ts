@@ -115,12 +115,20 @@ describe("BoundedPool", () => {
         (error: unknown) => error,
       );
     // Two requests need new connections (pool.query's callback form, the adapter's promise form),
-    // which do not come up; meanwhile PostgreSQL answers on the connection already open.
+    // which do not come up; meanwhile PostgreSQL answers on the connection already open, taken and
+    // given back again and again as a busy pool's connections are.
     const viaQuery = failure(pool.query("SELECT 1"));
     const viaConnect = failure(pool.connect());
-    await held.query("SELECT 1");
-    held.release();
-    for (const busy of [await viaQuery, await viaConnect]) {
+    let settled = false;
+    const both = Promise.all([viaQuery, viaConnect]).finally(() => (settled = true));
+    let client = held;
+    while (!settled) {
+      await client.query("SELECT 1");
+      client.release();
+      client = await pool.connect();
+    }
+    client.release();
+    for (const busy of await both) {
       expect(busy).toMatchObject({ code: "POOL_QUEUE_FULL" });
       expect(classifyStoreFailure(busy)).toBe(StoreFailure.BUSY);
       expect(retryAfterOf(busy)).toBeGreaterThanOrEqual(1);
