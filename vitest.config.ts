@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { runTempRoot } from "./src/test/temp-root";
 
 // Two projects: the app (src/, scripts/, tools/, soak/, bench/) and the engine package
 // (packages/idempotency), each with its own PostgreSQL started by its global setup.
@@ -28,6 +29,9 @@ export default defineConfig({
           // Tests build their configuration (src/test/app.ts: demo mode, since the fixtures are the
           // demo accounts and tokens); a test that starts a process gives it its variables.
           setupFiles: ["src/test/setup.ts"],
+          // The run's own temp folder (made and removed by the global setup): a run leaves nothing
+          // in /tmp, whichever test, or process a test started, made what.
+          env: { TMPDIR: runTempRoot() },
         },
       },
       "packages/idempotency",
