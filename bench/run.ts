@@ -364,6 +364,15 @@ function adopterSetup(pool: pg.Pool) {
     tx.$queryRaw<
       { id: number }[]
     >`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
+  // A completion shaped like the engine's (fenced on PROCESSING, the answer stored), through Prisma.
+  const complete = (tx: Tx, id: string, answer: unknown) =>
+    tx.$executeRawUnsafe(
+      `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "completedAt" = now()
+       WHERE "scope" = $1 AND "id" = $2::uuid AND "status" = 'PROCESSING'`,
+      "bench",
+      id,
+      JSON.stringify(answer),
+    );
   return {
     engineCall: (key: string, value: string) =>
       withIdempotency(
@@ -377,13 +386,7 @@ function adopterSetup(pool: pg.Pool) {
     prismaPlusCompletion: (value: string) =>
       prisma.$transaction(async (tx) => {
         const [row] = await insert(tx, value);
-        await tx.$executeRawUnsafe(
-          `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "completedAt" = now()
-           WHERE "scope" = $1 AND "id" = $2::uuid AND "status" = 'PROCESSING'`,
-          "bench",
-          randomUUID(),
-          JSON.stringify({ effectId: row!.id, value }),
-        );
+        await complete(tx, randomUUID(), { effectId: row!.id, value });
       }),
     // The reservation moved into the business transaction (one commit, no lease to sweep): the
     // key's insert, the write, the completion, all through Prisma inside one transaction.
@@ -397,13 +400,7 @@ function adopterSetup(pool: pg.Pool) {
           "0".repeat(64),
         );
         const [row] = await insert(tx, value);
-        await tx.$executeRawUnsafe(
-          `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "completedAt" = now()
-           WHERE "scope" = $1 AND "id" = $2::uuid AND "status" = 'PROCESSING'`,
-          "bench",
-          reserved!.id,
-          JSON.stringify({ effectId: row!.id, value }),
-        );
+        await complete(tx, reserved!.id, { effectId: row!.id, value });
       }),
     async createCatchP2002(key: string, value: string) {
       try {

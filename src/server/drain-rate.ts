@@ -40,6 +40,12 @@ export class DrainRate {
     const oldest = this.at[(this.departed - samples) % RATE_WINDOW]!;
     return (samples * 1000) / Math.max(this.now() - oldest, 1);
   }
+
+  /** How long `queued` items take to drain at this rate, as a Retry-After; 1 s without a rate. */
+  retryAfter(queued: number): number {
+    const rate = this.perSecond();
+    return rate === undefined ? 1 : retryAfterFor(queued / rate);
+  }
 }
 
 /** A drain time as a Retry-After: whole seconds, 1 to MAX_RETRY_AFTER_SECONDS. */

@@ -121,7 +121,6 @@ export class BoundedPool extends pg.Pool {
   private readBusy(error: Error): Error {
     if (!NEW_CONNECTION_TIMED_OUT.test(error.message) || !this.servedWithin(this.waitMs))
       return error;
-    const rate = this.drainRate();
     return Object.assign(
       new Error(
         `a new database connection did not come up within ${this.waitMs} ms while the database answered on others: busy`,
@@ -129,7 +128,7 @@ export class BoundedPool extends pg.Pool {
       ),
       {
         code: POOL_QUEUE_FULL as typeof POOL_QUEUE_FULL,
-        retryAfterSeconds: rate === undefined ? 1 : retryAfterFor((this.waitingCount + 1) / rate),
+        retryAfterSeconds: this.handedOut.retryAfter(this.waitingCount + 1),
       },
     );
   }

@@ -21,7 +21,7 @@
 // they had left to serve (measured, npm run bench:overload: 15 checkouts served a second).
 import { Header } from "@once/idempotency/reasons";
 import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
-import { DrainRate, retryAfterFor } from "../drain-rate";
+import { DrainRate } from "../drain-rate";
 
 interface Queued {
   grant: (admitted: boolean) => void;
@@ -74,7 +74,9 @@ export class Admission {
     options: { waitMs?: number } = {},
   ): Promise<Response> {
     if (this.inFlight < this.max) this.inFlight++;
-    else if (!(await this.place(options.waitMs ?? 0))) return busy(this.retryAfterSeconds());
+    // Come back when the requests in flight and queued have finished, at the rate they finish.
+    else if (!(await this.place(options.waitMs ?? 0)))
+      return busy(this.departures.retryAfter(this.inFlight + this.queue.length));
     try {
       return await serve(this.aside);
     } finally {
@@ -95,15 +97,6 @@ export class Admission {
       };
       this.queue.push(entry);
     });
-  }
-
-  /**
-   * How long the requests in flight and queued take to finish at the rate places have come free;
-   * 1 s until enough have.
-   */
-  retryAfterSeconds(): number {
-    const rate = this.departures.perSecond();
-    return rate === undefined ? 1 : retryAfterFor((this.inFlight + this.queue.length) / rate);
   }
 
   /** A request's place goes to the first in the queue, or is given back. */
