@@ -169,7 +169,11 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
  * A child that exits before the bench stops it fails the bench (bench/fail.ts prints the error
  * and exits 1), instead of the bench measuring connection errors. Returns the stop function.
  */
-function failIfItDies(child: ChildProcess, name: string, logFile: string): () => Promise<void> {
+export function failIfItDies(
+  child: ChildProcess,
+  name: string,
+  logFile: string,
+): () => Promise<void> {
   let stopping = false;
   child.once("exit", (code, signal) => {
     if (!stopping)
