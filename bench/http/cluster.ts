@@ -43,7 +43,7 @@ export interface Database {
 }
 
 /** The secret the provider signs its events with, and the bench's servers check them by. */
-const BENCH_WEBHOOK_SECRET = "bench-webhook-secret-0123456789abcdef";
+export const BENCH_WEBHOOK_SECRET = "bench-webhook-secret-0123456789abcdef";
 
 /**
  * `webhookPort`: the instance the provider posts its events to (the first one), as a provider posts

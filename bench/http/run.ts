@@ -27,6 +27,7 @@ import { assertControlServed, completeKey, SCENARIOS, type Scenario } from "./sc
 import { storageMarkdown, measureStorage } from "./storage";
 import { orderProfileMarkdown, profileUnderLoad } from "./profile-run";
 import { measureOrderCost, orderCostMarkdown } from "./order-cost";
+import { measureRouteCosts, routeCostMarkdown } from "./route-cost";
 import { runBench, type Step } from "../fail";
 
 let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
@@ -179,6 +180,27 @@ function header(plan: Plan): string {
   );
 }
 
+/**
+ * The routes' costs on an instance of their own, which the provider posts no webhooks to (they go
+ * to the first), so each route's CPU is its own.
+ */
+async function routeCosts(db: Database, floor: { port: number; pid: number }, plan: Plan) {
+  const instance = await startInstance({
+    port: plan.basePort + plan.maxInstances + 3,
+    databaseUrl: db.url,
+    providerUrl: db.providerUrl,
+    paymentJobs: false,
+  });
+  try {
+    return await measureRouteCosts(
+      { port: instance.port, pid: instance.pid, floor, productId: db.productId },
+      plan.quick ? 100 : 800,
+    );
+  } finally {
+    await instance.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const plan = parsePlan(process.argv.slice(2));
   await ensureBuild(log);
@@ -255,6 +277,11 @@ async function main(): Promise<void> {
         orderCostMarkdown(cost, floorCost, 16),
       );
       orderWindow = { window: cost.window, orders: cost.orders };
+      log("what each route costs the server");
+      sections.push(
+        "### What one request costs the server, route by route",
+        routeCostMarkdown(await routeCosts(db, floor, plan)),
+      );
       if (!plan.orderCostOnly) {
         const { cells, payments } = await checkoutPhase(db, target, plan, pace);
         const paymentsRatio = payments.deliveredDuringCheckout / payments.created;

@@ -72,6 +72,15 @@ describe("placing an order", () => {
     expect((await productBySku("MUG-001")).stock).toBe(mug.stock - 3);
     const stored = await t.db.order.findUniqueOrThrow({ where: { id: order.id } });
     expect(stored).toMatchObject({ tenantId: "acme", idempotencyKey: key });
+    // The answer is the order as the orders query reads it through Prisma's own mapping, to the
+    // byte: the same fields in the same order, the same types (the time as an ISO string).
+    const read = await callTrpc(t.db, {
+      path: "orders.byId",
+      input: { id: order.id },
+      token: TOKENS.acme,
+    });
+    expect(JSON.stringify(order)).toBe(JSON.stringify(read.json.result.data));
+    expect(order.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const outbox = await t.db.outboxMessage.findMany({ where: { aggregateId: order.id } });
     expect(outbox).toHaveLength(1);
     expect(outbox[0]).toMatchObject({

@@ -1,0 +1,232 @@
+// What one request costs the server, route by route: the CPU time (read from /proc) an instance of
+// the production build spends per request on each of its routes, beside the floor server (bare
+// node:http + pg: static JSON, and the same checkout by hand), all at the same concurrency from
+// the same client. It says how much of a paid order's server CPU is the framework's per-request
+// work rather than the checkout's (a checkout and its webhook are two requests through Next.js),
+// and what a new key costs against a replay. The instance measured receives no webhooks but those
+// sent here (the provider posts to another instance), so each route's figure is that route's
+// alone. PostgreSQL's CPU is not split by route here: the payment worker charges the orders the
+// checkouts write meanwhile (a paid order's whole cost is order-cost.ts's).
+import { randomBytes, randomUUID } from "node:crypto";
+import http from "node:http";
+import { signatureHeader } from "../../src/server/payments/webhook-signature";
+import { WEBHOOK_PATH } from "../../src/server/payments/webhook";
+import { cpuMsOf } from "./cpu";
+import { BENCH_WEBHOOK_SECRET } from "./cluster";
+import { settle } from "./pace";
+import { orderBody, TOKEN } from "./scenarios";
+
+const CONNECTIONS = 8;
+const WARM_UP = 200;
+const ROUNDS = 4;
+
+interface Call {
+  method: "GET" | "POST";
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface RouteCost {
+  route: string;
+  requests: number;
+  serverMs: number;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+
+/** One request, its body read; no Accept-Encoding (as autocannon), so nothing is compressed. */
+function call(port: number, c: Call): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: "127.0.0.1", port, method: c.method, path: c.path, headers: c.headers, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(c.body);
+  });
+}
+
+/** `count` calls from `next`, `CONNECTIONS` at a time; each answer must have `status`. */
+async function drive(
+  port: number,
+  count: number,
+  next: () => Call,
+  status: number,
+  seen?: (body: string) => void,
+): Promise<void> {
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (i < count) {
+        i++;
+        const c = next();
+        const answer = await call(port, c);
+        if (answer.status !== status)
+          throw new Error(
+            `route cost: ${c.method} ${c.path} answered ${answer.status}: ${answer.body.slice(0, 200)}`,
+          );
+        seen?.(answer.body);
+      }
+    }),
+  );
+}
+
+export interface RouteTarget {
+  /** The Next.js instance measured, and its process. */
+  port: number;
+  pid: number;
+  /** The floor server: its /api/health is static JSON on bare node:http. */
+  floor: { port: number; pid: number };
+  productId: string;
+}
+
+const checkoutCall = (productId: string, key: string = randomUUID()): Call => ({
+  method: "POST",
+  path: "/api/trpc/checkout.placeOrder",
+  headers: {
+    authorization: `Bearer ${TOKEN}`,
+    "content-type": "application/json",
+    "idempotency-key": key,
+  },
+  body: orderBody(productId),
+});
+
+/** A signed charge.succeeded event for an order, as the provider sends it. */
+function webhookCall(order: { id: string; totalCents: number }): Call {
+  const body = JSON.stringify({
+    id: `evt_${randomBytes(12).toString("hex")}`,
+    type: "charge.succeeded",
+    data: {
+      chargeId: `ch_${randomBytes(8).toString("hex")}`,
+      reference: order.id,
+      amountCents: order.totalCents,
+      currency: "EUR",
+      status: "succeeded",
+    },
+  });
+  return {
+    method: "POST",
+    path: WEBHOOK_PATH,
+    headers: {
+      "content-type": "application/json",
+      "simpay-signature": signatureHeader(BENCH_WEBHOOK_SECRET, body, Date.now() / 1000),
+    },
+    body,
+  };
+}
+
+interface Route {
+  route: string;
+  port: number;
+  pid: number;
+  next: (i: number) => Call;
+  status: number;
+  seen?: (body: string) => void;
+}
+
+type Order = { id: string; totalCents: number };
+
+/**
+ * The routes measured, in order. `orders` fills as the app's new-key checkouts answer; the webhook
+ * after them sends one event per order.
+ */
+function routesOf(t: RouteTarget, keys: { app: string; floor: string }, orders: Order[]): Route[] {
+  const app = (route: string, next: Route["next"], status = 200, seen?: Route["seen"]): Route => ({
+    route,
+    port: t.port,
+    pid: t.pid,
+    next,
+    status,
+    ...(seen ? { seen } : {}),
+  });
+  const floor = (route: string, next: Route["next"]): Route => ({
+    route,
+    port: t.floor.port,
+    pid: t.floor.pid,
+    next,
+    status: 200,
+  });
+  const keepOrder = (body: string) =>
+    orders.push((JSON.parse(body) as { result: { data: { order: Order } } }).result.data.order);
+  return [
+    floor("bare node:http, static JSON (the floor server's /api/health)", () => ({
+      method: "GET",
+      path: "/api/health",
+    })),
+    floor("the floor: checkout, a new key", () => checkoutCall(t.productId)),
+    floor("the floor: checkout, a replay (from the store)", () =>
+      checkoutCall(t.productId, keys.floor),
+    ),
+    app(
+      "Next.js: a path with no route (404)",
+      () => ({ method: "GET", path: "/api/no-such-route" }),
+      404,
+    ),
+    app("GET /api/health (one SELECT 1)", () => ({ method: "GET", path: "/api/health" })),
+    app("catalog.list (a tRPC query, one SELECT)", () => ({
+      method: "GET",
+      path: "/api/trpc/catalog.list",
+    })),
+    app(REPLAY, () => checkoutCall(t.productId, keys.app)),
+    app(NEW_KEY, () => checkoutCall(t.productId), 200, keepOrder),
+    app(WEBHOOK, (i) => webhookCall(orders[i]!)),
+  ];
+}
+
+const REPLAY = "checkout.placeOrder, a replay (from memory)";
+const NEW_KEY = "checkout.placeOrder, a new key";
+const WEBHOOK = "the payment webhook, a new event";
+
+/**
+ * Every route warmed up, then measured in `ROUNDS` rounds over all of them in turn, so a moment of
+ * machine noise falls on every route alike rather than on one.
+ */
+export async function measureRouteCosts(t: RouteTarget, requests: number): Promise<RouteCost[]> {
+  const keys = { app: `route-cost-${randomUUID()}`, floor: `route-cost-${randomUUID()}` };
+  await call(t.port, checkoutCall(t.productId, keys.app));
+  await call(t.floor.port, checkoutCall(t.productId, keys.floor));
+  const orders: Order[] = [];
+  const routes = routesOf(t, keys, orders).map((route) => ({ ...route, sent: 0, cpuMs: 0 }));
+  // Each route's calls are numbered across warm-up and rounds: the webhook's n-th event is for
+  // the n-th order the checkouts made (they run before it in every round, as many times).
+  const next = (r: (typeof routes)[number]) => () => r.next(r.sent++);
+  for (const r of routes) await drive(r.port, WARM_UP, next(r), r.status, r.seen);
+  const perRound = Math.ceil(requests / ROUNDS);
+  for (let round = 0; round < ROUNDS; round++)
+    for (const r of routes) {
+      await settle([r.pid]);
+      const server0 = cpuMsOf([r.pid]);
+      await drive(r.port, perRound, next(r), r.status, r.seen);
+      r.cpuMs += cpuMsOf([r.pid]) - server0;
+    }
+  agent.destroy();
+  const measured = perRound * ROUNDS;
+  return routes.map((r) => ({ route: r.route, requests: measured, serverMs: r.cpuMs / measured }));
+}
+
+export function routeCostMarkdown(costs: RouteCost[]): string {
+  const ms = (route: string) => costs.find((c) => c.route === route)!.serverMs;
+  const bare = costs[0]!.serverMs;
+  const framework = costs.find((c) => c.route.startsWith("Next.js"))!.serverMs;
+  const floorNew = costs.find((c) => c.route.startsWith("the floor: checkout, a new"))!.serverMs;
+  const floorReplay = costs.find((c) => c.route.startsWith("the floor: checkout, a replay"))!;
+  return [
+    `${costs[0]!.requests} requests a route in ${ROUNDS} rounds over all routes, after ${WARM_UP} each to warm up; ${CONNECTIONS} connections, no compression; the server's CPU from /proc`,
+    "",
+    "| route | server CPU ms / request | ÷ bare node:http |",
+    "|---|---:|---:|",
+    ...costs.map(
+      (c) => `| ${c.route} | ${c.serverMs.toFixed(2)} | ${(c.serverMs / bare).toFixed(1)} |`,
+    ),
+    "",
+    `- A new key ÷ a replay, server CPU: **${(ms(NEW_KEY) / ms(REPLAY)).toFixed(2)}×** (the floor: ${(floorNew / floorReplay.serverMs).toFixed(2)}×).`,
+    `- A paid order's two requests through Next.js (its checkout and its webhook): **${(ms(NEW_KEY) + ms(WEBHOOK)).toFixed(2)} ms** of server CPU, of which Next.js's own per-request work (the 404's) is ${(2 * framework).toFixed(2)} ms; the floor's checkout ${floorNew.toFixed(2)} ms.`,
+  ].join("\n");
+}
