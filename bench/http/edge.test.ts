@@ -11,13 +11,18 @@ import { refusalTimesMs, startEdge, type Edge } from "./edge";
 interface Held {
   release: () => void;
   prefer: string | undefined;
+  forwardedFor: string | undefined;
 }
 
 /** A stand-in instance: answers 200 once released, and lists what it holds. */
 async function standIn(held: Held[]): Promise<{ port: number; server: http.Server }> {
   const server = http.createServer((req, res) => {
     req.resume();
-    held.push({ release: () => res.end("served"), prefer: req.headers.prefer?.toString() });
+    held.push({
+      release: () => res.end("served"),
+      prefer: req.headers.prefer?.toString(),
+      forwardedFor: req.headers["x-forwarded-for"]?.toString(),
+    });
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -59,6 +64,8 @@ describe("deploy/haproxy/edge.cfg", () => {
     // One place per instance: two requests fill them, and the instances hold them.
     const inFlight = [post(edge.port), post(edge.port)];
     await waitFor("both places taken", () => held.length === 2);
+    // The instances learn the client's address from the edge (TRUSTED_PROXIES=1 believes it).
+    expect(held.map((h) => h.forwardedFor)).toEqual(["127.0.0.1", "127.0.0.1"]);
 
     const refused = await Promise.all([post(edge.port), post(edge.port), post(edge.port)]);
     for (const res of refused) {
