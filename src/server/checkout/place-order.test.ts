@@ -130,6 +130,36 @@ describe("deterministic refusals are stored and replayed", () => {
     expect(stored).toMatchObject({ status: "FAILED", responseStatus: 404 });
   });
 
+  it("a cart in two currencies is 400 mixed_currencies: no order, no stock taken, replayed", async () => {
+    const mug = await productBySku("MUG-001");
+    const dollars = await t.db.product.create({
+      data: {
+        sku: `USD-${randomUUID()}`,
+        name: "Priced in dollars",
+        description: "A product in another currency than the catalog's",
+        priceCents: 1000,
+        currency: "USD",
+        stock: 5,
+      },
+    });
+    const key = `mixed-${randomUUID()}`;
+    const items = [
+      { productId: mug.id, quantity: 1 },
+      { productId: dollars.id, quantity: 1 },
+    ];
+    const first = await placeOrder(items, key);
+    expect(first.status).toBe(400);
+    expect(first.json.error.data.reason).toBe("mixed_currencies");
+    expect(await t.db.order.count({ where: { tenantId: "acme", intentKey: key } })).toBe(0);
+    expect((await productBySku("MUG-001")).stock).toBe(mug.stock);
+    expect((await productBySku(dollars.sku)).stock).toBe(5);
+
+    const again = await placeOrder(items, key);
+    expect(again.status).toBe(400);
+    expect(again.json).toEqual(first.json);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+  });
+
   it("not enough stock is 412 out_of_stock, rolls back every line and is replayed", async () => {
     const lamp = await productBySku("LMP-010");
     const mug = await productBySku("MUG-001");
