@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { waitFor } from "../tools/process";
+import { acceptsConnections, waitFor } from "../tools/process";
 import { startChild, type Child } from "./processes";
 
 export interface HaproxyOptions {
@@ -80,18 +80,7 @@ export async function waitForPort(
   timeoutMs: number,
   child?: Child,
 ): Promise<void> {
-  await waitFor(what, () => canConnect(port), timeoutMs, child);
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
+  await waitFor(what, () => acceptsConnections(port), timeoutMs, child);
 }
 
 export interface PrimaryProxyOptions {

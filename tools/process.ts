@@ -19,6 +19,18 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Whether something accepts TCP connections on this loopback port now. */
+export function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
 /** Whether a process with this pid exists (signal 0 checks without sending anything). */
 export function isProcessAlive(pid: number): boolean {
   try {

@@ -4,10 +4,9 @@
 // are then refused there, `503 store_busy` with Retry-After, without reaching Next.js.
 import { spawn } from "node:child_process";
 import { createWriteStream, readFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { waitFor } from "../../tools/process";
+import { acceptsConnections, waitFor } from "../../tools/process";
 import { failIfItDies, ROOT } from "./cluster";
 
 export const EDGE_CONFIG = path.join(ROOT, "deploy/haproxy/edge.cfg");
@@ -45,13 +44,6 @@ export function refusalTimesMs(log: string): number[] {
     .map((fields) => Number(fields[4]!.split("/")[4]!.replace("+", "")));
 }
 
-const listening = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => resolve(!!socket.destroy()));
-    socket.once("error", () => resolve(false));
-  });
-
 export async function startEdge(o: EdgeOptions): Promise<Edge> {
   const logFile = path.join(os.tmpdir(), `once-bench-edge-${o.port}.log`);
   const log = createWriteStream(logFile);
@@ -70,7 +62,12 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
   });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
-  await waitFor(`HAProxy on ${o.port} (log: ${logFile})`, () => listening(o.port), 10_000, child);
+  await waitFor(
+    `HAProxy on ${o.port} (log: ${logFile})`,
+    () => acceptsConnections(o.port),
+    10_000,
+    child,
+  );
   return {
     port: o.port,
     pid: child.pid!,

@@ -24,7 +24,7 @@ import {
   startWorkerProcess,
   type Instance,
 } from "./cluster";
-import { orderBody, TOKEN } from "./scenarios";
+import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
 import { runBench } from "../fail";
 import { settle } from "./pace";
 import { startEdge, type Edge } from "./edge";
@@ -33,7 +33,6 @@ const CLIENTS = Number(process.env.OVERLOAD_CLIENTS ?? 512);
 const SECONDS = Number(process.env.OVERLOAD_SECONDS ?? 30);
 const WAITERS = Number(process.env.OVERLOAD_WAITERS ?? 1000);
 const FAST_REFUSAL_MS = 100;
-const PATH = "/api/trpc/checkout.placeOrder";
 const PATHS = (process.env.OVERLOAD_PATHS ?? "direct,edge").split(",");
 /** The edge's settings (deploy/haproxy/edge.cfg): places per instance, queue wait, Retry-After. */
 const EDGE = {
@@ -93,15 +92,10 @@ function post(
       {
         host: "127.0.0.1",
         port,
-        path: PATH,
+        path: PROTECTED_PATH,
         method: "POST",
         agent,
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          "content-type": "application/json",
-          "idempotency-key": key,
-          ...extra,
-        },
+        headers: { ...checkoutHeaders(key), ...extra },
       },
       (res) => {
         const ms = performance.now() - sentAt;

@@ -11,10 +11,11 @@ import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import { signatureHeader } from "../../src/server/payments/webhook-signature";
 import { WEBHOOK_PATH } from "../../src/server/payments/webhook";
+import { EventType } from "../../src/server/payments/provider";
 import { cpuMsOf } from "./cpu";
 import { BENCH_WEBHOOK_SECRET } from "./cluster";
 import { settle } from "./pace";
-import { orderBody, TOKEN } from "./scenarios";
+import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
 
 const CONNECTIONS = 8;
 const WARM_UP = 200;
@@ -89,12 +90,8 @@ export interface RouteTarget {
 
 const checkoutCall = (productId: string, key: string = randomUUID()): Call => ({
   method: "POST",
-  path: "/api/trpc/checkout.placeOrder",
-  headers: {
-    authorization: `Bearer ${TOKEN}`,
-    "content-type": "application/json",
-    "idempotency-key": key,
-  },
+  path: PROTECTED_PATH,
+  headers: checkoutHeaders(key),
   body: orderBody(productId),
 });
 
@@ -102,7 +99,7 @@ const checkoutCall = (productId: string, key: string = randomUUID()): Call => ({
 function webhookCall(order: { id: string; totalCents: number }): Call {
   const body = JSON.stringify({
     id: `evt_${randomBytes(12).toString("hex")}`,
-    type: "charge.succeeded",
+    type: EventType.SUCCEEDED,
     data: {
       chargeId: `ch_${randomBytes(8).toString("hex")}`,
       reference: order.id,

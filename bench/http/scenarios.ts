@@ -32,7 +32,7 @@ export const EXPECTED_STATUSES: Record<Scenario, readonly number[]> = {
   baseline: [200],
 };
 
-const PROTECTED_PATH = "/api/trpc/checkout.placeOrder";
+export const PROTECTED_PATH = "/api/trpc/checkout.placeOrder";
 const CONTROL_PATH = "/api/trpc/benchControl.placeOrder";
 export const TOKEN = "acme_demo_token";
 
@@ -40,7 +40,8 @@ export function orderBody(productId: string): string {
   return JSON.stringify({ items: [{ productId, quantity: 1 }] });
 }
 
-function headers(key: string): Record<string, string> {
+/** A protected checkout's headers: the bench's tenant token and the key. */
+export function checkoutHeaders(key: string): Record<string, string> {
   return {
     authorization: `Bearer ${TOKEN}`,
     "content-type": "application/json",
@@ -73,7 +74,7 @@ export function requestsFor(
       method: "POST",
       path,
       body,
-      setupRequest: (request) => ({ ...request, headers: headers(keyOf[scenario]()) }),
+      setupRequest: (request) => ({ ...request, headers: checkoutHeaders(keyOf[scenario]()) }),
     },
   ];
 }
@@ -82,7 +83,7 @@ export function requestsFor(
 export async function completeKey(baseUrl: string, productId: string, key: string): Promise<void> {
   const res = await fetch(baseUrl + PROTECTED_PATH, {
     method: "POST",
-    headers: headers(key),
+    headers: checkoutHeaders(key),
     body: orderBody(productId),
   });
   if (res.status !== 200)
@@ -93,7 +94,7 @@ export async function completeKey(baseUrl: string, productId: string, key: strin
 export async function assertControlServed(baseUrl: string, productId: string): Promise<void> {
   const res = await fetch(baseUrl + CONTROL_PATH, {
     method: "POST",
-    headers: headers(randomUUID()),
+    headers: checkoutHeaders(randomUUID()),
     body: orderBody(productId),
   });
   if (res.status === 404)
