@@ -21,7 +21,7 @@ export interface Plan {
   orders?: number;
   /**
    * `--baseline DIR`: another checkout (with its production build) run beside this one as the
-   * `baseline` path.
+   * `baseline` path, and its routes' costs measured in the same rounds as this build's.
    */
   baseline?: string;
   /**

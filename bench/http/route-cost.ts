@@ -85,6 +85,8 @@ export interface RouteTarget {
   pid: number;
   /** The floor server: its /api/health is static JSON on bare node:http. */
   floor: { port: number; pid: number };
+  /** Another build (`--baseline DIR`): its checkout measured in the same rounds, for an A/B. */
+  baseline?: { port: number; pid: number };
   productId: string;
 }
 
@@ -130,19 +132,49 @@ interface Route {
 
 type Order = { id: string; totalCents: number };
 
+/** The label of a baseline build's row: the same route, on the other build. */
+const onBaseline = (route: string) => `the baseline build: ${route}`;
+
 /**
- * The routes measured, in order. `orders` fills as the app's new-key checkouts answer; the webhook
- * after them sends one event per order.
+ * One Next.js instance's routes. `orders` fills as its new-key checkouts answer; the webhook after
+ * them sends one event per order.
  */
-function routesOf(t: RouteTarget, keys: { app: string; floor: string }, orders: Order[]): Route[] {
-  const app = (route: string, next: Route["next"], status = 200, seen?: Route["seen"]): Route => ({
-    route,
-    port: t.port,
-    pid: t.pid,
+function nextRoutes(
+  instance: { port: number; pid: number },
+  productId: string,
+  replayKey: string,
+  label: (route: string) => string,
+): Route[] {
+  const orders: Order[] = [];
+  const route = (name: string, next: Route["next"], status = 200, seen?: Route["seen"]): Route => ({
+    route: label(name),
+    ...instance,
     next,
     status,
     ...(seen ? { seen } : {}),
   });
+  const keepOrder = (body: string) =>
+    orders.push((JSON.parse(body) as { result: { data: { order: Order } } }).result.data.order);
+  return [
+    route(NOT_FOUND, () => ({ method: "GET", path: "/api/no-such-route" }), 404),
+    route("GET /api/health (one SELECT 1)", () => ({ method: "GET", path: "/api/health" })),
+    route("catalog.list (a tRPC query, one SELECT)", () => ({
+      method: "GET",
+      path: "/api/trpc/catalog.list",
+    })),
+    route(REPLAY, () => checkoutCall(productId, replayKey)),
+    route(NEW_KEY, () => checkoutCall(productId), 200, keepOrder),
+    route(WEBHOOK, (i) => webhookCall(orders[i]!)),
+  ];
+}
+
+/**
+ * The routes measured, in order: the floor's, this build's, and with a baseline build the same
+ * routes on it, so both instances have the same history (an instance that served fewer kinds of
+ * request is less warmed up: in an A/A run, one that served only checkouts spent 40–65 % more CPU
+ * on each).
+ */
+function routesOf(t: RouteTarget, keys: { app: string; floor: string; baseline: string }): Route[] {
   const floor = (route: string, next: Route["next"]): Route => ({
     route,
     port: t.floor.port,
@@ -150,8 +182,6 @@ function routesOf(t: RouteTarget, keys: { app: string; floor: string }, orders: 
     next,
     status: 200,
   });
-  const keepOrder = (body: string) =>
-    orders.push((JSON.parse(body) as { result: { data: { order: Order } } }).result.data.order);
   return [
     floor("bare node:http, static JSON (the floor server's /api/health)", () => ({
       method: "GET",
@@ -161,22 +191,12 @@ function routesOf(t: RouteTarget, keys: { app: string; floor: string }, orders: 
     floor("the floor: checkout, a replay (from the store)", () =>
       checkoutCall(t.productId, keys.floor),
     ),
-    app(
-      "Next.js: a path with no route (404)",
-      () => ({ method: "GET", path: "/api/no-such-route" }),
-      404,
-    ),
-    app("GET /api/health (one SELECT 1)", () => ({ method: "GET", path: "/api/health" })),
-    app("catalog.list (a tRPC query, one SELECT)", () => ({
-      method: "GET",
-      path: "/api/trpc/catalog.list",
-    })),
-    app(REPLAY, () => checkoutCall(t.productId, keys.app)),
-    app(NEW_KEY, () => checkoutCall(t.productId), 200, keepOrder),
-    app(WEBHOOK, (i) => webhookCall(orders[i]!)),
+    ...nextRoutes(t, t.productId, keys.app, (route) => route),
+    ...(t.baseline ? nextRoutes(t.baseline, t.productId, keys.baseline, onBaseline) : []),
   ];
 }
 
+const NOT_FOUND = "Next.js: a path with no route (404)";
 const REPLAY = "checkout.placeOrder, a replay (from memory)";
 const NEW_KEY = "checkout.placeOrder, a new key";
 const WEBHOOK = "the payment webhook, a new event";
@@ -186,11 +206,15 @@ const WEBHOOK = "the payment webhook, a new event";
  * machine noise falls on every route alike rather than on one.
  */
 export async function measureRouteCosts(t: RouteTarget, requests: number): Promise<RouteCost[]> {
-  const keys = { app: `route-cost-${randomUUID()}`, floor: `route-cost-${randomUUID()}` };
+  const keys = {
+    app: `route-cost-${randomUUID()}`,
+    floor: `route-cost-${randomUUID()}`,
+    baseline: `route-cost-${randomUUID()}`,
+  };
   await call(t.port, checkoutCall(t.productId, keys.app));
   await call(t.floor.port, checkoutCall(t.productId, keys.floor));
-  const orders: Order[] = [];
-  const routes = routesOf(t, keys, orders).map((route) => ({ ...route, sent: 0, cpuMs: 0 }));
+  if (t.baseline) await call(t.baseline.port, checkoutCall(t.productId, keys.baseline));
+  const routes = routesOf(t, keys).map((route) => ({ ...route, sent: 0, cpuMs: 0 }));
   // Each route's calls are numbered across warm-up and rounds: the webhook's n-th event is for
   // the n-th order the checkouts made (they run before it in every round, as many times).
   const next = (r: (typeof routes)[number]) => () => r.next(r.sent++);
@@ -211,7 +235,7 @@ export async function measureRouteCosts(t: RouteTarget, requests: number): Promi
 export function routeCostMarkdown(costs: RouteCost[]): string {
   const ms = (route: string) => costs.find((c) => c.route === route)!.serverMs;
   const bare = costs[0]!.serverMs;
-  const framework = costs.find((c) => c.route.startsWith("Next.js"))!.serverMs;
+  const framework = ms(NOT_FOUND);
   const floorNew = costs.find((c) => c.route.startsWith("the floor: checkout, a new"))!.serverMs;
   const floorReplay = costs.find((c) => c.route.startsWith("the floor: checkout, a replay"))!;
   return [
@@ -224,6 +248,17 @@ export function routeCostMarkdown(costs: RouteCost[]): string {
     ),
     "",
     `- A new key ÷ a replay, server CPU: **${(ms(NEW_KEY) / ms(REPLAY)).toFixed(2)}×** (the floor: ${(floorNew / floorReplay.serverMs).toFixed(2)}×).`,
+    ...baselineLines(costs),
     `- A paid order's two requests through Next.js (its checkout and its webhook): **${(ms(NEW_KEY) + ms(WEBHOOK)).toFixed(2)} ms** of server CPU, of which Next.js's own per-request work (the 404's) is ${(2 * framework).toFixed(2)} ms; the floor's checkout ${floorNew.toFixed(2)} ms.`,
   ].join("\n");
+}
+
+/** With a baseline build measured: this build's checkout against it, in the same rounds. */
+function baselineLines(costs: RouteCost[]): string[] {
+  const ms = (route: string) => costs.find((c) => c.route === route)?.serverMs;
+  const [newKey, baseNew, baseReplay] = [NEW_KEY, onBaseline(NEW_KEY), onBaseline(REPLAY)].map(ms);
+  if (newKey === undefined || baseNew === undefined || baseReplay === undefined) return [];
+  return [
+    `- The baseline build in the same rounds: a new key ÷ a replay **${(baseNew / baseReplay).toFixed(2)}×**; this build's new key ÷ the baseline's **${(newKey / baseNew).toFixed(2)}×** (${(newKey - baseNew).toFixed(2)} ms).`,
+  ];
 }

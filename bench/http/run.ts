@@ -182,22 +182,36 @@ function header(plan: Plan): string {
 
 /**
  * The routes' costs on an instance of their own, which the provider posts no webhooks to (they go
- * to the first), so each route's CPU is its own.
+ * to the first), so each route's CPU is its own. With a baseline build, a fresh instance of it
+ * beside, started the same way: two instances of the same age and history compare.
  */
 async function routeCosts(db: Database, floor: { port: number; pid: number }, plan: Plan) {
-  const instance = await startInstance({
-    port: plan.basePort + plan.maxInstances + 3,
-    databaseUrl: db.url,
-    providerUrl: db.providerUrl,
-    paymentJobs: false,
-  });
+  const start = (port: number, root?: string) =>
+    startInstance({
+      port,
+      databaseUrl: db.url,
+      providerUrl: db.providerUrl,
+      paymentJobs: false,
+      ...(root ? { root: path.resolve(root) } : {}),
+    });
+  const instance = await start(plan.basePort + plan.maxInstances + 3);
+  const baseline = plan.baseline
+    ? await start(plan.basePort + plan.maxInstances + 4, plan.baseline)
+    : undefined;
   try {
     return await measureRouteCosts(
-      { port: instance.port, pid: instance.pid, floor, productId: db.productId },
+      {
+        port: instance.port,
+        pid: instance.pid,
+        floor,
+        ...(baseline ? { baseline: { port: baseline.port, pid: baseline.pid } } : {}),
+        productId: db.productId,
+      },
       plan.quick ? 100 : 800,
     );
   } finally {
     await instance.stop();
+    await baseline?.stop();
   }
 }
 
