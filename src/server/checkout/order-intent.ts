@@ -7,38 +7,6 @@ import { orderSelect, type PlacedOrder } from "./order-select";
 import { checkoutError } from "./errors";
 import type { OrderLine } from "./input";
 
-export type ClaimedOrder = Omit<PlacedOrder, "items">;
-
-export interface IntentClaim {
-  tenantId: string;
-  userId: string;
-  checkoutKey: string;
-  totalCents: number;
-  currency: string;
-}
-
-/**
- * Inserts the intent's order, or nothing if the intent already has one: `ON CONFLICT DO NOTHING`
- * (never a failed statement, which would abort the transaction and, with @prisma/adapter-pg, cost
- * a reconnect). It runs before any stock is touched: a concurrent execution of the same intent
- * waits here on the unique index until the first commits (then inserts nothing and reads the
- * committed order) or rolls back (then goes on as the first).
- *
- * One prepared statement rather than Prisma's `createManyAndReturn`: this runs on every checkout,
- * and the model query's compilation and result mapping cost the server more CPU than the insert
- * (measured, `npm run bench:http`'s route costs: docs/benchmarks.md). The columns it returns are
- * `orderColumnsSelect`'s, in its order, as Prisma returns them (the id and status as text, the
- * time as a Date), so the answer's bytes are the same.
- */
-export async function claimIntent(tx: Tx, claim: IntentClaim): Promise<ClaimedOrder | null> {
-  const [created] = await tx.$queryRaw<ClaimedOrder[]>`
-    INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey")
-    VALUES (${claim.tenantId}, ${claim.userId}::uuid, ${claim.totalCents}, ${claim.currency}, ${claim.checkoutKey}, ${claim.checkoutKey})
-    ON CONFLICT ("tenantId", "intentKey") DO NOTHING
-    RETURNING "id"::text AS "id", "status"::text AS "status", "totalCents", "currency", "chargeId", "createdAt"`;
-  return created ?? null;
-}
-
 /**
  * The order this intent already made. The same lines (after merging) mean the same intent: its
  * order is the answer, whatever prices say today. Other lines under the same key are the engine's

@@ -2,7 +2,7 @@
 // replays for a day), and what the orders queries answer. Whitelisted columns only.
 import type { Prisma } from "../../generated/prisma/client";
 
-/** The order's own columns, without its lines (claimIntent's INSERT returns the same, in this order). */
+/** The order's own columns, without its lines (writeOrder's statement returns the same, in this order). */
 export const orderColumnsSelect = {
   id: true,
   status: true,

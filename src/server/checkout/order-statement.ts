@@ -1,0 +1,154 @@
+// The order, written by one statement: price the cart, claim the intent's order, take the stock,
+// write the lines and the payment's outbox row. One prepared statement rather than three (a read
+// and an insert through Prisma, then the stock): this runs on every checkout, and each statement
+// through Prisma costs the server more CPU than PostgreSQL spends on it (measured, `npm run
+// bench:http`'s route costs: docs/benchmarks.md). What the statement found is for the caller to
+// judge (place-order.ts): an unknown product, two currencies, too little stock, an intent that
+// already has its order.
+import type { Tx } from "../db/client";
+import type { PlacedOrder } from "./order-select";
+import type { OrderLine } from "./input";
+
+export type ClaimedOrder = Omit<PlacedOrder, "items">;
+
+/** A cart line's product as the catalog has it at the statement. */
+export interface CatalogLine {
+  productId: string;
+  sku: string;
+  name: string;
+  priceCents: number;
+  currency: string;
+  quantity: number;
+  /** The line's stock was taken (always false when no order was inserted). */
+  taken: boolean;
+}
+
+export interface OrderWrite {
+  tenantId: string;
+  userId: string;
+  /** The checkout's Idempotency-Key: the intent, kept on the order. */
+  checkoutKey: string;
+  /** Merged and sorted by product id (mergeLines): one stock update per product, in lock order. */
+  lines: readonly OrderLine[];
+  /** The payment's outbox row; its payload is built from the order inserted. */
+  outbox: { topic: string; idempotencyKey: string };
+}
+
+export interface WrittenOrder {
+  /** The lines whose product exists, priced; a product missing here is unknown. */
+  priced: CatalogLine[];
+  /**
+   * The order inserted for this intent; null if the cart cannot be ordered (an unknown product,
+   * two currencies: nothing was written) or the intent already has its order (nothing written).
+   */
+  order: ClaimedOrder | null;
+  /**
+   * Every line's stock was taken, and so the lines and the outbox row written. False with an order
+   * inserted means too little stock: the caller must roll the transaction back.
+   */
+  complete: boolean;
+}
+
+/**
+ * The statement, step by step:
+ * - `priced` reads the cart's products once: the order is priced at this read (a price changed by
+ *   a concurrent transaction a moment later applies to the next order).
+ * - `claimed` inserts the intent's order only if every product exists and all share one currency,
+ *   with the total from the same read. `ON CONFLICT DO NOTHING` inserts nothing if the intent
+ *   already has an order (never a failed statement, which would abort the transaction and, with
+ *   @prisma/adapter-pg, cost a reconnect). It runs before any stock is touched (`locked` reads it
+ *   first): a concurrent execution of the same intent waits here on the unique index until the
+ *   first commits (then inserts nothing and locks nothing) or rolls back (then goes on as the
+ *   first).
+ * - `locked` takes the products' row locks in id order, so two carts that share products always
+ *   lock them in the same sequence and cannot deadlock; only if an order was claimed.
+ * - `taken` tests `stock >= quantity` on the newest committed row version (under concurrent orders
+ *   PostgreSQL re-evaluates the condition after the lock wait), so the last unit is sold once and
+ *   stock never goes below zero (the CHECK constraint would refuse it anyway).
+ * - `written` and `payment` write the lines and the outbox row only if every line got its stock
+ *   (all parts of the statement see the UPDATE's result through `taken`).
+ *
+ * Each row returned is a priced line with the claimed order's columns (all null if none), in
+ * `orderColumnsSelect`'s types (the id and status as text, the time as a Date).
+ */
+export async function writeOrder(tx: Tx, write: OrderWrite): Promise<WrittenOrder> {
+  const { lines, checkoutKey } = write;
+  const rows = await tx.$queryRaw<WrittenRow[]>`
+    WITH wanted AS (
+      SELECT * FROM unnest(${lines.map((l) => l.productId)}::uuid[], ${lines.map((l) => l.quantity)}::int[]) AS w("id", "quantity")
+    ), priced AS (
+      SELECT p."id", p."sku", p."name", p."priceCents", p."currency", w."quantity"
+      FROM wanted AS w JOIN "Product" AS p USING ("id")
+    ), cart AS (
+      SELECT count(*) = ${lines.length} AND count(DISTINCT "currency") = 1 AS "orderable",
+             sum("priceCents"::bigint * "quantity") AS "totalCents", min("currency") AS "currency"
+      FROM priced
+    ), claimed AS (
+      INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey")
+      SELECT ${write.tenantId}, ${write.userId}::uuid, "totalCents", "currency", ${checkoutKey}, ${checkoutKey}
+      FROM cart WHERE "orderable"
+      ON CONFLICT ("tenantId", "intentKey") DO NOTHING
+      RETURNING "id", "status", "totalCents", "currency", "chargeId", "createdAt"
+    ), locked AS MATERIALIZED (
+      SELECT p."id" FROM "Product" AS p JOIN wanted USING ("id")
+      WHERE EXISTS (SELECT FROM claimed)
+      ORDER BY p."id" FOR UPDATE OF p
+    ), taken AS (
+      UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity"
+      FROM wanted AS w JOIN locked USING ("id")
+      WHERE p."id" = w."id" AND p."stock" >= w."quantity"
+      RETURNING p."id"
+    ), complete AS (
+      SELECT count(*) = ${lines.length} AS "ok" FROM taken
+    ), written AS (
+      INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
+      SELECT c."id", p."id", p."sku", p."name", p."priceCents", p."quantity", p."priceCents" * p."quantity"
+      FROM claimed AS c, priced AS p WHERE (SELECT "ok" FROM complete)
+    ), payment AS (
+      INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
+      SELECT ${write.outbox.topic}, c."id"::text, ${write.outbox.idempotencyKey},
+             jsonb_build_object('orderId', c."id"::text, 'amountCents', c."totalCents", 'currency', c."currency")
+      FROM claimed AS c WHERE (SELECT "ok" FROM complete)
+    )
+    SELECT p."id"::text AS "productId", p."sku", p."name", p."priceCents", p."currency", p."quantity",
+           t."id" IS NOT NULL AS "taken", (SELECT "ok" FROM complete) AS "complete",
+           c."id"::text AS "orderId", c."status"::text AS "status", c."totalCents", c."currency" AS "orderCurrency",
+           c."chargeId", c."createdAt"
+    FROM priced AS p LEFT JOIN claimed AS c ON true LEFT JOIN taken AS t ON t."id" = p."id"`;
+  return writtenOrderOf(rows);
+}
+
+function writtenOrderOf(rows: readonly WrittenRow[]): WrittenOrder {
+  const priced = rows.map(({ productId, sku, name, priceCents, currency, quantity, taken }) => ({
+    productId,
+    sku,
+    name,
+    priceCents,
+    currency,
+    quantity,
+    taken,
+  }));
+  const first = rows[0];
+  if (!first?.orderId) return { priced, order: null, complete: false };
+  // In orderColumnsSelect's order: the answer's bytes are the order as Prisma reads it.
+  const order: ClaimedOrder = {
+    id: first.orderId,
+    status: first.status!,
+    totalCents: first.totalCents!,
+    currency: first.orderCurrency!,
+    chargeId: first.chargeId,
+    createdAt: first.createdAt!,
+  };
+  return { priced, order, complete: first.complete };
+}
+
+/** A priced line, with the claimed order's columns on every row (all null if none was inserted). */
+type WrittenRow = CatalogLine & {
+  complete: boolean;
+  orderId: string | null;
+  status: ClaimedOrder["status"] | null;
+  totalCents: number | null;
+  orderCurrency: string | null;
+  chargeId: string | null;
+  createdAt: Date | null;
+};
