@@ -1,19 +1,25 @@
 // The checkout's floor: the same protected checkout as `checkout.placeOrder`, written by hand on a
 // bare node:http server with a pg pool. Same statements in the same order (the token's lookup, the
-// key's reservation, BEGIN, the product read, the order's claim, the stock-lines-and-outbox
-// statement, the key's completion with its NOTIFY, COMMIT), all prepared; the same fingerprint
-// (SHA-256 of the canonical input), the same JSON answer, the same outbox row for the payment
-// worker to charge. No framework, no ORM, no middleware: what this machine does with these
-// statements. bench:http runs it beside `next start` and gives every figure as a ratio to it.
-// Only the path the bench drives is written: a new key that executes, a completed key's replay, a
-// key in progress (409). Run as a child process: `node --import tsx bench/http/floor-server.ts`
-// with DATABASE_URL and PORT.
+// key's reservation, BEGIN, the order's statement (the very text checkout runs, from
+// src/server/checkout/order-statement.ts), the key's completion with its NOTIFY, COMMIT), all
+// prepared; the same fingerprint (SHA-256 of the canonical input), the same JSON answer, the same
+// outbox row for the payment worker to charge. No framework, no ORM, no middleware: what this
+// machine does with these statements. bench:http runs it beside `next start` and gives every
+// figure as a ratio to it. Only the path the bench drives is written: a new key that executes, a
+// completed key's replay, a key in progress (409); its carts have one line per product. Run as a
+// child process: `node --import tsx bench/http/floor-server.ts` with DATABASE_URL and PORT.
 import { createHash, randomUUID } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
 import { canonicalJson } from "@once/idempotency/sql";
 import { SETTLED_CHANNEL } from "@once/idempotency/operator";
 import { PAYMENT_TOPIC, providerKeyFor } from "../../src/server/payments/outbox-message";
+import {
+  ORDER_STATEMENT,
+  orderStatementValues,
+  writtenOrderOf,
+  type WrittenRow,
+} from "../../src/server/checkout/order-statement";
 
 const PROCEDURE = "checkout.placeOrder";
 const pool = new pg.Pool({
@@ -42,25 +48,6 @@ const RESERVE = `
   UNION ALL
   SELECT "id", false, "fingerprint", "status"::text, "responseStatus", "responseBody" FROM "IdempotencyKey"
   WHERE "scope" = $1 AND "key" = $2 AND NOT EXISTS (SELECT 1 FROM "inserted")`;
-const PRODUCTS = `SELECT "id", "sku", "name", "priceCents", "currency" FROM "Product" WHERE "id" = ANY($1::uuid[])`;
-const CLAIM = `
-  INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey")
-  VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT DO NOTHING
-  RETURNING "id", "status"::text AS "status", "totalCents", "currency", "chargeId", "createdAt"`;
-const STOCK_LINES_OUTBOX = `
-  WITH wanted AS (SELECT * FROM unnest($1::uuid[], $2::int[]) AS w("id", "quantity")),
-  locked AS MATERIALIZED (SELECT p."id" FROM "Product" AS p JOIN wanted USING ("id") ORDER BY p."id" FOR UPDATE OF p),
-  taken AS (
-    UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity" FROM wanted AS w JOIN locked USING ("id")
-    WHERE p."id" = w."id" AND p."stock" >= w."quantity" RETURNING p."id"),
-  complete AS (SELECT count(*) = $3 AS "ok" FROM taken),
-  written AS (
-    INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
-    SELECT $4::uuid, i.* FROM unnest($5::uuid[], $6::text[], $7::text[], $8::int[], $9::int[], $10::int[]) AS i WHERE (SELECT "ok" FROM complete)),
-  payment AS (
-    INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
-    SELECT $11, $4, $12, $13::jsonb WHERE (SELECT "ok" FROM complete))
-  SELECT "id"::text AS "id" FROM taken`;
 const FINISH = `
   WITH "done" AS (
     UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "responseContentType" = 'application/json',
@@ -138,56 +125,27 @@ async function checkout(
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    const ids = input.items.map((l) => l.productId);
-    const products = (
-      await q<{ id: string; sku: string; name: string; priceCents: number; currency: string }>(
-        client,
-        "products",
-        PRODUCTS,
-        [ids],
-      )
-    ).rows;
-    const items = input.items
-      .map((l) => {
-        const p = products.find((x) => x.id === l.productId)!;
-        return {
-          productId: p.id,
-          sku: p.sku,
-          name: p.name,
-          unitPriceCents: p.priceCents,
-          quantity: l.quantity,
-          lineTotalCents: p.priceCents * l.quantity,
-        };
-      })
+    const lines = [...input.items].sort((a, b) => (a.productId < b.productId ? -1 : 1));
+    const values = orderStatementValues({
+      tenantId: user.tenantId,
+      userId: user.id,
+      checkoutKey: key,
+      lines,
+      outbox: { topic: PAYMENT_TOPIC, idempotencyKey: providerKeyFor(user.tenantId, key) },
+    });
+    const { priced, order } = writtenOrderOf(
+      (await q<WrittenRow>(client, "order", ORDER_STATEMENT, values)).rows,
+    );
+    const items = priced
+      .map((p) => ({
+        productId: p.productId,
+        sku: p.sku,
+        name: p.name,
+        unitPriceCents: p.priceCents,
+        quantity: p.quantity,
+        lineTotalCents: p.priceCents * p.quantity,
+      }))
       .sort((a, b) => (a.sku < b.sku ? -1 : 1));
-    const totalCents = items.reduce((sum, i) => sum + i.lineTotalCents, 0);
-    const currency = products[0]!.currency;
-    const [order] = (
-      await q<Record<string, unknown> & { id: string }>(client, "claim", CLAIM, [
-        user.tenantId,
-        user.id,
-        totalCents,
-        currency,
-        key,
-      ])
-    ).rows;
-    const column = <K extends keyof (typeof items)[number]>(k: K) => items.map((i) => i[k]);
-    const payload = JSON.stringify({ orderId: order!.id, amountCents: totalCents, currency });
-    await q(client, "stock", STOCK_LINES_OUTBOX, [
-      ids,
-      input.items.map((l) => l.quantity),
-      items.length,
-      order!.id,
-      column("productId"),
-      column("sku"),
-      column("name"),
-      column("unitPriceCents"),
-      column("quantity"),
-      column("lineTotalCents"),
-      PAYMENT_TOPIC,
-      providerKeyFor(user.tenantId, key),
-      payload,
-    ]);
     const body = JSON.stringify({ result: { data: { order: { ...order, items } } } });
     await q(client, "finish", FINISH, [held.id, lease, body, user.tenantId]);
     await client.query("COMMIT");

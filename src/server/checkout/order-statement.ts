@@ -71,54 +71,78 @@ export interface WrittenOrder {
  * Each row returned is a priced line with the claimed order's columns (all null if none), in
  * `orderColumnsSelect`'s types (the id and status as text, the time as a Date).
  */
+export const ORDER_STATEMENT = `
+  WITH wanted AS (
+    SELECT * FROM unnest($1::uuid[], $2::int[]) AS w("id", "quantity")
+  ), priced AS (
+    SELECT p."id", p."sku", p."name", p."priceCents", p."currency", w."quantity"
+    FROM wanted AS w JOIN "Product" AS p USING ("id")
+  ), cart AS (
+    SELECT count(*) = $3 AND count(DISTINCT "currency") = 1 AS "orderable",
+           sum("priceCents"::bigint * "quantity") AS "totalCents", min("currency") AS "currency"
+    FROM priced
+  ), claimed AS (
+    INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey")
+    SELECT $4, $5::uuid, "totalCents", "currency", $6, $6 FROM cart WHERE "orderable"
+    ON CONFLICT ("tenantId", "intentKey") DO NOTHING
+    RETURNING "id", "status", "totalCents", "currency", "chargeId", "createdAt"
+  ), locked AS MATERIALIZED (
+    SELECT p."id" FROM "Product" AS p JOIN wanted USING ("id")
+    WHERE EXISTS (SELECT FROM claimed)
+    ORDER BY p."id" FOR UPDATE OF p
+  ), taken AS (
+    UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity"
+    FROM wanted AS w JOIN locked USING ("id")
+    WHERE p."id" = w."id" AND p."stock" >= w."quantity"
+    RETURNING p."id"
+  ), complete AS (
+    SELECT count(*) = $3 AS "ok" FROM taken
+  ), written AS (
+    INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
+    SELECT c."id", p."id", p."sku", p."name", p."priceCents", p."quantity", p."priceCents" * p."quantity"
+    FROM claimed AS c, priced AS p WHERE (SELECT "ok" FROM complete)
+  ), payment AS (
+    INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
+    SELECT $7, c."id"::text, $8,
+           jsonb_build_object('orderId', c."id"::text, 'amountCents', c."totalCents", 'currency', c."currency")
+    FROM claimed AS c WHERE (SELECT "ok" FROM complete)
+  )
+  SELECT p."id"::text AS "productId", p."sku", p."name", p."priceCents", p."currency", p."quantity",
+         t."id" IS NOT NULL AS "taken", (SELECT "ok" FROM complete) AS "complete",
+         c."id"::text AS "orderId", c."status"::text AS "status", c."totalCents", c."currency" AS "orderCurrency",
+         c."chargeId", c."createdAt"
+  FROM priced AS p LEFT JOIN claimed AS c ON true LEFT JOIN taken AS t ON t."id" = p."id"`;
+
+/** ORDER_STATEMENT's parameters, $1 to $8. */
+export function orderStatementValues(write: OrderWrite): unknown[] {
+  const { lines } = write;
+  return [
+    lines.map((line) => line.productId),
+    lines.map((line) => line.quantity),
+    lines.length,
+    write.tenantId,
+    write.userId,
+    write.checkoutKey,
+    write.outbox.topic,
+    write.outbox.idempotencyKey,
+  ];
+}
+
+/**
+ * Runs the statement in the key's transaction. A constant text with bound parameters (Prisma's
+ * `$queryRawUnsafe` names the text's origin, not the values': they are never spliced in), so the
+ * bench's floor runs the very same statement through `pg`.
+ */
 export async function writeOrder(tx: Tx, write: OrderWrite): Promise<WrittenOrder> {
-  const { lines, checkoutKey } = write;
-  const rows = await tx.$queryRaw<WrittenRow[]>`
-    WITH wanted AS (
-      SELECT * FROM unnest(${lines.map((l) => l.productId)}::uuid[], ${lines.map((l) => l.quantity)}::int[]) AS w("id", "quantity")
-    ), priced AS (
-      SELECT p."id", p."sku", p."name", p."priceCents", p."currency", w."quantity"
-      FROM wanted AS w JOIN "Product" AS p USING ("id")
-    ), cart AS (
-      SELECT count(*) = ${lines.length} AND count(DISTINCT "currency") = 1 AS "orderable",
-             sum("priceCents"::bigint * "quantity") AS "totalCents", min("currency") AS "currency"
-      FROM priced
-    ), claimed AS (
-      INSERT INTO "Order" ("tenantId", "userId", "totalCents", "currency", "idempotencyKey", "intentKey")
-      SELECT ${write.tenantId}, ${write.userId}::uuid, "totalCents", "currency", ${checkoutKey}, ${checkoutKey}
-      FROM cart WHERE "orderable"
-      ON CONFLICT ("tenantId", "intentKey") DO NOTHING
-      RETURNING "id", "status", "totalCents", "currency", "chargeId", "createdAt"
-    ), locked AS MATERIALIZED (
-      SELECT p."id" FROM "Product" AS p JOIN wanted USING ("id")
-      WHERE EXISTS (SELECT FROM claimed)
-      ORDER BY p."id" FOR UPDATE OF p
-    ), taken AS (
-      UPDATE "Product" AS p SET "stock" = p."stock" - w."quantity"
-      FROM wanted AS w JOIN locked USING ("id")
-      WHERE p."id" = w."id" AND p."stock" >= w."quantity"
-      RETURNING p."id"
-    ), complete AS (
-      SELECT count(*) = ${lines.length} AS "ok" FROM taken
-    ), written AS (
-      INSERT INTO "OrderItem" ("orderId", "productId", "sku", "name", "unitPriceCents", "quantity", "lineTotalCents")
-      SELECT c."id", p."id", p."sku", p."name", p."priceCents", p."quantity", p."priceCents" * p."quantity"
-      FROM claimed AS c, priced AS p WHERE (SELECT "ok" FROM complete)
-    ), payment AS (
-      INSERT INTO "OutboxMessage" ("topic", "aggregateId", "idempotencyKey", "payload")
-      SELECT ${write.outbox.topic}, c."id"::text, ${write.outbox.idempotencyKey},
-             jsonb_build_object('orderId', c."id"::text, 'amountCents', c."totalCents", 'currency', c."currency")
-      FROM claimed AS c WHERE (SELECT "ok" FROM complete)
-    )
-    SELECT p."id"::text AS "productId", p."sku", p."name", p."priceCents", p."currency", p."quantity",
-           t."id" IS NOT NULL AS "taken", (SELECT "ok" FROM complete) AS "complete",
-           c."id"::text AS "orderId", c."status"::text AS "status", c."totalCents", c."currency" AS "orderCurrency",
-           c."chargeId", c."createdAt"
-    FROM priced AS p LEFT JOIN claimed AS c ON true LEFT JOIN taken AS t ON t."id" = p."id"`;
+  const rows = await tx.$queryRawUnsafe<WrittenRow[]>(
+    ORDER_STATEMENT,
+    ...orderStatementValues(write),
+  );
   return writtenOrderOf(rows);
 }
 
-function writtenOrderOf(rows: readonly WrittenRow[]): WrittenOrder {
+/** What the statement's rows say: the priced lines, the order inserted, whether it is complete. */
+export function writtenOrderOf(rows: readonly WrittenRow[]): WrittenOrder {
   const priced = rows.map(({ productId, sku, name, priceCents, currency, quantity, taken }) => ({
     productId,
     sku,
@@ -143,7 +167,7 @@ function writtenOrderOf(rows: readonly WrittenRow[]): WrittenOrder {
 }
 
 /** A priced line, with the claimed order's columns on every row (all null if none was inserted). */
-type WrittenRow = CatalogLine & {
+export type WrittenRow = CatalogLine & {
   complete: boolean;
   orderId: string | null;
   status: ClaimedOrder["status"] | null;
