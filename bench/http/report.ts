@@ -56,7 +56,16 @@ interface Goal {
 /**
  * The goals of issue 13 that the checkout table answers (payments are judged beside their table).
  */
-export function goals(cells: Cells, paymentsRatio: number): Goal[] {
+/**
+ * `checkout`: the route costs' new key and replay, each on an instance that handles no webhooks
+ * but those sent to it. The slices' CPU per request is not that: their instance also handles the
+ * payment webhooks of every checkout, and the payment worker's CPU is counted with it.
+ */
+export function goals(
+  cells: Cells,
+  paymentsRatio: number,
+  checkout?: { newKey: number; replay: number },
+): Goal[] {
   const at = (c: number, s: Scenario) =>
     cells.get(c)?.get(s) ? figuresOf(cells.get(c)!.get(s)!) : undefined;
   const out: Goal[] = [];
@@ -91,13 +100,11 @@ export function goals(cells: Cells, paymentsRatio: number): Goal[] {
       measured: `${f2(r64.perSecond / c64.perSecond)}×`,
       met: r64.perSecond >= 1.5 * c64.perSecond,
     });
-  const replays16 = at(16, "replays");
-  const keys16 = at(16, "new keys");
-  if (replays16 && keys16)
+  if (checkout)
     out.push({
-      goal: "16 conns: server CPU per protected checkout ≤ 2.5× a replay's",
-      measured: `${f2(keys16.cpuMsPerRequest / replays16.cpuMsPerRequest)}× (${f3(keys16.cpuMsPerRequest)} vs ${f3(replays16.cpuMsPerRequest)} ms)`,
-      met: keys16.cpuMsPerRequest <= 2.5 * replays16.cpuMsPerRequest,
+      goal: "server CPU per protected checkout ≤ 2.5× a replay's (route costs, 8 conns)",
+      measured: `${f2(checkout.newKey / checkout.replay)}× (${f3(checkout.newKey)} vs ${f3(checkout.replay)} ms)`,
+      met: checkout.newKey <= 2.5 * checkout.replay,
     });
   const b64 = at(64, "baseline");
   if (b64 && n64)

@@ -27,7 +27,7 @@ import { assertControlServed, completeKey, SCENARIOS, type Scenario } from "./sc
 import { storageMarkdown, measureStorage } from "./storage";
 import { orderProfileMarkdown, profileUnderLoad } from "./profile-run";
 import { measureOrderCost, orderCostMarkdown } from "./order-cost";
-import { measureRouteCosts, routeCostMarkdown } from "./route-cost";
+import { checkoutCpu, measureRouteCosts, routeCostMarkdown } from "./route-cost";
 import { runBench, type Step } from "../fail";
 
 let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
@@ -292,9 +292,10 @@ async function main(): Promise<void> {
       );
       orderWindow = { window: cost.window, orders: cost.orders };
       log("what each route costs the server");
+      const costs = await routeCosts(db, floor, plan);
       sections.push(
         "### What one request costs the server, route by route",
-        routeCostMarkdown(await routeCosts(db, floor, plan)),
+        routeCostMarkdown(costs),
       );
       if (!plan.orderCostOnly) {
         const { cells, payments } = await checkoutPhase(db, target, plan, pace);
@@ -303,7 +304,7 @@ async function main(): Promise<void> {
           "### Checkout through HTTP, one instance",
           checkoutTable(cells),
           "### Goals",
-          goalsMarkdown(goals(cells, paymentsRatio)),
+          goalsMarkdown(goals(cells, paymentsRatio, checkoutCpu(costs))),
         );
         sections.push("### Payments backlog after the checkout phase", paymentsMarkdown(payments));
         sections.push(
