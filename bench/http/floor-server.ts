@@ -6,8 +6,8 @@
 // outbox row for the payment worker to charge. No framework, no ORM, no middleware: what this
 // machine does with these statements. bench:http runs it beside `next start` and gives every
 // figure as a ratio to it. Only the path the bench drives is written: a new key that executes, a
-// completed key's replay, a key in progress (409); its carts have one line per product. Run as a
-// child process: `node --import tsx bench/http/floor-server.ts` with DATABASE_URL and PORT.
+// completed key's replay, a key in progress (409). Run as a child process: `node --import tsx
+// bench/http/floor-server.ts` with DATABASE_URL and PORT.
 import { createHash, randomUUID } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
@@ -16,10 +16,12 @@ import { SETTLED_CHANNEL } from "@once/idempotency/operator";
 import { PAYMENT_TOPIC, providerKeyFor } from "../../src/server/payments/outbox-message";
 import {
   ORDER_STATEMENT,
+  orderItemsOf,
   orderStatementValues,
   writtenOrderOf,
   type WrittenRow,
 } from "../../src/server/checkout/order-statement";
+import { mergeLines } from "../../src/server/checkout/input";
 
 const PROCEDURE = "checkout.placeOrder";
 const pool = new pg.Pool({
@@ -125,7 +127,7 @@ async function checkout(
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    const lines = [...input.items].sort((a, b) => (a.productId < b.productId ? -1 : 1));
+    const lines = mergeLines(input.items);
     const values = orderStatementValues({
       tenantId: user.tenantId,
       userId: user.id,
@@ -136,16 +138,7 @@ async function checkout(
     const { priced, order } = writtenOrderOf(
       (await q<WrittenRow>(client, "order", ORDER_STATEMENT, values)).rows,
     );
-    const items = priced
-      .map((p) => ({
-        productId: p.productId,
-        sku: p.sku,
-        name: p.name,
-        unitPriceCents: p.priceCents,
-        quantity: p.quantity,
-        lineTotalCents: p.priceCents * p.quantity,
-      }))
-      .sort((a, b) => (a.sku < b.sku ? -1 : 1));
+    const items = orderItemsOf(priced);
     const body = JSON.stringify({ result: { data: { order: { ...order, items } } } });
     await q(client, "finish", FINISH, [held.id, lease, body, user.tenantId]);
     await client.query("COMMIT");

@@ -54,10 +54,8 @@ interface Goal {
 }
 
 /**
- * The goals of issue 13 that the checkout table answers (payments are judged beside their table).
- */
-/**
- * `checkout`: the route costs' new key and replay, each on an instance that handles no webhooks
+ * The goals of issues 13 and 29 that the checkout table answers (payments are judged beside their
+ * table). `checkout`: the route costs' new key and replay, each on an instance that handles no webhooks
  * but those sent to it. The slices' CPU per request is not that: their instance also handles the
  * payment webhooks of every checkout, and the payment worker's CPU is counted with it.
  */

@@ -87,7 +87,7 @@ export interface RouteTarget {
   pid: number;
   /** The floor server: its /api/health is static JSON on bare node:http. */
   floor: { port: number; pid: number };
-  /** Another build (`--baseline DIR`): its checkout measured in the same rounds, for an A/B. */
+  /** Another build (`--baseline DIR`): its routes measured in the same rounds, for an A/B. */
   baseline?: { port: number; pid: number };
   productId: string;
 }
@@ -193,15 +193,15 @@ function routesOf(t: RouteTarget, keys: { app: string; floor: string; baseline: 
       method: "GET",
       path: "/api/health",
     })),
-    floor("the floor: checkout, a new key", () => checkoutCall(t.productId)),
-    floor("the floor: checkout, a replay (from the store)", () =>
-      checkoutCall(t.productId, keys.floor),
-    ),
+    floor(FLOOR_NEW_KEY, () => checkoutCall(t.productId)),
+    floor(FLOOR_REPLAY, () => checkoutCall(t.productId, keys.floor)),
     ...nextRoutes(t, t.productId, keys.app, (route) => route),
     ...(t.baseline ? nextRoutes(t.baseline, t.productId, keys.baseline, onBaseline, true) : []),
   ];
 }
 
+const FLOOR_NEW_KEY = "the floor: checkout, a new key";
+const FLOOR_REPLAY = "the floor: checkout, a replay (from the store)";
 const NOT_FOUND = "Next.js: a path with no route (404)";
 const REPLAY = "checkout.placeOrder, a replay (from memory)";
 const NEW_KEY = "checkout.placeOrder, a new key";
@@ -253,17 +253,20 @@ export async function measureRouteCosts(t: RouteTarget, requests: number): Promi
   }));
 }
 
+/** A route's server CPU ms a request; undefined if it was not measured. */
+function msOf(costs: readonly RouteCost[], route: string): number | undefined {
+  return costs.find((c) => c.route === route && !c.skipped)?.serverMs;
+}
+
 export function checkoutCpu(costs: readonly RouteCost[]): { newKey: number; replay: number } {
-  const ms = (route: string) => costs.find((c) => c.route === route)!.serverMs;
-  return { newKey: ms(NEW_KEY), replay: ms(REPLAY) };
+  return { newKey: msOf(costs, NEW_KEY)!, replay: msOf(costs, REPLAY)! };
 }
 
 export function routeCostMarkdown(costs: RouteCost[]): string {
-  const ms = (route: string) => costs.find((c) => c.route === route)!.serverMs;
+  const ms = (route: string) => msOf(costs, route)!;
   const bare = costs[0]!.serverMs;
   const framework = ms(NOT_FOUND);
-  const floorNew = costs.find((c) => c.route.startsWith("the floor: checkout, a new"))!.serverMs;
-  const floorReplay = costs.find((c) => c.route.startsWith("the floor: checkout, a replay"))!;
+  const floorNew = ms(FLOOR_NEW_KEY);
   return [
     `${costs[0]!.requests} requests a route in ${ROUNDS} rounds over all routes, after ${WARM_UP} each to warm up; ${CONNECTIONS} connections, no compression; the server's CPU from /proc`,
     "",
@@ -275,7 +278,7 @@ export function routeCostMarkdown(costs: RouteCost[]): string {
         : `| ${c.route} | ${c.serverMs.toFixed(2)} | ${(c.serverMs / bare).toFixed(1)} |`,
     ),
     "",
-    `- A new key ÷ a replay, server CPU: **${(ms(NEW_KEY) / ms(REPLAY)).toFixed(2)}×** (the floor: ${(floorNew / floorReplay.serverMs).toFixed(2)}×).`,
+    `- A new key ÷ a replay, server CPU: **${(ms(NEW_KEY) / ms(REPLAY)).toFixed(2)}×** (the floor: ${(floorNew / ms(FLOOR_REPLAY)).toFixed(2)}×).`,
     ...baselineLines(costs),
     `- A paid order's two requests through Next.js (its checkout and its webhook): **${(ms(NEW_KEY) + ms(WEBHOOK)).toFixed(2)} ms** of server CPU, of which Next.js's own per-request work (the 404's) is ${(2 * framework).toFixed(2)} ms; the floor's checkout ${floorNew.toFixed(2)} ms.`,
   ].join("\n");
@@ -283,8 +286,9 @@ export function routeCostMarkdown(costs: RouteCost[]): string {
 
 /** With a baseline build measured: this build's checkout against it, in the same rounds. */
 function baselineLines(costs: RouteCost[]): string[] {
-  const ms = (route: string) => costs.find((c) => c.route === route && !c.skipped)?.serverMs;
-  const [newKey, baseNew, baseReplay] = [NEW_KEY, onBaseline(NEW_KEY), onBaseline(REPLAY)].map(ms);
+  const [newKey, baseNew, baseReplay] = [NEW_KEY, onBaseline(NEW_KEY), onBaseline(REPLAY)].map(
+    (route) => msOf(costs, route),
+  );
   if (newKey === undefined || baseNew === undefined || baseReplay === undefined) return [];
   return [
     `- The baseline build in the same rounds: a new key ÷ a replay **${(baseNew / baseReplay).toFixed(2)}×**; this build's new key ÷ the baseline's **${(newKey / baseNew).toFixed(2)}×** (${(newKey - baseNew).toFixed(2)} ms).`,

@@ -166,6 +166,20 @@ export function writtenOrderOf(rows: readonly WrittenRow[]): WrittenOrder {
   return { priced, order, complete: first.complete };
 }
 
+/** The order's lines as the statement priced them, sorted by SKU (the answer's order). */
+export function orderItemsOf(priced: readonly CatalogLine[]): PlacedOrder["items"] {
+  return priced
+    .map((line) => ({
+      productId: line.productId,
+      sku: line.sku,
+      name: line.name,
+      unitPriceCents: line.priceCents,
+      quantity: line.quantity,
+      lineTotalCents: line.priceCents * line.quantity,
+    }))
+    .sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
+}
+
 /** A priced line, with the claimed order's columns on every row (all null if none was inserted). */
 export type WrittenRow = CatalogLine & {
   complete: boolean;

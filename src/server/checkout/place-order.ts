@@ -11,7 +11,7 @@ import { checkoutError } from "./errors";
 import { mergeLines, type OrderLine } from "./input";
 import { pause } from "./demo-delay";
 import { existingOrderOf } from "./order-intent";
-import { writeOrder, type CatalogLine } from "./order-statement";
+import { orderItemsOf, writeOrder, type CatalogLine } from "./order-statement";
 
 export interface PlaceOrderCommand {
   tenantId: string;
@@ -40,7 +40,7 @@ export async function placeOrder(tx: Tx, command: PlaceOrderCommand): Promise<Pl
     lines,
     outbox: { topic: PAYMENT_TOPIC, idempotencyKey: providerKeyFor(tenantId, checkoutKey) },
   });
-  const items = orderItemsOf(lines, written.priced);
+  const items = checkedItemsOf(lines, written.priced);
   if (!written.order) return existingOrderOf(tx, tenantId, checkoutKey, lines);
   if (!written.complete) {
     const short = written.priced.find((line) => !line.taken)!;
@@ -50,8 +50,8 @@ export async function placeOrder(tx: Tx, command: PlaceOrderCommand): Promise<Pl
   return { ...written.order, items };
 }
 
-/** The order's lines as the statement priced them, sorted by SKU; a 404 or 400 if it cannot be. */
-function orderItemsOf(
+/** The order's lines as the statement priced them; a 404 or 400 if the cart cannot be ordered. */
+function checkedItemsOf(
   lines: readonly OrderLine[],
   priced: readonly CatalogLine[],
 ): PlacedOrder["items"] {
@@ -60,14 +60,5 @@ function orderItemsOf(
   if (missing.length > 0) throw checkoutError("product_not_found", { productIds: missing });
   if (priced.some((line) => line.currency !== priced[0]!.currency))
     throw checkoutError("mixed_currencies");
-  return priced
-    .map((line) => ({
-      productId: line.productId,
-      sku: line.sku,
-      name: line.name,
-      unitPriceCents: line.priceCents,
-      quantity: line.quantity,
-      lineTotalCents: line.priceCents * line.quantity,
-    }))
-    .sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
+  return orderItemsOf(priced);
 }
