@@ -22,6 +22,8 @@ CREATE TABLE "IdempotencyKey" (
     "responseBytes" BYTEA,
     "responseHeaders" JSONB,
     "responseOmittedBytes" INTEGER,
+    -- Set by a request waiting on the key (Prefer: wait): only then does its settle send a NOTIFY.
+    "awaited" BOOLEAN NOT NULL DEFAULT false,
     "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "completedAt" TIMESTAMPTZ(3),

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { depsOf } from "../src/engine";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { SETTLED_CHANNEL } from "../src/constants";
 import { parsePreferWait } from "../src/wait/prefer";
 import { useTestDatabase } from "./support/database";
 import {
@@ -168,25 +169,97 @@ describe("many requests waiting on one key", () => {
     const e = await listeningEngine();
     const entry = ENTRY_POINTS[0]!;
     const { value, gate, first, duplicate: send } = await holdKey(entry, "wait-stampede");
-    const duplicates = Array.from({ length: 200 }, () => send(100));
-    await waiting(e, 200);
     const run = (
       depsOf(e).store as unknown as {
         run: { query: (sql: { name?: string }, values: unknown[]) => Promise<unknown[]> };
       }
     ).run;
     const sent = vi.spyOn(run, "query");
+    const named = (pattern: RegExp, calls = sent.mock.calls) =>
+      calls.filter(([sql]) => pattern.test(String((sql as { name?: string }).name ?? sql)));
+    const duplicates = Array.from({ length: 200 }, () => send(100));
+    await waiting(e, 200);
+    // Their marks (the key is awaited) share statements too: one row lock taken a few times.
+    expect(named(/mark_awaited/).length).toBeLessThanOrEqual(5);
+    const asleep = sent.mock.calls.length;
     gate.open();
     const answers = await Promise.all(duplicates);
     await first;
     expect(answers.every((a) => a.status === 200 && a.replayed)).toBe(true);
     expect(await effectsFor(t.db, value)).toBe(1);
     // The woken requests' reads share statements (each joins the next one sent for its key).
-    const keyStatements = sent.mock.calls.filter(([sql]) =>
-      /read|reserve/.test(String((sql as { name?: string }).name ?? sql)),
-    );
-    expect(keyStatements.length).toBeLessThanOrEqual(5);
+    expect(named(/read|reserve/, sent.mock.calls.slice(asleep)).length).toBeLessThanOrEqual(5);
     sent.mockRestore();
+  });
+});
+
+describe("a settle's NOTIFY, only when someone waits", () => {
+  /** A LISTEN connection of the test's own on the settle channel, recording what it hears. */
+  async function listen() {
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    const heard: string[] = [];
+    client.on("notification", (n) => heard.push(JSON.parse(n.payload ?? "[]")[1]));
+    await client.query(`LISTEN ${SETTLED_CHANNEL}`);
+    return { heard, close: () => client.end() };
+  }
+
+  it("is sent for a key a waiter marked, and not for a key nobody waited on", async () => {
+    const e = await listeningEngine();
+    const listener = await listen();
+    try {
+      const entry = ENTRY_POINTS[0]!;
+      const alone = fresh("settle-alone");
+      expect((await entry.call(t.db, { key: alone, input: { value: fresh("v") } })).status).toBe(
+        200,
+      );
+      const { key, gate, first, duplicate: send } = await holdKey(entry, "settle-awaited");
+      const duplicate = send(100);
+      await waiting(e);
+      gate.open();
+      expect((await duplicate).replayed).toBe(true);
+      await first;
+      // Notifications arrive in commit order: had the first key's settle sent one, it would be here
+      // before the awaited key's.
+      await vi.waitFor(() => expect(listener.heard).toContain(key), { timeout: 10_000 });
+      expect(listener.heard).toEqual([key]);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it("a mark that meets a settle in flight waits for its commit, then finds the key settled", async () => {
+    const e = await listeningEngine();
+    const entry = ENTRY_POINTS[0]!;
+    const { key, gate, first } = await holdKey(entry, "mark-meets-settle");
+    const held = (await depsOf(e).store.read("acme", key))!;
+    // A settle of the held lease, written but not yet committed: it holds the row's lock.
+    const settler = await t.pool.connect();
+    try {
+      await settler.query("BEGIN");
+      await settler.query(
+        `UPDATE "IdempotencyKey" SET "status" = 'FAILED', "leaseToken" = NULL WHERE "scope" = $1 AND "key" = $2`,
+        ["acme", key],
+      );
+      const mark = depsOf(e).store.markAwaited(held);
+      await vi.waitFor(
+        async () => {
+          const { rows } = await t.pool.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%"awaited" = true%'`,
+          );
+          expect(rows).toHaveLength(1);
+        },
+        { timeout: 10_000, interval: 5 },
+      );
+      await settler.query("COMMIT");
+      // No row: the waiter looks at the key again instead of sleeping through a settle it missed.
+      expect(await mark).toBeNull();
+      expect(await depsOf(e).store.markAwaited(held)).toBeNull();
+    } finally {
+      settler.release();
+      gate.open();
+      await first;
+    }
   });
 });
 

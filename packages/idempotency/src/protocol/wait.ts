@@ -51,8 +51,9 @@ export async function waitForSettle(
   const waiter = deps.waiters.register(r.scope, r.key);
   budget.applied = true;
   try {
-    // Registered first, then read: a settle that landed before the registration shows here.
-    const now = await deps.store.read(r.scope, r.key);
+    // Registered first, then marked: a settle that landed before the registration shows here (no
+    // row comes back), and one after the mark announces itself (MARK_AWAITED).
+    const now = await deps.store.markAwaited(held);
     if (!stillHeld(now, held)) return true;
     await budget.aside(() => waiter.until(Math.min(leftMs, Math.max(leaseLeftMs, MIN_SLEEP_MS))));
     return true;

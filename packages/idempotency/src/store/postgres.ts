@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { CommitWatch } from "./commit-watch.js";
+import { JoinedStatements } from "./joined-statements.js";
 import * as SQL from "./sql.js";
 import type {
   FinalStatus,
@@ -95,8 +96,6 @@ export function poolRunner(pool: pg.Pool, options: PoolRunnerOptions = {}): SqlR
 
 type Flagged = KeyRecord & { inserted: boolean };
 
-const settled = () => {};
-
 function withoutFlag({ inserted: _inserted, ...record }: Flagged): KeyRecord {
   return record;
 }
@@ -107,11 +106,9 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
   private readonly watch?: CommitWatch;
   /** Lease token → the backend pid that ran the completion, until the commit's outcome is read. */
   private readonly completions = new Map<string, number>();
-  /** Reads in flight by key, and the one that follows for whoever asked meanwhile (see read). */
-  private readonly reads = new Map<
-    string,
-    { running: Promise<KeyRecord | null>; next?: Promise<KeyRecord | null> }
-  >();
+  /** Reads of one key, and marks of one lease, share statements (JoinedStatements). */
+  private readonly reads = new JoinedStatements<KeyRecord | null>();
+  private readonly marks = new JoinedStatements<KeyRecord | null>();
 
   private readonly settle: (statement: SQL.SettlingStatement) => SQL.NamedStatement;
 
@@ -146,28 +143,21 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
     return rows.map((r) => r.column);
   }
 
-  /**
-   * Reads of one key share statements: a read joins the next statement for its key, sent as soon
-   * as the one in flight is back (never the one in flight: that may have seen the row before what
-   * this caller waits for). A thousand requests waiting on one key (Prefer: wait) then take two
-   * pool connections when it settles, not a thousand.
-   */
+  /** Joined with the other reads of the key (JoinedStatements). */
   read(scope: string, key: string): Promise<KeyRecord | null> {
-    const id = `${scope}\u0000${key}`;
-    const flight = this.reads.get(id);
-    if (!flight) return this.readNow(id, scope, key);
-    flight.next ??= flight.running.then(settled, settled).then(() => this.readNow(id, scope, key));
-    return flight.next;
+    return this.reads.run(`${scope}\u0000${key}`, () =>
+      this.run.query<KeyRecord>(SQL.READ, [scope, key]).then(([row]) => row ?? null),
+    );
   }
 
-  private readNow(id: string, scope: string, key: string): Promise<KeyRecord | null> {
-    const running = this.run.query<KeyRecord>(SQL.READ, [scope, key]).then(([row]) => row ?? null);
-    this.reads.set(id, { running });
-    const done = () => {
-      if (this.reads.get(id)?.running === running) this.reads.delete(id);
-    };
-    running.then(done, done);
-    return running;
+  /** Joined with the other marks of the same lease (JoinedStatements). */
+  markAwaited(record: KeyRecord): Promise<KeyRecord | null> {
+    const { scope, key, leaseToken } = record;
+    return this.marks.run(`${scope}\u0000${key}\u0000${leaseToken}`, () =>
+      this.run
+        .query<KeyRecord>(SQL.MARK_AWAITED, [scope, key, leaseToken])
+        .then(([row]) => row ?? null),
+    );
   }
 
   async takeOver(record: KeyRecord, r: ReserveRequest): Promise<KeyRecord | null> {

@@ -65,6 +65,23 @@ export const READ = named(
   `SELECT ${COLUMNS} FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
 );
 
+/**
+ * A request about to wait on a key (Prefer: wait) marks it as awaited, so that its settle
+ * announces itself (FINISH, RELEASE): a settle nobody waits for sends no NOTIFY. Marks only the
+ * lease it saw, still PROCESSING. The update takes the row's lock, so it and the settle are
+ * ordered: marked first, the settle sees the mark and notifies; settled first (or settling: the
+ * update waits for that commit and then finds the row changed), no row comes back and the caller
+ * reads the key again instead of sleeping. The rows come from the update alone, never from the
+ * statement's snapshot, which may predate that settle. $1 scope, $2 key, $3 lease token.
+ */
+export const MARK_AWAITED = named(
+  "mark_awaited",
+  `
+  UPDATE "IdempotencyKey" SET "awaited" = true
+  WHERE "scope" = $1 AND "key" = $2 AND "leaseToken" = $3::uuid AND "status" = 'PROCESSING'
+  RETURNING ${COLUMNS}`,
+);
+
 /** $1 id, $2 new lease token, $3 lease ms, $4 scope. */
 export const TAKE_OVER = named(
   "take_over",
@@ -84,7 +101,7 @@ export const RENEW_EXPIRED = named(
   UPDATE "IdempotencyKey"
   SET "procedure" = $4, "fingerprint" = $5, "status" = 'PROCESSING', "leaseToken" = $2::uuid,
       "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = 1, "responseStatus" = NULL, "responseBody" = NULL,
-      "responseContentType" = NULL, "responseBytes" = NULL, "responseHeaders" = NULL, "responseOmittedBytes" = NULL, "completedAt" = NULL, "createdAt" = now(), "updatedAt" = now(),
+      "responseContentType" = NULL, "responseBytes" = NULL, "responseHeaders" = NULL, "responseOmittedBytes" = NULL, "completedAt" = NULL, "awaited" = false, "createdAt" = now(), "updatedAt" = now(),
       "expiresAt" = ${retentionEnd("$6")}
   WHERE "scope" = $7 AND "id" = $1::uuid AND "expiresAt" <= now() AND ("status" <> 'PROCESSING' OR "leaseExpiresAt" <= now())
   RETURNING ${COLUMNS}`,
@@ -93,9 +110,12 @@ export const RENEW_EXPIRED = named(
 /**
  * The settling statements (finish, release) in two forms: plain, and announcing the settle on
  * SETTLED_CHANNEL so requests waiting on the key (Prefer: wait) wake. The NOTIFY is part of the
- * statement, so it is sent only if the row changed, and only when its transaction commits: a
- * waiter woken by it reads the committed answer. Each returns one row per settled key, with the
- * backend's pid (the commit-warning watch files PostgreSQL's warnings by it).
+ * statement, so it is sent only if the row changed, only if a waiter marked the key
+ * (MARK_AWAITED), and only when its transaction commits: a waiter woken by it reads the committed
+ * answer. A NOTIFY on every settle cost 3–25 % of the keys a second (docs/scale.md): PostgreSQL
+ * appends to its notification queue under one lock at each commit and signals every listener.
+ * Each returns one row per settled key, with the backend's pid (the commit-warning watch files
+ * PostgreSQL's warnings by it).
  */
 export interface SettlingStatement {
   plain: NamedStatement;
@@ -109,8 +129,9 @@ const settling = (name: string, change: string): SettlingStatement => ({
   ),
   notifying: named(
     `${name}_notify`,
-    `WITH "done" AS (${change} RETURNING "scope", "key")
-     SELECT 1 AS "n", pg_backend_pid() AS "pid" FROM "done", LATERAL (SELECT pg_notify('${SETTLED_CHANNEL}', json_build_array("scope", "key")::text)) AS "sent"`,
+    `WITH "done" AS (${change} RETURNING "scope", "key", "awaited")
+     SELECT 1 AS "n", pg_backend_pid() AS "pid" FROM "done"
+     LEFT JOIN LATERAL (SELECT pg_notify('${SETTLED_CHANNEL}', json_build_array("done"."scope", "done"."key")::text) WHERE "done"."awaited") AS "sent" ON true`,
   ),
 });
 

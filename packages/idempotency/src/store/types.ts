@@ -82,6 +82,11 @@ export interface IdempotencyStore<TTx extends SqlTransaction = SqlTransaction> {
   /** Inserts the key as PROCESSING with a fresh lease, or reports the row that already holds it. */
   reserve(request: ReserveRequest): Promise<ReserveResult>;
   read(scope: string, key: string): Promise<KeyRecord | null>;
+  /**
+   * Marks `record`'s lease as awaited (Prefer: wait), so that its settle announces itself; returns
+   * the row if that lease still holds the key, null once it has settled or changed hands.
+   */
+  markAwaited(record: KeyRecord): Promise<KeyRecord | null>;
   /** PROCESSING with an expired lease → a new lease, attempts + 1. Null if someone else won. */
   takeOver(record: KeyRecord, request: ReserveRequest): Promise<KeyRecord | null>;
   /**
