@@ -106,11 +106,12 @@ export function goals(
       met: checkout.newKey <= 2.5 * checkout.replay,
     });
   const b64 = at(64, "baseline");
-  if (b64 && n64)
+  const p64 = at(64, "paired");
+  if (b64 && p64)
     out.push({
-      goal: "64 conns: protected checkouts/s ≥ 3× the baseline build's, same run",
-      measured: `${f2(n64.perSecond / b64.perSecond)}× (${n64.perSecond.toFixed(0)} vs ${b64.perSecond.toFixed(0)} req/s)`,
-      met: n64.perSecond >= 3 * b64.perSecond,
+      goal: "64 conns: protected checkouts/s ≥ 3× the baseline build's, same run (each on an instance started and warmed alike)",
+      measured: `${f2(p64.perSecond / b64.perSecond)}× (${p64.perSecond.toFixed(0)} vs ${b64.perSecond.toFixed(0)} req/s)`,
+      met: p64.perSecond >= 3 * b64.perSecond,
     });
   for (const c of [1, 16, 64, 256]) {
     const control = at(c, "control");

@@ -40,9 +40,9 @@ import { runBench, type Step } from "../fail";
 let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
 const log = (msg: string) => step(msg);
 
-/** The paths this run measures: the baseline only when there is one. */
+/** The paths this run measures: the baseline and its pair only when there is one. */
 const scenariosOf = (target: Target) =>
-  SCENARIOS.filter((s) => s !== "baseline" || target.elsewhere?.baseline);
+  SCENARIOS.filter((s) => (s !== "baseline" && s !== "paired") || target.elsewhere?.baseline);
 
 /**
  * Each slice starts the scenario order one further, so no path is always first or last. A rotation
@@ -152,28 +152,30 @@ async function warm(target: Target, plan: Plan): Promise<Pace> {
     pace.record(scenario, await runSlice(target, scenario, 16, { seconds }));
     await settle(target.pids);
   }
-  await warmBaselineAsFirst(target, seconds);
+  for (const scenario of ["baseline", "paired"] as const)
+    await warmAsFirst(target, scenario, seconds);
   return pace;
 }
 
 /**
- * The baseline build's instance also gets every path the first instance serves, unmeasured, so the
- * two have served the same kinds of requests: an instance that served fewer kinds costs more CPU
- * per request on those it did serve (route-cost.ts has the A/A run that showed it), which would
- * flatter this build against the baseline.
+ * The baseline build's instance, and this build's instance paired with it, also get every path the
+ * first instance serves, unmeasured, so that all have served the same kinds of requests: an
+ * instance that served fewer kinds costs more CPU per request on those it did serve (route-cost.ts
+ * has the A/A run that showed it). Even so the first instance, which also handles every webhook,
+ * served 1.3–2.8× the checkouts a second of a baseline of the same build (an A/A run): the baseline
+ * is compared with its pair, started and warmed alike.
  */
-async function warmBaselineAsFirst(target: Target, seconds: number): Promise<void> {
-  const baseline = target.elsewhere?.baseline;
-  if (!baseline) return;
-  const asFirst: Target = {
-    ...target,
-    ports: [baseline.port],
-    pids: [baseline.pid],
-    elsewhere: {},
-  };
-  for (const scenario of scenariosOf(target).filter((s) => !target.elsewhere?.[s])) {
-    await runSlice(asFirst, scenario, 16, { seconds });
-    await settle([baseline.pid]);
+async function warmAsFirst(
+  target: Target,
+  scenario: "baseline" | "paired",
+  seconds: number,
+): Promise<void> {
+  const server = target.elsewhere?.[scenario];
+  if (!server) return;
+  const asFirst: Target = { ...target, ports: [server.port], pids: [server.pid], elsewhere: {} };
+  for (const path of scenariosOf(target).filter((s) => !target.elsewhere?.[s])) {
+    await runSlice(asFirst, path, 16, { seconds });
+    await settle([server.pid]);
   }
 }
 
@@ -280,18 +282,21 @@ async function main(): Promise<void> {
     await assertControlServed(base, db.productId);
     await completeKey(base, db.productId, replayKey);
     const floor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 1);
-    // The baseline build serves only its path; its payments wait in the outbox for this build's
-    // worker (same schema).
+    // The baseline build serves only its path, and this build's second instance only the same path
+    // beside it; their payments wait in the outbox for this build's worker (same schema).
+    const beside = (port: number, root?: string) =>
+      startInstance({
+        port,
+        databaseUrl: db.url,
+        providerUrl: db.providerUrl,
+        paymentJobs: false,
+        ...(root ? { root: path.resolve(root) } : {}),
+      });
     const baseline = plan.baseline
-      ? await startInstance({
-          port: plan.basePort + plan.maxInstances + 2,
-          databaseUrl: db.url,
-          providerUrl: db.providerUrl,
-          paymentJobs: false,
-          root: path.resolve(plan.baseline),
-        })
+      ? await beside(plan.basePort + plan.maxInstances + 2, plan.baseline)
       : undefined;
-    const elsewhere = { floor, ...(baseline ? { baseline } : {}) };
+    const paired = plan.baseline ? await beside(plan.basePort + plan.maxInstances + 5) : undefined;
+    const elsewhere = { floor, ...(baseline && paired ? { baseline, paired } : {}) };
     const target: Target = {
       ports: [first.port],
       pids: [first.pid, ...workerPids],
@@ -361,6 +366,7 @@ async function main(): Promise<void> {
       await first.stop();
       await floor.stop();
       await baseline?.stop();
+      await paired?.stop();
       await worker?.stop();
     }
     if (orderProfileDir && orderWindow)
