@@ -15,7 +15,7 @@ function ratios(x: Figures, c: Figures): string {
 
 export function checkoutTable(cells: Cells): string {
   const lines = [
-    "| conns | path | p50 ms | p99 ms | req/s | server CPU ms/req | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / req/s / server CPU / PG CPU | ratio to floor: p50 / p99 / req/s / server CPU / PG CPU |",
+    "| conns | path | p50 ms | p99 ms | served/s | server CPU ms/req | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | ratio to control: p50 / p99 / served/s / server CPU / PG CPU | ratio to floor: p50 / p99 / served/s / server CPU / PG CPU |",
     "|---:|---|---:|---:|---:|---:|---:|---|---:|---|---|",
   ];
   for (const [connections, row] of cells) {
@@ -35,7 +35,7 @@ export function checkoutTable(cells: Cells): string {
 
 export function instancesTable(rows: Map<number, Slice>, connections: number): string {
   const lines = [
-    `| instances | p50 ms | p99 ms | req/s | CPU ms/req (all instances) | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | req/s ratio to one instance |`,
+    `| instances | p50 ms | p99 ms | served/s | CPU ms/req (all instances) | PostgreSQL CPU ms/req | non-2xx (by status) | unexpected | served/s ratio to one instance |`,
     "|---:|---:|---:|---:|---:|---:|---|---:|---:|",
   ];
   const one = figuresOf(rows.get(1)!);
@@ -110,7 +110,7 @@ export function goals(
   if (b64 && p64)
     out.push({
       goal: "64 conns: protected checkouts/s ≥ 3× the baseline build's, same run (each on an instance started and warmed alike)",
-      measured: `${f2(p64.perSecond / b64.perSecond)}× (${p64.perSecond.toFixed(0)} vs ${b64.perSecond.toFixed(0)} req/s)`,
+      measured: `${f2(p64.perSecond / b64.perSecond)}× (${p64.perSecond.toFixed(0)} vs ${b64.perSecond.toFixed(0)} served/s)`,
       met: p64.perSecond >= 3 * b64.perSecond,
     });
   for (const c of [1, 16, 64, 256]) {
@@ -118,7 +118,7 @@ export function goals(
     const protectedKeys = at(c, "new keys");
     if (control && protectedKeys)
       out.push({
-        goal: `${c} conns: protected ≥ 0.95× control (req/s)`,
+        goal: `${c} conns: protected ≥ 0.95× control (served/s)`,
         measured: `${f2(protectedKeys.perSecond / control.perSecond)}×`,
         met: protectedKeys.perSecond >= 0.95 * control.perSecond,
       });

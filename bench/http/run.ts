@@ -162,7 +162,7 @@ async function warm(target: Target, plan: Plan): Promise<Pace> {
  * first instance serves, unmeasured, so that all have served the same kinds of requests: an
  * instance that served fewer kinds costs more CPU per request on those it did serve (route-cost.ts
  * has the A/A run that showed it). Even so the first instance, which also handles every webhook,
- * served 1.3–2.8× the checkouts a second of a baseline of the same build (an A/A run): the baseline
+ * served 1.0–2.8× the checkouts a second of a baseline of the same build (an A/A run): the baseline
  * is compared with its pair, started and warmed alike.
  */
 async function warmAsFirst(

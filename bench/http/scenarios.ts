@@ -12,7 +12,7 @@
 //   paired      new keys against a second instance of this build, started and warmed as the
 //               baseline's is: what the baseline is compared with (an instance that also serves
 //               the other paths and the webhooks, as the first does, serves more checkouts a
-//               second than a fresh one of the same build: measured 1.3–2.8× in an A/A run)
+//               second than a fresh one of the same build: measured 1.0–2.8× in an A/A run)
 import { randomUUID } from "node:crypto";
 import type { AutocannonRequest } from "autocannon";
 
