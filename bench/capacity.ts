@@ -2,8 +2,9 @@
 // HTTP): reserve, a one-row business write, the fenced completion. Closed loop, CONCURRENCY
 // requests in flight per implementation, in interleaved slices, against:
 //   - the raw-SQL floor (bench/floor.ts), the same protocol written by hand on a bare pg pool;
-//   - the engine as configured by default (it NOTIFYs each settled key, for Prefer: wait);
-//   - the engine with maxWaitMs 0 (no NOTIFY);
+//   - the engine as configured by default (Prefer: wait on; a settle NOTIFYs only when a waiter
+//     marked its key, and nothing waits here);
+//   - the engine with maxWaitMs 0 (no waits, no NOTIFY);
 //   - the engine on the key table hash-partitioned by scope (8 partitions), in a scratch database.
 // For each: keys/s, PostgreSQL's CPU per key (all backends, from /proc), so keys per second per
 // PostgreSQL core; then the partitioned table's index size and the reaper's cost on both tables.
@@ -79,7 +80,7 @@ await runBench("bench:capacity", async (step) => {
     const impls: Record<string, (scope: string) => Promise<unknown>> = {
       "raw-SQL floor": (scope) =>
         floorIdempotent(plain.floorPool, scope, randomUUID(), { value: "v" }),
-      "engine (default: NOTIFY per settled key)": engineCall(engine(plain.db, plain.pool)),
+      "engine (default: NOTIFY only for an awaited key)": engineCall(engine(plain.db, plain.pool)),
       "engine, maxWaitMs 0 (no NOTIFY)": engineCall(engine(plain.db, plain.pool, 0)),
       [`engine, key table hash-partitioned by scope (${PARTITIONS})`]: engineCall(
         engine(part.db, part.pool),
