@@ -222,22 +222,28 @@ function header(plan: Plan): string {
 }
 
 /**
+ * An instance beside the first, of this build or of the build in `root`: no payment jobs, and no
+ * webhooks sent to it (the provider posts to the first).
+ */
+function startBeside(db: Database, port: number, root?: string): Promise<Instance> {
+  return startInstance({
+    port,
+    databaseUrl: db.url,
+    providerUrl: db.providerUrl,
+    paymentJobs: false,
+    ...(root ? { root: path.resolve(root) } : {}),
+  });
+}
+
+/**
  * The routes' costs on an instance of their own, which the provider posts no webhooks to (they go
  * to the first), so each route's CPU is its own. With a baseline build, a fresh instance of it
  * beside, started the same way: two instances of the same age and history compare.
  */
 async function routeCosts(db: Database, floor: { port: number; pid: number }, plan: Plan) {
-  const start = (port: number, root?: string) =>
-    startInstance({
-      port,
-      databaseUrl: db.url,
-      providerUrl: db.providerUrl,
-      paymentJobs: false,
-      ...(root ? { root: path.resolve(root) } : {}),
-    });
-  const instance = await start(plan.basePort + plan.maxInstances + 3);
+  const instance = await startBeside(db, plan.basePort + plan.maxInstances + 3);
   const baseline = plan.baseline
-    ? await start(plan.basePort + plan.maxInstances + 4, plan.baseline)
+    ? await startBeside(db, plan.basePort + plan.maxInstances + 4, plan.baseline)
     : undefined;
   try {
     return await measureRouteCosts(
@@ -284,18 +290,12 @@ async function main(): Promise<void> {
     const floor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 1);
     // The baseline build serves only its path, and this build's second instance only the same path
     // beside it; their payments wait in the outbox for this build's worker (same schema).
-    const beside = (port: number, root?: string) =>
-      startInstance({
-        port,
-        databaseUrl: db.url,
-        providerUrl: db.providerUrl,
-        paymentJobs: false,
-        ...(root ? { root: path.resolve(root) } : {}),
-      });
     const baseline = plan.baseline
-      ? await beside(plan.basePort + plan.maxInstances + 2, plan.baseline)
+      ? await startBeside(db, plan.basePort + plan.maxInstances + 2, plan.baseline)
       : undefined;
-    const paired = plan.baseline ? await beside(plan.basePort + plan.maxInstances + 5) : undefined;
+    const paired = plan.baseline
+      ? await startBeside(db, plan.basePort + plan.maxInstances + 5)
+      : undefined;
     const elsewhere = { floor, ...(baseline && paired ? { baseline, paired } : {}) };
     const target: Target = {
       ports: [first.port],
