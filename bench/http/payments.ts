@@ -1,6 +1,6 @@
 // The payments backlog: outbox rows the checkout wrote and the workers have not yet delivered. The
 // bench's payments phase counts what its checkouts created and delivered, then times the drain;
-// the checkout slices each start with no backlog (noBacklog), so none pays for another's payments.
+// the checkout slices each start with no backlog (run.ts, quiet), so none pays for another's payments.
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 
@@ -74,15 +74,4 @@ export function paymentsMarkdown(r: PaymentsReport): string {
     );
   }
   return lines.join("\n");
-}
-
-/**
- * Waits until no payment is pending (or `limitSeconds` pass). A slice that started on another's
- * backlog would share the machine with that slice's payments: measured, a baseline build's
- * instance of the very same code served 0.5× the checkouts a second at 16–64 connections when its
- * slices always followed the floor's.
- */
-export async function noBacklog(pool: pg.Pool, limitSeconds: number): Promise<void> {
-  const deadline = performance.now() + limitSeconds * 1000;
-  while ((await outboxCounts(pool)).pending > 0 && performance.now() < deadline) await sleep(100);
 }
