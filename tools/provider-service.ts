@@ -83,5 +83,20 @@ export async function startProviderService(
     );
   });
   const { url, port } = await listening;
-  return { url, port, child, stop: () => stopChild(child) };
+  // Nobody restarts it: an exit we did not ask for is said at once, or a test would only see
+  // payments that never come.
+  let stopping = false;
+  child.once("exit", (code, signal) => {
+    if (!stopping)
+      log(`the payment provider exited (${signal ?? code}) unasked: its output above says why`);
+  });
+  return {
+    url,
+    port,
+    child,
+    stop: () => {
+      stopping = true;
+      return stopChild(child);
+    },
+  };
 }

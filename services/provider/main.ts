@@ -60,6 +60,11 @@ const EVENT_POLL_MS = 5_000;
 
 const pool = new pg.Pool({ connectionString: config.PROVIDER_DATABASE_URL, max: 8 });
 pool.on("error", () => {}); // a dropped idle connection: the next query opens another
+// A connection checked out of the pool has no listener of pg-pool's: the webhook sender holds one
+// in a transaction while it posts, and PostgreSQL going away then (a restart, a failover) would
+// emit `error` to nobody, which Node turns into a crash. The round's next statement fails on its
+// own, the sender's loop retries, and the pool discards the connection when it is released.
+pool.on("connect", (client) => client.on("error", () => {}));
 await pool.query(readFileSync(path.join(import.meta.dirname, "schema.sql"), "utf8"));
 
 let wake: (() => void) | undefined;

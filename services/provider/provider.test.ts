@@ -153,4 +153,52 @@ describe("webhooks", () => {
       merchant.close();
     }
   });
+
+  it("survives its database dropping the connection in the middle of a delivery, and delivers afterwards", async () => {
+    // The sender holds a pooled connection in a transaction while it posts; PostgreSQL going away
+    // then (a restart, a failover) must fail that round, not kill the process with an `error`
+    // event nobody listens to.
+    let hold: ((res: http.ServerResponse) => void) | undefined;
+    const held = new Promise<http.ServerResponse>((resolve) => (hold = resolve));
+    const merchant = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        // The first delivery waits for the test; every later one is taken at once.
+        if (hold) {
+          hold(res);
+          hold = undefined;
+        } else res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => merchant.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (merchant.address() as { port: number }).port;
+      const sender = await provider.withFaults({
+        webhook: {
+          url: `http://127.0.0.1:${port}/hook`,
+          secret: "provider-test-secret-0123456789",
+        },
+        duplicateRate: 0,
+      });
+      const first = await sender.client.charge(request());
+      const response = await held; // the event is on its way; the round's transaction is open
+      const [terminated] = await provider.sql<{ count: number }>(
+        `SELECT count(pg_terminate_backend(pid))::int AS count FROM pg_stat_activity
+         WHERE datname = current_database() AND state = 'idle in transaction'`,
+      );
+      expect(terminated!.count).toBe(1);
+      response.writeHead(200).end();
+
+      // Still serving: a new charge is made, and the first event is delivered again and recorded.
+      const second = await sender.client.charge(request());
+      for (const charge of [first, second])
+        await waitFor(
+          `the event of ${charge.id} delivered`,
+          async () => (await provider.events(charge.id))[0]?.deliveredAt,
+          30_000,
+        );
+    } finally {
+      merchant.close();
+    }
+  });
 });
