@@ -9,7 +9,7 @@
 // while instrumentation's copy ran the jobs. A `globalThis` slot is the one thing every copy
 // shares.
 import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
-import { createDb, type Db } from "./db/client";
+import { createDb, POOL_MAX, STORE_WAIT_MS, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
 import { Admission } from "./http/admission";
 import { createJobLog } from "./job-log";
@@ -57,12 +57,7 @@ export function createServerApp<Config extends WorkerConfig>(
     db,
     engine,
     payments,
-    // A worker's configuration has no HTTP settings: it serves no API request, so no bound.
-    admission: new Admission(
-      "http" in config
-        ? (config as unknown as AppConfig).http.maxInFlight
-        : Number.POSITIVE_INFINITY,
-    ),
+    admission: admissionFor(config),
     metrics: createMetricsRegistry(db, engine),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
@@ -70,6 +65,21 @@ export function createServerApp<Config extends WorkerConfig>(
       await db.$disconnect();
     },
   };
+}
+
+/**
+ * Four requests per pool connection always get in (enough to keep the pool busy); past that, as
+ * many as finish within the store's wait, up to HTTP_MAX_IN_FLIGHT. A worker's configuration has
+ * no HTTP settings: it serves no API request, so no bound.
+ */
+function admissionFor(config: WorkerConfig): Admission {
+  if (!("http" in config)) return new Admission({ served: Number.POSITIVE_INFINITY });
+  const { maxInFlight } = (config as unknown as AppConfig).http;
+  return new Admission({
+    served: Math.min(4 * POOL_MAX, maxInFlight),
+    ceiling: maxInFlight,
+    waitMs: STORE_WAIT_MS,
+  });
 }
 
 /** ServerApp.startJobs: the engine's jobs, and the payment loops when `runPayments`. */

@@ -93,9 +93,10 @@ const serverSection = {
   // client writes whatever it likes there (rotating X-Forwarded-For handed out a fresh sign-in
   // budget per request). Behind HAProxy with `option forwardfor`: 1.
   TRUSTED_PROXIES: intFrom(0),
-  // API requests one instance works on at once; past it, 503 store_busy at once
-  // (src/server/http/admission.ts). A few per pool connection: enough to keep the pool busy.
-  HTTP_MAX_IN_FLIGHT: intFrom(40, 1),
+  // API requests one instance works on at most at once; past it, 503 store_busy at once
+  // (src/server/http/admission.ts). Below it the bound follows what the instance finishes within
+  // the store's wait; 40 (or this, if lower) always get in.
+  HTTP_MAX_IN_FLIGHT: intFrom(160, 1),
   DEMO_PROCESSING_DELAY_MS: intFrom(0),
   // `npm run bench:http` only: serves benchControl.placeOrder, the checkout without the engine, as
   // the control its figures are divided by. A mutation with no idempotency is a door, so it needs

@@ -12,7 +12,12 @@ export type Db = PrismaClient;
 export type Tx = Prisma.TransactionClient;
 
 /** Pool size per process: two cores here; a few connections per core keep PostgreSQL busy. */
-const POOL_MAX = 10;
+export const POOL_MAX = 10;
+/**
+ * How long a query may wait for a pool connection before it is refused as busy: a request's wait
+ * for the store, which the HTTP admission also sizes its bound by (src/server/http/admission.ts).
+ */
+export const STORE_WAIT_MS = 2_000;
 
 /**
  * What a client made by createDb carries about its connections. Kept on the client itself under a
@@ -65,7 +70,7 @@ export function createDb(
       // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging. Under
       // overload the pool refuses at once what it could not serve within this wait
       // (bounded-pool.ts).
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? STORE_WAIT_MS,
     });
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query
   // opens a new one. Without a listener the error would crash the process.

@@ -12,7 +12,7 @@ function held() {
 
 describe("Admission", () => {
   it("serves up to its bound, refuses the next at once, and serves again when one finishes", async () => {
-    const admission = new Admission(2);
+    const admission = new Admission({ served: 2 });
     const [a, b] = [held(), held()];
     const first = admission.admit(a.serve);
     const second = admission.admit(b.serve);
@@ -35,7 +35,7 @@ describe("Admission", () => {
 
   it("says when to come back: the requests in flight, at the rate requests have been finishing", async () => {
     let now = 0;
-    const admission = new Admission(20, 0, () => now);
+    const admission = new Admission({ served: 20, maxQueued: 0, now: () => now });
     // RATE_WINDOW requests, one finishing every 500 ms: two places come free a second.
     for (let i = 0; i < RATE_WINDOW; i++) {
       now += 500;
@@ -58,7 +58,7 @@ describe("Admission", () => {
 
   it("computes its Retry-After from the first eight requests finished, not 1 s until it has 64", async () => {
     let now = 0;
-    const admission = new Admission(20, 0, () => now);
+    const admission = new Admission({ served: 20, maxQueued: 0, now: () => now });
     const fill = () => Array.from({ length: 20 }, () => held());
     const refusedNow = async () =>
       (await admission.admit(async () => new Response("no"))).headers.get("retry-after");
@@ -80,14 +80,44 @@ describe("Admission", () => {
     await Promise.all(served);
   });
 
+  it("past the requests always let in, lets in as many as finish within the wait at the rate requests finish, never past its ceiling", async () => {
+    /** How many of `offered` requests, all held, it serves after 64 finished `everyMs` apart. */
+    const servedOf = async (everyMs: number, offered: number) => {
+      let now = 0;
+      const admission = new Admission({ served: 2, ceiling: 6, waitMs: 2_000, now: () => now });
+      const first = Array.from({ length: offered }, () => held());
+      const noRate = first.map((h) => admission.admit(h.serve));
+      expect(admission.size).toBe(2); // no rate yet: a fixed bound
+      for (const h of first) h.release();
+      await Promise.all(noRate);
+      for (let i = 0; i < RATE_WINDOW; i++) {
+        now += everyMs;
+        await admission.admit(async () => new Response("ok"));
+      }
+      const holds = Array.from({ length: offered }, () => held());
+      const answers = holds.map((h) => admission.admit(h.serve));
+      const size = admission.size;
+      for (const h of holds) h.release();
+      const statuses = (await Promise.all(answers)).map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(size);
+      expect(statuses.filter((s) => s === 503)).toHaveLength(offered - size);
+      return size;
+    };
+    // ~2 finish a second: 4 in flight finish within the 2 s wait (the last in 1.97 s), a 5th
+    // would not (2.46 s).
+    expect(await servedOf(500, 10)).toBe(4);
+    // ~4 a second: 8 would finish in time, but the ceiling is 6.
+    expect(await servedOf(250, 10)).toBe(6);
+  });
+
   it("counts a request that failed as finished", async () => {
-    const admission = new Admission(1);
+    const admission = new Admission({ served: 1 });
     await expect(admission.admit(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     expect(admission.size).toBe(0);
   });
 
   it("counts a request out while it sleeps aside, and back in after, even past the bound", async () => {
-    const admission = new Admission(1);
+    const admission = new Admission({ served: 1 });
     let wake: () => void = () => {};
     const asleep = new Promise<void>((resolve) => (wake = resolve));
     let sleeping: () => void = () => {};
@@ -109,7 +139,7 @@ describe("Admission", () => {
   });
 
   it("queues a request that said it would wait, serves it when a place frees, and refuses one that would not", async () => {
-    const admission = new Admission(1);
+    const admission = new Admission({ served: 1 });
     const first = held();
     const served = admission.admit(first.serve);
     const waiting = admission.admit(async () => new Response("waited"), { waitMs: 60_000 });
@@ -123,7 +153,7 @@ describe("Admission", () => {
   });
 
   it("refuses a queued request whose wait ran out, and one past the queue's bound", async () => {
-    const admission = new Admission(1, 1);
+    const admission = new Admission({ served: 1, maxQueued: 1 });
     const first = held();
     const served = admission.admit(first.serve);
     const queued = admission.admit(async () => new Response("late"), { waitMs: 20 });

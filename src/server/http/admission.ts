@@ -3,9 +3,16 @@
 // pool too: on the event loop, each taking its turn at parsing, routing and tRPC between every
 // other request's awaits. Measured (npm run bench:overload, 512 clients on two instances), with
 // only the pool bounded, a refusal took 13.8 s (p50) to reach its client: it waited behind 250
-// requests in progress on its instance. Past `max` requests in flight, this answers
-// `503 store_busy` (tRPC's error shape, Retry-After) before any work, so the refusal costs a
-// routing's worth of CPU and the requests being served keep the machine.
+// requests in progress on its instance. So a request past the bound gets `503 store_busy` (tRPC's
+// error shape, Retry-After) before any work: the refusal costs a routing's worth of CPU and the
+// requests being served keep the machine.
+//
+// The bound follows what the instance can finish within the store's wait, between two fixed
+// numbers. Up to `served` requests (a few per pool connection) are always let in. Past that, a
+// newcomer is let in while the requests ahead of it finish within `waitMs` at the rate requests
+// have been finishing, up to `ceiling`. A fixed 40 refused requests the instance would have served
+// in time: measured (npm run bench:overload, 64 clients per instance honouring Retry-After), it
+// served 0.67x the checkouts a second of no bound at all, and the refused came back seconds later.
 //
 // A request asleep on another's settle (`Prefer: wait`) is not being worked on: it holds no
 // connection and takes no CPU, and when the key settles it is answered from one shared read. It
@@ -34,24 +41,39 @@ interface Queued {
  */
 const ADMISSION_MIN_SAMPLES = 8;
 
+export interface AdmissionLimits {
+  /** Requests always let in (a few per pool connection: enough to keep the pool busy). */
+  served: number;
+  /** Never more than this many in flight; `served` unless told (a fixed bound). */
+  ceiling?: number;
+  /** Past `served`, a newcomer is let in if the requests ahead finish within this. */
+  waitMs?: number;
+  /**
+   * How many requests that said they would wait may queue for a place; past it they are refused
+   * like any other. They cost memory only while queued (their body not yet read).
+   */
+  maxQueued?: number;
+  /** A monotonic clock in ms (tests move it). */
+  now?: () => number;
+}
+
 export class Admission {
   private inFlight = 0;
   /** Requests that said they would wait (`Prefer: wait`), first come first served. */
   private readonly queue: Queued[] = [];
   /** How fast places come free. */
   private readonly departures: DrainRate;
+  readonly served: number;
+  readonly ceiling: number;
+  private readonly waitMs: number;
+  private readonly maxQueued: number;
 
-  /**
-   * `maxQueued`: how many requests that said they would wait may queue for a place; past it they
-   * are refused like any other. They cost memory only while queued (their body not yet read).
-   * `now`: a monotonic clock in ms (tests move it).
-   */
-  constructor(
-    readonly max: number,
-    readonly maxQueued = max * 25,
-    now?: () => number,
-  ) {
-    this.departures = new DrainRate(now, ADMISSION_MIN_SAMPLES);
+  constructor(limits: AdmissionLimits) {
+    this.served = limits.served;
+    this.ceiling = Math.max(limits.served, limits.ceiling ?? limits.served);
+    this.waitMs = limits.waitMs ?? 0;
+    this.maxQueued = limits.maxQueued ?? limits.served * 25;
+    this.departures = new DrainRate(limits.now, ADMISSION_MIN_SAMPLES);
   }
 
   /** How many requests are being served now (tests). */
@@ -73,7 +95,7 @@ export class Admission {
     serve: (aside: Aside) => Promise<Response>,
     options: { waitMs?: number } = {},
   ): Promise<Response> {
-    if (this.inFlight < this.max) this.inFlight++;
+    if (this.hasRoom()) this.inFlight++;
     // Come back when the requests in flight and queued have finished, at the rate they finish.
     else if (!(await this.place(options.waitMs ?? 0)))
       return busy(this.departures.retryAfter(this.inFlight + this.queue.length));
@@ -82,6 +104,17 @@ export class Admission {
     } finally {
       this.leave();
     }
+  }
+
+  /**
+   * Below `served`, always; past it, if nobody queues ahead and the requests in flight finish
+   * within the wait at the rate they have been finishing (unknown rate: no).
+   */
+  private hasRoom(): boolean {
+    if (this.inFlight < this.served) return true;
+    if (this.inFlight >= this.ceiling || this.queue.length > 0) return false;
+    const rate = this.departures.perSecond();
+    return rate !== undefined && ((this.inFlight + 1) / rate) * 1000 <= this.waitMs;
   }
 
   /** A place within `waitMs`, handed over by a request that leaves; false if none came. */
