@@ -6,7 +6,7 @@ import { Counters } from "./counters.js";
 import { EvictionListener } from "./evictions.js";
 import { reaperLagSeconds } from "./jobs/reaper.js";
 import { startEngineJobs, type JobLog } from "./jobs/scheduler.js";
-import { removeKey, type KeyRemoval, type RemoveKeyResult } from "./operator.js";
+import { removeKey, type KeyRemoval, type KeyTarget, type RemoveKeyResult } from "./operator.js";
 import { PendingReleases } from "./pending-releases.js";
 import type { EngineDeps } from "./protocol/deps.js";
 import {
@@ -86,7 +86,7 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
    * Bust or release a key (see operator.ts) on your transaction; this process forgets its cached
    * answer at once, every other instance when the transaction commits (NOTIFY).
    */
-  removeKey(tx: TTx, id: string, mode: KeyRemoval): Promise<RemoveKeyResult>;
+  removeKey(tx: TTx, target: KeyTarget, mode: KeyRemoval): Promise<RemoveKeyResult>;
   /** Forgets a key's cached answer in this process (other instances hear of busts by NOTIFY). */
   evict(scope: string, key: string): void;
   /** The replay cache's entries and their weight in bytes (both 0 without a cache), for metrics. */
@@ -170,8 +170,8 @@ function engineOver<TTx extends SqlTransaction>(
     reaperLagSeconds: () => reaperLagSeconds(store.run),
     evict: (scope, key) => replayCache?.evict(scope, key),
     replayCacheUsage: () => ({ entries: replayCache?.size ?? 0, bytes: replayCache?.bytes ?? 0 }),
-    async removeKey(tx, id, mode) {
-      const result = await removeKey(tx, id, mode);
+    async removeKey(tx, target, mode) {
+      const result = await removeKey(tx, target, mode);
       if (result.removed) replayCache?.evict(result.record.scope, result.record.key);
       return result;
     },

@@ -25,6 +25,14 @@ export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
 export const KeyRemoval = { BUST: "bust", RELEASE: "release" } as const;
 export type KeyRemoval = (typeof KeyRemoval)[keyof typeof KeyRemoval];
 
+/**
+ * The key an operator acts on: its id, and its scope where the caller knows it (a dashboard does:
+ * it shows the scope on every row). With the scope the statements name it, so a key table
+ * partitioned by scope reads one partition, and one distributed by scope (Citus) one shard; by id
+ * alone they look everywhere.
+ */
+export type KeyTarget = string | { id: string; scope: string };
+
 export type OperatorKeyRecord = KeyRecord & { leaseState: LeaseState; updatedAt: Date };
 
 export type RemoveKeyResult =
@@ -43,13 +51,14 @@ const ALLOWED: Record<KeyRemoval, string> = { bust: `(${FINISHED} OR ${STUCK})`,
 /** Deletes the key if, at the moment of the delete, the rule for `mode` allows it. */
 export async function removeKey(
   tx: SqlTransaction,
-  id: string,
+  target: KeyTarget,
   mode: KeyRemoval,
 ): Promise<RemoveKeyResult> {
   const run = runnerOf(tx);
+  const { where, params } = whereTarget(target);
   const [deleted] = await run.query<OperatorKeyRecord>(
-    `DELETE FROM "IdempotencyKey" WHERE "id" = $1::uuid AND ${ALLOWED[mode]} RETURNING ${OPERATOR_COLUMNS}`,
-    [id],
+    `DELETE FROM "IdempotencyKey" WHERE ${where} AND ${ALLOWED[mode]} RETURNING ${OPERATOR_COLUMNS}`,
+    params,
   );
   if (deleted) {
     await announceEviction(run, deleted.scope, deleted.key);
@@ -57,11 +66,18 @@ export async function removeKey(
   }
   // Refused: read the row to say why (it may have changed since, but only to a state we refuse).
   const [current] = await run.query<OperatorKeyRecord>(
-    `SELECT ${OPERATOR_COLUMNS} FROM "IdempotencyKey" WHERE "id" = $1::uuid`,
-    [id],
+    `SELECT ${OPERATOR_COLUMNS} FROM "IdempotencyKey" WHERE ${where}`,
+    params,
   );
   if (!current) return { removed: false, why: "not_found" };
   if (current.leaseState === LeaseState.LIVE)
     return { removed: false, why: "lease_live", record: current };
   return { removed: false, why: "not_stuck", record: current };
+}
+
+/** The key's row by id, and by scope too when given (a key of another scope is not found). */
+function whereTarget(target: KeyTarget): { where: string; params: string[] } {
+  return typeof target === "string"
+    ? { where: `"id" = $1::uuid`, params: [target] }
+    : { where: `"scope" = $2 AND "id" = $1::uuid`, params: [target.id, target.scope] };
 }

@@ -34,6 +34,7 @@ export function KeyDetail({ id }: { id: string }) {
         {detail.data && (
           <RemoveKeyForm
             id={id}
+            tenant={k?.tenant}
             exists={!!k}
             leaseLive={k?.status === "PROCESSING" && k.leaseState === "live"}
           />

@@ -2,40 +2,47 @@
 // Bust or release one key, with a reason (audited). Busting removes a finished or stuck key;
 // releasing frees a stuck lease. The server refuses both while the key's lease is live.
 import { useState } from "react";
+import type { RemoveKeyInput } from "@/server/api/routers/admin/keys.types";
 import { useTRPCClient } from "@/trpc/react";
 import { errorText } from "./ui";
 import { useAdminAction } from "./useAdminAction";
 import { AuditReasonField } from "./AuditReasonField";
 
-/** The two actions on one key; the last one sent is the one whose outcome shows. */
-function useRemoveKey(id: string) {
+/**
+ * The two actions on one key; the last one sent is the one whose outcome shows. The key's tenant
+ * goes with its id, so the server's delete names the key's scope.
+ */
+function useRemoveKey(id: string, tenant: string | undefined) {
   const client = useTRPCClient();
-  const bust = useAdminAction((input: { id: string; reason: string }, context) =>
+  const bust = useAdminAction((input: RemoveKeyInput, context) =>
     client.admin.keys.bust.mutate(input, { context }),
   );
-  const release = useAdminAction((input: { id: string; reason: string }, context) =>
+  const release = useAdminAction((input: RemoveKeyInput, context) =>
     client.admin.keys.release.mutate(input, { context }),
   );
   const send = (action: "bust" | "release", reason: string) => {
     (action === "bust" ? release : bust).reset();
-    (action === "bust" ? bust : release).mutate({ id, reason });
+    (action === "bust" ? bust : release).mutate({ id, tenant, reason });
   };
   return { send, busy: bust.isPending || release.isPending, last: bust.isIdle ? release : bust };
 }
 
 export function RemoveKeyForm({
   id,
+  tenant,
   exists,
   leaseLive,
 }: {
   id: string;
+  /** The key's tenant (its scope), while the key exists. */
+  tenant: string | undefined;
   /** False once the key is gone: the form stays, its feedback on screen, its buttons disabled. */
   exists: boolean;
   /** The key is PROCESSING under a live lease: the server will refuse to remove it. */
   leaseLive: boolean;
 }) {
   const [reason, setReason] = useState("");
-  const { send, busy, last } = useRemoveKey(id);
+  const { send, busy, last } = useRemoveKey(id, tenant);
   const disabled = busy || !exists;
   return (
     <section className="card" aria-labelledby="remove-heading" style={{ marginTop: "1rem" }}>

@@ -7,6 +7,7 @@ export {
   LeaseState,
   type RemoveKeyResult,
   type OperatorKeyRecord,
+  type KeyTarget,
 } from "../operator.js";
 export { KeyStatus, CounterEvent } from "../constants.js";
 export { EVICTION_CHANNEL, SETTLED_CHANNEL } from "../constants.js";

@@ -57,7 +57,16 @@ export type ReleaseStuckInput = z.input<typeof releaseStuckInput>;
 /** Why: free text, written to the audit log with the operator's name. */
 export const reasonSchema = text().trim().min(3, "Say why (at least 3 characters)").max(500);
 
-export const removeKeyInput = z.object({ id: z.uuid(), reason: reasonSchema });
+/**
+ * `tenant`, where the caller knows it (the dashboard does): the delete then names the key's scope,
+ * so a key table partitioned or distributed by scope is read in one place (docs/scale.md); a key
+ * of another tenant is not found.
+ */
+export const removeKeyInput = z.object({
+  id: z.uuid(),
+  tenant: tenantSchema,
+  reason: reasonSchema,
+});
 export type RemoveKeyInput = z.input<typeof removeKeyInput>;
 
 export interface KeySummary {

@@ -104,6 +104,25 @@ describe("admin.keys.bust", () => {
     expect(res.json.error.data.reason).toBe("key_not_found");
   });
 
+  it("with the key's tenant, removes it; with another tenant's, answers 404 and leaves it", async () => {
+    const k = await insertKey(t.db, { status: "COMPLETED", scope: "globex" });
+    const reason = "the tenant names where to look";
+    const send = (tenant: string) =>
+      callTrpc(t.db, {
+        path: "admin.keys.bust",
+        input: { id: k.id, tenant, reason },
+        token: TOKENS.admin,
+        key: randomUUID(),
+        method: "POST",
+      });
+    const elsewhere = await send("acme");
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.json.error.data.reason).toBe("key_not_found");
+    expect(await row(k.id)).not.toBeNull();
+    expect((await send("globex")).status).toBe(200);
+    expect(await row(k.id)).toBeNull();
+  });
+
   it("never removes a key that went live while the bust waited for it (re-checked in the same statement)", async () => {
     const k = await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -5 });
     // Another request takes the stuck key over, and has not committed yet.

@@ -16,7 +16,8 @@ import { KEY_TARGET } from "./view";
 function removeKeyProcedure(mode: KeyRemoval) {
   return adminIdempotentProcedure(removeKeyInput).mutation(
     async ({ ctx, input }): Promise<RemoveKeyResult> => {
-      const result = await ctx.engine.removeKey(ctx.tx, input.id, mode);
+      const target = input.tenant ? { id: input.id, scope: input.tenant } : input.id;
+      const result = await ctx.engine.removeKey(ctx.tx, target, mode);
       if (!result.removed) throw refusal(result);
       const r = result.record;
       const auditId = await audit(
