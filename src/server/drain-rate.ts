@@ -19,10 +19,15 @@ export class DrainRate {
   /**
    * `now`: a monotonic clock in ms (tests move it). `minSamples`: how many departures it takes
    * before there is a rate (up to RATE_WINDOW): fewer answer sooner after a start, more steadily.
+   * `maxGapMs`: a pause between departures counts for at most this long. A queue that drains
+   * does not pause for longer than its wait; a longer pause was an idle spell (nobody queued), and
+   * counted in full it would make the first burst after it look slow: refused, or told to come
+   * back in 30 s, by a pool or an instance that drains it in a fraction of the wait.
    */
   constructor(
     private readonly now: () => number = () => performance.now(),
     private readonly minSamples = RATE_WINDOW,
+    private readonly maxGapMs = Number.POSITIVE_INFINITY,
   ) {}
 
   /** One item left the queue. */
@@ -32,13 +37,20 @@ export class DrainRate {
 
   /**
    * Departures per second over the last RATE_WINDOW (or all so far, if fewer), counted up to now
-   * (so a queue that stopped draining sees its rate fall); undefined before `minSamples`.
+   * (so a queue that stopped draining sees its rate fall, down to what `maxGapMs` allows), each
+   * pause counted for at most `maxGapMs`; undefined before `minSamples`.
    */
   perSecond(): number | undefined {
     if (this.departed < this.minSamples) return undefined;
     const samples = Math.min(this.departed, RATE_WINDOW);
-    const oldest = this.at[(this.departed - samples) % RATE_WINDOW]!;
-    return (samples * 1000) / Math.max(this.now() - oldest, 1);
+    let spanMs = 0;
+    let previous = this.at[(this.departed - samples) % RATE_WINDOW]!;
+    for (let i = this.departed - samples + 1; i <= this.departed; i++) {
+      const next = i < this.departed ? this.at[i % RATE_WINDOW]! : this.now();
+      spanMs += Math.min(next - previous, this.maxGapMs);
+      previous = next;
+    }
+    return (samples * 1000) / Math.max(spanMs, 1);
   }
 
   /** How long `queued` items take to drain at this rate, as a Retry-After; 1 s without a rate. */

@@ -47,15 +47,18 @@ async function stallablePostgres() {
   return { url: url.toString(), stall: () => (stalled = true) };
 }
 
-/** A pool of one connection on a clock the test moves: RATE_WINDOW hand-outs, the first at 1 ms. */
-async function learntPool() {
+/**
+ * A pool of one connection on a clock the test moves: RATE_WINDOW hand-outs `everyMs` apart, the
+ * first at `everyMs`.
+ */
+async function learntPool(everyMs: number) {
   let now = 0;
   pool = new BoundedPool(
     { connectionString: t.url, max: 1, connectionTimeoutMillis: 2_000, Client: ListenedClient },
     () => now,
   );
   for (let i = 0; i < RATE_WINDOW; i++) {
-    now++;
+    now += everyMs;
     await pool.query("SELECT 1");
   }
   return { pool, at: (ms: number) => (now = ms) };
@@ -63,9 +66,9 @@ async function learntPool() {
 
 describe("BoundedPool", () => {
   it("refuses at once, busy with a Retry-After, a newcomer that could not be served within the wait; the queue is still served", async () => {
-    const { pool, at } = await learntPool();
+    // 4 hand-outs a second, so the 2 s wait drains 8 requests.
+    const { pool, at } = await learntPool(250);
     const held = await pool.connect();
-    // 16 s after the window's first hand-out: 4 a second, so the 2 s wait drains 8 requests.
     at(16_001);
     const queued = Array.from({ length: 8 }, () => pool.query("SELECT 1 AS n"));
     expect(pool.waitingCount).toBe(8);
@@ -82,6 +85,18 @@ describe("BoundedPool", () => {
     await expect(pool.connect()).rejects.toMatchObject({ code: "POOL_QUEUE_FULL" });
     held.release();
     expect((await Promise.all(queued)).map((r) => r.rows[0].n)).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
+  });
+
+  it("after an idle spell, a burst is measured by how fast it drained before, not by the idle time", async () => {
+    // 1 000 hand-outs a second, then a minute with nothing to do. Counted in full, the idle minute
+    // would make the rate one a second, and the ninth request in the queue would be refused.
+    const { pool, at } = await learntPool(1);
+    at(60_000);
+    const held = await pool.connect();
+    const queued = Array.from({ length: 9 }, () => pool.query("SELECT 1 AS n"));
+    expect(pool.waitingCount).toBe(9);
+    held.release();
+    expect((await Promise.all(queued)).map((r) => r.rows[0].n)).toEqual(Array(9).fill(1));
   });
 
   it("queues as pg-pool does while it has no rate yet", async () => {

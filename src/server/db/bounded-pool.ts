@@ -33,7 +33,8 @@ export class BoundedPool extends pg.Pool {
     super(config);
     this.waitMs = config.connectionTimeoutMillis;
     this.now = now;
-    this.handedOut = new DrainRate(now);
+    // A pause in hand-outs longer than the wait was an idle spell, not a slow queue.
+    this.handedOut = new DrainRate(now, undefined, this.waitMs);
     this.on("acquire", () => this.handedOut.record());
     this.on("release", (error: Error | undefined) => {
       if (!error) this.lastServed = this.now();

@@ -56,6 +56,26 @@ describe("Admission", () => {
     await Promise.all(served);
   });
 
+  it("after an idle spell, says when to come back from how fast requests finished, not from the idle time", async () => {
+    let now = 0;
+    const admission = new Admission({ served: 20, waitMs: 2_000, maxQueued: 0, now: () => now });
+    // Ten finish a second, then ten minutes with nothing to do.
+    for (let i = 0; i < RATE_WINDOW; i++) {
+      now += 100;
+      await admission.admit(async () => new Response("ok"));
+    }
+    now += 600_000;
+    const inFlight = Array.from({ length: 20 }, () => held());
+    const served = inFlight.map((h) => admission.admit(h.serve));
+    const refused = await admission.admit(async () => new Response("no"));
+    expect(refused.status).toBe(503);
+    // The idle pause counts as the 2 s wait at most: 64 in 8.3 s, 20 in flight take 2.6 s. Counted
+    // in full it would have been the 30 s cap.
+    expect(refused.headers.get("retry-after")).toBe("3");
+    for (const h of inFlight) h.release();
+    await Promise.all(served);
+  });
+
   it("computes its Retry-After from the first eight requests finished, not 1 s until it has 64", async () => {
     let now = 0;
     const admission = new Admission({ served: 20, maxQueued: 0, now: () => now });

@@ -73,7 +73,8 @@ export class Admission {
     this.ceiling = Math.max(limits.served, limits.ceiling ?? limits.served);
     this.waitMs = limits.waitMs ?? 0;
     this.maxQueued = limits.maxQueued ?? limits.served * 25;
-    this.departures = new DrainRate(limits.now, ADMISSION_MIN_SAMPLES);
+    // A pause longer than the wait between requests finishing was an idle spell.
+    this.departures = new DrainRate(limits.now, ADMISSION_MIN_SAMPLES, this.waitMs || undefined);
   }
 
   /** How many requests are being served now (tests). */
