@@ -63,8 +63,8 @@ export class Admission {
   private readonly queue: Queued[] = [];
   /** How fast places come free. */
   private readonly departures: DrainRate;
-  readonly served: number;
-  readonly ceiling: number;
+  private readonly served: number;
+  private readonly ceiling: number;
   private readonly waitMs: number;
   private readonly maxQueued: number;
 
