@@ -4,6 +4,7 @@
 // tRPC and our own code. Every statement is prepared (named), as the engine's and Prisma's are
 // on a direct connection: the floor is the best hand-written SQL, not a handicapped one.
 import { createHash, randomUUID } from "node:crypto";
+import type pg from "pg";
 import type { CountingPool } from "./harness";
 
 const fingerprint = (request: unknown) =>
@@ -11,12 +12,28 @@ const fingerprint = (request: unknown) =>
 
 export type FloorAnswer = { status: 200 | 409 | 422; replayed: boolean; body: unknown };
 
+/**
+ * The reservation as it commits: synchronously (the floor as it has always been measured), or
+ * with `synchronous_commit` off for its own transaction, as the engine's does (design.md, step 3):
+ * the tightest the protocol can be written by hand.
+ */
+const RESERVE_COMMIT = {
+  sync: { name: "floor_reserve", cfg: "", from: "" },
+  async: {
+    name: "floor_reserve_async",
+    cfg: `"cfg" AS (SELECT set_config('synchronous_commit', 'off', true)),`,
+    from: `FROM "cfg"`,
+  },
+} as const;
+
 export async function floorIdempotent(
   pool: CountingPool,
   scope: string,
   key: string,
   request: { value: string },
+  reservation: keyof typeof RESERVE_COMMIT = "sync",
 ): Promise<FloorAnswer> {
+  const commit = RESERVE_COMMIT[reservation];
   const fp = fingerprint(request);
   const token = randomUUID();
   // Reserve or read in one statement, as the engine does; read again if a racing insert hid the
@@ -28,10 +45,10 @@ export async function floorIdempotent(
     status: string;
     responseBody: unknown;
   }>({
-    name: "floor_reserve",
-    text: `WITH "inserted" AS (
+    name: commit.name,
+    text: `WITH ${commit.cfg} "inserted" AS (
        INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
-       VALUES ($1, $2, 'effect', $3, 'PROCESSING', $4::uuid, now() + interval '30 seconds', now() + interval '1 day')
+       SELECT $1, $2, 'effect', $3, 'PROCESSING', $4::uuid, now() + interval '30 seconds', now() + interval '1 day' ${commit.from}
        ON CONFLICT ("scope", "key") DO NOTHING
        RETURNING "id", true AS "inserted", "fingerprint", "status"::text AS "status", "responseBody")
      SELECT * FROM "inserted"
@@ -59,11 +76,7 @@ export async function floorIdempotent(
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    const effect = await client.query<{ id: number }>({
-      name: "floor_effect",
-      text: `INSERT INTO "TestEffect" ("scope", "value") VALUES ($1, $2) RETURNING "id"`,
-      values: [scope, request.value],
-    });
+    const effect = await insertEffect(client, scope, request.value);
     const body = { effectId: effect.rows[0]!.id, value: request.value };
     const done = await client.query({
       name: "floor_complete",
@@ -75,6 +88,39 @@ export async function floorIdempotent(
     if (done.rowCount !== 1) throw new Error("lease lost");
     await client.query("COMMIT");
     return { status: 200, replayed: false, body };
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** The business write itself: the same row the engine's handler inserts. */
+function insertEffect(client: pg.PoolClient, scope: string, value: string) {
+  return client.query<{ id: number }>({
+    name: "floor_effect",
+    text: `INSERT INTO "TestEffect" ("scope", "value") VALUES ($1, $2) RETURNING "id"`,
+    values: [scope, value],
+  });
+}
+
+/**
+ * The floor's business transaction with no idempotency (BEGIN, the write, COMMIT): the floor above
+ * this is what the protocol itself costs by hand (a reservation and a completion, two round
+ * trips), the least any engine of this design can add on this machine.
+ */
+export async function floorTransactionOnly(
+  pool: CountingPool,
+  scope: string,
+  value: string,
+): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const effect = await insertEffect(client, scope, value);
+    await client.query("COMMIT");
+    return effect.rows[0]!.id;
   } catch (error) {
     await client.query("ROLLBACK");
     throw error;

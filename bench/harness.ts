@@ -122,6 +122,13 @@ export interface Row {
   engine: Sample;
   /** Optional: the same business write through Prisma with no idempotency, for scale. */
   prismaOnly?: Sample;
+  /**
+   * Optional: the floor's own business transaction with no idempotency: the floor above it is
+   * what the protocol costs written by hand.
+   */
+  floorTransactionOnly?: Sample;
+  /** Optional: the floor with its reservation committed asynchronously, as the engine's is. */
+  floorAsync?: Sample;
   /** Optional: a single-statement read of the stored answer, the least a replay can cost. */
   readFloor?: Sample;
   goal: { metric: "p50" | "p99"; maxRatio: number };
@@ -176,6 +183,37 @@ export function table(rows: Row[]): string {
   return lines.join("\n");
 }
 
+/**
+ * What the protocol costs written by hand: the floor (and the floor with the engine's asynchronous
+ * reservation) above the same raw transaction without idempotency. No engine of this design can add
+ * less than that on the machine that ran it.
+ */
+function protocolCost(row: Row, e: ReturnType<typeof stats>, transactionOnly: Sample): string[] {
+  const t = stats(transactionOnly);
+  const ms = (a: number, b: number) => `${a - b >= 0 ? "+" : ""}${(a - b).toFixed(3)} ms`;
+  const floors: [string, Sample][] = [["raw pg floor", row.floor]];
+  if (row.floorAsync)
+    floors.push([
+      "raw pg floor, its reservation committed asynchronously (as the engine's)",
+      row.floorAsync,
+    ]);
+  return [
+    `| ${row.path} | raw pg transaction, no idempotency (BEGIN, the write, COMMIT) | ${t.p50.toFixed(3)} | ${t.p99.toFixed(3)} | ${t.opsPerSec.toFixed(0)} | ${t.rtPerCall.toFixed(2)} | ${t.connections} | ` +
+      `engine to this: ${(e.p50 / t.p50).toFixed(2)} / ${(e.p99 / t.p99).toFixed(2)} / ${(e.opsPerSec / t.opsPerSec).toFixed(2)} | |`,
+    ...floors.flatMap(([label, sample]) => {
+      const f = stats(sample);
+      return [
+        ...(sample === row.floor
+          ? []
+          : [
+              `| ${row.path} | ${label} | ${f.p50.toFixed(3)} | ${f.p99.toFixed(3)} | ${f.opsPerSec.toFixed(0)} | ${f.rtPerCall.toFixed(2)} | ${f.connections} | engine to this: ${(e.p50 / f.p50).toFixed(2)} / ${(e.p99 / f.p99).toFixed(2)} / ${(e.opsPerSec / f.opsPerSec).toFixed(2)} | |`,
+            ]),
+        `| ${row.path} | ${label}, above that transaction: the protocol by hand | ${ms(f.p50, t.p50)} | ${ms(f.p99, t.p99)} | | | | | |`,
+      ];
+    }),
+  ];
+}
+
 /** Extra lines: the engine above Prisma alone (absolute ms), and a replay against a bare read. */
 function comparisons(row: Row, e: ReturnType<typeof stats>): string[] {
   const out: string[] = [];
@@ -187,6 +225,7 @@ function comparisons(row: Row, e: ReturnType<typeof stats>): string[] {
         `${(e.p50 / p.p50).toFixed(2)} / ${(e.p99 / p.p99).toFixed(2)} / ${(e.opsPerSec / p.opsPerSec).toFixed(2)} (to Prisma alone) | |`,
     );
   }
+  if (row.floorTransactionOnly) out.push(...protocolCost(row, e, row.floorTransactionOnly));
   for (const alt of row.alternatives ?? []) {
     const a = stats(alt.sample);
     out.push(

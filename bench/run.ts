@@ -17,7 +17,7 @@ import { PrismaClient } from "../src/generated/prisma/client";
 import type { Tx } from "../src/server/db/client";
 import { EFFECTS_TABLE_SQL, testRouter } from "./effect-router";
 import { bursts, CountingPool, interleaved, sequential, table, type Row } from "./harness";
-import { floorAuthenticate, floorIdempotent, floorRead } from "./floor";
+import { floorAuthenticate, floorIdempotent, floorRead, floorTransactionOnly } from "./floor";
 import { duplicateGaps, duplicateTable, type Send } from "./duplicate-wait";
 import { runBench } from "./fail";
 
@@ -169,6 +169,14 @@ await runBench("bench", async (log) => {
             const value = `p${s}-${i}`;
             await tx.$queryRaw`INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', ${value}) RETURNING "id"`;
           }),
+        ),
+      floorAsync: (s) =>
+        sequential(floorPool, per(N_NEW), (i) =>
+          floorIdempotent(floorPool, "bench", randomUUID(), { value: `fa${s}-${i}` }, "async"),
+        ),
+      floorTransactionOnly: (s) =>
+        sequential(floorPool, per(N_NEW), (i) =>
+          floorTransactionOnly(floorPool, "bench", `t${s}-${i}`),
         ),
     });
     rows.push({
