@@ -82,7 +82,7 @@ export async function floorIdempotent(
       name: "floor_complete",
       text: `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3::jsonb, "completedAt" = now(),
          "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-       WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
+       WHERE "id" = $1::uuid AND "leaseToken" = $2::uuid`,
       values: [id, token, JSON.stringify(body)],
     });
     if (done.rowCount !== 1) throw new Error("lease lost");

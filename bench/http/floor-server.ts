@@ -54,7 +54,7 @@ const FINISH = `
   WITH "done" AS (
     UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "responseContentType" = 'application/json',
       "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-    WHERE "scope" = $4 AND "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING' RETURNING "scope", "key", "awaited")
+    WHERE "scope" = $4 AND "id" = $1::uuid AND "leaseToken" = $2::uuid RETURNING "scope", "key", "awaited")
   SELECT 1 AS "n" FROM "done"
   LEFT JOIN LATERAL (SELECT pg_notify('${SETTLED_CHANNEL}', json_build_array("done"."scope", "done"."key")::text) WHERE "done"."awaited") AS "sent" ON true`;
 

@@ -68,17 +68,18 @@ export const READ = named(
 /**
  * A request about to wait on a key (Prefer: wait) marks it as awaited, so that its settle
  * announces itself (FINISH, RELEASE): a settle nobody waits for sends no NOTIFY. Marks only the
- * lease it saw, still PROCESSING. The update takes the row's lock, so it and the settle are
- * ordered: marked first, the settle sees the mark and notifies; settled first (or settling: the
- * update waits for that commit and then finds the row changed), no row comes back and the caller
- * reads the key again instead of sleeping. The rows come from the update alone, never from the
- * statement's snapshot, which may predate that settle. $1 scope, $2 key, $3 lease token.
+ * lease it saw, still PROCESSING (a key holds a token only then, see FINISH). The update takes the
+ * row's lock, so it and the settle are ordered: marked first, the settle sees the mark and
+ * notifies; settled first (or settling: the update waits for that commit and then finds the row
+ * changed), no row comes back and the caller reads the key again instead of sleeping. The rows
+ * come from the update alone, never from the statement's snapshot, which may predate that settle.
+ * $1 scope, $2 key, $3 lease token.
  */
 export const MARK_AWAITED = named(
   "mark_awaited",
   `
   UPDATE "IdempotencyKey" SET "awaited" = true
-  WHERE "scope" = $1 AND "key" = $2 AND "leaseToken" = $3::uuid AND "status" = 'PROCESSING'
+  WHERE "scope" = $1 AND "key" = $2 AND "leaseToken" = $3::uuid
   RETURNING ${COLUMNS}`,
 );
 
@@ -136,8 +137,18 @@ const settling = (name: string, change: string): SettlingStatement => ({
 });
 
 /**
- * Fenced by the lease token. $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6
- * content type, $7 body bytes, $8 headers (JSON text), $9 omitted body's size, $10 scope.
+ * The fence is the lease token alone. A key holds a token exactly while it is PROCESSING: the
+ * reservation, a takeover and a renewal set one with the status, and every statement that ends
+ * PROCESSING clears it (FINISH) or deletes the row. The status is not repeated in these
+ * conditions on purpose: with it, PostgreSQL plans the statement through a status-leading index
+ * (this package's (status, leaseExpiresAt), a dashboard's stuck-lease index) whenever the table's
+ * statistics say hardly any key is in flight, as after an ANALYZE in a quiet moment, and then
+ * scans every in-flight key of the scope, and every entry left by a key settled since the last
+ * vacuum, at each completion. Without it only the primary key or (scope, key) can find the row
+ * (test/plans.test.ts).
+ *
+ * $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6 content type, $7 body bytes,
+ * $8 headers (JSON text), $9 omitted body's size, $10 scope.
  */
 export const FINISH = settling(
   "finish",
@@ -146,14 +157,14 @@ export const FINISH = settling(
   SET "status" = $3::"IdempotencyStatus", "responseStatus" = $4, "responseBody" = $5, "responseContentType" = $6,
       "responseBytes" = $7::bytea, "responseHeaders" = $8::jsonb, "responseOmittedBytes" = $9::int,
       "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-  WHERE "scope" = $10 AND "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
+  WHERE "scope" = $10 AND "id" = $1::uuid AND "leaseToken" = $2::uuid`,
 );
 
-/** Fenced by the lease token. $1 id, $2 lease token, $3 scope. */
+/** Fenced by the lease token alone, as FINISH is. $1 id, $2 lease token, $3 scope. */
 export const RELEASE = settling(
   "release",
   `
-  DELETE FROM "IdempotencyKey" WHERE "scope" = $3 AND "id" = $1::uuid AND "leaseToken" = $2::uuid AND "status" = 'PROCESSING'`,
+  DELETE FROM "IdempotencyKey" WHERE "scope" = $3 AND "id" = $1::uuid AND "leaseToken" = $2::uuid`,
 );
 /** Bounded count: at most $2 rows are read, whatever the scope holds. */
 export const COUNT_LIVE = named(
