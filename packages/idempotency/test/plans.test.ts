@@ -27,7 +27,11 @@ function keyTableScans(plan: unknown): string[] {
   return found;
 }
 
-/** Statements that find one key by its id or its (scope, key). */
+/**
+ * Statements that find one key by its id or its (scope, key). Not here: the renewal of a key past
+ * its retention, which may read the expired keys not yet reaped through the expiresAt index (a
+ * rare path, and the reaper keeps that set small).
+ */
 const ONE_KEY = {
   "finish (plain)": SQL.FINISH.plain,
   "finish (announcing)": SQL.FINISH.notifying,
@@ -35,6 +39,7 @@ const ONE_KEY = {
   "release (announcing)": SQL.RELEASE.notifying,
   "mark awaited": SQL.MARK_AWAITED,
   read: SQL.READ,
+  "take over": SQL.TAKE_OVER,
 };
 /** Indexes that lead to one key: its id, its (scope, key), or its key alone (the app's search). */
 const UNIQUE = ["IdempotencyKey_pkey", "IdempotencyKey_scope_key_key", "IdempotencyKey_key_idx"];

@@ -166,6 +166,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
       randomUUID(),
       r.leaseMs,
       record.scope,
+      record.leaseToken,
     ]);
     return row ?? null;
   }

@@ -83,13 +83,17 @@ export const MARK_AWAITED = named(
   RETURNING ${COLUMNS}`,
 );
 
-/** $1 id, $2 new lease token, $3 lease ms, $4 scope. */
+/**
+ * Takes over the lease it saw expire: fenced by that lease's token (so by PROCESSING, see FINISH),
+ * which another takeover replaces first. $1 id, $2 new lease token, $3 lease ms, $4 scope, $5 the
+ * expired lease's token.
+ */
 export const TAKE_OVER = named(
   "take_over",
   `
   UPDATE "IdempotencyKey"
   SET "leaseToken" = $2::uuid, "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = "attempts" + 1, "updatedAt" = now()
-  WHERE "scope" = $4 AND "id" = $1::uuid AND "status" = 'PROCESSING' AND "leaseExpiresAt" <= now() AND "expiresAt" > now()
+  WHERE "scope" = $4 AND "id" = $1::uuid AND "leaseToken" = $5::uuid AND "leaseExpiresAt" <= now() AND "expiresAt" > now()
   RETURNING ${COLUMNS}`,
 );
 
