@@ -183,62 +183,55 @@ export function table(rows: Row[]): string {
   return lines.join("\n");
 }
 
+type Stats = ReturnType<typeof stats>;
+
+/** A reference's own line: its figures, and the engine's ratio `to` it. */
+function referenceLine(path: string, label: string, r: Stats, e: Stats, to = "engine to this") {
+  return (
+    `| ${path} | ${label} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${r.opsPerSec.toFixed(0)} | ${r.rtPerCall.toFixed(2)} | ${r.connections} | ` +
+    `${to}: ${(e.p50 / r.p50).toFixed(2)} / ${(e.p99 / r.p99).toFixed(2)} / ${(e.opsPerSec / r.opsPerSec).toFixed(2)} | |`
+  );
+}
+
+const plusMs = (a: number, b: number) => `${a - b >= 0 ? "+" : ""}${(a - b).toFixed(3)}`;
+
 /**
  * What the protocol costs written by hand: the floor (and the floor with the engine's asynchronous
  * reservation) above the same raw transaction without idempotency. No engine of this design can add
  * less than that on the machine that ran it.
  */
-function protocolCost(row: Row, e: ReturnType<typeof stats>, transactionOnly: Sample): string[] {
+function protocolCost(row: Row, e: Stats, transactionOnly: Sample): string[] {
   const t = stats(transactionOnly);
-  const ms = (a: number, b: number) => `${a - b >= 0 ? "+" : ""}${(a - b).toFixed(3)} ms`;
-  const floors: [string, Sample][] = [["raw pg floor", row.floor]];
-  if (row.floorAsync)
-    floors.push([
-      "raw pg floor, its reservation committed asynchronously (as the engine's)",
-      row.floorAsync,
-    ]);
-  return [
-    `| ${row.path} | raw pg transaction, no idempotency (BEGIN, the write, COMMIT) | ${t.p50.toFixed(3)} | ${t.p99.toFixed(3)} | ${t.opsPerSec.toFixed(0)} | ${t.rtPerCall.toFixed(2)} | ${t.connections} | ` +
-      `engine to this: ${(e.p50 / t.p50).toFixed(2)} / ${(e.p99 / t.p99).toFixed(2)} / ${(e.opsPerSec / t.opsPerSec).toFixed(2)} | |`,
-    ...floors.flatMap(([label, sample]) => {
-      const f = stats(sample);
-      return [
-        ...(sample === row.floor
-          ? []
-          : [
-              `| ${row.path} | ${label} | ${f.p50.toFixed(3)} | ${f.p99.toFixed(3)} | ${f.opsPerSec.toFixed(0)} | ${f.rtPerCall.toFixed(2)} | ${f.connections} | engine to this: ${(e.p50 / f.p50).toFixed(2)} / ${(e.p99 / f.p99).toFixed(2)} / ${(e.opsPerSec / f.opsPerSec).toFixed(2)} | |`,
-            ]),
-        `| ${row.path} | ${label}, above that transaction: the protocol by hand | ${ms(f.p50, t.p50)} | ${ms(f.p99, t.p99)} | | | | | |`,
-      ];
-    }),
+  const above = (label: string, f: Stats) =>
+    `| ${row.path} | ${label}, above that transaction: the protocol by hand | ${plusMs(f.p50, t.p50)} ms | ${plusMs(f.p99, t.p99)} ms | | | | | |`;
+  const lines = [
+    referenceLine(row.path, "raw pg transaction, no idempotency (BEGIN, the write, COMMIT)", t, e),
+    above("raw pg floor", stats(row.floor)),
   ];
+  if (row.floorAsync) {
+    const label = "raw pg floor, its reservation committed asynchronously (as the engine's)";
+    const a = stats(row.floorAsync);
+    lines.push(referenceLine(row.path, label, a, e), above(label, a));
+  }
+  return lines;
 }
 
 /** Extra lines: the engine above Prisma alone (absolute ms), and a replay against a bare read. */
-function comparisons(row: Row, e: ReturnType<typeof stats>): string[] {
+function comparisons(row: Row, e: Stats): string[] {
   const out: string[] = [];
   if (row.prismaOnly) {
     const p = stats(row.prismaOnly);
-    const plus = (a: number, b: number) => `${a - b >= 0 ? "+" : ""}${(a - b).toFixed(3)}`;
     out.push(
-      `| ${row.path} | once engine above the same transaction without idempotency | ${plus(e.p50, p.p50)} ms | ${plus(e.p99, p.p99)} ms | | | | ` +
+      `| ${row.path} | once engine above the same transaction without idempotency | ${plusMs(e.p50, p.p50)} ms | ${plusMs(e.p99, p.p99)} ms | | | | ` +
         `${(e.p50 / p.p50).toFixed(2)} / ${(e.p99 / p.p99).toFixed(2)} / ${(e.opsPerSec / p.opsPerSec).toFixed(2)} (to Prisma alone) | |`,
     );
   }
   if (row.floorTransactionOnly) out.push(...protocolCost(row, e, row.floorTransactionOnly));
-  for (const alt of row.alternatives ?? []) {
-    const a = stats(alt.sample);
-    out.push(
-      `| ${row.path} | ${alt.label} | ${a.p50.toFixed(3)} | ${a.p99.toFixed(3)} | ${a.opsPerSec.toFixed(0)} | ${a.rtPerCall.toFixed(2)} | ${a.connections} | ` +
-        `engine to this: ${(e.p50 / a.p50).toFixed(2)} / ${(e.p99 / a.p99).toFixed(2)} / ${(e.opsPerSec / a.opsPerSec).toFixed(2)} | |`,
-    );
-  }
+  for (const alt of row.alternatives ?? [])
+    out.push(referenceLine(row.path, alt.label, stats(alt.sample), e));
   if (row.readFloor) {
-    const r = stats(row.readFloor);
-    out.push(
-      `| ${row.path} | raw pg single-statement read (SELECT by scope, key) | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${r.opsPerSec.toFixed(0)} | ${r.rtPerCall.toFixed(2)} | ${r.connections} | ` +
-        `engine to this read: ${(e.p50 / r.p50).toFixed(2)} / ${(e.p99 / r.p99).toFixed(2)} / ${(e.opsPerSec / r.opsPerSec).toFixed(2)} | |`,
-    );
+    const label = "raw pg single-statement read (SELECT by scope, key)";
+    out.push(referenceLine(row.path, label, stats(row.readFloor), e, "engine to this read"));
   }
   return out;
 }

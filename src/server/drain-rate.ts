@@ -15,6 +15,8 @@ export class DrainRate {
   /** When each of the last RATE_WINDOW departures happened (`now()`, a ring). */
   private readonly at = new Float64Array(RATE_WINDOW);
   private departed = 0;
+  /** Longest a pause counts (see the constructor); Infinity: every pause in full. */
+  private readonly maxGapMs: number;
 
   /**
    * `now`: a monotonic clock in ms (tests move it). `minSamples`: how many departures it takes
@@ -22,13 +24,16 @@ export class DrainRate {
    * `maxGapMs`: a pause between departures counts for at most this long. A queue that drains
    * does not pause for longer than its wait; a longer pause was an idle spell (nobody queued), and
    * counted in full it would make the first burst after it look slow: refused, or told to come
-   * back in 30 s, by a pool or an instance that drains it in a fraction of the wait.
+   * back in 30 s, by a pool or an instance that drains it in a fraction of the wait. A queue with
+   * no wait (0, or none given) has no such bound: every pause counts.
    */
   constructor(
     private readonly now: () => number = () => performance.now(),
     private readonly minSamples = RATE_WINDOW,
-    private readonly maxGapMs = Number.POSITIVE_INFINITY,
-  ) {}
+    maxGapMs = 0,
+  ) {
+    this.maxGapMs = maxGapMs > 0 ? maxGapMs : Number.POSITIVE_INFINITY;
+  }
 
   /** One item left the queue. */
   record(): void {

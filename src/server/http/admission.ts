@@ -74,7 +74,7 @@ export class Admission {
     this.waitMs = limits.waitMs ?? 0;
     this.maxQueued = limits.maxQueued ?? limits.served * 25;
     // A pause longer than the wait between requests finishing was an idle spell.
-    this.departures = new DrainRate(limits.now, ADMISSION_MIN_SAMPLES, this.waitMs || undefined);
+    this.departures = new DrainRate(limits.now, ADMISSION_MIN_SAMPLES, this.waitMs);
   }
 
   /** How many requests are being served now (tests). */
