@@ -1,0 +1,77 @@
+// The user docs describe the system as it is today. History lives in git and the CHANGELOGs, so
+// the README and docs/ name no issue, no pass of work and no commit; and the few counts and lists
+// they state about the code are read back from the code here.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
+const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" })
+  .split("\0")
+  .filter(Boolean);
+const USER_DOCS = tracked.filter((f) => f === "README.md" || /^docs\/[^/]+\.md$/.test(f));
+
+/** What belongs to the build's history, not to a user's page. */
+const DIARY = /\b[Ii]ssue [0-9]|\b[0-9]+(st|nd|rd|th) pass\b/;
+/** A commit: seven or more hex digits with a letter and a digit (code in backticks is exempt). */
+const COMMIT = /\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b/;
+
+function diaryLines(file: string): string[] {
+  const found: string[] = [];
+  read(file)
+    .split("\n")
+    .forEach((line, i) => {
+      const prose = line.replace(/`[^`]*`/g, "");
+      if (DIARY.test(prose) || COMMIT.test(prose))
+        found.push(`${file}:${i + 1}: ${line.trim().slice(0, 100)}`);
+    });
+  return found;
+}
+
+describe("the user docs describe today's system", () => {
+  it("name no issue, pass of work or commit", () => {
+    expect(USER_DOCS.length).toBeGreaterThan(3);
+    const found = USER_DOCS.flatMap(diaryLines);
+    expect(found).toEqual([]);
+  });
+
+  it("catches a diary line (the check above can fail)", () => {
+    expect("Issue 29, eighth pass").toMatch(DIARY);
+    expect("as the 5th pass measured").toMatch(DIARY);
+    expect("measured on 847af77").toMatch(COMMIT);
+    expect("a 1000000-key table, 2026-11-26").not.toMatch(COMMIT);
+  });
+
+  it("count the engine's main-entry exports as the entry does", () => {
+    const entry = read("packages/idempotency/src/index.ts");
+    const names = [...entry.matchAll(/export\s*\{([^}]*)\}/g)].flatMap((m) =>
+      m[1]!
+        .split(",")
+        .map((n) => n.trim())
+        .filter(Boolean),
+    );
+    const stated = read("packages/idempotency/CHANGELOG.md").match(
+      /main entry exports (\d+) names/,
+    );
+    expect(stated, "the CHANGELOG states the main entry's size").not.toBeNull();
+    expect(Number(stated![1])).toBe(names.length);
+  });
+
+  it("show every example app in the README's and the design's layout", () => {
+    const examples = [
+      ...new Set(
+        tracked
+          .filter((f) => f.startsWith("examples/"))
+          .map((f) => f.split("/").slice(0, 2).join("/")),
+      ),
+    ];
+    expect(examples.length).toBeGreaterThan(0);
+    for (const doc of ["README.md", "docs/design.md"]) {
+      const text = read(doc);
+      for (const example of examples)
+        expect(text, `${doc} lists ${example}/`).toContain(`${example}/`);
+    }
+  });
+});
