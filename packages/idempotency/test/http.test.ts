@@ -179,6 +179,33 @@ describe("what makes two requests the same", () => {
     expect(res.headers.get("idempotent-replayed")).toBe("true");
   });
 
+  it('fingerprint: "key" makes the key alone the identity: another body replays; a function chooses what counts', async () => {
+    const byKey = route(
+      async (request) => new Response(`${randomUUID()} ${await request.text()}`),
+      {
+        fingerprint: "key",
+      },
+    );
+    const key = fresh("by-key");
+    const first = await byKey(post(key, '{"event":"evt_1","delivery":1}'));
+    const again = await byKey(post(key, '{"event":"evt_1","delivery":2}'));
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(await first.text());
+
+    // A function: only the body's "amount" is the request; "note" may change.
+    const byAmount = route(() => new Response(randomUUID()), {
+      fingerprint: (_request, body) =>
+        (JSON.parse(Buffer.from(body).toString()) as { amount: number }).amount,
+    });
+    const other = fresh("by-amount");
+    await byAmount(post(other, '{"amount":5,"note":"a"}'));
+    const sameAmount = await byAmount(post(other, '{"amount":5,"note":"b"}'));
+    expect(sameAmount.headers.get("idempotent-replayed")).toBe("true");
+    const otherAmount = await byAmount(post(other, '{"amount":6,"note":"a"}'));
+    expect(otherAmount.status).toBe(422);
+  });
+
   it("tells JSON numbers a double cannot keep apart (and only those)", () => {
     expect(hasInexactNumber('{"id":12345678901234567890}')).toBe(true);
     expect(hasInexactNumber('{"big":1e400}')).toBe(true);

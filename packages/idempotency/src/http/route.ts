@@ -57,6 +57,18 @@ export interface IdempotentRouteOptions<TTx extends SqlTransaction> {
    */
   key?: (request: Request) => string | null | undefined;
   /**
+   * What makes two requests under one key "the same request" (the same key with another one is 422
+   * `idempotency_key_reused`):
+   * - `"request"` (the default): method, path, query, content type and body (a JSON body as
+   *   canonical JSON);
+   * - `"key"`: the key alone (with the operation's name). For a key that already names the request, such as a webhook's event
+   *   id whose body a signature proves: a redelivery with another delivery counter or timestamp
+   *   in its body gets the stored answer instead of 422;
+   * - a function of the request and its body's bytes: whatever value it returns is fingerprinted
+   *   (canonical JSON), with the operation's name.
+   */
+  fingerprint?: "request" | "key" | ((request: Request, body: Uint8Array) => unknown);
+  /**
    * The operation's name in counters and the dashboard (default `METHOD /path`; name it for paths
    * with ids in them).
    */
@@ -227,9 +239,21 @@ function idempotentRequestOf<TTx extends SqlTransaction>(
     scope,
     key,
     procedure: route.options.operation ?? `${request.method.toUpperCase()} ${url.pathname}`,
-    input: requestIdentity(request, url, body),
+    input: fingerprintInput(route.options.fingerprint, request, url, body),
     waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
   };
+}
+
+/** The value fingerprinted for a request, as the route chose (see `fingerprint`). */
+function fingerprintInput(
+  choice: IdempotentRouteOptions<SqlTransaction>["fingerprint"],
+  request: Request,
+  url: URL,
+  body: Uint8Array,
+): unknown {
+  if (choice === undefined || choice === "request") return requestIdentity(request, url, body);
+  if (choice === "key") return null;
+  return choice(request, body);
 }
 
 /** Runs the handler once, and captures its answer as the engine stores it. */
