@@ -44,14 +44,15 @@ export function toRequest(req: IncomingMessage, origin?: string): Request {
     throw new Error(
       "The request's body was already read (a body parser ran before this route): mount the idempotent route before any body parser, so its fingerprint covers the bytes sent",
     );
-  return new Request(url, {
+  // Node's fetch needs `duplex: "half"` for a streamed body; not every RequestInit type names it.
+  const init = {
     method,
     headers,
     body: Readable.toWeb(req) as ReadableStream<Uint8Array>,
     signal: controller.signal,
-    // @ts-expect-error Node's fetch needs `duplex` for a streamed body; the DOM types lack it.
     duplex: "half",
-  });
+  };
+  return new Request(url, init as RequestInit);
 }
 
 /** Writes a Fetch Response to Node's response: status, headers (each Set-Cookie apart), body. */
