@@ -42,7 +42,8 @@ function reportsRoute(engine: Engine) {
 
 beforeAll(async () => {
   engine = configure(t.db, { maxStoredBodyBytes: 64 * 1024 });
-  server = createServer(toNodeHandler(reportsRoute(engine)));
+  const listener = toNodeHandler(reportsRoute(engine));
+  server = createServer((req, res) => void listener(req, res));
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
