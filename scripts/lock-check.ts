@@ -23,6 +23,7 @@ const PROJECTS: { dir: string; args?: string[] }[] = [
   { dir: "examples/minimal" },
   { dir: "examples/t3" },
   { dir: "examples/plain" },
+  { dir: "examples/servers" },
 ];
 
 let drifted = 0;
