@@ -1,4 +1,4 @@
-// `npm run example:test [-- minimal|t3]`: the engine as an adopter gets it. Builds
+// `npm run example:test [-- minimal|t3|plain|servers]`: the engine as an adopter gets it. Builds
 // @once/idempotency, packs it with `npm pack`, installs that tarball into the example (never the
 // workspace), and runs the example's checks on a real PostgreSQL:
 // - examples/minimal (tRPC standalone, Prisma 7): its type check and tests (its own, and the
@@ -8,7 +8,9 @@
 //   replay, a double-click in Chromium);
 // - examples/plain (Next.js App Router without tRPC, Prisma 7): `next build`, its type check, then
 //   its tests against `next start` (a Route Handler behind @once/idempotency/http, every entry
-//   point but the tRPC and client ones loading without @trpc/server).
+//   point but the tRPC and client ones loading without @trpc/server);
+// - examples/servers (Hono on @hono/node-server, and node:http through toNodeHandler, Prisma 7):
+//   its type check, then the package's draft conformance kit against both servers.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -29,6 +31,7 @@ const EXAMPLES: Record<string, string[][]> = {
     ["npx", "next", "build"],
     ["npx", "tsc", "--noEmit"],
   ],
+  servers: [["npx", "tsc", "--noEmit"]],
 };
 
 function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}): void {

@@ -12,11 +12,22 @@ import os from "node:os";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-/** Folders with a package.json and the lock file `npm ci` installs from. */
-const PROJECTS = [".", "examples/minimal", "examples/t3", "examples/plain"];
+/**
+ * Folders with a package.json and the lock file `npm ci` installs from. The engine's package is
+ * also a workspace of the root: `--workspaces=false` keeps npm to its own folder and lock (its
+ * standalone build: `npm install --workspaces=false && npm pack` there).
+ */
+const PROJECTS: { dir: string; args?: string[] }[] = [
+  { dir: "." },
+  { dir: "packages/idempotency", args: ["--workspaces=false"] },
+  { dir: "examples/minimal" },
+  { dir: "examples/t3" },
+  { dir: "examples/plain" },
+  { dir: "examples/servers" },
+];
 
 let drifted = 0;
-for (const project of PROJECTS) {
+for (const { dir: project, args = [] } of PROJECTS) {
   const dir = path.join(ROOT, project);
   const lock = path.join(dir, "package-lock.json");
   const before = readFileSync(lock, "utf8");
@@ -29,6 +40,7 @@ for (const project of PROJECTS) {
       "--prefer-offline",
       "--no-audit",
       "--no-fund",
+      ...args,
     ],
     {
       cwd: dir,

@@ -1,9 +1,22 @@
-// `npm run pack:engine [-- <app folder>]`: builds @once/idempotency and packs it with `npm pack`
-// to packages/idempotency/pack/once-idempotency.tgz (a fixed name the examples install). Given an
-// app's folder, it also copies the tarball into that app's vendor/ folder and installs it there
-// (saved in the app's package.json), so the app no longer depends on where this repository is.
+// `npm run pack:engine [-- <app folder>]`: builds @once/idempotency on its own and packs it with
+// `npm pack` to packages/idempotency/pack/once-idempotency.tgz (a fixed name the examples install).
+// It does what the package's README tells an adopter (`npm install --workspaces=false && npm pack`
+// in its folder: its own lock file, none of the shop's dependencies), in a copy of the folder under
+// the system's temp folder, so the working tree never gets a node_modules of its own inside the
+// workspace. Given an app's folder, it also copies the tarball into that app's vendor/ folder and
+// installs it there (saved in the app's package.json), so the app no longer depends on where this
+// repository is.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+} from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -19,15 +32,30 @@ function run(cmd: string, args: string[], cwd: string): void {
   });
 }
 
+/** What is built, not copied: installs, builds, tarballs and the tests' generated client. */
+const NOT_COPIED = new Set(["node_modules", "dist", "pack", "generated"]);
+
 /**
- * Builds and packs the engine; returns the versioned tarball's path (a copy is at PACKED_ENGINE).
+ * Builds and packs the engine from its own folder's package.json and lock alone; returns the
+ * versioned tarball's path (a copy is at PACKED_ENGINE).
  */
 export function packEngine(): string {
   const packDir = path.dirname(PACKED_ENGINE);
-  run("npm", ["run", "build", "--silent"], engine);
-  rmSync(packDir, { recursive: true, force: true });
-  mkdirSync(packDir);
-  run("npm", ["pack", "--silent", "--pack-destination", packDir], engine);
+  const build = mkdtempSync(path.join(os.tmpdir(), "once-engine-build-"));
+  try {
+    cpSync(engine, build, {
+      recursive: true,
+      filter: (source) => !NOT_COPIED.has(path.basename(source)) && !source.endsWith(".tgz"),
+    });
+    rmSync(packDir, { recursive: true, force: true });
+    mkdirSync(packDir);
+    // Outside the workspace, so plain npm: the package's own lock, then `npm pack` (its prepack
+    // script builds).
+    run("npm", ["ci", "--no-audit", "--no-fund"], build);
+    run("npm", ["pack", "--silent", "--pack-destination", packDir], build);
+  } finally {
+    rmSync(build, { recursive: true, force: true });
+  }
   const tarball = readdirSync(packDir).find((f) => f.endsWith(".tgz"));
   if (!tarball) throw new Error("npm pack made no tarball");
   copyFileSync(path.join(packDir, tarball), PACKED_ENGINE);

@@ -2,6 +2,7 @@
 // loopback, over the app's database (`npm run dev`'s, or DATABASE_URL), for a conformance suite:
 //   POST /resources, PATCH /resources/<id>, GET /resources/<id>, GET /stats
 import { createServer } from "node:http";
+import { toNodeHandler } from "@once/idempotency/http";
 import { createDb } from "@/server/db/client";
 import { createEngineFor } from "@/server/engine";
 import { requireDatabase } from "../db/require-database";
@@ -14,31 +15,8 @@ const fixture = draftFixture(createEngineFor(createDb(url, { max: 8 }), {}, { li
   docs: `http://127.0.0.1:${port}/docs/errors`,
 });
 
-const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on("data", (chunk: Buffer) => chunks.push(chunk));
-  req.on("end", () => {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers))
-      if (value !== undefined) headers.set(name, [value].flat().join(", "));
-    const hasBody = req.method !== "GET" && req.method !== "HEAD";
-    const request = new Request(`http://127.0.0.1:${port}${req.url}`, {
-      method: req.method,
-      headers,
-      body: hasBody ? Buffer.concat(chunks) : null,
-    });
-    fixture
-      .handle(request)
-      .then(async (response) => {
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
-      })
-      .catch((error: unknown) => {
-        console.error(error);
-        res.writeHead(500).end();
-      });
-  });
-});
+const listener = toNodeHandler(fixture.handle, { origin: `http://127.0.0.1:${port}` });
+const server = createServer((req, res) => void listener(req, res));
 server.listen(port, "127.0.0.1", () =>
   console.log(`draft fixture on http://127.0.0.1:${port}/resources (pid ${process.pid})`),
 );

@@ -53,9 +53,10 @@ export const engineConfigSchema = z
     /**
      * The largest answer body stored with its key, in bytes. Above it the outcome (status, content
      * type, headers) is stored without its body, and a replay says so (the HTTP layer answers the
-     * stored status with a problem body and `Idempotent-Replay-Body: omitted`). 1 MiB is far above
-     * an API's usual answer; a key table row, a cache entry and a replay stay bounded whatever a
-     * handler returns. The first answer is always sent whole.
+     * stored status and headers with an empty body and `Idempotent-Replay-Body: omitted`, or the
+     * route's own header name). 1 MiB is far above an API's usual answer; a key table row, a cache
+     * entry and a replay stay bounded whatever a handler returns. The first answer is always sent
+     * whole (the HTTP layer streams what lies past the limit instead of holding it).
      */
     maxStoredBodyBytes: z
       .number()

@@ -179,6 +179,33 @@ describe("what makes two requests the same", () => {
     expect(res.headers.get("idempotent-replayed")).toBe("true");
   });
 
+  it('fingerprint: "key" makes the key alone the identity: another body replays; a function chooses what counts', async () => {
+    const byKey = route(
+      async (request) => new Response(`${randomUUID()} ${await request.text()}`),
+      {
+        fingerprint: "key",
+      },
+    );
+    const key = fresh("by-key");
+    const first = await byKey(post(key, '{"event":"evt_1","delivery":1}'));
+    const again = await byKey(post(key, '{"event":"evt_1","delivery":2}'));
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(await first.text());
+
+    // A function: only the body's "amount" is the request; "note" may change.
+    const byAmount = route(() => new Response(randomUUID()), {
+      fingerprint: (_request, body) =>
+        (JSON.parse(Buffer.from(body).toString()) as { amount: number }).amount,
+    });
+    const other = fresh("by-amount");
+    await byAmount(post(other, '{"amount":5,"note":"a"}'));
+    const sameAmount = await byAmount(post(other, '{"amount":5,"note":"b"}'));
+    expect(sameAmount.headers.get("idempotent-replayed")).toBe("true");
+    const otherAmount = await byAmount(post(other, '{"amount":6,"note":"a"}'));
+    expect(otherAmount.status).toBe(422);
+  });
+
   it("tells JSON numbers a double cannot keep apart (and only those)", () => {
     expect(hasInexactNumber('{"id":12345678901234567890}')).toBe(true);
     expect(hasInexactNumber('{"big":1e400}')).toBe(true);
@@ -329,21 +356,86 @@ describe("size limits", () => {
       expect.objectContaining({ event: "bodies_omitted", count: 1 }),
     );
     const replay = await handle(post(key, "{}"));
+    // The first answer's status and headers, an empty body, and a header saying it was omitted:
+    // never another kind of body under the first status.
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.headers.get("idempotent-replay-body")).toBe("omitted");
     expect(replay.headers.get("location")).toBe("/x/1");
-    expect(replay.headers.get("content-type")).toBe("application/problem+json");
-    expect(await replay.json()).toMatchObject({
-      reason: "replay_body_omitted",
-      status: 201,
-      size: 4096,
-    });
+    expect(replay.headers.get("content-type")).toBe("text/plain");
+    expect(await replay.text()).toBe("");
     expect(await keyRow(t.db, "acme", key)).toMatchObject({
       responseBody: "",
       responseOmittedBytes: 4096,
       responseBytes: null,
     });
+  });
+
+  it("streams an answer over maxStoredBodyBytes to the client: the route answers before the handler's body is read whole", async () => {
+    const engine = configure(t.db, { maxStoredBodyBytes: 1024 });
+    const key = fresh("streamed");
+    const chunk = new Uint8Array(64 * 1024).fill(9);
+    let answered!: () => void;
+    const routeAnswered = new Promise<void>((resolve) => (answered = resolve));
+    let sent = 0;
+    const handle = route(
+      () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            // Past the limit, the next chunk waits until the route has answered: a layer that read
+            // the body whole before answering would never answer.
+            async pull(controller) {
+              if (sent >= 4 * chunk.byteLength) await routeAnswered;
+              if (sent >= 32 * chunk.byteLength) return controller.close();
+              sent += chunk.byteLength;
+              controller.enqueue(chunk);
+            },
+          }),
+          { headers: { "content-type": "application/octet-stream" } },
+        ),
+      { engine },
+    );
+    const first = await handle(post(key, "{}"));
+    answered();
+    expect(first.status).toBe(200);
+    expect((await bytesOf(first)).byteLength).toBe(32 * chunk.byteLength);
+    expect(await keyRow(t.db, "acme", key)).toMatchObject({
+      status: "COMPLETED",
+      responseBody: "",
+      responseBytes: null,
+    });
+    const replay = await handle(post(key, "{}"));
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("idempotent-replay-body")).toBe("omitted");
+    expect((await bytesOf(replay)).byteLength).toBe(0);
+  });
+
+  it('headerNames: "draft" answers with the draft profile\'s names (Idempotency-Replayed, Idempotency-Replay: omitted); names can be set one by one', async () => {
+    const engine = configure(t.db, { maxStoredBodyBytes: 8 });
+    const draft = route(() => new Response("a body longer than eight bytes"), {
+      engine,
+      headerNames: "draft",
+    });
+    const key = fresh("draft");
+    await draft(post(key, "{}"));
+    const replay = await draft(post(key, "{}"));
+    expect(replay.headers.get("idempotency-replayed")).toBe("true");
+    expect(replay.headers.get("idempotency-replay")).toBe("omitted");
+    expect(replay.headers.get("idempotent-replayed")).toBeNull();
+    expect(replay.headers.get("idempotent-replay-body")).toBeNull();
+    expect(replay.headers.get("idempotency-key-expires")).not.toBeNull();
+
+    const own = route(() => new Response("ok"), {
+      engine,
+      headerNames: { key: "X-Request-Key", replayed: "X-Replayed", expires: "X-Key-Expires" },
+    });
+    const ownKey = fresh("own");
+    const byName = (k: string) => post(undefined, "{}", { headers: { "x-request-key": k } });
+    const firstOwn = await own(byName(ownKey));
+    expect(firstOwn.headers.get("x-key-expires")).not.toBeNull();
+    const replayOwn = await own(byName(ownKey));
+    expect(replayOwn.headers.get("x-replayed")).toBe("true");
+    expect((await own(post(fresh("std"), "{}"))).status).toBe(400); // Idempotency-Key is not read
   });
 
   it("200 answers of 2 MiB leave the replay cache within its byte budget", async () => {

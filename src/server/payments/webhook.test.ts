@@ -87,6 +87,42 @@ describe("a webhook delivered three times", () => {
   });
 });
 
+describe("a delivery is known by its event id", () => {
+  /** The order row's version: PostgreSQL gives every UPDATE of a row a new xmin. */
+  async function rowVersion(orderId: string) {
+    const [row] = await t.db.$queryRaw<{ version: string }[]>`
+      SELECT xmin::text AS version FROM "Order" WHERE id = ${orderId}::uuid`;
+    return row!.version;
+  }
+
+  it("the same event id delivered again with a changed non-key field gets 2xx and the stored answer; the order changes once", async () => {
+    const { orderId, charge, body } = await chargedOrder();
+    const pending = await rowVersion(orderId);
+    // Providers count their deliveries in the event (Stripe's pending_webhooks, a delivery
+    // attempt): the second delivery's body differs from the first, its signature is valid.
+    const first = await post({ ...body, deliveryAttempt: 1 });
+    expect(first.status).toBe(200);
+    const firstJson: unknown = await first.json();
+    const paid = await rowVersion(orderId);
+    expect(paid).not.toBe(pending);
+
+    const again = await post({ ...body, deliveryAttempt: 2 });
+    expect(again.status).toBe(200);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await again.json()).toEqual(firstJson);
+    expect(firstJson).toMatchObject({ eventId: body.id, orderStatus: "PAID", changed: true });
+
+    expect(await rowVersion(orderId)).toBe(paid); // not written again
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAID",
+      chargeId: charge.id,
+    });
+    expect(
+      await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: WEBHOOK_SCOPE, key: body.id } }),
+    ).toMatchObject({ status: "COMPLETED", attempts: 1 });
+  });
+});
+
 describe("orders never move backwards", () => {
   it("a failure event for an order already paid changes nothing", async () => {
     const { orderId, charge, body } = await chargedOrder();

@@ -23,6 +23,8 @@ export {
   type Transformer,
 } from "./target.js";
 
+export { runDraftConformance, type DraftTarget } from "./draft.js";
+
 const fresh = (label: string) => `${label}-${randomUUID()}`;
 
 /**

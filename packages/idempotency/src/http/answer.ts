@@ -50,31 +50,109 @@ function asText(bytes: Uint8Array): string | undefined {
   return buffer.toString(isAscii(bytes) ? "latin1" : "utf8"); // latin1 is the fast path for ASCII, same characters
 }
 
-/** The handler's answer, read whole: as stored, and its bytes as sent first. */
+/**
+ * The handler's answer as captured: what is stored, and the bytes to send first. An answer within
+ * the stored-size limit is read whole (`bytes`; `rest` absent). A larger one is read only until it
+ * crosses the limit: `bytes` holds what was read (about the limit), `rest` the stream of what
+ * follows, sent to the client after the key settles and never held whole in memory.
+ */
 export interface Captured {
   response: StoredResponse;
   bytes: Uint8Array;
+  rest?: ReadableStream<Uint8Array>;
 }
 
 /**
- * Reads the handler's answer. A body larger than `maxStoredBytes` is kept as bytes without being
- * decoded: it will be stored without it anyway.
+ * The size of a body stored without it: the declared Content-Length when the handler gave one,
+ * else the bytes read before the limit was crossed (a lower bound: the rest is streamed, uncounted,
+ * after the key is stored).
+ */
+function omittedSize(response: Response, read: number): number {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  return Number.isSafeInteger(declared) && declared >= read ? declared : read;
+}
+
+/**
+ * Reads the handler's answer up to `maxStoredBytes`. Within it, the body is stored (as text when it
+ * is UTF-8, else as bytes); past it, the outcome is stored without its body and the rest is left
+ * unread in `rest`, to be streamed to the client.
  */
 export async function capture(
   response: Response,
   replayed: Set<string>,
   maxStoredBytes: number,
 ): Promise<Captured> {
-  const bytes = new Uint8Array(await response.arrayBuffer());
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  let rest: ReadableStream<Uint8Array> | undefined;
+  const reader = response.body?.getReader();
+  if (reader) {
+    for (;;) {
+      const part = await reader.read();
+      if (part.done) break;
+      parts.push(part.value);
+      length += part.value.byteLength;
+      if (length > maxStoredBytes) {
+        rest = remainderOf(reader);
+        break;
+      }
+    }
+  }
+  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
   const headers = [...response.headers].filter(([name]) => replayed.has(name));
-  const text = bytes.byteLength <= maxStoredBytes ? asText(bytes) : undefined;
+  const contentType = response.headers.get("content-type") ?? "";
+  const kept = headers.length > 0 ? { headers } : {};
+  if (rest) {
+    const stored: StoredResponse = {
+      status: response.status,
+      contentType,
+      body: "",
+      omittedBytes: omittedSize(response, length),
+      ...kept,
+    };
+    return { response: stored, bytes, rest };
+  }
+  const text = asText(bytes);
   const stored: StoredResponse = {
     status: response.status,
-    contentType: response.headers.get("content-type") ?? "",
+    contentType,
     ...(text === undefined ? { body: "", bytes } : { body: text }),
-    ...(headers.length > 0 ? { headers } : {}),
+    ...kept,
   };
   return { response: stored, bytes };
+}
+
+/** The unread rest of a body, as a stream that pulls from the reader as the client takes it. */
+function remainderOf(reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const part = await reader.read();
+      if (part.done) controller.close();
+      else controller.enqueue(part.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** The bytes read first, then the rest as the client takes it (backpressure all the way). */
+function headThenRest(
+  head: Uint8Array,
+  rest: ReadableStream<Uint8Array>,
+): ReadableStream<Uint8Array> {
+  const reader = rest.getReader();
+  let headSent = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!headSent) {
+        headSent = true;
+        if (head.byteLength > 0) return controller.enqueue(head);
+      }
+      const part = await reader.read();
+      if (part.done) controller.close();
+      else controller.enqueue(part.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 /** What a Response is made of (the DOM's BodyInit, which the package's Node types do not name). */
@@ -89,19 +167,44 @@ function bodyOf(response: StoredResponse): Uint8Array {
 }
 
 /**
- * A Response from the stored answer (or, on the first answer, from the bytes read), with `headers`
- * (the handler's own on the first answer, the stored ones on a replay) and `extra` set over them.
+ * A Response from the stored answer (or, on the first answer, from the bytes read and the rest of
+ * the handler's stream), with `headers` (the handler's own on the first answer, the stored ones on
+ * a replay) and `extra` set over them.
  */
 export function rebuild(
   response: StoredResponse,
   headers: ConstructorParameters<typeof Headers>[0],
   extra: Headers,
   bytes = bodyOf(response),
+  rest?: ReadableStream<Uint8Array>,
 ): Response {
   const all = new Headers(headers);
-  all.delete("content-length"); // the runtime sets it from the body
+  // The runtime sets the length from a whole body; a streamed one keeps the handler's declaration.
+  if (!rest) all.delete("content-length");
   if (response.contentType) all.set("content-type", response.contentType);
   for (const [name, value] of extra) all.set(name, value);
-  const body = NULL_BODY_STATUSES.has(response.status) ? null : (bytes as ResponseBody);
+  if (NULL_BODY_STATUSES.has(response.status)) {
+    void rest?.cancel();
+    return new Response(null, { status: response.status, headers: all });
+  }
+  const body = rest ? headThenRest(bytes, rest) : bytes;
+  return new Response(body as ResponseBody, { status: response.status, headers: all });
+}
+
+/**
+ * The replay of an answer stored without its body: the first answer's status and headers (its
+ * Content-Type included), an empty body, and `omittedHeader: omitted` saying why it is empty. Never
+ * another status or a body of another kind: a client that reads only the status is not misled.
+ */
+export function omittedReplay(
+  response: StoredResponse,
+  extra: Headers,
+  omittedHeader: string,
+): Response {
+  const all = new Headers(response.headers ?? []);
+  if (response.contentType) all.set("content-type", response.contentType);
+  for (const [name, value] of extra) all.set(name, value);
+  all.set(omittedHeader, "omitted");
+  const body = NULL_BODY_STATUSES.has(response.status) ? null : "";
   return new Response(body, { status: response.status, headers: all });
 }

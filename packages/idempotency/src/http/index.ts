@@ -8,7 +8,21 @@ export {
   type TransactionRouteContext,
 } from "./route.js";
 export { DEFAULT_REPLAYED_HEADERS } from "./answer.js";
+export {
+  DEFAULT_HEADER_NAMES,
+  DRAFT_HEADER_NAMES,
+  type HeaderNames,
+  type HeaderNamesOption,
+} from "./header-names.js";
 export { problemResponse, PROBLEM_TYPE, type Problem } from "./problem.js";
 // How long a request says it will wait (`Prefer: wait=N`): a server that bounds its requests in
 // progress may queue such a request for a place rather than refuse it.
 export { parsePreferWait } from "../wait/prefer.js";
+// Node's (req, res): node:http, Express, Fastify.
+export {
+  toNodeHandler,
+  toRequest,
+  writeResponse,
+  type NodeHandler,
+  type NodeHandlerOptions,
+} from "./node.js";

@@ -8,11 +8,11 @@ import type { IdempotencyEngine } from "../engine.js";
 import { IdempotencyError } from "../errors.js";
 import { parseIdempotencyKey } from "../key.js";
 import type { HandlerOutcome, Outcome } from "../protocol/execute.js";
-import { bodyOmitted } from "../protocol/stored-size.js";
 import { Reason } from "../reasons.js";
 import type { SqlTransaction } from "../store/types.js";
 import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
-import { capture, rebuild, replayedHeaderNames, type Captured } from "./answer.js";
+import { capture, omittedReplay, rebuild, replayedHeaderNames, type Captured } from "./answer.js";
+import { headerNamesOf, type HeaderNames, type HeaderNamesOption } from "./header-names.js";
 import { problemResponse, refusal } from "./problem.js";
 import { readBody, requestIdentity } from "./request-identity.js";
 
@@ -57,6 +57,18 @@ export interface IdempotentRouteOptions<TTx extends SqlTransaction> {
    */
   key?: (request: Request) => string | null | undefined;
   /**
+   * What makes two requests under one key "the same request" (the same key with another one is 422
+   * `idempotency_key_reused`):
+   * - `"request"` (the default): method, path, query, content type and body (a JSON body as
+   *   canonical JSON);
+   * - `"key"`: the key alone (with the operation's name). For a key that already names the request, such as a webhook's event
+   *   id whose body a signature proves: a redelivery with another delivery counter or timestamp
+   *   in its body gets the stored answer instead of 422;
+   * - a function of the request and its body's bytes: whatever value it returns is fingerprinted
+   *   (canonical JSON), with the operation's name.
+   */
+  fingerprint?: "request" | "key" | ((request: Request, body: Uint8Array) => unknown);
+  /**
    * The operation's name in counters and the dashboard (default `METHOD /path`; name it for paths
    * with ids in them).
    */
@@ -71,6 +83,13 @@ export interface IdempotentRouteOptions<TTx extends SqlTransaction> {
    * nothing recorded.
    */
   maxBodyBytes?: number;
+  /**
+   * The names of the headers the route reads and writes: `"default"` (`Idempotency-Key`,
+   * `Idempotent-Replayed`, `Idempotent-Replay-Body`, `Idempotency-Key-Expires`), `"draft"` (the
+   * IETF draft's conformance profile: `Idempotency-Replayed`, `Idempotency-Replay`), or the names
+   * to change, e.g. `{ replayed: "X-Replayed" }`.
+   */
+  headerNames?: HeaderNamesOption;
   /**
    * A page explaining each reason under its own anchor (`/docs/errors`): refusals link to
    * `${docs}#${reason}`.
@@ -141,6 +160,7 @@ interface Route<TTx extends SqlTransaction> {
   replayed: ReturnType<typeof replayedHeaderNames>;
   maxBodyBytes: number;
   keyOf: (request: Request) => string | null | undefined;
+  names: HeaderNames;
 }
 
 function routeOf<TTx extends SqlTransaction>(
@@ -148,6 +168,7 @@ function routeOf<TTx extends SqlTransaction>(
   options: Route<TTx>["options"],
 ): Route<TTx> {
   const methods = new Set((options.methods ?? DEFAULT_METHODS).map((m) => m.toUpperCase()));
+  const names = headerNamesOf(options.headerNames);
   return {
     handler,
     options,
@@ -155,7 +176,8 @@ function routeOf<TTx extends SqlTransaction>(
     allowed: [...methods].join(", "),
     replayed: replayedHeaderNames(options.replayHeaders),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    keyOf: options.key ?? ((request: Request) => request.headers.get(Header.KEY)),
+    keyOf: options.key ?? ((request: Request) => request.headers.get(names.key)),
+    names,
   };
 }
 
@@ -210,9 +232,11 @@ async function execute<TTx extends SqlTransaction>(
         ? await engine.execute(idempotentRequest, () => run(undefined), { transaction: false })
         : await engine.execute(idempotentRequest, (tx) => run(tx));
   } catch (error) {
+    if (!(error instanceof ServerErrorAnswer)) void first?.rest?.cancel();
     return answerOfError(error, docs);
   }
-  return answerOf(outcome, outcome.replayed ? undefined : first, docs);
+  if (outcome.replayed) void first?.rest?.cancel();
+  return answerOf(route.names, outcome, outcome.replayed ? undefined : first);
 }
 
 /** What the engine is asked: the key, and the request's identity (its fingerprint's input). */
@@ -227,9 +251,21 @@ function idempotentRequestOf<TTx extends SqlTransaction>(
     scope,
     key,
     procedure: route.options.operation ?? `${request.method.toUpperCase()} ${url.pathname}`,
-    input: requestIdentity(request, url, body),
+    input: fingerprintInput(route.options.fingerprint, request, url, body),
     waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
   };
+}
+
+/** The value fingerprinted for a request, as the route chose (see `fingerprint`). */
+function fingerprintInput(
+  choice: IdempotentRouteOptions<SqlTransaction>["fingerprint"],
+  request: Request,
+  url: URL,
+  body: Uint8Array,
+): unknown {
+  if (choice === undefined || choice === "request") return requestIdentity(request, url, body);
+  if (choice === "key") return null;
+  return choice(request, body);
 }
 
 /** Runs the handler once, and captures its answer as the engine stores it. */
@@ -266,35 +302,24 @@ function outcomeOf(first: FirstAnswer): HandlerOutcome {
 /** The handler's 5xx as it made it, or the engine's refusal; the handler's own error goes on. */
 function answerOfError(error: unknown, docs: string | undefined): Response {
   if (error instanceof ServerErrorAnswer) {
-    const { response, headers, bytes } = error.answer;
-    return rebuild(response, headers, new Headers(), bytes);
+    const { response, headers, bytes, rest } = error.answer;
+    return rebuild(response, headers, new Headers(), bytes, rest);
   }
   if (error instanceof IdempotencyError) return refusal(error, docs);
   throw error; // the handler's own error: the key is released, and the framework answers it
 }
 
-/** The first answer (the handler's own headers and bytes) or a replay (the stored ones). */
-function answerOf(
-  outcome: Outcome,
-  first: FirstAnswer | undefined,
-  docs: string | undefined,
-): Response {
+/**
+ * The first answer (the handler's own headers, its bytes, and the rest of its stream when it was
+ * too large to store) or a replay (the stored ones; an empty body if it was stored without one).
+ */
+function answerOf(names: HeaderNames, outcome: Outcome, first: FirstAnswer | undefined): Response {
   const { response } = outcome;
-  const extra = new Headers({ [Header.EXPIRES]: outcome.expiresAt.toUTCString() });
+  const extra = new Headers({ [names.expires]: outcome.expiresAt.toUTCString() });
   if (outcome.appliedWaitSeconds !== undefined)
     extra.set(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
-  if (first) return rebuild(response, first.headers, extra, first.bytes);
-  extra.set(Header.REPLAYED, "true");
+  if (first) return rebuild(response, first.headers, extra, first.bytes, first.rest);
+  extra.set(names.replayed, "true");
   if (response.omittedBytes === undefined) return rebuild(response, response.headers ?? [], extra);
-  // Stored without its body: the first answer's status and headers, and a problem saying so.
-  const headers = new Headers(response.headers ?? []);
-  for (const [name, value] of extra) headers.set(name, value);
-  headers.set(Header.REPLAY_BODY, "omitted");
-  const error = bodyOmitted(response.omittedBytes);
-  return problemResponse(error.reason, error.message, {
-    status: response.status,
-    docs,
-    headers,
-    extensions: { size: response.omittedBytes },
-  });
+  return omittedReplay(response, extra, names.bodyOmitted);
 }
