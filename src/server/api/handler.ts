@@ -2,7 +2,13 @@
 // logging for both.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { MAX_BATCH_SIZE } from "@/shared/batch";
-import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "../http/body-limit";
+import {
+  BODY_READ_DEADLINE_MS,
+  boundRequestBodyWithin,
+  TRPC_BODY_LIMIT_BYTES,
+  trpcPayloadTooLarge,
+  trpcRequestTimeout,
+} from "../http/body-limit";
 import { logger } from "../logger";
 import { refuseCrossSiteMutation } from "./cross-site-guard";
 import { describedByHeaders } from "./errors";
@@ -15,13 +21,24 @@ export async function serveTrpc(
   app: ContextApp,
   request: RequestScope = {},
 ): Promise<Response> {
-  // A cross-site post riding on the session cookie is refused before tRPC sees it.
+  const read = await readTrpcRequest(req, app);
+  return read instanceof Response ? read : handleTrpcRequest(read, app, request);
+}
+
+/**
+ * The doors that need no place among the requests in flight: a cross-site post riding on the
+ * session cookie is refused, and the body is read whole, under the byte limit (413 before it is
+ * read whole) and a deadline (408), so a slow client holds a socket and nothing else. The request
+ * with its body in memory, or the refusal.
+ */
+export async function readTrpcRequest(req: Request, app: ContextApp): Promise<Request | Response> {
   const refused = refuseCrossSiteMutation(req, app.config.http.trustedProxies);
   if (refused) return refused;
-  // Bodies over the limit are 413 before they are read whole (src/server/http/body-limit.ts).
-  const bounded = await boundRequestBody(req, TRPC_BODY_LIMIT_BYTES);
-  if (!bounded.ok) return trpcPayloadTooLarge(bounded.limitBytes);
-  return handleTrpcRequest(bounded.request, app, request);
+  const bounded = await boundRequestBodyWithin(req, TRPC_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS);
+  if (bounded.ok) return bounded.request;
+  return "limitBytes" in bounded
+    ? trpcPayloadTooLarge(bounded.limitBytes)
+    : trpcRequestTimeout(bounded.timedOutMs);
 }
 
 export function handleTrpcRequest(

@@ -1,7 +1,7 @@
 // Past its bound of requests in flight an instance refuses at once, 503 store_busy in tRPC's
 // error shape with Retry-After, and serves again as soon as one finishes.
 import { describe, expect, it } from "vitest";
-import { Admission } from "./admission";
+import { Admission, STUCK_AFTER_MS } from "./admission";
 import { RATE_WINDOW } from "../drain-rate";
 
 function held() {
@@ -185,5 +185,30 @@ describe("Admission", () => {
     first.release();
     await served;
     expect(admission.size).toBe(0);
+  });
+});
+
+describe("Admission.stuck (what health reports)", () => {
+  it("is stuck only when every place is held and none has come free for the wait", async () => {
+    let now = 0;
+    const admission = new Admission({ served: 2, waitMs: 1_000, now: () => now });
+    const [a, b] = [held(), held()];
+    const first = admission.admit(a.serve);
+    now = 10_000;
+    expect(admission.stuck()).toBe(false); // a place is free
+    const second = admission.admit(b.serve);
+    now += STUCK_AFTER_MS;
+    expect(admission.stuck()).toBe(false); // full, but only just long enough
+    now += 1;
+    expect(admission.stuck()).toBe(true);
+    a.release();
+    await first;
+    expect(admission.stuck()).toBe(false); // one left: progress, and room
+    const third = admission.admit(held().serve);
+    now += STUCK_AFTER_MS;
+    expect(admission.stuck()).toBe(false); // full again since just now
+    b.release();
+    await second;
+    void third;
   });
 });

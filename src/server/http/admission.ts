@@ -41,6 +41,12 @@ interface Queued {
  */
 const ADMISSION_MIN_SAMPLES = 8;
 
+/**
+ * A full bound that has let nobody out for this long is stuck, not busy: requests finish in tens
+ * of milliseconds, and the slowest within the store's wait (2 s).
+ */
+export const STUCK_AFTER_MS = 5_000;
+
 export interface AdmissionLimits {
   /** Requests always let in (a few per pool connection: enough to keep the pool busy). */
   served: number;
@@ -67,8 +73,13 @@ export class Admission {
   private readonly ceiling: number;
   private readonly waitMs: number;
   private readonly maxQueued: number;
+  private readonly now: () => number;
+  /** When a request last left, or the bound last filled up: the last sign of progress. */
+  private progressAt: number;
 
   constructor(limits: AdmissionLimits) {
+    this.now = limits.now ?? (() => performance.now());
+    this.progressAt = this.now();
     this.served = limits.served;
     this.ceiling = Math.max(limits.served, limits.ceiling ?? limits.served);
     this.waitMs = limits.waitMs ?? 0;
@@ -88,6 +99,18 @@ export class Admission {
   }
 
   /**
+   * Every place taken and none given back for longer than the wait (at least STUCK_AFTER_MS):
+   * nothing this instance would admit now could be served in time. Health says so (503), so a
+   * balancer sends the requests elsewhere instead of into refusals.
+   */
+  stuck(): boolean {
+    return (
+      this.inFlight >= this.ceiling &&
+      this.now() - this.progressAt > Math.max(this.waitMs, STUCK_AFTER_MS)
+    );
+  }
+
+  /**
    * Serves the request if fewer than `max` are in flight. Otherwise a request that said it would
    * wait (`waitMs`, from `Prefer: wait`) queues for a place for up to that long, and any other is
    * refused at once. `serve` gets `aside`, which runs a sleep with the request counted out.
@@ -96,7 +119,9 @@ export class Admission {
     serve: (aside: Aside) => Promise<Response>,
     options: { waitMs?: number } = {},
   ): Promise<Response> {
-    if (this.hasRoom()) this.inFlight++;
+    if (this.hasRoom()) {
+      if (++this.inFlight === this.ceiling) this.progressAt = this.now();
+    }
     // Come back when the requests in flight and queued have finished, at the rate they finish.
     else if (!(await this.place(options.waitMs ?? 0)))
       return busy(this.departures.retryAfter(this.inFlight + this.queue.length));
@@ -136,6 +161,7 @@ export class Admission {
   /** A request's place goes to the first in the queue, or is given back. */
   private leave(): void {
     this.departures.record();
+    this.progressAt = this.now();
     const next = this.queue.shift();
     if (!next) {
       this.inFlight--;
