@@ -2,6 +2,7 @@
 // logging for both.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { MAX_BATCH_SIZE } from "@/shared/batch";
+import { Reason } from "@/shared/reasons";
 import {
   BODY_READ_DEADLINE_MS,
   boundRequestBodyWithin,
@@ -11,14 +12,15 @@ import {
 } from "../http/body-limit";
 import { logger } from "../logger";
 import { refuseCrossSiteMutation } from "./cross-site-guard";
-import { describedByHeaders } from "./errors";
+import { describedByHeaders, errorReason } from "./errors";
+import { RefusalStage, STORE_REFUSALS, type Refusals } from "../http/refusals";
 import { contextMaker, type ContextApp, type RequestScope } from "./context";
 import { routerFor } from "./root";
 
 /** `/api/trpc` as the route serves it: the doors first, then tRPC. */
 export async function serveTrpc(
   req: Request,
-  app: ContextApp,
+  app: TrpcApp,
   request: RequestScope = {},
 ): Promise<Response> {
   const read = await readTrpcRequest(req, app);
@@ -31,19 +33,25 @@ export async function serveTrpc(
  * read whole) and a deadline (408), so a slow client holds a socket and nothing else. The request
  * with its body in memory, or the refusal.
  */
-export async function readTrpcRequest(req: Request, app: ContextApp): Promise<Request | Response> {
+export async function readTrpcRequest(req: Request, app: TrpcApp): Promise<Request | Response> {
   const refused = refuseCrossSiteMutation(req, app.config.http.trustedProxies);
   if (refused) return refused;
   const bounded = await boundRequestBodyWithin(req, TRPC_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS);
   if (bounded.ok) return bounded.request;
-  return "limitBytes" in bounded
-    ? trpcPayloadTooLarge(bounded.limitBytes)
-    : trpcRequestTimeout(bounded.timedOutMs);
+  if ("limitBytes" in bounded) {
+    app.refusals?.count(Reason.PAYLOAD_TOO_LARGE, RefusalStage.BODY);
+    return trpcPayloadTooLarge(bounded.limitBytes);
+  }
+  app.refusals?.count(Reason.REQUEST_TIMEOUT, RefusalStage.BODY);
+  return trpcRequestTimeout(bounded.timedOutMs);
 }
+
+/** The app as the tRPC handler uses it: the refusal counters when there are some (tests: none). */
+export type TrpcApp = ContextApp & { refusals?: Refusals };
 
 export function handleTrpcRequest(
   req: Request,
-  app: ContextApp,
+  app: TrpcApp,
   request: RequestScope = {},
 ): Promise<Response> {
   return fetchRequestHandler({
@@ -57,7 +65,14 @@ export function handleTrpcRequest(
     // src/shared/batch.ts).
     maxBatchSize: MAX_BATCH_SIZE,
     // Every error answer points to its explanation on the errors page.
-    responseMeta: ({ errors }) => ({ headers: describedByHeaders(errors) }),
+    responseMeta: ({ errors }) => {
+      // The store's refusals (the pool's early one, the database gone), counted once per call.
+      for (const error of errors) {
+        const reason = errorReason(error);
+        if (STORE_REFUSALS.has(reason)) app.refusals?.count(reason, RefusalStage.STORE);
+      }
+      return { headers: describedByHeaders(errors) };
+    },
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR")
         logger.error({ err: error.cause ?? error, path }, "tRPC handler failed");

@@ -61,6 +61,8 @@ export interface AdmissionLimits {
   maxQueued?: number;
   /** A monotonic clock in ms (tests move it). */
   now?: () => number;
+  /** Told of every refusal (the refusal counters, src/server/http/refusals.ts). */
+  onRefuse?: () => void;
 }
 
 export class Admission {
@@ -74,11 +76,13 @@ export class Admission {
   private readonly waitMs: number;
   private readonly maxQueued: number;
   private readonly now: () => number;
+  private readonly onRefuse: () => void;
   /** When a request last left, or the bound last filled up: the last sign of progress. */
   private progressAt: number;
 
   constructor(limits: AdmissionLimits) {
     this.now = limits.now ?? (() => performance.now());
+    this.onRefuse = limits.onRefuse ?? (() => {});
     this.progressAt = this.now();
     this.served = limits.served;
     this.ceiling = Math.max(limits.served, limits.ceiling ?? limits.served);
@@ -123,8 +127,10 @@ export class Admission {
       if (++this.inFlight === this.ceiling) this.progressAt = this.now();
     }
     // Come back when the requests in flight and queued have finished, at the rate they finish.
-    else if (!(await this.place(options.waitMs ?? 0)))
+    else if (!(await this.place(options.waitMs ?? 0))) {
+      this.onRefuse();
       return busy(this.departures.retryAfter(this.inFlight + this.queue.length));
+    }
     try {
       return await serve(this.aside);
     } finally {
