@@ -12,11 +12,13 @@ import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, POOL_MAX, STORE_WAIT_MS, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
 import { Admission } from "./http/admission";
+import { Refusals, RefusalStage } from "./http/refusals";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
 import { startPaymentJobs, type PaymentDeps } from "./payments";
 import { logReplicationAtStart } from "./replication";
+import { Reason } from "@/shared/reasons";
 
 /** `Config`: the server's whole configuration, or the worker's (which has no HTTP settings). */
 export interface ServerApp<Config extends WorkerConfig = AppConfig> {
@@ -30,6 +32,8 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
    * none).
    */
   readonly admission: Admission;
+  /** Requests answered without their work, by reason (/api/metrics, the dashboard). */
+  readonly refusals: Refusals;
   /**
    * Starts the background jobs this process runs (the engine's always, the payment loops when
    * `payments`: ONCE_PAYMENT_JOBS); returns their stop function, which flushes the counters last.
@@ -52,13 +56,15 @@ export function createServerApp<Config extends WorkerConfig>(
     options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
   const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
   const payments: PaymentDeps = { db, engine, settings: config.payments };
+  const refusals = new Refusals();
   return {
     config,
     db,
     engine,
     payments,
-    admission: admissionFor(config),
-    metrics: createMetricsRegistry(db, engine),
+    admission: admissionFor(config, refusals),
+    refusals,
+    metrics: createMetricsRegistry(db, engine, refusals),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
       await engine.close();
@@ -72,13 +78,14 @@ export function createServerApp<Config extends WorkerConfig>(
  * many as finish within the store's wait, up to HTTP_MAX_IN_FLIGHT. A worker's configuration has
  * no HTTP settings: it serves no API request, so no bound.
  */
-function admissionFor(config: WorkerConfig): Admission {
+function admissionFor(config: WorkerConfig, refusals: Refusals): Admission {
   if (!("http" in config)) return new Admission({ served: Number.POSITIVE_INFINITY });
   const { maxInFlight } = (config as unknown as AppConfig).http;
   return new Admission({
     served: Math.min(4 * POOL_MAX, maxInFlight),
     ceiling: maxInFlight,
     waitMs: STORE_WAIT_MS,
+    onRefuse: () => refusals.count(Reason.STORE_BUSY, RefusalStage.ADMISSION),
   });
 }
 

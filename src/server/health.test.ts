@@ -23,6 +23,15 @@ describe("checkHealth", () => {
     expect(JSON.parse(res.text)).toEqual({ status: "up", database: "up" });
   });
 
+  it("503 unable, whatever the database says, while the instance's requests are stuck", async () => {
+    const res = await answer(await checkHealth(t.db, { stuck: () => true }));
+    expect(res.status).toBe(503);
+    expect(JSON.parse(res.text)).toEqual({ status: "unable", reason: "requests_stuck" });
+    expect(res.headers).toContain("retry-after: 1");
+    const moving = await answer(await checkHealth(t.db, { stuck: () => false }));
+    expect(JSON.parse(moving.text)).toEqual({ status: "up", database: "up" });
+  });
+
   it("200 busy at once, not down, while every connection is in use and requests wait for one", async () => {
     const pool = poolOf(t.db)!;
     const held = await pool.connect();

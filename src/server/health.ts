@@ -16,7 +16,13 @@ import { logger } from "./logger";
 export type HealthBody =
   | { status: "up"; database: "up" }
   | { status: "busy"; database: "busy" }
-  | { status: "down"; database: "down" };
+  | { status: "down"; database: "down" }
+  | { status: "unable"; reason: "requests_stuck" };
+
+/** What the instance knows about its own requests (src/server/http/admission.ts). */
+export interface RequestsInFlight {
+  stuck(): boolean;
+}
 
 const NO_STORE = { "Cache-Control": "no-store" };
 /**
@@ -54,7 +60,14 @@ function answeredRecently(db: Db): boolean {
   return typeof pool?.servedWithin === "function" && pool.servedWithin(RECENTLY_SERVED_MS);
 }
 
-export async function checkHealth(db: Db): Promise<Response> {
+export async function checkHealth(db: Db, requests?: RequestsInFlight): Promise<Response> {
+  // Whatever the database says: an instance whose every place is held by requests that do not
+  // finish cannot serve, and a balancer must hear so (503), not `up`.
+  if (requests?.stuck())
+    return Response.json({ status: "unable", reason: "requests_stuck" } satisfies HealthBody, {
+      status: 503,
+      headers: { "Retry-After": "1", ...NO_STORE },
+    });
   if (saturated(db))
     return Response.json({ status: "busy", database: "busy" } satisfies HealthBody, {
       headers: NO_STORE,

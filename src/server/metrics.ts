@@ -8,6 +8,7 @@ import type { Engine } from "./engine";
 import { principalFromHeaders } from "./auth/principal";
 import { readStats } from "./admin/stats";
 import { logger } from "./logger";
+import type { Refusals } from "./http/refusals";
 import { confirmingStandbys, ReplicationMode } from "./replication";
 
 type Stats = Awaited<ReturnType<typeof readStats>>;
@@ -80,13 +81,18 @@ const GAUGES: GaugeSpec[] = [
   },
 ];
 
-export function createMetricsRegistry(db: Db, engine: Engine): MetricsRegistry {
+export function createMetricsRegistry(
+  db: Db,
+  engine: Engine,
+  refusals?: Refusals,
+): MetricsRegistry {
   const registry = new Registry();
   // One read per scrape, shared by every collector: the first collector starts it, scrape() drops
   // it before and after, so the next scrape reads afresh.
   let current: Promise<Stats> | null = null;
   const sources: Sources = { stats: () => (current ??= readStats(db, engine)), engine };
   registerEventsCounter(registry, sources);
+  if (refusals) registerRefusalsCounter(registry, refusals);
   for (const spec of GAUGES) registerGauge(registry, spec, sources);
   return {
     registry,
@@ -114,6 +120,20 @@ function registerEventsCounter(registry: Registry, { stats }: Sources): void {
         for (const event of s.events)
           this.inc({ tenant: row.tenant, procedure: row.procedure, event }, row.counts[event]);
       }
+    },
+  });
+}
+
+function registerRefusalsCounter(registry: Registry, refusals: Refusals): void {
+  new Counter({
+    name: "once_http_refusals_total",
+    help: "Requests this instance answered without doing their work, by reason and stage: admission (store_busy: past the bound of requests in flight), store (store_busy: no pool connection free within the wait; store_unavailable: the database unreachable), body (payload_too_large; request_timeout: the body not in by the deadline). Per instance, since it started.",
+    labelNames: ["reason", "stage"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { reason, stage, count } of refusals.snapshot())
+        this.inc({ reason, stage }, count);
     },
   });
 }

@@ -34,6 +34,7 @@ export const AppReason = {
   SESSION_NOT_FOUND: "session_not_found",
   // Bounded and authenticated inputs: src/server/http/body-limit.ts, the payment webhook.
   PAYLOAD_TOO_LARGE: "payload_too_large",
+  REQUEST_TIMEOUT: "request_timeout",
   WEBHOOK_SIGNATURE_MISSING: "webhook_signature_missing",
   WEBHOOK_SIGNATURE_INVALID: "webhook_signature_invalid",
   WEBHOOK_SIGNATURE_STALE: "webhook_signature_stale",
@@ -190,6 +191,12 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
       "The request body is over the documented limit (64 KiB); it was not read whole and nothing was recorded.",
     remedy:
       "Send a smaller body: an order has at most 20 lines, a sign-in form three short fields.",
+  },
+  request_timeout: {
+    status: 408,
+    meaning:
+      "The request body did not arrive within the server's deadline (10 s); nothing was executed.",
+    remedy: "Send the whole body at once: an API body is at most 64 KiB.",
   },
   webhook_signature_missing: {
     status: 400,

@@ -217,7 +217,8 @@ describe("the link retries what got no final answer, with the same key", () => {
     };
     const { events, onIdempotencyEvent } = recorder();
     const second = await engineClient({
-      link: { setTimeout: retryWhenFirstAnswered },
+      // No jitter drawn: the wait is exactly the server's word (its floor).
+      link: { setTimeout: retryWhenFirstAnswered, random: () => 0 },
     }).effect.mutate({ value }, { context: { idempotencyKey: key, onIdempotencyEvent } });
 
     expect(second).toEqual(await first);

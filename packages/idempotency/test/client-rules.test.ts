@@ -50,19 +50,40 @@ describe("Retry-After", () => {
 });
 
 describe("backoff", () => {
-  const opts = { baseDelayMs: 250, maxDelayMs: 5000 };
-  it("doubles per attempt from the base", () => {
-    expect([1, 2, 3, 4].map((n) => retryDelayMs(n, undefined, opts))).toEqual([
-      250, 500, 1000, 2000,
+  const opts = (random: number) => ({ baseDelayMs: 250, maxDelayMs: 5000, random: () => random });
+  const nearlyOne = 1 - Number.EPSILON;
+  it("without Retry-After: full jitter, anywhere from 0 up to a step that doubles per attempt", () => {
+    expect([1, 2, 3, 4].map((n) => retryDelayMs(n, undefined, opts(0)))).toEqual([0, 0, 0, 0]);
+    expect([1, 2, 3, 4].map((n) => retryDelayMs(n, undefined, opts(nearlyOne)))).toEqual([
+      249, 499, 999, 1999,
     ]);
+    expect(retryDelayMs(3, undefined, opts(0.5))).toBe(500);
   });
-  it("honours Retry-After over the backoff", () => {
-    expect(retryDelayMs(1, 1000, opts)).toBe(1000);
-    expect(retryDelayMs(4, 1000, opts)).toBe(1000);
+  it("its own step never grows past the cap", () => {
+    expect(retryDelayMs(10, undefined, opts(nearlyOne))).toBe(4999);
   });
-  it("never waits longer than the cap", () => {
-    expect(retryDelayMs(10, undefined, opts)).toBe(5000);
-    expect(retryDelayMs(1, 60_000, opts)).toBe(5000);
+  it("with Retry-After: never sooner than the server said, spread over as long again above it", () => {
+    expect(retryDelayMs(1, 1000, opts(0))).toBe(1000);
+    expect(retryDelayMs(1, 1000, opts(0.5))).toBe(1500);
+    expect(retryDelayMs(1, 1000, opts(nearlyOne))).toBe(1999);
+    // A short Retry-After late in the attempts spreads over the (longer) backoff step.
+    expect(retryDelayMs(5, 1000, opts(0.5))).toBe(3000);
+  });
+  it("no cap on the server's word: Retry-After 30 s is never asked again before 30 s", () => {
+    expect(retryDelayMs(1, 30_000, opts(0))).toBe(30_000);
+    expect(retryDelayMs(1, 30_000, opts(nearlyOne))).toBe(59_999);
+  });
+  it("a crowd refused at once with the same Retry-After comes back spread out, none early", () => {
+    const delays = Array.from({ length: 1000 }, () =>
+      retryDelayMs(1, 5000, { baseDelayMs: 250, maxDelayMs: 5000 }),
+    );
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(5000);
+    expect(Math.max(...delays)).toBeLessThan(10_000);
+    // Spread: no one-second slice of the window holds more than a third of the crowd.
+    const perSecond = new Map<number, number>();
+    for (const d of delays)
+      perSecond.set(Math.floor(d / 1000), (perSecond.get(Math.floor(d / 1000)) ?? 0) + 1);
+    expect(Math.max(...perSecond.values())).toBeLessThan(1000 / 3);
   });
 });
 

@@ -26,6 +26,7 @@ export function StatsPanel() {
             <ul className="row" aria-label="Live counts" style={{ listStyle: "none", padding: 0 }}>
               <KeyCounts keys={s.keys} />
               <HealthCounts s={s} />
+              <RefusalCounts refusals={s.refusals} />
             </ul>
             {s.replication.warning && (
               <p role="status" className={s.replication.alarm ? "alert bad" : "muted"}>
@@ -122,6 +123,28 @@ function HealthCounts({ s }: { s: Stats }) {
         )}
       </AlarmCount>
     </>
+  );
+}
+
+/**
+ * Requests this instance answered without their work (503 store_busy, 408, 413…), by stage and
+ * reason: a client asked to come back is a sign of an instance at its limit.
+ */
+function RefusalCounts({ refusals }: { refusals: Stats["refusals"] }) {
+  const total = refusals.reduce((n, r) => n + r.count, 0);
+  return (
+    <li className="card" style={{ margin: 0 }} aria-label="Refusals on this instance">
+      Refused here <strong>{total}</strong>
+      {refusals.length > 0 && (
+        <>
+          {" ("}
+          {refusals
+            .map((r) => `${r.stage} ${r.reason.replaceAll("_", " ")}: ${r.count}`)
+            .join(", ")}
+          {")"}
+        </>
+      )}
+    </li>
   );
 }
 

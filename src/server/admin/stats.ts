@@ -8,6 +8,7 @@ import { keyGauges } from "@/server/admin/key-gauges";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
 import { readReplicationStatus } from "@/server/replication";
+import type { Refusals } from "@/server/http/refusals";
 
 export const COUNTER_EVENTS = Object.values(CounterEvent);
 export type CounterCounts = Record<CounterEvent, number>;
@@ -25,7 +26,11 @@ export async function outboxGauges(
   return out;
 }
 
-export async function readStats(db: Db, engine: Engine) {
+/**
+ * `refusals`: the requests this instance answered without their work, by reason (its own since it
+ * started: unlike the engine's counters they are not flushed to the database).
+ */
+export async function readStats(db: Db, engine: Engine, refusals?: Refusals) {
   // This instance's unflushed deltas first, so an operator sees their own action at once; other
   // instances' arrive with their next flush (every few seconds).
   await engine.counters
@@ -66,5 +71,6 @@ export async function readStats(db: Db, engine: Engine) {
     openFindings,
     replication,
     reaper,
+    refusals: refusals?.snapshot() ?? [],
   };
 }

@@ -8,6 +8,7 @@ import type { AppConfig } from "../config";
 import type { Db } from "../db/client";
 import type { Engine } from "../engine";
 import { principalFromHeaders, type Principal } from "../auth/principal";
+import type { Refusals } from "../http/refusals";
 
 export interface Context {
   db: Db;
@@ -26,6 +27,8 @@ export interface Context {
   knownPrincipal: () => Principal | null | undefined;
   /** How this request sleeps on another's settle (Prefer: wait): counted out of the admission. */
   whileWaiting?: <T>(sleep: () => Promise<T>) => Promise<T>;
+  /** This instance's refusal counts (the dashboard shows them); absent in some tests' contexts. */
+  refusals?: Refusals;
 }
 
 /** What the route knows of this one request beyond its headers. */
@@ -34,7 +37,8 @@ export interface RequestScope {
 }
 
 /** What a context is made of: the server app, or the parts of one a test builds. */
-export type ContextApp = Pick<ServerApp, "db" | "engine" | "config">;
+export type ContextApp = Pick<ServerApp, "db" | "engine" | "config"> &
+  Partial<Pick<ServerApp, "refusals">>;
 
 export function createContextFor(
   app: ContextApp,
@@ -44,11 +48,12 @@ export function createContextFor(
 ): Context {
   let principal: Promise<Principal | null> | undefined;
   let known: Principal | null | undefined;
-  const { db, engine, config } = app;
+  const { db, engine, config, refusals } = app;
   return {
     db,
     engine,
     config,
+    refusals,
     headers,
     resHeaders,
     batchSize,

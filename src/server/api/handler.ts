@@ -2,31 +2,56 @@
 // logging for both.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { MAX_BATCH_SIZE } from "@/shared/batch";
-import { boundRequestBody, TRPC_BODY_LIMIT_BYTES, trpcPayloadTooLarge } from "../http/body-limit";
+import { Reason } from "@/shared/reasons";
+import {
+  BODY_READ_DEADLINE_MS,
+  boundRequestBodyWithin,
+  TRPC_BODY_LIMIT_BYTES,
+  trpcPayloadTooLarge,
+  trpcRequestTimeout,
+} from "../http/body-limit";
 import { logger } from "../logger";
 import { refuseCrossSiteMutation } from "./cross-site-guard";
-import { describedByHeaders } from "./errors";
+import { describedByHeaders, errorReason } from "./errors";
+import { RefusalStage, STORE_REFUSALS, type Refusals } from "../http/refusals";
 import { contextMaker, type ContextApp, type RequestScope } from "./context";
 import { routerFor } from "./root";
 
 /** `/api/trpc` as the route serves it: the doors first, then tRPC. */
 export async function serveTrpc(
   req: Request,
-  app: ContextApp,
+  app: TrpcApp,
   request: RequestScope = {},
 ): Promise<Response> {
-  // A cross-site post riding on the session cookie is refused before tRPC sees it.
+  const read = await readTrpcRequest(req, app);
+  return read instanceof Response ? read : handleTrpcRequest(read, app, request);
+}
+
+/**
+ * The doors that need no place among the requests in flight: a cross-site post riding on the
+ * session cookie is refused, and the body is read whole, under the byte limit (413 before it is
+ * read whole) and a deadline (408), so a slow client holds a socket and nothing else. The request
+ * with its body in memory, or the refusal.
+ */
+export async function readTrpcRequest(req: Request, app: TrpcApp): Promise<Request | Response> {
   const refused = refuseCrossSiteMutation(req, app.config.http.trustedProxies);
   if (refused) return refused;
-  // Bodies over the limit are 413 before they are read whole (src/server/http/body-limit.ts).
-  const bounded = await boundRequestBody(req, TRPC_BODY_LIMIT_BYTES);
-  if (!bounded.ok) return trpcPayloadTooLarge(bounded.limitBytes);
-  return handleTrpcRequest(bounded.request, app, request);
+  const bounded = await boundRequestBodyWithin(req, TRPC_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS);
+  if (bounded.ok) return bounded.request;
+  if ("limitBytes" in bounded) {
+    app.refusals?.count(Reason.PAYLOAD_TOO_LARGE, RefusalStage.BODY);
+    return trpcPayloadTooLarge(bounded.limitBytes);
+  }
+  app.refusals?.count(Reason.REQUEST_TIMEOUT, RefusalStage.BODY);
+  return trpcRequestTimeout(bounded.timedOutMs);
 }
+
+/** The app as the tRPC handler uses it: the refusal counters when there are some (tests: none). */
+export type TrpcApp = ContextApp & { refusals?: Refusals };
 
 export function handleTrpcRequest(
   req: Request,
-  app: ContextApp,
+  app: TrpcApp,
   request: RequestScope = {},
 ): Promise<Response> {
   return fetchRequestHandler({
@@ -40,7 +65,14 @@ export function handleTrpcRequest(
     // src/shared/batch.ts).
     maxBatchSize: MAX_BATCH_SIZE,
     // Every error answer points to its explanation on the errors page.
-    responseMeta: ({ errors }) => ({ headers: describedByHeaders(errors) }),
+    responseMeta: ({ errors }) => {
+      // The store's refusals (the pool's early one, the database gone), counted once per call.
+      for (const error of errors) {
+        const reason = errorReason(error);
+        if (STORE_REFUSALS.has(reason)) app.refusals?.count(reason, RefusalStage.STORE);
+      }
+      return { headers: describedByHeaders(errors) };
+    },
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR")
         logger.error({ err: error.cause ?? error, path }, "tRPC handler failed");

@@ -1,7 +1,7 @@
 // Past its bound of requests in flight an instance refuses at once, 503 store_busy in tRPC's
 // error shape with Retry-After, and serves again as soon as one finishes.
 import { describe, expect, it } from "vitest";
-import { Admission } from "./admission";
+import { Admission, STUCK_AFTER_MS } from "./admission";
 import { RATE_WINDOW } from "../drain-rate";
 
 function held() {
@@ -100,34 +100,60 @@ describe("Admission", () => {
     await Promise.all(served);
   });
 
-  it("past the requests always let in, lets in as many as finish within the wait at the rate requests finish, never past its ceiling", async () => {
-    /** How many of `offered` requests, all held, it serves after 64 finished `everyMs` apart. */
-    const servedOf = async (everyMs: number, offered: number) => {
+  it("past the requests always let in, lets in as many as finish within the wait at the rate requests finish, never past its ceiling; queues as many more as get a place within the wait; refuses the rest at once", async () => {
+    /**
+     * Of `offered` requests, all held, after 64 finished `everyMs` apart: how many it lets in, how
+     * many queue, and the statuses once the held ones finish.
+     */
+    const offer = async (everyMs: number, offered: number) => {
       let now = 0;
       const admission = new Admission({ served: 2, ceiling: 6, waitMs: 2_000, now: () => now });
-      const first = Array.from({ length: offered }, () => held());
-      const noRate = first.map((h) => admission.admit(h.serve));
-      expect(admission.size).toBe(2); // no rate yet: a fixed bound
-      for (const h of first) h.release();
-      await Promise.all(noRate);
       for (let i = 0; i < RATE_WINDOW; i++) {
         now += everyMs;
         await admission.admit(async () => new Response("ok"));
       }
       const holds = Array.from({ length: offered }, () => held());
       const answers = holds.map((h) => admission.admit(h.serve));
-      const size = admission.size;
+      const [size, queued] = [admission.size, admission.queued];
       for (const h of holds) h.release();
       const statuses = (await Promise.all(answers)).map((r) => r.status);
-      expect(statuses.filter((s) => s === 200)).toHaveLength(size);
-      expect(statuses.filter((s) => s === 503)).toHaveLength(offered - size);
-      return size;
+      return {
+        size,
+        queued,
+        served: statuses.filter((s) => s === 200).length,
+        refused: statuses.filter((s) => s === 503).length,
+      };
     };
     // ~2 finish a second: 4 in flight finish within the 2 s wait (the last in 1.97 s), a 5th
-    // would not (2.46 s).
-    expect(await servedOf(500, 10)).toBe(4);
-    // ~4 a second: 8 would finish in time, but the ceiling is 6.
-    expect(await servedOf(250, 10)).toBe(6);
+    // would not (2.46 s); 4 more get a place within 2 s and queue; the last 2 would not.
+    expect(await offer(500, 10)).toEqual({ size: 4, queued: 4, served: 8, refused: 2 });
+    // ~4 a second: 8 would finish in time, but the ceiling is 6; the other 4 queue.
+    expect(await offer(250, 10)).toEqual({ size: 6, queued: 4, served: 10, refused: 0 });
+  });
+
+  it("with no rate yet, lets in a fixed number and queues the rest for the wait", async () => {
+    const admission = new Admission({ served: 2, ceiling: 6, waitMs: 2_000, maxQueued: 3 });
+    const holds = Array.from({ length: 6 }, () => held());
+    const answers = holds.map((h) => admission.admit(h.serve));
+    expect([admission.size, admission.queued]).toEqual([2, 3]);
+    for (const h of holds) h.release();
+    const statuses = (await Promise.all(answers)).map((r) => r.status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 503]);
+  });
+
+  it("Prefer: wait buys patience, never priority: one line, first come first served", async () => {
+    const admission = new Admission({ served: 1, waitMs: 2_000 });
+    const first = held();
+    const running = admission.admit(first.serve);
+    const order: string[] = [];
+    const plain = admission.admit(async () => (order.push("plain"), new Response("plain")));
+    const patient = admission.admit(async () => (order.push("patient"), new Response("patient")), {
+      waitMs: 10_000,
+    });
+    expect(admission.queued).toBe(2);
+    first.release();
+    await Promise.all([running, plain, patient]);
+    expect(order).toEqual(["plain", "patient"]);
   });
 
   it("counts a request that failed as finished", async () => {
@@ -185,5 +211,30 @@ describe("Admission", () => {
     first.release();
     await served;
     expect(admission.size).toBe(0);
+  });
+});
+
+describe("Admission.stuck (what health reports)", () => {
+  it("is stuck only when every place is held and none has come free for the wait", async () => {
+    let now = 0;
+    const admission = new Admission({ served: 2, waitMs: 1_000, now: () => now });
+    const [a, b] = [held(), held()];
+    const first = admission.admit(a.serve);
+    now = 10_000;
+    expect(admission.stuck()).toBe(false); // a place is free
+    const second = admission.admit(b.serve);
+    now += STUCK_AFTER_MS;
+    expect(admission.stuck()).toBe(false); // full, but only just long enough
+    now += 1;
+    expect(admission.stuck()).toBe(true);
+    a.release();
+    await first;
+    expect(admission.stuck()).toBe(false); // one left: progress, and room
+    const third = admission.admit(held().serve);
+    now += STUCK_AFTER_MS;
+    expect(admission.stuck()).toBe(false); // full again since just now
+    b.release();
+    await second;
+    void third;
   });
 });

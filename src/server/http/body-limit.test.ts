@@ -3,13 +3,19 @@
 // the limit reaches tRPC unchanged.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { randomUUID } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { TOKENS } from "../../test/http";
 import { appRouter } from "../api/root";
 import { contextMaker } from "../api/context";
 import { serveTrpc } from "../api/handler";
-import { boundRequestBody, readBoundedBody, TRPC_BODY_LIMIT_BYTES } from "./body-limit";
+import {
+  BODY_READ_DEADLINE_MS,
+  boundRequestBody,
+  boundRequestBodyWithin,
+  readBoundedBody,
+  TRPC_BODY_LIMIT_BYTES,
+} from "./body-limit";
 import { countingStream } from "./test-streams";
 import { testApp } from "../../test/app";
 
@@ -122,5 +128,76 @@ describe("within the limit", () => {
     const get = new Request("http://localhost/api/trpc/catalog.list");
     const bounded = await boundRequestBody(get, TRPC_BODY_LIMIT_BYTES);
     expect(bounded).toEqual({ ok: true, request: get });
+  });
+});
+
+/** A body that declares 4 KiB, sends its first byte and then nothing: a slow client. */
+function trickling() {
+  let cancelled = false;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new Uint8Array([0x7b]));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const request = new Request(URL, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-length": "4096" },
+    body: stream,
+    duplex: "half",
+  } as RequestInit);
+  return { request, cancelled: () => cancelled };
+}
+
+describe("POST /api/trpc whose body does not arrive in time", () => {
+  it("is given up at the deadline, not a moment before, and its stream cancelled", async () => {
+    vi.useFakeTimers();
+    try {
+      const { request, cancelled } = trickling();
+      let settled = false;
+      const pending = boundRequestBodyWithin(request, TRPC_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS);
+      void pending.then(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(BODY_READ_DEADLINE_MS - 1);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await pending).toEqual({ ok: false, timedOutMs: BODY_READ_DEADLINE_MS });
+      expect(cancelled()).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("serveTrpc answers 408 request_timeout in tRPC's shape, nothing executed", async () => {
+    vi.useFakeTimers();
+    try {
+      const { request } = trickling();
+      const answer = serveTrpc(request, testApp(t.db));
+      await vi.advanceTimersByTimeAsync(BODY_READ_DEADLINE_MS);
+      const res = await answer;
+      expect(res.status).toBe(408);
+      expect(res.headers.get("link")).toBe('</docs/errors#request_timeout>; rel="describedby"');
+      expect(await res.json()).toEqual({
+        error: {
+          message: `The request body did not arrive within ${BODY_READ_DEADLINE_MS / 1000} s; nothing was executed`,
+          code: -32008,
+          data: {
+            code: "TIMEOUT",
+            httpStatus: 408,
+            reason: "request_timeout",
+            docs: "/docs/errors#request_timeout",
+          },
+        },
+      });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("without a deadline, a body that arrives whole is read whole", async () => {
+    const { request } = streamed(1000);
+    const bounded = await boundRequestBodyWithin(request, TRPC_BODY_LIMIT_BYTES, 0);
+    expect(bounded.ok).toBe(true);
   });
 });

@@ -25,10 +25,31 @@ export const SIGN_IN_BODY_LIMIT_BYTES = 64 * 1024;
 
 export const PAYLOAD_TOO_LARGE = Reason.PAYLOAD_TOO_LARGE;
 
+/**
+ * How long an API body may take to arrive, from when the handler starts reading it. The largest
+ * legitimate body (64 KiB) crosses even a poor mobile link in well under a second; a client that
+ * sends one byte every few seconds is holding a socket open, not uploading. Past this the request
+ * is answered `408 request_timeout` and its socket is left to the server's own request timeout.
+ * The body is read before the request takes an admission place (the tRPC route), so until then a
+ * slow body holds a socket and nothing else.
+ */
+export const BODY_READ_DEADLINE_MS = 10_000;
+
 export type BoundedBody = { ok: true; bytes: Uint8Array } | { ok: false; limitBytes: number };
+/** As BoundedBody, or the body did not arrive within the deadline. */
+export type TimedBody = BoundedBody | { ok: false; timedOutMs: number };
 
 /** The whole body if it fits in `limitBytes`; otherwise stops reading and says so. */
 export async function readBoundedBody(request: Request, limitBytes: number): Promise<BoundedBody> {
+  return readBody(request, limitBytes, 0) as Promise<BoundedBody>;
+}
+
+/** readBoundedBody, also stopping (and saying so) when the body is not in after `deadlineMs`. */
+async function readBody(
+  request: Request,
+  limitBytes: number,
+  deadlineMs: number,
+): Promise<TimedBody> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limitBytes) {
     await request.body?.cancel().catch(() => {});
@@ -36,10 +57,36 @@ export async function readBoundedBody(request: Request, limitBytes: number): Pro
   }
   if (!request.body) return { ok: true, bytes: new Uint8Array(0) };
   const reader = request.body.getReader();
+  // Cancelling the reader ends the pending read (done); the flag says why it ended.
+  let timedOut = false;
+  const timer =
+    deadlineMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          void reader.cancel().catch(() => {});
+        }, deadlineMs)
+      : undefined;
+  try {
+    return await collect(reader, limitBytes, () => timedOut, deadlineMs);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function collect(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  limitBytes: number,
+  timedOut: () => boolean,
+  deadlineMs: number,
+): Promise<TimedBody> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch((error: unknown) => {
+      if (timedOut()) return { done: true as const, value: undefined };
+      throw error;
+    });
+    if (timedOut()) return { ok: false, timedOutMs: deadlineMs };
     if (done) break;
     size += value.byteLength;
     if (size > limitBytes) {
@@ -59,6 +106,7 @@ export async function readBoundedBody(request: Request, limitBytes: number): Pro
 }
 
 export type BoundedRequest = { ok: true; request: Request } | { ok: false; limitBytes: number };
+export type TimedRequest = BoundedRequest | { ok: false; timedOutMs: number };
 
 /**
  * The request with its body read (bounded) and handed on as a new Request, for a handler that
@@ -68,8 +116,17 @@ export async function boundRequestBody(
   request: Request,
   limitBytes: number,
 ): Promise<BoundedRequest> {
+  return boundRequestBodyWithin(request, limitBytes, 0) as Promise<BoundedRequest>;
+}
+
+/** boundRequestBody under a deadline too (0: none). */
+export async function boundRequestBodyWithin(
+  request: Request,
+  limitBytes: number,
+  deadlineMs: number,
+): Promise<TimedRequest> {
   if (request.method === "GET" || request.method === "HEAD") return { ok: true, request };
-  const body = await readBoundedBody(request, limitBytes);
+  const body = await readBody(request, limitBytes, deadlineMs);
   if (!body.ok) return body;
   const headers = new Headers(request.headers);
   headers.delete("transfer-encoding");
@@ -100,6 +157,25 @@ export function trpcPayloadTooLarge(limitBytes: number): Response {
   return Response.json(
     { error: { message: tooLargeMessage(limitBytes), code: -32600, data } },
     tooLargeInit,
+  );
+}
+
+/** 408 in tRPC's error shape: the body did not arrive in time, and nothing was executed. */
+export function trpcRequestTimeout(deadlineMs: number): Response {
+  const data = {
+    code: "TIMEOUT",
+    httpStatus: 408,
+    reason: Reason.REQUEST_TIMEOUT,
+    docs: reasonDocsPath(Reason.REQUEST_TIMEOUT),
+  };
+  const message = `The request body did not arrive within ${deadlineMs / 1000} s; nothing was executed`;
+  return Response.json(
+    { error: { message, code: -32008, data } },
+    // The socket is a slow one: the client gets no second request on it.
+    {
+      status: 408,
+      headers: { Link: describedByLink(Reason.REQUEST_TIMEOUT), Connection: "close" },
+    },
   );
 }
 

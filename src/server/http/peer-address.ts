@@ -7,8 +7,22 @@ import http from "node:http";
 import { PEER_ADDRESS_HEADER } from "./client-address";
 
 const INSTALLED = Symbol.for("once.peerAddressHeader");
+const TIMED = Symbol.for("once.serverTimeouts");
 
-/** Patches http.Server so every request carries its peer's address. Once per process. */
+/**
+ * How long a client may take to send its headers, and its whole request (headers and body), before
+ * Node closes the socket (408). Node's defaults (60 s, 300 s) let one slow socket live for five
+ * minutes; a real client sends its headers in one packet and an API body (64 KiB at most) in well
+ * under a second. The handler gives up on a body sooner (body-limit.ts, 10 s); these bound what
+ * reaches no handler at all. Node checks them every 30 s, so a socket may outlive them by that much.
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Patches http.Server so every request carries its peer's address, and every server the slow-client
+ * timeouts above. Once per process.
+ */
 export function installPeerAddressHeader(): void {
   const proto = http.Server.prototype as http.Server & { [INSTALLED]?: true };
   if (proto[INSTALLED]) return;
@@ -19,6 +33,13 @@ export function installPeerAddressHeader(): void {
     event: string | symbol,
     ...args: unknown[]
   ) {
+    if (event === "connection" && !(this as { [TIMED]?: true })[TIMED]) {
+      // Next.js makes the server and sets neither: set on its first connection, before any
+      // request on it is parsed (Node reads both when it checks its connections).
+      (this as { [TIMED]?: true })[TIMED] = true;
+      this.headersTimeout = HEADERS_TIMEOUT_MS;
+      this.requestTimeout = REQUEST_TIMEOUT_MS;
+    }
     if (event === "request") {
       const req = args[0] as http.IncomingMessage;
       const peer = req.socket?.remoteAddress;

@@ -63,6 +63,7 @@ function settingsOf(options: IdempotencyLinkOptions): AttemptSettings {
     backoff: {
       baseDelayMs: options.baseDelayMs ?? DEFAULT_BASE_DELAY_MS,
       maxDelayMs: options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
+      ...(options.random ? { random: options.random } : {}),
     },
     schedule: options.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms)),
     cancel:

@@ -15,7 +15,10 @@ import { Reason } from "../reasons.js";
 export const DEFAULT_MAX_ATTEMPTS = 6;
 /** First backoff step: short, because a lost response is usually a blip. Doubles per attempt. */
 export const DEFAULT_BASE_DELAY_MS = 250;
-/** No single wait is longer than this, whatever `Retry-After` says: a person is watching. */
+/**
+ * The link's own backoff (no `Retry-After`) never grows past this: a person is watching. It does not
+ * cap what the server asked for: a server that says `Retry-After: 30` is not asked again sooner.
+ */
 export const DEFAULT_MAX_DELAY_MS = 5_000;
 
 /**
@@ -64,20 +67,30 @@ export function parseRetryAfter(
 export interface BackoffOptions {
   baseDelayMs: number;
   maxDelayMs: number;
+  /** A number in [0, 1): Math.random unless given (tests pin it). */
+  random?: () => number;
 }
 
 /**
- * How long to wait before attempt `attempt + 1`: what the server asked for when it said
- * (`Retry-After`), else exponential backoff from `baseDelayMs`; never more than `maxDelayMs`.
+ * How long to wait before attempt `attempt + 1`, with full jitter: every refused client drawing its
+ * own wait, so a crowd refused at once does not come back at once.
+ *
+ * - The server said when (`Retry-After`): never sooner than that, spread over as long again above
+ *   it (or over the backoff step, if longer). No cap: asking a refusing server sooner than it said
+ *   is how a crowd that was refused together keeps the server refusing.
+ * - It did not: anywhere from 0 to the exponential backoff step (`baseDelayMs`, doubled per
+ *   attempt, at most `maxDelayMs`).
  */
 export function retryDelayMs(
   attempt: number,
   retryAfterMs: number | undefined,
   opts: BackoffOptions,
 ): number {
-  const backoff = opts.baseDelayMs * 2 ** Math.max(0, attempt - 1);
-  const wanted = retryAfterMs ?? backoff;
-  return Math.min(opts.maxDelayMs, Math.max(0, wanted));
+  const random = opts.random ?? Math.random;
+  const step = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  if (retryAfterMs === undefined) return Math.floor(random() * step);
+  const floor = Math.max(0, retryAfterMs);
+  return floor + Math.floor(random() * Math.max(floor, step));
 }
 
 export type FailureClass =

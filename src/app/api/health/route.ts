@@ -3,7 +3,11 @@ import { checkHealth } from "@/server/health";
 
 export const dynamic = "force-dynamic";
 
-/** 200 when the database answers, 503 otherwise: what a load balancer's health check wants. */
+/**
+ * 200 when the database answers and requests are finishing, 503 otherwise: what a load balancer's
+ * health check wants.
+ */
 export async function GET() {
-  return checkHealth(serverApp().db);
+  const app = serverApp();
+  return checkHealth(app.db, app.admission);
 }

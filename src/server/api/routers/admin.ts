@@ -44,7 +44,7 @@ export const adminRouter = createTRPCRouter({
     end: endSessionProcedure,
     endAll: endAccountSessionsProcedure,
   }),
-  stats: adminProcedure.query(({ ctx }) => readStats(ctx.db, ctx.engine)),
+  stats: adminProcedure.query(({ ctx }) => readStats(ctx.db, ctx.engine, ctx.refusals)),
   counters: createTRPCRouter({
     series: counterSeriesProcedure,
   }),

@@ -1,0 +1,46 @@
+// Every request this instance answered without doing its work, counted by why: the admission bound
+// (too many requests in flight), the store (no pool connection free within its wait, or the
+// database gone), the body (too large, or too slow to arrive). A refusal costs the client a retry
+// and says the instance is at its limit, so an operator must see them, not infer them from
+// latency: /api/metrics shows them as once_http_refusals_total{reason,stage}, and the dashboard
+// beside the engine's counters. Per process, since start (a scrape of each instance).
+import { Reason } from "@/shared/reasons";
+
+/** Where in a request's path it was refused. */
+export const RefusalStage = {
+  /** Past the bound of requests in flight, before any work (src/server/http/admission.ts). */
+  ADMISSION: "admission",
+  /** By the key store: the pool's early refusal, or the database unreachable. */
+  STORE: "store",
+  /** Its body: over the byte limit, or not in by the deadline (src/server/http/body-limit.ts). */
+  BODY: "body",
+} as const;
+export type RefusalStage = (typeof RefusalStage)[keyof typeof RefusalStage];
+
+/** The reasons counted as refusals when tRPC answers them (the store's). */
+export const STORE_REFUSALS: ReadonlySet<string> = new Set([
+  Reason.STORE_BUSY,
+  Reason.STORE_UNAVAILABLE,
+]);
+
+export interface RefusalCount {
+  reason: string;
+  stage: RefusalStage;
+  count: number;
+}
+
+export class Refusals {
+  private readonly counts = new Map<string, RefusalCount>();
+
+  count(reason: string, stage: RefusalStage): void {
+    const id = `${stage}\u0000${reason}`;
+    const entry = this.counts.get(id);
+    if (entry) entry.count++;
+    else this.counts.set(id, { reason, stage, count: 1 });
+  }
+
+  /** Every (reason, stage) refused so far, with its count. */
+  snapshot(): RefusalCount[] {
+    return [...this.counts.values()].map((entry) => ({ ...entry }));
+  }
+}
