@@ -1,5 +1,6 @@
-// The package's draft conformance kit against POST /api/reports (src/app/api/reports/route.ts, one
-// line of configuration: `headerNames: "draft"`) on `next start`.
+// The package's draft conformance kit against POST /api/reports
+// (examples/plain/src/app/api/reports/route.ts, one line of configuration: `headerNames: "draft"`)
+// on `next start`.
 import { randomUUID } from "node:crypto";
 import { runDraftConformance } from "@once/idempotency/conformance";
 
