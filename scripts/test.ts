@@ -40,6 +40,8 @@ const steps: [string, string[]][] = [
   // The same tarball in examples/plain (Next.js without tRPC, @once/idempotency/http): next build,
   // next start.
   ["plain", ["npm", "run", "example:test", "--silent", "--", "plain"]],
+  // The same tarball in examples/servers (Hono and bare node:http): the draft conformance kit.
+  ["servers", ["npm", "run", "example:test", "--silent", "--", "servers"]],
   ["build", ["npm", "run", "build", "--silent"]],
   ["playwright", ["npx", "playwright", "test"]],
   ["soak", ["npx", "tsx", "soak/run.ts", "--short", "--noBuild"]],

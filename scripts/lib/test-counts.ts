@@ -61,6 +61,8 @@ export const COUNTED: Record<string, Counter> = {
   // examples/plain's Vitest run: its Route Handler against next start, its entry points without
   // tRPC.
   plain: exampleVitest,
+  // examples/servers' Vitest run: the draft conformance kit against Hono and node:http.
+  servers: exampleVitest,
   playwright: {
     // playwright.config.ts adds its JSON reporter when this variable names a file.
     args: () => [],
