@@ -8,6 +8,9 @@ import { applyPaymentOutcome, orderById } from "./order-payment";
 
 const t = useTestDatabase();
 
+/** What the provider reports it took: by default the test order's own 1.00 EUR. */
+const taken = (id: string, amountCents = 100, currency = "EUR") => ({ id, amountCents, currency });
+
 async function pendingOrder(): Promise<string> {
   const [user] = await t.db.$queryRaw<
     { id: string; tenantId: string }[]
@@ -22,13 +25,40 @@ async function pendingOrder(): Promise<string> {
 describe("applyPaymentOutcome", () => {
   it("moves the order its reference names, once", async () => {
     const id = await pendingOrder();
-    expect(await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAID", "ch_1"))).toEqual({
+    expect(
+      await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAID", taken("ch_1"))),
+    ).toEqual({
       status: "PAID",
       changed: true,
     });
     expect(
-      await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAYMENT_FAILED", "ch_2")),
+      await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAYMENT_FAILED", taken("ch_2"))),
     ).toEqual({ status: "PAID", changed: false });
+  });
+
+  it("is not moved by a charge of another amount or currency, which becomes a finding", async () => {
+    const id = await pendingOrder();
+    for (const charge of [taken("ch_cent", 1), taken("ch_usd", 100, "USD")]) {
+      expect(await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAID", charge))).toEqual({
+        status: "PENDING",
+        changed: false,
+        mismatch: true,
+      });
+      // Recorded once, however often the charge is reported.
+      await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAID", charge));
+    }
+    const findings = await t.db.reconciliationFinding.findMany({
+      where: { orderId: id },
+      orderBy: { dedupeKey: "asc" },
+    });
+    expect(findings.map((f) => [f.kind, f.chargeIds])).toEqual([
+      ["AMOUNT_MISMATCH", ["ch_cent"]],
+      ["AMOUNT_MISMATCH", ["ch_usd"]],
+    ]);
+    // The charge of its own total still pays it.
+    expect(
+      await t.db.$transaction((tx) => applyPaymentOutcome(tx, id, "PAID", taken("ch_own"))),
+    ).toEqual({ status: "PAID", changed: true });
   });
 
   it("finds no order for another spelling of its id, nor for a reference that is no uuid", async () => {
@@ -41,7 +71,7 @@ describe("applyPaymentOutcome", () => {
       "",
     ]) {
       expect(
-        await t.db.$transaction((tx) => applyPaymentOutcome(tx, reference, "PAID", "ch_x")),
+        await t.db.$transaction((tx) => applyPaymentOutcome(tx, reference, "PAID", taken("ch_x"))),
         reference,
       ).toEqual({ status: null, changed: false });
     }

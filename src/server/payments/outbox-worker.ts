@@ -10,6 +10,8 @@ import { backoffMs } from "./backoff";
 import { DEFAULT_OUTBOX_CONFIG, type OutboxConfig } from "./config";
 import { mapBounded } from "./bounded";
 import { applyPaymentOutcome, movesForward, orderById } from "./order-payment";
+import { takesOrderTotal } from "./charge-mismatch";
+import { FindingKind } from "./reconciliation";
 import { PAYMENT_TOPIC, paymentPayload } from "./outbox-message";
 import { ChargeStatus, type Charge, type PaymentProvider } from "./provider";
 
@@ -158,20 +160,32 @@ async function recordDeliveries(
       SELECT * FROM unnest(${column((c) => c.message.id)}::uuid[], ${column((c) => c.message.attempts)}::int[],
                            ${column((c) => c.orderId)}::text[], ${column((c) => c.charge.id)}::text[],
                            ${column((c) => (c.charge.status === ChargeStatus.SUCCEEDED ? "PAID" : "PAYMENT_FAILED"))}::text[],
-                           ${column((c) => JSON.stringify({ chargeId: c.charge.id, status: c.charge.status, replayed: c.charge.replayed }))}::text[])
-        AS d("id", "attempts", "orderId", "chargeId", "outcome", "result")
+                           ${column((c) => JSON.stringify({ chargeId: c.charge.id, status: c.charge.status, replayed: c.charge.replayed }))}::text[],
+                           ${column((c) => c.charge.amountCents)}::int[], ${column((c) => c.charge.currency)}::text[])
+        AS d("id", "attempts", "orderId", "chargeId", "outcome", "result", "amountCents", "currency")
     ), marked AS (
       UPDATE "OutboxMessage" AS m
       SET "status" = 'DELIVERED', "result" = d."result"::jsonb, "deliveredAt" = ${w.now()}, "lockedUntil" = NULL,
           "lastError" = NULL, "updatedAt" = ${w.now()}
       FROM delivered AS d
       WHERE m."id" = d."id" AND m."status" = 'PENDING' AND m."attempts" = d."attempts"
-      RETURNING m."id", d."orderId", d."chargeId", d."outcome"
+      RETURNING m."id", d."orderId", d."chargeId", d."outcome", d."amountCents", d."currency"
     ), moved AS (
       UPDATE "Order" AS o
       SET "status" = k."outcome"::"OrderStatus", "chargeId" = COALESCE(o."chargeId", k."chargeId"), "updatedAt" = now()
       FROM marked AS k
       WHERE ${orderById(Prisma.sql`k."orderId"`)} AND ${movesForward(Prisma.sql`k."outcome"`)}
+        AND ${takesOrderTotal(Prisma.sql`k."amountCents"`, Prisma.sql`k."currency"`)}
+    ), mismatched AS (
+      -- A charge the provider answered with another amount or currency than the order's (a key
+      -- someone else used first): the order is not moved, and the disagreement is a finding.
+      INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
+      SELECT ${FindingKind.AMOUNT_MISMATCH}::"FindingKind", ${`${FindingKind.AMOUNT_MISMATCH}:`} || o."id"::text || ',' || k."chargeId", o."id"::text, ARRAY[k."chargeId"],
+             jsonb_build_object('orderTotalCents', o."totalCents", 'chargedCents', k."amountCents",
+                                'orderCurrency', o."currency", 'chargeCurrency', k."currency", 'refusedBy', 'worker')
+      FROM marked AS k JOIN "Order" AS o ON ${orderById(Prisma.sql`k."orderId"`)}
+      WHERE NOT ${takesOrderTotal(Prisma.sql`k."amountCents"`, Prisma.sql`k."currency"`)}
+      ON CONFLICT ("dedupeKey") DO NOTHING
     )
     SELECT "id"::text AS "id" FROM marked`;
   return new Set(marked.map((row) => row.id));

@@ -1,11 +1,12 @@
 // POST /api/webhooks/payments through the engine's plain wrapper: redelivery changes nothing and
 // answers as the first time; orders never move backwards.
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { WEBHOOK_SCOPE } from "./config";
 import { chargedTestOrder } from "../../test/payment-fixtures";
 import { useTestProvider } from "../../test/provider";
-import { handleProviderWebhook, webhookResponse } from "./webhook";
+import { handleProviderWebhook, webhookResponse, type ProviderEventBody } from "./webhook";
 import { SIGNATURE_HEADER, signatureHeader } from "./webhook-signature";
 import { testApp } from "../../test/app";
 
@@ -154,5 +155,53 @@ describe("orders never move backwards", () => {
 describe("refusals", () => {
   it("a malformed body is 400", async () => {
     expect((await post({ hello: "world" })).status).toBe(400);
+  });
+});
+
+describe("a charge someone else made for an order (tried as an attacker)", () => {
+  /** A charge at the provider naming the order, with the provider's own signed event for it. */
+  async function forgedCharge(orderId: string, amountCents: number, currency: string) {
+    const charge = await provider.client.charge({
+      idempotencyKey: `attacker-${randomUUID()}`,
+      reference: orderId,
+      amountCents,
+      currency,
+    });
+    const [event] = await provider.events(charge.id);
+    if (!event) throw new Error(`no event for ${charge.id}`);
+    const body: ProviderEventBody = { id: event.id, type: event.type, data: event.payload };
+    return { charge, body };
+  }
+
+  it("of 1 cent, or in another currency, leaves the order unpaid and is a finding", async () => {
+    const { orderId, totalCents, body: ownEvent, charge: own } = await chargedOrder();
+    expect(totalCents).toBeGreaterThan(1);
+    const cent = await forgedCharge(orderId, 1, "EUR");
+    const dollars = await forgedCharge(orderId, totalCents, "USD");
+    for (const forged of [cent, dollars]) {
+      const res = await post(forged.body);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({
+        orderStatus: "PENDING",
+        changed: false,
+        refused: "amount_mismatch",
+      });
+    }
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PENDING",
+      chargeId: null,
+    });
+    const findings = await t.db.reconciliationFinding.findMany({ where: { orderId } });
+    expect(findings.map((f) => f.chargeIds[0]).sort()).toEqual(
+      [cent.charge.id, dollars.charge.id].sort(),
+    );
+    expect(findings.every((f) => f.kind === "AMOUNT_MISMATCH" && f.resolvedAt === null)).toBe(true);
+
+    // The shop's own charge still pays it, with its own charge id.
+    expect((await post(ownEvent)).status).toBe(200);
+    expect(await t.db.order.findUniqueOrThrow({ where: { id: orderId } })).toMatchObject({
+      status: "PAID",
+      chargeId: own.id,
+    });
   });
 });

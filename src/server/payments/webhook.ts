@@ -76,7 +76,8 @@ export async function handleProviderWebhook(
 /**
  * A signed event's answer. The route has checked the signature: the provider's HMAC over the exact
  * bytes is what makes the body the provider's word (a forged or altered body never gets here), so
- * the charge it reports is taken as it stands, without asking the provider again. The key is the
+ * the charge it reports is taken as it stands, without asking the provider again; it pays its
+ * order only if it took the order's total in the order's currency. The key is the
  * event id; 409 (the same event handled right now) and 503 (key store down) are problem details
  * with Retry-After, and the provider retries.
  */
@@ -93,17 +94,25 @@ async function eventResponse(
       "The body is not a provider event this shop knows",
     );
   const event = parsed.data;
-  const charge = { id: event.data.chargeId, reference: event.data.reference };
+  const charge = {
+    id: event.data.chargeId,
+    reference: event.data.reference,
+    amountCents: event.data.amountCents,
+    currency: event.data.currency,
+  };
   const route = idempotent<Tx>(
     async (_request, { tx }) => {
       const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";
-      const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge.id);
+      // The charge moves its order only if it took the order's total in its currency: a charge
+      // anyone made with the order's reference and another amount is a finding, not a payment.
+      const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge);
       return Response.json({
         received: true,
         eventId: event.id,
         orderId: charge.reference,
         orderStatus: change.status,
         changed: change.changed,
+        ...(change.mismatch ? { refused: "amount_mismatch" } : {}),
       });
     },
     {
