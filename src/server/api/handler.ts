@@ -39,8 +39,14 @@ export function handleTrpcRequest(
     // A longer batch is refused before any of its calls runs (400 batch_too_large,
     // src/shared/batch.ts).
     maxBatchSize: MAX_BATCH_SIZE,
-    // Every error answer points to its explanation on the errors page.
-    responseMeta: ({ errors }) => ({ headers: describedByHeaders(errors) }),
+    // Every error answer points to its explanation on the errors page, and says it is JSON: an
+    // error tRPC answers before any procedure (a batch over maxBatchSize) comes as text/plain
+    // with a JSON body otherwise.
+    responseMeta: ({ errors }) => {
+      const headers = describedByHeaders(errors);
+      headers?.set("content-type", "application/json");
+      return { headers };
+    },
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR")
         logger.error({ err: error.cause ?? error, path }, "tRPC handler failed");
