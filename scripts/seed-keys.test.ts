@@ -42,6 +42,7 @@ describe("npm run seed:keys", () => {
 
       const run = /\(run ([0-9a-f]{6})\)/.exec(output)?.[1];
       expect(run, output).toBeDefined();
+      // 3 300 seeded, a tenth of 3 000 busted or released by an operator, so removed.
       expect(
         await t.db.idempotencyKey.count({ where: { key: { startsWith: `seed-${run}-` } } }),
       ).toBe(3000);
@@ -68,7 +69,7 @@ describe("npm run seed:keys", () => {
         },
       });
       expect(Number(total.count)).toBe(100_000 + seeded);
-      expect(output).toMatch(/\[seed-keys\] \d+ counter minutes, \d+ audit entries/);
+      expect(output).toMatch(/\[seed-keys\] \d+ counter minutes, 300 audit entries/);
     },
   );
 
@@ -109,12 +110,9 @@ describe("npm run seed:keys", () => {
         Number(totals.find((r) => r.event === event)?._sum.count ?? 0);
       expect(total(CounterEvent.EXECUTED)).toBeGreaterThan(5 * total(CounterEvent.REPLAYED));
       expect(total(CounterEvent.REPLAYED)).toBeGreaterThan(10 * total(CounterEvent.CONFLICTS));
-      // Each bust or release comes after its key was reserved and finished, as a timeline reads it.
-      const [{ early }] = await t.db.$queryRaw<[{ early: number }]>`
-      SELECT count(*)::int AS "early" FROM "AuditEntry" a JOIN "IdempotencyKey" k ON k."id"::text = a."targetId"
-      WHERE a."createdAt" < coalesce(k."completedAt", k."createdAt")`;
-      expect(await t.db.auditEntry.count()).toBeGreaterThan(0);
-      expect(early).toBe(0);
+      // A tenth of each run's keys audited (the first test's 300, this one's 200): that they are
+      // gone and their timelines agree: scripts/seed-truth.test.ts.
+      expect(await t.db.auditEntry.count()).toBe(300 + 200);
     },
   );
 });

@@ -6,19 +6,25 @@
 // secondary indexes are dropped, the rows go in by the million, and the indexes are built again
 // afterwards: one sorted build per index instead of eleven index insertions per row.
 //
-// The mix looks like a busy day: keys spread over the last 22 hours, five tenants, most of them
-// checkouts; 90 % COMPLETED, 7 % FAILED, 3 % PROCESSING (half of those with an expired lease,
-// i.e. stuck). Keys are "seed-<run>-<n>", so running it again adds another batch.
+// The mix looks like a busy day: keys spread over the last 22 hours, five tenants' checkouts and,
+// one key in a hundred, an operator's action (scope "admin"); 90 % COMPLETED, 7 % FAILED, 3 %
+// PROCESSING (half of those with an expired lease, i.e. stuck). Keys are "seed-<run>-<n>", so
+// running it again adds another batch. A stuck lease ended a minute before the seed: a running
+// server's sweeper releases it four minutes later (five past its lease's end), as it does any
+// lease whose client never came back; the dashboard's bulk release can free them before that.
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { resolveDatabaseUrl } from "../tools/db/url";
 import { seedAudit, seedCounterMinutes } from "./seed-dashboard";
-import { SEED_PROCEDURES, SEED_TENANTS } from "./seed-data";
+import { ADMIN_PROCEDURES, ADMIN_SCOPE, SEED_TENANTS, TENANT_PROCEDURE } from "./seed-data";
 
 /** Past this many keys the seed drops and rebuilds the indexes (see above). */
 export const BULK_SEED_FROM = 1_000_000;
 const CHUNK = 1_000_000;
+
+/** How many keys besides `count` the seed audits as busted or released: a tenth, 20 000 at most. */
+export const auditedOf = (count: number) => Math.min(20_000, Math.floor(count / 10));
 
 /**
  * Inserts `count` keys named "seed-<run>-<n>"; returns the run, so what else is seeded names only
@@ -69,9 +75,9 @@ async function insertKeys(
     `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt",
        "attempts", "responseStatus", "responseBody", "createdAt", "updatedAt", "completedAt", "expiresAt")
      SELECT
-       ($3::text[])[1 + i % 5],
+       CASE WHEN i % 100 = 0 THEN $5 ELSE ($3::text[])[1 + i % 5] END,
        'seed-' || $2 || '-' || i,
-       CASE WHEN i % 100 = 0 THEN $6 WHEN i % 10 = 1 THEN $5 ELSE $4 END,
+       CASE WHEN i % 100 = 0 THEN ($6::text[])[1 + (i / 100) % cardinality($6::text[])] ELSE $4 END,
        encode(sha256(convert_to($2 || i::text, 'UTF8')), 'hex'),
        st::"IdempotencyStatus",
        CASE WHEN st = 'PROCESSING' THEN gen_random_uuid() END,
@@ -79,8 +85,9 @@ async function insertKeys(
        CASE WHEN st = 'PROCESSING' THEN now() + CASE WHEN i % 2 = 1 THEN interval '-1 minute' ELSE interval '10 minutes' END END,
        1 + (i % 7 = 0)::int,
        CASE st WHEN 'COMPLETED' THEN 200 WHEN 'FAILED' THEN 412 END,
-       CASE st WHEN 'COMPLETED' THEN jsonb_build_object('order', jsonb_build_object('id', gen_random_uuid(), 'totalCents', 1450 * (1 + i % 4)))
-               WHEN 'FAILED' THEN jsonb_build_object('code', 'PRECONDITION_FAILED', 'reason', 'out_of_stock') END,
+       CASE WHEN st = 'COMPLETED' AND i % 100 = 0 THEN jsonb_build_object('auditId', gen_random_uuid())
+            ELSE CASE st WHEN 'COMPLETED' THEN jsonb_build_object('order', jsonb_build_object('id', gen_random_uuid(), 'totalCents', 1450 * (1 + i % 4)))
+               WHEN 'FAILED' THEN jsonb_build_object('code', 'PRECONDITION_FAILED', 'reason', 'out_of_stock') END END,
        created, created,
        CASE WHEN st <> 'PROCESSING' THEN created + interval '150 ms' END,
        created + interval '24 hours'
@@ -92,16 +99,7 @@ async function insertKeys(
        FROM generate_series($7::int, $8::int) AS i
      ) AS g
      ON CONFLICT DO NOTHING`,
-    [
-      count,
-      run,
-      SEED_TENANTS,
-      SEED_PROCEDURES.common,
-      SEED_PROCEDURES.some,
-      SEED_PROCEDURES.rare,
-      first,
-      last,
-    ],
+    [count, run, SEED_TENANTS, TENANT_PROCEDURE, ADMIN_SCOPE, ADMIN_PROCEDURES, first, last],
   );
   return result.rowCount ?? 0;
 }
@@ -116,7 +114,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { inserted, ms, run } = await seedKeys(client, count, (line) =>
+    // A tenth more keys than asked: the audit's busts and releases remove theirs, leaving `count`.
+    const audited = auditedOf(count);
+    const { inserted, ms, run } = await seedKeys(client, count + audited, (line) =>
       console.log(`[seed-keys] ${line}`),
     );
     console.log(
@@ -125,7 +125,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     // The dashboard's history too: counters per minute for its chart, an audit log for its filters,
     // both beside what is real (never over it).
     console.log(
-      `[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client, run)} audit entries`,
+      `[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client, run, audited)} audit entries (their keys busted or released, so removed): ${count} seeded keys remain`,
     );
   } finally {
     await client.end();

@@ -212,6 +212,8 @@ process.on("SIGUSR2", () => {
 async function shutdown(code: number): Promise<never> {
   if (stopping) return new Promise<never>(() => {});
   stopping = true;
+  // Ctrl-C reached the provider as well: its exit is ours, not news.
+  provider?.expectExit();
   removeStateFiles();
   await Promise.all([stopChild(next), worker?.stop()]);
   await provider?.stop();

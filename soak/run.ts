@@ -3,13 +3,14 @@
 // HAProxy, 64 shoppers, faults on a schedule, then the verdict checked in the database, printed as
 // one table and drawn as an SVG chart (soak/out/<profile>.md and .svg). Exit code 1 on any
 // violation. Every process it starts is stopped by its pid at the end, on error and on Ctrl-C.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { isPatroni, parseSoakArgs } from "./config";
 import { HELP } from "./help";
 import { ETCD_BIN, PATRONI_BIN, PG15_BIN } from "./patroni";
+import { ensurePackages, HAPROXY, PGBOUNCER } from "../tools/system-packages";
 import { stopAllChildren } from "./processes";
 import { runProfile } from "./profile";
 
@@ -17,12 +18,6 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const log = (m: string) => console.log(`[soak] ${m}`);
 
 function ensureTools(patroni: boolean): void {
-  const missing = [
-    ["haproxy", "/usr/sbin/haproxy"],
-    ["pgbouncer", "/usr/sbin/pgbouncer"],
-  ]
-    .filter(([, bin]) => !existsSync(bin!))
-    .map(([name]) => name!);
   if (patroni) {
     const ha = [
       ["patroni", PATRONI_BIN],
@@ -38,26 +33,7 @@ function ensureTools(patroni: boolean): void {
       process.exit(1);
     }
   }
-  if (missing.length === 0) return;
-  const command = `apt-get update && apt-get install -y ${missing.join(" ")}`;
-  if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get")) {
-    log(`missing ${missing.join(", ")}: ${command}`);
-    execFileSync(
-      "bash",
-      [
-        "-c",
-        `DEBIAN_FRONTEND=noninteractive ${command} >/tmp/once-soak-apt.log 2>&1 || (tail -20 /tmp/once-soak-apt.log; exit 1)`,
-      ],
-      {
-        stdio: "inherit",
-      },
-    );
-    return;
-  }
-  console.error(
-    `[soak] The soak needs Debian's ${missing.join(" and ")}. Install with:\n\n  sudo ${command}\n`,
-  );
-  process.exit(1);
+  ensurePackages([HAPROXY, PGBOUNCER], "npm run soak");
 }
 
 const argv = process.argv.slice(2);

@@ -28,6 +28,11 @@ export interface ProviderService {
   url: string;
   port: number;
   child: ChildProcess;
+  /**
+   * From now on its exit is expected: a shutdown says so first thing, because Ctrl-C reaches the
+   * provider too (it is in the terminal's process group) and it may exit before we stop it.
+   */
+  expectExit(): void;
   stop(): Promise<void>;
 }
 
@@ -94,6 +99,9 @@ export async function startProviderService(
     url,
     port,
     child,
+    expectExit: () => {
+      stopping = true;
+    },
     stop: () => {
       stopping = true;
       return stopChild(child);

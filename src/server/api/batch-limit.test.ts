@@ -39,6 +39,7 @@ describe("a tRPC batch over the limit", () => {
     const res = await serveTrpc(req, app);
     expect(res.status).toBe(400);
     expect(res.headers.get("link")).toBe('</docs/errors#batch_too_large>; rel="describedby"');
+    expect(res.headers.get("content-type")).toBe("application/json");
     const body = (await res.json()) as unknown;
     // One error for the whole request, not one per call.
     expect(body).toMatchObject({

@@ -64,14 +64,18 @@ export function handleTrpcRequest(
     // A longer batch is refused before any of its calls runs (400 batch_too_large,
     // src/shared/batch.ts).
     maxBatchSize: MAX_BATCH_SIZE,
-    // Every error answer points to its explanation on the errors page.
+    // Every error answer points to its explanation on the errors page, and says it is JSON: an
+    // error tRPC answers before any procedure (a batch over maxBatchSize) comes as text/plain
+    // with a JSON body otherwise.
     responseMeta: ({ errors }) => {
       // The store's refusals (the pool's early one, the database gone), counted once per call.
       for (const error of errors) {
         const reason = errorReason(error);
         if (STORE_REFUSALS.has(reason)) app.refusals?.count(reason, RefusalStage.STORE);
       }
-      return { headers: describedByHeaders(errors) };
+      const headers = describedByHeaders(errors);
+      headers?.set("content-type", "application/json");
+      return { headers };
     },
     onError({ error, path }) {
       if (error.code === "INTERNAL_SERVER_ERROR")

@@ -8,8 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { useTestDatabase } from "../../test/database";
-import { createDb } from "../db/client";
+import { createTestDb, useTestDatabase } from "../../test/database";
 import { migrate, MIGRATIONS_DIR } from "../../../tools/db/migrate";
 import { seed } from "../../../tools/db/seed";
 import { createApiToken, createUser } from "./accounts";
@@ -77,7 +76,7 @@ describe("the seed", () => {
   it("without demo mode creates tenants and the catalog, and no account or token", async () => {
     const url = await emptyDatabase();
     await migrate(url);
-    const db = createDb(url, { max: 1 });
+    const db = createTestDb(url, { max: 1 });
     try {
       await seed(db, { demo: false });
       expect(await db.user.count()).toBe(0);
@@ -120,7 +119,7 @@ describe("migration 0003 on a database seeded before it", () => {
       await rm(before, { recursive: true, force: true });
     }
     expect(await migrate(url)).toEqual(expect.arrayContaining(["0003_auth_doors"]));
-    const db = createDb(url, { max: 1 });
+    const db = createTestDb(url, { max: 1 });
     try {
       expect(await db.user.count({ where: { demo: false } })).toBe(0);
       expect(await db.apiToken.count({ where: { demo: false } })).toBe(0);

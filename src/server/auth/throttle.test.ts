@@ -2,8 +2,8 @@
 // a slow-down (never a refusal) per account, shared between two app instances (two pools),
 // atomic under concurrent guesses, and a window that ends.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../../test/database";
-import { createDb, type Db } from "../db/client";
+import { createTestDb, useTestDatabase } from "../../test/database";
+import { type Db } from "../db/client";
 import {
   forgetStaleAttempts,
   giveBackAttempt,
@@ -25,7 +25,7 @@ const LIMITS: ThrottleLimits = {
 
 let secondInstance: Db;
 beforeAll(() => {
-  secondInstance = createDb(t.url, { max: 10 });
+  secondInstance = createTestDb(t.url, { max: 10 });
 });
 afterAll(async () => {
   await secondInstance?.$disconnect();

@@ -11,9 +11,6 @@ import pg from "pg";
 import { POOL_QUEUE_FULL } from "@once/idempotency/operator";
 import { DrainRate, retryAfterFor } from "../drain-rate";
 
-/** pg-pool's words for a new connection that did not come up within connectionTimeoutMillis. */
-const NEW_CONNECTION_TIMED_OUT = /Connection terminated due to connection timeout/;
-
 export interface PoolQueueFull extends Error {
   code: typeof POOL_QUEUE_FULL;
   retryAfterSeconds: number;
@@ -104,23 +101,30 @@ export class BoundedPool extends pg.Pool {
       process.nextTick(() => callback(refused, undefined, () => {}));
       return;
     }
+    const asked = this.now();
     if (!callback)
       return super.connect().catch((error: Error) => {
-        throw this.readBusy(error);
+        throw this.readBusy(error, asked);
       });
-    super.connect((error, client, done) => callback(error && this.readBusy(error), client, done));
+    super.connect((error, client, done) =>
+      callback(error && this.readBusy(error, asked), client, done),
+    );
   }
 
   /**
-   * A new connection that did not come up within the wait (pg-pool: "Connection terminated due to
-   * connection timeout") while PostgreSQL answered this pool on other connections meanwhile is
-   * load, not an outage: on a starved machine a backend's start and its login take seconds
-   * (measured, npm run bench:overload: 9 such answers a run at 512 clients, each a
-   * `503 store_unavailable` while PostgreSQL served every other request). Read as busy, with a
-   * Retry-After. Without that evidence it stays what it says.
+   * A connection that did not come up within the wait while PostgreSQL answered this pool on other
+   * connections meanwhile is load, not an outage: on a starved machine a backend's start and its
+   * login take seconds (measured, npm run bench:overload: 9 such answers a run at 512 clients,
+   * each a `503 store_unavailable` while PostgreSQL served every other request). Read as busy,
+   * with a Retry-After. Recognised by what pg gives us, not by pg-pool's wording: the request
+   * failed when the whole wait (connectionTimeoutMillis) had run out, and the error is no answer
+   * from PostgreSQL (not a `pg.DatabaseError`: a refused login or a server shutting down says so
+   * at once). Timers never fire early; a millisecond of slack covers the two clocks' rounding.
+   * Without the evidence of recent service the error stays what it says.
    */
-  private readBusy(error: Error): Error {
-    if (!NEW_CONNECTION_TIMED_OUT.test(error.message) || !this.servedWithin(this.waitMs))
+  private readBusy(error: Error, asked: number): Error {
+    const waitedOut = this.now() - asked >= this.waitMs - 1;
+    if (!waitedOut || error instanceof pg.DatabaseError || !this.servedWithin(this.waitMs))
       return error;
     return Object.assign(
       new Error(

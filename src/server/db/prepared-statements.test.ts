@@ -5,8 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { callTrpc, TOKENS } from "../../test/http";
-import { useTestDatabase } from "../../test/database";
-import { createDb, poolOf, type Db } from "./client";
+import { createTestDb, useTestDatabase } from "../../test/database";
+import { poolOf, type Db } from "./client";
 import { MAX_NAMED_STATEMENTS, statementNames } from "./statement-names";
 
 const t = useTestDatabase();
@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 function oneConnection(preparedStatements: boolean): Db {
-  const db = createDb(t.url, { max: 1, preparedStatements });
+  const db = createTestDb(t.url, { max: 1, preparedStatements });
   clients.push(db);
   return db;
 }

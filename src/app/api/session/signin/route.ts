@@ -3,9 +3,7 @@
 import { handleSignIn } from "@/server/auth/sign-in";
 import { serverApp } from "@/server/app";
 import { logger } from "@/server/logger";
-import { plainError } from "@/server/http/plain-error";
-import { Reason } from "@/shared/reasons";
-import { classifyStoreFailure, StoreFailure } from "@once/idempotency/operator";
+import { storeFailureAnswer } from "@/server/http/store-failure";
 
 export async function POST(req: Request) {
   try {
@@ -20,14 +18,9 @@ export async function POST(req: Request) {
     // here is the database being busy or away. Say which, without its insides (hosts, ports,
     // driver text), and log the details for the operator.
     logger.error({ err: error }, "sign-in failed");
-    const busy = classifyStoreFailure(error) === StoreFailure.BUSY;
-    return plainError(
-      503,
-      busy ? Reason.STORE_BUSY : Reason.STORE_UNAVAILABLE,
-      `Sign-in is ${busy ? "busy" : "unavailable"} for a moment: try again`,
-      {
-        "Retry-After": "1",
-      },
-    );
+    return storeFailureAnswer(error, {
+      busy: "Sign-in is busy for a moment: try again",
+      unavailable: "Sign-in is unavailable for a moment: try again",
+    });
   }
 }

@@ -1,0 +1,51 @@
+// The app's layers (src/), checked in `npm run lint` (`npm run structure`), beside the engine's own
+// (packages/idempotency/.dependency-cruiser.cjs). Arrows point down only:
+//
+//   app/, components/, trpc/   the browser and the routes (Next.js)
+//   server/                    what runs on the server: api/ (routers) over the services below
+//   shared/                    what both sides speak: reasons, limits, text rules; imports no app code
+//
+// tools/repo/app-layers.test.ts proves each rule bites on a file that breaks it.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "server-never-imports-the-ui",
+      severity: "error",
+      comment:
+        "The server is not built from the browser's code: a page or a component may use the server, never the other way.",
+      from: { path: "^src/server/" },
+      to: { path: "^src/(app|components|trpc)/" },
+    },
+    {
+      name: "shared-imports-nothing-of-the-app",
+      severity: "error",
+      comment:
+        "src/shared is what the server and the browser both load: it stands on its own (and on libraries).",
+      from: { path: "^src/shared/" },
+      to: { path: "^src/(server|app|components|trpc|test|generated)/" },
+    },
+    {
+      name: "services-never-import-routers",
+      severity: "error",
+      comment:
+        "Routers sit on top of the services; a service reading a router's select runs upwards. Shared read-models go in the layer below both.",
+      from: { path: "^src/server/", pathNot: "^src/server/api/" },
+      to: { path: "^src/server/api/routers/" },
+    },
+    {
+      name: "production-never-imports-test-helpers",
+      severity: "error",
+      comment: "src/test is for tests; nothing that ships may need it.",
+      from: { path: "^src/", pathNot: "^src/test/|\\.test\\.tsx?$" },
+      to: { path: "^src/test/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules|^src/generated/" },
+    exclude: { path: "\\.test\\.tsx?$" },
+    tsConfig: { fileName: "tsconfig.json" },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { extensions: [".ts", ".tsx", ".js"] },
+  },
+};
