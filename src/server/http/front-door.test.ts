@@ -69,13 +69,27 @@ describe("the front door", () => {
 
     const refused = await fetch(`${base}/api/trpc/catalog.list`);
     expect(refused.status).toBe(503);
-    expect(refused.headers.get("connection")).toBe("close");
+    expect(refused.headers.get("connection")).toBe("keep-alive"); // no body: the socket kept
     expect(refused.headers.get("retry-after")).toBe("1");
     expect(refused.headers.get("link")).toBe('</docs/errors#store_busy>; rel="describedby"');
     const body = (await refused.json()) as { error: { data: { reason: string } } };
     expect(body.error.data.reason).toBe("store_busy");
     expect((await fetch(`${base}/`)).status).toBe(200);
     expect(reached.map((r) => r.url)).toEqual(["/"]);
+
+    // A body the door will not read (chunked): refused, and the connection closed.
+    const chunked = await fetch(`${base}/api/trpc/checkout.placeOrder`, {
+      method: "POST",
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("{}"));
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(503);
+    expect(chunked.headers.get("connection")).toBe("close");
 
     // A place free again: the API request reaches the handler.
     release();

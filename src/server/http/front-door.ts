@@ -10,8 +10,8 @@
 //   (src/server/http/client-address.ts).
 // - A refusal where it is cheap: an API request that the instance's admission would refuse now
 //   (src/server/http/admission.ts: the queue full, or no place expected within its patience) is
-//   answered `503 store_busy` here, with its Retry-After and `Connection: close`, before Next.js
-//   routes it, parses its URL or reads its body. The route's own admission decides again for
+//   answered `503 store_busy` here, with its Retry-After, before Next.js routes it, parses its URL
+//   or reads its body (the connection kept when the body is small: see keepsConnection). The route's own admission decides again for
 //   what passes.
 import http from "node:http";
 import { PEER_ADDRESS_HEADER } from "./client-address";
@@ -75,25 +75,42 @@ function refusedAtTheDoor(
   const waitMs = Math.min(preferred * 1000, app.engine.config.maxWaitMs);
   const refusal = app.admission.refusalNow(waitMs);
   if (!refusal) return false;
-  void writeRefusal(refusal, res);
+  void writeRefusal(refusal, res, keepsConnection(req));
   return true;
 }
+
+/**
+ * A refused request's connection stays open when its body is small and declared (Node reads and
+ * drops it before the next request): a closed one costs the client a new connection and the
+ * server an accept and a socket per refusal, which for a crowd that re-sends at once is most of a
+ * refusal's CPU. An undeclared (chunked) or large body closes it instead of being read.
+ */
+function keepsConnection(req: http.IncomingMessage): boolean {
+  if (req.headers["transfer-encoding"] !== undefined) return false;
+  return Number(req.headers["content-length"] ?? 0) <= KEEP_ALIVE_BODY_BYTES;
+}
+
+/** The largest refused body still read and dropped to keep its connection: an API body's limit. */
+const KEEP_ALIVE_BODY_BYTES = 64 * 1024;
 
 function headerOf(req: http.IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(", ") : value;
 }
 
-/** Writes a web Response on the socket; the connection closes after it (its body is unread). */
-async function writeRefusal(refusal: Response, res: http.ServerResponse): Promise<void> {
+/** Writes a web Response on the socket; `keep`: the connection stays open after it. */
+async function writeRefusal(
+  refusal: Response,
+  res: http.ServerResponse,
+  keep: boolean,
+): Promise<void> {
   const body = await refusal.text();
   const headers: Record<string, string> = {};
   refusal.headers.forEach((value, name) => (headers[name] = value));
-  res.shouldKeepAlive = false;
-  res.writeHead(refusal.status, {
-    ...headers,
-    "content-length": String(Buffer.byteLength(body)),
-    connection: "close",
-  });
+  if (!keep) {
+    res.shouldKeepAlive = false;
+    headers.connection = "close";
+  }
+  res.writeHead(refusal.status, { ...headers, "content-length": String(Buffer.byteLength(body)) });
   res.end(body);
 }
