@@ -11,8 +11,8 @@
 // - A refusal where it is cheap: an API request that the instance's admission would refuse now
 //   (src/server/http/admission.ts: the queue full, or no place expected within its patience) is
 //   answered `503 store_busy` here, with its Retry-After, before Next.js routes it, parses its URL
-//   or reads its body (the connection kept when the body is small: see keepsConnection). The route's own admission decides again for
-//   what passes.
+//   or reads its body (the connection kept when the body is small: see keepsConnection). The
+//   route's own admission decides again for what passes.
 import http from "node:http";
 import { PEER_ADDRESS_HEADER } from "./client-address";
 
