@@ -182,17 +182,20 @@ const worker = separateWorker
   ? supervisePaymentWorker(root, { onGiveUp: () => void shutdown(1) })
   : undefined;
 
+// Next.js behind the front door (scripts/front-door.ts): a Node server of our own that owns the
+// socket (timeouts, the peer's address, refusals written before Next.js works), Next.js's
+// documented custom server.
 const next = spawn(
   process.execPath,
-  [path.join(root, "node_modules/next/dist/bin/next"), mode, "-H", listen.host],
+  ["--import", "tsx", path.join(root, "scripts/front-door.ts"), mode, "-H", listen.host],
   {
     stdio: "inherit",
-    // NEXT_MANUAL_SIG_HANDLE: `next start` leaves SIGTERM to the app, which stops its jobs and
-    // flushes its counters before it exits (src/server/start.ts).
+    // NEXT_MANUAL_SIG_HANDLE: SIGTERM is left to the app, which stops its jobs and flushes its
+    // counters before it exits (src/server/start.ts).
     env: {
       ...process.env,
       NEXT_TELEMETRY_DISABLED: "1",
-      ...(mode === "start" ? { NEXT_MANUAL_SIG_HANDLE: "1" } : {}),
+      NEXT_MANUAL_SIG_HANDLE: "1",
     },
   },
 );

@@ -1,5 +1,5 @@
-// The app instances: `next start` on the production build, one port each, all on one database
-// (directly or through PgBouncer). Each runs the background jobs in-process, as the app does
+// The app instances: the production build behind its front door (scripts/front-door.ts), one port
+// each, all on one database (directly or through PgBouncer). Each runs the background jobs in-process, as the app does
 // (src/instrumentation.ts): reaper, sweeper, outbox worker, reconciliation.
 import path from "node:path";
 import { waitForPort } from "./haproxy";
@@ -7,7 +7,8 @@ import { exchange } from "./http";
 import { killHard, startChild, stopChild, type Child } from "./processes";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const NEXT_BIN = path.join(ROOT, "node_modules/next/dist/bin/next");
+/** The app's server as `npm start` runs it: Next.js behind its front door. */
+const FRONT_DOOR = ["--import", "tsx", path.join(ROOT, "scripts/front-door.ts")];
 
 export interface InstanceOptions {
   ports: number[];
@@ -51,7 +52,7 @@ export function createInstances(o: InstanceOptions): Instances {
     const child = startChild(
       `app${i + 1}`,
       process.execPath,
-      [NEXT_BIN, "start", "-p", String(port), "-H", "127.0.0.1"],
+      [...FRONT_DOOR, "start", "-p", String(port), "-H", "127.0.0.1"],
       {
         cwd: ROOT,
         env: {

@@ -125,6 +125,8 @@ export interface InstanceOptions {
   paymentJobs?: boolean;
   /** Another checkout's production build (the --baseline); this one's by default. */
   root?: string;
+  /** Variables on top of the bench's (e.g. HTTP_MAX_IN_FLIGHT for an unbounded instance). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -134,26 +136,22 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
   const logFile = path.join(os.tmpdir(), `once-bench-http-${options.port}.log`);
   const log = createWriteStream(logFile);
   const root = options.root ?? ROOT;
-  const child = spawn(
-    process.execPath,
-    [
-      ...(options.nodeFlags ?? []),
-      path.join(root, "node_modules/next/dist/bin/next"),
-      "start",
-      "-p",
-      String(options.port),
-      "-H",
-      "127.0.0.1",
-    ],
-    {
-      cwd: root,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...benchEnv(options.databaseUrl, options.providerUrl),
-        ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1",
-      },
+  const listen = ["start", "-p", String(options.port), "-H", "127.0.0.1"];
+  // This tree's server as `npm start` runs it, behind its front door (scripts/front-door.ts);
+  // another build (the --baseline) as its own `next start`.
+  const server =
+    root === ROOT
+      ? ["--import", "tsx", path.join(ROOT, "scripts/front-door.ts"), ...listen]
+      : [path.join(root, "node_modules/next/dist/bin/next"), ...listen];
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...server], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...benchEnv(options.databaseUrl, options.providerUrl),
+      ONCE_PAYMENT_JOBS: options.paymentJobs === false ? "0" : "1",
+      ...options.env,
     },
-  );
+  });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await waitReady(child, options.port, logFile);

@@ -3,11 +3,8 @@
 // request, and start the background jobs (unless ONCE_BACKGROUND_JOBS=0, an instance that only
 // serves requests).
 import { serverApp, type ServerApp } from "./app";
-import { installPeerAddressHeader } from "./http/peer-address";
 
 export function startServerProcess(): void {
-  // Before any request: the sign-in throttle needs the socket's address (peer-address.ts).
-  installPeerAddressHeader();
   let app: ServerApp;
   try {
     app = serverApp();

@@ -1,5 +1,5 @@
-// One `next start` of a real production build, as the e2e specs and the Next.js examples' tests
-// run it: on a free loopback port (or the one given), with the variables it is given, its output
+// One production server of a real build, as the e2e specs and the Next.js examples' tests run it
+// (this app behind its front door, as `npm start` runs it; an example app with `next start`): on a free loopback port (or the one given), with the variables it is given, its output
 // kept (so a test can look for what it logged), stopped by its handle.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -35,28 +35,24 @@ export async function startNextInstance(
   if (!existsSync(path.join(app, ".next", "BUILD_ID")))
     throw new Error(`no production build in ${app}: run \`next build\` there first`);
   const listen = port ?? (await freePort());
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(app, "node_modules/next/dist/bin/next"),
-      "start",
-      "-p",
-      String(listen),
-      "-H",
-      "127.0.0.1",
-    ],
-    {
-      cwd: app,
-      env: {
-        ...process.env,
-        NEXT_TELEMETRY_DISABLED: "1",
-        ...env,
-        NODE_ENV: "production",
-        PORT: String(listen),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+  const listenArgs = ["start", "-p", String(listen), "-H", "127.0.0.1"];
+  // This app runs behind its front door (scripts/front-door.ts: Next.js as a custom server), as
+  // `npm start` runs it; another app (the examples) is plain `next start`.
+  const command =
+    app === root
+      ? ["--import", "tsx", path.join(root, "scripts/front-door.ts"), ...listenArgs]
+      : [path.join(app, "node_modules/next/dist/bin/next"), ...listenArgs];
+  const child = spawn(process.execPath, command, {
+    cwd: app,
+    env: {
+      ...process.env,
+      NEXT_TELEMETRY_DISABLED: "1",
+      ...env,
+      NODE_ENV: "production",
+      PORT: String(listen),
     },
-  );
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   let announceReady!: () => void;
   const readyLine = new Promise<void>((resolve) => (announceReady = resolve));

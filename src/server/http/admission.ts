@@ -162,6 +162,13 @@ export class Admission {
     return !this.hasRoom() && !this.mayQueue(this.patienceOf(waitMs));
   }
 
+  /** The refusal (counted) if a request with this `Prefer: wait` would be refused now. */
+  refusalNow(waitMs?: number): Response | undefined {
+    if (!this.refusesNow(waitMs)) return undefined;
+    this.onRefuse();
+    return busy(this.departures.retryAfter(this.inFlight + this.queue.length));
+  }
+
   /**
    * How long a request may queue for a place: the store's wait for every request (a client queued
    * is a client not re-sending), longer if it said it would wait (`Prefer: wait`). Patience, not

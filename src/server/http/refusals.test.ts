@@ -12,19 +12,23 @@ import type { ServerApp } from "../app";
 
 const t = useTestDatabase();
 let pool: pg.Pool;
-let db: Db;
+let busyDb: Db;
 let app: ServerApp;
+let onBusyDb: ServerApp;
 
 beforeAll(() => {
+  // One request in flight at most: past it and its queue, refused by the admission bound.
+  app = testAppWith(t.db, { HTTP_MAX_IN_FLIGHT: "1" });
+  // The same app's counters over a pool of one connection that gives up at once: the store's
+  // refusal.
   pool = new pg.Pool({ connectionString: t.url, max: 1, connectionTimeoutMillis: 300 });
-  db = createDb(t.url, { pool });
-  // One request in flight at most: the second is refused by the admission bound.
-  app = testAppWith(db, { HTTP_MAX_IN_FLIGHT: "1" });
+  busyDb = createDb(t.url, { pool });
+  onBusyDb = testAppWith(busyDb, { HTTP_MAX_IN_FLIGHT: "1" });
 });
 
 afterAll(async () => {
-  await app.engine.close();
-  await db.$disconnect();
+  await Promise.all([app.engine.close(), onBusyDb.engine.close()]);
+  await busyDb.$disconnect();
   await pool.end();
 });
 
@@ -44,21 +48,26 @@ describe("refusals on /api/metrics", () => {
   it("counts the admission bound's, the store's and the body's refusals by reason and stage", async () => {
     expect(await refusalLines()).toEqual([]);
 
-    // The admission bound: one request held in flight, the next refused before any work.
+    // The admission bound: one request held in flight and its queue full (25 a place), the next
+    // refused before any work.
     let release!: () => void;
     const held = app.admission.admit(
       () => new Promise<Response>((done) => (release = () => done(new Response("ok")))),
     );
+    const queued = Array.from({ length: 25 }, () =>
+      app.admission.admit(async () => new Response("queued")),
+    );
+    expect(app.admission.queued).toBe(25);
     const refused = await app.admission.admit(() => handleTrpcRequest(catalog(), app));
     expect(refused.status).toBe(503);
     release();
-    await held;
+    await Promise.all([held, ...queued]);
 
     // The store: the pool's one connection held elsewhere, the query refused at once.
     const connection = await pool.connect();
     let busy: Response;
     try {
-      busy = await handleTrpcRequest(catalog(), app);
+      busy = await handleTrpcRequest(catalog(), { ...onBusyDb, refusals: app.refusals });
     } finally {
       connection.release();
     }

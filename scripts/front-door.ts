@@ -1,0 +1,68 @@
+// The app's HTTP server: Next.js as a custom server (its documented `next({ dev, dir, hostname,
+// port })` + `getRequestHandler()`) behind the front door, src/server/http/front-door.ts, which
+// owns the socket: timeouts a slow client cannot stretch, the peer's address, and refusals written
+// before Next.js does any work. `npm start`/`npm run dev` (scripts/serve.ts), Playwright's server,
+// the soak and the benches start it as they started `next start`:
+//
+//   node --import tsx scripts/front-door.ts start|dev -p PORT -H HOST
+//
+// It prints Next.js's "Ready in" line once it listens. SIGTERM/SIGINT: it stops accepting, and the
+// app's own handler (src/server/start.ts, run by instrumentation) stops the jobs, flushes the
+// counters and exits.
+import path from "node:path";
+import { parseArgs } from "node:util";
+import next from "next";
+import { parsePreferWait } from "@once/idempotency/http";
+import { createFrontDoor, type DoorApp } from "../src/server/http/front-door";
+
+const started = performance.now();
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { port: { type: "string", short: "p" }, hostname: { type: "string", short: "H" } },
+});
+const mode = positionals[0];
+if (mode !== "dev" && mode !== "start") {
+  console.error("usage: front-door.ts dev|start [-p PORT] [-H HOST]");
+  process.exit(2);
+}
+const dev = mode === "dev";
+const port = Number(values.port ?? process.env.PORT ?? 3000);
+const hostname = values.hostname ?? "0.0.0.0";
+// Next.js reads NODE_ENV when it loads: what `next start`/`next dev` would set.
+const env = process.env as Record<string, string | undefined>;
+env.NODE_ENV ??= dev ? "development" : "production";
+// Next.js's own server handles no signal here (a custom server's process is ours): the app's
+// handler stops the jobs, flushes the counters and exits (src/server/start.ts), in dev too.
+env.NEXT_MANUAL_SIG_HANDLE ??= "1";
+
+const root = path.resolve(import.meta.dirname, "..");
+// `next` is CommonJS: its function is the module's default export, or the module itself.
+const createNext = ((next as unknown as { default?: typeof next }).default ?? next) as typeof next;
+const app = createNext({ dev, dir: root, hostname, port });
+const handle = app.getRequestHandler();
+await app.prepare();
+
+/** The composition root, once instrumentation (or a first request) has made it (src/server/app.ts). */
+const APP_SLOT = Symbol.for("once.serverApp");
+const appSlot = globalThis as unknown as Record<typeof APP_SLOT, DoorApp | undefined>;
+
+const server = createFrontDoor({
+  handle: (req, res) => handle(req, res),
+  app: () => appSlot[APP_SLOT],
+  parsePreferWait,
+});
+if (dev) {
+  const upgrade = app.getUpgradeHandler();
+  server.on("upgrade", (req, socket, head) => void upgrade(req, socket, head));
+}
+server.listen(port, hostname, () => {
+  console.log(`   - Local: http://${hostname}:${port}`);
+  console.log(` ✓ Ready in ${Math.round(performance.now() - started)}ms`);
+});
+// Stop accepting at once; the app's handler (src/server/start.ts) stops the jobs, flushes the
+// counters and exits. Without one (no app made yet), exit here as Node would have.
+for (const signal of ["SIGTERM", "SIGINT"] as const)
+  process.on(signal, () => {
+    server.close();
+    if (process.listenerCount(signal) === 1) process.exit(signal === "SIGINT" ? 130 : 143);
+  });
