@@ -105,6 +105,8 @@ export interface ListQuery {
   createdLt?: number;
   /** The last charge of the previous page: the list goes on after it. */
   startingAfter?: string;
+  /** Only the charge made under this idempotency key. */
+  idempotencyKey?: string;
   limit: number;
 }
 
@@ -121,8 +123,15 @@ export async function listCharges(
      WHERE ($1::float8 IS NULL OR created_at >= to_timestamp($1))
        AND ($2::float8 IS NULL OR created_at < to_timestamp($2))
        AND ($3::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM charges WHERE id = $3))
+       AND ($5::text IS NULL OR idempotency_key = $5)
      ORDER BY created_at, id LIMIT $4`,
-    [q.createdGte ?? null, q.createdLt ?? null, q.startingAfter ?? null, q.limit + 1],
+    [
+      q.createdGte ?? null,
+      q.createdLt ?? null,
+      q.startingAfter ?? null,
+      q.limit + 1,
+      q.idempotencyKey ?? null,
+    ],
   );
   return { data: rows.rows.slice(0, q.limit).map(toCharge), hasMore: rows.rows.length > q.limit };
 }

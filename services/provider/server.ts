@@ -8,6 +8,8 @@
 //   GET  /v1/charges   ?created[gte]=&created[lt]= (unix seconds) &starting_after=<charge id>
 //   &limit=
 //                      (1–100, default 10): {object: "list", data, has_more}, oldest first.
+//                      ?idempotency_key=<key>: only the charge made under that key (the merchant
+//                      learns which charge holds a key it was refused with).
 //   GET  /health       200 once the books are reachable.
 import http from "node:http";
 import type pg from "pg";
@@ -38,6 +40,7 @@ const listQuery = z.object({
   "created[lt]": unixSeconds,
   starting_after: z.string().min(1).max(255).optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(10),
+  idempotency_key: z.string().regex(KEY).optional(),
 });
 
 function answer(
@@ -118,7 +121,7 @@ async function postCharge(
 ): Promise<void> {
   const key = req.headers["idempotency-key"];
   if (typeof key !== "string" || !KEY.test(key))
-    return error(res, 400, "idempotency_error", "An Idempotency-Key header is required");
+    return error(res, 400, "invalid_request_error", "An Idempotency-Key header is required");
   let body;
   try {
     body = chargeBody.safeParse(await readJson(req));
@@ -155,6 +158,7 @@ async function getCharges(pool: pg.Pool, url: URL, res: http.ServerResponse): Pr
     createdGte: q.data["created[gte]"],
     createdLt: q.data["created[lt]"],
     startingAfter,
+    idempotencyKey: q.data.idempotency_key,
     limit: q.data.limit,
   });
   answer(res, 200, { object: "list", data: page.data, has_more: page.hasMore });

@@ -13,7 +13,13 @@ import { applyPaymentOutcome, movesForward, orderById } from "./order-payment";
 import { takesOrderTotal } from "./charge-mismatch";
 import { FindingKind } from "./reconciliation";
 import { PAYMENT_TOPIC, paymentPayload } from "./outbox-message";
-import { ChargeStatus, type Charge, type PaymentProvider } from "./provider";
+import {
+  ChargeStatus,
+  KEY_REUSED,
+  ProviderRefusedError,
+  type Charge,
+  type PaymentProvider,
+} from "./provider";
 
 export interface ClaimedMessage {
   id: string;
@@ -240,26 +246,62 @@ async function attempt(w: WorkerContext, message: ClaimedMessage): Promise<Charg
   const { orderId, amountCents, currency } = payload.data;
   let charge: Charge;
   try {
-    charge = await w.options.provider.charge({
-      idempotencyKey: message.idempotencyKey,
-      reference: orderId,
-      amountCents,
-      currency,
-    });
+    charge = await chargeOrTakeOver(w, message, { orderId, amountCents, currency });
   } catch (error) {
+    // A refusal is the provider's answer to this request: the same request gets it again, so it
+    // is recorded at once with its reason. Anything else (unreachable, 5xx, 408/409/429, no
+    // answer) is retried with the same key until the bound.
+    const refused = error instanceof ProviderRefusedError;
     w.options.log?.(
-      `[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}`,
+      `[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}${refused ? " (not retried)" : ""}`,
     );
     return {
       kind: "failed",
       message,
       orderId,
       error,
-      final: message.attempts >= w.config.maxAttempts,
+      final: refused || message.attempts >= w.config.maxAttempts,
     };
   }
   await w.options.hooks?.afterCharge?.(message, charge);
   return { kind: "charged", message, orderId, charge };
+}
+
+/**
+ * Charges the order under the row's key. When the provider refuses because the key was used
+ * before with other parameters, the customer may already have paid: the order was lost (a
+ * restore, a failover) and the intent placed again made a new order, whose id (the charge's
+ * reference) is not the first one's. The charge the provider holds under the key is the
+ * customer's payment for this intent, so the new order takes it over; recordDeliveries pays the
+ * order with it only if it took the order's total in its currency, else records a finding naming
+ * both. No charge under the key: the refusal stands.
+ */
+async function chargeOrTakeOver(
+  w: WorkerContext,
+  message: ClaimedMessage,
+  order: { orderId: string; amountCents: number; currency: string },
+): Promise<Charge> {
+  try {
+    return await w.options.provider.charge({
+      idempotencyKey: message.idempotencyKey,
+      reference: order.orderId,
+      amountCents: order.amountCents,
+      currency: order.currency,
+    });
+  } catch (error) {
+    if (!(error instanceof ProviderRefusedError) || error.type !== KEY_REUSED) throw error;
+    const { data } = await w.options.provider.listCharges({
+      idempotencyKey: message.idempotencyKey,
+      limit: 1,
+    });
+    const held = data[0];
+    if (!held) throw error;
+    w.options.log?.(
+      `[outbox] ${message.id}: the key already holds charge ${held.id} (reference ${held.reference}); order ${order.orderId} takes it over`,
+    );
+    const { created: _created, ...charge } = held;
+    return { ...charge, replayed: true };
+  }
 }
 
 export type OutboxWorker = ReturnType<typeof createOutboxWorker>;

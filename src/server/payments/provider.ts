@@ -33,6 +33,8 @@ export interface Charge {
 export type ListedCharge = Omit<Charge, "replayed"> & { created: number };
 
 export interface ChargeListQuery {
+  /** Only the charge made under this idempotency key (none or one). */
+  idempotencyKey?: string;
   createdGte?: number;
   createdLt?: number;
   startingAfter?: string;
@@ -61,10 +63,35 @@ export class ProviderTimeoutError extends Error {
   override name = "ProviderTimeoutError";
 }
 
-/** The provider refused the request itself (4xx): retrying the same request cannot help. */
+/**
+ * The provider refused the request itself (a 4xx other than 408, 409 and 429): retrying the same
+ * request cannot help. `type` is the provider's error type, e.g. `idempotency_error` (the key was
+ * used before with other parameters).
+ */
 export class ProviderRefusedError extends Error {
   override name = "ProviderRefusedError";
+  constructor(
+    readonly status: number,
+    readonly type: string | null,
+    readonly reason: string,
+  ) {
+    super(`payment provider refused (${status}${type ? ` ${type}` : ""}): ${reason}`);
+  }
 }
+
+/** The provider's error type for a key reused with other parameters (as card processors name it). */
+export const KEY_REUSED = "idempotency_error";
+
+/**
+ * Answers that say "not now" rather than "no": a request that took too long (408), the same key
+ * in flight in another request (409), too many requests (429), and any 5xx. Nothing was charged by
+ * this request; the same key later gets the answer.
+ */
+const TRANSIENT = (status: number) => status >= 500 || [408, 409, 429].includes(status);
+
+const providerError = z.object({
+  error: z.object({ type: z.string(), message: z.string() }),
+});
 
 /**
  * How long one provider call may take. A card processor answers in well under a second; 10 s
@@ -119,13 +146,27 @@ async function callProvider(
       `no answer from the payment provider: ${(error as Error).message}`,
     );
   }
-  if (res.status >= 500 || res.status === 429) {
+  if (TRANSIENT(res.status)) {
     await res.arrayBuffer();
     throw new ProviderUnavailableError(`payment provider answered ${res.status}`);
   }
-  if (!res.ok)
-    throw new ProviderRefusedError(`payment provider answered ${res.status}: ${await res.text()}`);
+  if (!res.ok) throw await refusal(res);
   return res;
+}
+
+/** A refusal with the provider's own type and message when its body says them. */
+async function refusal(res: Response): Promise<ProviderRefusedError> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const said = providerError.safeParse(body);
+  return said.success
+    ? new ProviderRefusedError(res.status, said.data.error.type, said.data.error.message)
+    : new ProviderRefusedError(res.status, null, text.slice(0, 500));
 }
 
 async function postCharge(call: Call, request: ChargeRequest): Promise<Charge> {
@@ -150,6 +191,7 @@ async function getCharges(
   if (query.createdGte !== undefined) params.set("created[gte]", String(query.createdGte));
   if (query.createdLt !== undefined) params.set("created[lt]", String(query.createdLt));
   if (query.startingAfter !== undefined) params.set("starting_after", query.startingAfter);
+  if (query.idempotencyKey !== undefined) params.set("idempotency_key", query.idempotencyKey);
   params.set("limit", String(query.limit ?? 100));
   const list = chargeList.parse(
     await (await call(`/v1/charges?${params}`, { method: "GET" })).json(),
