@@ -6,30 +6,10 @@
 // The engine's tables come from sql/migration.sql of the @once/idempotency the example installed
 // (the packed tarball), resolved from the example's folder. PostgreSQL and `next start` are the
 // repository's own tooling, which `npm run example:test` has installed (it packs the engine there).
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
-import pg from "pg";
+import { createExampleTables } from "./example-tables";
 import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../db/embedded";
 import { startNextInstance } from "../next/instance";
-
-/** The engine's SQL as `app` installed it, then `ownSql` (the tables of the example's models). */
-async function createTables(app: string, databaseUrl: string, ownSql: string): Promise<void> {
-  const installed = createRequire(path.join(app, "package.json"));
-  const engineSql = path.join(
-    path.dirname(installed.resolve("@once/idempotency/package.json")),
-    "sql",
-    "migration.sql",
-  );
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(await readFile(engineSql, "utf8"));
-    await client.query(ownSql);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * The Vitest global setup of the Next.js example in `app`, whose models' tables `ownSql` creates
@@ -43,7 +23,7 @@ export function nextExampleSetup(app: string, ownSql: string) {
     const database = await startEmbeddedPostgres({ dataDir, persistent: false });
     try {
       const databaseUrl = database.url("postgres");
-      await createTables(app, databaseUrl, ownSql);
+      await createExampleTables(app, databaseUrl, ownSql);
       const server = await startNextInstance({ DATABASE_URL: databaseUrl }, { app });
       process.env.APP_URL = server.baseURL;
       process.env.DATABASE_URL = databaseUrl;

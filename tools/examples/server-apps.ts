@@ -5,29 +5,10 @@
 // `npm run <script>` starts it. Test files find each server's address in `<NAME>_URL`.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
-import pg from "pg";
+import { createExampleTables } from "./example-tables";
 import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../db/embedded";
 import { freePort } from "../process";
-
-async function createTables(app: string, databaseUrl: string, ownSql: string): Promise<void> {
-  const installed = createRequire(path.join(app, "package.json"));
-  const engineSql = path.join(
-    path.dirname(installed.resolve("@once/idempotency/package.json")),
-    "sql",
-    "migration.sql",
-  );
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(await readFile(engineSql, "utf8"));
-    await client.query(ownSql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Starts `npm run <script>` in `app` on a free port; resolves once it says it listens. */
 async function startServer(app: string, script: string, databaseUrl: string) {
@@ -67,7 +48,7 @@ export function serverAppsSetup(app: string, ownSql: string, scripts: Record<str
     const servers: ChildProcess[] = [];
     try {
       const databaseUrl = database.url("postgres");
-      await createTables(app, databaseUrl, ownSql);
+      await createExampleTables(app, databaseUrl, ownSql);
       for (const [name, script] of Object.entries(scripts)) {
         const server = await startServer(app, script, databaseUrl);
         servers.push(server.child);
