@@ -1,14 +1,30 @@
-// `npm run reconcile`: one reconciliation run against DATABASE_URL (or the running embedded
-// database) and the provider's list API (PAYMENTS_PROVIDER_URL, or the provider the running app
-// started); prints what does not add up in the window it judged. The server and `npm run worker`
-// run the same job by themselves every RECONCILE_INTERVAL_MS; this is for an operator who wants it
-// now. Findings already recorded by an earlier run are listed again but not recorded twice.
+// `npm run reconcile`: reconciliation against DATABASE_URL (or the running embedded database) and
+// the provider's list API (PAYMENTS_PROVIDER_URL, or the provider the running app started). The
+// server and `npm run worker` run the job by themselves every RECONCILE_INTERVAL_MS; this is for an
+// operator who wants it now:
+//   npm run reconcile                      the job's run: recent changes and one slice of history
+//   npm run reconcile -- --since <date>    every charge made and order changed since the date
+//   npm run reconcile -- --all             the whole history
+//   npm run reconcile -- resolve <id> --note "<what was done>"
+// Findings already recorded are listed again but not recorded twice; one that had been resolved is
+// opened again.
 import { loadReconcileConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
 import { createProviderClient, createReconciliation } from "../src/server/payments";
+import type { ReconciliationResult } from "../src/server/payments";
 import { resolveProviderUrl } from "../tools/db/url";
 import { configOrExit } from "./lib/config";
+import { parseReconcileArgs, ReconcileArgsError, RECONCILE_USAGE } from "./lib/reconcile-args";
 import { requireDatabase, runTool } from "../tools/db/require-database";
+
+let command;
+try {
+  command = parseReconcileArgs(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof ReconcileArgsError)) throw error;
+  console.error(`reconcile: ${error.message}.\n${RECONCILE_USAGE}`);
+  process.exit(2);
+}
 
 // The database's variables and PAYMENTS_PROVIDER_URL: nothing the worker or the server needs.
 const config = configOrExit("reconcile", () => loadReconcileConfig(process.env));
@@ -22,25 +38,37 @@ if (!providerUrl) {
 const db = createDb(await requireDatabase());
 await runTool(async () => {
   try {
-    const { findings, recorded, closedDeadLetters, charges } = await createReconciliation(
-      db,
-      createProviderClient(providerUrl),
-    ).runOnce();
-    if (findings.length === 0)
-      console.log(
-        `reconciliation: the provider's ${charges} charge(s) in this window and the orders agree`,
-      );
-    for (const f of findings) {
-      console.log(
-        `${f.kind}\torder=${f.orderId ?? "-"}\tcharges=${f.chargeIds.join(",") || "-"}\t${JSON.stringify(f.details)}`,
-      );
-    }
-    if (closedDeadLetters > 0)
-      console.log(
-        `reconciliation: closed ${closedDeadLetters} dead-lettered payment(s) whose order was paid after all`,
-      );
-    console.log(`reconciliation: ${findings.length} finding(s), ${recorded} new`);
+    const reconciliation = createReconciliation(db, createProviderClient(providerUrl));
+    if (command.kind === "resolve") throw new Error("resolve is not available yet");
+    const result =
+      command.kind === "run"
+        ? await reconciliation.runOnce()
+        : await reconciliation.runSince(command.kind === "since" ? command.since : undefined);
+    report(result);
   } finally {
     await db.$disconnect();
   }
 });
+
+function report({
+  findings,
+  recorded,
+  reopened,
+  closedDeadLetters,
+  charges,
+}: ReconciliationResult) {
+  if (findings.length === 0)
+    console.log(`reconciliation: the provider's ${charges} charge(s) judged and the orders agree`);
+  for (const f of findings) {
+    console.log(
+      `${f.kind}\torder=${f.orderId ?? "-"}\tcharges=${f.chargeIds.join(",") || "-"}\t${JSON.stringify(f.details)}`,
+    );
+  }
+  if (closedDeadLetters > 0)
+    console.log(
+      `reconciliation: closed ${closedDeadLetters} dead-lettered payment(s) whose order was paid after all`,
+    );
+  console.log(
+    `reconciliation: ${findings.length} finding(s), ${recorded} new, ${reopened} opened again`,
+  );
+}

@@ -67,7 +67,9 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
     hooks: options.hooks,
     log: log?.log,
   });
-  const reconciliation = createReconciliation(db, provider);
+  const reconciliation = createReconciliation(db, provider, {
+    intervalMs: settings.reconcileIntervalMs,
+  });
   const loops: Loop[] = [
     startLoop("outbox", () => worker.runOnce(), {
       idleMs: settings.pollMs,

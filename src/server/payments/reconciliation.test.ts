@@ -114,9 +114,11 @@ describe("reconciliation", () => {
     expect(await t.db.reconciliationFinding.count()).toBe(4);
   });
 
-  it("judges a window: the next run lists the charges since the cursor minus the margin, not the whole history", async () => {
+  it("judges a late-written charge in the recent pass and an old one in the sweep", async () => {
     await reconcile();
-    const cursor = await t.db.reconciliationCursor.findFirstOrThrow();
+    const cursor = await t.db.reconciliationCursor.findUniqueOrThrow({
+      where: { name: "provider-charges" },
+    });
     const old = await plantCharge({
       reference: randomUUID(),
       ageSeconds: LATE_WRITE_MARGIN_SECONDS + 600,
@@ -125,15 +127,17 @@ describe("reconciliation", () => {
       reference: randomUUID(),
       ageSeconds: LATE_WRITE_MARGIN_SECONDS / 2,
     });
+    // This shop's history is younger than one slice: one run's sweep covers all of it.
     const run = await reconcile();
-    // A charge written late (stamped before the cursor, within the margin) is still judged; one
-    // from long before the window is not listed at all.
     const judged = run.findings.flatMap((f) => f.chargeIds);
     expect(judged).toContain(late);
-    expect(judged).not.toContain(old);
+    expect(judged).toContain(old);
+    expect(run.sweep?.lapCompleted).toBe(true);
     expect(
-      (await t.db.reconciliationCursor.findFirstOrThrow()).judgedThrough.getTime(),
-    ).toBeGreaterThanOrEqual(cursor.judgedThrough.getTime());
+      (
+        await t.db.reconciliationCursor.findUniqueOrThrow({ where: { name: "provider-charges" } })
+      ).judgedThrough.getTime(),
+    ).toBeGreaterThan(cursor.judgedThrough.getTime());
   });
 
   it("a charge whose order is still paying is judged later, not passed by", async () => {
@@ -142,12 +146,16 @@ describe("reconciliation", () => {
     const { charge, ...order } = await chargedTestOrder(t.db, provider);
     const held = await reconcile();
     expect(held.findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
-    const cursor = (await t.db.reconciliationCursor.findFirstOrThrow()).judgedThrough;
+    // It holds no cursor: the recent pass moves past it.
+    const cursor = (
+      await t.db.reconciliationCursor.findUniqueOrThrow({ where: { name: "provider-charges" } })
+    ).judgedThrough;
     const [listed] = await provider.charges(order.orderId);
-    expect(cursor.getTime()).toBeLessThanOrEqual(listed!.createdAt.getTime());
+    expect(cursor.getTime()).toBeGreaterThan(listed!.createdAt.getTime());
     // The worker gives up on it (as after timeouts): the order says its payment failed, the money
     // is taken.
     await t.db.order.update({ where: { id: order.orderId }, data: { status: "PAYMENT_FAILED" } });
+    // The order's change is what the recent pass sees, though its charge is behind the cursor.
     const later = await reconcile();
     expect(later.findings).toContainEqual(
       expect.objectContaining({
@@ -188,31 +196,54 @@ describe("reconciliation", () => {
   });
 
   it(
-    "npm run reconcile prints the findings and records nothing twice",
+    "npm run reconcile -- --all prints the findings of the whole history and records nothing twice",
     { timeout: 30_000 },
     async () => {
-      await t.db.reconciliationCursor.deleteMany(); // the whole history again
-      const old = await plantCharge({ reference: randomUUID(), ageSeconds: 3_600 });
-      const root = path.resolve(import.meta.dirname, "../../..");
-      const run = () =>
-        promisify(execFile)(
-          process.execPath,
-          ["--import", "tsx", path.join(root, "scripts/reconcile.ts")],
-          {
-            cwd: root,
-            env: {
-              ...process.env,
-              DATABASE_URL: t.url,
-              DEMO_MODE: "1",
-              PAYMENTS_PROVIDER_URL: provider.url,
-            },
-          },
+      const old = await plantCharge({ reference: randomUUID(), ageSeconds: 30 * 86_400 });
+      const first = await reconcileCommand("--all");
+      expect(first.stdout).toMatch(new RegExp(`CHARGE_WITHOUT_ORDER\torder=-\tcharges=${old}`));
+      expect(first.stdout).toMatch(/reconciliation: \d+ finding\(s\), [1-9]\d* new/);
+      const again = await reconcileCommand("--since", "2000-01-01");
+      expect(again.stdout).toMatch(new RegExp(`charges=${old}`));
+      expect(again.stdout).toMatch(/reconciliation: \d+ finding\(s\), 0 new/);
+    },
+  );
+
+  it(
+    "npm run reconcile refuses a bad argument with one sentence and exit code 2",
+    { timeout: 30_000 },
+    async () => {
+      for (const args of [
+        ["--since", "yesterday"],
+        ["--all", "--since", "2026-01-01"],
+        ["--bogus"],
+      ]) {
+        const failed = await reconcileCommand(...args).then(
+          () => null,
+          (error: { code: number; stderr: string; stdout: string }) => error,
         );
-      expect((await run()).stdout).toMatch(
-        new RegExp(`CHARGE_WITHOUT_ORDER\torder=-\tcharges=${old}`),
-      );
-      await t.db.reconciliationCursor.deleteMany();
-      expect((await run()).stdout).toMatch(/reconciliation: \d+ finding\(s\), 0 new/);
+        expect(failed, args.join(" ")).not.toBeNull();
+        expect(failed!.code).toBe(2);
+        expect(failed!.stderr).toMatch(/^reconcile: .+\.\nusage: npm run reconcile/);
+        expect(failed!.stdout).toBe("");
+      }
     },
   );
 });
+
+const root = path.resolve(import.meta.dirname, "../../..");
+function reconcileCommand(...args: string[]) {
+  return promisify(execFile)(
+    process.execPath,
+    ["--import", "tsx", path.join(root, "scripts/reconcile.ts"), ...args],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATABASE_URL: t.url,
+        DEMO_MODE: "1",
+        PAYMENTS_PROVIDER_URL: provider.url,
+      },
+    },
+  );
+}

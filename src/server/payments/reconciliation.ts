@@ -2,13 +2,19 @@
 // record what does not add up, for the dashboard and the metrics. It runs by itself on an interval
 // (startPaymentJobs) in whichever process runs payments.
 //
-// Each run judges a window of charges: from where the previous run stopped (kept in the shop's
-// database, ReconciliationCursor) minus LATE_WRITE_MARGIN_SECONDS, up to SETTLE_SECONDS ago. A
-// charge whose order is still PENDING (the worker has charged and not yet recorded it, or is
-// retrying after a timeout) is undecided: the cursor stops before it, so the next run judges it
-// again instead of passing it by. Each finding's dedupeKey is its kind plus the ids involved and
-// findings are inserted with ON CONFLICT DO NOTHING, so a window judged twice (the margin, two
-// processes at once) records nothing twice.
+// Each run makes two passes, each with a cursor in the shop's database (ReconciliationCursor):
+// - the recent pass judges the charges created, and the paid or failed orders *updated*, since the
+//   previous run (less LATE_WRITE_MARGIN_SECONDS) up to SETTLE_SECONDS ago: whatever changed on
+//   either side is judged within one period;
+// - the sweep judges one slice of the whole history (charges and orders created in it), the next
+//   slice each run, and wraps around to the oldest record when it reaches the present: every
+//   charge and every paid or failed order is judged again at least once per SWEEP_LAP_SECONDS,
+//   whatever its age.
+// A charge whose order is still PENDING (the worker has charged and not yet recorded it) holds no
+// cursor: it is judged again when its order changes (the recent pass) or on the sweep's next lap,
+// and becomes a finding once it is PENDING_SETTLE_SECONDS old. Each finding's dedupeKey is its kind
+// plus the ids involved, so a disagreement judged twice (the margin, the sweep, two processes at
+// once) is recorded once; one found again after it was resolved is opened again.
 import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
 import { closePaidDeadLetters } from "./dead-letters";
@@ -32,14 +38,18 @@ export interface Finding {
 }
 
 export interface ReconciliationResult {
-  /** Everything in this run's window that does not add up, recorded before or not. */
+  /** Everything this run judged that does not add up, recorded before or not. */
   findings: Finding[];
   /** How many of them this run recorded for the first time. */
   recorded: number;
+  /** How many had been resolved and were found again: open again. */
+  reopened: number;
   /** Dead-lettered payments whose order was paid after all, closed by this run. */
   closedDeadLetters: number;
-  /** Charges the provider listed for this run's window. */
+  /** The distinct charges the provider listed for this run. */
   charges: number;
+  /** The slice of history the sweep judged; `lapCompleted` when it reached the present. */
+  sweep?: { from: Date; until: Date; lapCompleted: boolean };
 }
 
 /**
@@ -55,9 +65,22 @@ export const LATE_WRITE_MARGIN_SECONDS = 120;
  * that is merely in flight.
  */
 export const SETTLE_SECONDS = 30;
+/**
+ * A succeeded charge whose order still says PENDING is in flight (the worker retries a lost answer
+ * within its retry budget, a few minutes); older than this, the order will not be recorded paid by
+ * itself, and the charge is a finding.
+ */
+export const PENDING_SETTLE_SECONDS = 15 * 60;
+/** The sweep walks the whole history at least once in this time (at the configured interval). */
+export const SWEEP_LAP_SECONDS = 12 * 60 * 60;
+/** The sweep's smallest slice: a young shop's history is walked in hours, not in seconds. */
+const MIN_SLICE_SECONDS = 60 * 60;
 /** The list API's largest page: fewer round trips per run. */
 const PAGE_SIZE = 100;
-const CURSOR = "provider-charges";
+const RECENT_CURSOR = "provider-charges";
+const SWEEP_CURSOR = "sweep";
+/** Stored as the sweep's cursor when a lap ends: the next run starts from the oldest record. */
+const LAP_START = new Date(0);
 
 const keyOf = (kind: FindingKind, ...ids: string[]) => `${kind}:${ids.join(",")}`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -69,18 +92,25 @@ interface OrderRow {
   totalCents: number;
   currency: string;
   createdAt: Date;
+  updatedAt: Date;
 }
 
-/** The charges created at or after `fromSeconds`, every page. */
-async function listSince(
-  provider: PaymentProvider,
-  fromSeconds: number | undefined,
-): Promise<ListedCharge[]> {
+/** A span of time, `until` excluded. */
+interface Range {
+  from: Date;
+  until: Date;
+}
+
+const seconds = (d: Date) => d.getTime() / 1000;
+
+/** The charges created in `range` (whole seconds, widened outwards), every page. */
+async function listCharges(provider: PaymentProvider, range: Range): Promise<ListedCharge[]> {
   const charges: ListedCharge[] = [];
   let startingAfter: string | undefined;
   for (;;) {
     const page = await provider.listCharges({
-      createdGte: fromSeconds,
+      createdGte: range.from.getTime() > 0 ? Math.floor(seconds(range.from)) : undefined,
+      createdLt: Math.ceil(seconds(range.until)),
       startingAfter,
       limit: PAGE_SIZE,
     });
@@ -90,22 +120,26 @@ async function listSince(
   }
 }
 
-const ORDER_COLUMNS = Prisma.sql`"id"::text AS "id", "status"::text AS "status", "chargeId", "totalCents", "currency", "createdAt"`;
+const ORDER_COLUMNS = Prisma.sql`"id"::text AS "id", "status"::text AS "status", "chargeId", "totalCents", "currency", "createdAt", "updatedAt"`;
 
 /**
- * The orders paid in the window, read before the charges are listed: an order that is PAID now
- * was charged before now, so the list read after it holds its charge. (Read the other way round,
- * an order charged and paid between the two reads looked like a paid order without a charge.)
+ * The paid and failed orders created (or updated) in `range`, read before the charges are listed:
+ * an order that is PAID now was charged before now, so a list read after it holds its charge.
+ * (Read the other way round, an order charged and paid between the two reads looked like a paid
+ * order without a charge.)
  */
-async function paidInWindow(db: Db, from: Date, until: Date): Promise<OrderRow[]> {
+async function settledOrders(
+  db: Db,
+  by: "createdAt" | "updatedAt",
+  range: Range,
+): Promise<OrderRow[]> {
+  const column = Prisma.raw(`"${by}"`);
   return db.$queryRaw<OrderRow[]>`
-    SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "status" = 'PAID' AND "createdAt" >= ${from} AND "createdAt" < ${until}`;
+    SELECT ${ORDER_COLUMNS} FROM "Order"
+    WHERE "status" IN ('PAID', 'PAYMENT_FAILED') AND ${column} >= ${range.from} AND ${column} < ${range.until}`;
 }
 
-/**
- * The listed charges' orders, read after the list: each charge's order, if any, committed before
- * the charge was made.
- */
+/** The listed charges' orders, read after the list. */
 async function ordersOf(db: Db, references: string[]): Promise<OrderRow[]> {
   const ids = references.filter((r) => UUID.test(r));
   if (ids.length === 0) return [];
@@ -115,12 +149,12 @@ async function ordersOf(db: Db, references: string[]): Promise<OrderRow[]> {
 }
 
 /**
- * Several orders for one checkout intent (tenant, checkout key), among the window's orders: each
- * order may have exactly its one charge, so the per-charge checks see nothing wrong, yet the
- * customer paid for one cart twice. Orders are unique per intent since migration 0004, so this
- * finds what was made before it (and anything that ever gets around the constraint).
+ * Several orders for one checkout intent (tenant, checkout key), among the orders created in
+ * `range`: each order may have exactly its one charge, so the per-charge checks see nothing wrong,
+ * yet the customer paid for one cart twice. Orders are unique per intent since migration 0004, so
+ * this finds what was made before it (and anything that ever gets around the constraint).
  */
-async function sharedIntents(db: Db, from: Date, until: Date): Promise<Finding[]> {
+async function sharedIntents(db: Db, { from, until }: Range): Promise<Finding[]> {
   const rows = await db.$queryRaw<
     { tenantId: string; checkoutKey: string; orderIds: string[]; chargeIds: string[] }[]
   >`
@@ -138,39 +172,35 @@ async function sharedIntents(db: Db, from: Date, until: Date): Promise<Finding[]
   }));
 }
 
-/** What the charges and orders of one window say, and where the next window starts. */
+/**
+ * What the listed charges and the settled orders say. `now` is the database's clock: a charge
+ * whose order is PENDING is a finding only once PENDING_SETTLE_SECONDS old.
+ */
 export function judge(
   charges: readonly ListedCharge[],
   orders: readonly OrderRow[],
-  paid: readonly OrderRow[],
-  window: { from: Date; until: Date },
-) {
-  const untilSeconds = window.until.getTime() / 1000;
+  settled: readonly OrderRow[],
+  now: Date,
+): Finding[] {
   const orderById = new Map(orders.map((o) => [o.id, o]));
   const succeeded = charges.filter((c) => c.status === ChargeStatus.SUCCEEDED);
+  const pendingBefore = seconds(now) - PENDING_SETTLE_SECONDS;
   const findings: Finding[] = [];
-  let judgedThrough = window.until;
-
   for (const c of succeeded) {
-    if (c.created >= untilSeconds) continue; // too young: the next run's
     const order = orderById.get(c.reference);
-    if (order?.status === "PENDING") {
-      // Charged, not yet recorded: judged by a later run, which must start no later than here.
-      const created = new Date(c.created * 1000);
-      if (created < judgedThrough) judgedThrough = created;
-      continue;
-    }
+    // Charged, not yet recorded: in flight, judged again by a later run.
+    if (order?.status === "PENDING" && c.created >= pendingBefore) continue;
     findings.push(...chargeFindings(c, order));
   }
-  findings.push(...paidWithoutCharge(paid, succeeded));
-  return { findings, judgedThrough };
+  findings.push(...paidWithoutCharge(settled, succeeded));
+  return findings;
 }
 
-/** What one successful charge says about its order (which is not PENDING). */
+/** What one successful charge says about its order (PENDING only once no longer in flight). */
 function chargeFindings(c: ListedCharge, order: OrderRow | undefined): Finding[] {
   // Money taken with no order to show for it: the order was lost (a failover, say), never
-  // existed, or says its payment failed.
-  if (!order || order.status === "PAYMENT_FAILED") return [chargeWithoutOrder(c, order)];
+  // existed, says its payment failed, or is still waiting long after the charge.
+  if (!order || order.status !== "PAID") return [chargeWithoutOrder(c, order)];
   const findings: Finding[] = [];
   // The order was paid with another charge: the customer paid twice.
   if (order.chargeId !== null && order.chargeId !== c.id)
@@ -219,14 +249,14 @@ function amountMismatch(c: ListedCharge, order: OrderRow): Finding {
   };
 }
 
-/** Orders paid in the window that the provider has no successful charge for. */
+/** Paid orders that the provider has no successful charge for. */
 function paidWithoutCharge(
-  paid: readonly OrderRow[],
+  settled: readonly OrderRow[],
   succeeded: readonly ListedCharge[],
 ): Finding[] {
   const charged = new Set(succeeded.map((c) => c.reference));
-  return paid
-    .filter((o) => !charged.has(o.id))
+  return settled
+    .filter((o) => o.status === "PAID" && !charged.has(o.id))
     .map((o) => ({
       kind: FindingKind.PAID_ORDER_WITHOUT_CHARGE,
       dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, o.id),
@@ -236,9 +266,68 @@ function paidWithoutCharge(
     }));
 }
 
+/** One judgement: the charges created in `charges`, the orders settled in `orders`. */
+interface Scope {
+  charges: Range;
+  orders: { by: "createdAt" | "updatedAt"; range: Range };
+}
+
+/**
+ * Judges a scope. An order's charge is made after the order and before it is recorded paid or
+ * failed, so it was created between the order's createdAt and updatedAt: a settled order whose
+ * charge is not among the scope's list (a failed order's old charge, a charge made long after the
+ * order) is looked up in that span before anything is said about it.
+ */
+async function judgeScope(
+  db: Db,
+  provider: PaymentProvider,
+  scope: Scope,
+  now: Date,
+): Promise<{ findings: Finding[]; chargeIds: string[] }> {
+  const settled = await settledOrders(db, scope.orders.by, scope.orders.range);
+  const charges = await listCharges(provider, scope.charges);
+  const listed = new Set(
+    charges.filter((c) => c.status === ChargeStatus.SUCCEEDED).map((c) => c.reference),
+  );
+  const unmatched = settled.filter((o) => o.status === "PAYMENT_FAILED" || !listed.has(o.id));
+  if (unmatched.length > 0) {
+    const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
+    const theirs = new Set(unmatched.map((o) => o.id));
+    const known = new Set(charges.map((c) => c.id));
+    const more = await listCharges(provider, {
+      from: new Date(Math.min(...unmatched.map((o) => o.createdAt.getTime())) - margin),
+      until: new Date(Math.max(...unmatched.map((o) => o.updatedAt.getTime())) + margin),
+    });
+    charges.push(...more.filter((c) => theirs.has(c.reference) && !known.has(c.id)));
+  }
+  const orders = await ordersOf(db, [...new Set(charges.map((c) => c.reference))]);
+  const findings = [
+    ...judge(charges, orders, settled, now),
+    ...(await sharedIntents(db, scope.charges)),
+  ];
+  return { findings, chargeIds: charges.map((c) => c.id) };
+}
+
 export interface ReconciliationOptions {
   /** Tests judge charges made a moment ago: 0. */
   settleSeconds?: number;
+  /** How often the job runs: the sweep's slices are sized to finish a lap in SWEEP_LAP_SECONDS. */
+  intervalMs?: number;
+}
+
+/** Records the findings, closes the paid dead letters: the end of every run. */
+/** The end of every run: the findings recorded (each once), the paid dead letters closed. */
+async function finish(db: Db, findings: Finding[], chargeIds: string[]) {
+  const unique = [...new Map(findings.map((f) => [f.dedupeKey, f])).values()];
+  const closed = await closePaidDeadLetters(db);
+  const { recorded, reopened } = await recordFindings(db, unique);
+  return {
+    findings: unique,
+    recorded,
+    reopened,
+    closedDeadLetters: closed.length,
+    charges: new Set(chargeIds).size,
+  };
 }
 
 export function createReconciliation(
@@ -247,47 +336,113 @@ export function createReconciliation(
   options: ReconciliationOptions = {},
 ) {
   const settleSeconds = options.settleSeconds ?? SETTLE_SECONDS;
+  const runsPerLap = Math.max(
+    1,
+    Math.floor((SWEEP_LAP_SECONDS * 1000) / (options.intervalMs ?? 60_000)),
+  );
+
   return {
+    /** The job's run: the recent pass and one slice of the sweep. */
     async runOnce(): Promise<ReconciliationResult> {
-      const { from, until, first } = await nextWindow(db, settleSeconds);
-      const paid = await paidInWindow(db, from, until);
-      const charges = await listSince(
+      const { now, recent: previous, sweep: position, origin } = await readState(db, provider);
+      const until = new Date(now.getTime() - settleSeconds * 1000);
+      const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
+      const recentRange = {
+        from: new Date((previous ?? until).getTime() - margin),
+        until,
+      };
+      const recent = await judgeScope(
+        db,
         provider,
-        first ? undefined : Math.floor(from.getTime() / 1000),
+        { charges: recentRange, orders: { by: "updatedAt", range: recentRange } },
+        now,
       );
-      const orders = await ordersOf(db, [...new Set(charges.map((c) => c.reference))]);
-      const judged = judge(charges, orders, paid, { from, until });
-      const findings = [...judged.findings, ...(await sharedIntents(db, from, until))];
-      const closed = await closePaidDeadLetters(db);
-      const recorded = await recordFindings(db, findings);
-      await advanceCursor(db, judged.judgedThrough);
-      return { findings, recorded, closedDeadLetters: closed.length, charges: charges.length };
+
+      const { slice, lapCompleted } = sweepSlice(origin, position, until, runsPerLap);
+      const swept = await judgeScope(
+        db,
+        provider,
+        { charges: slice, orders: { by: "createdAt", range: slice } },
+        now,
+      );
+
+      const result = await finish(
+        db,
+        [...recent.findings, ...swept.findings],
+        [...recent.chargeIds, ...swept.chargeIds],
+      );
+      await advanceRecent(db, until);
+      await setCursor(db, SWEEP_CURSOR, lapCompleted ? LAP_START : slice.until);
+      return { ...result, sweep: { ...slice, lapCompleted } };
+    },
+
+    /**
+     * Everything that changed since `since` (charges created, orders updated), or the whole
+     * history when it is undefined: `npm run reconcile -- --since <date>` and `--all`. Moves no
+     * cursor.
+     */
+    async runSince(since?: Date): Promise<ReconciliationResult> {
+      const [{ now }] = (await db.$queryRaw<{ now: Date }[]>`SELECT now() AS "now"`) as [
+        { now: Date },
+      ];
+      const range = {
+        from: since ?? LAP_START,
+        until: new Date(now.getTime() - settleSeconds * 1000),
+      };
+      const judged = await judgeScope(
+        db,
+        provider,
+        { charges: range, orders: { by: "updatedAt", range } },
+        now,
+      );
+      return finish(db, judged.findings, judged.chargeIds);
     },
   };
 }
 
 /**
- * This run's window: from where the previous run stopped, less the margin, to `settleSeconds`
- * ago. The first run (no cursor yet) judges the provider's whole history.
+ * The sweep's slice for this run: from its position (or the start of history) to a lap's share of
+ * history later, no further than the present; a lap is complete when the slice reaches it.
  */
-async function nextWindow(
-  db: Db,
-  settleSeconds: number,
-): Promise<{ from: Date; until: Date; first: boolean }> {
-  // The database's clock, not this process's: the orders' times are the database's.
-  const [state] = await db.$queryRaw<{ now: Date; judgedThrough: Date | null }[]>`
-    SELECT now() AS "now", (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${CURSOR}) AS "judgedThrough"`;
-  const { now, judgedThrough: previous } = state!;
-  const from = previous
-    ? new Date(previous.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000)
-    : new Date(0);
-  return { from, until: new Date(now.getTime() - settleSeconds * 1000), first: !previous };
+function sweepSlice(origin: Date, position: Date | null, until: Date, runsPerLap: number) {
+  const sliceMs = Math.max(
+    MIN_SLICE_SECONDS * 1000,
+    Math.ceil((until.getTime() - origin.getTime()) / runsPerLap),
+  );
+  const from = position && position > origin ? position : origin;
+  const end = new Date(Math.min(from.getTime() + sliceMs, until.getTime()));
+  return { slice: { from, until: end }, lapCompleted: end.getTime() >= until.getTime() };
 }
 
-/** Records the findings not recorded before (dedupeKey is unique); returns how many were new. */
-async function recordFindings(db: Db, findings: readonly Finding[]): Promise<number> {
-  if (findings.length === 0) return 0;
-  const { count } = await db.reconciliationFinding.createMany({
+/**
+ * The database's clock (the orders' times are the database's), both cursors, and where history
+ * starts: the oldest order or the provider's oldest charge (its list is oldest first).
+ */
+async function readState(db: Db, provider: PaymentProvider) {
+  const [state] = await db.$queryRaw<
+    { now: Date; recent: Date | null; sweep: Date | null; oldestOrder: Date | null }[]
+  >`
+    SELECT now() AS "now",
+      (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${RECENT_CURSOR}) AS "recent",
+      (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${SWEEP_CURSOR}) AS "sweep",
+      (SELECT min("createdAt") FROM "Order") AS "oldestOrder"`;
+  const { now, recent, sweep, oldestOrder } = state!;
+  const [oldestCharge] = (await provider.listCharges({ limit: 1 })).data;
+  const starts = [now.getTime(), oldestOrder?.getTime() ?? Infinity];
+  if (oldestCharge) starts.push(Math.floor(oldestCharge.created) * 1000);
+  return { now, recent, sweep, origin: new Date(Math.min(...starts)) };
+}
+
+/**
+ * Records the findings not recorded before (dedupeKey is unique) and opens again the ones that
+ * had been resolved: the disagreement is back.
+ */
+async function recordFindings(
+  db: Db,
+  findings: readonly Finding[],
+): Promise<{ recorded: number; reopened: number }> {
+  if (findings.length === 0) return { recorded: 0, reopened: 0 };
+  const { count: recorded } = await db.reconciliationFinding.createMany({
     data: findings.map((f) => ({
       kind: f.kind,
       dedupeKey: f.dedupeKey,
@@ -297,13 +452,27 @@ async function recordFindings(db: Db, findings: readonly Finding[]): Promise<num
     })),
     skipDuplicates: true,
   });
-  return count;
+  const { count: reopened } = await db.reconciliationFinding.updateMany({
+    where: { dedupeKey: { in: findings.map((f) => f.dedupeKey) }, resolvedAt: { not: null } },
+    data: { resolvedAt: null, resolution: null, resolvedBy: null },
+  });
+  return { recorded, reopened };
 }
 
 /** Never backwards: two runs at once (the server's and a worker's) may finish in either order. */
-async function advanceCursor(db: Db, judgedThrough: Date): Promise<void> {
+async function advanceRecent(db: Db, judgedThrough: Date): Promise<void> {
   await db.$executeRaw`
-    INSERT INTO "ReconciliationCursor" ("name", "judgedThrough") VALUES (${CURSOR}, ${judgedThrough})
+    INSERT INTO "ReconciliationCursor" ("name", "judgedThrough") VALUES (${RECENT_CURSOR}, ${judgedThrough})
     ON CONFLICT ("name") DO UPDATE SET "judgedThrough" = GREATEST("ReconciliationCursor"."judgedThrough", EXCLUDED."judgedThrough"), "updatedAt" = now()`;
+}
+
+/**
+ * The sweep's position. Two runs at once may judge a slice twice or skip back a slice: harmless,
+ * the findings are deduplicated and the next lap comes anyway.
+ */
+async function setCursor(db: Db, name: string, judgedThrough: Date): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO "ReconciliationCursor" ("name", "judgedThrough") VALUES (${name}, ${judgedThrough})
+    ON CONFLICT ("name") DO UPDATE SET "judgedThrough" = EXCLUDED."judgedThrough", "updatedAt" = now()`;
 }
 export type Reconciliation = ReturnType<typeof createReconciliation>;
