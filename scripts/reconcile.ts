@@ -16,6 +16,8 @@ import { resolveProviderUrl } from "../tools/db/url";
 import { configOrExit } from "./lib/config";
 import { parseReconcileArgs, ReconcileArgsError, RECONCILE_USAGE } from "./lib/reconcile-args";
 import { requireDatabase, runTool } from "../tools/db/require-database";
+import { resolveFinding } from "../src/server/payments/finding-resolution";
+import { userInfo } from "node:os";
 
 let command;
 try {
@@ -29,7 +31,8 @@ try {
 // The database's variables and PAYMENTS_PROVIDER_URL: nothing the worker or the server needs.
 const config = configOrExit("reconcile", () => loadReconcileConfig(process.env));
 const providerUrl = resolveProviderUrl(config.providerUrl);
-if (!providerUrl) {
+// Resolving a finding needs the database only.
+if (!providerUrl && command.kind !== "resolve") {
   console.error(
     "No payment provider to reconcile with: start the app with `npm run dev`, or set PAYMENTS_PROVIDER_URL.",
   );
@@ -38,8 +41,8 @@ if (!providerUrl) {
 const db = createDb(await requireDatabase());
 await runTool(async () => {
   try {
-    const reconciliation = createReconciliation(db, createProviderClient(providerUrl));
-    if (command.kind === "resolve") throw new Error("resolve is not available yet");
+    if (command.kind === "resolve") return await resolve(command.id, command.note);
+    const reconciliation = createReconciliation(db, createProviderClient(providerUrl!));
     const result =
       command.kind === "run"
         ? await reconciliation.runOnce()
@@ -71,4 +74,20 @@ function report({
   console.log(
     `reconciliation: ${findings.length} finding(s), ${recorded} new, ${reopened} opened again`,
   );
+}
+
+/** The audit log names the operating-system user who ran the command. */
+async function resolve(id: string, note: string) {
+  const actor = `${userInfo().username} (npm run reconcile)`;
+  const outcome = await db.$transaction((tx) => resolveFinding(tx, { id, note, actor }));
+  if (outcome.status === "not-found") {
+    console.error(`reconcile: no reconciliation finding has the id ${id}.`);
+    process.exitCode = 1;
+  } else if (outcome.status === "already-resolved") {
+    console.log(
+      `reconciliation: finding ${id} was already resolved by ${outcome.resolvedBy ?? "someone"} at ${outcome.resolvedAt.toISOString()}`,
+    );
+  } else {
+    console.log(`reconciliation: finding ${id} resolved (audit entry ${outcome.auditId})`);
+  }
 }

@@ -108,7 +108,10 @@ describe("GET /api/metrics content", () => {
     expect(body).toMatch(/^once_idempotency_replay_cache_entries \d+$/m);
     expect(body).toMatch(/^once_idempotency_reaper_lag_seconds 1[23]\d$/m);
     expect(body).toMatch(/^once_outbox_messages\{status="DEAD"\} 1$/m);
-    expect(body).toMatch(/^once_reconciliation_open_findings 0$/m);
+    for (const kind of ["DUPLICATE_CHARGE", "CHARGE_WITHOUT_ORDER", "AMOUNT_MISMATCH"])
+      expect(body).toMatch(
+        new RegExp(`^once_reconciliation_open_findings\\{kind="${kind}"\\} 0$`, "m"),
+      );
 
     // A second scrape reads afresh (counters are not added twice).
     const again = await (await scrape(`Bearer ${TOKENS.admin}`)).text();

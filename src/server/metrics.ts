@@ -25,10 +25,10 @@ interface Sources {
   engine: Engine;
 }
 
-/** A gauge of one value, or of one value per status (`byStatus`). */
+/** A gauge of one value, or of one value per label value (`by`: a status, a kind). */
 type GaugeSpec = { name: string; help: string } & (
   | { value: (sources: Sources) => number | Promise<number> }
-  | { byStatus: (stats: Stats) => Record<string, number> }
+  | { label: string; by: (stats: Stats) => Record<string, number> }
 );
 
 /** Every gauge, in the order a scrape prints them (after the events counter). */
@@ -46,7 +46,8 @@ const GAUGES: GaugeSpec[] = [
   {
     name: "once_idempotency_keys",
     help: "Idempotency keys stored, by status.",
-    byStatus: (s) => s.keys.byStatus,
+    label: "status",
+    by: (s) => s.keys.byStatus,
   },
   {
     name: "once_idempotency_stuck_leases",
@@ -61,7 +62,8 @@ const GAUGES: GaugeSpec[] = [
   {
     name: "once_outbox_messages",
     help: "Payment outbox messages, by status (DEAD = dead-lettered).",
-    byStatus: (s) => s.outbox,
+    label: "status",
+    by: (s) => s.outbox,
   },
   {
     name: "once_store_commits_synchronous",
@@ -76,8 +78,9 @@ const GAUGES: GaugeSpec[] = [
   },
   {
     name: "once_reconciliation_open_findings",
-    help: "Reconciliation findings not yet resolved.",
-    value: async ({ stats }) => (await stats()).openFindings,
+    help: "Reconciliation findings open now (not resolved, or found again after being resolved), by kind: every kind is a disagreement between the provider's books and the orders to act on (docs/operations.md).",
+    label: "kind",
+    by: (s) => s.openFindingsByKind,
   },
 ];
 
@@ -154,11 +157,11 @@ function registerGauge(registry: Registry, spec: GaugeSpec, sources: Sources): v
   new Gauge({
     name,
     help,
-    labelNames: ["status"] as const,
+    labelNames: [spec.label],
     registers: [registry],
     async collect() {
-      const byStatus = spec.byStatus(await sources.stats());
-      for (const [status, n] of Object.entries(byStatus)) this.set({ status }, n);
+      const values = spec.by(await sources.stats());
+      for (const [value, n] of Object.entries(values)) this.set({ [spec.label]: value }, n);
     },
   });
 }

@@ -9,6 +9,7 @@ import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
 import { readReplicationStatus } from "@/server/replication";
 import type { Refusals } from "@/server/http/refusals";
+import { FindingKind } from "@/generated/prisma/enums";
 
 export const COUNTER_EVENTS = Object.values(CounterEvent);
 export type CounterCounts = Record<CounterEvent, number>;
@@ -26,6 +27,21 @@ export async function outboxGauges(
   return out;
 }
 
+/** The open reconciliation findings, per kind (every kind, 0 when none). */
+export async function openFindingGauges(db: Db): Promise<Record<FindingKind, number>> {
+  const rows = await db.reconciliationFinding.groupBy({
+    by: ["kind"],
+    where: { resolvedAt: null },
+    _count: { _all: true },
+  });
+  const out = Object.fromEntries(Object.values(FindingKind).map((k) => [k, 0])) as Record<
+    FindingKind,
+    number
+  >;
+  for (const r of rows) out[r.kind] = r._count._all;
+  return out;
+}
+
 /**
  * `refusals`: the requests this instance answered without their work, by reason (its own since it
  * started: unlike the engine's counters they are not flushed to the database).
@@ -36,14 +52,16 @@ export async function readStats(db: Db, engine: Engine, refusals?: Refusals) {
   await engine.counters
     .flush(engine.run)
     .catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
-  const [counterRows, keys, outbox, openFindings, replication, reaperLag] = await Promise.all([
-    readCounters(db),
-    keyGauges(db),
-    outboxGauges(db),
-    db.reconciliationFinding.count({ where: { resolvedAt: null } }),
-    readReplicationStatus(db),
-    engine.reaperLagSeconds(),
-  ]);
+  const [counterRows, keys, outbox, openFindingsByKind, replication, reaperLag] = await Promise.all(
+    [
+      readCounters(db),
+      keyGauges(db),
+      outboxGauges(db),
+      openFindingGauges(db),
+      readReplicationStatus(db),
+      engine.reaperLagSeconds(),
+    ],
+  );
   // Retention keeping up: the age of the oldest key past it, and whether that is past the warning
   // line.
   const reaper = {
@@ -68,7 +86,8 @@ export async function readStats(db: Db, engine: Engine, refusals?: Refusals) {
     totals,
     keys,
     outbox,
-    openFindings,
+    openFindings: Object.values(openFindingsByKind).reduce((a, b) => a + b, 0),
+    openFindingsByKind,
     replication,
     reaper,
     refusals: refusals?.snapshot() ?? [],

@@ -200,15 +200,22 @@ export function judge(
 function chargeFindings(c: ListedCharge, order: OrderRow | undefined): Finding[] {
   // Money taken with no order to show for it: the order was lost (a failover, say), never
   // existed, says its payment failed, or is still waiting long after the charge.
-  if (!order || order.status !== "PAID") return [chargeWithoutOrder(c, order)];
+  // A charge of another amount that names an unpaid order did not pay it (the webhook and the
+  // worker refuse it, with this same finding): the amounts differ.
+  if (!order || order.status !== "PAID")
+    return [
+      order && !takesTotal(c, order) ? amountMismatch(c, order) : chargeWithoutOrder(c, order),
+    ];
   const findings: Finding[] = [];
   // The order was paid with another charge: the customer paid twice.
   if (order.chargeId !== null && order.chargeId !== c.id)
     findings.push(duplicateCharge(c, order, order.chargeId));
-  if (c.amountCents !== order.totalCents || c.currency !== order.currency)
-    findings.push(amountMismatch(c, order));
+  if (!takesTotal(c, order)) findings.push(amountMismatch(c, order));
   return findings;
 }
+
+const takesTotal = (c: ListedCharge, order: OrderRow) =>
+  c.amountCents === order.totalCents && c.currency === order.currency;
 
 function chargeWithoutOrder(c: ListedCharge, order: OrderRow | undefined): Finding {
   return {

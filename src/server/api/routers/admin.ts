@@ -6,7 +6,10 @@ import { getKeyProcedure } from "./admin/get-key";
 import { listKeysProcedure } from "./admin/list-keys";
 import { listOutboxProcedure, retryOutboxProcedure } from "./admin/outbox";
 import { listAuditProcedure } from "./admin/audit";
-import { listReconciliationProcedure } from "./admin/reconciliation";
+import {
+  listReconciliationProcedure,
+  resolveReconciliationProcedure,
+} from "./admin/reconciliation";
 import { bustKeyProcedure, releaseKeyProcedure } from "./admin/remove-key";
 import { readStats } from "@/server/admin/stats";
 import { resolveKeyProcedure, searchKeysProcedure } from "./admin/search-keys";
@@ -35,6 +38,7 @@ export const adminRouter = createTRPCRouter({
   }),
   reconciliation: createTRPCRouter({
     list: listReconciliationProcedure,
+    resolve: resolveReconciliationProcedure,
   }),
   audit: createTRPCRouter({
     list: listAuditProcedure,

@@ -11,6 +11,7 @@ export const AdminReason = {
   OUTBOX_NOT_FOUND: Reason.OUTBOX_NOT_FOUND,
   OUTBOX_NOT_DEAD: Reason.OUTBOX_NOT_DEAD,
   SESSION_NOT_FOUND: Reason.SESSION_NOT_FOUND,
+  FINDING_NOT_FOUND: Reason.NOT_FOUND,
 } as const;
 export type AdminReason = (typeof AdminReason)[keyof typeof AdminReason];
 

@@ -1,8 +1,12 @@
-// admin.reconciliation.list: the reconciliation job's findings, newest first.
+// admin.reconciliation.list: the reconciliation job's findings, newest first;
+// admin.reconciliation.resolve: one marked resolved with what was done (audited).
 import { z } from "zod";
-import { adminProcedure } from "../../trpc";
+import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import type { Prisma } from "@/generated/prisma/client";
+import { resolveFinding } from "@/server/payments/finding-resolution";
 import { cursorSchema, encodeCursor, iso } from "./cursor";
+import { AdminReason, adminError } from "./errors";
+import { reasonSchema } from "./keys.types";
 
 export const listReconciliationInput = z.object({
   /** Only findings nobody marked resolved. */
@@ -19,6 +23,8 @@ const findingSelect = {
   details: true,
   createdAt: true,
   resolvedAt: true,
+  resolution: true,
+  resolvedBy: true,
 } satisfies Prisma.ReconciliationFindingSelect;
 
 export function before(c: { createdAt: Date; id: string } | undefined) {
@@ -57,3 +63,28 @@ export const listReconciliationProcedure = adminProcedure
       nextCursor,
     };
   });
+
+export const resolveReconciliationInput = z.object({ id: z.uuid(), note: reasonSchema });
+
+/**
+ * Open → resolved, with the operator's note, and an audit entry. A finding already resolved is
+ * answered as it is (who resolved it, when), not resolved twice.
+ */
+export const resolveReconciliationProcedure = adminIdempotentProcedure(
+  resolveReconciliationInput,
+).mutation(async ({ ctx, input }) => {
+  const outcome = await resolveFinding(ctx.tx, {
+    id: input.id,
+    note: input.note,
+    actor: ctx.principal.email,
+  });
+  if (outcome.status === "not-found")
+    throw adminError(AdminReason.FINDING_NOT_FOUND, "No reconciliation finding with this id");
+  return {
+    id: outcome.id,
+    status: outcome.status,
+    resolvedAt: outcome.resolvedAt.toISOString(),
+    resolvedBy: outcome.status === "resolved" ? ctx.principal.email : outcome.resolvedBy,
+    auditId: outcome.status === "resolved" ? outcome.auditId : null,
+  };
+});
