@@ -1,10 +1,12 @@
 "use client";
-// What the reconciliation job found: duplicate charges, charges without an order, and so on.
+// What the reconciliation job found: duplicate charges, charges without an order, and so on; an
+// open finding resolved with a note saying what was done (audited). One found again is open again.
 import { useQuery } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/api/root";
-import { useTRPC } from "@/trpc/react";
+import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
+import { ReasonActionForm } from "./ReasonActionForm";
 import { DataTable } from "../DataTable";
 
 type Finding = inferRouterOutputs<AppRouter>["admin"]["reconciliation"]["list"]["items"][number];
@@ -26,6 +28,7 @@ export function ReconciliationPanel() {
           <DataTable
             label="Reconciliation findings"
             columns={["Found", "Kind", "Order", "Charges", "Details", "Resolved"]}
+            scroll
           >
             {findings.data?.items.map((f) => (
               <FindingRow key={f.id} f={f} />
@@ -50,7 +53,28 @@ function FindingRow({ f }: { f: Finding }) {
       <td className="mono" style={{ fontSize: "0.8rem" }}>
         {JSON.stringify(f.details)}
       </td>
-      <td>{formatTime(f.resolvedAt)}</td>
+      <td>
+        {f.resolvedAt ? (
+          <>
+            {formatTime(f.resolvedAt)} by {f.resolvedBy ?? "–"}: {f.resolution ?? "–"}
+          </>
+        ) : (
+          <ResolveForm id={f.id} />
+        )}
+      </td>
     </tr>
+  );
+}
+
+function ResolveForm({ id }: { id: string }) {
+  const client = useTRPCClient();
+  return (
+    <ReasonActionForm
+      button="Resolve"
+      done="Resolved"
+      send={(note, context) =>
+        client.admin.reconciliation.resolve.mutate({ id, note }, { context })
+      }
+    />
   );
 }
