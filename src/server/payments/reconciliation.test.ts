@@ -11,7 +11,7 @@ import { useTestProvider } from "../../test/provider";
 import { chargedTestOrder, placeTestOrder } from "../../test/payment-fixtures";
 import { createOutboxWorker } from "./outbox-worker";
 import type { PaymentProvider } from "./provider";
-import { createReconciliation, LATE_WRITE_MARGIN_SECONDS } from "./reconciliation";
+import { createReconciliation, LATE_WRITE_MARGIN_SECONDS, type Finding } from "./reconciliation";
 
 const t = useTestDatabase();
 const provider = useTestProvider();
@@ -193,6 +193,29 @@ describe("reconciliation", () => {
     const run = await createReconciliation(t.db, racing, { settleSeconds: 0 }).runOnce();
     expect(run.findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
     expect((await reconcile()).findings.filter((f) => f.orderId === order.orderId)).toEqual([]);
+  });
+
+  it("a charge taken over by the order placed again after its own was lost is that order's", async () => {
+    // The provider charged under the intent's key for an order the shop then lost; the order
+    // placed again took the charge over: the charge still names the vanished order.
+    const order = await placeTestOrder(t.db);
+    const charge = await plantCharge({ reference: randomUUID(), amountCents: order.totalCents });
+    await t.db.order.update({
+      where: { id: order.orderId },
+      data: { status: "PAID", chargeId: charge },
+    });
+    const mine = (r: { findings: Finding[] }) =>
+      r.findings.filter((f) => f.orderId === order.orderId || f.chargeIds.includes(charge));
+    expect(mine(await reconcile())).toEqual([]);
+    expect(
+      mine(await createReconciliation(t.db, provider.client, { settleSeconds: 0 }).runSince()),
+    ).toEqual([]);
+    // The same charge naming a vanished order, recorded by no order, is money without an order.
+    await t.db.order.update({ where: { id: order.orderId }, data: { chargeId: null } });
+    const kinds = mine(
+      await createReconciliation(t.db, provider.client, { settleSeconds: 0 }).runSince(),
+    ).map((f) => f.kind);
+    expect(kinds.sort()).toEqual(["CHARGE_WITHOUT_ORDER", "PAID_ORDER_WITHOUT_CHARGE"]);
   });
 
   it(

@@ -139,13 +139,25 @@ async function settledOrders(
     WHERE "status" IN ('PAID', 'PAYMENT_FAILED') AND ${column} >= ${range.from} AND ${column} < ${range.until}`;
 }
 
-/** The listed charges' orders, read after the list. */
-async function ordersOf(db: Db, references: string[]): Promise<OrderRow[]> {
-  const ids = references.filter((r) => UUID.test(r));
-  if (ids.length === 0) return [];
-  return db.$queryRaw<
-    OrderRow[]
-  >`SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "id" = ANY(${ids}::uuid[])`;
+/**
+ * The listed charges' orders, read after the list: the order each charge names (its reference),
+ * and the order that recorded it (its chargeId). They differ when an order placed again after the
+ * first was lost took over the charge the provider already held under the intent's key: the
+ * charge still names the vanished order.
+ */
+async function ordersOf(db: Db, charges: readonly ListedCharge[]): Promise<OrderRow[]> {
+  const ids = [...new Set(charges.map((c) => c.reference))].filter((r) => UUID.test(r));
+  const chargeIds = charges.map((c) => c.id);
+  if (chargeIds.length === 0) return [];
+  return db.$queryRaw<OrderRow[]>`
+    SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "id" = ANY(${ids}::uuid[]) OR "chargeId" = ANY(${chargeIds})`;
+}
+
+/** A charge's order: the one that recorded it, else the one it names. */
+function orderLookup(orders: readonly OrderRow[]) {
+  const byId = new Map(orders.map((o) => [o.id, o]));
+  const byCharge = new Map(orders.filter((o) => o.chargeId).map((o) => [o.chargeId!, o]));
+  return (c: ListedCharge) => byCharge.get(c.id) ?? byId.get(c.reference);
 }
 
 /**
@@ -182,12 +194,12 @@ export function judge(
   settled: readonly OrderRow[],
   now: Date,
 ): Finding[] {
-  const orderById = new Map(orders.map((o) => [o.id, o]));
+  const orderOf = orderLookup(orders);
   const succeeded = charges.filter((c) => c.status === ChargeStatus.SUCCEEDED);
   const pendingBefore = seconds(now) - PENDING_SETTLE_SECONDS;
   const findings: Finding[] = [];
   for (const c of succeeded) {
-    const order = orderById.get(c.reference);
+    const order = orderOf(c);
     // Charged, not yet recorded: in flight, judged again by a later run.
     if (order?.status === "PENDING" && c.created >= pendingBefore) continue;
     findings.push(...chargeFindings(c, order));
@@ -256,14 +268,21 @@ function amountMismatch(c: ListedCharge, order: OrderRow): Finding {
   };
 }
 
+/** Whether an order has one of `succeeded`: one names it, or it recorded one of them. */
+function chargedOrders(succeeded: readonly ListedCharge[]) {
+  const references = new Set(succeeded.map((c) => c.reference));
+  const ids = new Set(succeeded.map((c) => c.id));
+  return (o: OrderRow) => references.has(o.id) || (o.chargeId !== null && ids.has(o.chargeId));
+}
+
 /** Paid orders that the provider has no successful charge for. */
 function paidWithoutCharge(
   settled: readonly OrderRow[],
   succeeded: readonly ListedCharge[],
 ): Finding[] {
-  const charged = new Set(succeeded.map((c) => c.reference));
+  const charged = chargedOrders(succeeded);
   return settled
-    .filter((o) => o.status === "PAID" && !charged.has(o.id))
+    .filter((o) => o.status === "PAID" && !charged(o))
     .map((o) => ({
       kind: FindingKind.PAID_ORDER_WITHOUT_CHARGE,
       dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, o.id),
@@ -293,21 +312,21 @@ async function judgeScope(
 ): Promise<{ findings: Finding[]; chargeIds: string[] }> {
   const settled = await settledOrders(db, scope.orders.by, scope.orders.range);
   const charges = await listCharges(provider, scope.charges);
-  const listed = new Set(
-    charges.filter((c) => c.status === ChargeStatus.SUCCEEDED).map((c) => c.reference),
-  );
-  const unmatched = settled.filter((o) => o.status === "PAYMENT_FAILED" || !listed.has(o.id));
+  const charged = chargedOrders(charges.filter((c) => c.status === ChargeStatus.SUCCEEDED));
+  const unmatched = settled.filter((o) => o.status === "PAYMENT_FAILED" || !charged(o));
   if (unmatched.length > 0) {
     const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
-    const theirs = new Set(unmatched.map((o) => o.id));
+    const theirs = new Set(unmatched.flatMap((o) => (o.chargeId ? [o.id, o.chargeId] : [o.id])));
     const known = new Set(charges.map((c) => c.id));
     const more = await listCharges(provider, {
       from: new Date(Math.min(...unmatched.map((o) => o.createdAt.getTime())) - margin),
       until: new Date(Math.max(...unmatched.map((o) => o.updatedAt.getTime())) + margin),
     });
-    charges.push(...more.filter((c) => theirs.has(c.reference) && !known.has(c.id)));
+    charges.push(
+      ...more.filter((c) => (theirs.has(c.reference) || theirs.has(c.id)) && !known.has(c.id)),
+    );
   }
-  const orders = await ordersOf(db, [...new Set(charges.map((c) => c.reference))]);
+  const orders = await ordersOf(db, charges);
   const findings = [
     ...judge(charges, orders, settled, now),
     ...(await sharedIntents(db, scope.charges)),
