@@ -7,7 +7,7 @@ import type { PaymentSettings } from "./config";
 import { startLoop, type Loop } from "./loop";
 import { createOutboxWorker, type OutboxWorkerOptions } from "./outbox-worker";
 import { createProviderClient, type PaymentProvider } from "./provider";
-import { createReconciliation } from "./reconciliation";
+import { createReconciliation, findingLine } from "./reconciliation";
 
 export { createOutboxWorker, type OutboxWorker, type OutboxRunResult } from "./outbox-worker";
 export {
@@ -69,6 +69,8 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
   });
   const reconciliation = createReconciliation(db, provider, {
     intervalMs: settings.reconcileIntervalMs,
+    // One line per disagreement found (or back after being resolved), never one per run.
+    onFinding: (finding, state) => log?.log(findingLine(finding, state)),
   });
   const loops: Loop[] = [
     startLoop("outbox", () => worker.runOnce(), {

@@ -11,7 +11,12 @@ import { useTestProvider } from "../../test/provider";
 import { chargedTestOrder, placeTestOrder } from "../../test/payment-fixtures";
 import { createOutboxWorker } from "./outbox-worker";
 import type { PaymentProvider } from "./provider";
-import { createReconciliation, LATE_WRITE_MARGIN_SECONDS, type Finding } from "./reconciliation";
+import {
+  createReconciliation,
+  findingLine,
+  LATE_WRITE_MARGIN_SECONDS,
+  type Finding,
+} from "./reconciliation";
 
 const t = useTestDatabase();
 const provider = useTestProvider();
@@ -92,7 +97,11 @@ describe("reconciliation", () => {
     // left.
     const lost = await plantCharge({ reference: randomUUID() });
 
-    const { findings, recorded } = await reconcile();
+    const told: string[] = [];
+    const { findings, recorded } = await createReconciliation(t.db, provider.client, {
+      settleSeconds: 0,
+      onFinding: (f, state) => told.push(findingLine(f, state)),
+    }).runOnce();
     const mine = findings.filter((f) => f.kind !== "DUPLICATE_CHARGE"); // the previous test's is still in the window
     expect(mine.map((f) => f.kind).sort()).toEqual([
       "AMOUNT_MISMATCH",
@@ -110,7 +119,21 @@ describe("reconciliation", () => {
     expect(findings.find((f) => f.kind === "AMOUNT_MISMATCH")).toMatchObject({
       orderId: mismatched!.orderId,
     });
-    expect(await reconcile()).toMatchObject({ recorded: 0 });
+    // One line per new finding, naming its kind and what it is about.
+    expect(told).toHaveLength(3);
+    expect(told).toContain(
+      `[reconciliation] new finding CHARGE_WITHOUT_ORDER: no order, charge ${lost} (dashboard: /admin)`,
+    );
+    expect(
+      told.some((line) => line.includes(`AMOUNT_MISMATCH: order ${mismatched!.orderId}`)),
+    ).toBe(true);
+    // Found again by the next run: recorded nothing, told nothing.
+    const again = await createReconciliation(t.db, provider.client, {
+      settleSeconds: 0,
+      onFinding: (f, state) => told.push(findingLine(f, state)),
+    }).runOnce();
+    expect(again).toMatchObject({ recorded: 0 });
+    expect(told).toHaveLength(3);
     expect(await t.db.reconciliationFinding.count()).toBe(4);
   });
 

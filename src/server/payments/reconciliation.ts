@@ -334,23 +334,46 @@ async function judgeScope(
   return { findings, chargeIds: charges.map((c) => c.id) };
 }
 
+/** A finding as one log line: its kind, what it names, and whether it is new or back. */
+export function findingLine(finding: Finding, state: "new" | "reopened"): string {
+  const order = finding.orderId ? `order ${finding.orderId}` : "no order";
+  const charges = finding.chargeIds.length ? `charge ${finding.chargeIds.join(", ")}` : "no charge";
+  const what = state === "new" ? "new finding" : "finding open again";
+  return `[reconciliation] ${what} ${finding.kind}: ${order}, ${charges} (dashboard: /admin)`;
+}
+
 export interface ReconciliationOptions {
   /** Tests judge charges made a moment ago: 0. */
   settleSeconds?: number;
   /** How often the job runs: the sweep's slices are sized to finish a lap in SWEEP_LAP_SECONDS. */
   intervalMs?: number;
+  /**
+   * Told once of each finding a run records for the first time, and of each one it opens again
+   * (the disagreement came back after being resolved): one log line each, never one per run.
+   */
+  onFinding?: (finding: Finding, state: "new" | "reopened") => void;
 }
 
 /** Records the findings, closes the paid dead letters: the end of every run. */
 /** The end of every run: the findings recorded (each once), the paid dead letters closed. */
-async function finish(db: Db, findings: Finding[], chargeIds: string[]) {
+async function finish(
+  db: Db,
+  findings: Finding[],
+  chargeIds: string[],
+  onFinding: ReconciliationOptions["onFinding"],
+) {
   const unique = [...new Map(findings.map((f) => [f.dedupeKey, f])).values()];
   const closed = await closePaidDeadLetters(db);
   const { recorded, reopened } = await recordFindings(db, unique);
+  if (onFinding)
+    for (const f of unique) {
+      if (recorded.has(f.dedupeKey)) onFinding(f, "new");
+      else if (reopened.has(f.dedupeKey)) onFinding(f, "reopened");
+    }
   return {
     findings: unique,
-    recorded,
-    reopened,
+    recorded: recorded.size,
+    reopened: reopened.size,
     closedDeadLetters: closed.length,
     charges: new Set(chargeIds).size,
   };
@@ -396,6 +419,7 @@ export function createReconciliation(
         db,
         [...recent.findings, ...swept.findings],
         [...recent.chargeIds, ...swept.chargeIds],
+        options.onFinding,
       );
       await advanceRecent(db, until);
       await setCursor(db, SWEEP_CURSOR, lapCompleted ? LAP_START : slice.until);
@@ -421,7 +445,7 @@ export function createReconciliation(
         { charges: range, orders: { by: "updatedAt", range } },
         now,
       );
-      return finish(db, judged.findings, judged.chargeIds);
+      return finish(db, judged.findings, judged.chargeIds, options.onFinding);
     },
   };
 }
@@ -466,9 +490,9 @@ async function readState(db: Db, provider: PaymentProvider) {
 async function recordFindings(
   db: Db,
   findings: readonly Finding[],
-): Promise<{ recorded: number; reopened: number }> {
-  if (findings.length === 0) return { recorded: 0, reopened: 0 };
-  const { count: recorded } = await db.reconciliationFinding.createMany({
+): Promise<{ recorded: Set<string>; reopened: Set<string> }> {
+  if (findings.length === 0) return { recorded: new Set(), reopened: new Set() };
+  const created = await db.reconciliationFinding.createManyAndReturn({
     data: findings.map((f) => ({
       kind: f.kind,
       dedupeKey: f.dedupeKey,
@@ -477,12 +501,17 @@ async function recordFindings(
       details: f.details as object,
     })),
     skipDuplicates: true,
+    select: { dedupeKey: true },
   });
-  const { count: reopened } = await db.reconciliationFinding.updateMany({
+  const opened = await db.reconciliationFinding.updateManyAndReturn({
     where: { dedupeKey: { in: findings.map((f) => f.dedupeKey) }, resolvedAt: { not: null } },
     data: { resolvedAt: null, resolution: null, resolvedBy: null },
+    select: { dedupeKey: true },
   });
-  return { recorded, reopened };
+  return {
+    recorded: new Set(created.map((f) => f.dedupeKey)),
+    reopened: new Set(opened.map((f) => f.dedupeKey)),
+  };
 }
 
 /** Never backwards: two runs at once (the server's and a worker's) may finish in either order. */
