@@ -1,6 +1,7 @@
 // The conformance kit against a plain route protected by @once/idempotency/http (no tRPC): the
 // same rules as against a tRPC procedure, read from problem details. The engine listens (replay
-// cache on), as a production route's does.
+// cache on), as a production route's does; after the kit ages a key the test waits until the
+// engine's listener has heard the kit's eviction notice.
 import { httpSender, runConformance } from "../src/conformance/index";
 import { idempotent } from "../src/http/index";
 import { useTestDatabase } from "./support/database";
@@ -38,6 +39,7 @@ runConformance(
       fetch: (request) => routeOf()(request),
     }),
     input: () => ({ value: `v${++n}` }),
+    aged: (scope, key) => listening.heardEviction(scope, key),
     failingInput: () => ({ value: "refused", refuse: true }),
   }),
 );

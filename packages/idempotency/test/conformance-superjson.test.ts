@@ -1,6 +1,5 @@
 // The conformance kit against a superjson router, as a T3 app has it: inputs sent and error bodies
-// read through the transformer. The engine listens (replay cache on), and no `aged` hook is
-// given: the retention check passes only because the kit's eviction notice reaches the engine.
+// read through the transformer. The engine listens (replay cache on), as a T3 app's does.
 import { initTRPC, TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import superjson from "superjson";
@@ -73,6 +72,9 @@ runConformance(
         }),
     }),
     input: () => ({ value: `v${++n}`, at: new Date(1_700_000_000_000 + n) }),
+    // Waits for the engine's listener to hear the kit's eviction notice (never evicts itself):
+    // the retention check passes only because the notice reaches the engine.
+    aged: (scope, key) => listening.heardEviction(scope, key),
     failingInput: () => ({ value: "refused", at: new Date(0), refuse: true }),
   }),
 );

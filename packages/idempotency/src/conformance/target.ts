@@ -43,8 +43,11 @@ export interface ConformanceTarget {
    */
   transformer?: Transformer;
   /**
-   * Called after the kit aged a key in the database. Not needed: the kit announces the change on
-   * the engine's eviction channel itself, so a server with a replay cache forgets the key.
+   * Called after the kit aged a key in the database and announced it on the engine's eviction
+   * channel. The kit waits for its own copy of the notice; the server hears it on its own
+   * connection, and nothing orders the two. A server in its own process has in practice heard it
+   * before the next request reaches it; a handler called in the test's own process can be reached
+   * first, so give such a target a hook that waits until its engine has forgotten the key.
    */
   aged?: (scope: string, key: string) => void | Promise<void>;
   /** Stop and start the database, for the fail-closed check (both or neither). */
