@@ -7,7 +7,8 @@
 //   protocol       protocol/                                       (reserve, decide, execute, wait)
 //   services       replay-cache, evictions, counters, pending-releases, unique-violation, reason-of
 //   store          store/                                          (the SQL behind the interface)
-//   base           constants, brand, config, key, fingerprint, reasons, errors, outcome, wait/,
+//   base           constants, brand, config, key, fingerprint, reasons, errors, outcome,
+//                  header-names, wait/,
 //                  store/types.ts (the record and the store's interface: types every layer speaks)
 //
 // client/ is the browser side: it may use the base layer's browser-safe modules and nothing
@@ -29,7 +30,7 @@ module.exports = {
       comment:
         "The base layer (constants, errors, reasons, key, fingerprint, config, outcome, wait/, store/types) is what every layer shares.",
       from: {
-        path: "^src/(constants|brand|config|key|fingerprint|reasons|errors|outcome)\\.ts$|^src/wait/|^src/store/types\\.ts$",
+        path: "^src/(constants|brand|config|key|fingerprint|reasons|errors|outcome|header-names)\\.ts$|^src/wait/|^src/store/types\\.ts$",
       },
       to: {
         pathNot: "^src/store/types\\.ts$",

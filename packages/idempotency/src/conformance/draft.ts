@@ -8,7 +8,7 @@
 // one published suite.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { headerNamesOf, type HeaderNamesOption } from "../http/header-names.js";
+import { headerNamesOf, type HeaderNamesOption } from "../header-names.js";
 
 export interface DraftTarget {
   /** A name for the suite's title. */

@@ -7,3 +7,4 @@ export {
 } from "../trpc/middleware.js";
 export { fetchHttpAccess, type HttpAccess } from "../trpc/http.js";
 export { toTRPCError } from "../trpc/errors.js";
+export type { HeaderNames, HeaderNamesOption } from "../header-names.js";

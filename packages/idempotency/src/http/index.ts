@@ -13,7 +13,7 @@ export {
   DRAFT_HEADER_NAMES,
   type HeaderNames,
   type HeaderNamesOption,
-} from "./header-names.js";
+} from "../header-names.js";
 export { problemResponse, PROBLEM_TYPE, type Problem } from "./problem.js";
 // How long a request says it will wait (`Prefer: wait=N`): a server that bounds its requests in
 // progress may queue such a request for a place rather than refuse it.

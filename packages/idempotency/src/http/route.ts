@@ -12,7 +12,7 @@ import { Reason } from "../reasons.js";
 import type { SqlTransaction } from "../store/types.js";
 import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
 import { capture, omittedReplay, rebuild, replayedHeaderNames, type Captured } from "./answer.js";
-import { headerNamesOf, type HeaderNames, type HeaderNamesOption } from "./header-names.js";
+import { headerNamesOf, type HeaderNames, type HeaderNamesOption } from "../header-names.js";
 import { problemResponse, refusal } from "./problem.js";
 import { readBody, requestIdentity } from "./request-identity.js";
 

@@ -11,6 +11,7 @@ import type { TRPCCombinedDataTransformer } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { middlewareMarker, type MiddlewareResult } from "@trpc/server/unstable-core-do-not-import";
 import { Header } from "../constants.js";
+import { headerNamesOf, type HeaderNames, type HeaderNamesOption } from "../header-names.js";
 import type { IdempotencyEngine } from "../engine.js";
 import { IdempotencyError } from "../errors.js";
 import { parseIdempotencyKey } from "../key.js";
@@ -47,6 +48,12 @@ export interface IdempotencyMiddlewareOptions<TCtx, TTx extends SqlTransaction> 
    * createContext.
    */
   http: (ctx: NoInfer<TCtx>) => HttpAccess | undefined;
+  /**
+   * The names of the key, replay and expiry headers, as for an HTTP route: `"default"` (Stripe's
+   * `Idempotent-Replayed`, `Idempotent-Replay-Body`, `Idempotency-Key-Expires`), `"draft"` (the
+   * IETF draft's `Idempotency-Replayed`, `Idempotency-Replay`), or the names to change.
+   */
+  headerNames?: HeaderNamesOption;
 }
 
 /** What the handler finds on `ctx`: the transaction to write through, and the request's key. */
@@ -78,6 +85,7 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
   options: IdempotencyMiddlewareOptions<TCtx, TTx>,
 ) {
   const { output } = t._config.transformer;
+  const names = headerNamesOf(options.headerNames);
   const engineOf =
     typeof options.engine === "function"
       ? options.engine
@@ -86,7 +94,7 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
 
   return async function idempotency(opts: MiddlewareCall<TCtx, TTx>): Promise<Result> {
     const { ctx, path } = opts;
-    const { http, key, waitSeconds } = readRequest(opts, options.http(ctx));
+    const { http, key, waitSeconds } = readRequest(opts, options.http(ctx), names);
     let firstResult: Result | undefined;
     let outcome: Outcome;
     try {
@@ -107,7 +115,7 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
       if (!(error instanceof IdempotencyError)) throw error;
       throw refusal(error, http);
     }
-    const data = answer(outcome, http, output);
+    const data = answer(outcome, http, output, names);
     if (firstResult?.ok) return { ...firstResult, data };
     // A replay: the handler does not run, so there is no next() result to pass on; this is the
     // result tRPC's own resolver would have returned (test/trpc-internals.test.ts guards it).
@@ -120,6 +128,7 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
 function readRequest(
   opts: { path: string; type: string },
   http: HttpAccess | undefined,
+  names: HeaderNames,
 ): { http: HttpAccess; key: string; waitSeconds: number | undefined } {
   const { path } = opts;
   if (opts.type !== "mutation")
@@ -133,7 +142,7 @@ function readRequest(
       "A batch of mutations cannot be idempotent: send each mutation on its own, with its own Idempotency-Key";
     throw toTRPCError(new IdempotencyError(Reason.BATCH_NOT_ALLOWED, message));
   }
-  const parsed = parseIdempotencyKey(http.header(Header.KEY));
+  const parsed = parseIdempotencyKey(http.header(names.key));
   if (!parsed.ok) throw toTRPCError(new IdempotencyError(parsed.reason, parsed.message));
   return { http, key: parsed.key, waitSeconds: parsePreferWait(http.header(Header.PREFER)) };
 }
@@ -190,13 +199,17 @@ function refusal(error: IdempotencyError, http: HttpAccess): Error {
  * The answer's headers, and its data rebuilt from the stored text alone (the first answer and
  * every replay alike); a stored failure is thrown as the error it was.
  */
-function answer(outcome: Outcome, http: HttpAccess, output: Output): unknown {
-  http.setHeader(Header.EXPIRES, outcome.expiresAt.toUTCString());
+function answer(outcome: Outcome, http: HttpAccess, output: Output, names: HeaderNames): unknown {
+  http.setHeader(names.expires, outcome.expiresAt.toUTCString());
   if (outcome.appliedWaitSeconds !== undefined)
     http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
-  if (outcome.replayed) http.setHeader(Header.REPLAYED, "true");
+  if (outcome.replayed) http.setHeader(names.replayed, "true");
   const { response } = outcome;
-  if (response.omittedBytes !== undefined) throw toTRPCError(bodyOmitted(response.omittedBytes));
+  if (response.omittedBytes !== undefined) {
+    // tRPC has no empty success: the stored data cannot be given back, so the answer says so.
+    http.setHeader(names.bodyOmitted, "omitted");
+    throw toTRPCError(bodyOmitted(response.omittedBytes));
+  }
   if (outcome.kind === "deterministic")
     throw replayedError(JSON.parse(response.body) as StoredError, response.status);
   return output.deserialize(JSON.parse(response.body));

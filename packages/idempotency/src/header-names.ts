@@ -1,7 +1,7 @@
 // The names of the headers the HTTP layer reads and writes, chosen per route. The defaults are the
 // names most clients already know (Stripe's `Idempotent-Replayed`, which AWS Powertools and many
 // SDKs read too); `"draft"` is the IETF draft's conformance profile in one word.
-import { Header } from "../constants.js";
+import { Header } from "./constants.js";
 
 export interface HeaderNames {
   /** The request's key. */
