@@ -20,6 +20,8 @@ runConformance({
   get databaseUrl() {
     return t.database.url;
   },
+  // The app runs in this process: wait until its engine has heard the kit's eviction notice.
+  aged: () => t.app.engine.caughtUp(),
   failingInput: () => ({ to: "acct-big", amountCents: 5_000_000 }),
   slowHeaders: { "x-slow-ms": "2500" },
   stopStore: () => t.database.stop(),

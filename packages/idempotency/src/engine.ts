@@ -76,6 +76,13 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   readonly run: SqlRunner;
   /** Resolves once the eviction listener is connected (at once without one). */
   readonly ready: Promise<void>;
+  /**
+   * Resolves once this process has heard every eviction and settle announced (committed) before
+   * the call: a test that changed keys behind the engine's back (and announced it, as the
+   * conformance kit does when it ages a key) waits on it before the next request. At once without
+   * a listener.
+   */
+  caughtUp(): Promise<void>;
   /** The reaper, the sweeper and the counter flush on timers; returns their stop function. */
   startJobs(log: JobLog): () => Promise<void>;
   /**
@@ -166,6 +173,10 @@ function engineOver<TTx extends SqlTransaction>(
     counters,
     run: store.run,
     ready: listener?.ready ?? Promise.resolve(),
+    caughtUp: async () =>
+      listener?.caughtUp(async (channel, payload) => {
+        await store.run.execute("SELECT pg_notify($1, $2)", [channel, payload]);
+      }),
     startJobs: (log) => startEngineJobs(store.run, counters, jobOptions, log),
     reaperLagSeconds: () => reaperLagSeconds(store.run),
     evict: (scope, key) => replayCache?.evict(scope, key),

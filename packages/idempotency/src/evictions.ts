@@ -7,6 +7,7 @@
 //   committed and readable; each instance wakes the requests waiting on that key (Prefer: wait).
 // While the listener is not connected the cache is switched off and emptied, since an eviction
 // could be missed, and waiting is not offered.
+import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { EVICTION_CHANNEL, SETTLED_CHANNEL } from "./constants.js";
 import type { ReplayCache } from "./replay-cache.js";
@@ -23,6 +24,12 @@ export async function announceEviction(run: SqlRunner, scope: string, key: strin
   await run.execute("SELECT pg_notify($1, $2)", [EVICTION_CHANNEL, JSON.stringify([scope, key])]);
 }
 
+/**
+ * The scope of a barrier's announcement (a key scope cannot hold a NUL): an instance that hears it
+ * evicts and wakes nothing, and the one that sent it knows it has heard everything before it.
+ */
+const BARRIER_SCOPE = "\u0000barrier";
+
 /** Reconnects after 250 ms, doubling to 5 s. */
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 5_000;
@@ -33,6 +40,9 @@ export class EvictionListener {
   private retryMs = FIRST_RETRY_MS;
   private timer: NodeJS.Timeout | undefined;
   private connected!: () => void;
+  private isConnected = false;
+  /** Barriers sent and not yet heard back, by token. */
+  private readonly barriers = new Map<string, () => void>();
   /** Resolves once the first LISTEN is in place (tests and start-up wait on it). */
   readonly ready = new Promise<void>((resolve) => (this.connected = resolve));
 
@@ -42,6 +52,25 @@ export class EvictionListener {
     private readonly waiters: KeyWaiters,
   ) {
     this.setConnected(false);
+  }
+
+  /**
+   * Resolves once this listener has heard every announcement committed before the call. PostgreSQL
+   * delivers notifications to a listener in commit order, so hearing a barrier sent after them
+   * means having heard them. While disconnected it resolves at once: the cache is off and empty, so
+   * nothing stale can be served.
+   */
+  async caughtUp(send: (channel: string, payload: string) => Promise<void>): Promise<void> {
+    if (!this.isConnected) return;
+    const token = randomUUID();
+    const heard = new Promise<void>((resolve) => this.barriers.set(token, resolve));
+    try {
+      await send(EVICTION_CHANNEL, JSON.stringify([BARRIER_SCOPE, token]));
+    } catch (error) {
+      this.barriers.delete(token);
+      throw error;
+    }
+    await heard;
   }
 
   start(): this {
@@ -63,6 +92,11 @@ export class EvictionListener {
       const [scope, key] = parsePayload(message.payload);
       if (scope === undefined || key === undefined) {
         this.cache?.clear(); // an announcement we cannot read: forget everything rather than replay stale
+        return;
+      }
+      if (scope === BARRIER_SCOPE) {
+        this.barriers.get(key)?.();
+        this.barriers.delete(key);
         return;
       }
       if (message.channel === EVICTION_CHANNEL) this.cache?.evict(scope, key);
@@ -93,6 +127,12 @@ export class EvictionListener {
   }
 
   private setConnected(connected: boolean): void {
+    this.isConnected = connected;
+    if (!connected) {
+      // Disconnected: the cache is emptied below, so a barrier's wait is over.
+      for (const resolve of this.barriers.values()) resolve();
+      this.barriers.clear();
+    }
     this.cache?.setEnabled(connected);
     this.waiters.setListening(connected);
   }

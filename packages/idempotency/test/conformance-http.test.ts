@@ -39,7 +39,7 @@ runConformance(
       fetch: (request) => routeOf()(request),
     }),
     input: () => ({ value: `v${++n}` }),
-    aged: (scope, key) => listening.heardEviction(scope, key),
+    aged: () => listening.engine.caughtUp(),
     failingInput: () => ({ value: "refused", refuse: true }),
   }),
 );

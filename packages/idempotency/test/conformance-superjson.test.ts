@@ -74,7 +74,7 @@ runConformance(
     input: () => ({ value: `v${++n}`, at: new Date(1_700_000_000_000 + n) }),
     // Waits for the engine's listener to hear the kit's eviction notice (never evicts itself):
     // the retention check passes only because the notice reaches the engine.
-    aged: (scope, key) => listening.heardEviction(scope, key),
+    aged: () => listening.engine.caughtUp(),
     failingInput: () => ({ value: "refused", at: new Date(0), refuse: true }),
   }),
 );

@@ -85,6 +85,29 @@ describe("replay from memory", () => {
     expect(runs).toBe(before + 1);
   });
 
+  it("caughtUp() resolves only once the instance has heard what was announced before it (a bust on another instance, checked at once with no wait)", async () => {
+    for (let round = 0; round < 20; round++) {
+      const key = randomUUID();
+      await call(a, key);
+      expect((await call(b, key)).replayed).toBe(true);
+      expect(cacheOf(b).has("acme", key)).toBe(true);
+      const id = (
+        await t.db.idempotencyKey.findUniqueOrThrow({
+          where: { scope_key: { scope: "acme", key } },
+        })
+      ).id;
+      await t.db.$transaction((tx) => a.removeKey(tx, id, "bust")); // b hears of it by NOTIFY
+      await b.caughtUp();
+      expect(cacheOf(b).has("acme", key)).toBe(false);
+    }
+  });
+
+  it("caughtUp() resolves at once on an engine without a listener", async () => {
+    const quiet = createIdempotencyEngine<Tx>({ prisma: t.db, pool: t.pool });
+    await expect(quiet.caughtUp()).resolves.toBeUndefined();
+    await quiet.close();
+  });
+
   it("stops serving from memory while its listener is cut off, and resumes once it reconnects", async () => {
     const key = randomUUID();
     await call(b, key);

@@ -47,7 +47,7 @@ export interface ConformanceTarget {
    * channel. The kit waits for its own copy of the notice; the server hears it on its own
    * connection, and nothing orders the two. A server in its own process has in practice heard it
    * before the next request reaches it; a handler called in the test's own process can be reached
-   * first, so give such a target a hook that waits until its engine has forgotten the key.
+   * first, so give such a target `aged: () => engine.caughtUp()`.
    */
   aged?: (scope: string, key: string) => void | Promise<void>;
   /** Stop and start the database, for the fail-closed check (both or neither). */

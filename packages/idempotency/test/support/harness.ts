@@ -19,7 +19,6 @@ import type { EngineConfigInput } from "../../src/entry/config";
 import { createIdempotencyMiddleware } from "../../src/entry/trpc";
 import { idempotent } from "../../src/http/index";
 import { requestIdentity } from "../../src/http/request-identity";
-import { depsOf } from "../../src/engine";
 import { fingerprint } from "../../src/fingerprint";
 import { parsePreferWait } from "../../src/wait/prefer";
 import { poolOf, type Db, type TestDatabase } from "./database";
@@ -378,26 +377,8 @@ export async function keyRow(db: Db, scope: string, key: string) {
  * An engine on `t`'s database that listens (replay cache on, as a production one), for one test
  * file.
  */
-export function useListeningEngine(t: TestDatabase): {
-  readonly engine: Engine;
-  heardEviction(scope: string, key: string): Promise<void>;
-} {
-  const handle = {
-    /**
-     * Resolves once this engine's listener has heard a key's eviction notice and forgotten its
-     * answer: the notice comes on the listener's own connection, so a test that saw its own copy
-     * arrive may still be ahead of the engine's.
-     */
-    async heardEviction(scope: string, key: string): Promise<void> {
-      const cache = depsOf(handle.engine).replayCache;
-      const deadline = Date.now() + 5_000;
-      while (cache?.has(scope, key)) {
-        if (Date.now() > deadline)
-          throw new Error(`the engine never heard ${scope}/${key} evicted`);
-        await new Promise((resolve) => setImmediate(resolve)); // the next turn of the event loop
-      }
-    },
-  } as { engine: Engine; heardEviction(scope: string, key: string): Promise<void> };
+export function useListeningEngine(t: TestDatabase): { readonly engine: Engine } {
+  const handle = {} as { engine: Engine };
   beforeAll(async () => {
     handle.engine = configure(
       t.db,
