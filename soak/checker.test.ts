@@ -6,8 +6,12 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../src/test/database";
-import { demonstrationVerdict, evaluate, passed, type CheckRow, type RunFigures } from "./checker";
+import { evaluate, passed, type CheckRow, type RunFigures } from "./checker";
+import { parseSoakArgs } from "./config";
 import { readFacts } from "./facts";
+import { renderReport } from "./report";
+import { Profile, type SoakConfig } from "./soak-config";
+import { judgeProfile, judgeRun, VerdictKind } from "./verdict";
 import type { Fault, Intent, RequestSample } from "./record";
 
 let drop: () => Promise<void>;
@@ -370,39 +374,6 @@ describe("the soak's checker", () => {
     );
   });
 
-  it("the asynchronous profile's demonstration fails, in one sentence, when it shows no loss", async () => {
-    const id = await paidOrder("k1");
-    const quiet = demonstrationVerdict(await verdict([intent("k1", { orderIds: [id] })]));
-    expect(quiet).toMatchObject({
-      ok: false,
-      sentence: expect.stringMatching(
-        /^the asynchronous profile showed no loss \(refusals under fire: .*\), so it demonstrated nothing/,
-      ),
-    });
-    // A lost order (answered 200, gone) whose charge reconciliation found: the loss, shown twice.
-    const lost = "66666666-6666-6666-6666-666666666666";
-    await client.query(
-      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ('ch_shown', 'shown-key', $1, 2900, 'EUR', 'SUCCEEDED')`,
-      [lost],
-    );
-    const shownOnce = demonstrationVerdict(
-      await verdict([intent("k1", { orderIds: [id] }), intent("k2", { orderIds: [lost] })]),
-    );
-    expect(shownOnce).toMatchObject({
-      ok: false,
-      sentence: expect.stringContaining("reconciliation found only 0 of 1"),
-    });
-    await client.query(
-      `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
-       VALUES ('CHARGE_WITHOUT_ORDER', 'CHARGE_WITHOUT_ORDER:ch_shown', NULL, ARRAY['ch_shown'], '{}'::jsonb)`,
-    );
-    expect(
-      demonstrationVerdict(
-        await verdict([intent("k1", { orderIds: [id] }), intent("k2", { orderIds: [lost] })]),
-      ).ok,
-    ).toBe(true);
-  });
-
   it("fails while a session still holds an advisory lock", async () => {
     const id = await paidOrder("k1");
     const holder = new pg.Client({ connectionString: url });
@@ -441,5 +412,153 @@ describe("the soak's checker", () => {
       ]),
       "intents answered 200",
     );
+  });
+});
+
+/**
+ * What a run says about one profile, everywhere it says it: the saved report's heading and closing
+ * line, the console's last line and the exit code, all from the one verdict.
+ */
+function said(profile: Profile, rows: CheckRow[]) {
+  const verdict = judgeProfile(profile, rows);
+  const report = renderReport({
+    profile,
+    config: parseSoakArgs([]) as SoakConfig,
+    rows,
+    verdict,
+    faults: [],
+    startedAt: new Date("2026-11-23T23:19:44.761Z"),
+    requests: 1,
+  });
+  const lines = report.trimEnd().split("\n");
+  const run = judgeRun([verdict]);
+  return {
+    kind: verdict.kind,
+    heading: lines[0]!,
+    closingLine: lines.at(-1)!,
+    console: run.closing,
+    exitCode: run.exitCode,
+    sentence: verdict.sentence,
+  };
+}
+
+/** The report, the console and the exit code agree: all good, or all failed. */
+function expectAgreement(s: ReturnType<typeof said>, good: boolean) {
+  expect(s.exitCode).toBe(good ? 0 : 1);
+  expect(s.heading.includes("**FAILED")).toBe(!good);
+  expect(s.console.startsWith("FAILED")).toBe(!good);
+  expect(s.closingLine).toBe(`**Verdict:** ${s.sentence}.`);
+  expect(s.console).toContain(s.sentence);
+  // "every promise held" only where every promise did.
+  expect(s.closingLine.includes("every promise held")).toBe(s.kind === VerdictKind.PASSED);
+  expect(s.console.includes("every promise held")).toBe(s.kind === VerdictKind.PASSED);
+}
+
+describe("the soak's verdict: one for the report, the console and the exit code", () => {
+  const LOST_ID = "66666666-6666-6666-6666-666666666666";
+  const lostCharge = () =>
+    client.query(
+      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ('ch_shown', 'shown-key', $1, 2900, 'EUR', 'SUCCEEDED')`,
+      [LOST_ID],
+    );
+  const lostChargeFound = () =>
+    client.query(
+      `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
+       VALUES ('CHARGE_WITHOUT_ORDER', 'CHARGE_WITHOUT_ORDER:ch_shown', NULL, ARRAY['ch_shown'], '{}'::jsonb)`,
+    );
+  /** A kept order (k1) and, with `lost`, an order answered 200 that the database no longer has. */
+  const rowsOf = async (kept: string, lost: boolean) =>
+    verdict([
+      intent("k1", { orderIds: [kept] }),
+      ...(lost ? [intent("k2", { orderIds: [LOST_ID] })] : []),
+    ]);
+
+  it("pass: every promise held, exit 0", async () => {
+    const s = said(Profile.DIRECT, await rowsOf(await paidOrder("k1"), false));
+    expect(s).toMatchObject({ kind: VerdictKind.PASSED, sentence: "every promise held" });
+    expect(s.heading).toMatch(/ — \*\*passed\*\*$/);
+    expectAgreement(s, true);
+  });
+
+  it("fail: a violated check heads the report FAILED, names the check, exit 1", async () => {
+    const s = said(Profile.DIRECT, await rowsOf(await paidOrder("k1", { charges: 2 }), false));
+    expect(s.kind).toBe(VerdictKind.FAILED);
+    expect(s.sentence).toContain("charges per paid order");
+    expectAgreement(s, false);
+  });
+
+  it("fail: the same lost order in an ordinary profile is a failure, never a demonstration", async () => {
+    const kept = await paidOrder("k1");
+    await lostCharge();
+    await lostChargeFound();
+    const s = said(Profile.PATRONI, await rowsOf(kept, true));
+    expect(s.kind).toBe(VerdictKind.FAILED);
+    expectAgreement(s, false);
+  });
+
+  it("demonstration with nothing shown (no loss): fails, exit 1", async () => {
+    const s = said(Profile.PATRONI_ASYNC, await rowsOf(await paidOrder("k1"), false));
+    expect(s.kind).toBe(VerdictKind.DEMONSTRATED_NOTHING);
+    expect(s.sentence).toMatch(
+      /^the asynchronous profile showed no loss \(refusals under fire: .*\), so it demonstrated nothing/,
+    );
+    expect(s.heading).toMatch(/ — \*\*FAILED: demonstrated nothing\*\*$/);
+    expectAgreement(s, false);
+  });
+
+  it("demonstration with losses but no charge to find (found 0 of 0): fails, exit 1", async () => {
+    const s = said(Profile.PATRONI_ASYNC, await rowsOf(await paidOrder("k1"), true));
+    expect(s.kind).toBe(VerdictKind.DEMONSTRATED_NOTHING);
+    expect(s.sentence).toContain("none had been charged, so reconciliation had nothing to find");
+    expectAgreement(s, false);
+  });
+
+  it("demonstration with loss not found: fails, exit 1", async () => {
+    const kept = await paidOrder("k1");
+    await lostCharge();
+    const s = said(Profile.PATRONI_ASYNC, await rowsOf(kept, true));
+    expect(s.kind).toBe(VerdictKind.LOSS_NOT_FOUND);
+    expect(s.sentence).toContain("reconciliation found only 0 of their 1 charges");
+    expectAgreement(s, false);
+  });
+
+  it("demonstration with loss found: demonstrated, exit 0, and never 'every promise held'", async () => {
+    const kept = await paidOrder("k1");
+    await lostCharge();
+    await lostChargeFound();
+    const s = said(Profile.PATRONI_ASYNC, await rowsOf(kept, true));
+    expect(s.kind).toBe(VerdictKind.DEMONSTRATED);
+    expect(s.sentence).toBe(
+      "the asynchronous profile lost 1 acknowledged orders and reconciliation found their charges (1 of 1)",
+    );
+    expect(s.heading).toMatch(/ — \*\*demonstrated: loss shown and found\*\*$/);
+    expectAgreement(s, true);
+  });
+
+  it("demonstration with loss found that also broke what a loss does not explain: fails, exit 1", async () => {
+    const kept = await paidOrder("k1", { outbox: "PENDING" });
+    await lostCharge();
+    await lostChargeFound();
+    const s = said(Profile.PATRONI_ASYNC, await rowsOf(kept, true));
+    expect(s.kind).toBe(VerdictKind.FAILED);
+    expect(s.sentence).toContain(
+      "also broke what a loss does not explain: outbox rows neither delivered nor dead-lettered",
+    );
+    expectAgreement(s, false);
+  });
+
+  it("a run is good only when every profile is: one failed profile fails the run", () => {
+    const good = judgeProfile(Profile.DIRECT, [
+      { label: "x", value: "0", expected: "0", ok: true, offenders: [] },
+    ]);
+    const bad = judgeProfile(Profile.PGBOUNCER, [
+      { label: "x", value: "1", expected: "0", ok: false, offenders: ["y"] },
+    ]);
+    expect(judgeRun([good, good])).toEqual({ exitCode: 0, closing: "every promise held" });
+    expect(judgeRun([good, bad])).toMatchObject({
+      exitCode: 1,
+      closing: expect.stringMatching(/^FAILED: pgbouncer: /),
+    });
+    expect(judgeRun([])).toMatchObject({ exitCode: 1 });
   });
 });

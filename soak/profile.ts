@@ -6,7 +6,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { portAllocator, startEmbeddedBackend } from "./backend";
 import { renderChart } from "./chart";
-import { demonstrationVerdict, evaluate, passed, type CheckRow } from "./checker";
+import { evaluate, type CheckRow } from "./checker";
 import { runClient } from "./client";
 import { isPatroni, Profile, type SoakConfig } from "./config";
 import { readStock, soakProductIds } from "./database";
@@ -26,12 +26,13 @@ import { startPatroniBackend } from "./patroni-backend";
 import { onCleanup, stopChild } from "./processes";
 import { Recorder, seededRandom } from "./record";
 import { renderReport } from "./report";
+import { judgeProfile, type ProfileVerdict } from "./verdict";
 import { startSoakWorker } from "./worker";
 import { startProviderService, type ProviderService } from "../tools/provider-service";
 import { DEMO_WEBHOOK_SECRET } from "../src/server/payments/config";
 
 export interface ProfileResult {
-  ok: boolean;
+  verdict: ProfileVerdict;
   rows: CheckRow[];
   report: string;
 }
@@ -196,10 +197,13 @@ export async function runProfile(
     fireEndsAt,
     faults: rec.faults,
   });
+  // One verdict for the saved report, the console and the exit code (verdict.ts).
+  const verdict = judgeProfile(profile, rows);
   const report = renderReport({
     profile,
     config,
     rows,
+    verdict,
     faults: rec.faults,
     startedAt,
     requests: rec.requests.length,
@@ -225,12 +229,6 @@ export async function runProfile(
   await stopChild(haproxy);
   await backend.stop();
   forgetBackend();
-  if (profile !== Profile.PATRONI_ASYNC) return { ok: passed(rows), rows, report };
-  const demonstration = demonstrationVerdict(rows);
-  log(demonstration.sentence);
-  return {
-    ok: demonstration.ok,
-    rows,
-    report: `${report}\n**Demonstration:** ${demonstration.sentence}.\n`,
-  };
+  log(verdict.sentence);
+  return { verdict, rows, report };
 }

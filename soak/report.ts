@@ -2,11 +2,14 @@
 import type { CheckRow } from "./checker";
 import type { SoakConfig } from "./config";
 import type { Fault, RequestSample } from "./record";
+import type { ProfileVerdict } from "./verdict";
 
 export interface ReportInput {
   profile: string;
   config: SoakConfig;
   rows: CheckRow[];
+  /** The profile's one verdict: the heading and the closing line say it. */
+  verdict: ProfileVerdict;
   faults: Fault[];
   startedAt: Date;
   requests: number;
@@ -21,7 +24,6 @@ const MAX_OFFENDERS = 10;
 export function renderReport(r: ReportInput): string {
   const c = r.config;
   const count = (kind: Fault["kind"]) => r.faults.filter((f) => f.kind === kind).length;
-  const verdict = r.rows.every((row) => row.ok !== false) ? "**passed**" : "**FAILED**";
   const patroni = r.profile.startsWith("patroni");
   const database = patroni
     ? `, PostgreSQL 15 under Patroni (3 nodes, ${r.profile === "patroni" ? "synchronous_mode" : "asynchronous replication"}) behind HAProxy checking /primary, the payment worker in its own process, the provider's books on their own server`
@@ -36,7 +38,7 @@ export function renderReport(r: ReportInput): string {
     : `${count("kill")} instance SIGKILLs (every ${Math.round(c.killEveryMs / 1000)} s), ${count("pg-restart")} PostgreSQL restart, ` +
       `${count("pg-stop")} PostgreSQL stop of ${Math.round(c.pgStopMs / 1000)} s, `;
   const lines = [
-    `once soak — profile **${r.profile}** — ${r.startedAt.toISOString()} — ${verdict}`,
+    `once soak — profile **${r.profile}** — ${r.startedAt.toISOString()} — **${r.verdict.heading}**`,
     "",
     `${c.instances} × \`next start\` behind HAProxy (retry-on conn-failure/empty-response/response-timeout, redispatch, ` +
       `server timeout ${c.haproxyServerTimeoutMs} ms)${database}; ` +
@@ -64,6 +66,7 @@ export function renderReport(r: ReportInput): string {
     if (row.offenders.length > MAX_OFFENDERS)
       lines.push(`- … and ${row.offenders.length - MAX_OFFENDERS} more`);
   }
+  lines.push("", `**Verdict:** ${r.verdict.sentence}.`);
   return lines.join("\n") + "\n";
 }
 

@@ -1,8 +1,8 @@
 // `npm run soak`: the chaos soak, on loopback only, bounded in time and requests, stopping by
 // itself. For each profile (direct, then through PgBouncer): three `next start` instances behind
 // HAProxy, 64 shoppers, faults on a schedule, then the verdict checked in the database, printed as
-// one table and drawn as an SVG chart (soak/out/<profile>.md and .svg). Exit code 1 on any
-// violation. Every process it starts is stopped by its pid at the end, on error and on Ctrl-C.
+// one table and drawn as an SVG chart (soak/out/<profile>.md and .svg). Exit code 1 unless every
+// profile's verdict (verdict.ts) is good. Every process it starts is stopped by its pid at the end, on error and on Ctrl-C.
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -13,6 +13,7 @@ import { ETCD_BIN, PATRONI_BIN, PG15_BIN } from "./patroni";
 import { ensurePackages, HAPROXY, PGBOUNCER } from "../tools/system-packages";
 import { stopAllChildren } from "./processes";
 import { runProfile } from "./profile";
+import { brokenProfile, judgeRun, type ProfileVerdict } from "./verdict";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const log = (m: string) => console.log(`[soak] ${m}`);
@@ -68,7 +69,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
-let ok = true;
+const verdicts: ProfileVerdict[] = [];
 for (const profile of config.profiles) {
   // PostgreSQL runs as the "postgres" user, which must traverse the folder (mkdtemp makes it 0700).
   const dir = mkdtempSync(path.join(os.tmpdir(), `once-soak-${profile}-`));
@@ -77,11 +78,11 @@ for (const profile of config.profiles) {
   try {
     const result = await runProfile(profile, config, dir, (m) => log(`[${profile}] ${m}`));
     console.log(`\n${result.report}`);
-    if (result.ok && !keepLogs) rmSync(dir, { recursive: true, force: true });
+    verdicts.push(result.verdict);
+    if (result.verdict.ok && !keepLogs) rmSync(dir, { recursive: true, force: true });
     else log(`logs kept in ${dir}`);
-    ok &&= result.ok;
   } catch (error) {
-    ok = false;
+    verdicts.push(brokenProfile(profile, error));
     console.error(
       `[soak] profile ${profile} broke: ${(error as Error).stack ?? String(error)}\n[soak] logs kept in ${dir}`,
     );
@@ -89,5 +90,7 @@ for (const profile of config.profiles) {
   }
 }
 await stopAllChildren();
-log(ok ? "every promise held" : "VIOLATIONS (see the tables above)");
-process.exit(ok ? 0 : 1);
+// The same verdicts the saved reports carry decide the last line and the exit code.
+const { closing, exitCode } = judgeRun(verdicts);
+log(closing);
+process.exit(exitCode);

@@ -21,7 +21,7 @@ describe("a production server", () => {
       maxLiveKeys: 100_000,
       replayCacheSize: 10_000,
     });
-    expect(config.payments.outbox).toMatchObject({ maxAttempts: 8, maxBackoffMs: 300_000 });
+    expect(config.payments.outbox).toMatchObject({ maxAttempts: 9, maxBackoffMs: 300_000 });
     expect(config.jobs).toEqual({ background: true, payments: true });
     expect(config.database).toEqual({
       url: production.DATABASE_URL,

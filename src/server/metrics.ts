@@ -96,6 +96,7 @@ export function createMetricsRegistry(
   const sources: Sources = { stats: () => (current ??= readStats(db, engine)), engine };
   registerEventsCounter(registry, sources);
   if (refusals) registerRefusalsCounter(registry, refusals);
+  registerFindingsCounter(registry, sources);
   for (const spec of GAUGES) registerGauge(registry, spec, sources);
   return {
     registry,
@@ -123,6 +124,21 @@ function registerEventsCounter(registry: Registry, { stats }: Sources): void {
         for (const event of s.events)
           this.inc({ tenant: row.tenant, procedure: row.procedure, event }, row.counts[event]);
       }
+    },
+  });
+}
+
+/** Every finding reconciliation found, by kind: recorded, or opened again after a resolve. */
+function registerFindingsCounter(registry: Registry, { stats }: Sources): void {
+  new Counter({
+    name: "once_reconciliation_findings_total",
+    help: "Reconciliation findings found, by kind: each counted once when first recorded and once more each time it is opened again after being resolved (docs/operations.md). Cluster-wide (from ReconciliationFinding); increase() over it alerts on new disagreements even while old ones stay open.",
+    labelNames: ["kind"] as const,
+    registers: [registry],
+    async collect() {
+      const s = await stats();
+      this.reset();
+      for (const [kind, n] of Object.entries(s.findingsFoundByKind)) this.inc({ kind }, n);
     },
   });
 }

@@ -2,13 +2,14 @@
 // Counters per tenant and procedure (from every instance's flushes): every event the engine counts,
 // the live counts, and the same counters per minute over the last 24 hours as a chart.
 import Link from "next/link";
-import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/api/root";
 import { useTRPC } from "@/trpc/react";
 import { QueryState, REFRESH_MS } from "./ui";
+import { AlarmCount } from "./AlarmCount";
 import { CounterChart } from "./CounterChart";
+import { FindingsAlarm } from "./FindingsAlarm";
 import { DataTable } from "../DataTable";
 
 type Stats = inferRouterOutputs<AppRouter>["admin"]["stats"];
@@ -43,23 +44,6 @@ export function StatsPanel() {
         )}
       </QueryState>
     </section>
-  );
-}
-
-/** A live count that turns red while `alarm` holds. */
-function AlarmCount({
-  alarm,
-  title,
-  children,
-}: {
-  alarm: boolean;
-  title?: string;
-  children: ReactNode;
-}) {
-  return (
-    <li className={`card${alarm ? " alert bad" : ""}`} style={{ margin: 0 }} title={title}>
-      {children}
-    </li>
   );
 }
 
@@ -102,9 +86,7 @@ function HealthCounts({ s }: { s: Stats }) {
         <Link href="/admin/outbox">Outbox</Link> pending <strong>{s.outbox.PENDING}</strong>, dead{" "}
         <strong>{s.outbox.DEAD}</strong>
       </li>
-      <li className="card">
-        Open findings <strong>{s.openFindings}</strong>
-      </li>
+      <FindingsAlarm byKind={s.openFindingsByKind} />
       <AlarmCount alarm={replication.alarm} title={replication.warning ?? undefined}>
         Commits{" "}
         <strong>

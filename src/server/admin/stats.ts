@@ -43,6 +43,21 @@ export async function openFindingGauges(db: Db): Promise<Record<FindingKind, num
 }
 
 /**
+ * The findings found so far, per kind (every kind, 0 when none): each counted when recorded and
+ * again each time it was opened again after being resolved. Rows are never deleted, so the sums
+ * only grow: a counter.
+ */
+export async function findingsFoundByKind(db: Db): Promise<Record<FindingKind, number>> {
+  const rows = await db.reconciliationFinding.groupBy({ by: ["kind"], _sum: { timesFound: true } });
+  const out = Object.fromEntries(Object.values(FindingKind).map((k) => [k, 0])) as Record<
+    FindingKind,
+    number
+  >;
+  for (const r of rows) out[r.kind] = r._sum.timesFound ?? 0;
+  return out;
+}
+
+/**
  * `refusals`: the requests this instance answered without their work, by reason (its own since it
  * started: unlike the engine's counters they are not flushed to the database).
  */
@@ -52,16 +67,16 @@ export async function readStats(db: Db, engine: Engine, refusals?: Refusals) {
   await engine.counters
     .flush(engine.run)
     .catch((error: unknown) => logger.warn({ error }, "counter flush failed"));
-  const [counterRows, keys, outbox, openFindingsByKind, replication, reaperLag] = await Promise.all(
-    [
+  const [counterRows, keys, outbox, openFindingsByKind, foundByKind, replication, reaperLag] =
+    await Promise.all([
       readCounters(db),
       keyGauges(db),
       outboxGauges(db),
       openFindingGauges(db),
+      findingsFoundByKind(db),
       readReplicationStatus(db),
       engine.reaperLagSeconds(),
-    ],
-  );
+    ]);
   // Retention keeping up: the age of the oldest key past it, and whether that is past the warning
   // line.
   const reaper = {
@@ -88,6 +103,7 @@ export async function readStats(db: Db, engine: Engine, refusals?: Refusals) {
     outbox,
     openFindings: Object.values(openFindingsByKind).reduce((a, b) => a + b, 0),
     openFindingsByKind,
+    findingsFoundByKind: foundByKind,
     replication,
     reaper,
     refusals: refusals?.snapshot() ?? [],

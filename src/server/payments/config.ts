@@ -29,9 +29,15 @@ export interface OutboxConfig {
    */
   leaseMs: number;
   /**
-   * Attempts before a row is dead-lettered. With the backoff below, 8 attempts span about four
-   * minutes: a provider blip is ridden out, a real outage reaches an operator (admin retry)
-   * instead of retrying for ever.
+   * The retry budget: attempts before a row is dead-lettered (OUTBOX_MAX_ATTEMPTS). A provider
+   * outage shorter than four minutes must never fail a customer's payment, so the default is the
+   * fewest attempts whose waits, with the jitter at its least, add up to four minutes or more: with
+   * the backoff below (2 s doubling, jitter: each wait between half and all of its nominal value),
+   * 9 attempts wait 255 s to 510 s in all before the dead letter (8 attempts waited only 127 s to
+   * 254 s). Each attempt's own time comes on top: an unreachable provider refuses at once, a call
+   * that times out takes 10 s, and a due row waits up to one poll. A real outage still reaches an
+   * operator (admin retry) instead of retrying for ever. deadLetterWindowMs (backoff.ts) computes
+   * the window for any setting; a test checks these figures and the docs' against it.
    */
   maxAttempts: number;
   /** First retry after ~2 s, doubling: fast for a blip, gentle on a provider that is down. */
@@ -44,7 +50,7 @@ export const DEFAULT_OUTBOX_CONFIG: OutboxConfig = {
   batchSize: 20,
   concurrency: 5,
   leaseMs: 60_000,
-  maxAttempts: 8,
+  maxAttempts: 9,
   baseBackoffMs: 2_000,
   maxBackoffMs: 300_000,
 };
@@ -83,6 +89,8 @@ export const paymentEnvShape = {
   RECONCILE_INTERVAL_MS: positiveInt.default(RECONCILE_INTERVAL_MS),
   // ---- payments: the outbox worker ----
   OUTBOX_LEASE_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.leaseMs),
+  // The retry budget (OutboxConfig.maxAttempts): 9 attempts wait 255 s to 510 s before a dead
+  // letter; deadLetterWindowMs (backoff.ts) gives the window of any other value.
   OUTBOX_MAX_ATTEMPTS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.maxAttempts),
   // The longest single wait between two attempts. The soak lowers it so that its drain window
   // covers every wait a row can be in once the provider is back.

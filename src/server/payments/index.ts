@@ -5,7 +5,8 @@ import type { Engine } from "../engine";
 import type { JobLog } from "../job-log";
 import type { PaymentSettings } from "./config";
 import { startLoop, type Loop } from "./loop";
-import { createOutboxWorker, type OutboxWorkerOptions } from "./outbox-worker";
+import { logger as processLogger } from "../logger";
+import { createOutboxWorker, type OutboxWorkerOptions, type WorkerLogger } from "./outbox-worker";
 import { createProviderClient, type PaymentProvider } from "./provider";
 import { createReconciliation, findingLine } from "./reconciliation";
 
@@ -43,7 +44,12 @@ export function configuredProvider({
   return settings.providerUrl ? createProviderClient(settings.providerUrl) : undefined;
 }
 
-type JobOptions = { log?: JobLog; hooks?: OutboxWorkerOptions["hooks"] };
+type JobOptions = {
+  log?: JobLog;
+  hooks?: OutboxWorkerOptions["hooks"];
+  /** The outbox worker's logger: the process's pino logger unless a test gives its own. */
+  logger?: WorkerLogger;
+};
 
 /**
  * Everything payments runs, in the server process or in `npm run worker`: the outbox worker and
@@ -65,7 +71,7 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
     provider,
     config: settings.outbox,
     hooks: options.hooks,
-    log: log?.log,
+    logger: options.logger ?? processLogger,
   });
   const reconciliation = createReconciliation(db, provider, {
     intervalMs: settings.reconcileIntervalMs,

@@ -14,6 +14,11 @@ import { takesOrderTotal } from "./charge-mismatch";
 import { FindingKind } from "./reconciliation";
 import { PAYMENT_TOPIC, paymentPayload } from "./outbox-message";
 import {
+  createProviderReachability,
+  type ProviderReachability,
+  type ReachabilityLogger,
+} from "./provider-reachability";
+import {
   ChargeStatus,
   KEY_REUSED,
   ProviderRefusedError,
@@ -39,8 +44,21 @@ export interface OutboxWorkerOptions {
     /** After the provider answered, before anything is recorded (the crash test stops here). */
     afterCharge?: (message: ClaimedMessage, charge: Charge) => void | Promise<void>;
   };
-  log?: (message: string) => void;
+  /**
+   * The worker's logger (pino in the server and `npm run worker`; silent when absent): each failed
+   * attempt at debug level, a refusal and a takeover as they happen, and the provider's
+   * reachability as two lines per outage (provider-reachability.ts).
+   */
+  logger?: WorkerLogger;
+  /** Tests move the reachability tracker's clock with this; by default Date.now. */
+  now?: () => number;
 }
+
+export interface WorkerLogger extends ReachabilityLogger {
+  debug(fields: object, message: string): void;
+}
+
+const SILENT: WorkerLogger = { debug() {}, info() {}, warn() {} };
 
 export interface OutboxRunResult {
   claimed: number;
@@ -76,6 +94,9 @@ interface WorkerContext {
   options: OutboxWorkerOptions;
   config: OutboxConfig;
   random: () => number;
+  logger: WorkerLogger;
+  /** What the sends say of the provider: down, or back (one line each). */
+  reachability: ProviderReachability;
   /** The time in SQL: the database's now(), or the test's clock. */
   now: () => Prisma.Sql;
   after: (ms: number) => Prisma.Sql;
@@ -90,6 +111,8 @@ export function createOutboxWorker(db: Db, options: OutboxWorkerOptions) {
     options,
     config,
     random: options.random ?? Math.random,
+    logger: options.logger ?? SILENT,
+    reachability: createProviderReachability(options.logger ?? SILENT, options.now),
     now,
     after: (ms) => Prisma.sql`(${now()} + make_interval(secs => ${ms / 1000}::float8))`,
   };
@@ -252,17 +275,23 @@ async function attempt(w: WorkerContext, message: ClaimedMessage): Promise<Charg
     // is recorded at once with its reason. Anything else (unreachable, 5xx, 408/409/429, no
     // answer) is retried with the same key until the bound.
     const refused = error instanceof ProviderRefusedError;
-    w.options.log?.(
-      `[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}${refused ? " (not retried)" : ""}`,
-    );
-    return {
-      kind: "failed",
-      message,
-      orderId,
-      error,
-      final: refused || message.attempts >= w.config.maxAttempts,
-    };
+    const final = refused || message.attempts >= w.config.maxAttempts;
+    const fields = { outboxId: message.id, orderId, attempt: message.attempts, final };
+    const text = `[outbox] ${message.id} attempt ${message.attempts}: ${(error as Error).message}`;
+    if (refused) {
+      // The provider answered: it is there, and the refusal is this order's, worth its line.
+      w.reachability.answered();
+      w.logger.warn(fields, `${text} (not retried)`);
+    } else {
+      // One line per attempt per order during an outage is noise: the outage itself is said once
+      // by the reachability tracker; each attempt is for whoever turns debug on.
+      w.reachability.failed(message.id, error);
+      w.logger.debug(fields, text);
+      if (final) w.logger.warn(fields, `${text}: attempts spent, dead-lettered`);
+    }
+    return { kind: "failed", message, orderId, error, final };
   }
+  w.reachability.answered();
   await w.options.hooks?.afterCharge?.(message, charge);
   return { kind: "charged", message, orderId, charge };
 }
@@ -296,7 +325,8 @@ async function chargeOrTakeOver(
     });
     const held = data[0];
     if (!held) throw error;
-    w.options.log?.(
+    w.logger.info(
+      { outboxId: message.id, orderId: order.orderId, chargeId: held.id },
       `[outbox] ${message.id}: the key already holds charge ${held.id} (reference ${held.reference}); order ${order.orderId} takes it over`,
     );
     const { created: _created, ...charge } = held;

@@ -505,7 +505,8 @@ async function recordFindings(
   });
   const opened = await db.reconciliationFinding.updateManyAndReturn({
     where: { dedupeKey: { in: findings.map((f) => f.dedupeKey) }, resolvedAt: { not: null } },
-    data: { resolvedAt: null, resolution: null, resolvedBy: null },
+    // Found once more: once_reconciliation_findings_total counts it again.
+    data: { resolvedAt: null, resolution: null, resolvedBy: null, timesFound: { increment: 1 } },
     select: { dedupeKey: true },
   });
   return {
