@@ -1,14 +1,22 @@
-// `npm run bench:overload -- --crowd`: a crowd that does not wait. One instance as `npm start` runs
-// it (the front door, the admission bound) and, beside it in the same run on the same database, an
-// unbounded one (HTTP_MAX_IN_FLIGHT=100000): closed-loop autocannon clients that send again as soon
-// as they are answered, whatever the answer (they ignore Retry-After, as most scripts, bots and
-// retrying proxies do), at 16, 64, 256 and 1 024 connections, for catalog.list, new-key checkouts
-// and replays. Cells alternate between the two instances, CROWD_SECONDS each (4 unless told).
-// Printed: answers 200 a second per cell, each as a ratio to the best count's for that path and
-// instance, refusals, and a refusal's server CPU against a served catalog read's (from the
+// `npm run bench:overload -- --crowd`: a crowd. One instance as `npm start` runs it (the front door,
+// the admission queue) and, beside it in the same run on the same database, one with its ceiling
+// lifted (HTTP_MAX_IN_FLIGHT=100000: the queue and its deadline stay, the bound on requests in
+// flight goes), at 16, 64, 256 and 1 024 connections, for catalog.list, new-key checkouts and
+// replays, with two kinds of closed-loop client:
+//   - `ignore`: autocannon, sending again as soon as answered, whatever the answer (as most
+//     scripts, bots and retrying proxies do);
+//   - `honour`: a refused client waits its Retry-After and up to half of it again at random
+//     before sending again (as the shop's own client link does).
+// Cells alternate between the two instances, CROWD_SECONDS each (4 unless told). Printed: answers
+// 200 a second per cell, each as a ratio to the best count's for that path, client and instance;
+// refusals; a refusal's server CPU against a served catalog read's (from the ignoring clients'
 // 1 024-connection catalog cell: its CPU less its reads at the 16-connection cell's cost, over its
-// refusals).
+// refusals); and the recovery cell: new-key checkouts at 64 connections, then CROWD_FLOOD_SECONDS
+// (30) at 1 024, then 64 again: how long until a one-second window serves >= 0.9x the rate before.
+// Knobs: CROWD_SECONDS, CROWD_CONNECTIONS (16,64,256,1024), CROWD_PATHS, CROWD_CLIENTS
+// (ignore,honour), CROWD_FLOOD_SECONDS, CROWD_RECOVERY=0 (skip it), BENCH_HTTP_PORT (3300).
 import { randomUUID } from "node:crypto";
+import http from "node:http";
 import os from "node:os";
 import autocannon from "autocannon";
 import {
@@ -25,8 +33,19 @@ import { settle } from "./pace";
 
 const COUNTS = (process.env.CROWD_CONNECTIONS ?? "16,64,256,1024").split(",").map(Number);
 const SECONDS = Number(process.env.CROWD_SECONDS ?? 4);
-const PATHS = ["catalog.list", "new keys", "replays"] as const;
-type Path = (typeof PATHS)[number];
+const ALL_PATHS = ["catalog.list", "new keys", "replays"] as const;
+type Path = (typeof ALL_PATHS)[number];
+const PATHS = (process.env.CROWD_PATHS?.split(",") ?? [...ALL_PATHS]) as Path[];
+const CLIENT_KINDS = ["ignore", "honour"] as const;
+type ClientKind = (typeof CLIENT_KINDS)[number];
+const CLIENTS = (process.env.CROWD_CLIENTS?.split(",") ?? [...CLIENT_KINDS]) as ClientKind[];
+const FLOOD_SECONDS = Number(process.env.CROWD_FLOOD_SECONDS ?? 30);
+/** Recovery: the connections measured before and after the flood, and the flood's. */
+const CALM = 64;
+const FLOOD = 1024;
+/** How soon after the flood the calm clients must be served at 0.9x their rate before it. */
+const RECOVERY_TARGET_S = 2;
+const RECOVERY_WATCH_S = 8;
 
 interface Cell {
   served: number;
@@ -36,9 +55,113 @@ interface Cell {
   cpuMs: number;
 }
 
+type CrowdRequest =
+  | { method: "GET"; path: string }
+  | { method: "POST"; path: string; body: string; headers: () => Record<string, string> };
+
+/** What one request of `path` is, for autocannon and for the honouring clients alike. */
+function requestOf(path: Path, productId: string, replayKey: string): CrowdRequest {
+  if (path === "catalog.list") return { method: "GET", path: "/api/trpc/catalog.list" };
+  return {
+    method: "POST",
+    path: "/api/trpc/checkout.placeOrder",
+    body: orderBody(productId),
+    headers: () => checkoutHeaders(path === "replays" ? replayKey : randomUUID()),
+  };
+}
+
+/** Closed-loop autocannon clients that ignore Retry-After; `onServed` hears each 200. */
+async function ignoring(
+  port: number,
+  path: Path,
+  connections: number,
+  seconds: number,
+  productId: string,
+  replayKey: string,
+  statuses: Record<number, number>,
+  onServed?: () => void,
+): Promise<void> {
+  const request = requestOf(path, productId, replayKey);
+  const instance = autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections,
+    duration: seconds,
+    timeout: 10,
+    requests: [
+      request.method === "POST"
+        ? {
+            method: request.method,
+            path: request.path,
+            body: request.body,
+            setupRequest: (r) => ({ ...r, headers: request.headers() }),
+          }
+        : request,
+    ],
+  });
+  instance.on("response", (_client: unknown, status: number) => {
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    if (status === 200) onServed?.();
+  });
+  await instance;
+}
+
+/** Closed-loop clients that, refused, wait Retry-After and up to half of it again at random. */
+async function honouring(
+  port: number,
+  path: Path,
+  connections: number,
+  seconds: number,
+  productId: string,
+  replayKey: string,
+  statuses: Record<number, number>,
+): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  const request = requestOf(path, productId, replayKey);
+  const until = performance.now() + seconds * 1000;
+  const send = () =>
+    new Promise<{ status: number; retryAfter?: string }>((resolve) => {
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port,
+          path: request.path,
+          method: request.method,
+          agent,
+          headers: request.method === "POST" ? request.headers() : {},
+          timeout: 10_000,
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              retryAfter: res.headers["retry-after"] as string | undefined,
+            }),
+          );
+        },
+      );
+      req.on("error", () => resolve({ status: 0 }));
+      req.end(request.method === "POST" ? request.body : undefined);
+    });
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < until) {
+        const { status, retryAfter } = await send();
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status === 503) {
+          const ms = Number(retryAfter ?? 1) * 1000 * (1 + Math.random() / 2);
+          await new Promise((r) => setTimeout(r, Math.min(ms, until - performance.now())));
+        }
+      }
+    }),
+  );
+  agent.destroy();
+}
+
 async function cell(
   port: number,
   pid: number,
+  kind: ClientKind,
   path: Path,
   connections: number,
   productId: string,
@@ -47,36 +170,53 @@ async function cell(
   const statuses: Record<number, number> = {};
   const cpuBefore = cpuMsOf([pid]);
   const started = performance.now();
-  const body = orderBody(productId);
-  const instance = autocannon({
-    url: `http://127.0.0.1:${port}`,
+  await (kind === "ignore" ? ignoring : honouring)(
+    port,
+    path,
     connections,
-    duration: SECONDS,
-    timeout: 10,
-    requests: [
-      path === "catalog.list"
-        ? { method: "GET", path: "/api/trpc/catalog.list" }
-        : {
-            method: "POST",
-            path: "/api/trpc/checkout.placeOrder",
-            body,
-            setupRequest: (request) => ({
-              ...request,
-              headers: checkoutHeaders(path === "replays" ? replayKey : randomUUID()),
-            }),
-          },
-    ],
-  });
-  instance.on("response", (_client: unknown, status: number) => {
-    statuses[status] = (statuses[status] ?? 0) + 1;
-  });
-  await instance;
+    SECONDS,
+    productId,
+    replayKey,
+    statuses,
+  );
   const wallMs = performance.now() - started;
   const cpuMs = cpuMsOf([pid]) - cpuBefore;
   const served = statuses[200] ?? 0;
   const refused = statuses[503] ?? 0;
   const all = Object.values(statuses).reduce((a, b) => a + b, 0);
   return { served, refused, other: all - served - refused, wallMs, cpuMs };
+}
+
+interface Recovery {
+  before: number;
+  /** Seconds from the flood's end to the end of the first 1 s window at >= 0.9x `before`. */
+  recoveredAfterS?: number;
+  floodServed: number;
+  floodRefused: number;
+}
+
+/** 64 ignoring clients, 1 024 for FLOOD_SECONDS, 64 again: when are the 64 served as before? */
+async function recovery(port: number, productId: string): Promise<Recovery> {
+  const calm: Record<number, number> = {};
+  const beforeStarted = performance.now();
+  await ignoring(port, "new keys", CALM, SECONDS, productId, "", calm);
+  const before = ((calm[200] ?? 0) / (performance.now() - beforeStarted)) * 1000;
+  const flood: Record<number, number> = {};
+  await ignoring(port, "new keys", FLOOD, FLOOD_SECONDS, productId, "", flood);
+  const floodEnd = performance.now();
+  const servedAt: number[] = [];
+  await ignoring(port, "new keys", CALM, RECOVERY_WATCH_S, productId, "", {}, () =>
+    servedAt.push((performance.now() - floodEnd) / 1000),
+  );
+  let recoveredAfterS: number | undefined;
+  for (let start = 0; start + 1 <= RECOVERY_WATCH_S; start += 0.1) {
+    const inWindow = servedAt.filter((t) => t >= start && t < start + 1).length;
+    if (inWindow >= 0.9 * before) {
+      recoveredAfterS = start + 1;
+      break;
+    }
+  }
+  return { before, recoveredAfterS, floodServed: flood[200] ?? 0, floodRefused: flood[503] ?? 0 };
 }
 
 await runBench("bench:overload --crowd", async (step) => {
@@ -96,7 +236,7 @@ await runBench("bench:overload --crowd", async (step) => {
       }),
     });
     instances.push({
-      name: "unbounded (HTTP_MAX_IN_FLIGHT=100000)",
+      name: "ceiling lifted (HTTP_MAX_IN_FLIGHT=100000)",
       instance: await startInstance({
         port: base + 1,
         databaseUrl: db.url,
@@ -109,37 +249,68 @@ await runBench("bench:overload --crowd", async (step) => {
     await completeKey(`http://127.0.0.1:${base}`, db.productId, replayKey);
     const cells = new Map<string, Cell>();
     const pids = [...instances.map((i) => i.instance.pid), worker.pid];
-    for (const path of PATHS)
-      for (const connections of COUNTS)
-        for (const { name, instance } of instances) {
-          await settle(pids);
-          step(`${name}: ${path}, ${connections} connections, ${SECONDS} s`);
-          cells.set(
-            `${name}|${path}|${connections}`,
-            await cell(instance.port, instance.pid, path, connections, db.productId, replayKey),
-          );
-        }
+    for (const kind of CLIENTS)
+      for (const path of PATHS)
+        for (const connections of COUNTS)
+          for (const { name, instance } of instances) {
+            await settle(pids);
+            step(`${name}: ${kind}, ${path}, ${connections} connections, ${SECONDS} s`);
+            cells.set(
+              `${name}|${kind}|${path}|${connections}`,
+              await cell(
+                instance.port,
+                instance.pid,
+                kind,
+                path,
+                connections,
+                db.productId,
+                replayKey,
+              ),
+            );
+          }
+    const recoveries = new Map<string, Recovery>();
+    if (process.env.CROWD_RECOVERY !== "0")
+      for (const { name, instance } of instances) {
+        await settle(pids);
+        step(`${name}: recovery, ${CALM} → ${FLOOD} for ${FLOOD_SECONDS} s → ${CALM}`);
+        recoveries.set(name, await recovery(instance.port, db.productId));
+      }
     console.log(
-      `\nonce bench:overload --crowd — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), closed-loop clients that ignore Retry-After, ${SECONDS} s a cell, cells alternating between the two instances`,
+      `\nonce bench:overload --crowd — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), ${SECONDS} s a cell, cells alternating between the two instances`,
     );
     for (const { name } of instances) {
       console.log(`\n### ${name}\n`);
       console.log(
-        `| path | ${COUNTS.map((c) => `${c} conns: 200/s (× best), 503s`).join(" | ")} |`,
+        `| clients | path | ${COUNTS.map((c) => `${c} conns: 200/s (× best), 503s`).join(" | ")} |`,
       );
-      console.log(`|---|${COUNTS.map(() => "---:").join("|")}|`);
-      for (const path of PATHS) {
-        const row = COUNTS.map((c) => cells.get(`${name}|${path}|${c}`)!);
-        const rates = row.map((c) => (c.served / c.wallMs) * 1000);
-        const best = Math.max(...rates);
+      console.log(`|---|---|${COUNTS.map(() => "---:").join("|")}|`);
+      for (const kind of CLIENTS)
+        for (const path of PATHS) {
+          const row = COUNTS.map((c) => cells.get(`${name}|${kind}|${path}|${c}`)!);
+          const rates = row.map((c) => (c.served / c.wallMs) * 1000);
+          const best = Math.max(...rates);
+          console.log(
+            `| ${kind} | ${path} | ${row.map((c, i) => `${rates[i]!.toFixed(1)} (${(rates[i]! / best).toFixed(2)}), ${c.refused}${c.other ? ` +${c.other} other` : ""}`).join(" | ")} |`,
+          );
+        }
+    }
+    if (recoveries.size) {
+      console.log(
+        `\n### Recovery: new-key checkouts, ${CALM} ignoring clients, ${FLOOD} for ${FLOOD_SECONDS} s, ${CALM} again (target: >= 0.9x within ${RECOVERY_TARGET_S} s)\n`,
+      );
+      console.log(
+        `| instance | before: 200/s | during the flood: 200, 503 | back at 0.9x after | |`,
+      );
+      console.log(`|---|---:|---:|---:|---|`);
+      for (const [name, r] of recoveries)
         console.log(
-          `| ${path} | ${row.map((c, i) => `${rates[i]!.toFixed(1)} (${(rates[i]! / best).toFixed(2)}), ${c.refused}${c.other ? ` +${c.other} other` : ""}`).join(" | ")} |`,
+          `| ${name} | ${r.before.toFixed(1)} | ${r.floodServed}, ${r.floodRefused} | ${r.recoveredAfterS === undefined ? `not within ${RECOVERY_WATCH_S} s` : `${r.recoveredAfterS.toFixed(1)} s`} | **${r.recoveredAfterS !== undefined && r.recoveredAfterS <= RECOVERY_TARGET_S ? "met" : "missed"}** |`,
         );
-      }
     }
     const [bounded] = instances;
-    const low = cells.get(`${bounded!.name}|catalog.list|${COUNTS[0]}`)!;
-    const high = cells.get(`${bounded!.name}|catalog.list|${COUNTS.at(-1)}`)!;
+    const low = cells.get(`${bounded!.name}|ignore|catalog.list|${COUNTS[0]}`);
+    const high = cells.get(`${bounded!.name}|ignore|catalog.list|${COUNTS.at(-1)}`);
+    if (!low || !high) return;
     const readCpu = low.cpuMs / Math.max(1, low.served);
     if (high.refused > 0) {
       const refusalCpu = Math.max(0, high.cpuMs - high.served * readCpu) / high.refused;

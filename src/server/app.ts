@@ -85,7 +85,12 @@ function admissionFor(config: WorkerConfig, refusals: Refusals): Admission {
     served: Math.min(4 * POOL_MAX, maxInFlight),
     ceiling: maxInFlight,
     waitMs: STORE_WAIT_MS,
-    onRefuse: () => refusals.count(Reason.STORE_BUSY, RefusalStage.ADMISSION),
+    onRefuse: (when) =>
+      refusals.count(
+        Reason.STORE_BUSY,
+        when === "deadline" ? RefusalStage.QUEUE : RefusalStage.ADMISSION,
+      ),
+    onMisjudged: (count) => (refusals.misjudged += count),
   });
 }
 

@@ -97,6 +97,10 @@ const serverSection = {
   // (src/server/http/admission.ts). Below it the bound follows what the instance finishes within
   // the store's wait; 40 (or this, if lower) always get in.
   HTTP_MAX_IN_FLIGHT: intFrom(160, 1),
+  // Connections one peer address may hold open at once; past it a new one is closed on accept
+  // (src/server/http/peer-connections.ts). 0 (the default): no cap, as behind a proxy (every
+  // connection is the proxy's) or where many clients share one NAT address must be.
+  HTTP_MAX_CONNECTIONS_PER_PEER: intFrom(0),
   DEMO_PROCESSING_DELAY_MS: intFrom(0),
   // `npm run bench:http` only: serves benchControl.placeOrder, the checkout without the engine, as
   // the control its figures are divided by. A mutation with no idempotency is a door, so it needs
@@ -175,6 +179,8 @@ export interface AppConfig extends WorkerConfig {
     demoAllowRemote: boolean;
     trustedProxies: number;
     maxInFlight: number;
+    /** Connections one peer address may hold open at once; 0: no cap. */
+    maxConnectionsPerPeer: number;
   };
   demoProcessingDelayMs: number;
   benchControl: boolean;
@@ -330,6 +336,7 @@ export function loadConfig(
       demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1",
       trustedProxies: e.TRUSTED_PROXIES,
       maxInFlight: e.HTTP_MAX_IN_FLIGHT,
+      maxConnectionsPerPeer: e.HTTP_MAX_CONNECTIONS_PER_PEER,
     },
     demoProcessingDelayMs: e.DEMO_PROCESSING_DELAY_MS,
     benchControl: e.ONCE_BENCH_CONTROL === "1",

@@ -146,13 +146,22 @@ function registerFindingsCounter(registry: Registry, { stats }: Sources): void {
 function registerRefusalsCounter(registry: Registry, refusals: Refusals): void {
   new Counter({
     name: "once_http_refusals_total",
-    help: "Requests this instance answered without doing their work, by reason and stage: admission (store_busy: past the bound of requests in flight), store (store_busy: no pool connection free within the wait; store_unavailable: the database unreachable), body (payload_too_large; request_timeout: the body not in by the deadline). Per instance, since it started.",
+    help: "Requests this instance answered without doing their work, by reason and stage: admission (store_busy: refused at once, no place expected within the store's wait), queue (store_busy: queued for the whole wait, no place came), connection (too_many_connections: past the cap per peer address), store (store_busy: no pool connection free within the wait; store_unavailable: the database unreachable), body (payload_too_large; request_timeout: the body not in by the deadline). Per instance, since it started.",
     labelNames: ["reason", "stage"] as const,
     registers: [registry],
     collect() {
       this.reset();
       for (const { reason, stage, count } of refusals.snapshot())
         this.inc({ reason, stage }, count);
+    },
+  });
+  new Counter({
+    name: "once_http_refusals_misjudged_total",
+    help: "Refusals at once (stage admission) found wrong afterwards: the request last in the queue when they were refused got its place, and one more place came free, within the store's wait after they were refused: they would have been served in time. Above zero: the capacity estimate is too low. Per instance, since it started.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(refusals.misjudged);
     },
   });
 }

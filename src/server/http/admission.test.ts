@@ -10,6 +10,38 @@ function held() {
   return { serve: () => done, release };
 }
 
+/**
+ * A busy spell: every place taken and one more request queued, one place coming free every
+ * `everyMs` on the test's clock, `departures` times (then the rest drain at the same pace).
+ * Afterwards the admission knows its capacity: a place every `everyMs`.
+ */
+async function busySpell(
+  admission: Admission,
+  clock: { now: number },
+  places: number,
+  everyMs: number,
+  departures = RATE_WINDOW,
+): Promise<void> {
+  const running: { release: () => void; done: Promise<Response> }[] = [];
+  const start = () => {
+    const h = held();
+    running.push({ release: h.release, done: admission.admit(h.serve, { waitMs: 60_000 }) });
+  };
+  for (let i = 0; i <= places; i++) start();
+  for (let i = 0; i < departures; i++) {
+    clock.now += everyMs;
+    const oldest = running.shift()!;
+    oldest.release();
+    await oldest.done;
+    start();
+  }
+  for (const r of running) {
+    clock.now += everyMs;
+    r.release();
+    await r.done;
+  }
+}
+
 describe("Admission", () => {
   it("serves up to its bound, refuses the next at once, and serves again when one finishes", async () => {
     const admission = new Admission({ served: 2 });
@@ -106,12 +138,14 @@ describe("Admission", () => {
      * many queue, and the statuses once the held ones finish.
      */
     const offer = async (everyMs: number, offered: number) => {
-      let now = 0;
-      const admission = new Admission({ served: 2, ceiling: 6, waitMs: 2_000, now: () => now });
-      for (let i = 0; i < RATE_WINDOW; i++) {
-        now += everyMs;
-        await admission.admit(async () => new Response("ok"));
-      }
+      const clock = { now: 0 };
+      const admission = new Admission({
+        served: 2,
+        ceiling: 6,
+        waitMs: 2_000,
+        now: () => clock.now,
+      });
+      await busySpell(admission, clock, 2, everyMs);
       const holds = Array.from({ length: offered }, () => held());
       const answers = holds.map((h) => admission.admit(h.serve));
       const [size, queued] = [admission.size, admission.queued];
@@ -124,11 +158,130 @@ describe("Admission", () => {
         refused: statuses.filter((s) => s === 503).length,
       };
     };
-    // ~2 finish a second: 4 in flight finish within the 2 s wait (the last in 1.97 s), a 5th
-    // would not (2.46 s); 4 more get a place within 2 s and queue; the last 2 would not.
-    expect(await offer(500, 10)).toEqual({ size: 4, queued: 4, served: 8, refused: 2 });
-    // ~4 a second: 8 would finish in time, but the ceiling is 6; the other 4 queue.
-    expect(await offer(250, 10)).toEqual({ size: 6, queued: 4, served: 10, refused: 0 });
+    // ~2 a second while busy: 4 in flight finish within the 2 s wait, a 5th would not; 8 more
+    // would get a place within 2 s at twice that (the slack for a low estimate) and queue; the
+    // last 2 of 14 would not.
+    expect(await offer(500, 14)).toEqual({ size: 4, queued: 8, served: 12, refused: 2 });
+    // ~4 a second: 8 would finish in time, but the ceiling is 6; the other 8 queue.
+    expect(await offer(250, 14)).toEqual({ size: 6, queued: 8, served: 14, refused: 0 });
+  });
+
+  it("refuses at once only from a rate measured while every place was taken: a burst after light load or an idle spell queues whole, and only the deadline refuses", async () => {
+    const clock = { now: 0 };
+    const refusals: string[] = [];
+    const admission = new Admission({
+      served: 2,
+      ceiling: 6,
+      waitMs: 2_000,
+      now: () => clock.now,
+      onRefuse: (when) => refusals.push(when),
+    });
+    // Light load: one request at a time, one every 500 ms. Its rate (2 a second) is how fast
+    // requests came, not how fast the instance can go.
+    for (let i = 0; i < RATE_WINDOW; i++) {
+      clock.now += 500;
+      await admission.admit(async () => new Response("ok"));
+    }
+    const burst = async () => {
+      const holds = Array.from({ length: 10 }, () => held());
+      const answers = holds.map((h) => admission.admit(h.serve));
+      const shape = [admission.size, admission.queued];
+      for (const h of holds) h.release();
+      await Promise.all(answers);
+      return shape;
+    };
+    expect(await burst()).toEqual([2, 8]);
+    // A busy spell at 2 a second, then an idle spell longer than the wait: that capacity is stale.
+    await busySpell(admission, clock, 2, 500);
+    clock.now += 10_000;
+    expect(await burst()).toEqual([2, 8]);
+    expect(refusals).toEqual([]);
+    // Within the wait of the busy spell it still holds: the queue is what drains in 2 s at twice
+    // that rate (the slack); the rest are refused at once.
+    await busySpell(admission, clock, 2, 500);
+    const holds = Array.from({ length: 14 }, () => held());
+    const answers = holds.map((h) => admission.admit(h.serve));
+    expect(admission.queued).toBe(8);
+    for (const h of holds) h.release();
+    await Promise.all(answers);
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(new Set(refusals)).toEqual(new Set(["at-once"]));
+  });
+
+  it("finds a refusal at once wrong when the request last in the line got its place within the wait", async () => {
+    const clock = { now: 0 };
+    let misjudged = 0;
+    const admission = new Admission({
+      served: 2,
+      waitMs: 2_000,
+      now: () => clock.now,
+      onMisjudged: (n) => (misjudged += n),
+    });
+    await busySpell(admission, clock, 2, 500);
+    const holds = Array.from({ length: 10 }, () => held());
+    const answers = holds.map((h) => admission.admit(h.serve));
+    expect([admission.size, admission.queued]).toEqual([2, 8]);
+    const refused = await admission.admit(async () => new Response("no"));
+    expect(refused.status).toBe(503);
+    // The ten drain far faster than the estimate said: the last queued gets a place, and one more
+    // comes free, within 20 ms.
+    for (const h of holds) {
+      clock.now += 2;
+      h.release();
+    }
+    await Promise.all(answers);
+    expect(misjudged).toBe(1);
+    // Drained at twice the estimate (the slack): the last queued gets its place 2 s later, right
+    // at the deadline: a refusal judged right.
+    await busySpell(admission, clock, 2, 500);
+    misjudged = 0;
+    const more = Array.from({ length: 10 }, () => held());
+    const moreAnswers = more.map((h) => admission.admit(h.serve));
+    expect((await admission.admit(async () => new Response("no"))).status).toBe(503);
+    for (const h of more) {
+      clock.now += 250;
+      h.release();
+      await moreAnswers[more.indexOf(h)];
+    }
+    await Promise.all(moreAnswers);
+    expect(misjudged).toBe(0);
+  });
+
+  it("says a refusal came at the deadline when the request queued for its whole wait", async () => {
+    const refusals: string[] = [];
+    const admission = new Admission({
+      served: 1,
+      waitMs: 20,
+      onRefuse: (when) => refusals.push(when),
+    });
+    const first = held();
+    const served = admission.admit(first.serve);
+    expect((await admission.admit(async () => new Response("late"))).status).toBe(503);
+    expect(refusals).toEqual(["deadline"]);
+    first.release();
+    await served;
+  });
+
+  it("Prefer: wait gets no deeper place in the line: who may queue is judged by the store's wait for all", async () => {
+    const clock = { now: 0 };
+    const admission = new Admission({ served: 2, waitMs: 2_000, now: () => clock.now });
+    await busySpell(admission, clock, 2, 500);
+    const holds = Array.from({ length: 2 }, () => held());
+    const running = holds.map((h) => admission.admit(h.serve));
+    // Two places a second (four, with the slack): eight queue within the 2 s wait, with or without
+    // Prefer: wait.
+    const queued = Array.from({ length: 8 }, (_, i) =>
+      admission.admit(async () => new Response("queued"), { waitMs: i % 2 ? 10_000 : 0 }),
+    );
+    expect(admission.queued).toBe(8);
+    expect(admission.refusesNow()).toBe(true);
+    expect(admission.refusesNow(10_000)).toBe(true);
+    const patient = await admission.admit(async () => new Response("no"), { waitMs: 10_000 });
+    expect(patient.status).toBe(503);
+    for (const h of holds) h.release();
+    expect((await Promise.all([...running, ...queued])).map((r) => r.status)).toEqual(
+      Array(10).fill(200),
+    );
   });
 
   it("with no rate yet, lets in a fixed number and queues the rest for the wait", async () => {

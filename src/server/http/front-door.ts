@@ -15,6 +15,7 @@
 //   route's own admission decides again for what passes.
 import http from "node:http";
 import { PEER_ADDRESS_HEADER } from "./client-address";
+import { capConnectionsPerPeer, TOO_MANY_CONNECTIONS } from "./peer-connections";
 
 /**
  * How long a client may take to send its headers, and its whole request (headers and body). A real
@@ -30,6 +31,9 @@ export const CONNECTIONS_CHECK_MS = 1_000;
 export interface DoorApp {
   admission: { refusalNow(waitMs?: number): Response | undefined };
   engine: { config: { maxWaitMs: number } };
+  /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
+  config?: { http?: { maxConnectionsPerPeer?: number } };
+  refusals?: { count(reason: string, stage: "connection"): void };
 }
 
 export interface FrontDoorOptions {
@@ -59,6 +63,10 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       });
     },
   );
+  capConnectionsPerPeer(server, {
+    max: () => options.app()?.config?.http?.maxConnectionsPerPeer ?? 0,
+    onRefuse: () => options.app()?.refusals?.count(TOO_MANY_CONNECTIONS, "connection"),
+  });
   return server;
 }
 

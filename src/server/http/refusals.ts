@@ -10,6 +10,10 @@ import { Reason } from "@/shared/reasons";
 export const RefusalStage = {
   /** Past the bound of requests in flight, before any work (src/server/http/admission.ts). */
   ADMISSION: "admission",
+  /** Queued past the bound for its whole wait, and no place came (src/server/http/admission.ts). */
+  QUEUE: "queue",
+  /** More connections from one peer address than the cap (src/server/http/peer-connections.ts). */
+  CONNECTION: "connection",
   /** By the key store: the pool's early refusal, or the database unreachable. */
   STORE: "store",
   /** Its body: over the byte limit, or not in by the deadline (src/server/http/body-limit.ts). */
@@ -38,6 +42,12 @@ export class Refusals {
     if (entry) entry.count++;
     else this.counts.set(id, { reason, stage, count: 1 });
   }
+
+  /**
+   * Refusals at once that the admission found wrong afterwards: the request last in the line when
+   * they were refused got its place, and one more came free, within the store's wait (src/server/http/admission.ts).
+   */
+  misjudged = 0;
 
   /** Every (reason, stage) refused so far, with its count. */
   snapshot(): RefusalCount[] {
