@@ -164,9 +164,19 @@ export class Admission {
 
   /** The refusal (counted) if a request with this `Prefer: wait` would be refused now. */
   refusalNow(waitMs?: number): Response | undefined {
+    const retryAfterSeconds = this.refusedNow(waitMs);
+    return retryAfterSeconds === undefined ? undefined : busy(retryAfterSeconds);
+  }
+
+  /**
+   * refusalNow without making its answer: the refusal's Retry-After in seconds (the refusal
+   * counted), or undefined. For the front door, which writes `busy(seconds)` from bytes it keeps:
+   * making a Response and reading it back cost a refusal more than the socket's own work.
+   */
+  refusedNow(waitMs?: number): number | undefined {
     if (!this.refusesNow(waitMs)) return undefined;
     this.onRefuse();
-    return busy(this.departures.retryAfter(this.inFlight + this.queue.length));
+    return this.departures.retryAfter(this.inFlight + this.queue.length);
   }
 
   /**
@@ -231,7 +241,8 @@ export class Admission {
 /** Runs a request's sleep with the request counted out of the requests in flight. */
 export type Aside = <T>(sleep: () => Promise<T>) => Promise<T>;
 
-function busy(retryAfterSeconds: number): Response {
+/** The refusal `503 store_busy` in tRPC's error shape, with its Retry-After. */
+export function busy(retryAfterSeconds: number): Response {
   const data = {
     code: "SERVICE_UNAVAILABLE",
     httpStatus: 503,
