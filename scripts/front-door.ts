@@ -10,6 +10,7 @@
 // app's own handler (src/server/start.ts, run by instrumentation) stops the jobs, flushes the
 // counters and exits.
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import next from "next";
 import { parsePreferWait } from "@once/idempotency/http";
@@ -46,10 +47,28 @@ await app.prepare();
 const APP_SLOT = Symbol.for("once.serverApp");
 const appSlot = globalThis as unknown as Record<typeof APP_SLOT, DoorApp | undefined>;
 
+/**
+ * The headers next.config.js gives every answer (its `headers()` rule for every path): the door
+ * adds them to the answers it writes without Next.js, from the very file Next.js reads.
+ */
+async function headersOfEveryAnswer(): Promise<Record<string, string>> {
+  type Rule = { source: string; headers: { key: string; value: string }[] };
+  const config = (await import(pathToFileURL(path.join(root, "next.config.js")).href)) as {
+    default: { headers?: () => Promise<Rule[]> };
+  };
+  const rules = (await config.default.headers?.()) ?? [];
+  const everyPath = rules.filter((rule) => rule.source === "/:path*");
+  if (everyPath.length !== rules.length)
+    throw new Error("next.config.js has header rules for some paths only: the door knows none");
+  return Object.fromEntries(everyPath.flatMap((rule) => rule.headers.map((h) => [h.key, h.value])));
+}
+
 const server = createFrontDoor({
   handle: (req, res) => handle(req, res),
   app: () => appSlot[APP_SLOT],
   parsePreferWait,
+  // `npm run dev`: Next.js serves every route, so an edit is what the next request runs.
+  ...(dev ? {} : { direct: { headers: await headersOfEveryAnswer(), port } }),
 });
 if (dev) {
   const upgrade = app.getUpgradeHandler();

@@ -6,7 +6,7 @@
 // outbox row for the payment worker to charge. No framework, no ORM, no middleware: what this
 // machine does with these statements. bench:http runs it beside `next start` and gives every
 // figure as a ratio to it. Only the path the bench drives is written: a new key that executes, a
-// completed key's replay, a key in progress (409). Run as a child process: `node --import tsx
+// completed key's replay, a key in progress (409), and catalog.list's one SELECT. Run as a child process: `node --import tsx
 // bench/http/floor-server.ts` with DATABASE_URL and PORT.
 import { createHash, randomUUID } from "node:crypto";
 import http from "node:http";
@@ -152,6 +152,18 @@ async function checkout(
   }
 }
 
+/**
+ * catalog.list by hand: the one SELECT Prisma sends for it (the same columns, the same order),
+ * prepared, answered in tRPC's shape. What bare node:http + pg spend on a read of one statement,
+ * for the route costs' catalog read to be judged by.
+ */
+const CATALOG = `SELECT "id", "sku", "name", "description", "priceCents", "currency", "stock" FROM "Product" ORDER BY "sku" ASC`;
+
+async function catalog(): Promise<string> {
+  const { rows } = await q(pool, "catalog", CATALOG, []);
+  return JSON.stringify({ result: { data: rows } });
+}
+
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on("data", (c: Buffer) => chunks.push(c));
@@ -159,6 +171,11 @@ const server = http.createServer((req, res) => {
     const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
     const key = req.headers["idempotency-key"];
     if (req.url === "/api/health") return answer(res, 200, '{"status":"up"}');
+    if (req.url === "/api/trpc/catalog.list")
+      return void catalog().then(
+        (body) => answer(res, 200, body),
+        () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
+      );
     if (!token || typeof key !== "string") return answer(res, 400, '{"error":"bad_request"}');
     checkout(token, key, Buffer.concat(chunks).toString("utf8")).then(
       (a) => answer(res, a.status, a.body, a.headers),

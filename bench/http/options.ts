@@ -14,6 +14,8 @@ export interface Plan {
   profile: boolean;
   /** `--order-cost`: only the paid order's cost (CPU per process, statements), nothing else. */
   orderCostOnly: boolean;
+  /** `--route-cost`: only what each route costs the server (and the route goals), nothing else. */
+  routeCostOnly: boolean;
   /**
    * `--orders N`: paid orders per side in the order cost (default: two warm-up rates' worth); with
    * `--order-cost` and the profile on, the app server is profiled over its orders.
@@ -34,7 +36,7 @@ export interface Plan {
   output: string;
 }
 
-const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--order-cost] [--orders N] [--baseline DIR] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
+const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--order-cost] [--route-cost] [--orders N] [--baseline DIR] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
 
 export function parsePlan(argv: readonly string[]): Plan {
   const quick = argv.includes("--quick");
@@ -49,6 +51,7 @@ export function parsePlan(argv: readonly string[]): Plan {
     profileSeconds: quick ? 3 : 10,
     profile: !argv.includes("--no-profile"),
     orderCostOnly: argv.includes("--order-cost"),
+    routeCostOnly: argv.includes("--route-cost"),
     paymentsProcess: !argv.includes("--payments-in-process"),
     basePort: Number(process.env.BENCH_HTTP_PORT ?? 3300),
     output: "bench/results/http-latest.md",
@@ -66,6 +69,7 @@ export function parsePlan(argv: readonly string[]): Plan {
       case "--quick":
       case "--no-profile":
       case "--order-cost":
+      case "--route-cost":
       case "--payments-in-process":
         break;
       case "--slices":

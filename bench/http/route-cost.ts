@@ -15,6 +15,7 @@ import { EventType } from "../../src/server/payments/provider";
 import { cpuMsOf } from "./cpu";
 import { BENCH_WEBHOOK_SECRET } from "./cluster";
 import { settle } from "./pace";
+import type { RefusingInstance } from "./refusing";
 import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
 
 const CONNECTIONS = 8;
@@ -89,6 +90,8 @@ export interface RouteTarget {
   floor: { port: number; pid: number };
   /** Another build (`--baseline DIR`): its routes measured in the same rounds, for an A/B. */
   baseline?: { port: number; pid: number };
+  /** An instance of this build whose API refuses every request at the door (refusing.ts). */
+  refusing?: { port: number; pid: number; instance: RefusingInstance };
   productId: string;
 }
 
@@ -125,6 +128,13 @@ function webhookCall(order: { id: string; totalCents: number }): Call {
 
 interface Route {
   route: string;
+  /** Before each drive of this route (the refusals: every place held first). */
+  before?: () => Promise<void>;
+  /**
+   * This many times the requests of the other routes: a refusal costs a few hundredths of a ms,
+   * and /proc counts CPU in 10 ms ticks, so 200 refusals would be a tick or two.
+   */
+  times?: number;
   /** A baseline build's route: one it answers otherwise (an older build) is skipped, not fatal. */
   lenient?: boolean;
   port: number;
@@ -164,7 +174,7 @@ function nextRoutes(
   return [
     route(NOT_FOUND, () => ({ method: "GET", path: "/api/no-such-route" }), 404),
     route("GET /api/health (one SELECT 1)", () => ({ method: "GET", path: "/api/health" })),
-    route("catalog.list (a tRPC query, one SELECT)", () => ({
+    route(CATALOG, () => ({
       method: "GET",
       path: "/api/trpc/catalog.list",
     })),
@@ -193,16 +203,38 @@ function routesOf(t: RouteTarget, keys: { app: string; floor: string; baseline: 
       method: "GET",
       path: "/api/health",
     })),
+    floor(FLOOR_CATALOG, () => ({ method: "GET", path: "/api/trpc/catalog.list" })),
     floor(FLOOR_NEW_KEY, () => checkoutCall(t.productId)),
     floor(FLOOR_REPLAY, () => checkoutCall(t.productId, keys.floor)),
     ...nextRoutes(t, t.productId, keys.app, (route) => route),
+    ...(t.refusing ? [refusalRoute(t.refusing)] : []),
     ...(t.baseline ? nextRoutes(t.baseline, t.productId, keys.baseline, onBaseline, true) : []),
   ];
 }
 
+/**
+ * A catalog read refused at the door (503 store_busy, no body, the connection kept), on an
+ * instance whose places are all held.
+ */
+function refusalRoute(refusing: NonNullable<RouteTarget["refusing"]>): Route {
+  return {
+    route: REFUSAL,
+    port: refusing.port,
+    pid: refusing.pid,
+    before: () => refusing.instance.hold(),
+    times: REFUSALS_PER_REQUEST,
+    next: () => ({ method: "GET", path: "/api/trpc/catalog.list" }),
+    status: 503,
+  };
+}
+
+const REFUSALS_PER_REQUEST = 10;
+const FLOOR_CATALOG = "bare node:http + pg: catalog.list by hand (one SELECT)";
 const FLOOR_NEW_KEY = "the floor: checkout, a new key";
 const FLOOR_REPLAY = "the floor: checkout, a replay (from the store)";
 const NOT_FOUND = "Next.js: a path with no route (404)";
+const CATALOG = "catalog.list (a tRPC query, one SELECT)";
+const REFUSAL = `a refusal at the door (503 store_busy, catalog.list refused; ${REFUSALS_PER_REQUEST}× the requests)`;
 const REPLAY = "checkout.placeOrder, a replay (from memory)";
 const NEW_KEY = "checkout.placeOrder, a new key";
 const WEBHOOK = "the payment webhook, a new event";
@@ -229,19 +261,24 @@ export async function measureRouteCosts(t: RouteTarget, requests: number): Promi
   // Each route's calls are numbered across warm-up and rounds: the webhook's n-th event is for
   // the n-th order the checkouts made (they run before it in every round, as many times).
   const next = (r: (typeof routes)[number]) => () => r.next(r.sent++);
-  for (const r of routes)
-    await drive(r.port, WARM_UP, next(r), r.status, r.seen).catch((error: Error) => {
-      if (!r.lenient) throw error;
-      r.skipped = error.message.replace(/^route cost: /, "").replace(/\s+/g, " ");
-    });
+  for (const r of routes) {
+    await r.before?.();
+    await drive(r.port, WARM_UP * (r.times ?? 1), next(r), r.status, r.seen).catch(
+      (error: Error) => {
+        if (!r.lenient) throw error;
+        r.skipped = error.message.replace(/^route cost: /, "").replace(/\s+/g, " ");
+      },
+    );
+  }
   const measuredRoutes = routes.filter((r) => !r.skipped);
   const perRound = Math.ceil(requests / ROUNDS);
   for (let round = 0; round < ROUNDS; round++)
     for (const r of measuredRoutes) {
+      await r.before?.();
       await settle([r.pid]);
       const server0 = cpuMsOf([r.pid]);
-      await drive(r.port, perRound, next(r), r.status, r.seen);
-      r.cpuMs += cpuMsOf([r.pid]) - server0;
+      await drive(r.port, perRound * (r.times ?? 1), next(r), r.status, r.seen);
+      r.cpuMs += (cpuMsOf([r.pid]) - server0) / (r.times ?? 1);
     }
   agent.destroy();
   const measured = perRound * ROUNDS;
@@ -278,10 +315,32 @@ export function routeCostMarkdown(costs: RouteCost[]): string {
         : `| ${c.route} | ${c.serverMs.toFixed(2)} | ${(c.serverMs / bare).toFixed(1)} |`,
     ),
     "",
+    ...goalLines(costs),
     `- A new key ÷ a replay, server CPU: **${(ms(NEW_KEY) / ms(REPLAY)).toFixed(2)}×** (the floor: ${(floorNew / ms(FLOOR_REPLAY)).toFixed(2)}×).`,
     ...baselineLines(costs),
     `- A paid order's two requests through Next.js (its checkout and its webhook): **${(ms(NEW_KEY) + ms(WEBHOOK)).toFixed(2)} ms** of server CPU, of which Next.js's own per-request work (the 404's) is ${(2 * framework).toFixed(2)} ms; the floor's checkout ${floorNew.toFixed(2)} ms.`,
   ].join("\n");
+}
+
+/**
+ * The route goals, each against its floor in the same rounds: a new-key checkout ≤ 2× the
+ * checkout by hand, a catalog read ≤ 3× the read by hand, a refusal ≤ 0.1× a served catalog read
+ * (and, as the least any answer costs, against bare node:http's static answer).
+ */
+function goalLines(costs: RouteCost[]): string[] {
+  const [bare, newKey, floorNew, catalog, floorCatalog, refusal] = [
+    costs[0]!.route,
+    NEW_KEY,
+    FLOOR_NEW_KEY,
+    CATALOG,
+    FLOOR_CATALOG,
+    REFUSAL,
+  ].map((route) => msOf(costs, route));
+  const ratio = (a?: number, b?: number) =>
+    a === undefined || b === undefined ? "not measured" : `${(a / b).toFixed(2)}×`;
+  return [
+    `- **Goals.** A new-key checkout ÷ the checkout by hand: **${ratio(newKey, floorNew)}** (goal ≤ 2×). A catalog read ÷ the read by hand: **${ratio(catalog, floorCatalog)}** (goal ≤ 3×). A refusal ÷ a served catalog read: **${ratio(refusal, catalog)}** (goal ≤ 0.1×); a refusal ÷ bare node:http's static answer (the least an answer costs): ${ratio(refusal, bare)}.`,
+  ];
 }
 
 /** With a baseline build measured: this build's checkout against it, in the same rounds. */

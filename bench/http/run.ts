@@ -29,6 +29,7 @@ import { storageMarkdown, measureStorage } from "./storage";
 import { orderProfileMarkdown, profileUnderLoad } from "./profile-run";
 import { measureOrderCost, orderCostMarkdown } from "./order-cost";
 import { checkoutCpu, measureRouteCosts, routeCostMarkdown } from "./route-cost";
+import { RefusingInstance, REFUSING_ENV } from "./refusing";
 import { runBench, type Step } from "../fail";
 
 let step: Step = (msg) => process.stderr.write(`[bench:http] ${msg}\n`);
@@ -224,13 +225,19 @@ function header(plan: Plan): string {
  * An instance beside the first, of this build or of the build in `root`: no payment jobs, and no
  * webhooks sent to it (the provider posts to the first).
  */
-function startBeside(db: Database, port: number, root?: string): Promise<Instance> {
+function startBeside(
+  db: Database,
+  port: number,
+  root?: string,
+  env?: Record<string, string>,
+): Promise<Instance> {
   return startInstance({
     port,
     databaseUrl: db.url,
     providerUrl: db.providerUrl,
     paymentJobs: false,
     ...(root ? { root: path.resolve(root) } : {}),
+    ...(env ? { env } : {}),
   });
 }
 
@@ -244,6 +251,13 @@ async function routeCosts(db: Database, floor: { port: number; pid: number }, pl
   const baseline = plan.baseline
     ? await startBeside(db, plan.basePort + plan.maxInstances + 4, plan.baseline)
     : undefined;
+  // This build with every place held: what a refusal at the door costs (refusing.ts).
+  const refusing = await startBeside(
+    db,
+    plan.basePort + plan.maxInstances + 6,
+    undefined,
+    REFUSING_ENV,
+  );
   try {
     return await measureRouteCosts(
       {
@@ -251,6 +265,11 @@ async function routeCosts(db: Database, floor: { port: number; pid: number }, pl
         pid: instance.pid,
         floor,
         ...(baseline ? { baseline: { port: baseline.port, pid: baseline.pid } } : {}),
+        refusing: {
+          port: refusing.port,
+          pid: refusing.pid,
+          instance: new RefusingInstance(refusing.port, db.productId),
+        },
         productId: db.productId,
       },
       plan.quick ? 100 : 800,
@@ -258,6 +277,7 @@ async function routeCosts(db: Database, floor: { port: number; pid: number }, pl
   } finally {
     await instance.stop();
     await baseline?.stop();
+    await refusing.stop();
   }
 }
 
@@ -306,60 +326,70 @@ async function main(): Promise<void> {
     };
     let orderWindow: { window: { fromUs: number; toUs: number }; orders: number } | undefined;
     try {
-      const pace = await warm(target, plan);
-      log("a paid order's cost");
-      const requests =
-        plan.orders ??
-        Math.round((pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2);
-      const pools = { shop: db.pool, provider: db.providerPool };
-      const cost = await measureOrderCost(
-        pools,
-        target,
-        { server: [first.pid], worker: workerPids },
-        16,
-        requests,
-      );
-      // The floor's orders are paid by the same worker, and their webhooks handled by the app's
-      // server: both counted as the floor's payment work.
-      const floorCost = await measureOrderCost(
-        pools,
-        target,
-        { server: [floor.pid], worker: [...workerPids, first.pid] },
-        16,
-        requests,
-        "floor",
-      );
-      sections.push(
-        "### What a paid order costs (server, payment worker, PostgreSQL)",
-        orderCostMarkdown(cost, floorCost, 16),
-      );
-      orderWindow = { window: cost.window, orders: cost.orders };
-      log("what each route costs the server");
-      const costs = await routeCosts(db, floor, plan);
-      sections.push(
-        "### What one request costs the server, route by route",
-        routeCostMarkdown(costs),
-      );
-      if (!plan.orderCostOnly) {
-        const cells = await measureCheckout(db.pool, target, plan, pace);
-        const payments = await paymentsPhase(db, target, plan);
+      if (plan.routeCostOnly) {
+        log("what each route costs the server");
         sections.push(
-          "### Checkout through HTTP, one instance",
-          checkoutTable(cells),
-          "### Goals",
-          goalsMarkdown(goals(cells, payments, checkoutCpu(costs))),
+          "### What one request costs the server, route by route",
+          routeCostMarkdown(await routeCosts(db, floor, plan)),
+        );
+      } else {
+        const pace = await warm(target, plan);
+        log("a paid order's cost");
+        const requests =
+          plan.orders ??
+          Math.round(
+            (pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2,
+          );
+        const pools = { shop: db.pool, provider: db.providerPool };
+        const cost = await measureOrderCost(
+          pools,
+          target,
+          { server: [first.pid], worker: workerPids },
+          16,
+          requests,
+        );
+        // The floor's orders are paid by the same worker, and their webhooks handled by the app's
+        // server: both counted as the floor's payment work.
+        const floorCost = await measureOrderCost(
+          pools,
+          target,
+          { server: [floor.pid], worker: [...workerPids, first.pid] },
+          16,
+          requests,
+          "floor",
         );
         sections.push(
-          "### Payments: new keys at 16 connections, then the backlog drained",
-          paymentsMarkdown(payments),
+          "### What a paid order costs (server, payment worker, PostgreSQL)",
+          orderCostMarkdown(cost, floorCost, 16),
         );
+        orderWindow = { window: cost.window, orders: cost.orders };
+        log("what each route costs the server");
+        const costs = await routeCosts(db, floor, plan);
         sections.push(
-          "### Instances on one PostgreSQL",
-          instancesTable(
-            await measureInstances(db, first, plan, replayKey, workerPids),
-            plan.scaleConnections,
-          ),
+          "### What one request costs the server, route by route",
+          routeCostMarkdown(costs),
         );
+        if (!plan.orderCostOnly) {
+          const cells = await measureCheckout(db.pool, target, plan, pace);
+          const payments = await paymentsPhase(db, target, plan);
+          sections.push(
+            "### Checkout through HTTP, one instance",
+            checkoutTable(cells),
+            "### Goals",
+            goalsMarkdown(goals(cells, payments, checkoutCpu(costs))),
+          );
+          sections.push(
+            "### Payments: new keys at 16 connections, then the backlog drained",
+            paymentsMarkdown(payments),
+          );
+          sections.push(
+            "### Instances on one PostgreSQL",
+            instancesTable(
+              await measureInstances(db, first, plan, replayKey, workerPids),
+              plan.scaleConnections,
+            ),
+          );
+        }
       }
     } finally {
       await first.stop();
@@ -373,12 +403,12 @@ async function main(): Promise<void> {
         "### Where the app server's CPU goes over its paid orders (checkouts and their webhooks)",
         orderProfileMarkdown(orderProfileDir, orderWindow.window, orderWindow.orders),
       );
-    if (plan.profile && !plan.orderCostOnly)
+    if (plan.profile && !plan.orderCostOnly && !plan.routeCostOnly)
       sections.push(
         "### Where the server's CPU goes (protected new keys)",
         await profileUnderLoad(db, plan, replayKey, log),
       );
-    if (!plan.orderCostOnly)
+    if (!plan.orderCostOnly && !plan.routeCostOnly)
       sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
   } finally {
     await db.stop();

@@ -12,6 +12,7 @@ import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, POOL_MAX, STORE_WAIT_MS, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
 import { Admission } from "./http/admission";
+import { apiRoutesFor, type ApiRoutes } from "./http/api-routes";
 import { Refusals, RefusalStage } from "./http/refusals";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
@@ -35,6 +36,11 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
   /** Requests answered without their work, by reason (/api/metrics, the dashboard). */
   readonly refusals: Refusals;
   /**
+   * The API routes' handlers (src/server/http/api-routes.ts), which the front door calls straight
+   * from the socket and the Next.js route files wrap; a worker's app serves no API: none.
+   */
+  readonly routes?: ApiRoutes;
+  /**
    * Starts the background jobs this process runs (the engine's always, the payment loops when
    * `payments`: ONCE_PAYMENT_JOBS); returns their stop function, which flushes the counters last.
    */
@@ -57,14 +63,18 @@ export function createServerApp<Config extends WorkerConfig>(
   const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
   const payments: PaymentDeps = { db, engine, settings: config.payments };
   const refusals = new Refusals();
+  const admission = admissionFor(config, refusals);
   return {
     config,
     db,
     engine,
     payments,
-    admission: admissionFor(config, refusals),
+    admission,
     refusals,
     metrics: createMetricsRegistry(db, engine, refusals),
+    ...(isServerConfig(config)
+      ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals }) }
+      : {}),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
       await engine.close();
@@ -73,14 +83,19 @@ export function createServerApp<Config extends WorkerConfig>(
   };
 }
 
+/** A server's configuration has HTTP settings; a worker's has none. */
+function isServerConfig(config: WorkerConfig): config is AppConfig {
+  return "http" in config;
+}
+
 /**
  * Four requests per pool connection always get in (enough to keep the pool busy); past that, as
  * many as finish within the store's wait, up to HTTP_MAX_IN_FLIGHT. A worker's configuration has
  * no HTTP settings: it serves no API request, so no bound.
  */
 function admissionFor(config: WorkerConfig, refusals: Refusals): Admission {
-  if (!("http" in config)) return new Admission({ served: Number.POSITIVE_INFINITY });
-  const { maxInFlight } = (config as unknown as AppConfig).http;
+  if (!isServerConfig(config)) return new Admission({ served: Number.POSITIVE_INFINITY });
+  const { maxInFlight } = config.http;
   return new Admission({
     served: Math.min(4 * POOL_MAX, maxInFlight),
     ceiling: maxInFlight,

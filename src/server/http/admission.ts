@@ -220,13 +220,18 @@ export class Admission {
 
   /** Counted, with when to come back: the requests in flight and queued, at the rate they finish. */
   private refuse(when: RefusedWhen): Response {
+    return busy(this.refusal(when));
+  }
+
+  /** A refusal counted (and, at once, put to the check): its Retry-After in seconds. */
+  private refusal(when: RefusedWhen): number {
     this.onRefuse(when);
     const last = this.queue.at(-1);
     if (when === "at-once" && last && this.waitMs > 0) {
       last.judged ??= { refusals: 0, until: this.now() + this.waitMs };
       last.judged.refusals++;
     }
-    return busy(this.departures.retryAfter(this.inFlight + this.queue.length));
+    return this.departures.retryAfter(this.inFlight + this.queue.length);
   }
 
   /**
@@ -251,8 +256,18 @@ export class Admission {
 
   /** The refusal (counted) if a request with this `Prefer: wait` would be refused now. */
   refusalNow(waitMs?: number): Response | undefined {
+    const retryAfterSeconds = this.refusedNow(waitMs);
+    return retryAfterSeconds === undefined ? undefined : busy(retryAfterSeconds);
+  }
+
+  /**
+   * refusalNow without making its answer: the refusal's Retry-After in seconds (the refusal
+   * counted), or undefined. For the front door, which writes `busy(seconds)` from bytes it keeps:
+   * making a Response and reading it back cost a refusal more than the socket's own work.
+   */
+  refusedNow(waitMs?: number): number | undefined {
     if (!this.refusesNow(waitMs)) return undefined;
-    return this.refuse("at-once");
+    return this.refusal("at-once");
   }
 
   /**
@@ -334,7 +349,8 @@ export class Admission {
 /** Runs a request's sleep with the request counted out of the requests in flight. */
 export type Aside = <T>(sleep: () => Promise<T>) => Promise<T>;
 
-function busy(retryAfterSeconds: number): Response {
+/** The refusal `503 store_busy` in tRPC's error shape, with its Retry-After. */
+export function busy(retryAfterSeconds: number): Response {
   const data = {
     code: "SERVICE_UNAVAILABLE",
     httpStatus: 503,

@@ -60,7 +60,8 @@ describe("the front door", () => {
 
   it("refuses an API request the admission would refuse now, before the handler; pages pass", async () => {
     // One place, no queue: the place held, the next API request is refused.
-    const admission = new Admission({ served: 1 });
+    let counted = 0;
+    const admission = new Admission({ served: 1, onRefuse: () => counted++ });
     let release!: () => void;
     const held = admission.admit(
       () => new Promise<Response>((done) => (release = () => done(new Response("ok")))),
@@ -90,6 +91,10 @@ describe("the front door", () => {
     } as RequestInit);
     expect(chunked.status).toBe(503);
     expect(chunked.headers.get("connection")).toBe("close");
+    // Written from the first refusal's bytes: the same answer, each refusal counted once.
+    expect(chunked.headers.get("retry-after")).toBe("1");
+    expect(await chunked.json()).toEqual(body);
+    expect(counted).toBe(2);
 
     // A place free again: the API request reaches the handler.
     release();

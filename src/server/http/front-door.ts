@@ -13,9 +13,19 @@
 //   answered `503 store_busy` here, with its Retry-After, before Next.js routes it, parses its URL
 //   or reads its body (the connection kept when the body is small: see keepsConnection). The
 //   route's own admission decides again for what passes.
+// - The API without Next.js's per-request machinery (`npm start`): `/api/trpc/*` and the payment
+//   webhook go straight to the app's handlers (ServerApp.routes, src/server/http/api-routes.ts),
+//   the same ones the Next.js route files wrap, with the headers next.config.js gives every
+//   answer. Next.js's routing, its request wrapping and its response pipeline cost 1.3–1.7 ms a
+//   request (`npm run bench:http`, the route costs), several times what a catalog read's own work
+//   costs. Everything else (pages, the other routes, any other method) is Next.js's. Under
+//   `npm run dev` every request goes to Next.js, so an edit to a router is what the next request
+//   runs.
 import http from "node:http";
+import { busy } from "./admission";
 import { PEER_ADDRESS_HEADER } from "./client-address";
 import { capConnectionsPerPeer, TOO_MANY_CONNECTIONS } from "./peer-connections";
+import { fillForwardedHeaders, toFetchRequest, writeFetchResponse } from "./node-fetch-bridge";
 
 /**
  * How long a client may take to send its headers, and its whole request (headers and body). A real
@@ -29,11 +39,41 @@ export const CONNECTIONS_CHECK_MS = 1_000;
 
 /** What the front door needs of the app (the composition root, src/server/app.ts). */
 export interface DoorApp {
-  admission: { refusalNow(waitMs?: number): Response | undefined };
+  admission: {
+    refusalNow(waitMs?: number): Response | undefined;
+    /** The refusal's Retry-After, counted, if refused now (absent in an older build). */
+    refusedNow?(waitMs?: number): number | undefined;
+  };
   engine: { config: { maxWaitMs: number } };
   /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
   config?: { http?: { maxConnectionsPerPeer?: number } };
   refusals?: { count(reason: string, stage: "connection"): void };
+  /** The API routes' handlers (src/server/http/api-routes.ts); absent in an older build. */
+  routes?: Record<DirectRoute, (req: Request) => Promise<Response>>;
+}
+
+/** The routes the door serves itself, and the Next.js routes that wrap the same handlers. */
+export type DirectRoute = "trpc" | "webhook";
+
+const TRPC_PREFIX = "/api/trpc/";
+/** src/server/payments/webhook.ts's WEBHOOK_PATH (the door loads nothing of the app). */
+const WEBHOOK_PATH = "/api/webhooks/payments";
+
+/**
+ * The route a request goes to straight, or undefined for Next.js: `/api/trpc/<one segment>` by GET
+ * or POST (the methods the route exports), the webhook by POST. Any other shape (a trailing slash,
+ * another method) gets Next.js's own answer, as before.
+ */
+export function directRouteOf(method: string | undefined, url: string): DirectRoute | undefined {
+  const query = url.indexOf("?");
+  const path = query < 0 ? url : url.slice(0, query);
+  if (
+    path.startsWith(TRPC_PREFIX) &&
+    path.length > TRPC_PREFIX.length &&
+    !path.includes("/", TRPC_PREFIX.length)
+  )
+    return method === "GET" || method === "POST" ? "trpc" : undefined;
+  return path === WEBHOOK_PATH && method === "POST" ? "webhook" : undefined;
 }
 
 export interface FrontDoorOptions {
@@ -43,6 +83,12 @@ export interface FrontDoorOptions {
   app: () => DoorApp | undefined;
   /** `Prefer: wait` in seconds, as the engine reads it. */
   parsePreferWait: (header: string | null | undefined) => number | undefined;
+  /**
+   * Serve the API routes straight from the socket (`npm start`), with `headers` on every answer
+   * (next.config.js's, which Next.js adds to every answer it writes); the port is the one
+   * Next.js would report in `x-forwarded-port`. Absent (`npm run dev`): Next.js serves them.
+   */
+  direct?: { headers: Readonly<Record<string, string>>; port: number };
 }
 
 export function createFrontDoor(options: FrontDoorOptions): http.Server {
@@ -56,10 +102,18 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       const peer = req.socket.remoteAddress;
       if (peer) req.headers[PEER_ADDRESS_HEADER] = peer;
       else delete req.headers[PEER_ADDRESS_HEADER];
-      if (req.url?.startsWith("/api/trpc/") && refusedAtTheDoor(req, res, options)) return;
-      options.handle(req, res).catch((error: unknown) => {
+      const url = req.url ?? "/";
+      if (url.startsWith(TRPC_PREFIX) && refusedAtTheDoor(req, res, options)) return;
+      const route = options.direct && directRouteOf(req.method, url);
+      const handler = route ? options.app()?.routes?.[route] : undefined;
+      const served =
+        handler && options.direct
+          ? serveDirect(handler, req, res, options.direct, () => options.handle(req, res))
+          : options.handle(req, res);
+      served.catch((error: unknown) => {
         console.error(`[once] request failed: ${(error as Error).message}`);
         if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
       });
     },
   );
@@ -68,6 +122,29 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
     onRefuse: () => options.app()?.refusals?.count(TOO_MANY_CONNECTIONS, "connection"),
   });
   return server;
+}
+
+/** A request answered by the app's handler, Next.js left out. */
+async function serveDirect(
+  handler: (req: Request) => Promise<Response>,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  direct: NonNullable<FrontDoorOptions["direct"]>,
+  next: () => Promise<void>,
+): Promise<void> {
+  fillForwardedHeaders(req, direct.port);
+  let bridged: ReturnType<typeof toFetchRequest>;
+  try {
+    bridged = toFetchRequest(req, res, `http://${req.headers.host ?? `localhost:${direct.port}`}`);
+  } catch {
+    // Not a URL (a Host header no URL can hold): Next.js's answer to it, as before.
+    return next();
+  }
+  const { request, bodyAbandoned } = bridged;
+  const response = await handler(request);
+  // A body the handler stopped reading (over its limit, too slow) is not read to its end to keep
+  // the connection: the connection goes with the answer.
+  await writeFetchResponse(response, res, direct.headers, bodyAbandoned());
 }
 
 /** True when the request was answered here (refused), without Next.js. */
@@ -79,12 +156,56 @@ function refusedAtTheDoor(
   const app = options.app();
   // Not made yet, or made by a build older than this door: the route decides alone.
   if (typeof app?.admission.refusalNow !== "function") return false;
-  const preferred = options.parsePreferWait(headerOf(req, "prefer")) ?? 0;
+  const prefer = req.headers.prefer;
+  const preferred =
+    prefer === undefined
+      ? 0
+      : (options.parsePreferWait(Array.isArray(prefer) ? prefer.join(", ") : prefer) ?? 0);
   const waitMs = Math.min(preferred * 1000, app.engine.config.maxWaitMs);
+  const keep = keepsConnection(req);
+  // The refusal's bytes, kept by Retry-After: a refusal is then a few header writes, not a
+  // Response made and read back (which cost more than the socket's own work). An older app
+  // (without refusedNow) still answers with its Response.
+  if (typeof app.admission.refusedNow === "function") {
+    const seconds = app.admission.refusedNow(waitMs);
+    if (seconds === undefined) return false;
+    const written = writtenRefusals.get(seconds);
+    if (written) writeRefusal(written, res, keep);
+    else void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, res, keep));
+    return true;
+  }
   const refusal = app.admission.refusalNow(waitMs);
   if (!refusal) return false;
-  void writeRefusal(refusal, res, keepsConnection(req));
+  void keepRefusal(undefined, refusal).then((made) => writeRefusal(made, res, keep));
   return true;
+}
+
+/** A refusal as written on the socket: its status, headers and body bytes. */
+interface WrittenRefusal {
+  status: number;
+  headers: Record<string, string | number>;
+  body: Buffer;
+}
+
+/** Refusals by Retry-After (seconds: a handful of values in practice; bounded all the same). */
+const writtenRefusals = new Map<number, WrittenRefusal>();
+const MAX_KEPT_REFUSALS = 64;
+
+/** `refusal` read into its bytes, kept under `seconds` when given. */
+async function keepRefusal(
+  seconds: number | undefined,
+  refusal: Response,
+): Promise<WrittenRefusal> {
+  const body = Buffer.from(await refusal.arrayBuffer());
+  const headers: Record<string, string | number> = {};
+  refusal.headers.forEach((value, name) => (headers[name] = value));
+  headers["content-length"] = body.byteLength;
+  const written = { status: refusal.status, headers, body };
+  if (seconds !== undefined) {
+    if (writtenRefusals.size >= MAX_KEPT_REFUSALS) writtenRefusals.clear();
+    writtenRefusals.set(seconds, written);
+  }
+  return written;
 }
 
 /**
@@ -101,24 +222,12 @@ function keepsConnection(req: http.IncomingMessage): boolean {
 /** The largest refused body still read and dropped to keep its connection: an API body's limit. */
 const KEEP_ALIVE_BODY_BYTES = 64 * 1024;
 
-function headerOf(req: http.IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value.join(", ") : value;
-}
-
-/** Writes a web Response on the socket; `keep`: the connection stays open after it. */
-async function writeRefusal(
-  refusal: Response,
-  res: http.ServerResponse,
-  keep: boolean,
-): Promise<void> {
-  const body = await refusal.text();
-  const headers: Record<string, string> = {};
-  refusal.headers.forEach((value, name) => (headers[name] = value));
-  if (!keep) {
+/** Writes a refusal on the socket; `keep`: the connection stays open after it. */
+function writeRefusal(refusal: WrittenRefusal, res: http.ServerResponse, keep: boolean): void {
+  if (keep) res.writeHead(refusal.status, refusal.headers);
+  else {
     res.shouldKeepAlive = false;
-    headers.connection = "close";
+    res.writeHead(refusal.status, { ...refusal.headers, connection: "close" });
   }
-  res.writeHead(refusal.status, { ...headers, "content-length": String(Buffer.byteLength(body)) });
-  res.end(body);
+  res.end(refusal.body);
 }

@@ -1,11 +1,11 @@
 // The payment provider's webhook: one event per charge, possibly delivered more than once; every
-// delivery of an event gets the same answer (src/server/payments/webhook.ts).
+// delivery of an event gets the same answer (src/server/payments/webhook.ts). The handler is the
+// one the front door calls straight from the socket under `npm start`
+// (src/server/http/api-routes.ts); this file is how Next.js serves it (`next dev`).
 import { serverApp } from "@/server/app";
-import { webhookResponse } from "@/server/payments/webhook";
 
 export const dynamic = "force-dynamic";
 
-export async function POST(request: Request) {
-  const app = serverApp();
-  return webhookResponse(app.payments, request, { secret: app.config.payments.webhookSecret });
+export function POST(request: Request) {
+  return serverApp().routes!.webhook(request);
 }

@@ -1,0 +1,50 @@
+// The API routes' handlers, one implementation for both ways a request reaches them: the front door
+// calls them straight from the socket (src/server/http/front-door.ts, `npm start`), and the
+// Next.js route files are thin wrappers around them (src/app/api/trpc/[trpc]/route.ts,
+// src/app/api/webhooks/payments/route.ts: `next dev`, and any request the door hands to Next.js).
+// The app carries them (ServerApp.routes), so the door runs the very copy of this code that the
+// app's instrumentation built, not one of its own.
+import { parsePreferWait } from "@once/idempotency/http";
+import type { AppConfig } from "../config";
+import { handleTrpcRequest, readTrpcRequest, type TrpcApp } from "../api/handler";
+import { webhookResponse, type WebhookDeps } from "../payments/webhook";
+import type { Admission } from "./admission";
+
+/** What a server's app answers API requests with: a Fetch `Request` in, a `Response` out. */
+export interface ApiRoutes {
+  /** `/api/trpc/*` (GET and POST). */
+  trpc(req: Request): Promise<Response>;
+  /** `POST /api/webhooks/payments`, the payment provider's events. */
+  webhook(req: Request): Promise<Response>;
+}
+
+/** The parts of the server app the routes use. */
+export type RoutesApp = TrpcApp & {
+  config: AppConfig;
+  admission: Admission;
+  payments: WebhookDeps;
+};
+
+export function apiRoutesFor(app: RoutesApp): ApiRoutes {
+  return {
+    trpc: (req) => serveTrpcRoute(req, app),
+    webhook: (req) =>
+      webhookResponse(app.payments, req, { secret: app.config.payments.webhookSecret }),
+  };
+}
+
+// First the doors that need no place (cross-site posts; the body, read whole under its byte limit
+// and a deadline: src/server/api/handler.ts), so a client still sending its body, however slowly,
+// holds no place among the requests in flight. Then, past the instance's bound of requests in
+// flight, 503 store_busy before any work, unless the request said it would wait (`Prefer: wait`,
+// capped as the engine caps it): then it queues for a place (src/server/http/admission.ts). Then
+// tRPC itself.
+async function serveTrpcRoute(req: Request, app: RoutesApp): Promise<Response> {
+  const read = await readTrpcRequest(req, app);
+  if (read instanceof Response) return read;
+  const waitSeconds = parsePreferWait(read.headers.get("prefer")) ?? 0;
+  const waitMs = Math.min(waitSeconds * 1000, app.engine.config.maxWaitMs);
+  return app.admission.admit((whileWaiting) => handleTrpcRequest(read, app, { whileWaiting }), {
+    waitMs,
+  });
+}
