@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import type pg from "pg";
 import { floorIdempotent, floorTransactionOnly } from "../floor";
 import type { CountingPool } from "../harness";
+import * as SQL from "../../packages/idempotency/src/store/sql";
 import type { WorkerReply, WorkerRequest, WorkerStart } from "./protocol";
 
 /** Per side, as `npm run bench` sizes its pools: two cores, a few connections each. */
@@ -59,18 +60,13 @@ async function load(start: WorkerStart): Promise<AppModules> {
 const INSERT = `INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', $1) RETURNING "id"`;
 
 /**
- * The protocol written by hand inside the same Prisma transaction as the engine's: the floor's
- * reservation (one statement on the pool, committed asynchronously, as the engine's), then the
- * business write and the fenced completion in one Prisma transaction. What an engine that
- * completes through Prisma cannot go below.
+ * The protocol written by hand inside the same Prisma transaction as the engine's, with the
+ * engine's own statements (this checkout's): the reservation on the pool, then the business write
+ * and the fenced completion in one Prisma transaction, no engine code around them. What an engine
+ * that completes through Prisma cannot go below.
  */
-const HAND_RESERVE = `WITH "cfg" AS (SELECT set_config('synchronous_commit', 'off', true))
-  INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
-  SELECT $1, $2, 'effect', $3, 'PROCESSING', $4::uuid, now() + interval '30 seconds', now() + interval '1 day' FROM "cfg"
-  ON CONFLICT ("scope", "key") DO NOTHING RETURNING "id"`;
-const HAND_COMPLETE = `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3,
-  "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-  WHERE "scope" = 'bench' AND "id" = $1::uuid AND "leaseToken" = $2::uuid`;
+const LEASE_MS = 30_000;
+const TTL_SECONDS = 86_400;
 
 async function main() {
   const start = await nextMessage<WorkerStart>();
@@ -110,16 +106,21 @@ async function main() {
     handPrisma: async () => {
       const v = value();
       const token = randomUUID();
-      const { rows } = await handPool.query<{ id: string }>({
-        name: "hand_reserve",
-        text: HAND_RESERVE,
-        values: ["bench", randomUUID(), "0".repeat(64), token],
+      const reserve = ["bench", randomUUID(), "effect", "0".repeat(64), token, LEASE_MS];
+      const { rows } = await pool.query<{ id: string; inserted: boolean }>({
+        ...SQL.RESERVE,
+        values: [...reserve, TTL_SECONDS],
       });
+      if (!rows[0]?.inserted) throw new Error("not reserved");
       await db.$transaction(async (tx) => {
         const [row] = await tx.$queryRawUnsafe<{ id: number }[]>(INSERT, v);
         const body = JSON.stringify({ effectId: row!.id, value: v });
-        if ((await tx.$executeRawUnsafe(HAND_COMPLETE, rows[0]!.id, token, body)) !== 1)
-          throw new Error("lease lost");
+        const completion = [rows[0]!.id, token, "COMPLETED", 200, body, "application/json"];
+        const done = await tx.$queryRawUnsafe<unknown[]>(
+          SQL.FINISH.plain.text,
+          ...[...completion, null, null, null, "bench"],
+        );
+        if (done.length !== 1) throw new Error("lease lost");
       });
     },
   };
