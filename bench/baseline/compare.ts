@@ -6,8 +6,9 @@
 // statement, a warmed JIT) helps or hinders the other. Each has its own database on the same
 // server, migrated by its own migrations (an engine runs on the schema it was written for: an
 // index or a column added since is part of its cost), set up and warmed the same way. The workers
-// take turns, one slice at a time (ABAB…, the order flipped every round), so whatever else the
-// machine does falls on both alike; one slice runs at a time, so they never compete for a core.
+// take turns, one slice at a time (ABAB…, the order rotated and flipped every round), so whatever
+// else the machine does falls on both alike; one slice runs at a time, so they never compete for
+// a core.
 // Every round measures, per build, the engine and the same Prisma transaction without
 // idempotency, and, in this build's worker, the protocol written by hand; figures are medians over
 // rounds of per-round differences, with their interquartile range.
@@ -200,14 +201,22 @@ export async function compareWithBaseline(options: CompareOptions, log: Step): P
       medians.set(key, [...(medians.get(key) ?? []), median(latencies)]);
       all.set(key, [...(all.get(key) ?? []), ...latencies]);
     };
+    // Every slice of a round, each in its turn; the turns rotate by one and flip direction every
+    // round, so no slice keeps a place (first after the other build, last before it) the noise
+    // favours. A difference is taken between slices of the same round, seconds apart at most.
+    const slices: [Side, Op][] = [
+      [cur, "prisma"],
+      [base, "prisma"],
+      [cur, "engine"],
+      [base, "engine"],
+      ...HAND.map((op): [Side, Op] => [cur, op]),
+    ];
     for (let round = 0; round < options.rounds; round++) {
       log(`round ${round + 1}/${options.rounds}`);
-      const order = round % 2 === 0 ? [cur, base] : [base, cur];
-      for (const op of ["prisma", "engine"] as const)
-        for (const side of order)
-          record(`${side.name}.${op}`, await side.run("run", op, options.calls));
-      for (const op of round % 2 === 0 ? HAND : [...HAND].reverse())
-        record(`current.${op}`, await cur.run("run", op, options.calls));
+      const at = round % slices.length;
+      const turn = [...slices.slice(at), ...slices.slice(0, at)];
+      for (const [side, op] of round % 2 === 0 ? turn : turn.reverse())
+        record(`${side.name}.${op}`, await side.run("run", op, options.calls));
     }
 
     const m = (key: string) => medians.get(key)!;
@@ -239,7 +248,7 @@ export async function compareWithBaseline(options: CompareOptions, log: Step): P
       `\nonce bench --baseline — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded (one server, one database per build)`,
       `this build: ${describe(current)}`,
       `baseline:   ${describe(baseline)}`,
-      `${options.rounds} rounds × ${options.calls} sequential calls per slice, the builds alternating slice by slice (order flipped each round)\n`,
+      `${options.rounds} rounds × ${options.calls} sequential calls per slice, the builds' slices taking turns (the order rotated and flipped each round)\n`,
       ...rows,
       "",
       "| comparison, per round (median over rounds, IQR) | ms |",
