@@ -19,7 +19,9 @@ import { EFFECTS_TABLE_SQL, testRouter } from "./effect-router";
 import { bursts, CountingPool, interleaved, sequential, table, type Row } from "./harness";
 import { floorAuthenticate, floorIdempotent, floorRead, floorTransactionOnly } from "./floor";
 import { duplicateGaps, duplicateTable, type Send } from "./duplicate-wait";
-import { runBench } from "./fail";
+import { runBench, type Step } from "./fail";
+import { compareWithBaseline, parseCompareArgs, type CompareOptions } from "./baseline/compare";
+import { CheckoutError } from "./baseline/checkout";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const N_NEW = Math.round(1500 * SCALE);
@@ -32,7 +34,26 @@ const POOL_MAX = 10;
 const BENCH_CONFIG = loadConfig({ DEMO_MODE: "1" });
 const DUPLICATE_ROUNDS = Math.max(4, Math.round(15 * SCALE));
 
+/** Bad input (a missing value, a directory that is no usable checkout): one sentence, exit 2. */
+function refuse(error: unknown): never {
+  if (!(error instanceof CheckoutError)) throw error;
+  console.error(`npm run bench: ${error.message}`);
+  process.exit(2);
+}
+
+// `npm run bench -- --baseline DIR`: this build's engine against another checkout's, in one run
+// (bench/baseline/compare.ts), instead of the whole table.
+let compare: CompareOptions | null = null;
+try {
+  compare = parseCompareArgs(process.argv.slice(2));
+} catch (error) {
+  refuse(error);
+}
+const compareOnly = (options: CompareOptions, log: Step) =>
+  compareWithBaseline(options, log).catch(refuse);
+
 await runBench("bench", async (log) => {
+  if (compare) return compareOnly(compare, log);
   const server = await startEmbeddedPostgres({
     dataDir: await makeTempDataDir("once-bench-"),
     persistent: false,
