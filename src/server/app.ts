@@ -105,7 +105,6 @@ function admissionFor(config: WorkerConfig, refusals: Refusals): Admission {
         Reason.STORE_BUSY,
         when === "deadline" ? RefusalStage.QUEUE : RefusalStage.ADMISSION,
       ),
-    onMisjudged: (count) => (refusals.misjudged += count),
   });
 }
 

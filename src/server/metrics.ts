@@ -155,15 +155,6 @@ function registerRefusalsCounter(registry: Registry, refusals: Refusals): void {
         this.inc({ reason, stage }, count);
     },
   });
-  new Counter({
-    name: "once_http_refusals_misjudged_total",
-    help: "Refusals at once (stage admission) found wrong afterwards: the request last in the queue when they were refused got its place, and one more place came free, within the store's wait after they were refused: they would have been served in time. Above zero: the capacity estimate is too low. Per instance, since it started.",
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(refusals.misjudged);
-    },
-  });
 }
 
 function registerGauge(registry: Registry, spec: GaugeSpec, sources: Sources): void {

@@ -20,20 +20,19 @@
 //
 // Past the bound a request queues for a place, first come first served, for up to the store's wait
 // (`waitMs`): a client that waits is a client that is not re-sending, and a burst the instance
-// serves within the wait is served, not refused. The queue is as long as the instance drains
-// within the wait at its capacity: the rate places come free *while every place is taken*, the
-// only time that rate says how fast the instance can go (at light load it says how fast requests
-// came). Until it has measured that in the current busy spell (after an idle spell it knows
-// nothing of the burst in front of it) every request queues, and only the deadline refuses: 100
-// checkouts sent at once to a quiet instance had 54 refused at once, in 0.9 s, from a rate
-// measured while it idled. So a request is refused at once only when the queue ahead of it would
-// not drain within the store's wait at the measured capacity, or the queue is at its memory bound;
-// otherwise when its deadline passes without a place (counted apart: stage `queue`).
+// serves within the wait is served, not refused. Only the deadline refuses (counted apart: stage
+// `queue`), or the queue's memory bound (`maxQueued`) at once: whether a place would come in time
+// is never guessed. Guessed from the rate places came free, 100 checkouts sent at once to a quiet
+// instance had 54 refused at once in 0.9 s (a rate measured while it idled), and of 1 000 sent at
+// once 153 were refused that the instance then served within the wait (a rate measured in the
+// burst's first second, while the instance was also accepting and parsing it). Queued rather than
+// refused, a client that does not honour Retry-After is held for the wait instead of sending again
+// at once, so a crowd costs the instance one refusal per client per wait, not one per round trip.
 //
-// `Prefer: wait` buys patience, never priority: the place in the line is decided by the store's
-// wait for everyone, and only the deadline of a request already in the line is its own. Judged by
-// its patience, a client sending `Prefer: wait=10` on every request was let into a queue five times
-// as deep as everyone else's and got 10-36x their share.
+// `Prefer: wait` is patience for a key in flight, never a place in this line: every request queues
+// for the store's wait and no longer. With its own patience in the line, a client sending
+// `Prefer: wait=10` on every request outlasts everyone else whenever the line is longer than the
+// store's wait, and got 10-36x their share.
 //
 // A refusal's Retry-After is how long the requests in flight (and queued) take to finish at the
 // rate requests have been finishing: a client that honours it comes back when there is room. With
@@ -46,12 +45,6 @@ import { DrainRate } from "../drain-rate";
 interface Queued {
   grant: (admitted: boolean) => void;
   timer: NodeJS.Timeout;
-  /**
-   * Requests refused at once while this one was last in the line, and by when it was expected
-   * not to have a place: if it gets one sooner, they were refused though they would have been
-   * served in time (misjudged).
-   */
-  judged?: { refusals: number; until: number };
 }
 
 /**
@@ -65,16 +58,6 @@ const ADMISSION_MIN_SAMPLES = 8;
  * of milliseconds, and the slowest within the store's wait (2 s).
  */
 export const STUCK_AFTER_MS = 5_000;
-
-/**
- * A request is refused at once only when the queue ahead of it would not drain within the store's
- * wait even at this many times the measured capacity; between the two it queues, and its deadline
- * decides. The capacity measured in a burst's first second is low (the instance is also accepting
- * and parsing the burst), and the queue then drains faster: measured (e2e/bursts.spec.ts, 1 000
- * checkouts at once), judged at 1x, hundreds of refusals at once turned out to be requests the
- * instance would have served within the wait.
- */
-const CAPACITY_SLACK = 2;
 
 export interface AdmissionLimits {
   /** Requests always let in (a few per pool connection: enough to keep the pool busy). */
@@ -91,17 +74,10 @@ export interface AdmissionLimits {
   /** A monotonic clock in ms (tests move it). */
   now?: () => number;
   /**
-   * Told of every refusal (the refusal counters, src/server/http/refusals.ts): `at-once` (no place
-   * expected in time, or the queue full), `deadline` (queued, and no place came in time).
+   * Told of every refusal (the refusal counters, src/server/http/refusals.ts): `at-once` (the queue
+   * full, or no wait at all), `deadline` (queued, and no place came in time).
    */
   onRefuse?: (when: RefusedWhen) => void;
-  /**
-   * Told of refusals at once found wrong afterwards: the request last in the line when they were
-   * refused got its place, and one more place came free, within the store's wait after they were
-   * refused: they would have been served in time. The check on the capacity estimate
-   * (once_http_refusals_misjudged_total).
-   */
-  onMisjudged?: (refusals: number) => void;
 }
 
 /** When a request was refused: on arrival, or after queueing for its whole wait. */
@@ -118,11 +94,6 @@ export class Admission {
    * the current busy spell only (see capacity()).
    */
   private capacityRate: DrainRate;
-  /**
-   * Refusals at once whose last-in-line request got its place before their `until`: they are
-   * misjudged if one more place comes free before then (the place they would have had).
-   */
-  private pendingJudgment?: { refusals: number; until: number };
   /** When a place last came free while every place was taken. */
   private saturatedAt = Number.NEGATIVE_INFINITY;
   private readonly served: number;
@@ -131,14 +102,12 @@ export class Admission {
   private readonly maxQueued: number;
   private readonly now: () => number;
   private readonly onRefuse: (when: RefusedWhen) => void;
-  private readonly onMisjudged: (refusals: number) => void;
   /** When a request last left, or the bound last filled up: the last sign of progress. */
   private progressAt: number;
 
   constructor(limits: AdmissionLimits) {
     this.now = limits.now ?? (() => performance.now());
     this.onRefuse = limits.onRefuse ?? (() => {});
-    this.onMisjudged = limits.onMisjudged ?? (() => {});
     this.progressAt = this.now();
     this.served = limits.served;
     this.ceiling = Math.max(limits.served, limits.ceiling ?? limits.served);
@@ -223,14 +192,9 @@ export class Admission {
     return busy(this.refusal(when));
   }
 
-  /** A refusal counted (and, at once, put to the check): its Retry-After in seconds. */
+  /** A refusal counted: its Retry-After in seconds. */
   private refusal(when: RefusedWhen): number {
     this.onRefuse(when);
-    const last = this.queue.at(-1);
-    if (when === "at-once" && last && this.waitMs > 0) {
-      last.judged ??= { refusals: 0, until: this.now() + this.waitMs };
-      last.judged.refusals++;
-    }
     return this.departures.retryAfter(this.inFlight + this.queue.length);
   }
 
@@ -271,28 +235,23 @@ export class Admission {
   }
 
   /**
-   * How long a request may queue for a place: the store's wait for every request (a client queued
-   * is a client not re-sending), longer if it said it would wait (`Prefer: wait`). Patience, not
-   * priority: every request queues in the same line, first come first served.
+   * How long a request may queue for a place: the store's wait, the same for every request (its
+   * `Prefer: wait` is patience for a key in flight, not for this line: see the top of this file).
+   * Without a store wait (tests), what the request said it would wait.
    */
   private patienceOf(waitMs = 0): number {
-    return Math.max(waitMs, this.waitMs);
+    return this.waitMs > 0 ? this.waitMs : waitMs;
   }
 
   /**
-   * Room in the queue, and a place expected within the store's wait at the instance's capacity
-   * (unknown: yes; the deadline still holds). What could not be served in time is refused at once,
-   * so the client learns it now rather than after waiting in vain. The horizon is the store's wait
-   * for every request, whatever its `Prefer: wait` (which sets only its deadline, `patience`): one
-   * line, one rule for a place in it. With no store wait (tests), its patience.
+   * Room in the queue. Whether a place comes in time is left to the deadline, never guessed: a
+   * guess from a capacity measured in a burst's first second (when the instance is also accepting
+   * and parsing the burst) refused, of 1 000 checkouts sent at once, 153 the instance then served
+   * within the wait after all (e2e/bursts.spec.ts). And a request refused at once comes straight
+   * back from a client that does not wait, where a queued one holds its client for the wait.
    */
   private mayQueue(patience: number): boolean {
-    if (!(patience > 0) || this.queue.length >= this.maxQueued) return false;
-    const horizon = this.waitMs > 0 ? this.waitMs : patience;
-    const rate = this.capacity();
-    return (
-      rate === undefined || ((this.queue.length + 1) / (rate * CAPACITY_SLACK)) * 1000 <= horizon
-    );
+    return patience > 0 && this.queue.length < this.maxQueued;
   }
 
   /** A place within `waitMs`, handed over by a request that leaves; false if none came. */
@@ -312,10 +271,6 @@ export class Admission {
   /** A request's place goes to the first in the queue, or is given back. */
   private leave(): void {
     this.departures.record();
-    if (this.pendingJudgment) {
-      if (this.now() < this.pendingJudgment.until) this.onMisjudged(this.pendingJudgment.refusals);
-      this.pendingJudgment = undefined;
-    }
     if (this.saturated()) {
       const now = this.now();
       // A new busy spell: the last one's capacity is no guide (see capacity()).
@@ -331,7 +286,6 @@ export class Admission {
       return;
     }
     clearTimeout(next.timer);
-    if (next.judged && this.now() < next.judged.until) this.pendingJudgment = next.judged;
     next.grant(true);
   }
 

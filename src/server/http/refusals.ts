@@ -43,12 +43,6 @@ export class Refusals {
     else this.counts.set(id, { reason, stage, count: 1 });
   }
 
-  /**
-   * Refusals at once that the admission found wrong afterwards: the request last in the line when
-   * they were refused got its place, and one more came free, within the store's wait (src/server/http/admission.ts).
-   */
-  misjudged = 0;
-
   /** Every (reason, stage) refused so far, with its count. */
   snapshot(): RefusalCount[] {
     return [...this.counts.values()].map((entry) => ({ ...entry }));

@@ -1,0 +1,151 @@
+// Bursts on the production build, with real sockets, each on a quiet instance (started for the
+// test, one catalog read and one checkout served, nothing under load): what the instance serves
+// within the store's wait (2 s) it serves, queued, rather than refusing it.
+//
+// - 100 and 1 000 requests sent at once (new-key checkouts; catalog.list): every answer is 200 or
+//   503 store_busy; at 100, none is refused. A refusal is a request that queued for the whole wait
+//   without a place (stage `queue` on /api/metrics): none is refused at once, by the admission or
+//   by the store's pool, so none is refused that a place would have reached within the wait.
+//   Every checkout served made exactly one order; none refused made one.
+// - 1 000 `Prefer: wait` duplicates of a checkout in progress all get its answer, replayed.
+// - Two floods of closed-loop clients at once, one sending `Prefer: wait=10` on every request:
+//   it is served no more than the other (patience, not priority).
+import { randomUUID } from "node:crypto";
+import { expect, test } from "@playwright/test";
+import {
+  catalogRead,
+  checkout,
+  refusalCounts,
+  startAttackTarget,
+  type Answer,
+  type AttackTarget,
+} from "./attack-target";
+
+test.describe.configure({ mode: "serial" });
+
+let target: AttackTarget;
+
+test.beforeAll(async () => {
+  test.setTimeout(180_000);
+  target = await startAttackTarget();
+});
+
+test.afterAll(async () => {
+  await target?.stop();
+});
+
+/** A fresh instance that has served one catalog read and one checkout, one after the other. */
+async function quietInstance() {
+  const instance = await target.instance();
+  expect((await catalogRead(instance.baseURL)).status).toBe(200);
+  expect((await checkout(instance.baseURL, target.productId)).status).toBe(200);
+  return instance;
+}
+
+async function orderCount(): Promise<number> {
+  const [row] = await target.query<{ n: string }>(`SELECT count(*) AS n FROM "Order"`);
+  return Number(row!.n);
+}
+
+const served = (answers: Answer[]) => answers.filter((a) => a.status === 200).length;
+
+for (const count of [100, 1000])
+  for (const path of ["checkouts", "catalog.list"] as const)
+    test(`${count} simultaneous ${path} on a quiet instance: none refused that it serves within the store's wait`, async () => {
+      test.setTimeout(120_000);
+      const instance = await quietInstance();
+      try {
+        const { baseURL } = instance;
+        const before = await refusalCounts(baseURL);
+        const ordersBefore = await orderCount();
+        const answers = await Promise.all(
+          Array.from({ length: count }, () =>
+            path === "checkouts" ? checkout(baseURL, target.productId) : catalogRead(baseURL),
+          ),
+        );
+        const after = await refusalCounts(baseURL);
+        const refused = answers.filter((a) => a.status === 503 && a.reason === "store_busy");
+        expect(served(answers) + refused.length, "only 200 and 503 store_busy").toBe(count);
+        const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
+        // Every refusal counted, and every one at the deadline: none at once (the admission's
+        // queue bound, the pool's early refusal).
+        expect({
+          queue: delta("queue/store_busy"),
+          admission: delta("admission/store_busy"),
+          store: delta("store/store_busy"),
+        }).toEqual({ queue: refused.length, admission: 0, store: 0 });
+        if (count === 100) expect(refused.length).toBe(0);
+        if (path === "checkouts") expect(await orderCount()).toBe(ordersBefore + served(answers));
+      } finally {
+        await instance.stop();
+      }
+    });
+
+test("1 000 Prefer: wait duplicates of a checkout in progress all get its answer, replayed", async () => {
+  test.setTimeout(120_000);
+  const instance = await quietInstance();
+  try {
+    const key = `burst-wait-${randomUUID()}`;
+    // The first holds the key for 3 s (demo mode's delay, inside its transaction).
+    const first = checkout(instance.baseURL, target.productId, {
+      key,
+      headers: { "x-demo-delay-ms": "3000" },
+    });
+    // The barrier: the key is stored as in progress before the duplicates are sent.
+    await expect
+      .poll(async () =>
+        (
+          await target.query<{ status: string }>(
+            `SELECT "status" FROM "IdempotencyKey" WHERE "key" = $1`,
+            [key],
+          )
+        ).map((r) => r.status),
+      )
+      .toEqual(["PROCESSING"]);
+    const duplicates = await Promise.all(
+      Array.from({ length: 1000 }, () =>
+        checkout(instance.baseURL, target.productId, { key, headers: { prefer: "wait=10" } }),
+      ),
+    );
+    const original = await first;
+    expect(original.status).toBe(200);
+    const replays = duplicates.filter(
+      (d) => d.status === 200 && d.replayed && d.body === original.body,
+    );
+    expect(replays.length).toBe(1000);
+  } finally {
+    await instance.stop();
+  }
+});
+
+test("a client sending Prefer: wait on every request is served no more than one that does not", async () => {
+  test.setTimeout(180_000);
+  const instance = await quietInstance();
+  try {
+    const CLIENTS = 150;
+    const ENOUGH = 400;
+    const tallies = { plain: [] as Answer[], patient: [] as Answer[] };
+    let servedSoFar = 0;
+    // Closed-loop clients that send again as soon as they are answered, whatever the answer, until
+    // the two floods together have been served ENOUGH checkouts.
+    const flood = (name: keyof typeof tallies, headers: Record<string, string>) =>
+      Array.from({ length: CLIENTS }, async () => {
+        while (servedSoFar < ENOUGH) {
+          const answer = await checkout(instance.baseURL, target.productId, { headers });
+          tallies[name].push(answer);
+          if (answer.status === 200) servedSoFar++;
+        }
+      });
+    await Promise.all([...flood("plain", {}), ...flood("patient", { prefer: "wait=10" })]);
+    const [plain, patient] = [served(tallies.plain), served(tallies.patient)];
+    const refusals = [...tallies.plain, ...tallies.patient].filter((a) => a.status === 503);
+    // The attack was an overload: the instance refused some of it.
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(
+      patient,
+      `served: ${patient} with Prefer: wait, ${plain} without (${tallies.patient.length} and ${tallies.plain.length} sent)`,
+    ).toBeLessThanOrEqual(Math.ceil(plain * 1.25));
+  } finally {
+    await instance.stop();
+  }
+});
