@@ -40,7 +40,9 @@ export interface PaymentDeps {
 export function configuredProvider({
   settings,
 }: Pick<PaymentDeps, "settings">): PaymentProvider | undefined {
-  return settings.providerUrl ? createProviderClient(settings.providerUrl) : undefined;
+  return settings.providerUrl
+    ? createProviderClient(settings.providerUrl, settings.providerSecretKey)
+    : undefined;
 }
 
 type JobOptions = { log?: JobLog; hooks?: OutboxWorkerOptions["hooks"] };
