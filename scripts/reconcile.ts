@@ -16,6 +16,7 @@ import { loadReconcileConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
 import { createProviderClient, createReconciliation } from "../src/server/payments";
 import type { ReconciliationResult } from "../src/server/payments";
+import { budgetLine } from "../src/server/payments/reconciliation";
 import { resolveProviderSecretKey, resolveProviderUrl } from "../tools/db/url";
 import { DEMO_PROVIDER_SECRET_KEY } from "../src/server/payments/config";
 import { configOrExit } from "./lib/config";
@@ -59,24 +60,28 @@ await runTool(async () => {
     const reconciliation = createReconciliation(
       db,
       createProviderClient(providerUrl!, providerSecretKey!),
+      { budget: config.budget },
     );
-    const result =
-      command.kind === "run"
-        ? await reconciliation.runOnce()
-        : await reconciliation.runSince(command.kind === "since" ? command.since : undefined);
-    report(result);
+    if (command.kind === "run") return report(await reconciliation.runOnce());
+    // --since and --all: run after run, each from where the budget stopped the last, until the
+    // range is judged (or a run cannot move on: a page refused, or no charge read).
+    const since = command.kind === "since" ? command.since : undefined;
+    let resume: Date | undefined;
+    for (;;) {
+      const result = await reconciliation.runSince(since, resume);
+      report(result);
+      const moved = result.continueFrom && (!resume || result.continueFrom > resume);
+      if (!result.continueFrom || !moved || result.budget.stopped?.reason === "page-too-large")
+        return;
+      resume = result.continueFrom;
+    }
   } finally {
     await db.$disconnect();
   }
 });
 
-function report({
-  findings,
-  recorded,
-  reopened,
-  closedDeadLetters,
-  charges,
-}: ReconciliationResult) {
+function report(result: ReconciliationResult) {
+  const { findings, recorded, reopened, closedDeadLetters, charges } = result;
   if (findings.length === 0)
     console.log(`reconciliation: the provider's ${charges} charge(s) judged and the orders agree`);
   for (const f of findings) {
@@ -91,6 +96,14 @@ function report({
   console.log(
     `reconciliation: ${findings.length} finding(s), ${recorded} new, ${reopened} opened again`,
   );
+  if (result.unjudgedOrders > 0)
+    console.log(
+      `reconciliation: ${result.unjudgedOrders} paid order(s) not judged: the lookup of their charges ran out of budget`,
+    );
+  const stopped = budgetLine(result);
+  if (stopped) console.log(stopped);
+  // A page larger than the cap: the provider answered something that is not a page.
+  if (result.budget.stopped?.reason === "page-too-large") process.exitCode = 1;
 }
 
 /** The audit log names the operating-system user who ran the command. */
