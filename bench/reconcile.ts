@@ -8,7 +8,6 @@
 // `npm run bench:reconcile -- 10000` is the quick check.
 import { randomBytes } from "node:crypto";
 import { createDb } from "../src/server/db/client";
-import { DEMO_PROVIDER_SECRET_KEY } from "../src/server/payments/config";
 import { eachChargePage, RunBudget } from "../src/server/payments/charge-pages";
 import { DEFAULT_RECONCILE_BUDGET } from "../src/server/payments/config";
 import { createProviderClient } from "../src/server/payments/provider";
