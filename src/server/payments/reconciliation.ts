@@ -142,12 +142,7 @@ const listRange = (range: Range) => ({
 
 const ORDER_COLUMNS = Prisma.sql`"id"::text AS "id", "status"::text AS "status", "chargeId", "totalCents", "currency", "createdAt", "updatedAt"`;
 
-/**
- * The paid and failed orders created (or updated) in `range`, read before the charges are listed:
- * an order that is PAID now was charged before now, so a list read after it holds its charge.
- * (Read the other way round, an order charged and paid between the two reads looked like a paid
- * order without a charge.)
- */
+/** The paid and failed orders created (or updated) in `range`. */
 async function settledOrders(
   db: Db,
   by: "createdAt" | "updatedAt",
@@ -365,7 +360,6 @@ async function judgeScope(
   budget: RunBudget,
 ): Promise<Judged> {
   const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
-  const settled = await settledOrders(db, scope.orders.by, scope.orders.range);
   const seen = new ChargesSeen();
   const findings: Finding[] = [];
   const judgePage = async (page: readonly ListedCharge[]) => {
@@ -380,10 +374,16 @@ async function judgeScope(
     MAIN_LIST_SHARE,
   );
   const cutAt = listing.complete ? undefined : cutPoint(listing.last, scope.charges);
-  const by = scope.orders.by;
-  const judgeable = cutAt
-    ? settled.filter((o) => o[by].getTime() < cutAt.getTime() - margin)
-    : settled;
+  // The settled orders, read after the list: the range ends before `now` less the settling time,
+  // so an order settled in it was charged before the list was read, and one settled since has
+  // left the range (a later run judges it). Cut, only the orders whose charge cannot lie past the
+  // cut: what a run holds of the orders grows with its budget, not with the shop's history.
+  const { from, until } = scope.orders.range;
+  const ordersUntil = cutAt ? Math.min(until.getTime(), cutAt.getTime() - margin) : until.getTime();
+  const judgeable =
+    ordersUntil > from.getTime()
+      ? await settledOrders(db, scope.orders.by, { from, until: new Date(ordersUntil) })
+      : [];
 
   const unmatched = judgeable.filter((o) => o.status === "PAYMENT_FAILED" || !seen.charged(o));
   let undetermined = new Set<string>();
