@@ -19,8 +19,10 @@
 // The provider's list is read page by page under the run's budget (charge-pages.ts): each page is
 // judged against its orders and dropped, so a run holds one page and two short ids per charge
 // judged, whatever the provider answers. When the budget runs out the run ends cleanly: it records
-// what it judged, and each pass remembers where its list stopped (a second cursor row,
-// "<pass>:resume"); the next run lists on from there, so nothing is skipped and every run moves on.
+// what it judged, and each pass's cursor moves to the second its list stopped at, so the next run
+// goes on from there (less the late-write margin, as always): nothing is skipped. Should a whole
+// budget go on the margin's charges, the list goes on from the cut itself (a second cursor row,
+// "<pass>:resume"), so every run moves on.
 import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
 import { BudgetStop, eachChargePage, RunBudget, type BudgetUse } from "./charge-pages";
@@ -525,11 +527,12 @@ async function runJob(ctx: RunContext): Promise<ReconciliationResult> {
   const until = new Date(now.getTime() - ctx.settleSeconds * 1000);
   const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
   const ordersFrom = new Date((state.recent ?? until).getTime() - margin);
+  const recentChargesFrom = later(state.recentResume, ordersFrom);
   const recent = await judgeScope(
     db,
     provider,
     {
-      charges: { from: later(state.recentResume, ordersFrom), until },
+      charges: { from: recentChargesFrom, until },
       orders: { by: "updatedAt", range: { from: ordersFrom, until } },
     },
     now,
@@ -537,11 +540,12 @@ async function runJob(ctx: RunContext): Promise<ReconciliationResult> {
   );
 
   const { slice, lapCompleted } = sweepSlice(state.origin, state.sweep, until, ctx.runsPerLap);
+  const sweepChargesFrom = later(state.sweepResume, slice.from);
   const swept = await judgeScope(
     db,
     provider,
     {
-      charges: { from: later(state.sweepResume, slice.from), until: slice.until },
+      charges: { from: sweepChargesFrom, until: slice.until },
       orders: { by: "createdAt", range: slice },
     },
     now,
@@ -554,17 +558,17 @@ async function runJob(ctx: RunContext): Promise<ReconciliationResult> {
     new Set([...recent.chargeIds, ...swept.chargeIds]).size,
     ctx.onFinding,
   );
-  // Cut: the recent pass goes on from the second its list stopped at (its orders from the
-  // margin before it); whole: from the end of its range.
+  // Cut: each pass goes on from the margin before the second its list stopped at (the orders
+  // there, and the charges they may have, are read again); whole: from the end of its range.
   await advanceRecent(db, recent.cutAt ?? until);
-  await setResume(db, RECENT_CURSOR, recent.cutAt);
+  await setResume(db, RECENT_CURSOR, stalled(recent.cutAt, recentChargesFrom));
   const sweptThrough = swept.cutAt
     ? new Date(Math.max(slice.from.getTime(), swept.cutAt.getTime() - margin))
     : lapCompleted
       ? LAP_START
       : slice.until;
   await setCursor(db, SWEEP_CURSOR, sweptThrough);
-  await setResume(db, SWEEP_CURSOR, swept.cutAt);
+  await setResume(db, SWEEP_CURSOR, stalled(swept.cutAt, sweepChargesFrom));
   return {
     ...result,
     sweep: { ...slice, lapCompleted: lapCompleted && !swept.cutAt },
@@ -585,14 +589,15 @@ async function runRange(
   const [{ now }] = (await db.$queryRaw<{ now: Date }[]>`SELECT now() AS "now"`) as [{ now: Date }];
   const from = since ?? LAP_START;
   const until = new Date(now.getTime() - ctx.settleSeconds * 1000);
+  // Going on from a cut: from the margin before it, as the job's passes do.
   const ordersFrom = resume
-    ? later(new Date(resume.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000), from)!
+    ? later(new Date(resume.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000), from)
     : from;
   const judged = await judgeScope(
     db,
     provider,
     {
-      charges: { from: later(resume, from), until },
+      charges: { from: ordersFrom, until },
       orders: { by: "updatedAt", range: { from: ordersFrom, until } },
     },
     now,
@@ -605,6 +610,19 @@ async function runRange(
     ...(judged.cutAt ? { continueFrom: judged.cutAt } : {}),
     unjudgedOrders: judged.unjudgedOrders,
   };
+}
+
+/**
+ * Where a cut pass's list must go on next run when starting from the margin before the cut would
+ * read nothing new (the whole budget went on the margin's charges: over 750 a second at the
+ * default budget): from the cut itself, so every run moves on. Undefined otherwise: the next run
+ * reads the margin again, and with it the charges of the orders it judges.
+ */
+function stalled(cutAt: Date | undefined, chargesFrom: Date): Date | undefined {
+  if (!cutAt) return undefined;
+  return cutAt.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000 <= chargesFrom.getTime()
+    ? cutAt
+    : undefined;
 }
 
 /** The later of two times, an unset one being no time at all. */
