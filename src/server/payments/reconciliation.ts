@@ -145,16 +145,31 @@ const listRange = (range: Range) => ({
 const ORDER_COLUMNS = Prisma.sql`"id"::text AS "id", "status"::text AS "status", "chargeId", "totalCents", "currency", "createdAt", "updatedAt"`;
 
 /** The paid and failed orders created (or updated) in `range`. */
-async function settledOrders(
+async function* settledOrders(
   db: Db,
   by: "createdAt" | "updatedAt",
   range: Range,
-): Promise<OrderRow[]> {
+): AsyncGenerator<OrderRow[]> {
   const column = Prisma.raw(`"${by}"`);
-  return db.$queryRaw<OrderRow[]>`
-    SELECT ${ORDER_COLUMNS} FROM "Order"
-    WHERE "status" IN ('PAID', 'PAYMENT_FAILED') AND ${column} >= ${range.from} AND ${column} < ${range.until}`;
+  // A chunk at a time, by (time, id): a run holds one chunk of the orders it checks, not all.
+  let after: { at: Date; id: string } | undefined;
+  for (;;) {
+    const position = after
+      ? Prisma.sql`AND (${column}, "id") > (${after.at}, ${after.id}::uuid)`
+      : Prisma.empty;
+    const chunk = await db.$queryRaw<OrderRow[]>`
+      SELECT ${ORDER_COLUMNS} FROM "Order"
+      WHERE "status" IN ('PAID', 'PAYMENT_FAILED') AND ${column} >= ${range.from} AND ${column} < ${range.until} ${position}
+      ORDER BY ${column}, "id" LIMIT ${ORDER_CHUNK}`;
+    if (chunk.length > 0) yield chunk;
+    if (chunk.length < ORDER_CHUNK) return;
+    const last = chunk.at(-1)!;
+    after = { at: last[by], id: last.id };
+  }
 }
+
+/** Settled orders read per statement. */
+const ORDER_CHUNK = 5_000;
 
 /**
  * The listed charges' orders, read after the list: the order each charge names (its reference),
@@ -382,43 +397,77 @@ async function judgeScope(
   // cut: what a run holds of the orders grows with its budget, not with the shop's history.
   const { from, until } = scope.orders.range;
   const ordersUntil = cutAt ? Math.min(until.getTime(), cutAt.getTime() - margin) : until.getTime();
-  const judgeable =
+  const unmatched =
     ordersUntil > from.getTime()
-      ? await settledOrders(db, scope.orders.by, { from, until: new Date(ordersUntil) })
+      ? await unmatchedOrders(db, scope.orders.by, { from, until: new Date(ordersUntil) }, seen)
       : [];
 
-  const unmatched = judgeable.filter((o) => o.status === "PAYMENT_FAILED" || !seen.charged(o));
-  let undetermined = new Set<string>();
-  if (unmatched.length > 0) {
-    const theirs = new Set(unmatched.flatMap((o) => (o.chargeId ? [o.id, o.chargeId] : [o.id])));
-    const lookup = await eachChargePage(
-      provider,
-      listRange({
-        from: new Date(Math.min(...unmatched.map((o) => o.createdAt.getTime())) - margin),
-        until: new Date(Math.max(...unmatched.map((o) => o.updatedAt.getTime())) + margin),
-      }),
-      budget,
-      async (page) => {
-        const relevant = page.filter(
-          (c) => (theirs.has(c.reference) || theirs.has(c.id)) && !seen.has(c.id),
-        );
-        if (relevant.length > 0) await judgePage(relevant);
-      },
-    );
-    // The lookup ran out of budget: a paid order it did not match may yet have its charge.
-    if (!lookup.complete)
-      undetermined = new Set(
-        unmatched.filter((o) => o.status === "PAID" && !seen.charged(o)).map((o) => o.id),
-      );
-  }
+  const lookedUp = await lookUpCharges(provider, unmatched, budget, seen, judgePage);
+  // The lookup ran out of budget: a paid order it did not match may yet have its charge.
+  const undetermined = new Set(
+    lookedUp.complete
+      ? []
+      : unmatched.filter((o) => o.status === "PAID" && !seen.charged(o)).map((o) => o.id),
+  );
   findings.push(
     ...paidWithoutCharge(
-      judgeable.filter((o) => !undetermined.has(o.id)),
+      unmatched.filter((o) => !undetermined.has(o.id)),
       seen,
     ),
     ...(await sharedIntents(db, scope.charges)),
   );
   return { findings, chargeIds: seen.all, cutAt, unjudgedOrders: undetermined.size };
+}
+
+/**
+ * The charges of `unmatched` orders the main list did not hold, listed in the span their charges
+ * were made in (from the first order's creation to the last one's recording, widened by the
+ * margin), each one found judged by `judgePage`.
+ */
+async function lookUpCharges(
+  provider: PaymentProvider,
+  unmatched: readonly OrderRow[],
+  budget: RunBudget,
+  seen: ChargesSeen,
+  judgePage: (page: readonly ListedCharge[]) => Promise<void>,
+): Promise<{ complete: boolean }> {
+  if (unmatched.length === 0) return { complete: true };
+  const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
+  const theirs = new Set(unmatched.flatMap((o) => (o.chargeId ? [o.id, o.chargeId] : [o.id])));
+  const span = unmatched.reduce(
+    (s, o) => ({
+      from: Math.min(s.from, o.createdAt.getTime()),
+      until: Math.max(s.until, o.updatedAt.getTime()),
+    }),
+    { from: Infinity, until: -Infinity },
+  );
+  return eachChargePage(
+    provider,
+    listRange({ from: new Date(span.from - margin), until: new Date(span.until + margin) }),
+    budget,
+    async (page) => {
+      const relevant = page.filter(
+        (c) => (theirs.has(c.reference) || theirs.has(c.id)) && !seen.has(c.id),
+      );
+      if (relevant.length > 0) await judgePage(relevant);
+    },
+  );
+}
+
+/**
+ * The settled orders in `range` that no charge seen matches (and every failed one: its old charge
+ * may be a finding): the others have nothing to say, and are not kept.
+ */
+async function unmatchedOrders(
+  db: Db,
+  by: "createdAt" | "updatedAt",
+  range: Range,
+  seen: ChargesSeen,
+): Promise<OrderRow[]> {
+  const unmatched: OrderRow[] = [];
+  for await (const chunk of settledOrders(db, by, range))
+    for (const o of chunk) if (o.status === "PAYMENT_FAILED" || !seen.charged(o)) unmatched.push(o);
+  return unmatched;
 }
 
 /**
