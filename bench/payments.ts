@@ -15,6 +15,7 @@ import { createDb } from "../src/server/db/client";
 import { makeTempDataDir, startEmbeddedPostgres } from "../tools/db/embedded";
 import { setupDatabase } from "../tools/db/setup";
 import pg from "pg";
+import { DEMO_PROVIDER_SECRET_KEY } from "../src/server/payments/config";
 import { createOutboxWorker } from "../src/server/payments/outbox-worker";
 import { createProviderClient } from "../src/server/payments/provider";
 import { handleProviderWebhook, type ProviderEventBody } from "../src/server/payments/webhook";
@@ -36,7 +37,10 @@ try {
   pool.on("error", () => {});
   const db = createDb(url, { pool });
   await server.createDatabase("provider");
-  const provider = await startProviderService({ databaseUrl: server.url("provider") });
+  const provider = await startProviderService({
+    databaseUrl: server.url("provider"),
+    secretKey: DEMO_PROVIDER_SECRET_KEY,
+  });
   const books = new pg.Client({ connectionString: server.url("provider") });
   await books.connect();
   const app = createServerApp(loadConfig({ DEMO_MODE: "1" }), { db });
@@ -97,7 +101,9 @@ try {
   ]);
 
   const pending = await db.outboxMessage.count({ where: { status: "PENDING" } });
-  const worker = createOutboxWorker(db, { provider: createProviderClient(provider.url) });
+  const worker = createOutboxWorker(db, {
+    provider: createProviderClient(provider.url, app.payments.settings.providerSecretKey),
+  });
   rows.push([
     `outbox drain (${pending} rows)`,
     await measure(pending, async () => {

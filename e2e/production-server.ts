@@ -36,6 +36,8 @@ export async function startProductionServer(): Promise<ProductionServer> {
     DATABASE_URL: databaseUrl,
     // Production refuses to start without the secret the provider signs its webhooks with.
     PAYMENTS_WEBHOOK_SECRET: randomBytes(24).toString("hex"),
+    // …and without the shop's secret key with the provider.
+    PAYMENTS_PROVIDER_SECRET_KEY: `sk_${randomBytes(24).toString("hex")}`,
     ONCE_BACKGROUND_JOBS: "0",
     DEMO_MODE: "0", // production: no demo doors
   };

@@ -8,6 +8,7 @@
 //   GET  /db/url     the DATABASE_URL the app uses
 //
 // Everything is stopped, and the temp folder removed, on SIGTERM/SIGINT or when Next.js exits.
+import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -76,8 +77,11 @@ await setupDatabase(databaseUrl, log, { demo: true });
 log(`PostgreSQL on ${pgPort} (${dataDir}), ready in ${Date.now() - started} ms`);
 // The payment provider, a service of its own with its own database, posting to the app's webhook.
 await pg!.createDatabase("provider");
+// The shop's secret key with it, made for this run and given to both.
+const providerSecretKey = `sk_e2e_${randomBytes(24).toString("hex")}`;
 const provider = await startProviderService({
   databaseUrl: pg!.url("provider"),
+  secretKey: providerSecretKey,
   webhook: {
     url: `http://127.0.0.1:${TEST_PORT}/api/webhooks/payments`,
     secret: DEMO_WEBHOOK_SECRET,
@@ -140,6 +144,7 @@ try {
     {
       DATABASE_URL: databaseUrl,
       PAYMENTS_PROVIDER_URL: provider.url,
+      PAYMENTS_PROVIDER_SECRET_KEY: providerSecretKey,
       DEMO_MODE: "1",
       // Short enough that a test which leaves a key PROCESSING does not hold it long, longer than
       // the slowest demo request (x-demo-delay-ms 1500).

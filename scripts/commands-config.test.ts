@@ -2,6 +2,7 @@
 // the real scripts, run as the operator runs them, with nothing in their environment but what
 // the test gives. `npm run db:setup` used to parse the server's whole configuration and die with a
 // ConfigError's stack trace outside demo mode, for want of the webhook's secret.
+import { randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -124,6 +125,7 @@ describe("npm run worker", () => {
         ...bare(),
         DATABASE_URL: t.url,
         PAYMENTS_WEBHOOK_SECRET: SECRET,
+        PAYMENTS_PROVIDER_SECRET_KEY: `sk_test_${randomBytes(24).toString("hex")}`,
         TRUSTED_PROXIES: "lots",
         DEMO_ALLOW_REMOTE: "maybe",
         HOST: " ",

@@ -1,5 +1,9 @@
 // `npm run reconcile`: reconciliation against DATABASE_URL (or the running embedded database) and
-// the provider's list API (PAYMENTS_PROVIDER_URL, or the provider the running app started). The
+// the provider's list API (PAYMENTS_PROVIDER_URL, or the provider the running app started), called
+// with the shop's secret key (PAYMENTS_PROVIDER_SECRET_KEY, or the key the running app started its
+// provider with, or in demo mode the demo key). Each run reads the list under the budget
+// (RECONCILE_MAX_PAGES, RECONCILE_MAX_PAGE_BYTES, RECONCILE_MAX_RUN_MS); `--since` and `--all` go
+// on run after run, each from where the last stopped, until the range is judged. The
 // server and `npm run worker` run the job by themselves every RECONCILE_INTERVAL_MS; this is for an
 // operator who wants it now:
 //   npm run reconcile                      the job's run: recent changes and one slice of history
@@ -12,7 +16,9 @@ import { loadReconcileConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
 import { createProviderClient, createReconciliation } from "../src/server/payments";
 import type { ReconciliationResult } from "../src/server/payments";
-import { resolveProviderUrl } from "../tools/db/url";
+import { budgetLine } from "../src/server/payments/reconciliation";
+import { resolveProviderSecretKey, resolveProviderUrl } from "../tools/db/url";
+import { DEMO_PROVIDER_SECRET_KEY } from "../src/server/payments/config";
 import { configOrExit } from "./lib/config";
 import { parseReconcileArgs, ReconcileArgsError, RECONCILE_USAGE } from "./lib/reconcile-args";
 import { requireDatabase, runTool } from "../tools/db/require-database";
@@ -31,6 +37,9 @@ try {
 // The database's variables and PAYMENTS_PROVIDER_URL: nothing the worker or the server needs.
 const config = configOrExit("reconcile", () => loadReconcileConfig(process.env));
 const providerUrl = resolveProviderUrl(config.providerUrl);
+const providerSecretKey =
+  resolveProviderSecretKey(config.providerSecretKey) ??
+  (config.demo ? DEMO_PROVIDER_SECRET_KEY : undefined);
 // Resolving a finding needs the database only.
 if (!providerUrl && command.kind !== "resolve") {
   console.error(
@@ -38,28 +47,41 @@ if (!providerUrl && command.kind !== "resolve") {
   );
   process.exit(2);
 }
+if (!providerSecretKey && command.kind !== "resolve") {
+  console.error(
+    "No secret key to call the payment provider with: set PAYMENTS_PROVIDER_SECRET_KEY (the key the provider gave this shop).",
+  );
+  process.exit(2);
+}
 const db = createDb(await requireDatabase());
 await runTool(async () => {
   try {
     if (command.kind === "resolve") return await resolve(command.id, command.note);
-    const reconciliation = createReconciliation(db, createProviderClient(providerUrl!));
-    const result =
-      command.kind === "run"
-        ? await reconciliation.runOnce()
-        : await reconciliation.runSince(command.kind === "since" ? command.since : undefined);
-    report(result);
+    const reconciliation = createReconciliation(
+      db,
+      createProviderClient(providerUrl!, providerSecretKey!),
+      { budget: config.budget },
+    );
+    if (command.kind === "run") return report(await reconciliation.runOnce());
+    // --since and --all: run after run, each from where the budget stopped the last, until the
+    // range is judged (or a run cannot move on: a page refused, or no charge read).
+    const since = command.kind === "since" ? command.since : undefined;
+    let resume: Date | undefined;
+    for (;;) {
+      const result = await reconciliation.runSince(since, resume);
+      report(result);
+      const moved = result.continueFrom && (!resume || result.continueFrom > resume);
+      if (!result.continueFrom || !moved || result.budget.stopped?.reason === "page-too-large")
+        return;
+      resume = result.continueFrom;
+    }
   } finally {
     await db.$disconnect();
   }
 });
 
-function report({
-  findings,
-  recorded,
-  reopened,
-  closedDeadLetters,
-  charges,
-}: ReconciliationResult) {
+function report(result: ReconciliationResult) {
+  const { findings, recorded, reopened, closedDeadLetters, charges } = result;
   if (findings.length === 0)
     console.log(`reconciliation: the provider's ${charges} charge(s) judged and the orders agree`);
   for (const f of findings) {
@@ -74,6 +96,14 @@ function report({
   console.log(
     `reconciliation: ${findings.length} finding(s), ${recorded} new, ${reopened} opened again`,
   );
+  if (result.unjudgedOrders > 0)
+    console.log(
+      `reconciliation: ${result.unjudgedOrders} paid order(s) not judged: the lookup of their charges ran out of budget`,
+    );
+  const stopped = budgetLine(result);
+  if (stopped) console.log(stopped);
+  // A page larger than the cap: the provider answered something that is not a page.
+  if (result.budget.stopped?.reason === "page-too-large") process.exitCode = 1;
 }
 
 /** The audit log names the operating-system user who ran the command. */

@@ -21,6 +21,7 @@ import { findPostmaster, stopPostmaster } from "../tools/db/postmaster";
 import { setupDatabase } from "../tools/db/setup";
 import {
   ANNOUNCED_PROVIDER_FILE,
+  ANNOUNCED_PROVIDER_KEY_FILE,
   ANNOUNCED_URL_FILE,
   APP_STATE_FILE,
   DATA_ROOT,
@@ -78,6 +79,7 @@ console.log(listen.announcement);
 function removeStateFiles(): void {
   rmSync(ANNOUNCED_URL_FILE, { force: true });
   rmSync(ANNOUNCED_PROVIDER_FILE, { force: true });
+  rmSync(ANNOUNCED_PROVIDER_KEY_FILE, { force: true });
   rmSync(APP_STATE_FILE, { force: true });
 }
 // Whatever ends this process, the files that say "the app is running" go with it.
@@ -132,8 +134,9 @@ if (!process.env.DATABASE_URL) {
 
 // The payment provider, a service of its own (services/provider): its own process, port and
 // database ("provider" beside the shop's in the embedded server, or PROVIDER_DATABASE_URL). With
-// PAYMENTS_PROVIDER_URL set the shop uses that provider and we start none. It posts its events to
-// this app's webhook, signed with the shop's secret.
+// PAYMENTS_PROVIDER_URL set the shop uses that provider and we start none. It serves the shop under
+// the shop's secret key (PAYMENTS_PROVIDER_SECRET_KEY; the demo key in demo mode), and posts its
+// events to this app's webhook, signed with the shop's secret.
 let provider: ProviderService | undefined;
 if (!process.env.PAYMENTS_PROVIDER_URL) {
   const databaseUrl =
@@ -149,6 +152,7 @@ if (!process.env.PAYMENTS_PROVIDER_URL) {
   try {
     provider = await startProviderService({
       databaseUrl,
+      secretKey: config.payments.providerSecretKey,
       port: process.env.PROVIDER_PORT ? Number(process.env.PROVIDER_PORT) : 0,
       webhook: {
         url: `http://127.0.0.1:${port}/api/webhooks/payments`,
@@ -164,6 +168,8 @@ if (!process.env.PAYMENTS_PROVIDER_URL) {
   }
   process.env.PAYMENTS_PROVIDER_URL = provider.url;
   writeFileSync(ANNOUNCED_PROVIDER_FILE, provider.url, { mode: 0o600 });
+  // `npm run reconcile` calls it with the key it was started with (readable by this user only).
+  writeFileSync(ANNOUNCED_PROVIDER_KEY_FILE, config.payments.providerSecretKey, { mode: 0o600 });
   console.log(
     `[provider] the simulated payment provider on ${provider.url} (pid ${provider.child.pid})`,
   );

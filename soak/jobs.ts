@@ -63,7 +63,9 @@ export async function waitForReconciliation(
       "reconciliation to judge every charge",
       async () =>
         (
-          await shop.query<{ at: Date }>(`SELECT "judgedThrough" AS at FROM "ReconciliationCursor"`)
+          await shop.query<{ at: Date }>(
+            `SELECT "judgedThrough" AS at FROM "ReconciliationCursor" WHERE "name" = 'provider-charges'`,
+          )
         ).rows.some((r) => r.at.getTime() >= newest.getTime() - 1_000),
       timeoutMs,
     );

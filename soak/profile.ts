@@ -68,9 +68,13 @@ export async function runProfile(
   // cluster in the patroni profiles), posting its signed events to the shop through HAProxy. It
   // fails at the configured rates during the fire and is restarted healthy for the drain.
   const providerPort = await port();
+  // The shop's secret key with the provider, made for this run: the provider serves the shop under
+  // it, and the shop's servers and worker call with it.
+  const providerSecretKey = `sk_soak_${randomBytes(24).toString("hex")}`;
   const startProvider = (rates: { failureRate: number; timeoutRate: number }) =>
     startProviderService({
       databaseUrl: backend.providerDatabaseUrl,
+      secretKey: providerSecretKey,
       port: providerPort,
       webhook: {
         url: `http://127.0.0.1:${lbPort}/api/webhooks/payments`,
@@ -94,6 +98,7 @@ export async function runProfile(
     // DIRECT_DATABASE_URL).
     DATABASE_PREPARED_STATEMENTS: backend.throughPooler ? "0" : "1",
     PAYMENTS_PROVIDER_URL: provider.url,
+    PAYMENTS_PROVIDER_SECRET_KEY: providerSecretKey,
     // Reconciliation every 10 s: a lost order's charge is a finding well within the drain.
     RECONCILE_INTERVAL_MS: String(RECONCILE_EVERY_MS),
     ...(backend.separateWorker ? { ONCE_PAYMENT_JOBS: "0" } : {}),

@@ -9,11 +9,30 @@ import { stopChild } from "./process";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
+/** A shop the provider serves: its id in the provider's books and its secret key. */
+export interface ProviderShop {
+  id: string;
+  secretKey: string;
+}
+
+/** The shop's id in the provider's books when the starter names none. */
+export const DEFAULT_SHOP_ID = "once";
+
 export interface ProviderServiceOptions {
   databaseUrl: string;
+  /**
+   * The shop's secret key (what the shop calls with: its PAYMENTS_PROVIDER_SECRET_KEY): the
+   * provider serves it as shop `shopId`.
+   */
+  secretKey: string;
+  /** The shop's id in the provider's books (default "once"). */
+  shopId?: string;
+  /** More shops the provider serves (without webhooks): a test's other merchant. */
+  otherShops?: readonly ProviderShop[];
   port?: number;
   /**
-   * Where it posts its events, and the secret it signs them with. Unset: events wait in its books.
+   * Where it posts the shop's events, and the secret it signs them with. Unset: events wait in its
+   * books.
    */
   webhook?: { url: string; secret: string };
   failureRate?: number;
@@ -48,16 +67,18 @@ export async function startProviderService(
     TMPDIR: process.env.TMPDIR,
     PROVIDER_DATABASE_URL: options.databaseUrl,
     PROVIDER_PORT: String(options.port ?? 0),
+    PROVIDER_SHOPS: JSON.stringify([
+      {
+        id: options.shopId ?? DEFAULT_SHOP_ID,
+        secretKey: options.secretKey,
+        ...(options.webhook ? { webhook: options.webhook } : {}),
+      },
+      ...(options.otherShops ?? []),
+    ]),
     DEMO_PROVIDER_FAILURE_RATE: String(options.failureRate ?? 0),
     DEMO_PROVIDER_TIMEOUT_RATE: String(options.timeoutRate ?? 0),
     ...(options.duplicateRate !== undefined
       ? { DEMO_PROVIDER_DUPLICATE_RATE: String(options.duplicateRate) }
-      : {}),
-    ...(options.webhook
-      ? {
-          PROVIDER_WEBHOOK_URL: options.webhook.url,
-          PROVIDER_WEBHOOK_SECRET: options.webhook.secret,
-        }
       : {}),
   };
   // `node --import tsx`, not the tsx CLI: the pid we hold is the service's own.

@@ -44,6 +44,8 @@ export interface Database {
 
 /** The secret the provider signs its events with, and the bench's servers check them by. */
 export const BENCH_WEBHOOK_SECRET = "bench-webhook-secret-0123456789abcdef";
+/** The shop's secret key with the provider: the provider serves the bench's shop under it. */
+export const BENCH_PROVIDER_SECRET_KEY = "sk_bench_once_provider_key_0123456789abcdef";
 
 /**
  * `webhookPort`: the instance the provider posts its events to (the first one), as a provider posts
@@ -78,6 +80,7 @@ export async function startDatabase(options: { webhookPort?: number } = {}): Pro
   await providerDb.createDatabase("provider");
   const provider = await startProviderService({
     databaseUrl: providerDb.url("provider"),
+    secretKey: BENCH_PROVIDER_SECRET_KEY,
     log: () => {},
     ...(options.webhookPort
       ? {
@@ -242,6 +245,7 @@ function benchEnv(databaseUrl: string, providerUrl: string): NodeJS.ProcessEnv {
     DATABASE_URL: databaseUrl,
     PAYMENTS_PROVIDER_URL: providerUrl,
     PAYMENTS_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+    PAYMENTS_PROVIDER_SECRET_KEY: BENCH_PROVIDER_SECRET_KEY,
     // The control procedure (benchControl.placeOrder) exists only with both of these.
     DEMO_MODE: "1",
     ONCE_BENCH_CONTROL: "1",

@@ -1,5 +1,6 @@
-// The provider's books: charges (one per idempotency key) and the events that report them. Plain
-// SQL on its own pool; nothing here knows the shop.
+// The provider's books: charges (one per shop and idempotency key) and the events that report them.
+// Plain SQL on its own pool. Every read and write names the shop (the caller its secret key
+// authenticated): a key, a cursor or a reference means something only within its shop.
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 
@@ -40,21 +41,22 @@ export type ChargeOutcome =
   { kind: "created" | "replayed"; charge: Charge } | { kind: "key_reused"; charge: Charge };
 
 /**
- * Charges once per idempotency key. One statement inserts the charge and its event, or nothing
+ * Charges once per (shop, idempotency key): another shop's same key is another charge. One statement inserts the charge and its event, or nothing
  * when the key exists: a concurrent request with the same key waits for the first to commit, then
  * inserts nothing, and the read after it (a new snapshot) finds the first charge. A repeat with
  * other parameters is refused, as real providers refuse it, instead of answering for another order.
  */
 export async function charge(
   pool: pg.Pool,
+  shopId: string,
   idempotencyKey: string,
   request: ChargeParams,
 ): Promise<ChargeOutcome> {
-  const created = await insertCharge(pool, idempotencyKey, request);
+  const created = await insertCharge(pool, shopId, idempotencyKey, request);
   if (created) return { kind: "created", charge: toCharge(created) };
   const first = await pool.query<ChargeRow>(
-    `SELECT ${CHARGE_COLUMNS} FROM charges WHERE idempotency_key = $1`,
-    [idempotencyKey],
+    `SELECT ${CHARGE_COLUMNS} FROM charges WHERE shop_id = $1 AND idempotency_key = $2`,
+    [shopId, idempotencyKey],
   );
   const found = toCharge(first.rows[0]!);
   const same =
@@ -67,6 +69,7 @@ export async function charge(
 /** The charge and its event, inserted by one statement; undefined when the key exists. */
 async function insertCharge(
   pool: pg.Pool,
+  shopId: string,
   idempotencyKey: string,
   request: ChargeParams,
 ): Promise<ChargeRow | undefined> {
@@ -75,8 +78,8 @@ async function insertCharge(
   const type = status === ChargeStatus.SUCCEEDED ? EventType.SUCCEEDED : EventType.FAILED;
   const created = await pool.query<ChargeRow>(
     `WITH c AS (
-       INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (idempotency_key) DO NOTHING RETURNING *
+       INSERT INTO charges (id, shop_id, idempotency_key, reference, amount_cents, currency, status)
+       VALUES ($1, $9, $2, $3, $4, $5, $6) ON CONFLICT (shop_id, idempotency_key) DO NOTHING RETURNING *
      ), e AS (
        INSERT INTO events (id, type, charge_id, payload)
        SELECT $7, $8, c.id, jsonb_build_object('chargeId', c.id, 'status', c.status, 'reference', c.reference,
@@ -93,6 +96,7 @@ async function insertCharge(
       status,
       newId("evt"),
       type,
+      shopId,
     ],
   );
   return created.rows[0];
@@ -111,18 +115,20 @@ export interface ListQuery {
 }
 
 /**
- * Charges oldest first, by (created, id): a cursor (`startingAfter`) is a position in that order,
- * so a page never repeats or skips a charge that existed when the first page was read.
+ * One shop's charges oldest first, by (created, id): a cursor (`startingAfter`) is a position in
+ * that order, so a page never repeats or skips a charge that existed when the first page was read.
  */
 export async function listCharges(
   pool: pg.Pool,
+  shopId: string,
   q: ListQuery,
 ): Promise<{ data: Charge[]; hasMore: boolean }> {
   const rows = await pool.query<ChargeRow>(
     `SELECT ${CHARGE_COLUMNS} FROM charges
-     WHERE ($1::float8 IS NULL OR created_at >= to_timestamp($1))
+     WHERE shop_id = $6
+       AND ($1::float8 IS NULL OR created_at >= to_timestamp($1))
        AND ($2::float8 IS NULL OR created_at < to_timestamp($2))
-       AND ($3::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM charges WHERE id = $3))
+       AND ($3::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM charges WHERE id = $3 AND shop_id = $6))
        AND ($5::text IS NULL OR idempotency_key = $5)
      ORDER BY created_at, id LIMIT $4`,
     [
@@ -131,12 +137,19 @@ export async function listCharges(
       q.startingAfter ?? null,
       q.limit + 1,
       q.idempotencyKey ?? null,
+      shopId,
     ],
   );
   return { data: rows.rows.slice(0, q.limit).map(toCharge), hasMore: rows.rows.length > q.limit };
 }
 
-/** Whether a charge with this id exists (a cursor naming no charge is a 400). */
-export async function chargeExists(pool: pg.Pool, id: string): Promise<boolean> {
-  return (await pool.query(`SELECT 1 FROM charges WHERE id = $1`, [id])).rowCount === 1;
+/**
+ * Whether this shop has a charge with this id (a cursor naming none of its charges is a 400:
+ * another shop's charge id is no position in this shop's list).
+ */
+export async function chargeExists(pool: pg.Pool, shopId: string, id: string): Promise<boolean> {
+  return (
+    (await pool.query(`SELECT 1 FROM charges WHERE id = $1 AND shop_id = $2`, [id, shopId]))
+      .rowCount === 1
+  );
 }

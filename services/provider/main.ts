@@ -4,9 +4,12 @@
 // real provider.
 //
 //   PROVIDER_DATABASE_URL       its books (the schema is applied at start)
+//   PROVIDER_SHOPS              the shops that may call it, as JSON (shops.ts): each one's id, secret
+//                               key (the shop's PAYMENTS_PROVIDER_SECRET_KEY) and, optionally, the
+//                               webhook its events go to with the secret they are signed with (the
+//                               shop's PAYMENTS_WEBHOOK_SECRET); without a webhook they wait
 //   PROVIDER_PORT               where it listens (0: any free port); PROVIDER_HOST, default
-//   127.0.0.1 PROVIDER_WEBHOOK_URL        where it posts its events (unset: they wait in its books)
-//   PROVIDER_WEBHOOK_SECRET     what it signs them with (the shop's PAYMENTS_WEBHOOK_SECRET)
+//                               127.0.0.1
 //   DEMO_PROVIDER_FAILURE_RATE  share of charge requests refused with a 503 before charging
 //   DEMO_PROVIDER_TIMEOUT_RATE  share that charge and then drop the connection without answering
 //   DEMO_PROVIDER_DUPLICATE_RATE share of delivered events sent twice (default 0.2)
@@ -18,31 +21,23 @@ import path from "node:path";
 import pg from "pg";
 import { z } from "zod";
 import { createProviderServer } from "./server";
+import { parseShops } from "./shops";
 import { createWebhookSender } from "./webhooks";
 
 const rate = z.coerce.number().min(0).max(1);
-const env = z
-  .object({
-    PROVIDER_DATABASE_URL: z
-      .string()
-      .min(
-        1,
-        "PROVIDER_DATABASE_URL is not set: the provider's books need a database of their own",
-      ),
-    PROVIDER_PORT: z.coerce.number().int().min(0).max(65535).default(0),
-    PROVIDER_HOST: z.string().min(1).default("127.0.0.1"),
-    PROVIDER_WEBHOOK_URL: z.url().optional(),
-    PROVIDER_WEBHOOK_SECRET: z.string().min(1).optional(),
-    DEMO_PROVIDER_FAILURE_RATE: rate.default(0),
-    DEMO_PROVIDER_TIMEOUT_RATE: rate.default(0),
-    // Real providers sometimes deliver a webhook twice; one in five here keeps the shop's webhook
-    // idempotency exercised all the time.
-    DEMO_PROVIDER_DUPLICATE_RATE: rate.default(0.2),
-  })
-  .refine(
-    (e) => !e.PROVIDER_WEBHOOK_URL || e.PROVIDER_WEBHOOK_SECRET,
-    "PROVIDER_WEBHOOK_URL needs PROVIDER_WEBHOOK_SECRET to sign with",
-  );
+const env = z.object({
+  PROVIDER_DATABASE_URL: z
+    .string()
+    .min(1, "PROVIDER_DATABASE_URL is not set: the provider's books need a database of their own"),
+  PROVIDER_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  PROVIDER_HOST: z.string().min(1).default("127.0.0.1"),
+  PROVIDER_SHOPS: z.string().optional(),
+  DEMO_PROVIDER_FAILURE_RATE: rate.default(0),
+  DEMO_PROVIDER_TIMEOUT_RATE: rate.default(0),
+  // Real providers sometimes deliver a webhook twice; one in five here keeps the shop's webhook
+  // idempotency exercised all the time.
+  DEMO_PROVIDER_DUPLICATE_RATE: rate.default(0.2),
+});
 const parsed = env.safeParse(
   Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== "")),
 );
@@ -51,6 +46,11 @@ if (!parsed.success) {
   process.exit(1);
 }
 const config = parsed.data;
+const shops = parseShops(config.PROVIDER_SHOPS);
+if (!shops.ok) {
+  console.error(`[provider] cannot start: ${shops.message}`);
+  process.exit(1);
+}
 
 /**
  * Undelivered events are looked for every 5 s (a refused webhook's retry comes due), and at once
@@ -72,6 +72,7 @@ let wake: (() => void) | undefined;
 let nudged = false;
 let stopping = false;
 const server = createProviderServer(pool, {
+  shops: shops.shops,
   failureRate: config.DEMO_PROVIDER_FAILURE_RATE,
   timeoutRate: config.DEMO_PROVIDER_TIMEOUT_RATE,
   onCharge: () => {
@@ -80,10 +81,9 @@ const server = createProviderServer(pool, {
   },
 });
 
-const sender = config.PROVIDER_WEBHOOK_URL
+const sender = shops.shops.some((s) => s.webhook)
   ? createWebhookSender(pool, {
-      url: config.PROVIDER_WEBHOOK_URL,
-      secret: config.PROVIDER_WEBHOOK_SECRET!,
+      shops: shops.shops,
       duplicateRate: config.DEMO_PROVIDER_DUPLICATE_RATE,
       log: (line) => console.warn(line),
     })

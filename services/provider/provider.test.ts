@@ -3,7 +3,10 @@
 import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { useTestProvider } from "../../src/test/provider";
+import { RIVAL_SHOP, useTestProvider } from "../../src/test/provider";
+import { createProviderClient } from "../../src/server/payments/provider";
+import { startProviderService } from "../../tools/provider-service";
+import { parseShops } from "./shops";
 import {
   ProviderRefusedError,
   ProviderTimeoutError,
@@ -107,6 +110,109 @@ describe("GET /v1/charges", () => {
     await expect(provider.client.listCharges({ startingAfter: "ch_nope" })).rejects.toBeInstanceOf(
       ProviderRefusedError,
     );
+  });
+});
+
+describe("the caller's secret key", () => {
+  const rival = () => createProviderClient(provider.url, RIVAL_SHOP.secretKey);
+  const raw = (path: string, init: RequestInit = {}) => fetch(new URL(path, provider.url), init);
+  const chargeBody = (reference: string) =>
+    JSON.stringify({ reference, amountCents: 1, currency: "EUR" });
+
+  it("without a key, or with a key no shop has, nothing is charged or listed: 401 with a JSON error", async () => {
+    const reference = randomUUID();
+    for (const authorization of [
+      undefined,
+      "Bearer sk_nobody_0123456789abcdef0123456789",
+      "Basic x",
+      "Bearer ",
+    ]) {
+      const headers: Record<string, string> = {
+        "content-type": "application/json",
+        "idempotency-key": `k-${reference}`,
+      };
+      if (authorization !== undefined) headers.authorization = authorization;
+      const posted = await raw("/v1/charges", {
+        method: "POST",
+        headers,
+        body: chargeBody(reference),
+      });
+      expect(posted.status).toBe(401);
+      expect(posted.headers.get("www-authenticate")).toMatch(/^Bearer/);
+      expect(await posted.json()).toEqual({
+        error: { type: "authentication_error", message: expect.any(String) },
+      });
+      const listed = await raw("/v1/charges?limit=100", {
+        headers: authorization === undefined ? {} : { authorization },
+      });
+      expect(listed.status).toBe(401);
+      expect(JSON.stringify(await listed.json())).not.toContain('"data"');
+    }
+    expect(await provider.charges(reference)).toEqual([]);
+    // The shop's client with a wrong key is refused the same way, as a refusal (not retried).
+    const wrong = createProviderClient(provider.url, "sk_wrong_key_0123456789abcdef0123456789");
+    await expect(wrong.charge(request({ reference }))).rejects.toMatchObject({
+      status: 401,
+      type: "authentication_error",
+    });
+    await expect(wrong.listCharges({})).rejects.toBeInstanceOf(ProviderRefusedError);
+    expect(await provider.charges(reference)).toEqual([]);
+  });
+
+  it("keys are the shop's own: another shop's same idempotency key is another charge, and neither shop lists the other's", async () => {
+    const key = `shared-${randomUUID()}`;
+    const theirs = await rival().charge(request({ idempotencyKey: key, amountCents: 1 }));
+    const ours = await provider.client.charge(request({ idempotencyKey: key, amountCents: 1_900 }));
+    expect(ours).toMatchObject({ replayed: false, amountCents: 1_900 });
+    expect(ours.id).not.toBe(theirs.id);
+    const [row] = await provider.sql<{ shop: string }>(
+      `SELECT shop_id AS shop FROM charges WHERE id = $1`,
+      [theirs.id],
+    );
+    expect(row!.shop).toBe(RIVAL_SHOP.id);
+
+    const byKey = await provider.client.listCharges({ idempotencyKey: key });
+    expect(byKey.data.map((c) => c.id)).toEqual([ours.id]);
+    const all = await provider.client.listCharges({ limit: 100, createdGte: 0 });
+    expect(all.data.map((c) => c.id)).not.toContain(theirs.id);
+    expect((await rival().listCharges({ idempotencyKey: key })).data.map((c) => c.id)).toEqual([
+      theirs.id,
+    ]);
+    // Another shop's charge id is no position in this shop's list.
+    await expect(provider.client.listCharges({ startingAfter: theirs.id })).rejects.toMatchObject({
+      status: 400,
+    });
+  });
+
+  it("a bad shop configuration stops the provider at start with a sentence saying what is wrong", async () => {
+    expect(parseShops(undefined)).toMatchObject({
+      ok: false,
+      message: /PROVIDER_SHOPS is not set/,
+    });
+    expect(parseShops("[{")).toMatchObject({ ok: false, message: /not JSON/ });
+    expect(parseShops("[]")).toMatchObject({ ok: false, message: /names no shop/ });
+    const key = "sk_test_0123456789abcdef0123456789abcdef";
+    expect(
+      parseShops(
+        JSON.stringify([
+          { id: "a", secretKey: key },
+          { id: "b", secretKey: key },
+        ]),
+      ),
+    ).toMatchObject({ ok: false, message: /two shops have one secretKey/ });
+    expect(parseShops(JSON.stringify([{ id: "a", secretKey: "short" }]))).toMatchObject({
+      ok: false,
+      message: /at least 32 characters/,
+    });
+    const lines: string[] = [];
+    await expect(
+      startProviderService({
+        databaseUrl: provider.databaseUrl,
+        secretKey: "too short",
+        log: (line) => lines.push(line),
+      }),
+    ).rejects.toThrow(/exited/);
+    expect(lines.join("\n")).toMatch(/cannot start: PROVIDER_SHOPS: .*at least 32 characters/s);
   });
 });
 

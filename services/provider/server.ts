@@ -1,4 +1,7 @@
-// The provider's HTTP API, shaped like a card processor's:
+// The provider's HTTP API, shaped like a card processor's. Every /v1 call carries its shop's secret
+// key (`Authorization: Bearer <key>`, shops.ts); without one, or with a key no shop has, it is a
+// 401 and nothing is charged or listed. Keys, charges and cursors are the shop's own: another
+// shop's idempotency key is another charge, and a shop lists only its own charges.
 //   POST /v1/charges   {reference, amountCents, currency} with an Idempotency-Key header: the same
 //                      key returns the first charge (header Idempotent-Replayed: true); the same
 //                      key with other parameters is a 400. Now and then a 503 before charging
@@ -10,13 +13,16 @@
 //                      (1–100, default 10): {object: "list", data, has_more}, oldest first.
 //                      ?idempotency_key=<key>: only the charge made under that key (the merchant
 //                      learns which charge holds a key it was refused with).
-//   GET  /health       200 once the books are reachable.
+//   GET  /health       200 once the books are reachable (no key: it says nothing about anyone).
 import http from "node:http";
 import type pg from "pg";
 import { z } from "zod";
 import { charge, chargeExists, listCharges } from "./books";
+import { authenticator, type Shop } from "./shops";
 
 export interface ProviderOptions {
+  /** The shops that may call, each by its secret key. */
+  shops: readonly Shop[];
   failureRate: number;
   timeoutRate: number;
   random?: () => number;
@@ -72,7 +78,12 @@ async function readJson(req: http.IncomingMessage): Promise<unknown> {
 }
 
 export function createProviderServer(pool: pg.Pool, options: ProviderOptions): http.Server {
-  const provider: Provider = { pool, options, random: options.random ?? Math.random };
+  const provider: Provider = {
+    pool,
+    options,
+    random: options.random ?? Math.random,
+    authenticate: authenticator(options.shops),
+  };
   return http.createServer((req, res) => {
     // The books unreachable (or any bug): a 503 the caller retries, never a charge half-told.
     dispatch(provider, req, res).catch((cause: unknown) => {
@@ -93,6 +104,7 @@ interface Provider {
   pool: pg.Pool;
   options: ProviderOptions;
   random: () => number;
+  authenticate: ReturnType<typeof authenticator>;
 }
 
 function dispatch(
@@ -101,14 +113,30 @@ function dispatch(
   res: http.ServerResponse,
 ): Promise<void> {
   const url = new URL(req.url ?? "/", "http://provider");
+  if (req.method === "GET" && url.pathname === "/health")
+    return provider.pool.query("SELECT 1").then(() => answer(res, 200, { ok: true }));
+  // The key before anything else, the route included: a caller without one learns nothing, and
+  // its body is never read.
+  const caller = provider.authenticate(req.headers.authorization);
+  if (!caller.ok) {
+    res.setHeader("www-authenticate", 'Bearer realm="simpay"');
+    return Promise.resolve(
+      error(
+        res,
+        401,
+        "authentication_error",
+        caller.reason === "missing"
+          ? "No API key provided: send your secret key as `Authorization: Bearer <key>`"
+          : "Invalid API key provided",
+      ),
+    );
+  }
   const route = `${req.method} ${url.pathname}`;
   switch (route) {
     case "POST /v1/charges":
-      return postCharge(provider, req, res);
+      return postCharge(provider, caller.shop, req, res);
     case "GET /v1/charges":
-      return getCharges(provider.pool, url, res);
-    case "GET /health":
-      return provider.pool.query("SELECT 1").then(() => answer(res, 200, { ok: true }));
+      return getCharges(provider.pool, caller.shop, url, res);
     default:
       return Promise.resolve(error(res, 404, "invalid_request_error", `No route ${route}`));
   }
@@ -116,6 +144,7 @@ function dispatch(
 
 async function postCharge(
   { pool, options, random }: Provider,
+  shop: Shop,
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): Promise<void> {
@@ -131,7 +160,7 @@ async function postCharge(
   if (!body.success) return error(res, 400, "invalid_request_error", z.prettifyError(body.error));
   if (random() < options.failureRate)
     return error(res, 503, "api_error", "Temporarily unavailable (simulated): nothing was charged");
-  const outcome = await charge(pool, key, body.data);
+  const outcome = await charge(pool, shop.id, key, body.data);
   if (outcome.kind === "key_reused")
     return error(
       res,
@@ -147,14 +176,19 @@ async function postCharge(
   answer(res, 200, outcome.charge, replayed);
 }
 
-async function getCharges(pool: pg.Pool, url: URL, res: http.ServerResponse): Promise<void> {
+async function getCharges(
+  pool: pg.Pool,
+  shop: Shop,
+  url: URL,
+  res: http.ServerResponse,
+): Promise<void> {
   const q = listQuery.safeParse(Object.fromEntries(url.searchParams));
   if (!q.success) return error(res, 400, "invalid_request_error", z.prettifyError(q.error));
   const startingAfter = q.data.starting_after;
-  if (startingAfter !== undefined && !(await chargeExists(pool, startingAfter))) {
+  if (startingAfter !== undefined && !(await chargeExists(pool, shop.id, startingAfter))) {
     return error(res, 400, "invalid_request_error", "starting_after names no charge");
   }
-  const page = await listCharges(pool, {
+  const page = await listCharges(pool, shop.id, {
     createdGte: q.data["created[gte]"],
     createdLt: q.data["created[lt]"],
     startingAfter,

@@ -1,10 +1,12 @@
-// Delivers each event to the merchant's webhook until it answers 2xx, signed as Stripe signs
+// Delivers each event to its shop's webhook (the shop that made the charge: shops.ts) until it
+// answers 2xx, signed with that shop's secret as Stripe signs
 // (header `simpay-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`), and now
 // and then delivers one twice, as real providers do (at least once). A batch goes out a few at a
 // time and is recorded with one statement per outcome; its rows stay locked (SKIP LOCKED for a
 // second provider process) until they are marked, so a crash means a redelivery, never a loss.
 import { createHmac } from "node:crypto";
 import type pg from "pg";
+import type { Shop } from "./shops";
 
 export const SIGNATURE_HEADER = "simpay-signature";
 
@@ -23,9 +25,12 @@ const DELIVERY_TIMEOUT_MS = 10_000;
 const RETRY_BASE_MS = 5_000;
 const RETRY_MAX_MS = 3_600_000;
 
+/** Where one shop's events go, and what they are signed with. */
+export type ShopWebhook = Readonly<{ url: string; secret: string }>;
+
 export interface WebhookOptions {
-  url: string;
-  secret: string;
+  /** The shops with a webhook; another shop's events wait in the books. */
+  shops: readonly Shop[];
   /**
    * Share of delivered events sent a second time (at-least-once delivery, exercised all the time).
    */
@@ -41,6 +46,7 @@ export function sign(secret: string, rawBody: string, timestampSeconds: number):
 
 interface PendingEvent {
   id: string;
+  shopId: string;
   type: string;
   payload: unknown;
   attempts: number;
@@ -65,17 +71,25 @@ async function mapBounded<T, R>(
 
 export function createWebhookSender(pool: pg.Pool, options: WebhookOptions) {
   const random = options.random ?? Math.random;
-  const send = (event: PendingEvent) => deliver(event, options);
+  const webhooks = new Map(
+    options.shops.flatMap((s) => (s.webhook ? [[s.id, s.webhook] as const] : [])),
+  );
+  const shopIds = [...webhooks.keys()];
+  const send = (event: PendingEvent) => deliver(event, webhooks.get(event.shopId)!);
   return {
     /** One batch of due events; returns how many were sent (the loop runs again at once if any). */
     async runOnce(): Promise<{ attempted: number; delivered: number }> {
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        const answers = await mapBounded(await dueEvents(client), CONCURRENCY, async (event) => ({
-          event,
-          why: await send(event),
-        }));
+        const answers = await mapBounded(
+          await dueEvents(client, shopIds),
+          CONCURRENCY,
+          async (event) => ({
+            event,
+            why: await send(event),
+          }),
+        );
         const delivered = await recordAnswers(client, answers, random, options.log);
         await client.query("COMMIT");
         // At least once, as real providers: now and then an event arrives a second time.
@@ -95,27 +109,29 @@ export function createWebhookSender(pool: pg.Pool, options: WebhookOptions) {
 }
 
 /**
- * The next batch of due events, locked until this transaction ends (SKIP LOCKED: a second
- * provider process takes the next ones instead).
+ * The next batch of due events of the shops with a webhook, locked until this transaction ends
+ * (SKIP LOCKED: a second provider process takes the next ones instead).
  */
-async function dueEvents(client: pg.PoolClient): Promise<PendingEvent[]> {
+async function dueEvents(client: pg.PoolClient, shopIds: string[]): Promise<PendingEvent[]> {
   const { rows } = await client.query<PendingEvent>(
-    `SELECT id, type, payload, attempts FROM events WHERE delivered_at IS NULL AND next_attempt_at <= now()
-     ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-    [BATCH_SIZE],
+    `SELECT e.id, c.shop_id AS "shopId", e.type, e.payload, e.attempts
+     FROM events e JOIN charges c ON c.id = e.charge_id
+     WHERE e.delivered_at IS NULL AND e.next_attempt_at <= now() AND c.shop_id = ANY($2::text[])
+     ORDER BY e.next_attempt_at LIMIT $1 FOR UPDATE OF e SKIP LOCKED`,
+    [BATCH_SIZE, shopIds],
   );
   return rows;
 }
 
-/** null when the merchant took it (2xx); otherwise why not. */
-async function deliver(event: PendingEvent, options: WebhookOptions): Promise<string | null> {
+/** null when the shop took it (2xx); otherwise why not. */
+async function deliver(event: PendingEvent, webhook: ShopWebhook): Promise<string | null> {
   const raw = JSON.stringify({ id: event.id, type: event.type, data: event.payload });
   const headers = {
     "content-type": "application/json",
-    [SIGNATURE_HEADER]: sign(options.secret, raw, Date.now() / 1000),
+    [SIGNATURE_HEADER]: sign(webhook.secret, raw, Date.now() / 1000),
   };
   try {
-    const res = await fetch(options.url, {
+    const res = await fetch(webhook.url, {
       method: "POST",
       headers,
       body: raw,

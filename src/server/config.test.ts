@@ -2,13 +2,16 @@
 // sentence the process prints before it refuses to start.
 import { describe, expect, it } from "vitest";
 import { loadConfig, loadDatabaseConfig, loadSetupConfig, loadWorkerConfig } from "./config";
+import { DEMO_PROVIDER_SECRET_KEY } from "./payments/config";
 
 const SECRET = "a-webhook-secret-of-at-least-32-characters";
-/** A production server's minimum: its database and the webhook's secret. */
+const PROVIDER_KEY = "sk_live_a_provider_key_of_32_characters_or_more";
+/** A production server's minimum: its database, the webhook's secret, the provider's key. */
 const production = {
   NODE_ENV: "production",
   DATABASE_URL: "postgresql://db:5432/once",
   PAYMENTS_WEBHOOK_SECRET: SECRET,
+  PAYMENTS_PROVIDER_SECRET_KEY: PROVIDER_KEY,
 };
 
 describe("a production server", () => {
@@ -29,11 +32,28 @@ describe("a production server", () => {
       preparedStatements: true,
     });
     expect(config.logLevel).toBe("info");
+    expect(config.payments.providerSecretKey).toBe(PROVIDER_KEY);
+    expect(config.payments.reconcileBudget).toEqual({
+      maxPages: 1_000,
+      maxPageBytes: 1024 * 1024,
+      maxRunMs: 120_000,
+    });
+  });
+
+  it("refuses the demo provider key outside demo mode, and uses it in demo mode when none is set", () => {
+    expect(() =>
+      loadConfig({ ...production, PAYMENTS_PROVIDER_SECRET_KEY: DEMO_PROVIDER_SECRET_KEY }),
+    ).toThrow(/PAYMENTS_PROVIDER_SECRET_KEY is the demo key/);
+    expect(
+      loadConfig({ ...production, DEMO_MODE: "1", PAYMENTS_PROVIDER_SECRET_KEY: undefined })
+        .payments.providerSecretKey,
+    ).toBe(DEMO_PROVIDER_SECRET_KEY);
   });
 
   it.each([
     ["DATABASE_URL", /DATABASE_URL is not set/],
     ["PAYMENTS_WEBHOOK_SECRET", /PAYMENTS_WEBHOOK_SECRET is not set/],
+    ["PAYMENTS_PROVIDER_SECRET_KEY", /PAYMENTS_PROVIDER_SECRET_KEY is not set/],
   ])("refuses to start without %s, in one sentence naming it", (name, sentence) => {
     expect(() => loadConfig({ ...production, [name]: undefined }, { role: "server" })).toThrow(
       sentence,
@@ -52,6 +72,11 @@ describe("a production server", () => {
     ["PAYMENTS_PROVIDER_URL", "not a url"],
     ["RECONCILE_INTERVAL_MS", "0"],
     ["PAYMENTS_WEBHOOK_SECRET", "short"],
+    ["PAYMENTS_PROVIDER_SECRET_KEY", "sk_short"],
+    ["PAYMENTS_PROVIDER_SECRET_KEY", "sk live key with spaces 0123456789abcdef"],
+    ["RECONCILE_MAX_PAGES", "0"],
+    ["RECONCILE_MAX_PAGE_BYTES", "10"],
+    ["RECONCILE_MAX_RUN_MS", "soon"],
     ["DEMO_MODE", "yes"],
     ["ONCE_PAYMENT_JOBS", "off"],
     ["ONCE_BACKGROUND_JOBS", "no"],
@@ -71,7 +96,12 @@ describe("demo mode", () => {
   it("is on in development unless DEMO_MODE says otherwise, off elsewhere unless DEMO_MODE=1", () => {
     expect(loadConfig({ NODE_ENV: "development" }).demo).toBe(true);
     expect(
-      loadConfig({ NODE_ENV: "development", DEMO_MODE: "0", PAYMENTS_WEBHOOK_SECRET: SECRET }).demo,
+      loadConfig({
+        NODE_ENV: "development",
+        DEMO_MODE: "0",
+        PAYMENTS_WEBHOOK_SECRET: SECRET,
+        PAYMENTS_PROVIDER_SECRET_KEY: PROVIDER_KEY,
+      }).demo,
     ).toBe(false);
     expect(loadConfig({ ...production, DEMO_MODE: "1" }).demo).toBe(true);
     expect(loadConfig(production).demo).toBe(false);

@@ -7,7 +7,14 @@
 // failing a request later; and a variable a command does not read cannot stop it.
 import { parseEngineConfig, type EngineConfig } from "@once/idempotency/config";
 import { z } from "zod";
-import { paymentEnvShape, paymentSettingsFrom, type PaymentSettings } from "./payments/config";
+import {
+  paymentEnvShape,
+  paymentSettingsFrom,
+  providerSecretKeyFrom,
+  reconcileBudgetFrom,
+  type PaymentSettings,
+  type ReconcileBudget,
+} from "./payments/config";
 
 const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const flag = z.enum(["0", "1"]);
@@ -121,10 +128,15 @@ const serverSection = {
 // The commands' schemas, each the sections it reads.
 /** `npm run users`: a database, nothing else. */
 const databaseSchema = z.object(databaseSection);
-/** `npm run reconcile`: the database and the provider's list API. */
+/** `npm run reconcile`: the database and the provider's list API (and the shop's key for it). */
 const reconcileSchema = z.object({
+  ...modeSection,
   ...databaseSection,
   PAYMENTS_PROVIDER_URL: paymentEnvShape.PAYMENTS_PROVIDER_URL,
+  PAYMENTS_PROVIDER_SECRET_KEY: paymentEnvShape.PAYMENTS_PROVIDER_SECRET_KEY,
+  RECONCILE_MAX_PAGES: paymentEnvShape.RECONCILE_MAX_PAGES,
+  RECONCILE_MAX_PAGE_BYTES: paymentEnvShape.RECONCILE_MAX_PAGE_BYTES,
+  RECONCILE_MAX_RUN_MS: paymentEnvShape.RECONCILE_MAX_RUN_MS,
 });
 /** `npm run db:setup`: the database, and whether to seed the demo rows. */
 const setupSchema = z.object({ ...modeSection, ...databaseSection });
@@ -276,15 +288,33 @@ export function loadDatabaseConfig(source: Record<string, string | undefined>): 
 }
 
 /**
- * `npm run reconcile`: the database settings and the provider's API (either may be unset: the
- * running app's).
+ * `npm run reconcile`: the database settings, the provider's API and the shop's key for it (each
+ * may be unset: the running app's), and the run's budget.
  */
 export function loadReconcileConfig(source: Record<string, string | undefined>): {
   database: DatabaseConfig;
   providerUrl: string | undefined;
+  /** As configured (may be unset: the running app's key, or the demo key in demo mode). */
+  providerSecretKey: string | undefined;
+  demo: boolean;
+  budget: ReconcileBudget;
 } {
   const e = parse(reconcileSchema, source);
-  return { database: databaseFrom(e), providerUrl: e.PAYMENTS_PROVIDER_URL };
+  const demo = demoFrom(e);
+  let providerSecretKey: string | undefined;
+  try {
+    if (e.PAYMENTS_PROVIDER_SECRET_KEY !== undefined)
+      providerSecretKey = providerSecretKeyFrom(e.PAYMENTS_PROVIDER_SECRET_KEY, demo);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  return {
+    demo,
+    database: databaseFrom(e),
+    providerUrl: e.PAYMENTS_PROVIDER_URL,
+    providerSecretKey,
+    budget: reconcileBudgetFrom(e),
+  };
 }
 
 /**

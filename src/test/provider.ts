@@ -1,7 +1,9 @@
 // The payment provider for a test file: the real service (services/provider/main.ts) as a child
 // process on a free port, with books in a database of its own on the run's PostgreSQL. Tests
 // charge through its HTTP API like the shop does, and read its books directly to check what was
-// really charged.
+// really charged. It serves the shop "once" under the demo secret key, the key the tests' demo-mode
+// configuration calls with (src/test/app.ts), and a second shop, "rival", for the tests that call
+// as another merchant.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
@@ -10,6 +12,7 @@ import {
   type ProviderService,
   type ProviderServiceOptions,
 } from "../../tools/provider-service";
+import { DEMO_PROVIDER_SECRET_KEY } from "../server/payments/config";
 import { createProviderClient, type PaymentProvider } from "../server/payments/provider";
 import { admin } from "./database";
 
@@ -43,9 +46,17 @@ type Faults = Pick<
   "failureRate" | "timeoutRate" | "webhook" | "duplicateRate"
 >;
 
+/** Another merchant of the same provider, with a key of its own. */
+export const RIVAL_SHOP = {
+  id: "rival",
+  secretKey: "sk_test_rival_shop_0123456789abcdefghijklmnop",
+} as const;
+
 export interface TestProvider {
   /** The service's base URL (PAYMENTS_PROVIDER_URL): the same after stop() and start(). */
   url: string;
+  /** The shop's secret key (PAYMENTS_PROVIDER_SECRET_KEY; the demo key). */
+  secretKey: string;
   /** The shop's HTTP client for it. */
   client: PaymentProvider;
   databaseUrl: string;
@@ -77,10 +88,17 @@ export function useTestProvider(faults: Faults = {}): TestProvider {
   let port = 0;
   const others: ProviderService[] = [];
   const start = async (options: Faults & { port?: number }) =>
-    startProviderService({ databaseUrl: databaseUrl(), log: () => {}, ...options });
+    startProviderService({
+      databaseUrl: databaseUrl(),
+      secretKey: DEMO_PROVIDER_SECRET_KEY,
+      otherShops: [RIVAL_SHOP],
+      log: () => {},
+      ...options,
+    });
 
   const handle: TestProvider = {
     url: "",
+    secretKey: DEMO_PROVIDER_SECRET_KEY,
     client: undefined as unknown as PaymentProvider,
     databaseUrl: "",
     async sql<T extends pg.QueryResultRow>(text: string, params: unknown[] = []) {
@@ -110,7 +128,7 @@ export function useTestProvider(faults: Faults = {}): TestProvider {
     async withFaults(more) {
       const other = await start({ ...faults, ...more });
       others.push(other);
-      return { url: other.url, client: createProviderClient(other.url) };
+      return { url: other.url, client: createProviderClient(other.url, DEMO_PROVIDER_SECRET_KEY) };
     },
   };
 
@@ -121,7 +139,7 @@ export function useTestProvider(faults: Faults = {}): TestProvider {
     books = new pg.Pool({ connectionString: databaseUrl(), max: 2 });
     Object.assign(handle, {
       url: main.url,
-      client: createProviderClient(main.url),
+      client: createProviderClient(main.url, DEMO_PROVIDER_SECRET_KEY),
       databaseUrl: databaseUrl(),
     });
   });

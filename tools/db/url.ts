@@ -42,6 +42,11 @@ export const ANNOUNCED_URL_FILE = path.join(DATA_ROOT, "database-url");
  */
 export const ANNOUNCED_PROVIDER_FILE = path.join(DATA_ROOT, "provider-url");
 /**
+ * The shop's secret key with that provider (mode 600, like the database's URL and its password),
+ * for `npm run reconcile`.
+ */
+export const ANNOUNCED_PROVIDER_KEY_FILE = path.join(DATA_ROOT, "provider-key");
+/**
  * The running app: `{ pid, pgPort, dataDir }`; `npm run db -- start` asks that pid to restart
  * PostgreSQL.
  */
@@ -77,6 +82,17 @@ export function resolveProviderUrl(configured: string | undefined): string | und
   if (configured) return configured;
   return existsSync(ANNOUNCED_PROVIDER_FILE)
     ? readFileSync(ANNOUNCED_PROVIDER_FILE, "utf8").trim()
+    : undefined;
+}
+
+/**
+ * The shop's secret key with the provider: as configured, else the one the running app started its
+ * provider with.
+ */
+export function resolveProviderSecretKey(configured: string | undefined): string | undefined {
+  if (configured) return configured;
+  return existsSync(ANNOUNCED_PROVIDER_KEY_FILE)
+    ? readFileSync(ANNOUNCED_PROVIDER_KEY_FILE, "utf8").trim()
     : undefined;
 }
 

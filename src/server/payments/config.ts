@@ -70,6 +70,38 @@ export const OUTBOX_POLL_MS = 1_000;
 export const RECONCILE_INTERVAL_MS = 60_000;
 
 /**
+ * What one reconciliation run may spend on the provider's list, whatever the provider answers: a
+ * provider that says `has_more: true` for ever, answers a gigabyte, or stalls mid-answer costs a
+ * run this much and no more. The list is judged page by page and each page dropped after, so the
+ * memory a run holds is one page plus two short ids per charge judged.
+ */
+export interface ReconcileBudget {
+  /**
+   * Pages per run (100 charges each). 1 000 pages is 100 000 charges: a minute's run judges a
+   * shop taking over 800 charges a second, and a backlog larger than that is judged over several
+   * runs (each continues where the last stopped).
+   */
+  maxPages: number;
+  /**
+   * Bytes of one page's body. A page of 100 charges is about 20 KB; 1 MiB is fifty times that,
+   * and the most a run reads of a page that is not a page.
+   */
+  maxPageBytes: number;
+  /**
+   * Wall time per run, the provider's answers included (a body that stalls ends with it). Two
+   * minutes is a thousand pages at 120 ms each, and keeps a stuck run from holding the loop for
+   * longer than two of its periods.
+   */
+  maxRunMs: number;
+}
+
+export const DEFAULT_RECONCILE_BUDGET: ReconcileBudget = {
+  maxPages: 1_000,
+  maxPageBytes: 1024 * 1024,
+  maxRunMs: 120_000,
+};
+
+/**
  * DEMO_MODE only: the secret the simulated provider signs its webhooks with when
  * PAYMENTS_WEBHOOK_SECRET is unset, so `npm run dev` works out of the box. Public, so never valid
  * outside demo mode: there the secret must be set, or the server refuses to start.
@@ -79,6 +111,29 @@ export const DEMO_WEBHOOK_SECRET = "simpay-demo-webhook-secret-not-for-productio
 /** A shared secret shorter than this is guessable; 32 characters of a random token are not. */
 const MIN_WEBHOOK_SECRET_LENGTH = 32;
 
+/**
+ * DEMO_MODE only: the secret key the shop calls the simulated provider with when
+ * PAYMENTS_PROVIDER_SECRET_KEY is unset, and the key every starter of the simulated provider
+ * (`npm run dev`, the tests, the soak, the benches) gives the shop "once" there. Public, so never
+ * valid outside demo mode: there the key must be set, and this one is refused.
+ */
+export const DEMO_PROVIDER_SECRET_KEY = "sk_demo_once_simpay_not_for_production_0123456789";
+
+/** A secret key shorter than this is guessable (the provider asks the same of its shops' keys). */
+const MIN_PROVIDER_SECRET_KEY_LENGTH = 32;
+
+/**
+ * The shop's secret key with the provider: printable ASCII without spaces (it travels in the
+ * Authorization header), long enough not to be guessed.
+ */
+export const providerSecretKey = z
+  .string()
+  .min(
+    MIN_PROVIDER_SECRET_KEY_LENGTH,
+    `PAYMENTS_PROVIDER_SECRET_KEY must be at least ${MIN_PROVIDER_SECRET_KEY_LENGTH} characters`,
+  )
+  .regex(/^[\x21-\x7e]+$/, "PAYMENTS_PROVIDER_SECRET_KEY is printable ASCII without spaces");
+
 const positiveInt = z.coerce.number().int().min(1);
 /** The payment jobs' variables: part of the one configuration schema (src/server/config.ts). */
 export const paymentEnvShape = {
@@ -86,7 +141,18 @@ export const paymentEnvShape = {
   // The payment provider's API (services/provider in development, tests and the soak, which start
   // it and set this). The shop reaches the provider only there; unset, no payment loop can run.
   PAYMENTS_PROVIDER_URL: z.url().optional(),
+  // The shop's secret key with the provider (`Authorization: Bearer <key>` on every call), as the
+  // provider's dashboard gives it; the simulated provider is started with it (PROVIDER_SHOPS).
+  PAYMENTS_PROVIDER_SECRET_KEY: providerSecretKey.optional(),
   RECONCILE_INTERVAL_MS: positiveInt.default(RECONCILE_INTERVAL_MS),
+  // What one reconciliation run may read of the provider's list (DEFAULT_RECONCILE_BUDGET).
+  RECONCILE_MAX_PAGES: positiveInt.default(DEFAULT_RECONCILE_BUDGET.maxPages),
+  RECONCILE_MAX_PAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024, "RECONCILE_MAX_PAGE_BYTES below 1024 cannot hold one page of charges")
+    .default(DEFAULT_RECONCILE_BUDGET.maxPageBytes),
+  RECONCILE_MAX_RUN_MS: positiveInt.default(DEFAULT_RECONCILE_BUDGET.maxRunMs),
   // ---- payments: the outbox worker ----
   OUTBOX_LEASE_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.leaseMs),
   // The retry budget (OutboxConfig.maxAttempts): 9 attempts wait 255 s to 510 s before a dead
@@ -111,9 +177,12 @@ export interface PaymentSettings {
   webhookSecret: string;
   /** The provider's API (PAYMENTS_PROVIDER_URL). */
   providerUrl: string | undefined;
+  /** The shop's secret key with the provider (PAYMENTS_PROVIDER_SECRET_KEY). */
+  providerSecretKey: string;
   outbox: OutboxConfig;
   pollMs: number;
   reconcileIntervalMs: number;
+  reconcileBudget: ReconcileBudget;
 }
 
 /** The settings from the parsed variables; `demo` says whether DEMO_MODE is on. */
@@ -128,6 +197,7 @@ export function paymentSettingsFrom(e: PaymentEnv, demo: boolean): PaymentSettin
   return {
     webhookSecret,
     providerUrl: e.PAYMENTS_PROVIDER_URL,
+    providerSecretKey: providerSecretKeyFrom(e.PAYMENTS_PROVIDER_SECRET_KEY, demo),
     outbox: {
       ...DEFAULT_OUTBOX_CONFIG,
       leaseMs: e.OUTBOX_LEASE_MS,
@@ -136,5 +206,36 @@ export function paymentSettingsFrom(e: PaymentEnv, demo: boolean): PaymentSettin
     },
     pollMs: e.OUTBOX_POLL_MS,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
+    reconcileBudget: reconcileBudgetFrom(e),
   };
+}
+
+/** The run's budget from its variables. */
+export function reconcileBudgetFrom(
+  e: Pick<PaymentEnv, "RECONCILE_MAX_PAGES" | "RECONCILE_MAX_PAGE_BYTES" | "RECONCILE_MAX_RUN_MS">,
+): ReconcileBudget {
+  return {
+    maxPages: e.RECONCILE_MAX_PAGES,
+    maxPageBytes: e.RECONCILE_MAX_PAGE_BYTES,
+    maxRunMs: e.RECONCILE_MAX_RUN_MS,
+  };
+}
+
+/**
+ * The shop's secret key: the one configured, or in demo mode the demo key. Outside demo mode it
+ * must be set, and must not be the demo key (public, in this repository).
+ */
+export function providerSecretKeyFrom(configured: string | undefined, demo: boolean): string {
+  if (configured === undefined) {
+    if (demo) return DEMO_PROVIDER_SECRET_KEY;
+    throw new Error(
+      "PAYMENTS_PROVIDER_SECRET_KEY is not set: outside demo mode the shop calls the payment provider with its own secret key; " +
+        "set it to the key the provider gave this shop (at least 32 characters).",
+    );
+  }
+  if (!demo && configured === DEMO_PROVIDER_SECRET_KEY)
+    throw new Error(
+      "PAYMENTS_PROVIDER_SECRET_KEY is the demo key, which is public: outside demo mode set the key the provider gave this shop.",
+    );
+  return configured;
 }

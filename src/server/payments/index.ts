@@ -8,7 +8,7 @@ import { startLoop, type Loop } from "./loop";
 import { logger as processLogger } from "../logger";
 import { createOutboxWorker, type OutboxWorkerOptions, type WorkerLogger } from "./outbox-worker";
 import { createProviderClient, type PaymentProvider } from "./provider";
-import { createReconciliation, findingLine } from "./reconciliation";
+import { budgetLine, createReconciliation, findingLine } from "./reconciliation";
 
 export { createOutboxWorker, type OutboxWorker, type OutboxRunResult } from "./outbox-worker";
 export {
@@ -41,7 +41,9 @@ export interface PaymentDeps {
 export function configuredProvider({
   settings,
 }: Pick<PaymentDeps, "settings">): PaymentProvider | undefined {
-  return settings.providerUrl ? createProviderClient(settings.providerUrl) : undefined;
+  return settings.providerUrl
+    ? createProviderClient(settings.providerUrl, settings.providerSecretKey)
+    : undefined;
 }
 
 type JobOptions = {
@@ -75,6 +77,7 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
   });
   const reconciliation = createReconciliation(db, provider, {
     intervalMs: settings.reconcileIntervalMs,
+    budget: settings.reconcileBudget,
     // One line per disagreement found (or back after being resolved), never one per run.
     onFinding: (finding, state) => log?.log(findingLine(finding, state)),
   });
@@ -84,10 +87,17 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
       busy: (r) => r.claimed > 0,
       onError: log?.failed,
     }),
-    startLoop("reconciliation", () => reconciliation.runOnce(), {
-      idleMs: settings.reconcileIntervalMs,
-      onError: log?.failed,
-    }),
+    startLoop(
+      "reconciliation",
+      async () => {
+        const result = await reconciliation.runOnce();
+        // A run its budget stopped says so (why, what it read, where the next goes on).
+        const stopped = budgetLine(result);
+        if (stopped) log?.log(stopped);
+        return result;
+      },
+      { idleMs: settings.reconcileIntervalMs, onError: log?.failed },
+    ),
   ];
   return async () => {
     await Promise.all(loops.map((loop) => loop.stop()));

@@ -145,6 +145,7 @@ describe("the provider client", () => {
     await once(server, "listening");
     const client = createProviderClient(
       `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      provider.secretKey,
     );
     const request = { idempotencyKey: "k", reference: "r", amountCents: 1, currency: "EUR" };
     try {

@@ -1,7 +1,9 @@
 // The payment provider as the shop sees it: an HTTP API somewhere else (services/provider in
 // development, tests and the soak; a real processor in production). The shop holds no provider
 // books of its own: it charges with POST /v1/charges under the intent's idempotency key, and
-// reconciliation reads the provider's records through its list API, GET /v1/charges.
+// reconciliation reads the provider's records through its list API, GET /v1/charges. Every call
+// carries the shop's secret key (`Authorization: Bearer <key>`), as card processors require; the
+// provider knows the shop by it, and keys, charges and lists are that shop's own.
 import { z } from "zod";
 
 export const ChargeStatus = { SUCCEEDED: "SUCCEEDED", FAILED: "FAILED" } as const;
@@ -41,10 +43,28 @@ export interface ChargeListQuery {
   limit?: number;
 }
 
+/** How much of the provider's answer one list call may cost (reconciliation's budget). */
+export interface ListLimits {
+  /**
+   * The most bytes of a page's body to read: past it, reading stops and the call fails with
+   * ProviderPageTooLargeError, whatever the provider goes on sending.
+   */
+  maxBytes?: number;
+  /** Ends the call, its body included (the run's deadline). */
+  signal?: AbortSignal;
+}
+
+export interface ChargePage {
+  data: ListedCharge[];
+  hasMore: boolean;
+  /** The page's body as read, in bytes. */
+  bytes: number;
+}
+
 /** What the outbox worker needs from a provider (and reconciliation, its list). */
 export interface PaymentProvider {
   charge(request: ChargeRequest): Promise<Charge>;
-  listCharges(query: ChargeListQuery): Promise<{ data: ListedCharge[]; hasMore: boolean }>;
+  listCharges(query: ChargeListQuery, limits?: ListLimits): Promise<ChargePage>;
 }
 
 /**
@@ -76,6 +96,17 @@ export class ProviderRefusedError extends Error {
     readonly reason: string,
   ) {
     super(`payment provider refused (${status}${type ? ` ${type}` : ""}): ${reason}`);
+  }
+}
+
+/**
+ * A list page larger than the reader's byte cap: the body was not read past the cap (a provider
+ * that answers a gigabyte costs the caller the cap, not the gigabyte).
+ */
+export class ProviderPageTooLargeError extends Error {
+  override name = "ProviderPageTooLargeError";
+  constructor(readonly maxBytes: number) {
+    super(`the payment provider's list page is larger than ${maxBytes} bytes: not read further`);
   }
 }
 
@@ -113,30 +144,44 @@ const chargeList = z.object({ data: z.array(charge), has_more: z.boolean() });
 /** Errors a refused connection reports: the request never reached the provider. */
 const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
+/**
+ * The shop's client for the provider at `baseUrl`, calling with `secretKey` (the shop's
+ * PAYMENTS_PROVIDER_SECRET_KEY).
+ */
 export function createProviderClient(
   baseUrl: string,
+  secretKey: string,
   options: { timeoutMs?: number } = {},
 ): PaymentProvider {
   const timeoutMs = options.timeoutMs ?? PROVIDER_TIMEOUT_MS;
-  const call: Call = (path, init) => callProvider(baseUrl, path, init, timeoutMs);
+  const authorization = `Bearer ${secretKey}`;
+  const call: Call = (path, init, signal) =>
+    callProvider(
+      baseUrl,
+      path,
+      { ...init, headers: { ...(init.headers as Record<string, string>), authorization } },
+      signal
+        ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+        : AbortSignal.timeout(timeoutMs),
+    );
   return {
     charge: (request) => postCharge(call, request),
-    listCharges: (query) => getCharges(call, query),
+    listCharges: (query, limits) => getCharges(call, query, limits),
   };
 }
 
 /** One request to the provider: its answer when 2xx, else the error that says what to do next. */
-type Call = (path: string, init: RequestInit) => Promise<Response>;
+type Call = (path: string, init: RequestInit, signal?: AbortSignal) => Promise<Response>;
 
 async function callProvider(
   baseUrl: string,
   path: string,
   init: RequestInit,
-  timeoutMs: number,
+  signal: AbortSignal,
 ): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(new URL(path, baseUrl), { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetch(new URL(path, baseUrl), { ...init, signal });
   } catch (error) {
     const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code;
     if (code && NOT_SENT.has(code))
@@ -186,15 +231,54 @@ async function postCharge(call: Call, request: ChargeRequest): Promise<Charge> {
 async function getCharges(
   call: Call,
   query: ChargeListQuery,
-): Promise<{ data: ListedCharge[]; hasMore: boolean }> {
+  limits: ListLimits = {},
+): Promise<ChargePage> {
   const params = new URLSearchParams();
   if (query.createdGte !== undefined) params.set("created[gte]", String(query.createdGte));
   if (query.createdLt !== undefined) params.set("created[lt]", String(query.createdLt));
   if (query.startingAfter !== undefined) params.set("starting_after", query.startingAfter);
   if (query.idempotencyKey !== undefined) params.set("idempotency_key", query.idempotencyKey);
   params.set("limit", String(query.limit ?? 100));
-  const list = chargeList.parse(
-    await (await call(`/v1/charges?${params}`, { method: "GET" })).json(),
-  );
-  return { data: list.data, hasMore: list.has_more };
+  const res = await call(`/v1/charges?${params}`, { method: "GET" }, limits.signal);
+  const body = await readBody(res, limits.maxBytes ?? Infinity);
+  const list = chargeList.parse(JSON.parse(body.toString("utf8")));
+  return { data: list.data, hasMore: list.has_more, bytes: body.length };
+}
+
+/**
+ * A response's body, read chunk by chunk and given up (the connection cancelled) as soon as it
+ * passes `maxBytes`: a declared Content-Length over the cap is refused before reading anything.
+ * A body that stalls ends with the call's signal (its timeout, or the caller's deadline).
+ */
+async function readBody(res: Response, maxBytes: number): Promise<Buffer> {
+  const declared = Number(res.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) {
+    await res.body?.cancel();
+    throw new ProviderPageTooLargeError(maxBytes);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (!res.body) return Buffer.alloc(0);
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel();
+        throw new ProviderPageTooLargeError(maxBytes);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof ProviderPageTooLargeError) throw error;
+    // The body stopped coming: the deadline, the call's timeout or a dropped connection.
+    throw new ProviderTimeoutError(
+      `the payment provider's answer did not arrive whole: ${(error as Error).message}`,
+    );
+  } finally {
+    reader.releaseLock();
+  }
+  return Buffer.concat(chunks, size);
 }

@@ -15,10 +15,25 @@
 // and becomes a finding once it is PENDING_SETTLE_SECONDS old. Each finding's dedupeKey is its kind
 // plus the ids involved, so a disagreement judged twice (the margin, the sweep, two processes at
 // once) is recorded once; one found again after it was resolved is opened again.
+//
+// The provider's list is read page by page under the run's budget (charge-pages.ts): each page is
+// judged against its orders and dropped, so a run holds one page and two short ids per charge
+// judged, whatever the provider answers. When the budget runs out the run ends cleanly: it records
+// what it judged, and each pass's cursor moves to the second its list stopped at, so the next run
+// goes on from there (less the late-write margin, as always): nothing is skipped. Should a whole
+// budget go on the margin's charges, the list goes on from the cut itself (a second cursor row,
+// "<pass>:resume"), so every run moves on.
 import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
+import { BudgetStop, eachChargePage, RunBudget, type BudgetUse } from "./charge-pages";
+import { DEFAULT_RECONCILE_BUDGET, type ReconcileBudget } from "./config";
 import { closePaidDeadLetters } from "./dead-letters";
-import { ChargeStatus, type ListedCharge, type PaymentProvider } from "./provider";
+import {
+  ChargeStatus,
+  ProviderPageTooLargeError,
+  type ListedCharge,
+  type PaymentProvider,
+} from "./provider";
 
 export const FindingKind = {
   DUPLICATE_CHARGE: "DUPLICATE_CHARGE",
@@ -50,6 +65,18 @@ export interface ReconciliationResult {
   charges: number;
   /** The slice of history the sweep judged; `lapCompleted` when it reached the present. */
   sweep?: { from: Date; until: Date; lapCompleted: boolean };
+  /** What the run read of the provider's list, and why it stopped early if it did. */
+  budget: BudgetUse;
+  /**
+   * Set when the budget stopped the run before the end of its list: the provider's second the
+   * list stopped at, where the next run (or `runSince`'s next call) goes on.
+   */
+  continueFrom?: Date;
+  /**
+   * Paid orders the run could not judge because the charge lookup for them ran out of budget:
+   * judged by a later run, never reported as missing their charge.
+   */
+  unjudgedOrders: number;
 }
 
 /**
@@ -75,10 +102,16 @@ export const PENDING_SETTLE_SECONDS = 15 * 60;
 export const SWEEP_LAP_SECONDS = 12 * 60 * 60;
 /** The sweep's smallest slice: a young shop's history is walked in hours, not in seconds. */
 const MIN_SLICE_SECONDS = 60 * 60;
-/** The list API's largest page: fewer round trips per run. */
-const PAGE_SIZE = 100;
+/**
+ * The share of a run's budget the main lists may use: the rest is kept for looking up the charges
+ * of orders they did not match (an order charged long after it was placed), which would otherwise
+ * be left unjudged whenever a run is cut.
+ */
+const MAIN_LIST_SHARE = 0.9;
 const RECENT_CURSOR = "provider-charges";
 const SWEEP_CURSOR = "sweep";
+/** Where a pass's list stopped when the budget cut it: the next run lists on from there. */
+const resumeOf = (pass: string) => `${pass}:resume`;
 /** Stored as the sweep's cursor when a lap ends: the next run starts from the oldest record. */
 const LAP_START = new Date(0);
 
@@ -103,41 +136,40 @@ interface Range {
 
 const seconds = (d: Date) => d.getTime() / 1000;
 
-/** The charges created in `range` (whole seconds, widened outwards), every page. */
-async function listCharges(provider: PaymentProvider, range: Range): Promise<ListedCharge[]> {
-  const charges: ListedCharge[] = [];
-  let startingAfter: string | undefined;
-  for (;;) {
-    const page = await provider.listCharges({
-      createdGte: range.from.getTime() > 0 ? Math.floor(seconds(range.from)) : undefined,
-      createdLt: Math.ceil(seconds(range.until)),
-      startingAfter,
-      limit: PAGE_SIZE,
-    });
-    charges.push(...page.data);
-    if (!page.hasMore || page.data.length === 0) return charges;
-    startingAfter = page.data.at(-1)!.id;
-  }
-}
+/** A range as the list API takes it: whole seconds, widened outwards. */
+const listRange = (range: Range) => ({
+  createdGte: range.from.getTime() > 0 ? Math.floor(seconds(range.from)) : undefined,
+  createdLt: Math.ceil(seconds(range.until)),
+});
 
 const ORDER_COLUMNS = Prisma.sql`"id"::text AS "id", "status"::text AS "status", "chargeId", "totalCents", "currency", "createdAt", "updatedAt"`;
 
-/**
- * The paid and failed orders created (or updated) in `range`, read before the charges are listed:
- * an order that is PAID now was charged before now, so a list read after it holds its charge.
- * (Read the other way round, an order charged and paid between the two reads looked like a paid
- * order without a charge.)
- */
-async function settledOrders(
+/** The paid and failed orders created (or updated) in `range`. */
+async function* settledOrders(
   db: Db,
   by: "createdAt" | "updatedAt",
   range: Range,
-): Promise<OrderRow[]> {
+): AsyncGenerator<OrderRow[]> {
   const column = Prisma.raw(`"${by}"`);
-  return db.$queryRaw<OrderRow[]>`
-    SELECT ${ORDER_COLUMNS} FROM "Order"
-    WHERE "status" IN ('PAID', 'PAYMENT_FAILED') AND ${column} >= ${range.from} AND ${column} < ${range.until}`;
+  // A chunk at a time, by (time, id): a run holds one chunk of the orders it checks, not all.
+  let after: { at: Date; id: string } | undefined;
+  for (;;) {
+    const position = after
+      ? Prisma.sql`AND (${column}, "id") > (${after.at}, ${after.id}::uuid)`
+      : Prisma.empty;
+    const chunk = await db.$queryRaw<OrderRow[]>`
+      SELECT ${ORDER_COLUMNS} FROM "Order"
+      WHERE "status" IN ('PAID', 'PAYMENT_FAILED') AND ${column} >= ${range.from} AND ${column} < ${range.until} ${position}
+      ORDER BY ${column}, "id" LIMIT ${ORDER_CHUNK}`;
+    if (chunk.length > 0) yield chunk;
+    if (chunk.length < ORDER_CHUNK) return;
+    const last = chunk.at(-1)!;
+    after = { at: last[by], id: last.id };
+  }
 }
+
+/** Settled orders read per statement. */
+const ORDER_CHUNK = 5_000;
 
 /**
  * The listed charges' orders, read after the list: the order each charge names (its reference),
@@ -146,6 +178,7 @@ async function settledOrders(
  * charge still names the vanished order.
  */
 async function ordersOf(db: Db, charges: readonly ListedCharge[]): Promise<OrderRow[]> {
+  // References are the provider's text: only those that can be an order's id are looked up.
   const ids = [...new Set(charges.map((c) => c.reference))].filter((r) => UUID.test(r));
   const chargeIds = charges.map((c) => c.id);
   if (chargeIds.length === 0) return [];
@@ -185,26 +218,24 @@ async function sharedIntents(db: Db, { from, until }: Range): Promise<Finding[]>
 }
 
 /**
- * What the listed charges and the settled orders say. `now` is the database's clock: a charge
- * whose order is PENDING is a finding only once PENDING_SETTLE_SECONDS old.
+ * What one page of listed charges says about their orders. `now` is the database's clock: a
+ * charge whose order is PENDING is a finding only once PENDING_SETTLE_SECONDS old.
  */
-export function judge(
+function judgeCharges(
   charges: readonly ListedCharge[],
   orders: readonly OrderRow[],
-  settled: readonly OrderRow[],
   now: Date,
 ): Finding[] {
   const orderOf = orderLookup(orders);
-  const succeeded = charges.filter((c) => c.status === ChargeStatus.SUCCEEDED);
   const pendingBefore = seconds(now) - PENDING_SETTLE_SECONDS;
   const findings: Finding[] = [];
-  for (const c of succeeded) {
+  for (const c of charges) {
+    if (c.status !== ChargeStatus.SUCCEEDED) continue;
     const order = orderOf(c);
     // Charged, not yet recorded: in flight, judged again by a later run.
     if (order?.status === "PENDING" && c.created >= pendingBefore) continue;
     findings.push(...chargeFindings(c, order));
   }
-  findings.push(...paidWithoutCharge(settled, succeeded));
   return findings;
 }
 
@@ -268,19 +299,42 @@ function amountMismatch(c: ListedCharge, order: OrderRow): Finding {
   };
 }
 
-/** Whether an order has one of `succeeded`: one names it, or it recorded one of them. */
-function chargedOrders(succeeded: readonly ListedCharge[]) {
-  const references = new Set(succeeded.map((c) => c.reference));
-  const ids = new Set(succeeded.map((c) => c.id));
-  return (o: OrderRow) => references.has(o.id) || (o.chargeId !== null && ids.has(o.chargeId));
+/**
+ * What a run keeps of the pages it has judged and dropped: the ids of the charges seen, and what
+ * the successful ones name (their reference) and are (their id), to tell whether an order has one.
+ */
+class ChargesSeen {
+  private readonly ids = new Set<string>();
+  private readonly succeededIds = new Set<string>();
+  private readonly references = new Set<string>();
+
+  add(page: readonly ListedCharge[]): void {
+    for (const c of page) {
+      this.ids.add(c.id);
+      if (c.status !== ChargeStatus.SUCCEEDED) continue;
+      this.succeededIds.add(c.id);
+      this.references.add(c.reference);
+    }
+  }
+
+  has(chargeId: string): boolean {
+    return this.ids.has(chargeId);
+  }
+
+  /** The ids of the charges seen. */
+  get all(): ReadonlySet<string> {
+    return this.ids;
+  }
+
+  /** Whether a successful charge seen names the order, or is the one it recorded. */
+  charged(o: OrderRow): boolean {
+    return this.references.has(o.id) || (o.chargeId !== null && this.succeededIds.has(o.chargeId));
+  }
 }
 
-/** Paid orders that the provider has no successful charge for. */
-function paidWithoutCharge(
-  settled: readonly OrderRow[],
-  succeeded: readonly ListedCharge[],
-): Finding[] {
-  const charged = chargedOrders(succeeded);
+/** Paid orders that the provider has no successful charge for, among the charges seen. */
+function paidWithoutCharge(settled: readonly OrderRow[], seen: ChargesSeen): Finding[] {
+  const charged = (o: OrderRow) => seen.charged(o);
   return settled
     .filter((o) => o.status === "PAID" && !charged(o))
     .map((o) => ({
@@ -298,40 +352,132 @@ interface Scope {
   orders: { by: "createdAt" | "updatedAt"; range: Range };
 }
 
+interface Judged {
+  findings: Finding[];
+  /** The charges listed. */
+  chargeIds: ReadonlySet<string>;
+  /** Set when the budget stopped the list: the provider's second it stopped at. */
+  cutAt?: Date;
+  unjudgedOrders: number;
+}
+
 /**
- * Judges a scope. An order's charge is made after the order and before it is recorded paid or
- * failed, so it was created between the order's createdAt and updatedAt: a settled order whose
- * charge is not among the scope's list (a failed order's old charge, a charge made long after the
- * order) is looked up in that span before anything is said about it.
+ * Judges a scope, its list page by page under the run's budget. An order's charge is made after
+ * the order and before it is recorded paid or failed, so it was created between the order's
+ * createdAt and updatedAt: a settled order whose charge is not among the scope's list (a failed
+ * order's old charge, a charge made long after the order) is looked up in that span before anything
+ * is said about it. When the budget stops the list at a second, the orders whose charge may lie
+ * past it (within the late-write margin of it) are left to the run that goes on from there.
  */
 async function judgeScope(
   db: Db,
   provider: PaymentProvider,
   scope: Scope,
   now: Date,
-): Promise<{ findings: Finding[]; chargeIds: string[] }> {
-  const settled = await settledOrders(db, scope.orders.by, scope.orders.range);
-  const charges = await listCharges(provider, scope.charges);
-  const charged = chargedOrders(charges.filter((c) => c.status === ChargeStatus.SUCCEEDED));
-  const unmatched = settled.filter((o) => o.status === "PAYMENT_FAILED" || !charged(o));
-  if (unmatched.length > 0) {
-    const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
-    const theirs = new Set(unmatched.flatMap((o) => (o.chargeId ? [o.id, o.chargeId] : [o.id])));
-    const known = new Set(charges.map((c) => c.id));
-    const more = await listCharges(provider, {
-      from: new Date(Math.min(...unmatched.map((o) => o.createdAt.getTime())) - margin),
-      until: new Date(Math.max(...unmatched.map((o) => o.updatedAt.getTime())) + margin),
-    });
-    charges.push(
-      ...more.filter((c) => (theirs.has(c.reference) || theirs.has(c.id)) && !known.has(c.id)),
-    );
-  }
-  const orders = await ordersOf(db, charges);
-  const findings = [
-    ...judge(charges, orders, settled, now),
+  budget: RunBudget,
+): Promise<Judged> {
+  const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
+  const seen = new ChargesSeen();
+  const findings: Finding[] = [];
+  const judgePage = async (page: readonly ListedCharge[]) => {
+    findings.push(...judgeCharges(page, await ordersOf(db, page), now));
+    seen.add(page);
+  };
+  const listing = await eachChargePage(
+    provider,
+    listRange(scope.charges),
+    budget,
+    judgePage,
+    MAIN_LIST_SHARE,
+  );
+  const cutAt = listing.complete ? undefined : cutPoint(listing.last, scope.charges);
+  // The settled orders, read after the list: the range ends before `now` less the settling time,
+  // so an order settled in it was charged before the list was read, and one settled since has
+  // left the range (a later run judges it). Cut, only the orders whose charge cannot lie past the
+  // cut: what a run holds of the orders grows with its budget, not with the shop's history.
+  const { from, until } = scope.orders.range;
+  const ordersUntil = cutAt ? Math.min(until.getTime(), cutAt.getTime() - margin) : until.getTime();
+  const unmatched =
+    ordersUntil > from.getTime()
+      ? await unmatchedOrders(db, scope.orders.by, { from, until: new Date(ordersUntil) }, seen)
+      : [];
+
+  const lookedUp = await lookUpCharges(provider, unmatched, budget, seen, judgePage);
+  // The lookup ran out of budget: a paid order it did not match may yet have its charge.
+  const undetermined = new Set(
+    lookedUp.complete
+      ? []
+      : unmatched.filter((o) => o.status === "PAID" && !seen.charged(o)).map((o) => o.id),
+  );
+  findings.push(
+    ...paidWithoutCharge(
+      unmatched.filter((o) => !undetermined.has(o.id)),
+      seen,
+    ),
     ...(await sharedIntents(db, scope.charges)),
-  ];
-  return { findings, chargeIds: charges.map((c) => c.id) };
+  );
+  return { findings, chargeIds: seen.all, cutAt, unjudgedOrders: undetermined.size };
+}
+
+/**
+ * The charges of `unmatched` orders the main list did not hold, listed in the span their charges
+ * were made in (from the first order's creation to the last one's recording, widened by the
+ * margin), each one found judged by `judgePage`.
+ */
+async function lookUpCharges(
+  provider: PaymentProvider,
+  unmatched: readonly OrderRow[],
+  budget: RunBudget,
+  seen: ChargesSeen,
+  judgePage: (page: readonly ListedCharge[]) => Promise<void>,
+): Promise<{ complete: boolean }> {
+  if (unmatched.length === 0) return { complete: true };
+  const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
+  const theirs = new Set(unmatched.flatMap((o) => (o.chargeId ? [o.id, o.chargeId] : [o.id])));
+  const span = unmatched.reduce(
+    (s, o) => ({
+      from: Math.min(s.from, o.createdAt.getTime()),
+      until: Math.max(s.until, o.updatedAt.getTime()),
+    }),
+    { from: Infinity, until: -Infinity },
+  );
+  return eachChargePage(
+    provider,
+    listRange({ from: new Date(span.from - margin), until: new Date(span.until + margin) }),
+    budget,
+    async (page) => {
+      const relevant = page.filter(
+        (c) => (theirs.has(c.reference) || theirs.has(c.id)) && !seen.has(c.id),
+      );
+      if (relevant.length > 0) await judgePage(relevant);
+    },
+  );
+}
+
+/**
+ * The settled orders in `range` that no charge seen matches (and every failed one: its old charge
+ * may be a finding): the others have nothing to say, and are not kept.
+ */
+async function unmatchedOrders(
+  db: Db,
+  by: "createdAt" | "updatedAt",
+  range: Range,
+  seen: ChargesSeen,
+): Promise<OrderRow[]> {
+  const unmatched: OrderRow[] = [];
+  for await (const chunk of settledOrders(db, by, range))
+    for (const o of chunk) if (o.status === "PAYMENT_FAILED" || !seen.charged(o)) unmatched.push(o);
+  return unmatched;
+}
+
+/**
+ * Where the next run lists on from when a list stopped after `last`: its second (the charges of
+ * that second are listed again, harmlessly), within the range whatever the provider said.
+ */
+function cutPoint(last: ListedCharge | undefined, range: Range): Date {
+  if (!last) return range.from;
+  const at = Math.floor(last.created) * 1000;
+  return new Date(Math.min(Math.max(at, range.from.getTime()), range.until.getTime()));
 }
 
 /** A finding as one log line: its kind, what it names, and whether it is new or back. */
@@ -352,14 +498,17 @@ export interface ReconciliationOptions {
    * (the disagreement came back after being resolved): one log line each, never one per run.
    */
   onFinding?: (finding: Finding, state: "new" | "reopened") => void;
+  /** What a run may read of the provider's list (DEFAULT_RECONCILE_BUDGET). */
+  budget?: ReconcileBudget;
+  /** The budget's clock (tests). */
+  clock?: () => number;
 }
 
-/** Records the findings, closes the paid dead letters: the end of every run. */
 /** The end of every run: the findings recorded (each once), the paid dead letters closed. */
 async function finish(
   db: Db,
   findings: Finding[],
-  chargeIds: string[],
+  charges: number,
   onFinding: ReconciliationOptions["onFinding"],
 ) {
   const unique = [...new Map(findings.map((f) => [f.dedupeKey, f])).values()];
@@ -375,8 +524,18 @@ async function finish(
     recorded: recorded.size,
     reopened: reopened.size,
     closedDeadLetters: closed.length,
-    charges: new Set(chargeIds).size,
+    charges,
   };
+}
+
+/** What every run of one reconciliation shares. */
+interface RunContext {
+  db: Db;
+  provider: PaymentProvider;
+  settleSeconds: number;
+  runsPerLap: number;
+  newBudget: () => RunBudget;
+  onFinding: ReconciliationOptions["onFinding"];
 }
 
 export function createReconciliation(
@@ -384,70 +543,153 @@ export function createReconciliation(
   provider: PaymentProvider,
   options: ReconciliationOptions = {},
 ) {
-  const settleSeconds = options.settleSeconds ?? SETTLE_SECONDS;
-  const runsPerLap = Math.max(
-    1,
-    Math.floor((SWEEP_LAP_SECONDS * 1000) / (options.intervalMs ?? 60_000)),
-  );
-
+  const ctx: RunContext = {
+    db,
+    provider,
+    settleSeconds: options.settleSeconds ?? SETTLE_SECONDS,
+    runsPerLap: Math.max(
+      1,
+      Math.floor((SWEEP_LAP_SECONDS * 1000) / (options.intervalMs ?? 60_000)),
+    ),
+    newBudget: () => new RunBudget(options.budget ?? DEFAULT_RECONCILE_BUDGET, options.clock),
+    onFinding: options.onFinding,
+  };
   return {
     /** The job's run: the recent pass and one slice of the sweep. */
-    async runOnce(): Promise<ReconciliationResult> {
-      const { now, recent: previous, sweep: position, origin } = await readState(db, provider);
-      const until = new Date(now.getTime() - settleSeconds * 1000);
-      const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
-      const recentRange = {
-        from: new Date((previous ?? until).getTime() - margin),
-        until,
-      };
-      const recent = await judgeScope(
-        db,
-        provider,
-        { charges: recentRange, orders: { by: "updatedAt", range: recentRange } },
-        now,
-      );
-
-      const { slice, lapCompleted } = sweepSlice(origin, position, until, runsPerLap);
-      const swept = await judgeScope(
-        db,
-        provider,
-        { charges: slice, orders: { by: "createdAt", range: slice } },
-        now,
-      );
-
-      const result = await finish(
-        db,
-        [...recent.findings, ...swept.findings],
-        [...recent.chargeIds, ...swept.chargeIds],
-        options.onFinding,
-      );
-      await advanceRecent(db, until);
-      await setCursor(db, SWEEP_CURSOR, lapCompleted ? LAP_START : slice.until);
-      return { ...result, sweep: { ...slice, lapCompleted } };
-    },
-
+    runOnce: () => runJob(ctx),
     /**
      * Everything that changed since `since` (charges created, orders updated), or the whole
      * history when it is undefined: `npm run reconcile -- --since <date>` and `--all`. Moves no
-     * cursor.
+     * cursor. One call reads the list under the budget; when the budget stops it, the result's
+     * `continueFrom` is where the next call (`resume`) goes on.
      */
-    async runSince(since?: Date): Promise<ReconciliationResult> {
-      const [{ now }] = (await db.$queryRaw<{ now: Date }[]>`SELECT now() AS "now"`) as [
-        { now: Date },
-      ];
-      const range = {
-        from: since ?? LAP_START,
-        until: new Date(now.getTime() - settleSeconds * 1000),
-      };
-      const judged = await judgeScope(
-        db,
-        provider,
-        { charges: range, orders: { by: "updatedAt", range } },
-        now,
-      );
-      return finish(db, judged.findings, judged.chargeIds, options.onFinding);
-    },
+    runSince: (since?: Date, resume?: Date) => runRange(ctx, since, resume),
   };
+}
+
+/** The job's run: the recent pass and one slice of the sweep, each going on where it stopped. */
+async function runJob(ctx: RunContext): Promise<ReconciliationResult> {
+  const { db, provider } = ctx;
+  const budget = ctx.newBudget();
+  const state = await readState(db, provider, budget);
+  const { now } = state;
+  const until = new Date(now.getTime() - ctx.settleSeconds * 1000);
+  const margin = LATE_WRITE_MARGIN_SECONDS * 1000;
+  const ordersFrom = new Date((state.recent ?? until).getTime() - margin);
+  const recentChargesFrom = later(state.recentResume, ordersFrom);
+  const recent = await judgeScope(
+    db,
+    provider,
+    {
+      charges: { from: recentChargesFrom, until },
+      orders: { by: "updatedAt", range: { from: ordersFrom, until } },
+    },
+    now,
+    budget,
+  );
+
+  const { slice, lapCompleted } = sweepSlice(state.origin, state.sweep, until, ctx.runsPerLap);
+  const sweepChargesFrom = later(state.sweepResume, slice.from);
+  const swept = await judgeScope(
+    db,
+    provider,
+    {
+      charges: { from: sweepChargesFrom, until: slice.until },
+      orders: { by: "createdAt", range: slice },
+    },
+    now,
+    budget,
+  );
+
+  const result = await finish(
+    db,
+    [...recent.findings, ...swept.findings],
+    new Set([...recent.chargeIds, ...swept.chargeIds]).size,
+    ctx.onFinding,
+  );
+  // Cut: each pass goes on from the margin before the second its list stopped at (the orders
+  // there, and the charges they may have, are read again); whole: from the end of its range.
+  await advanceRecent(db, recent.cutAt ?? until);
+  await setResume(db, RECENT_CURSOR, stalled(recent.cutAt, recentChargesFrom));
+  const sweptThrough = swept.cutAt
+    ? new Date(Math.max(slice.from.getTime(), swept.cutAt.getTime() - margin))
+    : lapCompleted
+      ? LAP_START
+      : slice.until;
+  await setCursor(db, SWEEP_CURSOR, sweptThrough);
+  await setResume(db, SWEEP_CURSOR, stalled(swept.cutAt, sweepChargesFrom));
+  return {
+    ...result,
+    sweep: { ...slice, lapCompleted: lapCompleted && !swept.cutAt },
+    budget: budget.use(),
+    ...(recent.cutAt ? { continueFrom: recent.cutAt } : {}),
+    unjudgedOrders: recent.unjudgedOrders + swept.unjudgedOrders,
+  };
+}
+
+/** `runSince`: one budget's worth of the range, from `resume` when a previous call was cut. */
+async function runRange(
+  ctx: RunContext,
+  since: Date | undefined,
+  resume: Date | undefined,
+): Promise<ReconciliationResult> {
+  const { db, provider } = ctx;
+  const budget = ctx.newBudget();
+  const [{ now }] = (await db.$queryRaw<{ now: Date }[]>`SELECT now() AS "now"`) as [{ now: Date }];
+  const from = since ?? LAP_START;
+  const until = new Date(now.getTime() - ctx.settleSeconds * 1000);
+  // Going on from a cut: from the margin before it, as the job's passes do.
+  const ordersFrom = resume
+    ? later(new Date(resume.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000), from)
+    : from;
+  const judged = await judgeScope(
+    db,
+    provider,
+    {
+      charges: { from: ordersFrom, until },
+      orders: { by: "updatedAt", range: { from: ordersFrom, until } },
+    },
+    now,
+    budget,
+  );
+  const result = await finish(db, judged.findings, judged.chargeIds.size, ctx.onFinding);
+  return {
+    ...result,
+    budget: budget.use(),
+    ...(judged.cutAt ? { continueFrom: judged.cutAt } : {}),
+    unjudgedOrders: judged.unjudgedOrders,
+  };
+}
+
+/**
+ * Where a cut pass's list must go on next run when starting from the margin before the cut would
+ * read nothing new (the whole budget went on the margin's charges: over 750 a second at the
+ * default budget): from the cut itself, so every run moves on. Undefined otherwise: the next run
+ * reads the margin again, and with it the charges of the orders it judges.
+ */
+function stalled(cutAt: Date | undefined, chargesFrom: Date): Date | undefined {
+  if (!cutAt) return undefined;
+  return cutAt.getTime() - LATE_WRITE_MARGIN_SECONDS * 1000 <= chargesFrom.getTime()
+    ? cutAt
+    : undefined;
+}
+
+/** The later of two times, an unset one being no time at all. */
+function later(a: Date | null | undefined, b: Date): Date {
+  return a && a > b ? a : b;
+}
+
+/** A run's budget stop as one log line: why, what it read, and where the next run goes on. */
+export function budgetLine(result: ReconciliationResult): string | undefined {
+  const { stopped, pages, bytes } = result.budget;
+  if (!stopped) return undefined;
+  const read = `${result.charges} charge(s) judged from ${pages} page(s), ${bytes} bytes`;
+  const next = result.continueFrom
+    ? `; the next run goes on from ${result.continueFrom.toISOString()}`
+    : "; the next run starts where this one did";
+  return stopped.reason === BudgetStop.PAGE_TOO_LARGE
+    ? `[reconciliation] run failed: ${stopped.detail}; ${read}${next}`
+    : `[reconciliation] run stopped early: it ${stopped.detail}; ${read}${next}`;
 }
 
 /**
@@ -465,22 +707,59 @@ function sweepSlice(origin: Date, position: Date | null, until: Date, runsPerLap
 }
 
 /**
- * The database's clock (the orders' times are the database's), both cursors, and where history
- * starts: the oldest order or the provider's oldest charge (its list is oldest first).
+ * The database's clock (the orders' times are the database's), both cursors and where their lists
+ * stopped if a budget cut them, and where history starts: the oldest order or the provider's oldest
+ * charge (its list is oldest first; one page of one charge, read under the run's budget).
  */
-async function readState(db: Db, provider: PaymentProvider) {
+async function readState(db: Db, provider: PaymentProvider, budget: RunBudget) {
   const [state] = await db.$queryRaw<
-    { now: Date; recent: Date | null; sweep: Date | null; oldestOrder: Date | null }[]
+    {
+      now: Date;
+      recent: Date | null;
+      recentResume: Date | null;
+      sweep: Date | null;
+      sweepResume: Date | null;
+      oldestOrder: Date | null;
+    }[]
   >`
     SELECT now() AS "now",
       (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${RECENT_CURSOR}) AS "recent",
+      (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${resumeOf(RECENT_CURSOR)}) AS "recentResume",
       (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${SWEEP_CURSOR}) AS "sweep",
+      (SELECT "judgedThrough" FROM "ReconciliationCursor" WHERE "name" = ${resumeOf(SWEEP_CURSOR)}) AS "sweepResume",
       (SELECT min("createdAt") FROM "Order") AS "oldestOrder"`;
-  const { now, recent, sweep, oldestOrder } = state!;
-  const [oldestCharge] = (await provider.listCharges({ limit: 1 })).data;
+  const { now, oldestOrder, ...cursors } = state!;
   const starts = [now.getTime(), oldestOrder?.getTime() ?? Infinity];
+  const oldestCharge = await firstCharge(provider, budget);
   if (oldestCharge) starts.push(Math.floor(oldestCharge.created) * 1000);
-  return { now, recent, sweep, origin: new Date(Math.min(...starts)) };
+  return { now, ...cursors, origin: new Date(Math.min(...starts)) };
+}
+
+/** The provider's oldest charge, read as a page of the run's budget (undefined if it ran out). */
+async function firstCharge(
+  provider: PaymentProvider,
+  budget: RunBudget,
+): Promise<ListedCharge | undefined> {
+  if (budget.exhausted()) return undefined;
+  try {
+    const page = await provider.listCharges(
+      { limit: 1 },
+      { maxBytes: budget.limits.maxPageBytes, signal: budget.signal },
+    );
+    budget.pages += 1;
+    budget.bytes += page.bytes;
+    return page.data[0];
+  } catch (error) {
+    if (error instanceof ProviderPageTooLargeError)
+      budget.stop(BudgetStop.PAGE_TOO_LARGE, error.message);
+    else if (budget.signal.aborted)
+      budget.stop(
+        BudgetStop.TIME,
+        `ran for its ${budget.limits.maxRunMs} ms (RECONCILE_MAX_RUN_MS)`,
+      );
+    else throw error;
+    return undefined;
+  }
 }
 
 /**
@@ -532,3 +811,9 @@ async function setCursor(db: Db, name: string, judgedThrough: Date): Promise<voi
     ON CONFLICT ("name") DO UPDATE SET "judgedThrough" = EXCLUDED."judgedThrough", "updatedAt" = now()`;
 }
 export type Reconciliation = ReturnType<typeof createReconciliation>;
+
+/** Where a pass's list stopped (a budget cut it), or nothing when it ran to its end. */
+async function setResume(db: Db, pass: string, cutAt: Date | undefined): Promise<void> {
+  if (cutAt) await setCursor(db, resumeOf(pass), cutAt);
+  else await db.$executeRaw`DELETE FROM "ReconciliationCursor" WHERE "name" = ${resumeOf(pass)}`;
+}

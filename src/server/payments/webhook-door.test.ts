@@ -222,7 +222,10 @@ describe("the signing secret's configuration", () => {
     expect(() => loadConfig({ PAYMENTS_WEBHOOK_SECRET: "short" })).toThrow(
       /at least 32 characters/,
     );
-    expect(loadConfig({ PAYMENTS_WEBHOOK_SECRET: SECRET }).payments.webhookSecret).toBe(SECRET);
+    const key = { PAYMENTS_PROVIDER_SECRET_KEY: "sk_live_0123456789abcdef0123456789abcdef" };
+    expect(loadConfig({ ...key, PAYMENTS_WEBHOOK_SECRET: SECRET }).payments.webhookSecret).toBe(
+      SECRET,
+    );
   });
 
   it("in demo mode the demo secret is the default, and a set secret wins", () => {
