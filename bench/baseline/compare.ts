@@ -16,6 +16,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded";
 import { percentile } from "../../tools/stats";
 import type { Step } from "../fail";
@@ -35,6 +36,33 @@ const WORKER = resolve(here, "worker.ts");
 const WARM_CALLS = 300;
 /** The goal: this build's engine at most the protocol by hand plus this much. */
 const HAND_MARGIN_MS = 0.5;
+
+/**
+ * Index entries PostgreSQL read in a build's key table per key it holds, once its worker has
+ * stopped (a backend reports its counts when it ends). A statement that finds its key by a lookup
+ * reads one or two; one planned to read the whole scope reads as many as the scope holds, which no
+ * timing on a busy machine shows as plainly.
+ */
+async function indexReadsPerKey(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // The workers' backends report as they exit, which may be a moment after their clients left.
+    for (let tries = 0; tries < 1_000; tries++) {
+      const { rows } = await client.query<{ n: string }>(
+        `SELECT count(*) AS "n" FROM pg_stat_activity WHERE "datname" = current_database() AND "pid" <> pg_backend_pid()`,
+      );
+      if (rows[0]!.n === "0") break;
+    }
+    const { rows } = await client.query<{ reads: string | null; keys: string }>(
+      `SELECT (SELECT sum("idx_tup_read") FROM pg_stat_user_indexes WHERE "relname" = 'IdempotencyKey') AS "reads",
+              (SELECT count(*) FROM "IdempotencyKey") AS "keys"`,
+    );
+    return Number(rows[0]!.reads ?? 0) / Math.max(1, Number(rows[0]!.keys));
+  } finally {
+    await client.end();
+  }
+}
 
 /** Parses the arguments after `npm run bench --`; null when --baseline is not among them. */
 export function parseCompareArgs(argv: string[]): CompareOptions | null {
@@ -219,6 +247,13 @@ export async function compareWithBaseline(options: CompareOptions, log: Step): P
         record(`${side.name}.${op}`, await side.run("run", op, options.calls));
     }
 
+    // Stopped before the key tables' index counts are read: each backend reports them as it ends.
+    for (const side of sides) await side.stop();
+    const reads = {
+      current: await indexReadsPerKey(server.url("bench_current")),
+      baseline: await indexReadsPerKey(server.url("bench_baseline")),
+    };
+
     const m = (key: string) => medians.get(key)!;
     const minus = (a: Series, b: Series) => a.map((x, i) => x - b[i]!);
     const curAdded = minus(m("current.engine"), m("current.prisma"));
@@ -243,6 +278,7 @@ export async function compareWithBaseline(options: CompareOptions, log: Step): P
       `| app engine, a new key: p50 of every call, ms | ${p50("current.engine")} | ${p50("baseline.engine")} |`,
       `| app engine above its own Prisma transaction: median over rounds (IQR), ms | ${spread(curAdded, true)} | ${spread(baseAdded, true)} |`,
       `| app engine above this build's Prisma transaction (the same floor for both), ms | ${spread(curAdded, true)} | ${spread(minus(m("baseline.engine"), m("current.prisma")), true)} |`,
+      `| key table: index entries read per key it holds (every statement of the run) | ${reads.current.toFixed(1)} | ${reads.baseline.toFixed(1)} |`,
     ];
     const lines = [
       `\nonce bench --baseline — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded (one server, one database per build)`,

@@ -106,7 +106,8 @@ async function main() {
     handPrisma: async () => {
       const v = value();
       const token = randomUUID();
-      const reserve = ["bench", randomUUID(), "effect", "0".repeat(64), token, LEASE_MS];
+      const key = randomUUID();
+      const reserve = ["bench", key, "effect", "0".repeat(64), token, LEASE_MS];
       const { rows } = await pool.query<{ id: string; inserted: boolean }>({
         ...SQL.RESERVE,
         values: [...reserve, TTL_SECONDS],
@@ -118,7 +119,7 @@ async function main() {
         const completion = [rows[0]!.id, token, "COMPLETED", 200, body, "application/json"];
         const done = await tx.$queryRawUnsafe<unknown[]>(
           SQL.FINISH.plain.text,
-          ...[...completion, null, null, null, "bench"],
+          ...[...completion, null, null, null, "bench", key],
         );
         if (done.length !== 1) throw new Error("lease lost");
       });

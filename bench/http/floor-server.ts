@@ -54,7 +54,7 @@ const FINISH = `
   WITH "done" AS (
     UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "responseContentType" = 'application/json',
       "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-    WHERE "scope" = $4 AND "id" = $1::uuid AND "leaseToken" = $2::uuid RETURNING "scope", "key", "awaited")
+    WHERE "scope" = $4 AND "key" = $5 AND "id" = $1::uuid AND "leaseToken" = $2::uuid RETURNING "scope", "key", "awaited")
   SELECT 1 AS "n" FROM "done"
   LEFT JOIN LATERAL (SELECT pg_notify('${SETTLED_CHANNEL}', json_build_array("done"."scope", "done"."key")::text) WHERE "done"."awaited") AS "sent" ON true`;
 
@@ -141,7 +141,7 @@ async function checkout(
     );
     const items = orderItemsOf(priced);
     const body = JSON.stringify({ result: { data: { order: { ...order, items } } } });
-    await q(client, "finish", FINISH, [held.id, lease, body, user.tenantId]);
+    await q(client, "finish", FINISH, [held.id, lease, body, user.tenantId, key]);
     await client.query("COMMIT");
     return { status: 200, body };
   } catch (error) {

@@ -167,6 +167,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
       r.leaseMs,
       record.scope,
       record.leaseToken,
+      record.key,
     ]);
     return row ?? null;
   }
@@ -180,6 +181,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
       r.fingerprint,
       r.ttlSeconds,
       record.scope,
+      record.key,
     ];
     const [row] = await this.run.query<KeyRecord>(SQL.RENEW_EXPIRED, values);
     return row ?? null;
@@ -206,6 +208,7 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
       response.headers ? JSON.stringify(response.headers) : null,
       response.omittedBytes ?? null,
       record.scope,
+      record.key,
     ];
     const [row] = await (tx ? runnerOf(tx) : this.run).query<{ pid: number }>(
       this.settle(SQL.FINISH),
@@ -227,8 +230,14 @@ export class PostgresIdempotencyStore<TTx extends SqlTransaction> implements Ide
 
   async release(record: KeyRecord): Promise<boolean> {
     return (
-      (await this.run.query(this.settle(SQL.RELEASE), [record.id, record.leaseToken, record.scope]))
-        .length === 1
+      (
+        await this.run.query(this.settle(SQL.RELEASE), [
+          record.id,
+          record.leaseToken,
+          record.scope,
+          record.key,
+        ])
+      ).length === 1
     );
   }
 

@@ -2,6 +2,15 @@
 // Prisma's raw queries and straight through a pg pool. Every statement names the key's scope: a key
 // table partitioned (or distributed, on Citus) by scope then finds the key in one partition (one
 // shard) instead of probing all of them (docs/scale.md).
+//
+// A statement that names the scope and finds the row by its id names the key as well (FINISH,
+// RELEASE, TAKE_OVER, RENEW_EXPIRED): `"scope" = $n` alone is an index condition on every
+// scope-leading index ((scope, key) first of all), and on a table PostgreSQL knows little about (new,
+// or analysed when it held a few keys) it takes one of those as cheap as the primary key and keeps
+// that plan for the prepared statement, reading every key of the scope at each completion
+// (measured: a completion's round trip 0.4 → 1.5 ms after a few thousand keys, and growing, npm run
+// bench -- --baseline). With the key named, the (scope, key) index finds the one row too, whichever
+// index is taken (test/plans.test.ts).
 import { createHash } from "node:crypto";
 import { SETTLED_CHANNEL } from "../constants.js";
 
@@ -86,19 +95,20 @@ export const MARK_AWAITED = named(
 /**
  * Takes over the lease it saw expire: fenced by that lease's token (so by PROCESSING, see FINISH),
  * which another takeover replaces first. $1 id, $2 new lease token, $3 lease ms, $4 scope, $5 the
- * expired lease's token.
+ * expired lease's token, $6 key.
  */
 export const TAKE_OVER = named(
   "take_over",
   `
   UPDATE "IdempotencyKey"
   SET "leaseToken" = $2::uuid, "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = "attempts" + 1, "updatedAt" = now()
-  WHERE "scope" = $4 AND "id" = $1::uuid AND "leaseToken" = $5::uuid AND "leaseExpiresAt" <= now() AND "expiresAt" > now()
+  WHERE "scope" = $4 AND "key" = $6 AND "id" = $1::uuid AND "leaseToken" = $5::uuid AND "leaseExpiresAt" <= now() AND "expiresAt" > now()
   RETURNING ${COLUMNS}`,
 );
 
 /**
- * $1 id, $2 new lease token, $3 lease ms, $4 procedure, $5 fingerprint, $6 ttl seconds, $7 scope.
+ * $1 id, $2 new lease token, $3 lease ms, $4 procedure, $5 fingerprint, $6 ttl seconds, $7 scope,
+ * $8 key.
  */
 export const RENEW_EXPIRED = named(
   "renew_expired",
@@ -108,7 +118,7 @@ export const RENEW_EXPIRED = named(
       "leaseExpiresAt" = ${leaseEnd("$3")}, "attempts" = 1, "responseStatus" = NULL, "responseBody" = NULL,
       "responseContentType" = NULL, "responseBytes" = NULL, "responseHeaders" = NULL, "responseOmittedBytes" = NULL, "completedAt" = NULL, "awaited" = false, "createdAt" = now(), "updatedAt" = now(),
       "expiresAt" = ${retentionEnd("$6")}
-  WHERE "scope" = $7 AND "id" = $1::uuid AND "expiresAt" <= now() AND ("status" <> 'PROCESSING' OR "leaseExpiresAt" <= now())
+  WHERE "scope" = $7 AND "key" = $8 AND "id" = $1::uuid AND "expiresAt" <= now() AND ("status" <> 'PROCESSING' OR "leaseExpiresAt" <= now())
   RETURNING ${COLUMNS}`,
 );
 
@@ -148,11 +158,11 @@ const settling = (name: string, change: string): SettlingStatement => ({
  * (this package's (status, leaseExpiresAt), a dashboard's stuck-lease index) whenever the table's
  * statistics say hardly any key is in flight, as after an ANALYZE in a quiet moment, and then
  * scans every in-flight key of the scope, and every entry left by a key settled since the last
- * vacuum, at each completion. Without it only the primary key or (scope, key) can find the row
- * (test/plans.test.ts).
+ * vacuum, at each completion. Without it, and with the key named beside the scope (see the top of
+ * this file), only the primary key or (scope, key) can find the row (test/plans.test.ts).
  *
  * $1 id, $2 lease token, $3 final status, $4 status code, $5 body, $6 content type, $7 body bytes,
- * $8 headers (JSON text), $9 omitted body's size, $10 scope.
+ * $8 headers (JSON text), $9 omitted body's size, $10 scope, $11 key.
  */
 export const FINISH = settling(
   "finish",
@@ -161,14 +171,14 @@ export const FINISH = settling(
   SET "status" = $3::"IdempotencyStatus", "responseStatus" = $4, "responseBody" = $5, "responseContentType" = $6,
       "responseBytes" = $7::bytea, "responseHeaders" = $8::jsonb, "responseOmittedBytes" = $9::int,
       "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
-  WHERE "scope" = $10 AND "id" = $1::uuid AND "leaseToken" = $2::uuid`,
+  WHERE "scope" = $10 AND "key" = $11 AND "id" = $1::uuid AND "leaseToken" = $2::uuid`,
 );
 
-/** Fenced by the lease token alone, as FINISH is. $1 id, $2 lease token, $3 scope. */
+/** Fenced by the lease token alone, as FINISH is. $1 id, $2 lease token, $3 scope, $4 key. */
 export const RELEASE = settling(
   "release",
   `
-  DELETE FROM "IdempotencyKey" WHERE "scope" = $3 AND "id" = $1::uuid AND "leaseToken" = $2::uuid`,
+  DELETE FROM "IdempotencyKey" WHERE "scope" = $3 AND "key" = $4 AND "id" = $1::uuid AND "leaseToken" = $2::uuid`,
 );
 /** Bounded count: at most $2 rows are read, whatever the scope holds. */
 export const COUNT_LIVE = named(
