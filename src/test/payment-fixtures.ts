@@ -3,6 +3,8 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../server/db/client";
 import { callTrpc, TOKENS } from "./http";
+import { createOutboxWorker } from "../server/payments/outbox-worker";
+import type { PaymentProvider } from "../server/payments/provider";
 import type { ProviderEventBody } from "../server/payments/webhook";
 import type { TestProvider } from "./provider";
 
@@ -54,4 +56,30 @@ export async function chargedTestOrder(
   if (!event) throw new Error(`the provider recorded no event for ${charge.id}`);
   const body: ProviderEventBody = { id: event.id, type: event.type, data: event.payload };
   return { ...order, charge, eventId: event.id, body };
+}
+
+/** A 19.00 EUR order (one BAG-003), and the provider key its charge goes out under. */
+export async function placeOrder1900(db: Db) {
+  const placed = await placeTestOrder(db, { sku: "BAG-003" });
+  if (placed.totalCents !== 1900) throw new Error(`BAG-003 costs ${placed.totalCents}, not 1900`);
+  const outbox = await db.outboxMessage.findFirstOrThrow({
+    where: { aggregateId: placed.orderId },
+  });
+  return { ...placed, providerKey: outbox.idempotencyKey };
+}
+
+/**
+ * Runs the outbox worker against `provider` until it claims nothing: what it delivered, retried
+ * and dead-lettered, summed.
+ */
+export async function drainOutbox(db: Db, provider: PaymentProvider, config = {}) {
+  const worker = createOutboxWorker(db, { provider, config });
+  const totals = { delivered: 0, retried: 0, dead: 0 };
+  for (;;) {
+    const run = await worker.runOnce();
+    if (run.claimed === 0) return totals;
+    totals.delivered += run.delivered;
+    totals.retried += run.retried;
+    totals.dead += run.dead;
+  }
 }

@@ -7,9 +7,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
-import { placeTestOrder } from "../../test/payment-fixtures";
+import { drainOutbox, placeOrder1900, placeTestOrder } from "../../test/payment-fixtures";
 import { useTestProvider } from "../../test/provider";
-import { createOutboxWorker } from "./outbox-worker";
 import {
   createProviderClient,
   ProviderRefusedError,
@@ -21,33 +20,13 @@ const t = useTestDatabase();
 const provider = useTestProvider();
 
 /** A 19.00 EUR order, placed through checkout; the worker has not run. */
-async function order1900() {
-  const placed = await placeTestOrder(t.db, { sku: "BAG-003" });
-  expect(placed.totalCents).toBe(1900);
-  const outbox = await t.db.outboxMessage.findFirstOrThrow({
-    where: { aggregateId: placed.orderId },
-  });
-  return { ...placed, providerKey: outbox.idempotencyKey };
-}
 
 const findingsOf = (orderId: string) =>
   t.db.reconciliationFinding.findMany({ where: { orderId }, orderBy: { createdAt: "asc" } });
 
-async function drain(client: PaymentProvider = provider.client) {
-  const worker = createOutboxWorker(t.db, { provider: client });
-  const totals = { delivered: 0, retried: 0, dead: 0 };
-  for (;;) {
-    const run = await worker.runOnce();
-    if (run.claimed === 0) return totals;
-    totals.delivered += run.delivered;
-    totals.retried += run.retried;
-    totals.dead += run.dead;
-  }
-}
-
 describe("a key someone else used first", () => {
   it("a 1-cent charge made first under the shop's provider key leaves the order unpaid, with a finding and no dead letter", async () => {
-    const order = await order1900();
+    const order = await placeOrder1900(t.db);
     // The attacker guessed the shop's key (tenant and checkout key) and used it first.
     const forged = await provider.client.charge({
       idempotencyKey: order.providerKey,
@@ -56,7 +35,7 @@ describe("a key someone else used first", () => {
       currency: "EUR",
     });
 
-    expect(await drain()).toEqual({ delivered: 1, retried: 0, dead: 0 });
+    expect(await drainOutbox(t.db, provider.client)).toEqual({ delivered: 1, retried: 0, dead: 0 });
     expect(await t.db.order.findUniqueOrThrow({ where: { id: order.orderId } })).toMatchObject({
       status: "PENDING",
       chargeId: null,
@@ -79,7 +58,7 @@ describe("a key someone else used first", () => {
 
 describe("a provider's refusal is its answer", () => {
   it("is recorded at once with its reason, not retried", async () => {
-    const order = await order1900();
+    const order = await placeOrder1900(t.db);
     let calls = 0;
     const refusing: PaymentProvider = {
       ...provider.client,
@@ -88,7 +67,7 @@ describe("a provider's refusal is its answer", () => {
         throw new ProviderRefusedError(400, "invalid_request_error", "currency not supported");
       },
     };
-    expect(await drain(refusing)).toEqual({ delivered: 0, retried: 0, dead: 1 });
+    expect(await drainOutbox(t.db, refusing)).toEqual({ delivered: 0, retried: 0, dead: 1 });
     expect(calls).toBe(1);
     expect(
       await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } }),
@@ -102,8 +81,8 @@ describe("a provider's refusal is its answer", () => {
 
 describe("a lost order's intent placed again", () => {
   it("takes over the charge the provider holds under the intent's key: one charge, the order paid, no dead letter", async () => {
-    const first = await order1900();
-    await drain();
+    const first = await placeOrder1900(t.db);
+    await drainOutbox(t.db, provider.client);
     const paid = await t.db.order.findUniqueOrThrow({ where: { id: first.orderId } });
     expect(paid.status).toBe("PAID");
 
@@ -116,7 +95,7 @@ describe("a lost order's intent placed again", () => {
     const again = await placeTestOrder(t.db, { sku: "BAG-003", key: first.key });
     expect(again.orderId).not.toBe(first.orderId);
 
-    expect(await drain()).toEqual({ delivered: 1, retried: 0, dead: 0 });
+    expect(await drainOutbox(t.db, provider.client)).toEqual({ delivered: 1, retried: 0, dead: 0 });
     expect(await t.db.order.findUniqueOrThrow({ where: { id: again.orderId } })).toMatchObject({
       status: "PAID",
       chargeId: paid.chargeId,

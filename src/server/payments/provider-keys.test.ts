@@ -7,10 +7,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
-import { placeTestOrder } from "../../test/payment-fixtures";
+import { drainOutbox, placeOrder1900 } from "../../test/payment-fixtures";
 import { RIVAL_SHOP, useTestProvider } from "../../test/provider";
 import { waitFor } from "../../../tools/process";
-import { createOutboxWorker } from "./outbox-worker";
 import { createProviderClient } from "./provider";
 
 const t = useTestDatabase();
@@ -18,30 +17,10 @@ const provider = useTestProvider();
 const rival = () => createProviderClient(provider.url, RIVAL_SHOP.secretKey);
 
 /** A 19.00 EUR order placed through checkout, with the provider key its payment will be made under. */
-async function order1900() {
-  const placed = await placeTestOrder(t.db, { sku: "BAG-003" });
-  expect(placed.totalCents).toBe(1900);
-  const outbox = await t.db.outboxMessage.findFirstOrThrow({
-    where: { aggregateId: placed.orderId },
-  });
-  return { ...placed, providerKey: outbox.idempotencyKey };
-}
-
-async function drain() {
-  const worker = createOutboxWorker(t.db, { provider: provider.client });
-  const totals = { delivered: 0, retried: 0, dead: 0 };
-  for (;;) {
-    const run = await worker.runOnce();
-    if (run.claimed === 0) return totals;
-    totals.delivered += run.delivered;
-    totals.retried += run.retried;
-    totals.dead += run.dead;
-  }
-}
 
 describe("another merchant of the provider", () => {
   it("cannot pre-empt the shop's provider key: its 1-cent charge under that key is its own, and the shop's charge goes through", async () => {
-    const order = await order1900();
+    const order = await placeOrder1900(t.db);
     const forged = await rival().charge({
       idempotencyKey: order.providerKey,
       reference: order.orderId,
@@ -49,7 +28,7 @@ describe("another merchant of the provider", () => {
       currency: "EUR",
     });
 
-    expect(await drain()).toEqual({ delivered: 1, retried: 0, dead: 0 });
+    expect(await drainOutbox(t.db, provider.client)).toEqual({ delivered: 1, retried: 0, dead: 0 });
     const paid = await t.db.order.findUniqueOrThrow({ where: { id: order.orderId } });
     expect(paid).toMatchObject({ status: "PAID" });
     expect(paid.chargeId).not.toBe(forged.id);
@@ -84,7 +63,7 @@ describe("another merchant of the provider", () => {
         },
         duplicateRate: 0,
       });
-      const target = await order1900();
+      const target = await placeOrder1900(t.db);
       const forged = await createProviderClient(sender.url, RIVAL_SHOP.secretKey).charge({
         idempotencyKey: `forged-${target.orderId}`,
         reference: target.orderId,
@@ -93,7 +72,7 @@ describe("another merchant of the provider", () => {
       });
       // The barrier: a charge of the shop's own, made after the forged one, delivered. The forged
       // event is older, so it would have gone out first had it been the shop's.
-      const own = await order1900();
+      const own = await placeOrder1900(t.db);
       const charge = await sender.client.charge({
         idempotencyKey: own.providerKey,
         reference: own.orderId,
@@ -125,7 +104,7 @@ describe("another merchant of the provider", () => {
 
 describe("a caller without a key", () => {
   it("cannot charge the shop's order, not even 1 cent, nor take its provider key", async () => {
-    const order = await order1900();
+    const order = await placeOrder1900(t.db);
     const res = await fetch(new URL("/v1/charges", provider.url), {
       method: "POST",
       headers: { "content-type": "application/json", "idempotency-key": order.providerKey },
@@ -134,7 +113,7 @@ describe("a caller without a key", () => {
     expect(res.status).toBe(401);
     expect(await provider.charges(order.orderId)).toEqual([]);
 
-    expect((await drain()).dead).toBe(0);
+    expect((await drainOutbox(t.db, provider.client)).dead).toBe(0);
     expect(await t.db.order.findUniqueOrThrow({ where: { id: order.orderId } })).toMatchObject({
       status: "PAID",
     });

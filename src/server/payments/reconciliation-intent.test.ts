@@ -3,10 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
-import { createOutboxWorker } from "./outbox-worker";
-import type { PaymentProvider } from "./provider";
 import { createReconciliation } from "./reconciliation";
-import { placeTestOrder } from "../../test/payment-fixtures";
+import { drainOutbox, placeTestOrder } from "../../test/payment-fixtures";
 import { useTestProvider } from "../../test/provider";
 import { handleProviderWebhook, type ProviderEventBody } from "./webhook";
 import { testApp } from "../../test/app";
@@ -15,15 +13,10 @@ const t = useTestDatabase();
 const provider = useTestProvider();
 const reconcile = () => createReconciliation(t.db, provider.client, { settleSeconds: 0 }).runOnce();
 
-async function drain(client: PaymentProvider = provider.client, config = {}) {
-  const worker = createOutboxWorker(t.db, { provider: client, config });
-  while ((await worker.runOnce()).claimed > 0);
-}
-
 describe("orders that share an intent", () => {
   it("a duplicate made before orders were unique per intent is flagged with both orders and both charges, once", async () => {
     const first = await placeTestOrder(t.db, { key: `dup-${randomUUID()}` });
-    await drain();
+    await drainOutbox(t.db, provider.client);
     const original = await t.db.order.findUniqueOrThrow({ where: { id: first.orderId } });
     // What the attack left behind before migration 0004: a second order for the same key (its
     // intentKey NULL, as the migration leaves duplicates), charged under the old per-order key.
@@ -70,9 +63,13 @@ describe("a dead letter whose order was paid after all", () => {
   it("is closed with the order's charge and audited; an unpaid dead letter stays for the operator", async () => {
     const paidLate = await placeTestOrder(t.db);
     // The provider charges, then times out on every attempt: the worker gives up after one.
-    await drain((await provider.withFaults({ timeoutRate: 1 })).client, { maxAttempts: 1 });
+    await drainOutbox(t.db, (await provider.withFaults({ timeoutRate: 1 })).client, {
+      maxAttempts: 1,
+    });
     const unpaid = await placeTestOrder(t.db);
-    await drain((await provider.withFaults({ failureRate: 1 })).client, { maxAttempts: 1 });
+    await drainOutbox(t.db, (await provider.withFaults({ failureRate: 1 })).client, {
+      maxAttempts: 1,
+    });
     expect(await t.db.outboxMessage.count({ where: { status: "DEAD" } })).toBe(2);
 
     // The provider's webhook reports the charge that timed out on us: the order is PAID after all.
