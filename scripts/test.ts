@@ -28,7 +28,7 @@ const steps: Step[] = [
   { name: "lock", command: ["npx", "tsx", "scripts/lock-check.ts"] },
   { name: "types", command: ["npx", "tsc", "--noEmit"] },
   { name: "lint", command: ["npm", "run", "lint", "--silent"] },
-  // bench/http/edge.test.ts runs the deployment's edge configuration in the real HAProxy.
+  // lab/bench/http/edge.test.ts runs the deployment's edge configuration in the real HAProxy.
   { name: "vitest", command: ["npx", "vitest", "run"], needs: [HAPROXY] },
   // The engine packed with `npm pack` and installed into examples/minimal, whose tests run there.
   { name: "example", command: ["npm", "run", "example:test", "--silent", "--", "minimal"] },
@@ -47,7 +47,7 @@ const steps: Step[] = [
   { name: "playwright", command: ["npx", "playwright", "test"], needs: [CHROMIUM] },
   {
     name: "soak",
-    command: ["npx", "tsx", "soak/run.ts", "--short", "--noBuild"],
+    command: ["npx", "tsx", "lab/soak/run.ts", "--short", "--noBuild"],
     needs: [HAPROXY, PGBOUNCER],
   },
 ];

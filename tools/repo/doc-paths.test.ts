@@ -12,7 +12,7 @@
 // `{`, `$`, `…`) are not literal paths and are skipped, as are URLs. In a fenced block only the
 // first word of an unindented line or of a comment line counts (a layout tree, a snippet's file
 // name). Inside a package a path may also be relative to it (BASES below). A path
-// that git ignores (generated output: dist/, .next/, bench/results/) may be absent.
+// that git ignores (generated output: dist/, .next/, lab/bench/results/) may be absent.
 //
 // It exists when it is a tracked file or a folder of tracked files: a file only on this machine
 // does not count, since a fresh clone would not have it.

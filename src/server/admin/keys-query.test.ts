@@ -1,5 +1,5 @@
 // The keys list at scale: with 100 000 keys every filter's page is read from an index, never by a
-// scan of the table. Asserts the plan, not a time (times are in bench/admin-keys.ts).
+// scan of the table. Asserts the plan, not a time (times are in lab/bench/admin-keys.ts).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";

@@ -1,0 +1,190 @@
+// The checkout's floor: the same protected checkout as `checkout.placeOrder`, written by hand on a
+// bare node:http server with a pg pool. Same statements in the same order (the token's lookup, the
+// key's reservation, BEGIN, the order's statement (the very text checkout runs, from
+// src/server/checkout/order-statement.ts), the key's completion with its NOTIFY, COMMIT), all
+// prepared; the same fingerprint (SHA-256 of the canonical input), the same JSON answer, the same
+// outbox row for the payment worker to charge. No framework, no ORM, no middleware: what this
+// machine does with these statements. bench:http runs it beside `next start` and gives every
+// figure as a ratio to it. Only the path the bench drives is written: a new key that executes, a
+// completed key's replay, a key in progress (409), and catalog.list's one SELECT. Run as a child process: `node --import tsx
+// lab/bench/http/floor-server.ts` with DATABASE_URL and PORT.
+import { createHash, randomUUID } from "node:crypto";
+import http from "node:http";
+import pg from "pg";
+import { canonicalJson } from "@once/idempotency/sql";
+import { SETTLED_CHANNEL } from "@once/idempotency/operator";
+import { PAYMENT_TOPIC, providerKeyFor } from "../../../src/server/payments/outbox-message";
+import {
+  ORDER_STATEMENT,
+  orderItemsOf,
+  orderStatementValues,
+  writtenOrderOf,
+  type WrittenRow,
+} from "../../../src/server/checkout/order-statement";
+import { mergeLines } from "../../../src/server/checkout/input";
+
+const PROCEDURE = "checkout.placeOrder";
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: 10,
+  connectionTimeoutMillis: 2_000,
+});
+pool.on("error", () => {});
+
+const q = <T extends pg.QueryResultRow>(
+  client: pg.Pool | pg.PoolClient,
+  name: string,
+  text: string,
+  values: unknown[],
+) => client.query<T>({ name: `floor_${name}`, text, values });
+
+const PRINCIPAL = `SELECT u."id", u."tenantId" FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId" WHERE t."tokenHash" = $1`;
+const RESERVE = `
+  WITH "cfg" AS (SELECT set_config('synchronous_commit', 'off', true)),
+  "inserted" AS (
+    INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+    SELECT $1, $2, $3, $4, 'PROCESSING', $5::uuid, now() + interval '30 seconds', now() + interval '1 day' FROM "cfg"
+    ON CONFLICT ("scope", "key") DO NOTHING
+    RETURNING "id", true AS "inserted", "fingerprint", "status"::text AS "status", "responseStatus", "responseBody")
+  SELECT * FROM "inserted"
+  UNION ALL
+  SELECT "id", false, "fingerprint", "status"::text, "responseStatus", "responseBody" FROM "IdempotencyKey"
+  WHERE "scope" = $1 AND "key" = $2 AND NOT EXISTS (SELECT 1 FROM "inserted")`;
+const FINISH = `
+  WITH "done" AS (
+    UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3, "responseContentType" = 'application/json',
+      "completedAt" = now(), "updatedAt" = now(), "leaseToken" = NULL, "leaseExpiresAt" = NULL
+    WHERE "scope" = $4 AND "key" = $5 AND "id" = $1::uuid AND "leaseToken" = $2::uuid RETURNING "scope", "key", "awaited")
+  SELECT 1 AS "n" FROM "done"
+  LEFT JOIN LATERAL (SELECT pg_notify('${SETTLED_CHANNEL}', json_build_array("done"."scope", "done"."key")::text) WHERE "done"."awaited") AS "sent" ON true`;
+
+interface Line {
+  productId: string;
+  quantity: number;
+}
+
+function answer(
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    ...headers,
+  });
+  res.end(body);
+}
+
+async function checkout(
+  token: string,
+  key: string,
+  rawBody: string,
+): Promise<{ status: number; body: string; headers?: Record<string, string> }> {
+  const [user] = (
+    await q<{ id: string; tenantId: string }>(pool, "principal", PRINCIPAL, [
+      createHash("sha256").update(token).digest("hex"),
+    ])
+  ).rows;
+  if (!user) return { status: 401, body: '{"error":"unauthorized"}' };
+  const input = JSON.parse(rawBody) as { items: Line[] };
+  const print = createHash("sha256")
+    .update(canonicalJson({ procedure: PROCEDURE, input }))
+    .digest("hex");
+  const lease = randomUUID();
+  type Held = {
+    id: string;
+    inserted: boolean;
+    fingerprint: string;
+    status: string;
+    responseStatus: number | null;
+    responseBody: string | null;
+  };
+  const [held] = (
+    await q<Held>(pool, "reserve", RESERVE, [user.tenantId, key, PROCEDURE, print, lease])
+  ).rows;
+  if (!held)
+    return {
+      status: 409,
+      body: '{"error":"request_in_progress"}',
+      headers: { "retry-after": "1" },
+    };
+  if (!held.inserted) {
+    if (held.fingerprint !== print)
+      return { status: 422, body: '{"error":"idempotency_key_reused"}' };
+    if (held.status === "PROCESSING")
+      return {
+        status: 409,
+        body: '{"error":"request_in_progress"}',
+        headers: { "retry-after": "1" },
+      };
+    return {
+      status: held.responseStatus!,
+      body: held.responseBody!,
+      headers: { "idempotent-replayed": "true" },
+    };
+  }
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const lines = mergeLines(input.items);
+    const values = orderStatementValues({
+      tenantId: user.tenantId,
+      userId: user.id,
+      checkoutKey: key,
+      lines,
+      outbox: { topic: PAYMENT_TOPIC, idempotencyKey: providerKeyFor(user.tenantId, key) },
+    });
+    const { priced, order } = writtenOrderOf(
+      (await q<WrittenRow>(client, "order", ORDER_STATEMENT, values)).rows,
+    );
+    const items = orderItemsOf(priced);
+    const body = JSON.stringify({ result: { data: { order: { ...order, items } } } });
+    await q(client, "finish", FINISH, [held.id, lease, body, user.tenantId, key]);
+    await client.query("COMMIT");
+    return { status: 200, body };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * catalog.list by hand: the one SELECT Prisma sends for it (the same columns, the same order),
+ * prepared, answered in tRPC's shape. What bare node:http + pg spend on a read of one statement,
+ * for the route costs' catalog read to be judged by.
+ */
+const CATALOG = `SELECT "id", "sku", "name", "description", "priceCents", "currency", "stock" FROM "Product" ORDER BY "sku" ASC`;
+
+async function catalog(): Promise<string> {
+  const { rows } = await q(pool, "catalog", CATALOG, []);
+  return JSON.stringify({ result: { data: rows } });
+}
+
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (c: Buffer) => chunks.push(c));
+  req.on("end", () => {
+    const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    const key = req.headers["idempotency-key"];
+    if (req.url === "/api/health") return answer(res, 200, '{"status":"up"}');
+    if (req.url === "/api/trpc/catalog.list")
+      return void catalog().then(
+        (body) => answer(res, 200, body),
+        () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
+      );
+    if (!token || typeof key !== "string") return answer(res, 400, '{"error":"bad_request"}');
+    checkout(token, key, Buffer.concat(chunks).toString("utf8")).then(
+      (a) => answer(res, a.status, a.body, a.headers),
+      () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
+    );
+  });
+});
+server.listen(Number(process.env.PORT), "127.0.0.1");
+process.on("SIGTERM", () => {
+  server.close();
+  void pool.end().then(() => process.exit(0));
+});
