@@ -82,7 +82,7 @@ async function main() {
 
 type OpenSide = Awaited<ReturnType<typeof openSide>>;
 
-/** The app's pool, Prisma and engine as the app builds them, and a pool for the hand-written SQL. */
+/** The app's pool, Prisma and engine as the app builds them; a pool for the hand-written SQL. */
 async function openSide(app: AppModules, url: string) {
   // Idle connections are kept (idleTimeoutMillis 0): a slice must not pay for the last one's pause.
   const pool = new app.Pool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
