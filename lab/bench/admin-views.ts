@@ -23,41 +23,58 @@ interface ViewCase {
   sql?: Prisma.Sql;
 }
 
-async function cases(client: pg.Client): Promise<ViewCase[]> {
-  const one = (
-    await client.query(
-      `SELECT "id"::text AS id, "scope", "key" FROM "IdempotencyKey" WHERE "key" LIKE 'seed-%' ORDER BY "createdAt" DESC OFFSET 5000 LIMIT 1`,
-    )
-  ).rows[0];
-  const run = (one.key as string).split("-")[1];
-  const auditKey = (
-    await client.query(`SELECT "targetKey" FROM "AuditEntry" WHERE "targetKey" IS NOT NULL LIMIT 1`)
-  ).rows[0]?.targetKey as string;
-  const search = (q: string, tenant?: string): ViewCase => ({
+/** A search for a key's value, through tRPC and as the one SQL statement that serves it. */
+function searchCase(q: string, tenant?: string): ViewCase {
+  return {
     name: `search "${q.length > 24 ? `${q.slice(0, 22)}…` : q}"${tenant ? ` in ${tenant}` : ""}`,
     path: "admin.keys.search",
     input: { q, ...(tenant ? { tenant } : {}) },
     sql: keySearchQuery(q, tenant, 51),
-  });
-  const procedure = (p: string, extra: Record<string, unknown> = {}): ViewCase => ({
+  };
+}
+
+/** The key list filtered by procedure prefix (and optionally stuck leases only). */
+function procedureCase(p: string, extra: Record<string, unknown> = {}): ViewCase {
+  return {
     name: `list, procedure starts with "${p}"${extra.stuck ? " + stuck" : ""}`,
     path: "admin.keys.list",
     input: { procedure: p, ...extra },
     sql: keyListQuery({ procedurePrefix: p, stuck: extra.stuck as boolean | undefined }, null, 51),
-  });
+  };
+}
+
+/**
+ * A seeded key deep in the list (offset 5000, so no view finds it on its first page by luck), its
+ * seed run, and a key the audit log names: the views look these up.
+ */
+async function seededTargets(client: pg.Client) {
+  const one = (
+    await client.query(
+      `SELECT "id"::text AS id, "scope", "key" FROM "IdempotencyKey" WHERE "key" LIKE 'seed-%' ORDER BY "createdAt" DESC OFFSET 5000 LIMIT 1`,
+    )
+  ).rows[0] as { id: string; scope: string; key: string };
+  const run = one.key.split("-")[1];
+  const auditKey = (
+    await client.query(`SELECT "targetKey" FROM "AuditEntry" WHERE "targetKey" IS NOT NULL LIMIT 1`)
+  ).rows[0]?.targetKey as string;
+  return { one, run, auditKey };
+}
+
+async function cases(client: pg.Client): Promise<ViewCase[]> {
+  const { one, run, auditKey } = await seededTargets(client);
   return [
-    search(one.key),
-    search(one.key, one.scope),
-    search(`seed-${run}-1`),
-    search("seed-"),
-    search("no-such-key"),
+    searchCase(one.key),
+    searchCase(one.key, one.scope),
+    searchCase(`seed-${run}-1`),
+    searchCase("seed-"),
+    searchCase("no-such-key"),
     { name: "resolve /admin/keys/<value>", path: "admin.keys.resolve", input: { ref: one.key } },
     { name: "resolve /admin/keys/<row id>", path: "admin.keys.resolve", input: { ref: one.id } },
     { name: "key page (detail, audit, timeline)", path: "admin.keys.byId", input: { id: one.id } },
-    procedure("checkout."),
-    procedure("orders."),
-    procedure("admin."),
-    procedure("admin.", { stuck: true }),
+    procedureCase("checkout."),
+    procedureCase("orders."),
+    procedureCase("admin."),
+    procedureCase("admin.", { stuck: true }),
     { name: "stuck count (all)", path: "admin.keys.stuckCount", input: {} },
     {
       name: "stuck count, acme + checkout.",

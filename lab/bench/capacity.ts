@@ -22,7 +22,7 @@ import { createDb, type Db, type Tx } from "../../src/server/db/client";
 import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 import { EFFECTS_TABLE_SQL } from "./effect-router";
-import { runBench } from "./fail";
+import { runBench, type Step } from "./fail";
 import { floorIdempotent } from "./floor";
 import { CountingPool } from "./harness";
 import { treeCpuMs } from "./http/cpu";
@@ -41,6 +41,9 @@ interface Tally {
   pgCpuMs: number;
 }
 
+type Connection = ReturnType<typeof connect>;
+type Implementation = (scope: string) => Promise<unknown>;
+
 await runBench("bench:capacity", async (step) => {
   step("start PostgreSQL");
   const server = await startEmbeddedPostgres({
@@ -48,62 +51,9 @@ await runBench("bench:capacity", async (step) => {
     persistent: false,
   });
   try {
-    for (const name of ["plain", "partitioned"]) {
-      await server.createDatabase(name);
-      await setupDatabase(server.url(name), () => {}, { demo: true });
-    }
-    const plain = connect(server.url("plain"));
-    const part = connect(server.url("partitioned"));
-    await plain.pool.query(EFFECTS_TABLE_SQL);
-    await part.pool.query(EFFECTS_TABLE_SQL);
-    await part.pool.query(PARTITIONED_SQL);
+    const { plain, part } = await prepareDatabases(server);
     const postmaster = await postmasterPid(plain.pool);
-
-    const engine = (db: Db, pool: CountingPool, maxWaitMs?: number) =>
-      createIdempotencyEngine<Tx>({
-        prisma: db,
-        pool,
-        preparedStatements: true,
-        config: { maxWaitMs, replayCacheSize: 0 },
-      });
-    const engineCall = (on: IdempotencyEngine<Tx>) => (scope: string) =>
-      withIdempotency(
-        on,
-        { scope, key: randomUUID(), operation: "effect", request: { value: "v" } },
-        async (tx) => {
-          const [row] = await tx.$queryRaw<
-            { id: number }[]
-          >`INSERT INTO "TestEffect" ("scope", "value") VALUES (${scope}, 'v') RETURNING "id"`;
-          return { effectId: row!.id };
-        },
-      );
-    const impls: Record<string, (scope: string) => Promise<unknown>> = {
-      "raw-SQL floor": (scope) =>
-        floorIdempotent(plain.floorPool, scope, randomUUID(), { value: "v" }),
-      "engine (default: NOTIFY only for an awaited key)": engineCall(engine(plain.db, plain.pool)),
-      "engine, maxWaitMs 0 (no NOTIFY)": engineCall(engine(plain.db, plain.pool, 0)),
-      [`engine, key table hash-partitioned by scope (${PARTITIONS})`]: engineCall(
-        engine(part.db, part.pool),
-      ),
-    };
-
-    const tallies = new Map<string, Tally>(
-      Object.keys(impls).map((name) => [name, { keys: 0, ms: 0, pgCpuMs: 0 }]),
-    );
-    for (const call of Object.values(impls)) await closedLoop(call, 1); // warm each path
-    for (let slice = 0; slice < SLICES; slice++) {
-      for (const [name, call] of Object.entries(impls)) {
-        step(`slice ${slice + 1}/${SLICES}: ${name}`);
-        const cpu0 = treeCpuMs(postmaster);
-        const t0 = performance.now();
-        const keys = await closedLoop(call, SLICE_SECONDS);
-        const tally = tallies.get(name)!;
-        tally.keys += keys;
-        tally.ms += performance.now() - t0;
-        tally.pgCpuMs += treeCpuMs(postmaster) - cpu0;
-      }
-    }
-
+    const tallies = await measureSlices(step, implementations(plain, part), postmaster);
     step("index size and the reaper's cost, plain and partitioned");
     const sizes = {
       plain: await tableBytes(plain.pool, false),
@@ -113,34 +63,8 @@ await runBench("bench:capacity", async (step) => {
       plain: await reapCost(plain.pool, postmaster),
       partitioned: await reapCost(part.pool, postmaster),
     };
-
-    const floor = tallies.get("raw-SQL floor")!;
-    const rate = (t: Tally) => (t.keys / t.ms) * 1000;
-    console.log(
-      `\nonce bench:capacity — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded (one server, client and server on the same 2 cores), ` +
-        `${CONCURRENCY} in flight, pool ${POOL_MAX}, ${SLICES} interleaved slices × ${SLICE_SECONDS} s\n`,
-    );
-    console.log(
-      "| new keys (reserve + one-row write + completion) | keys/s | to the floor | PostgreSQL CPU ms per key | keys/s per PostgreSQL core |",
-    );
-    console.log("|---|---:|---:|---:|---:|");
-    for (const [name, t] of tallies) {
-      const cpuPerKey = t.pgCpuMs / t.keys;
-      console.log(
-        `| ${name} | ${rate(t).toFixed(0)} | ${(rate(t) / rate(floor)).toFixed(2)} | ${cpuPerKey.toFixed(3)} | ${(1000 / cpuPerKey).toFixed(0)} |`,
-      );
-    }
-    console.log(
-      `\n| key table | rows | table MiB | indexes MiB | index bytes per row | reaper: ${REAP_ROWS} expired keys, ms | PostgreSQL CPU ms per 1 000 reaped |`,
-    );
-    console.log("|---|---:|---:|---:|---:|---:|---:|");
-    for (const which of ["plain", "partitioned"] as const) {
-      const s = sizes[which];
-      const r = reap[which];
-      console.log(
-        `| ${which} | ${s.rows} | ${(s.tableBytes / 2 ** 20).toFixed(1)} | ${(s.indexBytes / 2 ** 20).toFixed(1)} | ${(s.indexBytes / s.rows).toFixed(0)} | ${r.ms.toFixed(0)} | ${((r.cpuMs / REAP_ROWS) * 1000).toFixed(0)} |`,
-      );
-    }
+    printThroughput(tallies);
+    printStorage(sizes, reap);
     for (const c of [plain, part]) {
       await c.db.$disconnect();
       await c.floorPool.end();
@@ -149,6 +73,122 @@ await runBench("bench:capacity", async (step) => {
     await server.stop();
   }
 });
+
+/** Two databases with the same schema: the key table as shipped, and hash-partitioned by scope. */
+async function prepareDatabases(server: Awaited<ReturnType<typeof startEmbeddedPostgres>>) {
+  for (const name of ["plain", "partitioned"]) {
+    await server.createDatabase(name);
+    await setupDatabase(server.url(name), () => {}, { demo: true });
+  }
+  const plain = connect(server.url("plain"));
+  const part = connect(server.url("partitioned"));
+  await plain.pool.query(EFFECTS_TABLE_SQL);
+  await part.pool.query(EFFECTS_TABLE_SQL);
+  await part.pool.query(PARTITIONED_SQL);
+  return { plain, part };
+}
+
+/** One new key through the engine: reserve, the one-row business write, the fenced completion. */
+function engineCall(on: IdempotencyEngine<Tx>): Implementation {
+  return (scope) =>
+    withIdempotency(
+      on,
+      { scope, key: randomUUID(), operation: "effect", request: { value: "v" } },
+      async (tx) => {
+        const [row] = await tx.$queryRaw<
+          { id: number }[]
+        >`INSERT INTO "TestEffect" ("scope", "value") VALUES (${scope}, 'v') RETURNING "id"`;
+        return { effectId: row!.id };
+      },
+    );
+}
+
+/** The floor and the three engine configurations, by the name each row of the table prints. */
+function implementations(plain: Connection, part: Connection): Record<string, Implementation> {
+  const engine = (db: Db, pool: CountingPool, maxWaitMs?: number) =>
+    createIdempotencyEngine<Tx>({
+      prisma: db,
+      pool,
+      preparedStatements: true,
+      config: { maxWaitMs, replayCacheSize: 0 },
+    });
+  return {
+    "raw-SQL floor": (scope) =>
+      floorIdempotent(plain.floorPool, scope, randomUUID(), { value: "v" }),
+    "engine (default: NOTIFY only for an awaited key)": engineCall(engine(plain.db, plain.pool)),
+    "engine, maxWaitMs 0 (no NOTIFY)": engineCall(engine(plain.db, plain.pool, 0)),
+    [`engine, key table hash-partitioned by scope (${PARTITIONS})`]: engineCall(
+      engine(part.db, part.pool),
+    ),
+  };
+}
+
+/**
+ * Each path warmed once, then SLICES rounds of every implementation in turn: interleaved, so a
+ * drift in the machine's load (it is shared) falls on all of them alike.
+ */
+async function measureSlices(
+  step: Step,
+  impls: Record<string, Implementation>,
+  postmaster: number,
+): Promise<Map<string, Tally>> {
+  const tallies = new Map<string, Tally>(
+    Object.keys(impls).map((name) => [name, { keys: 0, ms: 0, pgCpuMs: 0 }]),
+  );
+  for (const call of Object.values(impls)) await closedLoop(call, 1); // warm each path
+  for (let slice = 0; slice < SLICES; slice++) {
+    for (const [name, call] of Object.entries(impls)) {
+      step(`slice ${slice + 1}/${SLICES}: ${name}`);
+      const cpu0 = treeCpuMs(postmaster);
+      const t0 = performance.now();
+      const keys = await closedLoop(call, SLICE_SECONDS);
+      const tally = tallies.get(name)!;
+      tally.keys += keys;
+      tally.ms += performance.now() - t0;
+      tally.pgCpuMs += treeCpuMs(postmaster) - cpu0;
+    }
+  }
+  return tallies;
+}
+
+function printThroughput(tallies: Map<string, Tally>) {
+  const floor = tallies.get("raw-SQL floor")!;
+  const rate = (t: Tally) => (t.keys / t.ms) * 1000;
+  console.log(
+    `\nonce bench:capacity — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded (one server, client and server on the same 2 cores), ` +
+      `${CONCURRENCY} in flight, pool ${POOL_MAX}, ${SLICES} interleaved slices × ${SLICE_SECONDS} s\n`,
+  );
+  console.log(
+    "| new keys (reserve + one-row write + completion) | keys/s | to the floor | PostgreSQL CPU ms per key | keys/s per PostgreSQL core |",
+  );
+  console.log("|---|---:|---:|---:|---:|");
+  for (const [name, t] of tallies) {
+    const cpuPerKey = t.pgCpuMs / t.keys;
+    console.log(
+      `| ${name} | ${rate(t).toFixed(0)} | ${(rate(t) / rate(floor)).toFixed(2)} | ${cpuPerKey.toFixed(3)} | ${(1000 / cpuPerKey).toFixed(0)} |`,
+    );
+  }
+}
+
+type TableSizes = Awaited<ReturnType<typeof tableBytes>>;
+type ReapCost = Awaited<ReturnType<typeof reapCost>>;
+
+function printStorage(
+  sizes: Record<"plain" | "partitioned", TableSizes>,
+  reap: Record<"plain" | "partitioned", ReapCost>,
+) {
+  console.log(
+    `\n| key table | rows | table MiB | indexes MiB | index bytes per row | reaper: ${REAP_ROWS} expired keys, ms | PostgreSQL CPU ms per 1 000 reaped |`,
+  );
+  console.log("|---|---:|---:|---:|---:|---:|---:|");
+  for (const which of ["plain", "partitioned"] as const) {
+    const s = sizes[which];
+    const r = reap[which];
+    console.log(
+      `| ${which} | ${s.rows} | ${(s.tableBytes / 2 ** 20).toFixed(1)} | ${(s.indexBytes / 2 ** 20).toFixed(1)} | ${(s.indexBytes / s.rows).toFixed(0)} | ${r.ms.toFixed(0)} | ${((r.cpuMs / REAP_ROWS) * 1000).toFixed(0)} |`,
+    );
+  }
+}
 
 function connect(url: string) {
   const pool = new CountingPool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });

@@ -26,6 +26,14 @@ const RESERVE_COMMIT = {
   },
 } as const;
 
+type ReservedRow = {
+  id: string;
+  inserted: boolean;
+  fingerprint: string;
+  status: string;
+  responseBody: unknown;
+};
+
 export async function floorIdempotent(
   pool: CountingPool,
   scope: string,
@@ -33,18 +41,26 @@ export async function floorIdempotent(
   request: { value: string },
   reservation: keyof typeof RESERVE_COMMIT = "sync",
 ): Promise<FloorAnswer> {
-  const commit = RESERVE_COMMIT[reservation];
   const fp = fingerprint(request);
   const token = randomUUID();
-  // Reserve or read in one statement, as the engine does; read again if a racing insert hid the
-  // row.
-  const reserved = await pool.query<{
-    id: string;
-    inserted: boolean;
-    fingerprint: string;
-    status: string;
-    responseBody: unknown;
-  }>({
+  const row = await reserveOrRead(pool, RESERVE_COMMIT[reservation], scope, key, fp, token);
+  if (!row.inserted) return answerFromStoredKey(row, fp);
+  return completeWithEffect(pool, row.id, token, scope, request.value);
+}
+
+/**
+ * Reserve or read in one statement, as the engine does; read again if a racing insert hid the
+ * row (the CTE's snapshot cannot see a row inserted after it began, so neither branch returns it).
+ */
+async function reserveOrRead(
+  pool: CountingPool,
+  commit: (typeof RESERVE_COMMIT)[keyof typeof RESERVE_COMMIT],
+  scope: string,
+  key: string,
+  fp: string,
+  token: string,
+): Promise<ReservedRow> {
+  const reserved = await pool.query<ReservedRow>({
     name: commit.name,
     text: `WITH ${commit.cfg} "inserted" AS (
        INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
@@ -57,27 +73,35 @@ export async function floorIdempotent(
      WHERE "scope" = $1 AND "key" = $2 AND NOT EXISTS (SELECT 1 FROM "inserted")`,
     values: [scope, key, fp, token],
   });
-  let existing = reserved.rows[0];
-  if (!existing) {
-    const again = await pool.query({
-      name: "floor_read_again",
-      text: `SELECT "id", false AS "inserted", "fingerprint", "status"::text AS "status", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
-      values: [scope, key],
-    });
-    existing = again.rows[0];
-  }
-  if (!existing!.inserted) {
-    const row = existing!;
-    if (row.fingerprint !== fp) return { status: 422, replayed: false, body: null };
-    if (row.status === "PROCESSING") return { status: 409, replayed: false, body: null };
-    return { status: 200, replayed: true, body: row.responseBody };
-  }
-  const id = existing!.id;
+  if (reserved.rows[0]) return reserved.rows[0];
+  const again = await pool.query<ReservedRow>({
+    name: "floor_read_again",
+    text: `SELECT "id", false AS "inserted", "fingerprint", "status"::text AS "status", "responseBody" FROM "IdempotencyKey" WHERE "scope" = $1 AND "key" = $2`,
+    values: [scope, key],
+  });
+  return again.rows[0]!;
+}
+
+/** A key someone else reserved: a different request, one still running, or a replay. */
+function answerFromStoredKey(row: ReservedRow, fp: string): FloorAnswer {
+  if (row.fingerprint !== fp) return { status: 422, replayed: false, body: null };
+  if (row.status === "PROCESSING") return { status: 409, replayed: false, body: null };
+  return { status: 200, replayed: true, body: row.responseBody };
+}
+
+/** The business write and the fenced completion commit together, or neither does. */
+async function completeWithEffect(
+  pool: CountingPool,
+  id: string,
+  token: string,
+  scope: string,
+  value: string,
+): Promise<FloorAnswer> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    const effect = await insertEffect(client, scope, request.value);
-    const body = { effectId: effect.rows[0]!.id, value: request.value };
+    const effect = await insertEffect(client, scope, value);
+    const body = { effectId: effect.rows[0]!.id, value };
     const done = await client.query({
       name: "floor_complete",
       text: `UPDATE "IdempotencyKey" SET "status" = 'COMPLETED', "responseStatus" = 200, "responseBody" = $3::jsonb, "completedAt" = now(),

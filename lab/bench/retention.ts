@@ -17,7 +17,7 @@ import { createDb, type Tx } from "../../src/server/db/client";
 import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 import { percentile } from "../../tools/stats";
-import { runBench } from "./fail";
+import { runBench, type Step } from "./fail";
 
 const RETENTION_SECONDS = Number(process.env.RETENTION_SECONDS ?? 20);
 /**
@@ -36,6 +36,32 @@ const MAX_IN_FLIGHT = 64;
 const RATE_SHARE = Number(process.env.RETENTION_RATE_SHARE ?? 0.6);
 const TENANTS = 8;
 
+/**
+ * New keys through the engine, and what the samples read: keys done, latencies since the last
+ * sample, requests in flight and those not sent. Shared by calibration and both phases, so the
+ * first sample's window also holds the calibration's latencies, as it always has.
+ */
+class KeyLoad {
+  readonly latencies: number[] = [];
+  done = 0;
+  inFlight = 0;
+  dropped = 0;
+
+  constructor(private readonly engine: IdempotencyEngine<Tx>) {}
+
+  async newKey(): Promise<void> {
+    const started = performance.now();
+    const scope = `tenant-${Math.floor(Math.random() * TENANTS)}`;
+    await withIdempotency(
+      this.engine,
+      { scope, key: randomUUID(), operation: "retention.probe", request: { n: this.done } },
+      async () => ({ ok: true }),
+    );
+    this.latencies.push(performance.now() - started);
+    this.done++;
+  }
+}
+
 await runBench("bench:retention", async (step) => {
   step("start PostgreSQL");
   const server = await startEmbeddedPostgres({
@@ -46,106 +72,13 @@ await runBench("bench:retention", async (step) => {
     await server.createDatabase("retention");
     const url = server.url("retention");
     await setupDatabase(url, () => {}, { demo: true });
-    const pool = new pg.Pool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
-    pool.on("error", () => {});
-    const db = createDb(url, { pool, preparedStatements: true });
-    const engine = createIdempotencyEngine<Tx>({
-      prisma: db,
-      pool,
-      preparedStatements: true,
-      config: {
-        ttlSeconds: RETENTION_SECONDS,
-        reaperIntervalMs: REAPER_INTERVAL_MS,
-        replayCacheSize: 0,
-      },
-    });
-    const latencies: number[] = [];
-    let done = 0;
-    const newKey = async () => {
-      const started = performance.now();
-      const scope = `tenant-${Math.floor(Math.random() * TENANTS)}`;
-      await withIdempotency(
-        engine,
-        { scope, key: randomUUID(), operation: "retention.probe", request: { n: done } },
-        async () => ({ ok: true }),
-      );
-      latencies.push(performance.now() - started);
-      done++;
-    };
-
+    const { pool, db, engine } = openEngine(url);
+    const load = new KeyLoad(engine);
     step(`calibrate: ${CALIBRATE_SECONDS} s closed loop, ${MAX_IN_FLIGHT / 4} concurrent`);
-    const calibrateUntil = Date.now() + CALIBRATE_SECONDS * 1000;
-    await Promise.all(
-      Array.from({ length: MAX_IN_FLIGHT / 4 }, async () => {
-        while (Date.now() < calibrateUntil) await newKey();
-      }),
-    );
-    const closedLoopRate = done / CALIBRATE_SECONDS;
-    const rate = Math.floor(closedLoopRate * RATE_SHARE);
-    process.stderr.write(
-      `[bench:retention] closed loop ${closedLoopRate.toFixed(0)} keys/s; pacing at ${rate}/s\n`,
-    );
+    const { closedLoopRate, rate } = await calibrate(load);
     await pool.query(`TRUNCATE "IdempotencyKey"`);
-
-    const rows: string[] = [];
-    const started = Date.now();
-    let dropped = 0;
-    let inFlight = 0;
-    let lastDone = done;
-    const sample = async (phase: string) => {
-      const s = await sampleTable(pool, engine);
-      const window = latencies.splice(0).sort((a, b) => a - b);
-      const achieved = (done - lastDone) / (SAMPLE_EVERY_MS / 1000);
-      lastDone = done;
-      const row = `| ${Math.round((Date.now() - started) / 1000)} | ${phase} | ${achieved.toFixed(0)} | ${s.rows} | ${s.expired} | ${(s.bytes / 2 ** 20).toFixed(1)} | ${s.dead} | ${s.lag.toFixed(0)} | ${percentile(window, 99).toFixed(1)} | ${dropped} |`;
-      rows.push(row);
-      process.stderr.write(`${row}\n`);
-    };
-    const pace = async (seconds: number, phase: string) => {
-      const until = Date.now() + seconds * 1000;
-      let last = performance.now();
-      let owed = 0;
-      const sampler = setInterval(() => void sample(phase), SAMPLE_EVERY_MS);
-      while (Date.now() < until) {
-        // Owed by the clock, not per tick: a late timer must not lower the rate.
-        const now = performance.now();
-        owed += (rate * (now - last)) / 1000;
-        last = now;
-        for (; owed >= 1; owed--) {
-          if (inFlight >= MAX_IN_FLIGHT) {
-            dropped++;
-            continue;
-          }
-          inFlight++;
-          void newKey().finally(() => inFlight--);
-        }
-        await sleep(10);
-      }
-      clearInterval(sampler);
-    };
-
-    step(
-      `phase 1: ${WITH_REAPER_SECONDS} s at ${rate} keys/s, retention ${RETENTION_SECONDS} s, reaper every ${REAPER_INTERVAL_MS / 1000} s`,
-    );
-    const stopJobs = engine.startJobs((job, error) =>
-      process.stderr.write(`[${job}] ${error.message}\n`),
-    );
-    await pace(WITH_REAPER_SECONDS, "reaper on");
-    await stopJobs();
-    step(`phase 2 (control): ${WITHOUT_REAPER_SECONDS} s at the same rate, no reaper`);
-    await pace(WITHOUT_REAPER_SECONDS, "reaper off");
-    while (inFlight > 0) await sleep(10);
-
-    console.log(
-      `\nonce bench:retention — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX}; ` +
-        `closed loop ${closedLoopRate.toFixed(0)} keys/s, paced at ${rate} keys/s; retention ${RETENTION_SECONDS} s; ` +
-        `expected plateau ≈ rate × (retention + interval) = ${rate * (RETENTION_SECONDS + REAPER_INTERVAL_MS / 1000)} rows\n`,
-    );
-    console.log(
-      "| t s | phase | keys/s | rows | past retention | table + indexes MiB | dead tuples | reaper lag s | request p99 ms | not sent (over 64 in flight) |",
-    );
-    console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    console.log(rows.join("\n"));
+    const rows = await runPhases(step, pool, engine, load, rate);
+    printReport(rows, closedLoopRate, rate);
     await engine.close();
     await db.$disconnect();
     await pool.end();
@@ -153,6 +86,111 @@ await runBench("bench:retention", async (step) => {
     await server.stop();
   }
 });
+
+/** The engine on its own pool, with the short retention and the scaled-down reaper interval. */
+function openEngine(url: string) {
+  const pool = new pg.Pool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
+  pool.on("error", () => {});
+  const db = createDb(url, { pool, preparedStatements: true });
+  const engine = createIdempotencyEngine<Tx>({
+    prisma: db,
+    pool,
+    preparedStatements: true,
+    config: {
+      ttlSeconds: RETENTION_SECONDS,
+      reaperIntervalMs: REAPER_INTERVAL_MS,
+      replayCacheSize: 0,
+    },
+  });
+  return { pool, db, engine };
+}
+
+/** The closed-loop rate, and the paced rate as a share of it (headroom for the reaper). */
+async function calibrate(load: KeyLoad) {
+  const calibrateUntil = Date.now() + CALIBRATE_SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: MAX_IN_FLIGHT / 4 }, async () => {
+      while (Date.now() < calibrateUntil) await load.newKey();
+    }),
+  );
+  const closedLoopRate = load.done / CALIBRATE_SECONDS;
+  const rate = Math.floor(closedLoopRate * RATE_SHARE);
+  process.stderr.write(
+    `[bench:retention] closed loop ${closedLoopRate.toFixed(0)} keys/s; pacing at ${rate}/s\n`,
+  );
+  return { closedLoopRate, rate };
+}
+
+/** Phase 1 with the engine's jobs (the reaper), phase 2 without (the control); the table's rows. */
+async function runPhases(
+  step: Step,
+  pool: pg.Pool,
+  engine: IdempotencyEngine<Tx>,
+  load: KeyLoad,
+  rate: number,
+): Promise<string[]> {
+  const rows: string[] = [];
+  const started = Date.now();
+  let lastDone = load.done;
+  const sample = async (phase: string) => {
+    const s = await sampleTable(pool, engine);
+    const window = load.latencies.splice(0).sort((a, b) => a - b);
+    const achieved = (load.done - lastDone) / (SAMPLE_EVERY_MS / 1000);
+    lastDone = load.done;
+    const row = `| ${Math.round((Date.now() - started) / 1000)} | ${phase} | ${achieved.toFixed(0)} | ${s.rows} | ${s.expired} | ${(s.bytes / 2 ** 20).toFixed(1)} | ${s.dead} | ${s.lag.toFixed(0)} | ${percentile(window, 99).toFixed(1)} | ${load.dropped} |`;
+    rows.push(row);
+    process.stderr.write(`${row}\n`);
+  };
+  step(
+    `phase 1: ${WITH_REAPER_SECONDS} s at ${rate} keys/s, retention ${RETENTION_SECONDS} s, reaper every ${REAPER_INTERVAL_MS / 1000} s`,
+  );
+  const stopJobs = engine.startJobs((job, error) =>
+    process.stderr.write(`[${job}] ${error.message}\n`),
+  );
+  await pace(load, rate, WITH_REAPER_SECONDS, () => void sample("reaper on"));
+  await stopJobs();
+  step(`phase 2 (control): ${WITHOUT_REAPER_SECONDS} s at the same rate, no reaper`);
+  await pace(load, rate, WITHOUT_REAPER_SECONDS, () => void sample("reaper off"));
+  while (load.inFlight > 0) await sleep(10);
+  return rows;
+}
+
+/** Sends new keys at `rate` for `seconds`, never more than MAX_IN_FLIGHT at once, sampling. */
+async function pace(load: KeyLoad, rate: number, seconds: number, sample: () => void) {
+  const until = Date.now() + seconds * 1000;
+  let last = performance.now();
+  let owed = 0;
+  const sampler = setInterval(sample, SAMPLE_EVERY_MS);
+  while (Date.now() < until) {
+    // Owed by the clock, not per tick: a late timer must not lower the rate.
+    const now = performance.now();
+    owed += (rate * (now - last)) / 1000;
+    last = now;
+    for (; owed >= 1; owed--) {
+      if (load.inFlight >= MAX_IN_FLIGHT) {
+        load.dropped++;
+        continue;
+      }
+      load.inFlight++;
+      void load.newKey().finally(() => load.inFlight--);
+    }
+    await sleep(10);
+  }
+  clearInterval(sampler);
+}
+
+function printReport(rows: string[], closedLoopRate: number, rate: number) {
+  console.log(
+    `\nonce bench:retention — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded, pool ${POOL_MAX}; ` +
+      `closed loop ${closedLoopRate.toFixed(0)} keys/s, paced at ${rate} keys/s; retention ${RETENTION_SECONDS} s; ` +
+      `expected plateau ≈ rate × (retention + interval) = ${rate * (RETENTION_SECONDS + REAPER_INTERVAL_MS / 1000)} rows\n`,
+  );
+  console.log(
+    "| t s | phase | keys/s | rows | past retention | table + indexes MiB | dead tuples | reaper lag s | request p99 ms | not sent (over 64 in flight) |",
+  );
+  console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log(rows.join("\n"));
+}
 
 async function sampleTable(pool: pg.Pool, engine: IdempotencyEngine<Tx>) {
   const [counts, size, stats, lag] = await Promise.all([

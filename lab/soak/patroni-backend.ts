@@ -14,14 +14,45 @@ import { PatroniCluster, SUPERUSER } from "./patroni";
 import { waitFor } from "../../tools/process";
 import { onCleanup, stopChild } from "./processes";
 
+type Log = (m: string) => void;
+type Ports = () => Promise<number>;
+
 export async function startPatroniBackend(
   profile: Profile,
   config: SoakConfig,
   dir: string,
-  port: () => Promise<number>,
-  log: (m: string) => void,
+  port: Ports,
+  log: Log,
 ): Promise<SoakBackend> {
   const synchronous = profile === Profile.PATRONI;
+  const { cluster, nodes, forgetCluster } = await startCluster(synchronous, config, dir, port, log);
+  const { proxy, url } = await startShopDatabase(nodes, dir, port, log);
+  const { providerServer, forgetProvider } = await startProviderBooks(dir, port, log);
+  return {
+    appUrl: url(DATABASE),
+    directUrl: url(DATABASE),
+    providerDatabaseUrl: providerServer.url(PROVIDER_DATABASE),
+    throughPooler: false,
+    separateWorker: true,
+    faults: (c, rec) => runFailovers({ ...c, stallThenLosePrimary: !synchronous }, rec, cluster),
+    async stop() {
+      await stopChild(proxy);
+      await cluster.stop();
+      forgetCluster();
+      await providerServer.stop();
+      forgetProvider();
+    },
+  };
+}
+
+/** Three Patroni nodes and their etcd, up, with the cleanup hook that stops them on an abort. */
+async function startCluster(
+  synchronous: boolean,
+  config: SoakConfig,
+  dir: string,
+  port: Ports,
+  log: Log,
+) {
   const nodes = [];
   for (let i = 0; i < 3; i++) nodes.push({ pg: await port(), rest: await port() });
   const cluster = new PatroniCluster({
@@ -37,7 +68,19 @@ export async function startPatroniBackend(
   log(
     `Patroni cluster up (${synchronous ? "synchronous_mode" : "asynchronous"}): ${(await cluster.members()).map((m) => `${m.name} ${m.role} on ${m.port}`).join(", ")}`,
   );
+  return { cluster, nodes, forgetCluster };
+}
 
+/**
+ * HAProxy in front of the cluster, sending to the primary only (Patroni's /primary check), and
+ * the shop's database created and prepared through it.
+ */
+async function startShopDatabase(
+  nodes: { pg: number; rest: number }[],
+  dir: string,
+  port: Ports,
+  log: Log,
+) {
   const proxyPort = await port();
   const proxy = startPrimaryProxy({ port: proxyPort, nodes, dir });
   await waitForPort("haproxy (postgres)", proxyPort, 10_000, proxy);
@@ -54,7 +97,14 @@ export async function startPatroniBackend(
   log(
     `HAProxy for the primary (Patroni's /primary check) on ${proxyPort}; database "${DATABASE}" ready`,
   );
+  return { proxy, url };
+}
 
+/**
+ * The provider's books on a PostgreSQL of their own, outside the cluster: no failover reaches
+ * them.
+ */
+async function startProviderBooks(dir: string, port: Ports, log: Log) {
   const providerServer = await startEmbeddedPostgres({
     dataDir: path.join(dir, "provider-pg"),
     port: await port(),
@@ -63,22 +113,7 @@ export async function startPatroniBackend(
   const forgetProvider = onCleanup(() => providerServer.stop());
   await providerServer.createDatabase(PROVIDER_DATABASE);
   log(`the provider's books on their own PostgreSQL, port ${providerServer.port}`);
-
-  return {
-    appUrl: url(DATABASE),
-    directUrl: url(DATABASE),
-    providerDatabaseUrl: providerServer.url(PROVIDER_DATABASE),
-    throughPooler: false,
-    separateWorker: true,
-    faults: (c, rec) => runFailovers({ ...c, stallThenLosePrimary: !synchronous }, rec, cluster),
-    async stop() {
-      await stopChild(proxy);
-      await cluster.stop();
-      forgetCluster();
-      await providerServer.stop();
-      forgetProvider();
-    },
-  };
+  return { providerServer, forgetProvider };
 }
 
 async function createDatabase(adminUrl: string, name: string): Promise<void> {

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { portAllocator, startEmbeddedBackend } from "./backend";
+import { portAllocator, startEmbeddedBackend, type SoakBackend } from "./backend";
 import { renderChart } from "./chart";
 import { evaluate, type CheckRow } from "./checker";
 import { runClient } from "./client";
@@ -28,7 +28,11 @@ import { Recorder, seededRandom } from "./record";
 import { renderReport } from "./report";
 import { judgeProfile, type ProfileVerdict } from "./verdict";
 import { startSoakWorker } from "./worker";
-import { startProviderService, type ProviderService } from "../../tools/provider-service";
+import {
+  startProviderService,
+  type ProviderService,
+  type ProviderServiceOptions,
+} from "../../tools/provider-service";
 import { DEMO_WEBHOOK_SECRET } from "../../src/server/payments/config";
 
 export interface ProfileResult {
@@ -50,6 +54,32 @@ async function readGauge(port: number, name: string): Promise<string> {
   return new RegExp(`^${name} (\\S+)$`, "m").exec(result.answer.body)?.[1] ?? "unread";
 }
 
+type ProviderRates = { failureRate: number; timeoutRate: number };
+
+/**
+ * The payment provider, a service of its own (its process, its port, its database: outside the
+ * cluster in the patroni profiles), posting its signed events to the shop through HAProxy. It
+ * fails at the configured rates during the fire and is restarted healthy for the drain; `stop`
+ * stops whichever run of it is current, so the cleanup hook can hold this object.
+ */
+class Provider {
+  private service!: ProviderService;
+
+  constructor(private readonly options: Omit<ProviderServiceOptions, keyof ProviderRates>) {}
+
+  get url(): string {
+    return this.service.url;
+  }
+
+  async start(rates: ProviderRates): Promise<void> {
+    this.service = await startProviderService({ ...this.options, ...rates });
+  }
+
+  stop(): Promise<void> {
+    return this.service.stop();
+  }
+}
+
 export async function runProfile(
   profile: Profile,
   config: SoakConfig,
@@ -64,32 +94,47 @@ export async function runProfile(
   const forgetBackend = onCleanup(() => backend.stop());
   const ports = await Promise.all(Array.from({ length: config.instances }, () => port()));
   const lbPort = await port();
-  // The payment provider, a service of its own (its process, its port, its database: outside the
-  // cluster in the patroni profiles), posting its signed events to the shop through HAProxy. It
-  // fails at the configured rates during the fire and is restarted healthy for the drain.
   const providerPort = await port();
   // The shop's secret key with the provider, made for this run: the provider serves the shop under
   // it, and the shop's servers and worker call with it.
   const providerSecretKey = `sk_soak_${randomBytes(24).toString("hex")}`;
-  const startProvider = (rates: { failureRate: number; timeoutRate: number }) =>
-    startProviderService({
-      databaseUrl: backend.providerDatabaseUrl,
-      secretKey: providerSecretKey,
-      port: providerPort,
-      webhook: {
-        url: `http://127.0.0.1:${lbPort}/api/webhooks/payments`,
-        secret: DEMO_WEBHOOK_SECRET,
-      },
-      ...rates,
-      log: (line) => appendFileSync(path.join(dir, "provider.log"), `${line}\n`),
-    });
-  let provider: ProviderService = await startProvider({
+  const provider = new Provider({
+    databaseUrl: backend.providerDatabaseUrl,
+    secretKey: providerSecretKey,
+    port: providerPort,
+    webhook: {
+      url: `http://127.0.0.1:${lbPort}/api/webhooks/payments`,
+      secret: DEMO_WEBHOOK_SECRET,
+    },
+    log: (line) => appendFileSync(path.join(dir, "provider.log"), `${line}\n`),
+  });
+  await provider.start({
     failureRate: config.providerFailureRate,
     timeoutRate: config.providerTimeoutRate,
   });
   const forgetProvider = onCleanup(() => provider.stop());
   log(`the payment provider on ${provider.url}`);
-  const env: Record<string, string> = {
+  const env = appEnv(config, backend, provider.url, providerSecretKey);
+  const shop = await startShop(config, backend, { ports, lbPort, dir, env }, log);
+  const fired = await fire(profile, config, backend, shop, log);
+  await drain(config, backend, shop, provider, fired.rec, log);
+  forgetProvider();
+  const result = await checkAndReport(profile, config, backend, fired, startedAt, dir);
+  await stopChild(shop.haproxy);
+  await backend.stop();
+  forgetBackend();
+  log(result.verdict.sentence);
+  return result;
+}
+
+/** The app's environment, the same for every instance and the payment worker. */
+function appEnv(
+  config: SoakConfig,
+  backend: SoakBackend,
+  providerUrl: string,
+  providerSecretKey: string,
+): Record<string, string> {
+  return {
     DATABASE_URL: backend.appUrl,
     // What must hold a session (the reaper's session lock, LISTEN) goes straight to PostgreSQL.
     ...(config.directSessions ? { DIRECT_DATABASE_URL: backend.directUrl } : {}),
@@ -97,7 +142,7 @@ export async function runProfile(
     // profile does not depend on how the app infers it (--sessionsThroughPgbouncer sets no
     // DIRECT_DATABASE_URL).
     DATABASE_PREPARED_STATEMENTS: backend.throughPooler ? "0" : "1",
-    PAYMENTS_PROVIDER_URL: provider.url,
+    PAYMENTS_PROVIDER_URL: providerUrl,
     PAYMENTS_PROVIDER_SECRET_KEY: providerSecretKey,
     // Reconciliation every 10 s: a lost order's charge is a finding well within the drain.
     RECONCILE_INTERVAL_MS: String(RECONCILE_EVERY_MS),
@@ -111,6 +156,18 @@ export async function runProfile(
     // is only waiting its turn is counted as stuck.
     OUTBOX_MAX_BACKOFF_MS: String(Math.floor(config.drainMs / 3)),
   };
+}
+
+type Shop = Awaited<ReturnType<typeof startShop>>;
+
+/** The instances, the payment worker when it runs apart, and HAProxy in front of the instances. */
+async function startShop(
+  config: SoakConfig,
+  backend: SoakBackend,
+  at: { ports: number[]; lbPort: number; dir: string; env: Record<string, string> },
+  log: (m: string) => void,
+) {
+  const { ports, lbPort, dir, env } = at;
   const instances = createInstances({ ports, dir, env });
   await instances.startAll();
   const worker = backend.separateWorker ? startSoakWorker({ env, dir, log }) : undefined;
@@ -127,18 +184,28 @@ export async function runProfile(
   );
   const synchronousGauge = await readGauge(lbPort, "once_store_commits_synchronous");
   log(`/api/metrics: once_store_commits_synchronous ${synchronousGauge}`);
+  return { instances, worker, haproxy, lbPort, synchronousGauge };
+}
 
+type Fired = Awaited<ReturnType<typeof fire>>;
+
+/** The clients, the operator and the backend's faults, all at once until the fire ends. */
+async function fire(
+  profile: Profile,
+  config: SoakConfig,
+  backend: SoakBackend,
+  shop: Shop,
+  log: (m: string) => void,
+) {
   const initialStock = await readStock(backend.directUrl);
   const products = await soakProductIds(backend.directUrl);
   const rec = new Recorder();
   const fireEndsAt = config.durationMs;
-  const budget = { left: config.maxRequests };
-  const runId = `${profile}-${randomBytes(3).toString("hex")}`;
   const clientOptions = {
-    port: lbPort,
-    runId,
+    port: shop.lbPort,
+    runId: `${profile}-${randomBytes(3).toString("hex")}`,
     products,
-    budget,
+    budget: { left: config.maxRequests },
     seed: config.seed,
     fireEndsAt,
     settleEndsAt: fireEndsAt + config.settleMs,
@@ -152,23 +219,37 @@ export async function runProfile(
     ...Array.from({ length: config.clients }, (_, i) => runClient(i, clientOptions, rec)),
     runOperator(
       {
-        port: lbPort,
+        port: shop.lbPort,
         everyMs: config.operatorEveryMs,
         until: fireEndsAt,
         random: seededRandom(config.seed),
       },
       rec,
     ),
-    backend.faults(config, rec, instances),
+    backend.faults(config, rec, shop.instances),
   ]);
   const endMs = rec.now();
   log(
     `clients done after ${Math.round(endMs / 1000)} s, ${rec.requests.length} requests; the provider recovers, the outbox drains`,
   );
+  return { rec, initialStock, fireEndsAt, endMs, synchronousGauge: shop.synchronousGauge };
+}
 
+/**
+ * The provider restarted healthy, the outbox drained and reconciliation caught up, then the shop
+ * and the provider stopped: the facts are read from a system at rest.
+ */
+async function drain(
+  config: SoakConfig,
+  backend: SoakBackend,
+  shop: Shop,
+  provider: Provider,
+  rec: Recorder,
+  log: (m: string) => void,
+) {
   rec.fault("provider-recovers", "the provider restarted with its failure rates at 0");
   await provider.stop();
-  provider = await startProvider({ failureRate: 0, timeoutRate: 0 });
+  await provider.start({ failureRate: 0, timeoutRate: 0 });
   const drained = await waitForOutboxDrain(backend.directUrl, config.drainMs);
   log(drained ? "outbox drained" : `outbox not drained after ${config.drainMs} ms`);
   // Reconciliation runs by itself in whichever process runs payments: wait (no command by hand)
@@ -183,13 +264,25 @@ export async function runProfile(
       ? "reconciliation has judged every charge"
       : `reconciliation had not judged every charge after ${RECONCILE_SETTLE_WAIT_MS} ms`,
   );
-  await instances.stopAll();
-  await worker?.stop();
-  if (worker)
-    log(`the payment worker was restarted ${worker.restarts()} time(s) after exiting by itself`);
+  await shop.instances.stopAll();
+  await shop.worker?.stop();
+  if (shop.worker)
+    log(
+      `the payment worker was restarted ${shop.worker.restarts()} time(s) after exiting by itself`,
+    );
   await provider.stop();
-  forgetProvider();
+}
 
+/** The facts against what the clients saw, the verdict, and the report, chart and run saved. */
+async function checkAndReport(
+  profile: Profile,
+  config: SoakConfig,
+  backend: SoakBackend,
+  fired: Fired,
+  startedAt: Date,
+  dir: string,
+): Promise<ProfileResult> {
+  const { rec, initialStock, fireEndsAt, endMs, synchronousGauge } = fired;
   const facts = await readFactsAt(
     backend.directUrl,
     backend.providerDatabaseUrl,
@@ -230,10 +323,5 @@ export async function runProfile(
   mkdirSync(config.outDir, { recursive: true });
   writeFileSync(path.join(config.outDir, `${profile}.md`), report);
   writeFileSync(path.join(config.outDir, `${profile}.svg`), chart);
-
-  await stopChild(haproxy);
-  await backend.stop();
-  forgetBackend();
-  log(verdict.sentence);
   return { verdict, rows, report };
 }

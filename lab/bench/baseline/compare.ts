@@ -180,12 +180,16 @@ const spread = (xs: Series, sign = false) => {
   return `${ms(s.median, sign)} (IQR ${ms(s.q1, sign)} … ${ms(s.q3, sign)})`;
 };
 
+const describe = (c: Checkout) => `${c.dir} at ${c.commit}${c.dirty ? " (with changes)" : ""}`;
+
+/** The hand-written protocol's slices: this build's worker only (they do not depend on a build). */
+const HAND: Op[] = ["handTransaction", "handFloor", "handPrisma"];
+
 export async function compareWithBaseline(options: CompareOptions, log: Step): Promise<void> {
   const current = inspectCheckout(resolve(here, "../../.."));
   const baseline = inspectCheckout(options.baseline);
   if (baseline.dir === current.dir)
     throw new CheckoutError(`--baseline ${options.baseline}: that is this checkout`);
-  const describe = (c: Checkout) => `${c.dir} at ${c.commit}${c.dirty ? " (with changes)" : ""}`;
   log(`this build: ${describe(current)}; engine ${current.engineEntry}`);
   log(`baseline: ${describe(baseline)}; engine ${baseline.engineEntry}`);
 
@@ -202,106 +206,133 @@ export async function compareWithBaseline(options: CompareOptions, log: Step): P
     sides.push(cur, base);
     log("starting both builds' workers (each migrates its own database)");
     await Promise.all([
-      cur.start({
-        dir: current.dir,
-        engineEntry: current.engineEntry,
-        url: server.url("bench_current"),
-        label: "c",
-      }),
-      base.start({
-        dir: baseline.dir,
-        engineEntry: baseline.engineEntry,
-        url: server.url("bench_baseline"),
-        label: "b",
-      }),
+      cur.start({ ...entry(current), url: server.url("bench_current"), label: "c" }),
+      base.start({ ...entry(baseline), url: server.url("bench_baseline"), label: "b" }),
     ]);
-
-    const HAND: Op[] = ["handTransaction", "handFloor", "handPrisma"];
     log("warming both builds alike");
-    for (const op of ["prisma", "engine"] as const)
-      for (const side of [cur, base]) await side.run("warm", op, WARM_CALLS);
-    for (const op of HAND) await cur.run("warm", op, WARM_CALLS);
-
-    // medians[side][op]: one median per round; all[side][op]: every call.
-    const medians = new Map<string, Series>();
-    const all = new Map<string, number[]>();
-    const record = (key: string, latencies: number[]) => {
-      medians.set(key, [...(medians.get(key) ?? []), median(latencies)]);
-      all.set(key, [...(all.get(key) ?? []), ...latencies]);
-    };
-    // Every slice of a round, each in its turn; the turns rotate by one and flip direction every
-    // round, so no slice keeps a place (first after the other build, last before it) the noise
-    // favours. A difference is taken between slices of the same round, seconds apart at most.
-    const slices: [Side, Op][] = [
-      [cur, "prisma"],
-      [base, "prisma"],
-      [cur, "engine"],
-      [base, "engine"],
-      ...HAND.map((op): [Side, Op] => [cur, op]),
-    ];
-    for (let round = 0; round < options.rounds; round++) {
-      log(`round ${round + 1}/${options.rounds}`);
-      const at = round % slices.length;
-      const turn = [...slices.slice(at), ...slices.slice(0, at)];
-      for (const [side, op] of round % 2 === 0 ? turn : turn.reverse())
-        record(`${side.name}.${op}`, await side.run("run", op, options.calls));
-    }
-
+    await warmBoth(cur, base);
+    const rounds = await runRounds(cur, base, options, log);
     // Stopped before the key tables' index counts are read: each backend reports them as it ends.
     for (const side of sides) await side.stop();
     const reads = {
       current: await indexReadsPerKey(server.url("bench_current")),
       baseline: await indexReadsPerKey(server.url("bench_baseline")),
     };
-
-    const m = (key: string) => medians.get(key)!;
-    const minus = (a: Series, b: Series) => a.map((x, i) => x - b[i]!);
-    const curAdded = minus(m("current.engine"), m("current.prisma"));
-    const baseAdded = minus(m("baseline.engine"), m("baseline.prisma"));
-    const difference = minus(m("current.engine"), m("baseline.engine"));
-    const handProtocol = minus(m("current.handFloor"), m("current.handTransaction"));
-    const handPrisma = minus(m("current.handPrisma"), m("current.prisma"));
-    const overHand = minus(curAdded, handPrisma);
-    const slower = difference.filter((d) => d > 0).length;
-
-    const p50 = (key: string) =>
-      ms(
-        percentile(
-          [...all.get(key)!].sort((a, b) => a - b),
-          50,
-        ),
-      );
-    const rows = [
-      "| figure | this build | baseline |",
-      "|---|---:|---:|",
-      `| Prisma transaction, no idempotency: p50 of every call, ms | ${p50("current.prisma")} | ${p50("baseline.prisma")} |`,
-      `| app engine, a new key: p50 of every call, ms | ${p50("current.engine")} | ${p50("baseline.engine")} |`,
-      `| app engine above its own Prisma transaction: median over rounds (IQR), ms | ${spread(curAdded, true)} | ${spread(baseAdded, true)} |`,
-      `| app engine above this build's Prisma transaction (the same floor for both), ms | ${spread(curAdded, true)} | ${spread(minus(m("baseline.engine"), m("current.prisma")), true)} |`,
-      `| key table: index entries read per key it holds (every statement of the run) | ${reads.current.toFixed(1)} | ${reads.baseline.toFixed(1)} |`,
-    ];
-    const lines = [
-      `\nonce bench --baseline — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded (one server, one database per build)`,
-      `this build: ${describe(current)}`,
-      `baseline:   ${describe(baseline)}`,
-      `${options.rounds} rounds × ${options.calls} sequential calls per slice, the builds' slices taking turns (the order rotated and flipped each round)\n`,
-      ...rows,
-      "",
-      "| comparison, per round (median over rounds, IQR) | ms |",
-      "|---|---:|",
-      `| this build's engine − the baseline's engine | ${spread(difference, true)} (slower in ${slower} of ${options.rounds} rounds) |`,
-      `| the protocol by hand: raw pg floor (async reservation, write, fenced completion) − raw pg transaction | ${spread(handProtocol, true)} |`,
-      `| the protocol by hand in the same Prisma transaction (the engine's reservation and completion statements, no engine code) − Prisma transaction | ${spread(handPrisma, true)} |`,
-      `| this build's engine above Prisma − the protocol by hand in the same Prisma transaction | ${spread(overHand, true)} |`,
-      "",
-      `goal, this build's engine ≤ the baseline's: ${summary(difference).median <= 0 ? "met" : "missed"} (${ms(summary(difference).median, true)} ms)`,
-      `goal, this build's engine above Prisma ≤ the protocol by hand + ${HAND_MARGIN_MS} ms: ${summary(overHand).median <= HAND_MARGIN_MS ? "met" : "missed"} (${ms(summary(overHand).median, true)} ms above it)`,
-    ];
-    console.log(lines.join("\n"));
-    if (options.cpuProfDir)
-      console.log(`\nCPU profiles: ${options.cpuProfDir}/{current,baseline}.cpuprofile`);
+    printComparison(options, { current, baseline }, rounds, reads);
   } finally {
     for (const side of sides) await side.stop().catch(() => {});
     await server.stop();
   }
+}
+
+function entry(checkout: Checkout) {
+  return { dir: checkout.dir, engineEntry: checkout.engineEntry };
+}
+
+async function warmBoth(cur: Side, base: Side) {
+  for (const op of ["prisma", "engine"] as const)
+    for (const side of [cur, base]) await side.run("warm", op, WARM_CALLS);
+  for (const op of HAND) await cur.run("warm", op, WARM_CALLS);
+}
+
+/** medians[side.op]: one median per round; all[side.op]: every call. */
+interface Rounds {
+  medians: Map<string, Series>;
+  all: Map<string, number[]>;
+}
+
+async function runRounds(
+  cur: Side,
+  base: Side,
+  options: CompareOptions,
+  log: Step,
+): Promise<Rounds> {
+  const medians = new Map<string, Series>();
+  const all = new Map<string, number[]>();
+  const record = (key: string, latencies: number[]) => {
+    medians.set(key, [...(medians.get(key) ?? []), median(latencies)]);
+    all.set(key, [...(all.get(key) ?? []), ...latencies]);
+  };
+  // Every slice of a round, each in its turn; the turns rotate by one and flip direction every
+  // round, so no slice keeps a place (first after the other build, last before it) the noise
+  // favours. A difference is taken between slices of the same round, seconds apart at most.
+  const slices: [Side, Op][] = [
+    [cur, "prisma"],
+    [base, "prisma"],
+    [cur, "engine"],
+    [base, "engine"],
+    ...HAND.map((op): [Side, Op] => [cur, op]),
+  ];
+  for (let round = 0; round < options.rounds; round++) {
+    log(`round ${round + 1}/${options.rounds}`);
+    const at = round % slices.length;
+    const turn = [...slices.slice(at), ...slices.slice(0, at)];
+    for (const [side, op] of round % 2 === 0 ? turn : turn.reverse())
+      record(`${side.name}.${op}`, await side.run("run", op, options.calls));
+  }
+  return { medians, all };
+}
+
+const minus = (a: Series, b: Series) => a.map((x, i) => x - b[i]!);
+
+/** The per-round differences the comparison reports, each a series over rounds. */
+function differences(medians: Map<string, Series>) {
+  const m = (key: string) => medians.get(key)!;
+  const curAdded = minus(m("current.engine"), m("current.prisma"));
+  const handPrisma = minus(m("current.handPrisma"), m("current.prisma"));
+  return {
+    curAdded,
+    baseAdded: minus(m("baseline.engine"), m("baseline.prisma")),
+    baseAboveCurrentPrisma: minus(m("baseline.engine"), m("current.prisma")),
+    difference: minus(m("current.engine"), m("baseline.engine")),
+    handProtocol: minus(m("current.handFloor"), m("current.handTransaction")),
+    handPrisma,
+    overHand: minus(curAdded, handPrisma),
+  };
+}
+
+function printComparison(
+  options: CompareOptions,
+  builds: { current: Checkout; baseline: Checkout },
+  { medians, all }: Rounds,
+  reads: { current: number; baseline: number },
+) {
+  const d = differences(medians);
+  const slower = d.difference.filter((x) => x > 0).length;
+  const p50 = (key: string) =>
+    ms(
+      percentile(
+        [...all.get(key)!].sort((a, b) => a - b),
+        50,
+      ),
+    );
+  const rows = [
+    "| figure | this build | baseline |",
+    "|---|---:|---:|",
+    `| Prisma transaction, no idempotency: p50 of every call, ms | ${p50("current.prisma")} | ${p50("baseline.prisma")} |`,
+    `| app engine, a new key: p50 of every call, ms | ${p50("current.engine")} | ${p50("baseline.engine")} |`,
+    `| app engine above its own Prisma transaction: median over rounds (IQR), ms | ${spread(d.curAdded, true)} | ${spread(d.baseAdded, true)} |`,
+    `| app engine above this build's Prisma transaction (the same floor for both), ms | ${spread(d.curAdded, true)} | ${spread(d.baseAboveCurrentPrisma, true)} |`,
+    `| key table: index entries read per key it holds (every statement of the run) | ${reads.current.toFixed(1)} | ${reads.baseline.toFixed(1)} |`,
+  ];
+  const lines = [
+    `\nonce bench --baseline — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded (one server, one database per build)`,
+    `this build: ${describe(builds.current)}`,
+    `baseline:   ${describe(builds.baseline)}`,
+    `${options.rounds} rounds × ${options.calls} sequential calls per slice, the builds' slices taking turns (the order rotated and flipped each round)\n`,
+    ...rows,
+    "",
+    "| comparison, per round (median over rounds, IQR) | ms |",
+    "|---|---:|",
+    `| this build's engine − the baseline's engine | ${spread(d.difference, true)} (slower in ${slower} of ${options.rounds} rounds) |`,
+    `| the protocol by hand: raw pg floor (async reservation, write, fenced completion) − raw pg transaction | ${spread(d.handProtocol, true)} |`,
+    `| the protocol by hand in the same Prisma transaction (the engine's reservation and completion statements, no engine code) − Prisma transaction | ${spread(d.handPrisma, true)} |`,
+    `| this build's engine above Prisma − the protocol by hand in the same Prisma transaction | ${spread(d.overHand, true)} |`,
+    "",
+    `goal, this build's engine ≤ the baseline's: ${summary(d.difference).median <= 0 ? "met" : "missed"} (${ms(summary(d.difference).median, true)} ms)`,
+    `goal, this build's engine above Prisma ≤ the protocol by hand + ${HAND_MARGIN_MS} ms: ${summary(d.overHand).median <= HAND_MARGIN_MS ? "met" : "missed"} (${ms(summary(d.overHand).median, true)} ms above it)`,
+  ];
+  console.log(lines.join("\n"));
+  if (options.cpuProfDir)
+    console.log(`\nCPU profiles: ${options.cpuProfDir}/{current,baseline}.cpuprofile`);
 }

@@ -59,35 +59,52 @@ async function load(start: WorkerStart): Promise<AppModules> {
 
 const INSERT = `INSERT INTO "TestEffect" ("scope", "value") VALUES ('bench', $1) RETURNING "id"`;
 
-/**
- * The protocol written by hand inside the same Prisma transaction as the engine's, with the
- * engine's own statements (this checkout's): the reservation on the pool, then the business write
- * and the fenced completion in one Prisma transaction, no engine code around them. What an engine
- * that completes through Prisma cannot go below.
- */
+/** The hand-written reservation's lease and retention, the engine's defaults. */
 const LEASE_MS = 30_000;
 const TTL_SECONDS = 86_400;
+
+type Op = () => Promise<unknown>;
 
 async function main() {
   const start = await nextMessage<WorkerStart>();
   const app = await load(start);
   await app.setupDatabase(start.url, () => {}, { demo: true });
+  const side = await openSide(app, start.url);
+  const ops = operations(app, side, start.label);
+  reply({ kind: "ready" });
+  await serve(ops);
+  await side.engine.close();
+  await side.db.$disconnect();
+  await side.pool.end();
+  await side.handPool.end();
+  process.disconnect?.();
+}
+
+type OpenSide = Awaited<ReturnType<typeof openSide>>;
+
+/** The app's pool, Prisma and engine as the app builds them; a pool for the hand-written SQL. */
+async function openSide(app: AppModules, url: string) {
   // Idle connections are kept (idleTimeoutMillis 0): a slice must not pay for the last one's pause.
-  const pool = new app.Pool({ connectionString: start.url, max: POOL_MAX, idleTimeoutMillis: 0 });
+  const pool = new app.Pool({ connectionString: url, max: POOL_MAX, idleTimeoutMillis: 0 });
   const handPool = new app.Pool({
-    connectionString: start.url,
+    connectionString: url,
     max: POOL_MAX,
     idleTimeoutMillis: 0,
   });
   // The server stops at the end: its "terminating connection" notices are expected then.
   for (const p of [pool, handPool]) p.on("error", () => {});
-  const db = app.createDb(start.url, { pool, preparedStatements: true });
+  const db = app.createDb(url, { pool, preparedStatements: true });
   await db.$executeRawUnsafe(EFFECTS_TABLE_SQL);
   const engine = app.createEngineFor(db, {});
+  return { pool, handPool, db, engine };
+}
 
+/** Every op the coordinator may ask for, each a new key (or a new row) with a fresh value. */
+function operations(app: AppModules, side: OpenSide, label: string): Record<string, Op> {
+  const { db, engine, pool, handPool } = side;
   let n = 0;
-  const value = () => `${start.label}-${n++}`;
-  const ops: Record<string, () => Promise<unknown>> = {
+  const value = () => `${label}-${n++}`;
+  return {
     prisma: () => db.$transaction((tx) => tx.$queryRawUnsafe(INSERT, value())),
     engine: () => {
       const v = value();
@@ -103,30 +120,39 @@ async function main() {
     handTransaction: () => floorTransactionOnly(handPool as CountingPool, "bench", value()),
     handFloor: () =>
       floorIdempotent(handPool as CountingPool, "bench", randomUUID(), { value: value() }, "async"),
-    handPrisma: async () => {
-      const v = value();
-      const token = randomUUID();
-      const key = randomUUID();
-      const reserve = ["bench", key, "effect", "0".repeat(64), token, LEASE_MS];
-      const { rows } = await pool.query<{ id: string; inserted: boolean }>({
-        ...SQL.RESERVE,
-        values: [...reserve, TTL_SECONDS],
-      });
-      if (!rows[0]?.inserted) throw new Error("not reserved");
-      await db.$transaction(async (tx) => {
-        const [row] = await tx.$queryRawUnsafe<{ id: number }[]>(INSERT, v);
-        const body = JSON.stringify({ effectId: row!.id, value: v });
-        const completion = [rows[0]!.id, token, "COMPLETED", 200, body, "application/json"];
-        const done = await tx.$queryRawUnsafe<unknown[]>(
-          SQL.FINISH.plain.text,
-          ...[...completion, null, null, null, "bench", key],
-        );
-        if (done.length !== 1) throw new Error("lease lost");
-      });
-    },
+    handPrisma: () => handPrisma(pool, db, value()),
   };
-  reply({ kind: "ready" });
+}
 
+/**
+ * The protocol written by hand inside the same Prisma transaction as the engine's, with the
+ * engine's own statements (this checkout's): the reservation on the pool, then the business write
+ * and the fenced completion in one Prisma transaction, no engine code around them. What an engine
+ * that completes through Prisma cannot go below.
+ */
+async function handPrisma(pool: pg.Pool, db: AppDb, v: string) {
+  const token = randomUUID();
+  const key = randomUUID();
+  const reserve = ["bench", key, "effect", "0".repeat(64), token, LEASE_MS];
+  const { rows } = await pool.query<{ id: string; inserted: boolean }>({
+    ...SQL.RESERVE,
+    values: [...reserve, TTL_SECONDS],
+  });
+  if (!rows[0]?.inserted) throw new Error("not reserved");
+  await db.$transaction(async (tx) => {
+    const [row] = await tx.$queryRawUnsafe<{ id: number }[]>(INSERT, v);
+    const body = JSON.stringify({ effectId: row!.id, value: v });
+    const completion = [rows[0]!.id, token, "COMPLETED", 200, body, "application/json"];
+    const done = await tx.$queryRawUnsafe<unknown[]>(
+      SQL.FINISH.plain.text,
+      ...[...completion, null, null, null, "bench", key],
+    );
+    if (done.length !== 1) throw new Error("lease lost");
+  });
+}
+
+/** Answers the coordinator's requests, one at a time, until it says stop. */
+async function serve(ops: Record<string, Op>) {
   for (;;) {
     const request = await nextMessage<WorkerRequest>();
     if (request.kind === "stop") break;
@@ -147,11 +173,6 @@ async function main() {
     }
     reply({ kind: "done", latenciesMs });
   }
-  await engine.close();
-  await db.$disconnect();
-  await pool.end();
-  await handPool.end();
-  process.disconnect?.();
 }
 
 const inbox: unknown[] = [];
