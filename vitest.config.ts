@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 import { runTempRoot } from "./src/test/temp-root";
 
-// Two projects: the app (src/, scripts/, tools/, lab/soak/, lab/bench/) and the engine package
+// Two projects: the app (src/, scripts/, tools/, lab/) and the engine package
 // (packages/idempotency), each with its own PostgreSQL started by its global setup.
 export default defineConfig({
   test: {
@@ -18,8 +18,7 @@ export default defineConfig({
             "services/**/*.test.ts",
             "tools/**/*.test.ts",
             "scripts/**/*.test.ts",
-            "lab/soak/**/*.test.ts",
-            "lab/bench/**/*.test.ts",
+            "lab/**/*.test.ts",
           ],
           globalSetup: ["src/test/global-setup.ts"],
           pool: "forks",
