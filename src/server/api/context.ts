@@ -3,7 +3,6 @@
 // Idempotency-Key-Expires, Retry-After, Idempotent-Replayed), how many calls share this HTTP
 // request, and who is calling (resolved lazily, once).
 import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
-import type { ServerApp } from "../app";
 import type { AppConfig } from "../config";
 import type { Db } from "../db/client";
 import type { Engine } from "../engine";
@@ -37,8 +36,12 @@ export interface RequestScope {
 }
 
 /** What a context is made of: the server app, or the parts of one a test builds. */
-export type ContextApp = Pick<ServerApp, "db" | "engine" | "config"> &
-  Partial<Pick<ServerApp, "refusals">>;
+export interface ContextApp {
+  db: Db;
+  engine: Engine;
+  config: AppConfig;
+  refusals?: Refusals;
+}
 
 export function createContextFor(
   app: ContextApp,
