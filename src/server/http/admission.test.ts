@@ -201,22 +201,7 @@ describe("Admission", () => {
     expect(refusals).toEqual([]);
   });
 
-  it("says a refusal came at the deadline when the request queued for its whole wait", async () => {
-    const refusals: string[] = [];
-    const admission = new Admission({
-      served: 1,
-      waitMs: 20,
-      onRefuse: (when) => refusals.push(when),
-    });
-    const first = held();
-    const served = admission.admit(first.serve);
-    expect((await admission.admit(async () => new Response("late"))).status).toBe(503);
-    expect(refusals).toEqual(["deadline"]);
-    first.release();
-    await served;
-  });
-
-  it("Prefer: wait gets no longer in the line: every request queues for the store's wait, and a patient one is refused at the same deadline", async () => {
+  it("says a refusal came at the deadline when the request queued for its whole wait, and Prefer: wait makes that no longer", async () => {
     const refusals: string[] = [];
     const admission = new Admission({
       served: 1,
