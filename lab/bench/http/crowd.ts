@@ -24,11 +24,12 @@ import {
   startDatabase,
   startInstance,
   startWorkerProcess,
+  type Database,
   type Instance,
 } from "./cluster";
 import { cpuMsOf } from "./cpu";
 import { checkoutHeaders, completeKey, orderBody } from "./scenarios";
-import { runBench } from "../fail";
+import { runBench, type Step } from "../fail";
 import { settle } from "./pace";
 
 const COUNTS = (process.env.CROWD_CONNECTIONS ?? "16,64,256,1024").split(",").map(Number);
@@ -219,106 +220,153 @@ async function recovery(port: number, productId: string): Promise<Recovery> {
   return { before, recoveredAfterS, floodServed: flood[200] ?? 0, floodRefused: flood[503] ?? 0 };
 }
 
+/** An instance under test and the name its table and rows go by. */
+type Named = { name: string; instance: Instance };
+
+/**
+ * The instance as `npm start` runs it and the one with its ceiling lifted, pushed one at a time
+ * into `into` so that the bench's finally stops whichever did start.
+ */
+async function startBoth(db: Database, base: number, into: Named[]): Promise<void> {
+  into.push({
+    name: "bounded (as npm start)",
+    instance: await startInstance({
+      port: base,
+      databaseUrl: db.url,
+      providerUrl: db.providerUrl,
+      paymentJobs: false,
+    }),
+  });
+  into.push({
+    name: "ceiling lifted (HTTP_MAX_IN_FLIGHT=100000)",
+    instance: await startInstance({
+      port: base + 1,
+      databaseUrl: db.url,
+      providerUrl: db.providerUrl,
+      paymentJobs: false,
+      env: { HTTP_MAX_IN_FLIGHT: "100000" },
+    }),
+  });
+}
+
+/** What the cells share: the product, the completed key for the replays, every pid to settle. */
+interface Run {
+  productId: string;
+  replayKey: string;
+  pids: number[];
+  step: Step;
+}
+
+const cellKey = (name: string, kind: ClientKind, path: Path, connections: number) =>
+  `${name}|${kind}|${path}|${connections}`;
+
+/** Every client kind, path and count, alternating between the instances, each from a quiet machine. */
+async function measureCells(instances: Named[], run: Run): Promise<Map<string, Cell>> {
+  const cells = new Map<string, Cell>();
+  for (const kind of CLIENTS)
+    for (const path of PATHS)
+      for (const connections of COUNTS)
+        for (const { name, instance } of instances) {
+          await settle(run.pids);
+          run.step(`${name}: ${kind}, ${path}, ${connections} connections, ${SECONDS} s`);
+          cells.set(
+            cellKey(name, kind, path, connections),
+            await cell(
+              instance.port,
+              instance.pid,
+              kind,
+              path,
+              connections,
+              run.productId,
+              run.replayKey,
+            ),
+          );
+        }
+  return cells;
+}
+
+/** The recovery cell on each instance, unless CROWD_RECOVERY=0. */
+async function measureRecoveries(instances: Named[], run: Run): Promise<Map<string, Recovery>> {
+  const recoveries = new Map<string, Recovery>();
+  if (process.env.CROWD_RECOVERY !== "0")
+    for (const { name, instance } of instances) {
+      await settle(run.pids);
+      run.step(`${name}: recovery, ${CALM} → ${FLOOD} for ${FLOOD_SECONDS} s → ${CALM}`);
+      recoveries.set(name, await recovery(instance.port, run.productId));
+    }
+  return recoveries;
+}
+
+/** One table per instance: each cell's 200s a second, its ratio to the row's best, its 503s. */
+function printCells(instances: Named[], cells: Map<string, Cell>): void {
+  for (const { name } of instances) {
+    console.log(`\n### ${name}\n`);
+    console.log(
+      `| clients | path | ${COUNTS.map((c) => `${c} conns: 200/s (× best), 503s`).join(" | ")} |`,
+    );
+    console.log(`|---|---|${COUNTS.map(() => "---:").join("|")}|`);
+    for (const kind of CLIENTS)
+      for (const path of PATHS) {
+        const row = COUNTS.map((c) => cells.get(cellKey(name, kind, path, c))!);
+        const rates = row.map((c) => (c.served / c.wallMs) * 1000);
+        const best = Math.max(...rates);
+        console.log(
+          `| ${kind} | ${path} | ${row.map((c, i) => `${rates[i]!.toFixed(1)} (${(rates[i]! / best).toFixed(2)}), ${c.refused}${c.other ? ` +${c.other} other` : ""}`).join(" | ")} |`,
+        );
+      }
+  }
+}
+
+function printRecoveries(recoveries: Map<string, Recovery>): void {
+  if (!recoveries.size) return;
+  console.log(
+    `\n### Recovery: new-key checkouts, ${CALM} ignoring clients, ${FLOOD} for ${FLOOD_SECONDS} s, ${CALM} again (target: >= 0.9x within ${RECOVERY_TARGET_S} s)\n`,
+  );
+  console.log(`| instance | before: 200/s | during the flood: 200, 503 | back at 0.9x after | |`);
+  console.log(`|---|---:|---:|---:|---|`);
+  for (const [name, r] of recoveries)
+    console.log(
+      `| ${name} | ${r.before.toFixed(1)} | ${r.floodServed}, ${r.floodRefused} | ${r.recoveredAfterS === undefined ? `not within ${RECOVERY_WATCH_S} s` : `${r.recoveredAfterS.toFixed(1)} s`} | **${r.recoveredAfterS !== undefined && r.recoveredAfterS <= RECOVERY_TARGET_S ? "met" : "missed"}** |`,
+    );
+}
+
+/**
+ * A refusal's server CPU against a served catalog read's, on the bounded instance: the highest
+ * count's CPU less its reads at the lowest count's cost per read, over its refusals.
+ */
+function printRefusalCost(bounded: Named, cells: Map<string, Cell>): void {
+  const low = cells.get(cellKey(bounded.name, "ignore", "catalog.list", COUNTS[0]!));
+  const high = cells.get(cellKey(bounded.name, "ignore", "catalog.list", COUNTS.at(-1)!));
+  if (!low || !high) return;
+  const readCpu = low.cpuMs / Math.max(1, low.served);
+  if (high.refused > 0) {
+    const refusalCpu = Math.max(0, high.cpuMs - high.served * readCpu) / high.refused;
+    console.log(
+      `\nA served catalog read: ${readCpu.toFixed(2)} ms of server CPU (${COUNTS[0]} connections); a refusal: ${refusalCpu.toFixed(3)} ms (${COUNTS.at(-1)} connections: CPU less its reads at that cost, over ${high.refused} refusals) = ${(refusalCpu / readCpu).toFixed(3)}× a read`,
+    );
+  } else console.log(`\nNo refusal at ${COUNTS.at(-1)} connections: a refusal's CPU not measured`);
+}
+
 await runBench("bench:overload --crowd", async (step) => {
   await ensureBuild(step);
   const db = await startDatabase();
   const base = Number(process.env.BENCH_HTTP_PORT ?? 3300);
   const worker = startWorkerProcess(db.url, db.providerUrl);
-  const instances: { name: string; instance: Instance }[] = [];
+  const instances: Named[] = [];
   try {
-    instances.push({
-      name: "bounded (as npm start)",
-      instance: await startInstance({
-        port: base,
-        databaseUrl: db.url,
-        providerUrl: db.providerUrl,
-        paymentJobs: false,
-      }),
-    });
-    instances.push({
-      name: "ceiling lifted (HTTP_MAX_IN_FLIGHT=100000)",
-      instance: await startInstance({
-        port: base + 1,
-        databaseUrl: db.url,
-        providerUrl: db.providerUrl,
-        paymentJobs: false,
-        env: { HTTP_MAX_IN_FLIGHT: "100000" },
-      }),
-    });
+    await startBoth(db, base, instances);
     const replayKey = `crowd-replay-${randomUUID()}`;
     await completeKey(`http://127.0.0.1:${base}`, db.productId, replayKey);
-    const cells = new Map<string, Cell>();
     const pids = [...instances.map((i) => i.instance.pid), worker.pid];
-    for (const kind of CLIENTS)
-      for (const path of PATHS)
-        for (const connections of COUNTS)
-          for (const { name, instance } of instances) {
-            await settle(pids);
-            step(`${name}: ${kind}, ${path}, ${connections} connections, ${SECONDS} s`);
-            cells.set(
-              `${name}|${kind}|${path}|${connections}`,
-              await cell(
-                instance.port,
-                instance.pid,
-                kind,
-                path,
-                connections,
-                db.productId,
-                replayKey,
-              ),
-            );
-          }
-    const recoveries = new Map<string, Recovery>();
-    if (process.env.CROWD_RECOVERY !== "0")
-      for (const { name, instance } of instances) {
-        await settle(pids);
-        step(`${name}: recovery, ${CALM} → ${FLOOD} for ${FLOOD_SECONDS} s → ${CALM}`);
-        recoveries.set(name, await recovery(instance.port, db.productId));
-      }
+    const run: Run = { productId: db.productId, replayKey, pids, step };
+    const cells = await measureCells(instances, run);
+    const recoveries = await measureRecoveries(instances, run);
     console.log(
       `\nonce bench:overload --crowd — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), ${SECONDS} s a cell, cells alternating between the two instances`,
     );
-    for (const { name } of instances) {
-      console.log(`\n### ${name}\n`);
-      console.log(
-        `| clients | path | ${COUNTS.map((c) => `${c} conns: 200/s (× best), 503s`).join(" | ")} |`,
-      );
-      console.log(`|---|---|${COUNTS.map(() => "---:").join("|")}|`);
-      for (const kind of CLIENTS)
-        for (const path of PATHS) {
-          const row = COUNTS.map((c) => cells.get(`${name}|${kind}|${path}|${c}`)!);
-          const rates = row.map((c) => (c.served / c.wallMs) * 1000);
-          const best = Math.max(...rates);
-          console.log(
-            `| ${kind} | ${path} | ${row.map((c, i) => `${rates[i]!.toFixed(1)} (${(rates[i]! / best).toFixed(2)}), ${c.refused}${c.other ? ` +${c.other} other` : ""}`).join(" | ")} |`,
-          );
-        }
-    }
-    if (recoveries.size) {
-      console.log(
-        `\n### Recovery: new-key checkouts, ${CALM} ignoring clients, ${FLOOD} for ${FLOOD_SECONDS} s, ${CALM} again (target: >= 0.9x within ${RECOVERY_TARGET_S} s)\n`,
-      );
-      console.log(
-        `| instance | before: 200/s | during the flood: 200, 503 | back at 0.9x after | |`,
-      );
-      console.log(`|---|---:|---:|---:|---|`);
-      for (const [name, r] of recoveries)
-        console.log(
-          `| ${name} | ${r.before.toFixed(1)} | ${r.floodServed}, ${r.floodRefused} | ${r.recoveredAfterS === undefined ? `not within ${RECOVERY_WATCH_S} s` : `${r.recoveredAfterS.toFixed(1)} s`} | **${r.recoveredAfterS !== undefined && r.recoveredAfterS <= RECOVERY_TARGET_S ? "met" : "missed"}** |`,
-        );
-    }
-    const [bounded] = instances;
-    const low = cells.get(`${bounded!.name}|ignore|catalog.list|${COUNTS[0]}`);
-    const high = cells.get(`${bounded!.name}|ignore|catalog.list|${COUNTS.at(-1)}`);
-    if (!low || !high) return;
-    const readCpu = low.cpuMs / Math.max(1, low.served);
-    if (high.refused > 0) {
-      const refusalCpu = Math.max(0, high.cpuMs - high.served * readCpu) / high.refused;
-      console.log(
-        `\nA served catalog read: ${readCpu.toFixed(2)} ms of server CPU (${COUNTS[0]} connections); a refusal: ${refusalCpu.toFixed(3)} ms (${COUNTS.at(-1)} connections: CPU less its reads at that cost, over ${high.refused} refusals) = ${(refusalCpu / readCpu).toFixed(3)}× a read`,
-      );
-    } else
-      console.log(`\nNo refusal at ${COUNTS.at(-1)} connections: a refusal's CPU not measured`);
+    printCells(instances, cells);
+    printRecoveries(recoveries);
+    printRefusalCost(instances[0]!, cells);
   } finally {
     for (const { instance } of instances) await instance.stop();
     await worker.stop();

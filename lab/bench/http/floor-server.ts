@@ -77,58 +77,65 @@ function answer(
   res.end(body);
 }
 
-async function checkout(
-  token: string,
-  key: string,
-  rawBody: string,
-): Promise<{ status: number; body: string; headers?: Record<string, string> }> {
+type Answer = { status: number; body: string; headers?: Record<string, string> };
+type User = { id: string; tenantId: string };
+
+/** The key's row as RESERVE returns it: this request's reservation, or the key already there. */
+type Held = {
+  id: string;
+  inserted: boolean;
+  fingerprint: string;
+  status: string;
+  responseStatus: number | null;
+  responseBody: string | null;
+};
+
+const IN_PROGRESS: Answer = {
+  status: 409,
+  body: '{"error":"request_in_progress"}',
+  headers: { "retry-after": "1" },
+};
+
+/** The token's user, looked up by its hash as the app's context does. */
+async function principalOf(token: string): Promise<User | undefined> {
   const [user] = (
-    await q<{ id: string; tenantId: string }>(pool, "principal", PRINCIPAL, [
-      createHash("sha256").update(token).digest("hex"),
-    ])
+    await q<User>(pool, "principal", PRINCIPAL, [createHash("sha256").update(token).digest("hex")])
   ).rows;
-  if (!user) return { status: 401, body: '{"error":"unauthorized"}' };
-  const input = JSON.parse(rawBody) as { items: Line[] };
-  const print = createHash("sha256")
-    .update(canonicalJson({ procedure: PROCEDURE, input }))
-    .digest("hex");
-  const lease = randomUUID();
-  type Held = {
-    id: string;
-    inserted: boolean;
-    fingerprint: string;
-    status: string;
-    responseStatus: number | null;
-    responseBody: string | null;
+  return user;
+}
+
+/**
+ * The answer when the key was not this request's to execute: no row (its holder's insert not yet
+ * visible), another input under the key, a key still in progress, or the completed key's replay.
+ * Null when RESERVE inserted the key for this request.
+ */
+function answerFromHeld(held: Held | undefined, print: string): Answer | null {
+  if (!held) return IN_PROGRESS;
+  if (held.inserted) return null;
+  if (held.fingerprint !== print)
+    return { status: 422, body: '{"error":"idempotency_key_reused"}' };
+  if (held.status === "PROCESSING") return IN_PROGRESS;
+  return {
+    status: held.responseStatus!,
+    body: held.responseBody!,
+    headers: { "idempotent-replayed": "true" },
   };
-  const [held] = (
-    await q<Held>(pool, "reserve", RESERVE, [user.tenantId, key, PROCEDURE, print, lease])
-  ).rows;
-  if (!held)
-    return {
-      status: 409,
-      body: '{"error":"request_in_progress"}',
-      headers: { "retry-after": "1" },
-    };
-  if (!held.inserted) {
-    if (held.fingerprint !== print)
-      return { status: 422, body: '{"error":"idempotency_key_reused"}' };
-    if (held.status === "PROCESSING")
-      return {
-        status: 409,
-        body: '{"error":"request_in_progress"}',
-        headers: { "retry-after": "1" },
-      };
-    return {
-      status: held.responseStatus!,
-      body: held.responseBody!,
-      headers: { "idempotent-replayed": "true" },
-    };
-  }
+}
+
+/**
+ * The order and the key's completion in one transaction, as the engine commits them together:
+ * the order's statement (with its outbox row), then FINISH with the answer it stores.
+ */
+async function placeOrder(
+  user: User,
+  key: string,
+  items: Line[],
+  reserved: { id: string; lease: string },
+): Promise<Answer> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    const lines = mergeLines(input.items);
+    const lines = mergeLines(items);
     const values = orderStatementValues({
       tenantId: user.tenantId,
       userId: user.id,
@@ -139,9 +146,10 @@ async function checkout(
     const { priced, order } = writtenOrderOf(
       (await q<WrittenRow>(client, "order", ORDER_STATEMENT, values)).rows,
     );
-    const items = orderItemsOf(priced);
-    const body = JSON.stringify({ result: { data: { order: { ...order, items } } } });
-    await q(client, "finish", FINISH, [held.id, lease, body, user.tenantId, key]);
+    const body = JSON.stringify({
+      result: { data: { order: { ...order, items: orderItemsOf(priced) } } },
+    });
+    await q(client, "finish", FINISH, [reserved.id, reserved.lease, body, user.tenantId, key]);
     await client.query("COMMIT");
     return { status: 200, body };
   } catch (error) {
@@ -150,6 +158,23 @@ async function checkout(
   } finally {
     client.release();
   }
+}
+
+/** The protected checkout: principal, fingerprint, reservation, then the order if it is ours. */
+async function checkout(token: string, key: string, rawBody: string): Promise<Answer> {
+  const user = await principalOf(token);
+  if (!user) return { status: 401, body: '{"error":"unauthorized"}' };
+  const input = JSON.parse(rawBody) as { items: Line[] };
+  const print = createHash("sha256")
+    .update(canonicalJson({ procedure: PROCEDURE, input }))
+    .digest("hex");
+  const lease = randomUUID();
+  const [held] = (
+    await q<Held>(pool, "reserve", RESERVE, [user.tenantId, key, PROCEDURE, print, lease])
+  ).rows;
+  const answered = answerFromHeld(held, print);
+  if (answered) return answered;
+  return placeOrder(user, key, input.items, { id: held!.id, lease });
 }
 
 /**

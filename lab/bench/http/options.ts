@@ -38,9 +38,10 @@ export interface Plan {
 
 const USAGE = `usage: npm run bench:http -- [--quick] [--no-profile] [--order-cost] [--route-cost] [--orders N] [--baseline DIR] [--payments-in-process] [--slices N] [--seconds S] [--port P] [--out FILE]`;
 
-export function parsePlan(argv: readonly string[]): Plan {
+/** The defaults, with the flags (the options that take no value) applied. */
+function defaultPlan(argv: readonly string[]): Plan {
   const quick = argv.includes("--quick");
-  const plan: Plan = {
+  return {
     quick,
     slices: quick ? 2 : 3,
     sliceSeconds: quick ? 1 : 4,
@@ -56,6 +57,11 @@ export function parsePlan(argv: readonly string[]): Plan {
     basePort: Number(process.env.BENCH_HTTP_PORT ?? 3300),
     output: "lab/bench/results/http-latest.md",
   };
+}
+
+/** The defaults, then the options that take a value; an unknown option fails with the usage. */
+export function parsePlan(argv: readonly string[]): Plan {
+  const plan = defaultPlan(argv);
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1];
     const number = () => {

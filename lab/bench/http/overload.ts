@@ -25,7 +25,7 @@ import {
   type Instance,
 } from "./cluster";
 import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
-import { runBench } from "../fail";
+import { runBench, type Step } from "../fail";
 import { settle } from "./pace";
 import { startEdge, type Edge } from "./edge";
 
@@ -308,15 +308,89 @@ const PATH_NAMES: Record<string, string> = {
   edge: `edge: through HAProxy (deploy/haproxy/edge.cfg: ${EDGE.maxconn} places per instance, ${EDGE.queueMs} ms queue, Retry-After ${EDGE.retryAfterSeconds} s)`,
 };
 
+/** OVERLOAD_PATHS may name only the paths this bench knows how to run. */
+function assertKnownPaths(): void {
+  const unknown = PATHS.filter((p) => !(p in PATH_NAMES));
+  if (unknown.length)
+    throw new Error(`OVERLOAD_PATHS: unknown ${unknown.join(", ")} (direct, edge)`);
+}
+
+/**
+ * Each instance serves a few checkouts before the load, as an instance behind a balancer gets
+ * traffic once warm: its route loaded and its pool open (OVERLOAD_COLD=1 skips it). The report
+ * still shows the first seconds apart: 512 clients arrive in the same instant.
+ */
+async function warmUp(instances: Instance[], productId: string, step: Step): Promise<void> {
+  if (process.env.OVERLOAD_COLD === "1") return;
+  step("warm-up: 20 checkouts on each instance");
+  for (const instance of instances)
+    for (let i = 0; i < 20; i++) await post(instance.port, randomUUID(), orderBody(productId));
+}
+
+interface PathResult {
+  name: string;
+  load: Load;
+  checks: Check[];
+}
+
+/** What every path runs against: the instances, the worker beside them, the product. */
+interface Setup {
+  base: number;
+  instances: Instance[];
+  workerPid: number;
+  productId: string;
+  /** Stops for what a path starts (the edge), run by the bench's finally. */
+  stops: (() => Promise<void>)[];
+}
+
+/**
+ * One path: through the edge (started here) or on the instances themselves; the clients
+ * connected, the load, then the waiters, each from a quiet machine.
+ */
+async function measurePath(path: string, setup: Setup, step: Step): Promise<PathResult> {
+  const { instances } = setup;
+  const pids = [...instances.map((i) => i.pid), setup.workerPid];
+  let targets = instances.map((i) => i.port);
+  let edge: Edge | undefined;
+  if (path === "edge") {
+    edge = await startEdge({
+      port: setup.base + 2,
+      instances: [instances[0]!.port, instances[1]!.port],
+      ...EDGE,
+    });
+    setup.stops.push(edge.stop);
+    targets = [edge.port];
+  }
+  // The edge answers its own liveness; an instance's health is the cheapest route it has.
+  await connectClients(targets, path === "edge" ? "/edge/health" : "/api/health");
+  await settle(pids);
+  step(`${path}: ${CLIENTS} clients for ${SECONDS} s`);
+  const load = await overload(targets, instances, setup.productId);
+  // The requests still in progress when the clients stopped are finished first: the waiters'
+  // figure is theirs alone.
+  await settle(pids);
+  step(`${path}: ${WAITERS} Prefer: wait requests on one key`);
+  const wait = await waiters(targets, setup.productId);
+  await settle(pids);
+  return { name: PATH_NAMES[path]!, load, checks: checksOf(load, wait, edge?.refusalsMs()) };
+}
+
+/** The report, and exit code 1 when a check of the last path run failed. */
+function printResults(results: PathResult[]): void {
+  console.log(
+    `\nonce bench:overload — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), 2 × next start + payment worker on embedded PostgreSQL, ${CLIENTS} clients × ${SECONDS} s`,
+  );
+  for (const r of results) printPath(r.name, r.load, r.checks);
+  if (results.at(-1)?.checks.some((c) => !c.ok)) process.exitCode = 1;
+}
+
 // `-- --crowd`: the crowd that does not wait, bounded and unbounded side by side (crowd.ts).
 if (process.argv.includes("--crowd")) await import("./crowd");
 else await overloadBench();
 
 async function overloadBench() {
   await runBench("bench:overload", async (step) => {
-    const unknown = PATHS.filter((p) => !(p in PATH_NAMES));
-    if (unknown.length)
-      throw new Error(`OVERLOAD_PATHS: unknown ${unknown.join(", ")} (direct, edge)`);
+    assertKnownPaths();
     await ensureBuild(step);
     const db = await startDatabase();
     const base = Number(process.env.BENCH_HTTP_PORT ?? 3300);
@@ -324,6 +398,7 @@ async function overloadBench() {
     const stops: (() => Promise<void>)[] = [];
     const worker = startWorkerProcess(db.url, db.providerUrl);
     try {
+      // One at a time into `instances`, so that the finally stops whichever did start.
       for (let i = 0; i < 2; i++)
         instances.push(
           await startInstance({
@@ -333,47 +408,17 @@ async function overloadBench() {
             paymentJobs: false,
           }),
         );
-      // Each instance serves a few checkouts before the load, as an instance behind a balancer gets
-      // traffic once warm: its route loaded and its pool open (OVERLOAD_COLD=1 skips it). The
-      // report still shows the first seconds apart: 512 clients arrive in the same instant.
-      if (process.env.OVERLOAD_COLD !== "1") {
-        step("warm-up: 20 checkouts on each instance");
-        for (const instance of instances)
-          for (let i = 0; i < 20; i++)
-            await post(instance.port, randomUUID(), orderBody(db.productId));
-      }
-      const results: { name: string; load: Load; checks: Check[] }[] = [];
-      for (const path of PATHS) {
-        let targets = instances.map((i) => i.port);
-        let edge: Edge | undefined;
-        if (path === "edge") {
-          edge = await startEdge({
-            port: base + 2,
-            instances: [instances[0]!.port, instances[1]!.port],
-            ...EDGE,
-          });
-          stops.push(edge.stop);
-          targets = [edge.port];
-        }
-        // The edge answers its own liveness; an instance's health is the cheapest route it has.
-        await connectClients(targets, path === "edge" ? "/edge/health" : "/api/health");
-        await settle([...instances.map((i) => i.pid), worker.pid]);
-        step(`${path}: ${CLIENTS} clients for ${SECONDS} s`);
-        const load = await overload(targets, instances, db.productId);
-        // The requests still in progress when the clients stopped are finished first: the waiters'
-        // figure is theirs alone.
-        await settle([...instances.map((i) => i.pid), worker.pid]);
-        step(`${path}: ${WAITERS} Prefer: wait requests on one key`);
-        const wait = await waiters(targets, db.productId);
-        await settle([...instances.map((i) => i.pid), worker.pid]);
-        const checks = checksOf(load, wait, edge?.refusalsMs());
-        results.push({ name: PATH_NAMES[path]!, load, checks });
-      }
-      console.log(
-        `\nonce bench:overload — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), 2 × next start + payment worker on embedded PostgreSQL, ${CLIENTS} clients × ${SECONDS} s`,
-      );
-      for (const r of results) printPath(r.name, r.load, r.checks);
-      if (results.at(-1)?.checks.some((c) => !c.ok)) process.exitCode = 1;
+      await warmUp(instances, db.productId, step);
+      const setup: Setup = {
+        base,
+        instances,
+        workerPid: worker.pid,
+        productId: db.productId,
+        stops,
+      };
+      const results: PathResult[] = [];
+      for (const path of PATHS) results.push(await measurePath(path, setup, step));
+      printResults(results);
     } finally {
       for (const stop of stops) await stop();
       for (const instance of instances) await instance.stop();

@@ -54,19 +54,11 @@ interface Goal {
   met: boolean;
 }
 
-/**
- * The goals of issues 13 and 29 that the checkout table and the payments phase answer.
- * `checkout`: the route costs' new key and replay, each on an instance that handles no webhooks
- * but those sent to it. The slices' CPU per request is not that: their instance also handles the
- * payment webhooks of its checkouts, and the payment worker's CPU is counted with it.
- */
-export function goals(
-  cells: Cells,
-  payments: PaymentsReport,
-  checkout?: { newKey: number; replay: number },
-): Goal[] {
-  const at = (c: number, s: Scenario) =>
-    cells.get(c)?.get(s) ? figuresOf(cells.get(c)!.get(s)!) : undefined;
+/** One cell's figures, if the run measured that path at that many connections. */
+type FiguresAt = (connections: number, scenario: Scenario) => Figures | undefined;
+
+/** The engine against the control: throughput at 64 connections, latency at 1, the replays. */
+function controlGoals(at: FiguresAt): Goal[] {
   const out: Goal[] = [];
   const c64 = at(64, "control");
   const n64 = at(64, "new keys");
@@ -99,20 +91,38 @@ export function goals(
       measured: `${f2(r64.perSecond / c64.perSecond)}×`,
       met: r64.perSecond >= 1.5 * c64.perSecond,
     });
-  if (checkout)
-    out.push({
+  return out;
+}
+
+/** A protected checkout's server CPU against a replay's, from the route costs (if measured). */
+function checkoutCpuGoal(checkout?: { newKey: number; replay: number }): Goal[] {
+  if (!checkout) return [];
+  return [
+    {
       goal: "server CPU per protected checkout ≤ 2.5× a replay's (route costs, 8 conns)",
       measured: `${f2(checkout.newKey / checkout.replay)}× (${f3(checkout.newKey)} vs ${f3(checkout.replay)} ms)`,
       met: checkout.newKey <= 2.5 * checkout.replay,
-    });
+    },
+  ];
+}
+
+/** This build against the --baseline build, each on its own instance (only with --baseline). */
+function baselineGoal(at: FiguresAt): Goal[] {
   const b64 = at(64, "baseline");
   const p64 = at(64, "paired");
-  if (b64 && p64)
-    out.push({
+  if (!b64 || !p64) return [];
+  return [
+    {
       goal: "64 conns: protected checkouts/s ≥ 3× the baseline build's, same run (each on an instance started and warmed alike)",
       measured: `${f2(p64.perSecond / b64.perSecond)}× (${p64.perSecond.toFixed(0)} vs ${b64.perSecond.toFixed(0)} served/s)`,
       met: p64.perSecond >= 3 * b64.perSecond,
-    });
+    },
+  ];
+}
+
+/** Protected against control at every connection count the table has. */
+function perConnectionGoals(at: FiguresAt): Goal[] {
+  const out: Goal[] = [];
   for (const c of [1, 16, 64, 256]) {
     const control = at(c, "control");
     const protectedKeys = at(c, "new keys");
@@ -123,25 +133,58 @@ export function goals(
         met: protectedKeys.perSecond >= 0.95 * control.perSecond,
       });
   }
+  return out;
+}
+
+/** Unexpected answers and socket errors below 256 connections, where none is acceptable. */
+function errorsGoal(cells: Cells): Goal {
   const below256 = [...cells.entries()]
     .filter(([c]) => c < 256)
     .flatMap(([, row]) => [...row.values()].map((s) => figuresOf(s).errors));
   const errors = below256.reduce((a, b) => a + b, 0);
-  out.push({
+  return {
     goal: "no errors below 256 connections",
     measured: `${errors} unexpected answers or socket errors`,
     met: errors === 0,
-  });
-  // The worker keeps up when what is left as the checkouts stop is no more than their last second
-  // brought: delivered ÷ created over a phase of tens of seconds stays a little under 1 even then
-  // (the last payments are on their way).
+  };
+}
+
+/**
+ * The worker keeps up when what is left as the checkouts stop is no more than their last second
+ * brought: delivered ÷ created over a phase of tens of seconds stays a little under 1 even then
+ * (the last payments are on their way).
+ */
+function paymentsGoal(payments: PaymentsReport): Goal {
   const createdPerSecond = payments.created / payments.checkoutSeconds;
-  out.push({
+  return {
     goal: "payments keep up: the backlog as checkouts stop ≤ 1 s of their payments",
     measured: `${payments.drain.backlog} left, ${createdPerSecond.toFixed(0)}/s written (delivered ÷ written ${f2(payments.deliveredDuringCheckout / payments.created)}×)`,
     met: payments.drain.backlog <= createdPerSecond,
-  });
-  return out;
+  };
+}
+
+/**
+ * The goals of issues 13 and 29 that the checkout table and the payments phase answer, in the
+ * order the report lists them.
+ * `checkout`: the route costs' new key and replay, each on an instance that handles no webhooks
+ * but those sent to it. The slices' CPU per request is not that: their instance also handles the
+ * payment webhooks of its checkouts, and the payment worker's CPU is counted with it.
+ */
+export function goals(
+  cells: Cells,
+  payments: PaymentsReport,
+  checkout?: { newKey: number; replay: number },
+): Goal[] {
+  const at: FiguresAt = (c, s) =>
+    cells.get(c)?.get(s) ? figuresOf(cells.get(c)!.get(s)!) : undefined;
+  return [
+    ...controlGoals(at),
+    ...checkoutCpuGoal(checkout),
+    ...baselineGoal(at),
+    ...perConnectionGoals(at),
+    errorsGoal(cells),
+    paymentsGoal(payments),
+  ];
 }
 
 export function goalsMarkdown(list: Goal[]): string {

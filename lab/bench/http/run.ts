@@ -27,8 +27,8 @@ import { checkoutTable, goals, goalsMarkdown, instancesTable, type Cells } from 
 import { assertControlServed, completeKey, SCENARIOS, type Scenario } from "./scenarios";
 import { storageMarkdown, measureStorage } from "./storage";
 import { orderProfileMarkdown, profileUnderLoad } from "./profile-run";
-import { measureOrderCost, orderCostMarkdown } from "./order-cost";
-import { checkoutCpu, measureRouteCosts, routeCostMarkdown } from "./route-cost";
+import { measureOrderCost, orderCostMarkdown, type OrderCost } from "./order-cost";
+import { checkoutCpu, measureRouteCosts, routeCostMarkdown, type RouteCost } from "./route-cost";
 import { RefusingInstance, REFUSING_ENV } from "./refusing";
 import { runBench, type Step } from "../fail";
 
@@ -281,6 +281,205 @@ async function routeCosts(db: Database, floor: { port: number; pid: number }, pl
   }
 }
 
+/** Every server the measuring phases use, started together and stopped together. */
+interface Servers {
+  first: Instance;
+  worker: ReturnType<typeof startWorkerProcess> | undefined;
+  workerPids: number[];
+  floor: Awaited<ReturnType<typeof startFloorServer>>;
+  baseline: Instance | undefined;
+  paired: Instance | undefined;
+  /** Where the checkout scenarios go: the first instance, the floor, and any baseline pair. */
+  target: Target;
+}
+
+/** The paid orders the order profile covers, and the window they took. */
+type OrderWindow = { window: OrderCost["window"]; orders: number };
+
+/**
+ * The first instance (checked to serve the control and to hold a completed key for the replays),
+ * the payment worker, the floor, and with --baseline the baseline build and its pair.
+ */
+async function startServers(
+  db: Database,
+  plan: Plan,
+  orderProfileDir: string | null,
+): Promise<Servers> {
+  const first = await startInstance({
+    port: plan.basePort,
+    databaseUrl: db.url,
+    providerUrl: db.providerUrl,
+    paymentJobs: !plan.paymentsProcess,
+    ...(orderProfileDir ? { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${orderProfileDir}`] } : {}),
+  });
+  const worker = plan.paymentsProcess ? startWorkerProcess(db.url, db.providerUrl) : undefined;
+  const workerPids = worker ? [worker.pid] : [];
+  const base = `http://127.0.0.1:${first.port}`;
+  const replayKey = `replay-${randomUUID()}`;
+  await assertControlServed(base, db.productId);
+  await completeKey(base, db.productId, replayKey);
+  const floor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 1);
+  // The baseline build serves only its path, and this build's second instance only the same path
+  // beside it; their payments wait in the outbox for this build's worker (same schema).
+  const baseline = plan.baseline
+    ? await startBeside(db, plan.basePort + plan.maxInstances + 2, plan.baseline)
+    : undefined;
+  const paired = plan.baseline
+    ? await startBeside(db, plan.basePort + plan.maxInstances + 5)
+    : undefined;
+  const elsewhere = { floor, ...(baseline && paired ? { baseline, paired } : {}) };
+  const target: Target = {
+    ports: [first.port],
+    pids: [first.pid, ...workerPids],
+    dbPid: db.pid,
+    productId: db.productId,
+    replayKey,
+    elsewhere,
+  };
+  return { first, worker, workerPids, floor, baseline, paired, target };
+}
+
+async function stopServers(servers: Servers): Promise<void> {
+  await servers.first.stop();
+  await servers.floor.stop();
+  await servers.baseline?.stop();
+  await servers.paired?.stop();
+  await servers.worker?.stop();
+}
+
+/**
+ * A paid order's cost on this build and on the floor, sized by the warm-up's new-key rate (two
+ * slices' worth) unless --orders says how many.
+ */
+async function orderCosts(
+  db: Database,
+  plan: Plan,
+  servers: Servers,
+  pace: Pace,
+): Promise<{ section: string[]; cost: OrderCost }> {
+  log("a paid order's cost");
+  const { target, first, floor, workerPids } = servers;
+  const requests =
+    plan.orders ??
+    Math.round((pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2);
+  const pools = { shop: db.pool, provider: db.providerPool };
+  const cost = await measureOrderCost(
+    pools,
+    target,
+    { server: [first.pid], worker: workerPids },
+    16,
+    requests,
+  );
+  // The floor's orders are paid by the same worker, and their webhooks handled by the app's
+  // server: both counted as the floor's payment work.
+  const floorCost = await measureOrderCost(
+    pools,
+    target,
+    { server: [floor.pid], worker: [...workerPids, first.pid] },
+    16,
+    requests,
+    "floor",
+  );
+  return {
+    section: [
+      "### What a paid order costs (server, payment worker, PostgreSQL)",
+      orderCostMarkdown(cost, floorCost, 16),
+    ],
+    cost,
+  };
+}
+
+/** The checkout table and its goals, the payments phase, then 1–N instances on one database. */
+async function checkoutSections(
+  db: Database,
+  plan: Plan,
+  servers: Servers,
+  pace: Pace,
+  costs: RouteCost[],
+): Promise<string[]> {
+  const cells = await measureCheckout(db.pool, servers.target, plan, pace);
+  const payments = await paymentsPhase(db, servers.target, plan);
+  return [
+    "### Checkout through HTTP, one instance",
+    checkoutTable(cells),
+    "### Goals",
+    goalsMarkdown(goals(cells, payments, checkoutCpu(costs))),
+    "### Payments: new keys at 16 connections, then the backlog drained",
+    paymentsMarkdown(payments),
+    "### Instances on one PostgreSQL",
+    instancesTable(
+      await measureInstances(db, servers.first, plan, servers.target.replayKey, servers.workerPids),
+      plan.scaleConnections,
+    ),
+  ];
+}
+
+const ROUTE_COST_HEADING = "### What one request costs the server, route by route";
+
+/**
+ * Everything measured while the servers run, in the order of the report: with --route-cost only
+ * the routes; otherwise warm-up, order cost, routes, and (without --order-cost) the checkout.
+ */
+async function measureOnServers(
+  db: Database,
+  plan: Plan,
+  servers: Servers,
+): Promise<{ sections: string[]; orderWindow?: OrderWindow }> {
+  if (plan.routeCostOnly) {
+    log("what each route costs the server");
+    const costs = await routeCosts(db, servers.floor, plan);
+    return { sections: [ROUTE_COST_HEADING, routeCostMarkdown(costs)] };
+  }
+  const pace = await warm(servers.target, plan);
+  const { section, cost } = await orderCosts(db, plan, servers, pace);
+  log("what each route costs the server");
+  const costs = await routeCosts(db, servers.floor, plan);
+  const sections = [...section, ROUTE_COST_HEADING, routeCostMarkdown(costs)];
+  if (!plan.orderCostOnly)
+    sections.push(...(await checkoutSections(db, plan, servers, pace, costs)));
+  return { sections, orderWindow: { window: cost.window, orders: cost.orders } };
+}
+
+/**
+ * What needs the servers stopped first: the order profile (written when its instance exits), the
+ * profile under load (servers of its own) and the bytes per key (no load on the database).
+ */
+async function afterServers(
+  db: Database,
+  plan: Plan,
+  replayKey: string,
+  orderProfile: { dir: string | null; orderWindow?: OrderWindow },
+): Promise<string[]> {
+  const sections: string[] = [];
+  if (orderProfile.dir && orderProfile.orderWindow)
+    sections.push(
+      "### Where the app server's CPU goes over its paid orders (checkouts and their webhooks)",
+      orderProfileMarkdown(
+        orderProfile.dir,
+        orderProfile.orderWindow.window,
+        orderProfile.orderWindow.orders,
+      ),
+    );
+  if (plan.profile && !plan.orderCostOnly && !plan.routeCostOnly)
+    sections.push(
+      "### Where the server's CPU goes (protected new keys)",
+      await profileUnderLoad(db, plan, replayKey, log),
+    );
+  if (!plan.orderCostOnly && !plan.routeCostOnly)
+    sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
+  return sections;
+}
+
+/** The report on stdout and in plan.output (lab/bench/results/http-latest.md by default). */
+function writeReport(plan: Plan, sections: string[]): void {
+  const markdown = [header(plan), ...sections].join("\n\n") + "\n";
+  const out = path.resolve(ROOT, plan.output);
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, markdown);
+  console.log(`\n${markdown}`);
+  log(`written to ${path.relative(ROOT, out)}`);
+}
+
 async function main(): Promise<void> {
   const plan = parsePlan(process.argv.slice(2));
   await ensureBuild(log);
@@ -291,134 +490,21 @@ async function main(): Promise<void> {
     // With --order-cost, the profile is of the first instance over its paid orders.
     const orderProfileDir =
       plan.orderCostOnly && plan.profile ? mkdtempSync(path.join(os.tmpdir(), "once-prof-")) : null;
-    const first = await startInstance({
-      port: plan.basePort,
-      databaseUrl: db.url,
-      providerUrl: db.providerUrl,
-      paymentJobs: !plan.paymentsProcess,
-      ...(orderProfileDir
-        ? { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${orderProfileDir}`] }
-        : {}),
-    });
-    const worker = plan.paymentsProcess ? startWorkerProcess(db.url, db.providerUrl) : undefined;
-    const workerPids = worker ? [worker.pid] : [];
-    const base = `http://127.0.0.1:${first.port}`;
-    const replayKey = `replay-${randomUUID()}`;
-    await assertControlServed(base, db.productId);
-    await completeKey(base, db.productId, replayKey);
-    const floor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 1);
-    // The baseline build serves only its path, and this build's second instance only the same path
-    // beside it; their payments wait in the outbox for this build's worker (same schema).
-    const baseline = plan.baseline
-      ? await startBeside(db, plan.basePort + plan.maxInstances + 2, plan.baseline)
-      : undefined;
-    const paired = plan.baseline
-      ? await startBeside(db, plan.basePort + plan.maxInstances + 5)
-      : undefined;
-    const elsewhere = { floor, ...(baseline && paired ? { baseline, paired } : {}) };
-    const target: Target = {
-      ports: [first.port],
-      pids: [first.pid, ...workerPids],
-      dbPid: db.pid,
-      productId: db.productId,
-      replayKey,
-      elsewhere,
-    };
-    let orderWindow: { window: { fromUs: number; toUs: number }; orders: number } | undefined;
+    const servers = await startServers(db, plan, orderProfileDir);
+    let orderWindow: OrderWindow | undefined;
     try {
-      if (plan.routeCostOnly) {
-        log("what each route costs the server");
-        sections.push(
-          "### What one request costs the server, route by route",
-          routeCostMarkdown(await routeCosts(db, floor, plan)),
-        );
-      } else {
-        const pace = await warm(target, plan);
-        log("a paid order's cost");
-        const requests =
-          plan.orders ??
-          Math.round(
-            (pace.amount("new keys", "new keys", 16) as { requests: number }).requests * 2,
-          );
-        const pools = { shop: db.pool, provider: db.providerPool };
-        const cost = await measureOrderCost(
-          pools,
-          target,
-          { server: [first.pid], worker: workerPids },
-          16,
-          requests,
-        );
-        // The floor's orders are paid by the same worker, and their webhooks handled by the app's
-        // server: both counted as the floor's payment work.
-        const floorCost = await measureOrderCost(
-          pools,
-          target,
-          { server: [floor.pid], worker: [...workerPids, first.pid] },
-          16,
-          requests,
-          "floor",
-        );
-        sections.push(
-          "### What a paid order costs (server, payment worker, PostgreSQL)",
-          orderCostMarkdown(cost, floorCost, 16),
-        );
-        orderWindow = { window: cost.window, orders: cost.orders };
-        log("what each route costs the server");
-        const costs = await routeCosts(db, floor, plan);
-        sections.push(
-          "### What one request costs the server, route by route",
-          routeCostMarkdown(costs),
-        );
-        if (!plan.orderCostOnly) {
-          const cells = await measureCheckout(db.pool, target, plan, pace);
-          const payments = await paymentsPhase(db, target, plan);
-          sections.push(
-            "### Checkout through HTTP, one instance",
-            checkoutTable(cells),
-            "### Goals",
-            goalsMarkdown(goals(cells, payments, checkoutCpu(costs))),
-          );
-          sections.push(
-            "### Payments: new keys at 16 connections, then the backlog drained",
-            paymentsMarkdown(payments),
-          );
-          sections.push(
-            "### Instances on one PostgreSQL",
-            instancesTable(
-              await measureInstances(db, first, plan, replayKey, workerPids),
-              plan.scaleConnections,
-            ),
-          );
-        }
-      }
+      const measured = await measureOnServers(db, plan, servers);
+      sections.push(...measured.sections);
+      orderWindow = measured.orderWindow;
     } finally {
-      await first.stop();
-      await floor.stop();
-      await baseline?.stop();
-      await paired?.stop();
-      await worker?.stop();
+      await stopServers(servers);
     }
-    if (orderProfileDir && orderWindow)
-      sections.push(
-        "### Where the app server's CPU goes over its paid orders (checkouts and their webhooks)",
-        orderProfileMarkdown(orderProfileDir, orderWindow.window, orderWindow.orders),
-      );
-    if (plan.profile && !plan.orderCostOnly && !plan.routeCostOnly)
-      sections.push(
-        "### Where the server's CPU goes (protected new keys)",
-        await profileUnderLoad(db, plan, replayKey, log),
-      );
-    if (!plan.orderCostOnly && !plan.routeCostOnly)
-      sections.push("### Bytes per stored key", storageMarkdown(await measureStorage(db.pool)));
+    const orderProfile = { dir: orderProfileDir, ...(orderWindow ? { orderWindow } : {}) };
+    sections.push(...(await afterServers(db, plan, servers.target.replayKey, orderProfile)));
   } finally {
     await db.stop();
   }
-  const markdown = [header(plan), ...sections].join("\n\n") + "\n";
-  const out = path.resolve(ROOT, plan.output);
-  mkdirSync(path.dirname(out), { recursive: true });
-  writeFileSync(out, markdown);
-  console.log(`\n${markdown}`);
-  log(`written to ${path.relative(ROOT, out)}`);
+  writeReport(plan, sections);
 }
 
 await runBench("bench:http", async (named) => {
