@@ -6,6 +6,9 @@
 //
 //   node --import tsx scripts/front-door.ts start|dev -p PORT -H HOST
 //
+// With ONCE_LAB_ROUTES (demo mode only; `npm run bench:http` sets it) it also serves a lab module's
+// tRPC procedures beside the app's (scripts/lib/lab-routes.ts); a production server refuses it.
+//
 // It prints Next.js's "Ready in" line once it listens. SIGTERM/SIGINT: it stops accepting, and the
 // app's own handler (src/server/start.ts, run by instrumentation) stops the jobs, flushes the
 // counters and exits.
@@ -14,7 +17,9 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import next from "next";
 import { parsePreferWait } from "@once/idempotency/http";
-import { createFrontDoor, type DoorApp } from "../src/server/http/front-door";
+import { ConfigError } from "../src/server/config";
+import { createFrontDoor, type DoorApp, type LabRoutes } from "../src/server/http/front-door";
+import { loadLabRoutes } from "./lib/lab-routes";
 
 const started = performance.now();
 const { positionals, values } = parseArgs({
@@ -37,6 +42,19 @@ env.NODE_ENV ??= dev ? "development" : "production";
 env.NEXT_MANUAL_SIG_HANDLE ??= "1";
 
 const root = path.resolve(import.meta.dirname, "..");
+// Before Next.js starts: a production server asked for lab routes stops here, with one sentence.
+let lab: LabRoutes | undefined;
+try {
+  lab = await loadLabRoutes(env, root);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`[front-door] cannot start: ${error.message}`);
+  process.exit(1);
+}
+if (lab && dev) {
+  console.error("[front-door] cannot start: ONCE_LAB_ROUTES is served by `start` only, not `dev`");
+  process.exit(1);
+}
 // `next` is CommonJS: its function is the module's default export, or the module itself.
 const createNext = ((next as unknown as { default?: typeof next }).default ?? next) as typeof next;
 const app = createNext({ dev, dir: root, hostname, port });
@@ -68,7 +86,9 @@ const server = createFrontDoor({
   app: () => appSlot[APP_SLOT],
   parsePreferWait,
   // `npm run dev`: Next.js serves every route, so an edit is what the next request runs.
-  ...(dev ? {} : { direct: { headers: await headersOfEveryAnswer(), port } }),
+  ...(dev
+    ? {}
+    : { direct: { headers: await headersOfEveryAnswer(), port, ...(lab ? { lab } : {}) } }),
 });
 if (dev) {
   const upgrade = app.getUpgradeHandler();

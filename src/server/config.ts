@@ -56,6 +56,13 @@ const modeSection = {
   DEMO_MODE: z.enum(["0", "1", "true", "false"]).optional(),
 };
 
+// A module of lab/ whose routes the front door serves beside the app's (scripts/front-door.ts,
+// `npm start` only): the benches' code, which the app's build never holds. Routes from outside the
+// app are a door (a mutation without idempotency, say), so only demo mode may open it.
+const labSection = {
+  ONCE_LAB_ROUTES: z.string().trim().min(1).optional(),
+};
+
 const logSection = {
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
 };
@@ -109,10 +116,7 @@ const serverSection = {
   // connection is the proxy's) or where many clients share one NAT address must be.
   HTTP_MAX_CONNECTIONS_PER_PEER: intFrom(0),
   DEMO_PROCESSING_DELAY_MS: intFrom(0),
-  // `npm run bench:http` only: serves benchControl.placeOrder, the checkout without the engine, as
-  // the control its figures are divided by. A mutation with no idempotency is a door, so it needs
-  // demo mode too.
-  ONCE_BENCH_CONTROL: flag.default("0"),
+  ...labSection,
   // "0": an instance that only serves requests (no reaper, sweeper, counter flush, payment loops).
   ONCE_BACKGROUND_JOBS: flag.default("1"),
   // "0": this server runs no payment loops (outbox worker, reconciliation);
@@ -138,6 +142,8 @@ const reconcileSchema = z.object({
   RECONCILE_MAX_PAGE_BYTES: paymentEnvShape.RECONCILE_MAX_PAGE_BYTES,
   RECONCILE_MAX_RUN_MS: paymentEnvShape.RECONCILE_MAX_RUN_MS,
 });
+/** The front door (scripts/front-door.ts): whether it serves a lab module's routes. */
+const labSchema = z.object({ ...modeSection, ...labSection });
 /** `npm run db:setup`: the database, and whether to seed the demo rows. */
 const setupSchema = z.object({ ...modeSection, ...databaseSection });
 /** `npm run worker`: the payment loops, with the engine that keys the provider's webhooks. */
@@ -195,7 +201,6 @@ export interface AppConfig extends WorkerConfig {
     maxConnectionsPerPeer: number;
   };
   demoProcessingDelayMs: number;
-  benchControl: boolean;
 }
 
 export type ConfigRole = "server" | "tool";
@@ -346,11 +351,7 @@ export function loadConfig(
   options: { role?: ConfigRole } = {},
 ): AppConfig {
   const e = parse(serverSchema, source);
-  if (e.ONCE_BENCH_CONTROL === "1" && !demoFrom(e)) {
-    throw new ConfigError(
-      "invalid configuration: ONCE_BENCH_CONTROL=1 needs DEMO_MODE=1 (it serves a mutation without idempotency)",
-    );
-  }
+  labRoutesFrom(e);
   const worker = workerFrom(e);
   if (options.role === "server" && !worker.database.url) {
     throw new ConfigError(
@@ -369,8 +370,25 @@ export function loadConfig(
       maxConnectionsPerPeer: e.HTTP_MAX_CONNECTIONS_PER_PEER,
     },
     demoProcessingDelayMs: e.DEMO_PROCESSING_DELAY_MS,
-    benchControl: e.ONCE_BENCH_CONTROL === "1",
   };
+}
+
+/**
+ * The front door's lab module (ONCE_LAB_ROUTES), as the path given, or undefined; outside demo mode
+ * a ConfigError, so a production server that was handed one refuses to start.
+ */
+export function loadLabRoutesConfig(
+  source: Record<string, string | undefined>,
+): string | undefined {
+  return labRoutesFrom(parse(labSchema, source));
+}
+
+function labRoutesFrom(e: z.output<typeof labSchema>): string | undefined {
+  if (e.ONCE_LAB_ROUTES !== undefined && !demoFrom(e))
+    throw new ConfigError(
+      "invalid configuration: ONCE_LAB_ROUTES needs DEMO_MODE=1 (it serves routes from outside the app, such as a mutation without idempotency)",
+    );
+  return e.ONCE_LAB_ROUTES;
 }
 
 /**

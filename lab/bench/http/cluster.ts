@@ -20,6 +20,8 @@ import { spawnPaymentWorker } from "../../../scripts/lib/payment-worker";
 import { startProviderService } from "../../../tools/provider-service";
 
 export const ROOT = path.resolve(import.meta.dirname, "../../..");
+/** The module of the control procedure, which the front door serves beside the app's. */
+const CONTROL_ROUTE_MODULE = path.join(ROOT, "lab/bench/http/control-route.ts");
 
 /** Two billion units: at a few thousand orders a second no bench comes near the end of it. */
 const BENCH_STOCK = 2_000_000_000;
@@ -133,7 +135,8 @@ export interface InstanceOptions {
 }
 
 /**
- * `next start` on loopback with the bench's control procedure on and the background jobs running.
+ * `npm start`'s server on loopback, serving the bench's control procedure beside the app's
+ * (lab/bench/http/control-route.ts), with the background jobs running.
  */
 export async function startInstance(options: InstanceOptions): Promise<Instance> {
   const logFile = path.join(os.tmpdir(), `once-bench-http-${options.port}.log`);
@@ -246,9 +249,10 @@ function benchEnv(databaseUrl: string, providerUrl: string): NodeJS.ProcessEnv {
     PAYMENTS_PROVIDER_URL: providerUrl,
     PAYMENTS_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
     PAYMENTS_PROVIDER_SECRET_KEY: BENCH_PROVIDER_SECRET_KEY,
-    // The control procedure (benchControl.placeOrder) exists only with both of these.
+    // The control procedure (benchControl.placeOrder) is the lab's: the front door serves it only
+    // with both of these (scripts/lib/lab-routes.ts). A --baseline build's `next start` ignores it.
     DEMO_MODE: "1",
-    ONCE_BENCH_CONTROL: "1",
+    ONCE_LAB_ROUTES: CONTROL_ROUTE_MODULE,
     // The per-tenant cap (100 000 live keys) would stop a long run with 429s: every request of
     // the bench is the same tenant's. The cap's check still runs, as in production.
     IDEMPOTENCY_MAX_LIVE_KEYS: "100000000",
@@ -273,7 +277,6 @@ async function waitReady(child: ChildProcess, port: number, logFile: string): Pr
 }
 
 /** SIGTERM (Next stops gracefully, a --cpu-prof profile gets written), SIGKILL after 10 s. */
-/** The bench needs a production build that has the control procedure; build when there is none. */
 /**
  * The production build of this tree as it is now: rebuilt unless the last build was made from the
  * same commit with the same uncommitted changes (its stamp, written beside BUILD_ID). A build

@@ -1,6 +1,7 @@
 // The four ways the bench calls the checkout, all with the same body, auth and client work (every
 // request is built by setupRequest, so no path gets a cheaper client):
 //   control     benchControl.placeOrder: the same business transaction, no idempotency engine
+//               (control-route.ts: the lab's, served by the front door beside the app's)
 //   new keys    checkout.placeOrder with a fresh Idempotency-Key per request
 //   replays     checkout.placeOrder with one key that has already completed
 //   duplicates  checkout.placeOrder where each key is sent by as many requests as there are
@@ -39,7 +40,9 @@ export const EXPECTED_STATUSES: Record<Scenario, readonly number[]> = {
 };
 
 export const PROTECTED_PATH = "/api/trpc/checkout.placeOrder";
-const CONTROL_PATH = "/api/trpc/benchControl.placeOrder";
+/** The control's procedure (control-route.ts serves it). */
+export const CONTROL_PROCEDURE = "benchControl.placeOrder";
+const CONTROL_PATH = `/api/trpc/${CONTROL_PROCEDURE}`;
 export const TOKEN = "acme_demo_token";
 
 export function orderBody(productId: string): string {
@@ -106,7 +109,7 @@ export async function assertControlServed(baseUrl: string, productId: string): P
   });
   if (res.status === 404)
     throw new Error(
-      "the server has no benchControl.placeOrder: the build predates it, run `npm run build`",
+      `the server does not serve ${CONTROL_PROCEDURE}: it was started without ONCE_LAB_ROUTES naming lab/bench/http/control-route.ts, or not by scripts/front-door.ts`,
     );
   if (res.status !== 200)
     throw new Error(`the control procedure answered ${res.status}: ${await res.text()}`);

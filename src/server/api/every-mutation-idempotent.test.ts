@@ -1,25 +1,17 @@
-// "Every mutation is idempotent" as a check, not a convention: the test walks the app's router
-// (with the bench's control router too) and fails on any mutation that does not pass through the
-// idempotency middleware, the one `idempotentProcedure` and `adminIdempotentProcedure` add.
+// "Every mutation is idempotent" as a check, not a convention: the test walks the app's router and
+// fails on any mutation that does not pass through the idempotency middleware, the one
+// `idempotentProcedure` and `adminIdempotentProcedure` add. It has no exception: the benches'
+// control (the checkout without the engine) lives in lab/, outside the app and its build.
 import type { AnyProcedure, AnyRouter } from "@trpc/server";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { routerFor } from "./root";
+import { appRouter } from "./root";
 import {
   adminIdempotentProcedure,
   adminProcedure,
   idempotentProcedure,
   tenantProcedure,
 } from "./trpc";
-
-/**
- * Mutations allowed without the engine, each with why. Keep this list short: a state-changing call
- * without a key is exactly what the app promises never to have.
- */
-const NOT_IDEMPOTENT: Record<string, string> = {
-  "benchControl.placeOrder":
-    "routers/bench-control.ts: `npm run bench:http`'s control, the checkout without the engine; mounted only on a demo server started with ONCE_BENCH_CONTROL=1",
-};
 
 // tRPC keeps a procedure's middlewares, in order, on `_def.middlewares` (builders and built
 // procedures alike); its public types leave that field out.
@@ -51,8 +43,7 @@ describe("every mutation goes through the idempotency middleware", () => {
     expect(added(adminIdempotentProcedure(input), adminProcedure)[0]).toBe(idempotency);
   });
 
-  const router = routerFor({ benchControl: true });
-  const mutations = mutationsOf(router);
+  const mutations = mutationsOf(appRouter);
 
   it("the walk finds the app's mutations", () => {
     const paths = mutations.map(([path]) => path);
@@ -60,22 +51,7 @@ describe("every mutation goes through the idempotency middleware", () => {
     expect(paths).toContain("admin.keys.bust");
   });
 
-  it.each(mutations.filter(([path]) => !(path in NOT_IDEMPOTENT)))(
-    "%s is idempotent",
-    (_path, procedure) => {
-      expect(middlewaresOf(procedure)).toContain(idempotency);
-    },
-  );
-
-  it.each(Object.keys(NOT_IDEMPOTENT))(
-    "%s, the named exception, is still a mutation without it (or leaves this list)",
-    (path) => {
-      const procedure = mutations.find(([p]) => p === path)?.[1];
-      expect(
-        procedure,
-        `${path} is no longer a mutation: remove it from NOT_IDEMPOTENT`,
-      ).toBeDefined();
-      expect(procedure && middlewaresOf(procedure)).not.toContain(idempotency);
-    },
-  );
+  it.each(mutations)("%s is idempotent", (_path, procedure) => {
+    expect(middlewaresOf(procedure)).toContain(idempotency);
+  });
 });

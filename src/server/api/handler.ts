@@ -1,5 +1,6 @@
 // The tRPC HTTP handler, shared by the route and the tests: the same doors, error links and
 // logging for both.
+import type { AnyRouter } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { MAX_BATCH_SIZE } from "@/shared/batch";
 import { Reason } from "@/shared/reasons";
@@ -15,7 +16,7 @@ import { refuseCrossSiteMutation } from "./cross-site-guard";
 import { describedByHeaders, errorReason } from "./errors";
 import { RefusalStage, STORE_REFUSALS, type Refusals } from "../http/refusals";
 import { contextMaker, type ContextApp, type RequestScope } from "./context";
-import { routerFor } from "./root";
+import { appRouter } from "./root";
 
 /** `/api/trpc` as the route serves it: the doors first, then tRPC. */
 export async function serveTrpc(
@@ -49,17 +50,21 @@ export async function readTrpcRequest(req: Request, app: TrpcApp): Promise<Reque
 /** The app as the tRPC handler uses it: the refusal counters when there are some (tests: none). */
 export type TrpcApp = ContextApp & { refusals?: Refusals };
 
+/**
+ * tRPC behind the app's edge (context, error links, batch limit, store refusals counted). `router`:
+ * the app's; a lab module the front door serves in demo mode passes its own, built from the app's
+ * procedures, so it answers through this very edge (scripts/lib/lab-routes.ts).
+ */
 export function handleTrpcRequest(
   req: Request,
   app: TrpcApp,
   request: RequestScope = {},
+  router: AnyRouter = appRouter,
 ): Promise<Response> {
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
-    // The app's router, plus the bench's control procedure on a server started for `npm run
-    // bench:http`.
-    router: routerFor({ benchControl: app.config.benchControl }),
+    router,
     createContext: contextMaker(app, request),
     // A longer batch is refused before any of its calls runs (400 batch_too_large,
     // src/shared/batch.ts).

@@ -5,8 +5,10 @@
 // The app carries them (ServerApp.routes), so the door runs the very copy of this code that the
 // app's instrumentation built, not one of its own.
 import { parsePreferWait } from "@once/idempotency/http";
+import type { AnyRouter } from "@trpc/server";
 import type { AppConfig } from "../config";
 import { handleTrpcRequest, readTrpcRequest, type TrpcApp } from "../api/handler";
+import { appRouter } from "../api/root";
 import { webhookResponse, type WebhookDeps } from "../payments/webhook";
 import type { Admission } from "./admission";
 
@@ -18,16 +20,15 @@ export interface ApiRoutes {
   webhook(req: Request): Promise<Response>;
 }
 
+/** The parts of the server app the tRPC route uses. */
+export type TrpcRouteApp = TrpcApp & { config: AppConfig; admission: Admission };
+
 /** The parts of the server app the routes use. */
-export type RoutesApp = TrpcApp & {
-  config: AppConfig;
-  admission: Admission;
-  payments: WebhookDeps;
-};
+export type RoutesApp = TrpcRouteApp & { payments: WebhookDeps };
 
 export function apiRoutesFor(app: RoutesApp): ApiRoutes {
   return {
-    trpc: (req) => serveTrpcRoute(req, app),
+    trpc: trpcRouteFor(app, appRouter),
     webhook: (req) =>
       webhookResponse(app.payments, req, { secret: app.config.payments.webhookSecret }),
   };
@@ -38,13 +39,21 @@ export function apiRoutesFor(app: RoutesApp): ApiRoutes {
 // holds no place among the requests in flight. Then, past the instance's bound of requests in
 // flight, 503 store_busy before any work, unless the request said it would wait (`Prefer: wait`,
 // capped as the engine caps it): then it queues for a place (src/server/http/admission.ts). Then
-// tRPC itself.
-async function serveTrpcRoute(req: Request, app: RoutesApp): Promise<Response> {
-  const read = await readTrpcRequest(req, app);
-  if (read instanceof Response) return read;
-  const waitSeconds = parsePreferWait(read.headers.get("prefer")) ?? 0;
-  const waitMs = Math.min(waitSeconds * 1000, app.engine.config.maxWaitMs);
-  return app.admission.admit((whileWaiting) => handleTrpcRequest(read, app, { whileWaiting }), {
-    waitMs,
-  });
+// tRPC itself. `router`: the app's; a lab module the front door serves in demo mode
+// (scripts/lib/lab-routes.ts) passes its own and gets every one of these doors, the app's places
+// among the requests in flight included.
+export function trpcRouteFor(
+  app: TrpcRouteApp,
+  router: AnyRouter,
+): (req: Request) => Promise<Response> {
+  return async (req) => {
+    const read = await readTrpcRequest(req, app);
+    if (read instanceof Response) return read;
+    const waitSeconds = parsePreferWait(read.headers.get("prefer")) ?? 0;
+    const waitMs = Math.min(waitSeconds * 1000, app.engine.config.maxWaitMs);
+    return app.admission.admit(
+      (whileWaiting) => handleTrpcRequest(read, app, { whileWaiting }, router),
+      { waitMs },
+    );
+  };
 }

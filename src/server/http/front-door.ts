@@ -21,6 +21,10 @@
 //   costs. Everything else (pages, the other routes, any other method) is Next.js's. Under
 //   `npm run dev` every request goes to Next.js, so an edit to a router is what the next request
 //   runs.
+// - In demo mode only, a lab module's tRPC procedures beside the app's (`direct.lab`:
+//   scripts/lib/lab-routes.ts, ONCE_LAB_ROUTES): the benches' control, the checkout without the
+//   engine, lives in lab/ and never in the app's build. Served through the app's own tRPC edge
+//   (src/server/http/api-routes.ts's trpcRouteFor).
 import http from "node:http";
 import { busy } from "./admission";
 import { PEER_ADDRESS_HEADER } from "./client-address";
@@ -50,6 +54,16 @@ export interface DoorApp {
   refusals?: { count(reason: string, stage: "connection"): void };
   /** The API routes' handlers (src/server/http/api-routes.ts); absent in an older build. */
   routes?: Record<DirectRoute, (req: Request) => Promise<Response>>;
+}
+
+/**
+ * tRPC procedures a lab module adds beside the app's (scripts/lib/lab-routes.ts, demo mode only).
+ */
+export interface LabRoutes {
+  /** Their paths, as in `/api/trpc/<path>` (a batch of several calls is the app's, as before). */
+  readonly procedures: readonly string[];
+  /** Their handler, given the running app (the composition root, src/server/app.ts). */
+  handlerFor(app: DoorApp): (req: Request) => Promise<Response>;
 }
 
 /** The routes the door serves itself, and the Next.js routes that wrap the same handlers. */
@@ -87,11 +101,15 @@ export interface FrontDoorOptions {
    * Serve the API routes straight from the socket (`npm start`), with `headers` on every answer
    * (next.config.js's, which Next.js adds to every answer it writes); the port is the one
    * Next.js would report in `x-forwarded-port`. Absent (`npm run dev`): Next.js serves them.
+   * `lab`: a lab module's procedures, served beside the app's (demo mode only: the door's script
+   * checks).
    */
-  direct?: { headers: Readonly<Record<string, string>>; port: number };
+  direct?: { headers: Readonly<Record<string, string>>; port: number; lab?: LabRoutes };
 }
 
 export function createFrontDoor(options: FrontDoorOptions): http.Server {
+  // The lab module's handler for each app it was made with (one app per process, but in tests).
+  const labHandlers = new WeakMap<DoorApp, (req: Request) => Promise<Response>>();
   const server = http.createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -105,7 +123,7 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       const url = req.url ?? "/";
       if (url.startsWith(TRPC_PREFIX) && refusedAtTheDoor(req, res, options)) return;
       const route = options.direct && directRouteOf(req.method, url);
-      const handler = route ? options.app()?.routes?.[route] : undefined;
+      const handler = route ? handlerOf(route, url, options, labHandlers) : undefined;
       const served =
         handler && options.direct
           ? serveDirect(handler, req, res, options.direct, () => options.handle(req, res))
@@ -122,6 +140,30 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
     onRefuse: () => options.app()?.refusals?.count(TOO_MANY_CONNECTIONS, "connection"),
   });
   return server;
+}
+
+/** The handler for a direct route: a lab procedure's, or the app's own; none before the app exists. */
+function handlerOf(
+  route: DirectRoute,
+  url: string,
+  options: FrontDoorOptions,
+  labHandlers: WeakMap<DoorApp, (req: Request) => Promise<Response>>,
+): ((req: Request) => Promise<Response>) | undefined {
+  const app = options.app();
+  if (!app) return undefined;
+  const lab = options.direct?.lab;
+  if (route === "trpc" && lab?.procedures.includes(procedureOf(url))) {
+    let handler = labHandlers.get(app);
+    if (!handler) labHandlers.set(app, (handler = lab.handlerFor(app)));
+    return handler;
+  }
+  return app.routes?.[route];
+}
+
+/** `checkout.placeOrder` of `/api/trpc/checkout.placeOrder?…` (a direct tRPC path: one segment). */
+function procedureOf(url: string): string {
+  const query = url.indexOf("?");
+  return url.slice(TRPC_PREFIX.length, query < 0 ? url.length : query);
 }
 
 /** A request answered by the app's handler, Next.js left out. */
