@@ -18,6 +18,7 @@ export const SECTIONS: readonly BenchSection[] = [
   { id: "http", script: "bench:http", args: [] },
   { id: "overload", script: "bench:overload", args: [] },
   { id: "crowd", script: "bench:overload", args: ["--crowd"] },
+  { id: "slow-bodies", script: "bench:overload", args: ["--slow-bodies"] },
   { id: "payments", script: "bench:payments", args: [] },
   { id: "reconcile", script: "bench:reconcile", args: ["1000000"] },
   { id: "admin", script: "bench:admin", args: [] },

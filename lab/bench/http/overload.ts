@@ -386,6 +386,8 @@ function printResults(results: PathResult[]): void {
 
 // `-- --crowd`: the crowd that does not wait, bounded and unbounded side by side (crowd.ts).
 if (process.argv.includes("--crowd")) await import("./crowd");
+// `-- --slow-bodies`: slow-body connections held for a minute beside a measuring client (slow-bodies.ts).
+else if (process.argv.includes("--slow-bodies")) await import("./slow-bodies");
 else await overloadBench();
 
 async function overloadBench() {

@@ -1,0 +1,98 @@
+// `npx tsx lab/bench/http/profile-route.ts <route> [seconds]`: where one route's server CPU goes.
+// One instance as `npm start` runs it (the front door), started under `--cpu-prof`, is loaded with
+// one route at 8 connections after a warm-up; only the samples taken while the measured load ran
+// are summarised, by package and by function. Routes: `catalog` (GET catalog.list, a tRPC query
+// with one SELECT), `new-key` (a protected checkout, a new key each), `replay` (one completed key).
+// A measurement to read before changing the request path, not a test.
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import autocannon, { type AutocannonRequest } from "autocannon";
+import { runBench } from "../fail";
+import { ensureBuild, startDatabase, startInstance } from "./cluster";
+import { settle } from "./pace";
+import { profileMarkdown, summariseProfile } from "./profile";
+import { checkoutHeaders, completeKey, orderBody, PROTECTED_PATH } from "./scenarios";
+
+const ROUTES = ["catalog", "new-key", "replay"] as const;
+type RouteName = (typeof ROUTES)[number];
+const CONNECTIONS = 8;
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+function requestsOf(route: RouteName, productId: string, replayKey: string): AutocannonRequest[] {
+  if (route === "catalog") return [{ method: "GET", path: "/api/trpc/catalog.list" }];
+  const key = () => (route === "replay" ? replayKey : randomUUID());
+  return [
+    {
+      method: "POST",
+      path: PROTECTED_PATH,
+      body: orderBody(productId),
+      setupRequest: (request) => ({ ...request, headers: checkoutHeaders(key()) }),
+    },
+  ];
+}
+
+async function load(port: number, requests: AutocannonRequest[], seconds: number) {
+  const counts = { answered: 0, other: 0 };
+  const instance = autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests,
+  });
+  instance.on("response", (_client: unknown, status: number) => {
+    if (status >= 200 && status < 300) counts.answered++;
+    else counts.other++;
+  });
+  const result = await instance;
+  return { ...counts, other: counts.other + result.errors };
+}
+
+await runBench("profile-route", async (step) => {
+  const route = process.argv[2] as RouteName;
+  const seconds = Number(process.argv[3] ?? 10);
+  if (!ROUTES.includes(route) || !(seconds > 0)) {
+    console.error(`usage: npx tsx lab/bench/http/profile-route.ts <${ROUTES.join("|")}> [seconds]`);
+    process.exit(2);
+  }
+  await ensureBuild(step);
+  const port = Number(process.env.BENCH_HTTP_PORT ?? 3300);
+  const db = await startDatabase({ webhookPort: port });
+  const dir = mkdtempSync(path.join(os.tmpdir(), "once-route-prof-"));
+  try {
+    const instance = await startInstance({
+      port,
+      databaseUrl: db.url,
+      providerUrl: db.providerUrl,
+      nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+      paymentJobs: false, // the server's own work only: its payments wait in the outbox
+    });
+    let window: { fromUs: number; toUs: number };
+    let answered: { answered: number; other: number };
+    try {
+      const replayKey = randomUUID();
+      await completeKey(`http://127.0.0.1:${port}`, db.productId, replayKey);
+      const requests = requestsOf(route, db.productId, replayKey);
+      step(`warming up ${route}`);
+      await load(port, requests, 3);
+      await settle([instance.pid]);
+      step(`profiling ${route}, ${CONNECTIONS} connections, ${seconds} s`);
+      const fromUs = nowUs();
+      answered = await load(port, requests, seconds);
+      window = { fromUs, toUs: nowUs() };
+    } finally {
+      await instance.stop(); // SIGTERM: node writes the profile as it exits
+    }
+    const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+    if (!file) throw new Error("no CPU profile was written (the server did not exit cleanly)");
+    const summary = summariseProfile(path.join(dir, file), window);
+    console.log(
+      `${route}: ${answered.answered} answered 2xx (${answered.other} other), ${summary.totalMs.toFixed(0)} ms of sampled CPU on the main thread, ${(summary.totalMs / answered.answered).toFixed(3)} ms a request\n`,
+    );
+    console.log(profileMarkdown(summary, answered.answered, 40));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await db.stop();
+  }
+});

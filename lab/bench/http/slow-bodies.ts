@@ -1,0 +1,192 @@
+// `npm run bench:overload -- --slow-bodies`: slow bodies count for nothing, measured. One instance
+// as `npm start` runs it; a measuring client (autocannon, 8 connections) sends catalog reads and
+// new-key checkouts in slices of SLOW_SLICE_SECONDS (10). For each attack (40, 400 and 4 000
+// connections, anonymous and with a valid token) the attacker holds that many slow-body connections
+// open for SLOW_SECONDS (60; lab/bench/http/slow-attack.ts), while the client's slices alternate
+// between the two paths; before each attack, one slice of each path without it: the calm rate of the
+// same run. Printed: each path's 200s a second under attack as a ratio to its calm rate (goal
+// >= 0.9x), health during the attack, the slow sockets the server answered (408 at the body deadline)
+// and the attacker opened again, and any answer but 200 the client got. Knobs: SLOW_CONNECTIONS
+// (40,400,4000), SLOW_SECONDS, SLOW_SLICE_SECONDS, BENCH_HTTP_PORT (3300). 4 000 sockets need as many
+// open files in this process and in the server: raise `ulimit -Hn` if the bench says so.
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import autocannon, { type AutocannonRequest } from "autocannon";
+import { runBench, type Step } from "../fail";
+import { ensureBuild, startDatabase, startInstance, type Instance } from "./cluster";
+import { settle } from "./pace";
+import { checkoutHeaders, orderBody, PROTECTED_PATH, TOKEN } from "./scenarios";
+import { startSlowAttack } from "./slow-attack";
+
+const COUNTS = (process.env.SLOW_CONNECTIONS ?? "40,400,4000").split(",").map(Number);
+const HOLD_SECONDS = Number(process.env.SLOW_SECONDS ?? 60);
+const SLICE_SECONDS = Number(process.env.SLOW_SLICE_SECONDS ?? 10);
+const CLIENT_CONNECTIONS = 8;
+const PATHS = ["catalog.list", "new keys"] as const;
+type Path = (typeof PATHS)[number];
+const GOAL = 0.9;
+
+interface Tally {
+  served: number;
+  wallMs: number;
+  other: Record<number, number>;
+}
+interface Cell {
+  count: number;
+  who: "anonymous" | "with a token";
+  calm: Record<Path, Tally>;
+  attacked: Record<Path, Tally>;
+  health: string[];
+  reopened: number;
+  answers: Record<string, number>;
+}
+
+const emptyTally = (): Tally => ({ served: 0, wallMs: 0, other: {} });
+const rate = (t: Tally) => (t.served / t.wallMs) * 1000;
+
+function requestOf(path: Path, productId: string): AutocannonRequest {
+  if (path === "catalog.list") return { method: "GET", path: "/api/trpc/catalog.list" };
+  return {
+    method: "POST",
+    path: PROTECTED_PATH,
+    body: orderBody(productId),
+    setupRequest: (r) => ({ ...r, headers: checkoutHeaders(randomUUID()) }),
+  };
+}
+
+/** One slice of the measuring client's closed loop, added to `into`. */
+async function slice(port: number, path: Path, productId: string, into: Tally): Promise<void> {
+  const started = performance.now();
+  const run = autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CLIENT_CONNECTIONS,
+    duration: SLICE_SECONDS,
+    timeout: 10,
+    requests: [requestOf(path, productId)],
+  });
+  run.on("response", (_client: unknown, status: number) => {
+    if (status === 200) into.served++;
+    else into.other[status] = (into.other[status] ?? 0) + 1;
+  });
+  const result = await run;
+  into.wallMs += performance.now() - started;
+  if (result.errors + result.timeouts)
+    into.other[0] = (into.other[0] ?? 0) + result.errors + result.timeouts;
+}
+
+async function health(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/health`);
+  const body = (await res.json().catch(() => ({}))) as { status?: string };
+  return `${res.status} ${body.status ?? "?"}`;
+}
+
+/** The calm slices, then the attack held for HOLD_SECONDS while the client's slices alternate. */
+async function measureCell(
+  instance: Instance,
+  productId: string,
+  count: number,
+  token: string | undefined,
+): Promise<Cell> {
+  const cell: Cell = {
+    count,
+    who: token ? "with a token" : "anonymous",
+    calm: { "catalog.list": emptyTally(), "new keys": emptyTally() },
+    attacked: { "catalog.list": emptyTally(), "new keys": emptyTally() },
+    health: [],
+    reopened: 0,
+    answers: {},
+  };
+  for (const path of PATHS) await slice(instance.port, path, productId, cell.calm[path]);
+  const attack = startSlowAttack(instance.port, count, token);
+  try {
+    await attack.ready;
+    const until = performance.now() + HOLD_SECONDS * 1000;
+    for (let i = 0; performance.now() < until; i++) {
+      const path = PATHS[i % PATHS.length]!;
+      await slice(instance.port, path, productId, cell.attacked[path]);
+      cell.health.push(await health(instance.port));
+    }
+  } finally {
+    attack.stop();
+  }
+  cell.reopened = attack.reopened();
+  cell.answers = attack.answers();
+  return cell;
+}
+
+const ratioText = (calm: Tally, attacked: Tally) =>
+  `${rate(calm).toFixed(1)} → ${rate(attacked).toFixed(1)} (${(rate(attacked) / rate(calm)).toFixed(2)}×)`;
+const counted = (r: Record<string | number, number>) =>
+  Object.entries(r)
+    .map(([k, n]) => `${k === "0" ? "socket errors" : k}×${n}`)
+    .join(", ") || "–";
+
+function print(cells: Cell[]): void {
+  console.log(
+    `\nonce bench:overload --slow-bodies — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), the attack held ${HOLD_SECONDS} s, the client's slices ${SLICE_SECONDS} s at ${CLIENT_CONNECTIONS} connections\n`,
+  );
+  console.log(
+    "| slow-body connections | attacker | catalog.list 200/s: calm → attacked | new-key checkouts 200/s: calm → attacked | health during the attack | slow sockets answered (opened again) | the client's other answers | goal ≥ 0.9× |",
+  );
+  console.log("|---:|---|---:|---:|---|---|---|---|");
+  for (const c of cells) {
+    const worst = Math.min(...PATHS.map((p) => rate(c.attacked[p]) / rate(c.calm[p])));
+    const other = { ...c.attacked["catalog.list"].other };
+    for (const [k, n] of Object.entries(c.attacked["new keys"].other))
+      other[Number(k)] = (other[Number(k)] ?? 0) + n;
+    console.log(
+      `| ${c.count} | ${c.who} | ${ratioText(c.calm["catalog.list"], c.attacked["catalog.list"])} | ${ratioText(c.calm["new keys"], c.attacked["new keys"])} | ${[...new Set(c.health)].join(", ")} | ${counted(c.answers)} (${c.reopened}) | ${counted(other)} | **${worst >= GOAL ? "met" : "missed"}** (${worst.toFixed(2)}×) |`,
+    );
+  }
+}
+
+/** The soft limit on open files of a process, from /proc. */
+function openFiles(pid: number | "self"): number {
+  const line = readFileSync(`/proc/${pid}/limits`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("Max open files"));
+  const soft = line?.split(/\s{2,}/)[1];
+  return soft === "unlimited" ? Infinity : Number(soft);
+}
+
+async function attackAll(instance: Instance, productId: string, step: Step): Promise<Cell[]> {
+  const needed = Math.max(...COUNTS) + 1024;
+  for (const pid of ["self", instance.pid] as const)
+    if (openFiles(pid) < needed)
+      throw new Error(
+        `${pid === "self" ? "this process" : "the server"} may open too few files for ${Math.max(...COUNTS)} sockets: raise the hard limit (ulimit -Hn ${needed})`,
+      );
+  const cells: Cell[] = [];
+  for (const count of COUNTS)
+    for (const token of [undefined, TOKEN]) {
+      await settle([instance.pid]);
+      step(
+        `${count} slow-body connections (${token ? "with a token" : "anonymous"}), ${HOLD_SECONDS} s`,
+      );
+      cells.push(await measureCell(instance, productId, count, token));
+    }
+  return cells;
+}
+
+await runBench("bench:overload --slow-bodies", async (step) => {
+  await ensureBuild(step);
+  const port = Number(process.env.BENCH_HTTP_PORT ?? 3300);
+  const db = await startDatabase({ webhookPort: port });
+  try {
+    const instance = await startInstance({
+      port,
+      databaseUrl: db.url,
+      providerUrl: db.providerUrl,
+    });
+    try {
+      step("warming up both paths");
+      for (const path of PATHS) await slice(port, path, db.productId, emptyTally());
+      print(await attackAll(instance, db.productId, step));
+    } finally {
+      await instance.stop();
+    }
+  } finally {
+    await db.stop();
+  }
+});
