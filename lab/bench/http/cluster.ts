@@ -279,8 +279,8 @@ async function waitReady(child: ChildProcess, port: number, logFile: string): Pr
 /** SIGTERM (Next stops gracefully, a --cpu-prof profile gets written), SIGKILL after 10 s. */
 /**
  * The production build of this tree as it is now: rebuilt unless the last build was made from the
- * same commit with the same uncommitted changes (its stamp, written beside BUILD_ID). A build
- * kept only because it exists would measure older code.
+ * same files (its stamp, written beside BUILD_ID). A build kept only because it exists would
+ * measure older code. Its output goes to standard error: a bench's standard output is its report.
  */
 export async function ensureBuild(log: (msg: string) => void): Promise<void> {
   const stampFile = path.join(ROOT, ".next", "once-build-stamp");
@@ -288,15 +288,22 @@ export async function ensureBuild(log: (msg: string) => void): Promise<void> {
   if (existsSync(path.join(ROOT, ".next", "BUILD_ID")) && existsSync(stampFile))
     if (readFileSync(stampFile, "utf8") === stamp) return;
   log("the production build is missing or older than this tree: running `npm run build`");
-  const build = spawn("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
+  const build = spawn("npm", ["run", "build"], { cwd: ROOT, stdio: ["ignore", 2, "inherit"] });
   const [code] = (await once(build, "exit")) as [number | null];
   if (code !== 0) throw new Error(`npm run build failed (${code})`);
   writeFileSync(stampFile, stamp);
 }
 
-/** The commit checked out, and a hash of what differs from it (tracked files). */
+/**
+ * What the build is made from: the files git tracks and their uncommitted changes, outside what it
+ * never reads (the docs, the lab, the end-to-end tests, the examples), so a bench writing
+ * docs/benchmarks.md, or a commit of it, does not make the next bench rebuild.
+ */
+const NOT_BUILT = ["docs", "lab", "e2e", "examples", "*.md"].map((p) => `:(exclude)${p}`);
+
 function treeStamp(): string {
   const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" });
-  const diff = createHash("sha256").update(git("diff", "HEAD")).digest("hex");
-  return `${git("rev-parse", "HEAD").trim()} ${diff}`;
+  const hash = (text: string) => createHash("sha256").update(text).digest("hex");
+  const committed = hash(git("ls-files", "--stage", "--", ".", ...NOT_BUILT));
+  return `${committed} ${hash(git("diff", "HEAD", "--", ".", ...NOT_BUILT))}`;
 }
