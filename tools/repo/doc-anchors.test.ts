@@ -1,4 +1,4 @@
-// Every link into a Markdown page's section (`page.md#section`, or `#section` within the page)
+// Every link into a Markdown page's section (`<page>.md#<section>`, or `#<section>` within the page)
 // from the README and docs/ lands on a heading that exists, slugged as GitHub slugs it: a heading
 // renamed (or a bench section moved) breaks the test, not the reader's click.
 import { execFileSync } from "node:child_process";
