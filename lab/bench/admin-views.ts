@@ -1,4 +1,4 @@
-// bench:admin, part two: the incident dashboard's views at scale (issue 11): a key found by its
+// bench:admin, part two: the incident dashboard's views at scale: a key found by its
 // value, procedures by prefix, the key page with its timeline, the audit log's filters, the
 // counters chart, the stuck count, and the bulk release's batches. Each through the real tRPC
 // handler (timed) and, where one SQL statement is the view, with EXPLAIN ANALYZE naming its index.

@@ -155,7 +155,7 @@ export async function floorTransactionOnly(
 
 /**
  * The least a replay can cost: one indexed read of the stored answer by (scope, key), no
- * reservation attempt. The engine's replay is compared with this too (issue 13).
+ * reservation attempt. The engine's replay is compared with this too.
  */
 export async function floorRead(pool: CountingPool, scope: string, key: string): Promise<unknown> {
   const { rows } = await pool.query({

@@ -7,9 +7,13 @@
 //     scripts, bots and retrying proxies do);
 //   - `honour`: a refused client waits its Retry-After and up to half of it again at random
 //     before sending again (as the shop's own client link does).
-// Cells alternate between the two instances, CROWD_SECONDS each (4 unless told). Printed: answers
+// Beside them, the floor: the same routes written by hand on bare node:http + pg, under the same
+// ignoring crowd (catalog reads and new keys), for what the machine itself gives at each count
+// (the load generator shares its two cores). Each path is warmed up on every instance first.
+// Cells alternate between the instances, CROWD_SECONDS each (4 unless told). Printed: answers
 // 200 a second per cell, each as a ratio to the best count's for that path, client and instance;
-// refusals; a refusal's server CPU against a served catalog read's (from the ignoring clients'
+// refusals; the goal per path (every count >= 0.9x the best) with the floor's own shape beside it;
+// a refusal's server CPU against a served catalog read's (from the ignoring clients'
 // 1 024-connection catalog cell: its CPU less its reads at the 16-connection cell's cost, over its
 // refusals); and the recovery cell: new-key checkouts at 64 connections, then CROWD_FLOOD_SECONDS
 // (30) at 1 024, then 64 again: how long until a one-second window serves >= 0.9x the rate before.
@@ -22,6 +26,7 @@ import autocannon from "autocannon";
 import {
   ensureBuild,
   startDatabase,
+  startFloorServer,
   startInstance,
   startWorkerProcess,
   type Database,
@@ -47,6 +52,7 @@ const FLOOD = 1024;
 /** How soon after the flood the calm clients must be served at 0.9x their rate before it. */
 const RECOVERY_TARGET_S = 2;
 const RECOVERY_WATCH_S = 8;
+const WARM_SECONDS = 2;
 
 interface Cell {
   served: number;
@@ -220,8 +226,22 @@ async function recovery(port: number, productId: string): Promise<Recovery> {
   return { before, recoveredAfterS, floodServed: flood[200] ?? 0, floodRefused: flood[503] ?? 0 };
 }
 
-/** An instance under test and the name its table and rows go by. */
-type Named = { name: string; instance: Instance };
+/**
+ * An instance under test and the name its table and rows go by. `floor`: the same routes written
+ * by hand on bare node:http + pg (floor-server.ts), run under the same crowd for the machine's own
+ * shape: what two cores shared with the load generator give at each count when nothing but the
+ * work is done.
+ */
+type Named = {
+  name: string;
+  instance: Pick<Instance, "port" | "pid" | "stop">;
+  floor?: boolean;
+};
+
+const FLOOR_NAME = "the floor: the same routes by hand (node:http + pg)";
+/** The floor answers catalog reads and new keys to ignoring clients: the crowd that matters. */
+const measuredOn = (named: Named, kind: ClientKind, path: Path) =>
+  !named.floor || (kind === "ignore" && path !== "replays");
 
 /**
  * The instance as `npm start` runs it and the one with its ceiling lifted, pushed one at a time
@@ -247,6 +267,11 @@ async function startBoth(db: Database, base: number, into: Named[]): Promise<voi
       env: { HTTP_MAX_IN_FLIGHT: "100000" },
     }),
   });
+  into.push({
+    name: FLOOR_NAME,
+    instance: await startFloorServer(db.url, base + 2),
+    floor: true,
+  });
 }
 
 /** What the cells share: the product, the completed key for the replays, every pid to settle. */
@@ -264,9 +289,12 @@ const cellKey = (name: string, kind: ClientKind, path: Path, connections: number
 async function measureCells(instances: Named[], run: Run): Promise<Map<string, Cell>> {
   const cells = new Map<string, Cell>();
   for (const kind of CLIENTS)
-    for (const path of PATHS)
+    for (const path of PATHS) {
+      if (kind === CLIENTS[0]) await warmUp(instances, path, run);
       for (const connections of COUNTS)
-        for (const { name, instance } of instances) {
+        for (const named of instances) {
+          if (!measuredOn(named, kind, path)) continue;
+          const { name, instance } = named;
           await settle(run.pids);
           run.step(`${name}: ${kind}, ${path}, ${connections} connections, ${SECONDS} s`);
           cells.set(
@@ -282,14 +310,29 @@ async function measureCells(instances: Named[], run: Run): Promise<Map<string, C
             ),
           );
         }
+    }
   return cells;
+}
+
+/**
+ * Each instance's first seconds on a path, not measured: without them the first count measured
+ * (16) ran on a cold instance (JIT, pool connections) and read as the crowd's doing.
+ */
+async function warmUp(instances: Named[], path: Path, run: Run): Promise<void> {
+  for (const named of instances) {
+    if (!measuredOn(named, "ignore", path)) continue;
+    run.step(`${named.name}: warming up ${path}`);
+    await ignoring(named.instance.port, path, CALM, WARM_SECONDS, run.productId, run.replayKey, {});
+  }
+  await settle(run.pids);
 }
 
 /** The recovery cell on each instance, unless CROWD_RECOVERY=0. */
 async function measureRecoveries(instances: Named[], run: Run): Promise<Map<string, Recovery>> {
   const recoveries = new Map<string, Recovery>();
   if (process.env.CROWD_RECOVERY !== "0")
-    for (const { name, instance } of instances) {
+    for (const { name, instance, floor } of instances) {
+      if (floor) continue;
       await settle(run.pids);
       run.step(`${name}: recovery, ${CALM} → ${FLOOD} for ${FLOOD_SECONDS} s → ${CALM}`);
       recoveries.set(name, await recovery(instance.port, run.productId));
@@ -307,6 +350,7 @@ function printCells(instances: Named[], cells: Map<string, Cell>): void {
     console.log(`|---|---|${COUNTS.map(() => "---:").join("|")}|`);
     for (const kind of CLIENTS)
       for (const path of PATHS) {
+        if (!cells.has(cellKey(name, kind, path, COUNTS[0]!))) continue;
         const row = COUNTS.map((c) => cells.get(cellKey(name, kind, path, c))!);
         const rates = row.map((c) => (c.served / c.wallMs) * 1000);
         const best = Math.max(...rates);
@@ -315,6 +359,41 @@ function printCells(instances: Named[], cells: Map<string, Cell>): void {
         );
       }
   }
+}
+
+/** A row's lowest count's rate over its best count's, and the count it was at. */
+function lowestOfBest(cells: Map<string, Cell>, name: string, kind: ClientKind, path: Path) {
+  if (!cells.has(cellKey(name, kind, path, COUNTS[0]!))) return undefined;
+  const rates = COUNTS.map((c) => {
+    const cell = cells.get(cellKey(name, kind, path, c))!;
+    return (cell.served / cell.wallMs) * 1000;
+  });
+  const best = Math.max(...rates);
+  const low = Math.min(...rates);
+  return { ratio: best > 0 ? low / best : 0, at: COUNTS[rates.indexOf(low)]! };
+}
+
+/**
+ * The goal, per path and client: served a second at every count >= 0.9x the best count's, on the
+ * instance as `npm start` runs it; beside it the floor's own lowest-to-best under the same crowd,
+ * which no server on this machine can beat.
+ */
+function printGoodput(instances: Named[], cells: Map<string, Cell>): void {
+  const bounded = instances[0]!.name;
+  console.log(
+    `\n### Goodput as the crowd grows: the lowest count's 200/s ÷ the best count's (goal ≥ 0.9×)\n`,
+  );
+  console.log(`| clients | path | ${bounded} | ${FLOOR_NAME} | |`);
+  console.log(`|---|---|---:|---:|---|`);
+  for (const kind of CLIENTS)
+    for (const path of PATHS) {
+      const app = lowestOfBest(cells, bounded, kind, path)!;
+      const floor = lowestOfBest(cells, FLOOR_NAME, kind, path);
+      const floorText = floor ? `${floor.ratio.toFixed(2)}× (at ${floor.at})` : "–";
+      console.log(
+        `| ${kind} | ${path} | ${app.ratio.toFixed(2)}× (at ${app.at}) | ${floorText} | **${app.ratio >= 0.9 ? "met" : "missed"}** |`,
+      );
+    }
 }
 
 function printRecoveries(recoveries: Map<string, Recovery>): void {
@@ -365,6 +444,7 @@ await runBench("bench:overload --crowd", async (step) => {
       `\nonce bench:overload --crowd — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), ${SECONDS} s a cell, cells alternating between the two instances`,
     );
     printCells(instances, cells);
+    printGoodput(instances, cells);
     printRecoveries(recoveries);
     printRefusalCost(instances[0]!, cells);
   } finally {

@@ -1,5 +1,5 @@
 // The HTTP bench's tables: every figure beside its ratio to the control (the same checkout with no
-// idempotency engine) measured in the same interleaved run, and the issue's goals checked on them.
+// idempotency engine) measured in the same interleaved run, and its goals checked on them.
 import { figuresOf, type Figures, type Slice } from "./load";
 import { SCENARIOS, type Scenario } from "./scenarios";
 import type { PaymentsReport } from "./payments";
@@ -164,7 +164,7 @@ function paymentsGoal(payments: PaymentsReport): Goal {
 }
 
 /**
- * The goals of issues 13 and 29 that the checkout table and the payments phase answer, in the
+ * The goals that the checkout table and the payments phase answer, in the
  * order the report lists them.
  * `checkout`: the route costs' new key and replay, each on an instance that handles no webhooks
  * but those sent to it. The slices' CPU per request is not that: their instance also handles the
@@ -189,7 +189,7 @@ export function goals(
 
 export function goalsMarkdown(list: Goal[]): string {
   return [
-    "| goal (issues 13, 29) | measured | |",
+    "| goal | measured | |",
     "|---|---|---|",
     ...list.map((g) => `| ${g.goal} | ${g.measured} | **${g.met ? "met" : "missed"}** |`),
   ].join("\n");
