@@ -1,11 +1,12 @@
 // `npx tsx lab/bench/http/profile-route.ts <route> [seconds]`: where one route's server CPU goes.
 // One instance as `npm start` runs it (the front door), started under `--cpu-prof`, is loaded with
 // one route at 8 connections after a warm-up; only the samples taken while the measured load ran
-// are summarised, by package and by function. Routes: `catalog` (GET catalog.list, a tRPC query
-// with one SELECT), `new-key` (a protected checkout, a new key each), `replay` (one completed key).
-// A measurement to read before changing the request path, not a test.
+// are summarised, by package and by function, beside the CPU of every thread of the server (and
+// of any child process) over the same load, from /proc. Routes: `catalog` (GET catalog.list, a
+// tRPC query with one SELECT), `new-key` (a protected checkout, a new key each), `replay` (one
+// completed key). A measurement to read before changing the request path, not a test.
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon, { type AutocannonRequest } from "autocannon";
@@ -19,6 +20,51 @@ const ROUTES = ["catalog", "new-key", "replay"] as const;
 type RouteName = (typeof ROUTES)[number];
 const CONNECTIONS = 8;
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+const TICK_MS = 10; // /proc's clock tick (CLK_TCK 100)
+
+/**
+ * CPU ms by thread name of a process and of its descendants (`pid:name`), from /proc: the profile
+ * sees the main thread only, /proc's figure also the garbage collector's helpers and libuv's pool.
+ */
+function cpuByThread(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const visit = (p: number, label: string) => {
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${p}/task`);
+    } catch {
+      return;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = readFileSync(`/proc/${p}/task/${tid}/stat`, "utf8");
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const ms = (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+        const key = `${label} ${name}`;
+        out.set(key, (out.get(key) ?? 0) + ms);
+        for (const child of readFileSync(`/proc/${p}/task/${tid}/children`, "utf8").split(" "))
+          if (child.trim()) visit(Number(child), `${label} > ${child.trim()}`);
+      } catch {
+        // a thread that ended meanwhile
+      }
+    }
+  };
+  visit(pid, String(pid));
+  return out;
+}
+
+function threadTable(before: Map<string, number>, after: Map<string, number>, n: number): string {
+  const rows = [...after]
+    .map(([name, ms]) => [name, ms - (before.get(name) ?? 0)] as const)
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1]);
+  return [
+    "| thread (process thread-name) | CPU ms | ms per request |",
+    "|---|---:|---:|",
+    ...rows.map(([name, ms]) => `| ${name} | ${ms} | ${(ms / n).toFixed(3)} |`),
+  ].join("\n");
+}
 
 function requestsOf(route: RouteName, productId: string, replayKey: string): AutocannonRequest[] {
   if (route === "catalog") return [{ method: "GET", path: "/api/trpc/catalog.list" }];
@@ -70,6 +116,7 @@ await runBench("profile-route", async (step) => {
     });
     let window: { fromUs: number; toUs: number };
     let answered: { answered: number; other: number };
+    let threads = "";
     try {
       const replayKey = randomUUID();
       await completeKey(`http://127.0.0.1:${port}`, db.productId, replayKey);
@@ -79,7 +126,9 @@ await runBench("profile-route", async (step) => {
       await settle([instance.pid]);
       step(`profiling ${route}, ${CONNECTIONS} connections, ${seconds} s`);
       const fromUs = nowUs();
+      const before = cpuByThread(instance.pid);
       answered = await load(port, requests, seconds);
+      threads = threadTable(before, cpuByThread(instance.pid), answered.answered);
       window = { fromUs, toUs: nowUs() };
     } finally {
       await instance.stop(); // SIGTERM: node writes the profile as it exits
@@ -90,6 +139,7 @@ await runBench("profile-route", async (step) => {
     console.log(
       `${route}: ${answered.answered} answered 2xx (${answered.other} other), ${summary.totalMs.toFixed(0)} ms of sampled CPU on the main thread, ${(summary.totalMs / answered.answered).toFixed(3)} ms a request\n`,
     );
+    console.log(`${threads}\n`);
     console.log(profileMarkdown(summary, answered.answered, 40));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,8 @@
 // as `npm start` runs it; a measuring client (autocannon, 8 connections) sends catalog reads and
 // new-key checkouts in slices of SLOW_SLICE_SECONDS (10). For each attack (40, 400 and 4 000
 // connections, anonymous and with a valid token) the attacker holds that many slow-body connections
-// open for SLOW_SECONDS (60; lab/bench/http/slow-attack.ts), while the client's slices alternate
+// open for SLOW_SECONDS (60; lab/bench/http/slow-attack.ts, in a process of its own so that its
+// sockets do not share the measuring client's event loop), while the client's slices alternate
 // between the two paths; before each attack, one slice of each path without it: the calm rate of the
 // same run. Printed: each path's 200s a second under attack as a ratio to its calm rate (goal
 // >= 0.9x), health during the attack, the slow sockets the server answered (408 at the body deadline)
@@ -17,7 +18,9 @@ import { runBench, type Step } from "../fail";
 import { ensureBuild, startDatabase, startInstance, type Instance } from "./cluster";
 import { settle } from "./pace";
 import { checkoutHeaders, orderBody, PROTECTED_PATH, TOKEN } from "./scenarios";
-import { startSlowAttack } from "./slow-attack";
+import { fork } from "node:child_process";
+import path from "node:path";
+import { cpuMsOf } from "./cpu";
 
 const COUNTS = (process.env.SLOW_CONNECTIONS ?? "40,400,4000").split(",").map(Number);
 const HOLD_SECONDS = Number(process.env.SLOW_SECONDS ?? 60);
@@ -40,6 +43,43 @@ interface Cell {
   health: string[];
   reopened: number;
   answers: Record<string, number>;
+  /** The attacker process's CPU over the attack, in share of one core. */
+  attackerCores: number;
+}
+
+interface AttackProcess {
+  pid: number;
+  /** Stops the attack; what the server answered its sockets, and how many it opened again. */
+  stop(): Promise<{ reopened: number; answers: Record<string, number> }>;
+}
+
+/** The attacker in a process of its own (slow-attacker.ts), once its sockets are all open. */
+async function startAttackProcess(
+  port: number,
+  count: number,
+  token: string | undefined,
+): Promise<AttackProcess> {
+  const child = fork(
+    path.join(import.meta.dirname, "slow-attacker.ts"),
+    [String(port), String(count), token ?? ""],
+    { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] },
+  );
+  const exited = new Promise<never>((_, reject) =>
+    child.once("exit", (code) => reject(new Error(`the attacker exited (${code}) unasked`))),
+  );
+  const message = <T>() =>
+    new Promise<T>((resolve) => child.once("message", (m) => resolve(m as T)));
+  await Promise.race([message<{ ready: true }>(), exited]);
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      const told = message<{ reopened: number; answers: Record<string, number> }>();
+      child.send("stop");
+      const said = await Promise.race([told, exited]);
+      exited.catch(() => {}); // it exits after saying
+      return said;
+    },
+  };
 }
 
 const emptyTally = (): Tally => ({ served: 0, wallMs: 0, other: {} });
@@ -96,22 +136,23 @@ async function measureCell(
     health: [],
     reopened: 0,
     answers: {},
+    attackerCores: 0,
   };
   for (const path of PATHS) await slice(instance.port, path, productId, cell.calm[path]);
-  const attack = startSlowAttack(instance.port, count, token);
+  const attack = await startAttackProcess(instance.port, count, token);
+  const cpuBefore = cpuMsOf([attack.pid]);
+  const started = performance.now();
   try {
-    await attack.ready;
-    const until = performance.now() + HOLD_SECONDS * 1000;
+    const until = started + HOLD_SECONDS * 1000;
     for (let i = 0; performance.now() < until; i++) {
       const path = PATHS[i % PATHS.length]!;
       await slice(instance.port, path, productId, cell.attacked[path]);
       cell.health.push(await health(instance.port));
     }
+    cell.attackerCores = (cpuMsOf([attack.pid]) - cpuBefore) / (performance.now() - started);
   } finally {
-    attack.stop();
+    Object.assign(cell, await attack.stop());
   }
-  cell.reopened = attack.reopened();
-  cell.answers = attack.answers();
   return cell;
 }
 
@@ -127,16 +168,16 @@ function print(cells: Cell[]): void {
     `\nonce bench:overload --slow-bodies — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), the attack held ${HOLD_SECONDS} s, the client's slices ${SLICE_SECONDS} s at ${CLIENT_CONNECTIONS} connections\n`,
   );
   console.log(
-    "| slow-body connections | attacker | catalog.list 200/s: calm → attacked | new-key checkouts 200/s: calm → attacked | health during the attack | slow sockets answered (opened again) | the client's other answers | goal ≥ 0.9× |",
+    "| slow-body connections | attacker | catalog.list 200/s: calm → attacked | new-key checkouts 200/s: calm → attacked | health during the attack | slow sockets answered (opened again) | the attacker's CPU (cores) | the client's other answers | goal ≥ 0.9× |",
   );
-  console.log("|---:|---|---:|---:|---|---|---|---|");
+  console.log("|---:|---|---:|---:|---|---|---:|---|---|");
   for (const c of cells) {
     const worst = Math.min(...PATHS.map((p) => rate(c.attacked[p]) / rate(c.calm[p])));
     const other = { ...c.attacked["catalog.list"].other };
     for (const [k, n] of Object.entries(c.attacked["new keys"].other))
       other[Number(k)] = (other[Number(k)] ?? 0) + n;
     console.log(
-      `| ${c.count} | ${c.who} | ${ratioText(c.calm["catalog.list"], c.attacked["catalog.list"])} | ${ratioText(c.calm["new keys"], c.attacked["new keys"])} | ${[...new Set(c.health)].join(", ")} | ${counted(c.answers)} (${c.reopened}) | ${counted(other)} | **${worst >= GOAL ? "met" : "missed"}** (${worst.toFixed(2)}×) |`,
+      `| ${c.count} | ${c.who} | ${ratioText(c.calm["catalog.list"], c.attacked["catalog.list"])} | ${ratioText(c.calm["new keys"], c.attacked["new keys"])} | ${[...new Set(c.health)].join(", ")} | ${counted(c.answers)} (${c.reopened}) | ${c.attackerCores.toFixed(2)} | ${counted(other)} | **${worst >= GOAL ? "met" : "missed"}** (${worst.toFixed(2)}×) |`,
     );
   }
 }
