@@ -15,7 +15,7 @@ const USER_DOCS = tracked.filter((f) => f === "README.md" || /^docs\/[^/]+\.md$/
 
 /** What belongs to the build's history, not to a user's page. */
 const DIARY =
-  /\b[Ii]ssue [0-9]|\b([0-9]+(st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|this) pass\b/;
+  /\b[Ii]ssues? [0-9]|\b([0-9]+(st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|this) pass\b/;
 /** A commit: seven or more hex digits with a letter and a digit (code in backticks is exempt). */
 const COMMIT = /\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b/;
 
@@ -40,6 +40,7 @@ describe("the user docs describe today's system", () => {
 
   it("catches a diary line (the check above can fail)", () => {
     expect("Issue 29, eighth pass").toMatch(DIARY);
+    expect("| goal (issues 13, 29) |").toMatch(DIARY);
     expect("as the 5th pass measured").toMatch(DIARY);
     expect("docs/benchmarks.md, fifth pass").toMatch(DIARY);
     expect("a single pass over the list").not.toMatch(DIARY);
