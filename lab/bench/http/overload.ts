@@ -27,6 +27,7 @@ import {
 import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
 import { runBench, type Step } from "../fail";
 import { settle } from "./pace";
+import { refusalsBetween, refusalsSeen } from "./refusals-seen";
 import { startEdge, type Edge } from "./edge";
 
 const CLIENTS = Number(process.env.OVERLOAD_CLIENTS ?? 512);
@@ -218,7 +219,9 @@ async function waiters(targets: number[], productId: string) {
   );
   const seconds = (performance.now() - started) / 1000;
   const answer = await first;
-  return { first: answer, waiting, seconds };
+  /** What each instance counted as refused while the waiters ran (filled in by the caller). */
+  const refusedBy: string[] = [];
+  return { first: answer, waiting, seconds, refusedBy };
 }
 
 type Load = Awaited<ReturnType<typeof overload>>;
@@ -286,7 +289,7 @@ function checksOf(load: Load, wait: Wait, edgeMs?: number[]): Check[] {
     },
     {
       check: `${WAITERS} Prefer: wait waiters on one key all get the replay`,
-      measured: `${replays} of ${WAITERS} (first: ${wait.first.status}; ${wait.seconds.toFixed(1)} s; answers ${listed(waitTally)})`,
+      measured: `${replays} of ${WAITERS} (first: ${wait.first.status}; ${wait.seconds.toFixed(1)} s; answers ${listed(waitTally)}; refusals the instances counted meanwhile, by reason and stage: ${wait.refusedBy.join("; ")})`,
       ok: replays === WAITERS,
     },
   ];
@@ -377,7 +380,12 @@ async function measurePath(path: string, setup: Setup, step: Step): Promise<Path
   // figure is theirs alone.
   await settle(pids);
   step(`${path}: ${WAITERS} Prefer: wait requests on one key`);
+  const counted = await Promise.all(instances.map((i) => refusalsSeen(i.port)));
   const wait = await waiters(targets, setup.productId);
+  const countedAfter = await Promise.all(instances.map((i) => refusalsSeen(i.port)));
+  wait.refusedBy = instances.map(
+    (i, n) => `${i.port}: ${refusalsBetween(counted[n]!, countedAfter[n]!)}`,
+  );
   await settle(pids);
   return { name: PATH_NAMES[path]!, load, checks: checksOf(load, wait, edge?.refusalsMs()) };
 }
