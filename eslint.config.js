@@ -70,10 +70,18 @@ export default tseslint.config(
   },
   {
     // Functions a screen long in production code: past 60 lines (blank lines and comments aside,
-    // a factory counted with its closures) a function does more than one thing. The lab (benches,
-    // soak, fixtures) is held to it too; tests read top to bottom as scripts and are not.
-    files: ["src/**/*.{ts,tsx}", "packages/*/src/**/*.ts", "services/**/*.ts", "lab/**/*.ts"],
+    // a factory counted with its closures) a function does more than one thing. Tests read top to
+    // bottom as scripts and are not held to it.
+    files: ["src/**/*.{ts,tsx}", "packages/*/src/**/*.ts", "services/**/*.ts"],
     ignores: ["**/*.test.ts", "src/test/**"],
+    rules: {
+      "max-lines-per-function": ["error", { max: 60, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // The lab (benches, soak, fixtures) is held to it whole, its tests' describe blocks too: it
+    // grew long functions where nothing held it.
+    files: ["lab/**/*.ts"],
     rules: {
       "max-lines-per-function": ["error", { max: 60, skipBlankLines: true, skipComments: true }],
     },

@@ -68,7 +68,9 @@ describe("the Idempotency-Key draft fixture", () => {
     expect(reused.status).toBe(422);
     expect(await reused.json()).toMatchObject({ status: 422, reason: "idempotency_key_reused" });
   });
+});
 
+describe("the Idempotency-Key draft fixture: a key in flight, and the methods", () => {
   it("409 with Retry-After while the first request with the key is still being processed", async () => {
     const key = randomUUID();
     const first = send("POST", key, { slow: true }, { "x-fixture-delay-ms": "1500" });

@@ -145,7 +145,7 @@ function failedRow(rows: CheckRow[], label: string, alsoFailing: string[] = []):
 const LOST = "acknowledged orders lost (answered 200, then gone)";
 const CHARGED_TWICE = "duplicate charges (an intent charged more than once)";
 
-describe("the soak's checker", () => {
+describe("the soak's checker: orders and answers", () => {
   it("passes a correct run: one order, one charge, stock taken once, outbox delivered", async () => {
     const id = await paidOrder("k1");
     const rows = await verdict([
@@ -197,7 +197,9 @@ describe("the soak's checker", () => {
     );
     expect(row.offenders.join("\n")).toMatch(/k1, PAID\): 2 charges[\s\S]*k2, PAID\): 0 charges/);
   });
+});
 
+describe("the soak's checker: orders lost, and the charges in the provider's books", () => {
   it("fails when an order id answered 200 is no longer in the database (a failover lost it)", async () => {
     const kept = await paidOrder("k1");
     const lost = "22222222-2222-2222-2222-222222222222";
@@ -249,7 +251,9 @@ describe("the soak's checker", () => {
       await books.drop();
     }
   });
+});
 
+describe("the soak's checker: a second charge, the stock, stuck keys and the outbox", () => {
   it("fails when one intent was charged twice through two orders (its first order lost, placed again)", async () => {
     const second = await paidOrder("k1");
     const lost = "44444444-4444-4444-4444-444444444444";
@@ -301,7 +305,9 @@ describe("the soak's checker", () => {
       "outbox rows neither delivered nor dead-lettered with a reason",
     );
   });
+});
 
+describe("the soak's checker: reconciliation's findings", () => {
   it("fails on an open reconciliation finding", async () => {
     const id = await paidOrder("k1");
     await client.query(
@@ -331,7 +337,9 @@ describe("the soak's checker", () => {
       rows.find((r) => r.label === "charges without their order, found by reconciliation"),
     ).toMatchObject({ ok: true, value: "1 of 1" });
   });
+});
 
+describe("the soak's checker: refusals", () => {
   it("fails when refusals outside the fault windows pass the bound, and names their reasons; refusals in a window are excused", async () => {
     const id = await paidOrder("k1");
     const answers = (from: number, seen: number, n: number, reason?: string): RequestSample[] =>
@@ -373,7 +381,9 @@ describe("the soak's checker", () => {
       "refusals (503) outside the fault windows",
     );
   });
+});
 
+describe("the soak's checker: locks, errors, and a run that answered nothing", () => {
   it("fails while a session still holds an advisory lock", async () => {
     const id = await paidOrder("k1");
     const holder = new pg.Client({ connectionString: url });
@@ -454,25 +464,25 @@ function expectAgreement(s: ReturnType<typeof said>, good: boolean) {
   expect(s.console.includes("every promise held")).toBe(s.kind === VerdictKind.PASSED);
 }
 
-describe("the soak's verdict: one for the report, the console and the exit code", () => {
-  const LOST_ID = "66666666-6666-6666-6666-666666666666";
-  const lostCharge = () =>
-    client.query(
-      `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ('ch_shown', 'shown-key', $1, 2900, 'EUR', 'SUCCEEDED')`,
-      [LOST_ID],
-    );
-  const lostChargeFound = () =>
-    client.query(
-      `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
-       VALUES ('CHARGE_WITHOUT_ORDER', 'CHARGE_WITHOUT_ORDER:ch_shown', NULL, ARRAY['ch_shown'], '{}'::jsonb)`,
-    );
-  /** A kept order (k1) and, with `lost`, an order answered 200 that the database no longer has. */
-  const rowsOf = async (kept: string, lost: boolean) =>
-    verdict([
-      intent("k1", { orderIds: [kept] }),
-      ...(lost ? [intent("k2", { orderIds: [LOST_ID] })] : []),
-    ]);
+const LOST_ID = "66666666-6666-6666-6666-666666666666";
+const lostCharge = () =>
+  client.query(
+    `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status) VALUES ('ch_shown', 'shown-key', $1, 2900, 'EUR', 'SUCCEEDED')`,
+    [LOST_ID],
+  );
+const lostChargeFound = () =>
+  client.query(
+    `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
+     VALUES ('CHARGE_WITHOUT_ORDER', 'CHARGE_WITHOUT_ORDER:ch_shown', NULL, ARRAY['ch_shown'], '{}'::jsonb)`,
+  );
+/** A kept order (k1) and, with `lost`, an order answered 200 that the database no longer has. */
+const rowsOf = async (kept: string, lost: boolean) =>
+  verdict([
+    intent("k1", { orderIds: [kept] }),
+    ...(lost ? [intent("k2", { orderIds: [LOST_ID] })] : []),
+  ]);
 
+describe("the soak's verdict: one for the report, the console and the exit code", () => {
   it("pass: every promise held, exit 0", async () => {
     const s = said(Profile.DIRECT, await rowsOf(await paidOrder("k1"), false));
     expect(s).toMatchObject({ kind: VerdictKind.PASSED, sentence: "every promise held" });
@@ -495,7 +505,9 @@ describe("the soak's verdict: one for the report, the console and the exit code"
     expect(s.kind).toBe(VerdictKind.FAILED);
     expectAgreement(s, false);
   });
+});
 
+describe("the soak's verdict: a demonstration that fails", () => {
   it("demonstration with nothing shown (no loss): fails, exit 1", async () => {
     const s = said(Profile.PATRONI_ASYNC, await rowsOf(await paidOrder("k1"), false));
     expect(s.kind).toBe(VerdictKind.DEMONSTRATED_NOTHING);
@@ -521,7 +533,9 @@ describe("the soak's verdict: one for the report, the console and the exit code"
     expect(s.sentence).toContain("reconciliation found only 0 of their 1 charges");
     expectAgreement(s, false);
   });
+});
 
+describe("the soak's verdict: a demonstration that found its loss, and a whole run", () => {
   it("demonstration with loss found: demonstrated, exit 0, and never 'every promise held'", async () => {
     const kept = await paidOrder("k1");
     await lostCharge();

@@ -126,7 +126,9 @@ describe("the control, served by the front door from the lab", () => {
     expect(await t.db.idempotencyKey.count()).toBe(keysBefore + 1);
     expect(await t.db.idempotencyKey.count({ where: { key } })).toBe(0);
   });
+});
 
+describe("the control's doors, as the checkout's", () => {
   it("refuses as the checkout does: no token, an operator's, out of stock, invalid input", async () => {
     const mug = await t.db.product.findUniqueOrThrow({ where: { sku: "MUG-001" } });
     const lamp = await t.db.product.findUniqueOrThrow({ where: { sku: "LMP-010" } });
