@@ -29,7 +29,7 @@ const NEVER = { maxWaitMs: 120_000, leaseMs: 120_000 };
 const prefer = (seconds: number) => ({ prefer: `wait=${seconds}` });
 
 let engine: Engine | undefined;
-async function listeningEngine(config = NEVER): Promise<Engine> {
+async function listeningEngine(config: Parameters<typeof configure>[1] = NEVER): Promise<Engine> {
   engine = configure(t.db, config, { listen: () => new pg.Client({ connectionString: t.url }) });
   await engine.ready;
   return engine;
@@ -189,6 +189,35 @@ describe("many requests waiting on one key", () => {
     expect(await effectsFor(t.db, value)).toBe(1);
     // The woken requests' reads share statements (each joins the next one sent for its key).
     expect(named(/read|reserve/, sent.mock.calls.slice(asleep)).length).toBeLessThanOrEqual(5);
+    sent.mockRestore();
+  });
+});
+
+describe("many requests of one scope at once", () => {
+  it("share one live-key count while it is being taken, not a statement each", async () => {
+    // A count taken no longer than 0 ms ago is stale: every request of the scope needs a new one,
+    // the most a count can be asked for. Those that arrive while one is being taken join it.
+    const e = await listeningEngine({ ...NEVER, liveKeyCountTtlMs: 0 });
+    const entry = ENTRY_POINTS[0]!;
+    const { gate, first, duplicate: send } = await holdKey(entry, "count-stampede");
+    const run = (
+      depsOf(e).store as unknown as {
+        run: { query: (sql: { name?: string }, values: unknown[]) => Promise<unknown[]> };
+      }
+    ).run;
+    const sent = vi.spyOn(run, "query");
+    const counts = (calls = sent.mock.calls) =>
+      calls.filter(([sql]) => /count_live/.test(String((sql as { name?: string }).name ?? sql)));
+    const duplicates = Array.from({ length: 200 }, () => send(100));
+    await waiting(e, 200);
+    expect(counts().length).toBeLessThanOrEqual(5);
+    const asleep = sent.mock.calls.length;
+    gate.open();
+    const answers = await Promise.all(duplicates);
+    await first;
+    expect(answers.every((a) => a.status === 200 && a.replayed)).toBe(true);
+    // Woken at once, they look at the key once more, and at the scope's count.
+    expect(counts(sent.mock.calls.slice(asleep)).length).toBeLessThanOrEqual(5);
     sent.mockRestore();
   });
 });

@@ -6,7 +6,7 @@ import { IdempotencyError } from "../errors.js";
 import { Reason } from "../reasons.js";
 import type { KeyRecord, ReserveRequest } from "../store/types.js";
 import { decide, type Decision } from "./decide.js";
-import type { EngineDeps } from "./deps.js";
+import type { EngineDeps, LiveKeyCount } from "./deps.js";
 import { waitForSettle, type WaitBudget } from "./wait.js";
 
 /**
@@ -110,12 +110,32 @@ export function inProgress(
   return new IdempotencyError(Reason.IN_PROGRESS, message, { retryAfterSeconds, record });
 }
 
+/**
+ * Whether the scope holds its most live keys, from a count at most `liveKeyCountTtlMs` old. One
+ * count per scope is taken at a time, and every request of the scope that needs one meanwhile
+ * joins it: a thousand `Prefer: wait` duplicates woken on one key, after a wait longer than the
+ * count lives, sent a thousand counts at once, and the pool refused those it could not serve
+ * within its wait (503 store_busy). A count that failed is not kept.
+ */
 async function isOverLiveKeyCap(deps: EngineDeps, scope: string): Promise<boolean> {
   const byScope = deps.liveKeyCounts;
   let cached = byScope.get(scope);
-  if (!cached || Date.now() - cached.at >= deps.config.liveKeyCountTtlMs) {
-    cached = { count: await deps.store.countLive(scope, deps.config.maxLiveKeys), at: Date.now() };
-    byScope.set(scope, cached);
+  const stale = cached?.at !== undefined && Date.now() - cached.at >= deps.config.liveKeyCountTtlMs;
+  if (!cached || stale) {
+    const taking: LiveKeyCount = {
+      count: deps.store.countLive(scope, deps.config.maxLiveKeys).then(
+        (n) => {
+          taking.at = Date.now();
+          return n;
+        },
+        (error: unknown) => {
+          if (byScope.get(scope) === taking) byScope.delete(scope);
+          throw error;
+        },
+      ),
+    };
+    byScope.set(scope, taking);
+    cached = taking;
   }
-  return cached.count >= deps.config.maxLiveKeys;
+  return (await cached.count) >= deps.config.maxLiveKeys;
 }

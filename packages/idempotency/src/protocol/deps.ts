@@ -19,7 +19,13 @@ export interface EngineDeps<TTx extends SqlTransaction = SqlTransaction> {
    */
   waiters: KeyWaiters;
   /**
-   * Per scope: the last live-key count and when it was taken (IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS).
+   * Per scope: the last live-key count, or the one being taken (IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS).
    */
-  liveKeyCounts: Map<string, { count: number; at: number }>;
+  liveKeyCounts: Map<string, LiveKeyCount>;
+}
+
+/** A scope's live-key count: `at` is when it came back (Date.now()), unset while it is taken. */
+export interface LiveKeyCount {
+  count: Promise<number>;
+  at?: number;
 }
