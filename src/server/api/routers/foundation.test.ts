@@ -8,7 +8,8 @@ import { useTestDatabase } from "../../../test/database";
 import { callTrpc, TOKENS } from "../../../test/http";
 import { SESSION_COOKIE } from "../../auth/session";
 import { sessionCookieFor } from "@/test/sessions";
-import { createDb, type Db } from "../../db/client";
+import { createDb, poolOf, type Db } from "../../db/client";
+import { listCatalog, productSelect } from "./catalog";
 import { freePort } from "../../../../tools/process";
 import { contextMaker } from "../context";
 import { appRouter } from "../root";
@@ -111,6 +112,15 @@ describe("catalog.list (public)", () => {
       "stock",
     ]);
     expect(products[0]).toMatchObject({ sku: "BAG-003", priceCents: 1900, currency: "EUR" });
+  });
+
+  it("reads on the pg pool exactly what Prisma's findMany reads: columns, types, order", async () => {
+    expect(poolOf(t.db)).toBeDefined();
+    const byPrisma = await t.db.product.findMany({
+      select: productSelect,
+      orderBy: { sku: "asc" },
+    });
+    expect(JSON.stringify(await listCatalog(t.db))).toBe(JSON.stringify(byPrisma));
   });
 
   it("is a query: POST is 405, not a 500", async () => {
