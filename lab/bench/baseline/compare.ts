@@ -180,7 +180,10 @@ const spread = (xs: Series, sign = false) => {
   return `${ms(s.median, sign)} (IQR ${ms(s.q1, sign)} … ${ms(s.q3, sign)})`;
 };
 
-const describe = (c: Checkout) => `${c.dir} at ${c.commit}${c.dirty ? " (with changes)" : ""}`;
+// A build named as code, in backticks: the docs check reads a bare commit in prose as history
+// (tools/repo/docs-today.test.ts), and this line is written into docs/benchmarks.md.
+const describe = (c: Checkout) =>
+  `\`${c.dir}\` at \`${c.commit}\`${c.dirty ? " (with changes)" : ""}`;
 
 /** The hand-written protocol's slices: this build's worker only (they do not depend on a build). */
 const HAND: Op[] = ["handTransaction", "handFloor", "handPrisma"];

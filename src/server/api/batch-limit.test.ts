@@ -1,16 +1,19 @@
 // The red team's batch: one 15 KB GET naming catalog.list 1 150 times ran 1 150 queries and
 // answered 2 MB. Now a batch longer than MAX_BATCH_SIZE is refused, 400 batch_too_large in tRPC's
 // shape, before any of its calls runs; a batch of the limit runs whole.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_BATCH_SIZE } from "@/shared/batch";
 import { useTestDatabase } from "@/test/database";
 import { testApp } from "@/test/app";
-import type { Db } from "../db/client";
+import { poolOf, type Db } from "../db/client";
 import { serveTrpc } from "./handler";
 
 const t = useTestDatabase({ poolMax: 4 });
 
-/** The test app with a client that counts every query its procedures run. */
+/**
+ * The test app with a client that counts every query its procedures run: through Prisma, and
+ * straight on its pg pool (catalog.list reads there).
+ */
 function countingApp() {
   let queries = 0;
   const db = t.db.$extends({
@@ -23,8 +26,13 @@ function countingApp() {
       },
     },
   }) as unknown as Db;
-  return { app: { ...testApp(t.db), db }, queries: () => queries };
+  const onPool = vi.spyOn(poolOf(t.db)!, "query");
+  return { app: { ...testApp(t.db), db }, queries: () => queries + onPool.mock.calls.length };
 }
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const batchOf = (calls: number) =>
   new Request(

@@ -51,9 +51,11 @@ export function trpcRouteFor(
     if (read instanceof Response) return read;
     const waitSeconds = parsePreferWait(read.headers.get("prefer")) ?? 0;
     const waitMs = Math.min(waitSeconds * 1000, app.engine.config.maxWaitMs);
+    // The signal of the request as it came (it fires when its client leaves): a client gone while
+    // its request queued is not served.
     return app.admission.admit(
       (whileWaiting) => handleTrpcRequest(read, app, { whileWaiting }, router),
-      { waitMs },
+      { waitMs, signal: req.signal },
     );
   };
 }

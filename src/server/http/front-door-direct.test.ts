@@ -6,7 +6,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parsePreferWait } from "@once/idempotency/http";
 import { useTestDatabase } from "../../test/database";
 import { TOKENS } from "../../test/http";
@@ -15,6 +15,8 @@ import type { ServerApp } from "../app";
 import { SESSION_COOKIE } from "../auth/session";
 import { createFrontDoor, directRouteOf, type DoorApp } from "./front-door";
 import { TRPC_BODY_LIMIT_BYTES } from "./body-limit";
+import { Admission } from "./admission";
+import { apiRoutesFor } from "./api-routes";
 
 const t = useTestDatabase();
 const HEADERS = { "X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff" };
@@ -171,6 +173,65 @@ describe("the API served by the front door, without Next.js", () => {
     for (const [method, path] of sent)
       expect(await (await fetch(`${base}${path}`, { method })).text()).toBe("next");
     expect(toNext.slice(-sent.length)).toEqual(sent.map(([m, p]) => `${m} ${p}`));
+  });
+});
+
+describe("a client that leaves while its request queues for a place", () => {
+  it("is not served: its checkout never runs, and the next in line gets the place", async () => {
+    // One place, held by the test; a line with a long wait, as under a crowd.
+    const admission = new Admission({ served: 1, waitMs: 60_000 });
+    let release!: () => void;
+    const held = admission.admit(
+      () => new Promise<Response>((done) => (release = () => done(new Response("held")))),
+    );
+    const routes = apiRoutesFor({ ...app, admission });
+    const door = createFrontDoor({
+      handle: async (_req, res) => void res.end("next"),
+      app: () => ({ ...app, admission, routes }),
+      parsePreferWait,
+      direct: { headers: HEADERS, port: 0 },
+    });
+    await new Promise<void>((resolve) => door.listen(0, "127.0.0.1", resolve));
+    const doorBase = `http://127.0.0.1:${(door.address() as AddressInfo).port}`;
+    try {
+      const body = JSON.stringify({ items: [{ productId: await productId(), quantity: 1 }] });
+      const headersFor = (key: string) => ({
+        authorization: `Bearer ${TOKENS.acme}`,
+        "content-type": "application/json",
+        "idempotency-key": key,
+      });
+      const goneKeys = [randomUUID(), randomUUID(), randomUUID()];
+      const leaving = goneKeys.map((key) => {
+        const req = http.request(`${doorBase}/api/trpc/checkout.placeOrder`, {
+          method: "POST",
+          headers: headersFor(key),
+        });
+        req.on("error", () => {}); // destroyed below, on purpose
+        req.end(body);
+        return req;
+      });
+      await vi.waitFor(() => expect(admission.queued).toBe(3));
+      const stayingKey = randomUUID();
+      const staying = fetch(`${doorBase}/api/trpc/checkout.placeOrder`, {
+        method: "POST",
+        headers: headersFor(stayingKey),
+        body,
+      });
+      await vi.waitFor(() => expect(admission.queued).toBe(4));
+      for (const req of leaving) req.destroy();
+      await vi.waitFor(() => expect(admission.queued).toBe(1));
+
+      release();
+      await held;
+      expect((await staying).status).toBe(200);
+      expect(await t.db.order.count({ where: { idempotencyKey: stayingKey } })).toBe(1);
+      expect(await t.db.order.count({ where: { idempotencyKey: { in: goneKeys } } })).toBe(0);
+      expect(await t.db.idempotencyKey.count({ where: { key: { in: goneKeys } } })).toBe(0);
+      expect(admission.size).toBe(0);
+    } finally {
+      door.closeAllConnections();
+      await new Promise((resolve) => door.close(resolve));
+    }
   });
 });
 
