@@ -6,8 +6,12 @@
 // outbox row for the payment worker to charge. No framework, no ORM, no middleware: what this
 // machine does with these statements. bench:http runs it beside `next start` and gives every
 // figure as a ratio to it. Only the path the bench drives is written: a new key that executes, a
-// completed key's replay, a key in progress (409), and catalog.list's one SELECT. Run as a child process: `node --import tsx
-// lab/bench/http/floor-server.ts` with DATABASE_URL and PORT.
+// completed key's replay, a key in progress (409), and catalog.list's one SELECT.
+// On PRISMA_FLOOR_PATH the same checkout runs its transaction (the order and the completion)
+// through a Prisma interactive transaction on the app's client (createDb: the pg adapter, named
+// statements), as the design gives the handler one: the floor of any checkout on that stack.
+// Run as a child process: `node --import tsx lab/bench/http/floor-server.ts` with DATABASE_URL
+// and PORT.
 import { createHash, randomUUID } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
@@ -22,6 +26,8 @@ import {
   type WrittenRow,
 } from "../../../src/server/checkout/order-statement";
 import { mergeLines } from "../../../src/server/checkout/input";
+import { createDb } from "../../../src/server/db/client";
+import { PRISMA_FLOOR_PATH } from "./floor-paths";
 
 const PROCEDURE = "checkout.placeOrder";
 const pool = new pg.Pool({
@@ -122,6 +128,24 @@ function answerFromHeld(held: Held | undefined, print: string): Answer | null {
   };
 }
 
+type Reserved = { id: string; lease: string };
+
+/** The order statement's values for this checkout (with its outbox row). */
+const orderValues = (user: User, key: string, items: Line[]) =>
+  orderStatementValues({
+    tenantId: user.tenantId,
+    userId: user.id,
+    checkoutKey: key,
+    lines: mergeLines(items),
+    outbox: { topic: PAYMENT_TOPIC, idempotencyKey: providerKeyFor(user.tenantId, key) },
+  });
+
+/** The answer the checkout stores and sends, from the order statement's rows. */
+function answerOf(rows: WrittenRow[]): string {
+  const { priced, order } = writtenOrderOf(rows);
+  return JSON.stringify({ result: { data: { order: { ...order, items: orderItemsOf(priced) } } } });
+}
+
 /**
  * The order and the key's completion in one transaction, as the engine commits them together:
  * the order's statement (with its outbox row), then FINISH with the answer it stores.
@@ -130,25 +154,18 @@ async function placeOrder(
   user: User,
   key: string,
   items: Line[],
-  reserved: { id: string; lease: string },
+  reserved: Reserved,
 ): Promise<Answer> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    const lines = mergeLines(items);
-    const values = orderStatementValues({
-      tenantId: user.tenantId,
-      userId: user.id,
-      checkoutKey: key,
-      lines,
-      outbox: { topic: PAYMENT_TOPIC, idempotencyKey: providerKeyFor(user.tenantId, key) },
-    });
-    const { priced, order } = writtenOrderOf(
-      (await q<WrittenRow>(client, "order", ORDER_STATEMENT, values)).rows,
+    const rows = await q<WrittenRow>(
+      client,
+      "order",
+      ORDER_STATEMENT,
+      orderValues(user, key, items),
     );
-    const body = JSON.stringify({
-      result: { data: { order: { ...order, items: orderItemsOf(priced) } } },
-    });
+    const body = answerOf(rows.rows);
     await q(client, "finish", FINISH, [reserved.id, reserved.lease, body, user.tenantId, key]);
     await client.query("COMMIT");
     return { status: 200, body };
@@ -160,8 +177,34 @@ async function placeOrder(
   }
 }
 
+/** The app's Prisma client, for the checkout whose transaction is Prisma's (PRISMA_FLOOR_PATH). */
+const db = createDb(process.env.DATABASE_URL!, { max: 10 });
+
+/** placeOrder's transaction through Prisma's interactive transaction: the same two statements. */
+async function placeOrderInPrisma(
+  user: User,
+  key: string,
+  items: Line[],
+  reserved: Reserved,
+): Promise<Answer> {
+  return db.$transaction(async (tx) => {
+    const rows = await tx.$queryRawUnsafe<WrittenRow[]>(
+      ORDER_STATEMENT,
+      ...orderValues(user, key, items),
+    );
+    const body = answerOf(rows);
+    await tx.$queryRawUnsafe(FINISH, reserved.id, reserved.lease, body, user.tenantId, key);
+    return { status: 200, body };
+  });
+}
+
 /** The protected checkout: principal, fingerprint, reservation, then the order if it is ours. */
-async function checkout(token: string, key: string, rawBody: string): Promise<Answer> {
+async function checkout(
+  token: string,
+  key: string,
+  rawBody: string,
+  place = placeOrder,
+): Promise<Answer> {
   const user = await principalOf(token);
   if (!user) return { status: 401, body: '{"error":"unauthorized"}' };
   const input = JSON.parse(rawBody) as { items: Line[] };
@@ -174,7 +217,7 @@ async function checkout(token: string, key: string, rawBody: string): Promise<An
   ).rows;
   const answered = answerFromHeld(held, print);
   if (answered) return answered;
-  return placeOrder(user, key, input.items, { id: held!.id, lease });
+  return place(user, key, input.items, { id: held!.id, lease });
 }
 
 /**
@@ -202,7 +245,8 @@ const server = http.createServer((req, res) => {
         () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
       );
     if (!token || typeof key !== "string") return answer(res, 400, '{"error":"bad_request"}');
-    checkout(token, key, Buffer.concat(chunks).toString("utf8")).then(
+    const place = req.url === PRISMA_FLOOR_PATH ? placeOrderInPrisma : placeOrder;
+    checkout(token, key, Buffer.concat(chunks).toString("utf8"), place).then(
       (a) => answer(res, a.status, a.body, a.headers),
       () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
     );
@@ -211,5 +255,5 @@ const server = http.createServer((req, res) => {
 server.listen(Number(process.env.PORT), "127.0.0.1");
 process.on("SIGTERM", () => {
   server.close();
-  void pool.end().then(() => process.exit(0));
+  void Promise.all([pool.end(), db.$disconnect()]).then(() => process.exit(0));
 });

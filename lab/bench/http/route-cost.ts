@@ -17,6 +17,7 @@ import { BENCH_WEBHOOK_SECRET } from "./cluster";
 import { settle } from "./pace";
 import type { RefusingInstance } from "./refusing";
 import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
+import { PRISMA_FLOOR_PATH } from "./floor-paths";
 
 const CONNECTIONS = 8;
 const WARM_UP = 200;
@@ -206,6 +207,10 @@ function routesOf(t: RouteTarget, keys: { app: string; floor: string; baseline: 
     floor(FLOOR_CATALOG, () => ({ method: "GET", path: "/api/trpc/catalog.list" })),
     floor(FLOOR_NEW_KEY, () => checkoutCall(t.productId)),
     floor(FLOOR_REPLAY, () => checkoutCall(t.productId, keys.floor)),
+    floor(FLOOR_PRISMA_NEW_KEY, () => ({
+      ...checkoutCall(t.productId),
+      path: PRISMA_FLOOR_PATH,
+    })),
     ...nextRoutes(t, t.productId, keys.app, (route) => route),
     ...(t.refusing ? [refusalRoute(t.refusing)] : []),
     ...(t.baseline ? nextRoutes(t.baseline, t.productId, keys.baseline, onBaseline, true) : []),
@@ -232,6 +237,8 @@ const REFUSALS_PER_REQUEST = 10;
 const FLOOR_CATALOG = "bare node:http + pg: catalog.list by hand (one SELECT)";
 const FLOOR_NEW_KEY = "the floor: checkout, a new key";
 const FLOOR_REPLAY = "the floor: checkout, a replay (from the store)";
+const FLOOR_PRISMA_NEW_KEY =
+  "the floor with its transaction in Prisma's (the order and the completion): a new key";
 const NOT_FOUND = "Next.js: a path with no route (404)";
 const CATALOG = "catalog.list (a tRPC query, one SELECT)";
 const REFUSAL = `a refusal at the door (503 store_busy, catalog.list refused; ${REFUSALS_PER_REQUEST}× the requests)`;
@@ -338,8 +345,10 @@ function goalLines(costs: RouteCost[]): string[] {
   ].map((route) => msOf(costs, route));
   const ratio = (a?: number, b?: number) =>
     a === undefined || b === undefined ? "not measured" : `${(a / b).toFixed(2)}×`;
+  const floorPrisma = msOf(costs, FLOOR_PRISMA_NEW_KEY);
   return [
     `- **Goals.** A new-key checkout ÷ the checkout by hand: **${ratio(newKey, floorNew)}** (goal ≤ 2×). A catalog read ÷ the read by hand: **${ratio(catalog, floorCatalog)}** (goal ≤ 3×). A refusal ÷ a served catalog read: **${ratio(refusal, catalog)}** (goal ≤ 0.1×); a refusal ÷ bare node:http's static answer (the least an answer costs): ${ratio(refusal, bare)}.`,
+    `- **Where the checkout's cost is.** The checkout by hand with its transaction in Prisma's interactive transaction (as the design gives the handler one) ÷ the checkout by hand: **${ratio(floorPrisma, floorNew)}**; the new-key checkout through the app ÷ that floor: **${ratio(newKey, floorPrisma)}** (the rest: the front door, tRPC, the engine).`,
   ];
 }
 
