@@ -7,7 +7,7 @@
 // and every replay are rebuilt from that text through the same transformer, and tRPC serializes
 // them again on the way out: serialize(deserialize(stored)) is `stored`, so the bytes are the
 // first answer's and a Date, a Map, a BigInt or undefined arrive as themselves.
-import type { TRPCCombinedDataTransformer } from "@trpc/server";
+import { TRPCError, type TRPCCombinedDataTransformer } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { middlewareMarker, type MiddlewareResult } from "@trpc/server/unstable-core-do-not-import";
 import { Header } from "../constants.js";
@@ -68,6 +68,8 @@ interface MiddlewareCall<TCtx, TTx> {
   path: string;
   type: string;
   getRawInput: () => Promise<unknown>;
+  /** tRPC's abort signal for the call: it fires when the request's client goes away. */
+  signal?: AbortSignal;
   next: (opts: {
     ctx: IdempotentContext<TTx>;
     getRawInput: () => Promise<unknown>;
@@ -106,6 +108,10 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
         waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
         whileWaiting: http.whileWaiting,
       };
+      // A client gone before its key is reserved gets nothing run (no key, no effect: its retry
+      // runs anew), so a crowd that stopped costs nothing more. Once reserved, a request runs to
+      // its end, completion or release, whoever is listening.
+      if (opts.signal?.aborted) throw clientClosed();
       outcome = await engineOf(ctx).execute(request, async (tx) => {
         const { result, outcome } = await runNext(opts, tx, key, output);
         if (result.ok) firstResult = result;
@@ -122,6 +128,14 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
     const replay = { marker: middlewareMarker, ok: true as const, data, ctx };
     return replay;
   };
+}
+
+/** 499: the client closed the request before its key was reserved; nothing ran. */
+function clientClosed(): TRPCError {
+  return new TRPCError({
+    code: "CLIENT_CLOSED_REQUEST",
+    message: "The client closed the request before it ran; nothing was executed",
+  });
 }
 
 /** The call's HTTP access, key and `Prefer: wait`; a call that cannot be idempotent is refused. */
