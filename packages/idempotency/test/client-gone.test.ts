@@ -4,35 +4,25 @@
 // crowd that stopped, an instance then spends nothing on requests nobody waits for. A request
 // whose key is reserved runs to its end (completion or release) whoever is listening.
 import { randomUUID } from "node:crypto";
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "./support/database";
-import { effectsFor, keyRow, testRouter, trpcEntry } from "./support/harness";
+import { effectsFor, keyRow, serveTestTrpc, trpcEntry } from "./support/harness";
 
 const t = useTestDatabase();
 
 /** The harness's tRPC call, with the request's abort signal. */
 async function callWith(signal: AbortSignal, key: string, value: string) {
-  const res = await fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req: new Request("http://localhost/api/trpc/effect", {
-      method: "POST",
-      headers: {
-        authorization: "Bearer acme_token",
-        "content-type": "application/json",
-        "idempotency-key": key,
-      },
-      body: JSON.stringify({ value }),
-      signal,
-    }),
-    router: testRouter,
-    createContext: (opts) => ({
-      db: t.db,
-      headers: opts.req.headers,
-      resHeaders: opts.resHeaders,
-      batchSize: opts.info.calls.length,
-    }),
+  const req = new Request("http://localhost/api/trpc/effect", {
+    method: "POST",
+    headers: {
+      authorization: "Bearer acme_token",
+      "content-type": "application/json",
+      "idempotency-key": key,
+    },
+    body: JSON.stringify({ value }),
+    signal,
   });
+  const res = await serveTestTrpc(t.db, req);
   return { status: res.status, text: await res.text() };
 }
 

@@ -4,7 +4,6 @@
 // conditions, never on sleeps.
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { useTestDatabase } from "./support/database";
 import {
   configure,
@@ -15,7 +14,7 @@ import {
   keyRow,
   parkNextExecution,
   reasonOf,
-  testRouter,
+  serveTestTrpc,
   trpcEntry,
 } from "./support/harness";
 
@@ -272,9 +271,9 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
 describe("the tRPC surface", () => {
   it("refuses an Idempotency-Key on a batch of several mutations with 400", async () => {
     const value = fresh("batch");
-    const res = await fetchRequestHandler({
-      endpoint: "/api/trpc",
-      req: new Request("http://localhost/api/trpc/effect,effect?batch=1", {
+    const res = await serveTestTrpc(
+      t.db,
+      new Request("http://localhost/api/trpc/effect,effect?batch=1", {
         method: "POST",
         headers: {
           authorization: "Bearer acme_token",
@@ -283,14 +282,7 @@ describe("the tRPC surface", () => {
         },
         body: JSON.stringify({ 0: { value }, 1: { value } }),
       }),
-      router: testRouter,
-      createContext: (opts) => ({
-        db: t.db,
-        headers: opts.req.headers,
-        resHeaders: opts.resHeaders,
-        batchSize: opts.info.calls.length,
-      }),
-    });
+    );
     const json = (await res.json()) as {
       error: { data: { reason: string; httpStatus: number } };
     }[];

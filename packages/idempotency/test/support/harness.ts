@@ -197,6 +197,21 @@ export interface EntryPoint {
   ): Promise<Answer>;
 }
 
+/** `req` through the test router's fetch handler, with the context the middleware reads. */
+export function serveTestTrpc(db: Db, req: Request): Promise<Response> {
+  return fetchRequestHandler({
+    endpoint: "/api/trpc",
+    req,
+    router: testRouter,
+    createContext: (opts) => ({
+      db,
+      headers: opts.req.headers,
+      resHeaders: opts.resHeaders,
+      batchSize: opts.info.calls.length,
+    }),
+  });
+}
+
 export const trpcEntry: EntryPoint = {
   name: "tRPC middleware",
   fingerprint: (input) => fingerprint("effect", input),
@@ -205,21 +220,14 @@ export const trpcEntry: EntryPoint = {
     h.set("authorization", `Bearer ${token}`);
     h.set("content-type", "application/json");
     if (key !== undefined) h.set("idempotency-key", key);
-    const res = await fetchRequestHandler({
-      endpoint: "/api/trpc",
-      req: new Request("http://localhost/api/trpc/effect", {
+    const res = await serveTestTrpc(
+      db,
+      new Request("http://localhost/api/trpc/effect", {
         method: "POST",
         headers: h,
         body: JSON.stringify(input),
       }),
-      router: testRouter,
-      createContext: (opts) => ({
-        db,
-        headers: opts.req.headers,
-        resHeaders: opts.resHeaders,
-        batchSize: opts.info.calls.length,
-      }),
-    });
+    );
     const text = await res.text();
     const json = JSON.parse(text) as { result?: { data: unknown }; error?: unknown };
     return {
