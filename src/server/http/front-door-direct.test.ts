@@ -176,6 +176,9 @@ describe("the API served by the front door, without Next.js", () => {
   });
 });
 
+/** How long the line may take to reach a state: generous, for a machine busy with other tests. */
+const PATIENCE = { timeout: 15_000, interval: 20 };
+
 describe("a client that leaves while its request queues for a place", () => {
   it("is not served: its checkout never runs, and the next in line gets the place", async () => {
     // One place, held by the test; a line with a long wait, as under a crowd.
@@ -210,16 +213,16 @@ describe("a client that leaves while its request queues for a place", () => {
         req.end(body);
         return req;
       });
-      await vi.waitFor(() => expect(admission.queued).toBe(3));
+      await vi.waitFor(() => expect(admission.queued).toBe(3), PATIENCE);
       const stayingKey = randomUUID();
       const staying = fetch(`${doorBase}/api/trpc/checkout.placeOrder`, {
         method: "POST",
         headers: headersFor(stayingKey),
         body,
       });
-      await vi.waitFor(() => expect(admission.queued).toBe(4));
+      await vi.waitFor(() => expect(admission.queued).toBe(4), PATIENCE);
       for (const req of leaving) req.destroy();
-      await vi.waitFor(() => expect(admission.queued).toBe(1));
+      await vi.waitFor(() => expect(admission.queued).toBe(1), PATIENCE);
 
       release();
       await held;
