@@ -26,6 +26,7 @@ import {
   type WrittenRow,
 } from "../../../src/server/checkout/order-statement";
 import { mergeLines } from "../../../src/server/checkout/input";
+import { CATALOG_LIST_SQL } from "../../../src/server/catalog/list-statement";
 import { createDb } from "../../../src/server/db/client";
 import { PRISMA_FLOOR_PATH } from "./floor-paths";
 
@@ -221,14 +222,12 @@ async function checkout(
 }
 
 /**
- * catalog.list by hand: the one SELECT Prisma sends for it (the same columns, the same order),
- * prepared, answered in tRPC's shape. What bare node:http + pg spend on a read of one statement,
- * for the route costs' catalog read to be judged by.
+ * catalog.list by hand: the app's one SELECT for it (the very text), prepared, answered in tRPC's
+ * shape. What bare node:http + pg spend on a read of one statement, for the route costs' catalog
+ * read to be judged by.
  */
-const CATALOG = `SELECT "id", "sku", "name", "description", "priceCents", "currency", "stock" FROM "Product" ORDER BY "sku" ASC`;
-
 async function catalog(): Promise<string> {
-  const { rows } = await q(pool, "catalog", CATALOG, []);
+  const { rows } = await q(pool, "catalog", CATALOG_LIST_SQL, []);
   return JSON.stringify({ result: { data: rows } });
 }
 

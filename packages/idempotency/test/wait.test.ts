@@ -164,19 +164,28 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
   });
 });
 
+/**
+ * The statements the engine's store sends from now on (`sent`), and those whose name matches
+ * (`named`, over all of them or the calls given).
+ */
+function statementsSentBy(e: Engine) {
+  const run = (
+    depsOf(e).store as unknown as {
+      run: { query: (sql: { name?: string }, values: unknown[]) => Promise<unknown[]> };
+    }
+  ).run;
+  const sent = vi.spyOn(run, "query");
+  const named = (pattern: RegExp, calls = sent.mock.calls) =>
+    calls.filter(([sql]) => pattern.test(String((sql as { name?: string }).name ?? sql)));
+  return { sent, named };
+}
+
 describe("many requests waiting on one key", () => {
   it("are answered by a few shared reads when it settles, not a statement each", async () => {
     const e = await listeningEngine();
     const entry = ENTRY_POINTS[0]!;
     const { value, gate, first, duplicate: send } = await holdKey(entry, "wait-stampede");
-    const run = (
-      depsOf(e).store as unknown as {
-        run: { query: (sql: { name?: string }, values: unknown[]) => Promise<unknown[]> };
-      }
-    ).run;
-    const sent = vi.spyOn(run, "query");
-    const named = (pattern: RegExp, calls = sent.mock.calls) =>
-      calls.filter(([sql]) => pattern.test(String((sql as { name?: string }).name ?? sql)));
+    const { sent, named } = statementsSentBy(e);
     const duplicates = Array.from({ length: 200 }, () => send(100));
     await waiting(e, 200);
     // Their marks (the key is awaited) share statements too: one row lock taken a few times.
@@ -200,24 +209,17 @@ describe("many requests of one scope at once", () => {
     const e = await listeningEngine({ ...NEVER, liveKeyCountTtlMs: 0 });
     const entry = ENTRY_POINTS[0]!;
     const { gate, first, duplicate: send } = await holdKey(entry, "count-stampede");
-    const run = (
-      depsOf(e).store as unknown as {
-        run: { query: (sql: { name?: string }, values: unknown[]) => Promise<unknown[]> };
-      }
-    ).run;
-    const sent = vi.spyOn(run, "query");
-    const counts = (calls = sent.mock.calls) =>
-      calls.filter(([sql]) => /count_live/.test(String((sql as { name?: string }).name ?? sql)));
+    const { sent, named } = statementsSentBy(e);
     const duplicates = Array.from({ length: 200 }, () => send(100));
     await waiting(e, 200);
-    expect(counts().length).toBeLessThanOrEqual(5);
+    expect(named(/count_live/).length).toBeLessThanOrEqual(5);
     const asleep = sent.mock.calls.length;
     gate.open();
     const answers = await Promise.all(duplicates);
     await first;
     expect(answers.every((a) => a.status === 200 && a.replayed)).toBe(true);
     // Woken at once, they look at the key once more, and at the scope's count.
-    expect(counts(sent.mock.calls.slice(asleep)).length).toBeLessThanOrEqual(5);
+    expect(named(/count_live/, sent.mock.calls.slice(asleep)).length).toBeLessThanOrEqual(5);
     sent.mockRestore();
   });
 });

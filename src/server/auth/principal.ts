@@ -5,7 +5,7 @@
 // database seeded before it) are nobody unless the server runs in demo mode: a database seeded for
 // a demo and later served in production does not keep `admin_demo_token` working.
 import { Prisma } from "../../generated/prisma/client";
-import { poolOf, preparesStatements, type Db } from "../db/client";
+import { readOnPool, type Db } from "../db/client";
 import { readCookie, SESSION_COOKIE, sessionTokenHash } from "./session";
 import { hashToken } from "./token";
 
@@ -57,11 +57,9 @@ export async function principalFromHeaders(
       SELECT u."id", u."name", u."email", u."role"::text AS "role", u."tenantId"
       FROM "ApiToken" t JOIN "User" u ON u."id" = t."userId"
       WHERE t."tokenHash" = ${hashToken(match[1]!)} AND (${options.demo} OR NOT (t."demo" OR u."demo"))`;
-    const pool = poolOf(db);
-    const name = preparesStatements(db) ? "app_principal_by_token" : undefined; // planned once per connection
-    const rows = pool
-      ? (await pool.query<TokenUser>({ name, text: query.text, values: query.values })).rows
-      : await db.$queryRaw<TokenUser[]>(query);
+    const rows =
+      (await readOnPool<TokenUser>(db, "app_principal_by_token", query.text, query.values)) ??
+      (await db.$queryRaw<TokenUser[]>(query));
     return rows[0] ? toPrincipal(rows[0]) : null;
   }
   // A value that is not a session token cannot name a session: no query. Database errors are not

@@ -106,3 +106,21 @@ export function poolOf(db: Db): pg.Pool | undefined {
 export function preparesStatements(db: Db): boolean {
   return (db as WithConnections)[CONNECTIONS]?.prepared ?? false;
 }
+
+/**
+ * The rows of a read sent straight to the pg pool under a client made by createDb, for a hot read
+ * whose cost would be mostly Prisma's per-statement CPU (npm run bench:http, route costs): prepared
+ * under `name` (planned once per connection) when the client prepares. Undefined when the client
+ * has no pool of ours (another adapter): the caller asks Prisma instead.
+ */
+export async function readOnPool<T extends pg.QueryResultRow>(
+  db: Db,
+  name: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[] | undefined> {
+  const pool = poolOf(db);
+  if (!pool) return undefined;
+  const prepared = preparesStatements(db) ? name : undefined;
+  return (await pool.query<T>({ name: prepared, text, values })).rows;
+}
