@@ -68,7 +68,7 @@ for (const count of [100, 1000])
         expect(served(answers) + refused.length, "only 200 and 503 store_busy").toBe(count);
         const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
         // Every refusal counted, and every one at the deadline: none at once (the admission's
-        // queue bound, the pool's early refusal).
+        // queue bound) and none by the store.
         expect({
           queue: delta("queue/store_busy"),
           admission: delta("admission/store_busy"),

@@ -1,15 +1,21 @@
-// A pg pool that refuses at once what it cannot serve within the wait. pg-pool queues every
-// request for a connection and fails it only when connectionTimeoutMillis runs out: under
-// overload every request in the queue waits the whole 2 s and then gets 503 anyway, holding a
-// client's socket and the server's memory all that time, and the requests behind it wait for
-// nothing. This pool watches how fast it hands out connections (its drain rate) and, when a
-// newcomer would join a queue longer than it can drain within the wait, refuses it before it
-// queues: the engine's classifier reads the error as busy (503 store_busy), and its
-// `retryAfterSeconds` is the time the present queue takes to drain. Everything the pool can
-// serve within the wait is still served, in order.
+// The app's pg pool: a request waits for a connection for the store's wait
+// (connectionTimeoutMillis), in order, as pg-pool queues it, and a wait that runs out while
+// PostgreSQL is answering on the pool's other connections is read as busy (503 store_busy, with a
+// Retry-After), not as the database gone.
+//
+// It never refuses a request early because its queue looks long. The front door bounds the
+// requests in flight before any work (src/server/http/admission.ts), so the pool's queue is never
+// longer than the places. A refusal here comes after the request has been parsed, routed and its
+// caller looked up: under a crowd that sends again at once (npm run bench:overload -- --crowd,
+// 1 024 connections of new-key checkouts), refusing early whenever the queue looked longer than
+// the hand-out rate could drain within the wait fed itself: each refusal's wasted work slowed the
+// transactions holding the connections (they wait on the event loop between statements), so
+// hand-outs slowed, so more were refused, and in 4 cells of 9 the instance served nothing for the
+// whole cell (0 checkouts a second, about 1 500 refusals a second). Waiting instead, it served in
+// all 7 cells measured (docs/design.md, "The pool").
 import pg from "pg";
 import { POOL_QUEUE_FULL } from "@once/idempotency/operator";
-import { DrainRate, retryAfterFor } from "../drain-rate";
+import { DrainRate } from "../drain-rate";
 
 export interface PoolQueueFull extends Error {
   code: typeof POOL_QUEUE_FULL;
@@ -50,34 +56,6 @@ export class BoundedPool extends pg.Pool {
     return this.now() - this.lastServed <= ms;
   }
 
-  /**
-   * Connections handed out per second over the last RATE_WINDOW, counted up to now; undefined
-   * until it has handed out that many.
-   */
-  drainRate(): number | undefined {
-    return this.handedOut.perSecond();
-  }
-
-  /**
-   * The refusal for a newcomer now, or null if it may queue (a connection is free, or the queue
-   * drains within the wait).
-   */
-  refusal(): PoolQueueFull | null {
-    if (this.idleCount > 0 || this.totalCount < (this.options.max ?? 10) || this.waitingCount === 0)
-      return null;
-    const rate = this.drainRate();
-    if (rate === undefined) return null;
-    const drainSeconds = (this.waitingCount + 1) / rate;
-    if (drainSeconds * 1000 <= this.waitMs) return null;
-    const error = new Error(
-      `the database pool is full and ${this.waitingCount} requests are queued for a connection (about ${drainSeconds.toFixed(1)} s at ${rate.toFixed(0)} per second, more than the ${this.waitMs} ms wait): refused at once`,
-    );
-    return Object.assign(error, {
-      code: POOL_QUEUE_FULL as typeof POOL_QUEUE_FULL,
-      retryAfterSeconds: retryAfterFor(drainSeconds),
-    });
-  }
-
   // pg-pool's connect has a callback form (pool.query uses it) and a promise form (Prisma's
   // adapter).
   override connect(): Promise<pg.PoolClient>;
@@ -95,12 +73,6 @@ export class BoundedPool extends pg.Pool {
       done: (release?: unknown) => void,
     ) => void,
   ): Promise<pg.PoolClient> | void {
-    const refused = this.refusal();
-    if (refused) {
-      if (!callback) return Promise.reject(refused);
-      process.nextTick(() => callback(refused, undefined, () => {}));
-      return;
-    }
     const asked = this.now();
     if (!callback)
       return super.connect().catch((error: Error) => {

@@ -67,8 +67,8 @@ export function createDb(
       connectionString,
       max: options.max ?? POOL_MAX,
       Client: ListenedClient,
-      // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging. Under
-      // overload the pool refuses at once what it could not serve within this wait
+      // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging. A
+      // wait that runs out while PostgreSQL answers on other connections is busy
       // (bounded-pool.ts).
       connectionTimeoutMillis: options.connectTimeoutMs ?? STORE_WAIT_MS,
     });

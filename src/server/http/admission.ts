@@ -1,5 +1,5 @@
-// How many API requests one instance works on at once. The pool refuses at once what it could not
-// serve within its wait (src/server/db/bounded-pool.ts), but requests queue before they reach the
+// How many API requests one instance works on at once. The pool queues a request for a connection
+// for the store's wait (src/server/db/bounded-pool.ts), but requests queue before they reach the
 // pool too: on the event loop, each taking its turn at parsing, routing and tRPC between every
 // other request's awaits. Measured (npm run bench:overload, 512 clients on two instances), with
 // only the pool bounded, a refusal took 13.8 s (p50) to reach its client: it waited behind 250

@@ -1,5 +1,5 @@
 // Every refusal is counted by reason and stage, and /api/metrics shows the counts: the admission
-// bound's store_busy, the store's (the pool's early refusal), and the body's payload_too_large;
+// bound's store_busy, the store's (a wait for a pool connection run out), and the body's payload_too_large;
 // so does the dashboard's admin.stats.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,8 +19,7 @@ let onBusyDb: ServerApp;
 beforeAll(() => {
   // One request in flight at most: past it and its queue, refused by the admission bound.
   app = testAppWith(t.db, { HTTP_MAX_IN_FLIGHT: "1" });
-  // The same app's counters over a pool of one connection that gives up at once: the store's
-  // refusal.
+  // The same app's counters over a pool of one connection that waits 300 ms: the store's refusal.
   pool = new pg.Pool({ connectionString: t.url, max: 1, connectionTimeoutMillis: 300 });
   busyDb = createDb(t.url, { pool });
   onBusyDb = testAppWith(busyDb, { HTTP_MAX_IN_FLIGHT: "1" });
@@ -63,7 +62,7 @@ describe("refusals on /api/metrics", () => {
     release();
     await Promise.all([held, ...queued]);
 
-    // The store: the pool's one connection held elsewhere, the query refused at once.
+    // The store: the pool's one connection held elsewhere, the query's wait runs out.
     const connection = await pool.connect();
     let busy: Response;
     try {

@@ -14,7 +14,7 @@ export const RefusalStage = {
   QUEUE: "queue",
   /** More connections from one peer address than the cap (src/server/http/peer-connections.ts). */
   CONNECTION: "connection",
-  /** By the key store: the pool's early refusal, or the database unreachable. */
+  /** By the key store: no pool connection within the store's wait, or the database unreachable. */
   STORE: "store",
   /** Its body: over the byte limit, or not in by the deadline (src/server/http/body-limit.ts). */
   BODY: "body",

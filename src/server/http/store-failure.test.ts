@@ -21,8 +21,8 @@ describe("storeFailureAnswer", () => {
     expect(await res.json()).toMatchObject({ error: "away now", reason: "store_unavailable" });
   });
 
-  it("the pool's refusal is 503 store_busy with the pool's own Retry-After", async () => {
-    // The shape of BoundedPool's refusal (its own tests make real ones under load).
+  it("the pool's busy answer is 503 store_busy with the pool's own Retry-After", async () => {
+    // The shape of BoundedPool's busy answer (its own tests make real ones).
     const refusal = Object.assign(new Error("the database pool is full"), {
       code: "POOL_QUEUE_FULL",
       retryAfterSeconds: 4,
