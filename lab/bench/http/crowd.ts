@@ -9,7 +9,8 @@
 //     before sending again (as the shop's own client link does).
 // Beside them, the floor: the same routes written by hand on bare node:http + pg, under the same
 // ignoring crowd (catalog reads and new keys), for what the machine itself gives at each count
-// (the load generator shares its two cores). Each path is warmed up on every instance first.
+// (the load generator shares its two cores). Each path is warmed up on every instance first, and
+// each cell starts once the orders of the cells before it are paid and every process is idle.
 // Cells alternate between the instances, CROWD_SECONDS each (4 unless told). Printed: answers
 // 200 a second per cell, each as a ratio to the best count's for that path, client and instance;
 // refusals; the goal per path (every count >= 0.9x the best) with the floor's own shape beside it;
@@ -36,7 +37,8 @@ import {
 import { cpuMsOf } from "./cpu";
 import { checkoutHeaders, completeKey, orderBody } from "./scenarios";
 import { runBench, type Step } from "../fail";
-import { settle } from "./pace";
+import { paymentsSettled, settle } from "./pace";
+import type pg from "pg";
 
 const COUNTS = (process.env.CROWD_CONNECTIONS ?? "16,64,256,1024").split(",").map(Number);
 const SECONDS = Number(process.env.CROWD_SECONDS ?? 4);
@@ -303,13 +305,18 @@ interface Run {
   pids: number[];
   /** The payment worker and the provider: they charge the orders the checkouts write. */
   paymentPids: number[];
+  /** The bench's pool on the database: whether the orders written so far are all paid. */
+  pool: pg.Pool;
   step: Step;
 }
 
 const cellKey = (name: string, kind: ClientKind, path: Path, connections: number) =>
   `${name}|${kind}|${path}|${connections}`;
 
-/** Every client kind, path and count, alternating between the instances, each from a quiet machine. */
+/**
+ * Every client kind, path and count, alternating between the instances, each from a quiet machine:
+ * the orders of the cells before it paid, and every process idle.
+ */
 async function measureCells(instances: Named[], run: Run): Promise<Map<string, Cell>> {
   const cells = new Map<string, Cell>();
   for (const kind of CLIENTS)
@@ -319,6 +326,7 @@ async function measureCells(instances: Named[], run: Run): Promise<Map<string, C
         for (const named of instances) {
           if (!measuredOn(named, kind, path)) continue;
           const { name, instance } = named;
+          await paymentsSettled(run.pool);
           await settle(run.pids);
           run.step(`${name}: ${kind}, ${path}, ${connections} connections, ${SECONDS} s`);
           cells.set(
@@ -467,7 +475,7 @@ await runBench("bench:overload --crowd", async (step) => {
     await completeKey(`http://127.0.0.1:${base}`, db.productId, replayKey);
     const pids = [...instances.map((i) => i.instance.pid), worker.pid];
     const paymentPids = [worker.pid, db.providerPid];
-    const run: Run = { productId: db.productId, replayKey, pids, paymentPids, step };
+    const run: Run = { productId: db.productId, replayKey, pids, paymentPids, pool: db.pool, step };
     const cells = await measureCells(instances, run);
     const recoveries = await measureRecoveries(instances, run);
     console.log(

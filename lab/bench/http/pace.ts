@@ -3,6 +3,7 @@
 // end when every answer is in, so no slice leaves work behind for the next one.
 import { setTimeout as sleep } from "node:timers/promises";
 import { cpuMsOf } from "./cpu";
+import type pg from "pg";
 import type { Amount, Slice } from "./load";
 
 export class Pace {
@@ -36,5 +37,21 @@ export async function settle(pids: readonly number[]): Promise<void> {
     const before = cpuMsOf(pids);
     await sleep(200);
     if (cpuMsOf(pids) - before < 20) return;
+  }
+}
+
+/**
+ * Until no order written so far waits for its payment, or `maxMs` pass: polled, a condition. The
+ * orders a checkout slice writes are charged after it; a slice measured while they are charged
+ * shares the cores with that, and would be compared with one that did not.
+ */
+export async function paymentsSettled(pool: pg.Pool, maxMs = 30_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  while (Date.now() < deadline) {
+    const { rows } = await pool.query<{ waiting: number }>(
+      `SELECT count(*)::int AS "waiting" FROM "Order" WHERE "status" = 'PENDING'`,
+    );
+    if (rows[0]!.waiting === 0) return;
+    await sleep(100);
   }
 }
