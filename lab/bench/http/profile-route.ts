@@ -6,21 +6,18 @@
 // tRPC query with one SELECT), `new-key` (a protected checkout, a new key each), `replay` (one
 // completed key). A measurement to read before changing the request path, not a test.
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
 import autocannon, { type AutocannonRequest } from "autocannon";
 import { runBench } from "../fail";
-import { ensureBuild, startDatabase, startInstance } from "./cluster";
 import { settle } from "./pace";
-import { profileMarkdown, summariseProfile } from "./profile";
+import { profileMarkdown } from "./profile";
+import { nowUs, profiledInstance } from "./profiled-instance";
 import { checkoutHeaders, completeKey, orderBody, PROTECTED_PATH } from "./scenarios";
 
 const ROUTES = ["catalog", "new-key", "replay"] as const;
 type RouteName = (typeof ROUTES)[number];
 /** PROFILE_CONNECTIONS: a crowd's profile beside a calm one's (8 unless told). */
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 8);
-const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const TICK_MS = 10; // /proc's clock tick (CLK_TCK 100)
 
 /**
@@ -103,22 +100,11 @@ await runBench("profile-route", async (step) => {
     console.error(`usage: npx tsx lab/bench/http/profile-route.ts <${ROUTES.join("|")}> [seconds]`);
     process.exit(2);
   }
-  await ensureBuild(step);
-  const port = Number(process.env.BENCH_HTTP_PORT ?? 3300);
-  const db = await startDatabase({ webhookPort: port });
-  const dir = mkdtempSync(path.join(os.tmpdir(), "once-route-prof-"));
-  try {
-    const instance = await startInstance({
-      port,
-      databaseUrl: db.url,
-      providerUrl: db.providerUrl,
-      nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
-      paymentJobs: false, // the server's own work only: its payments wait in the outbox
-    });
-    let window: { fromUs: number; toUs: number };
-    let answered: { answered: number; other: number };
-    let threads = "";
-    try {
+  const { summary, result } = await profiledInstance(
+    step,
+    { paymentJobs: false }, // the server's own work only: its payments wait in the outbox
+    async (instance, db) => {
+      const { port } = instance;
       const replayKey = randomUUID();
       await completeKey(`http://127.0.0.1:${port}`, db.productId, replayKey);
       const requests = requestsOf(route, db.productId, replayKey);
@@ -128,22 +114,15 @@ await runBench("profile-route", async (step) => {
       step(`profiling ${route}, ${CONNECTIONS} connections, ${seconds} s`);
       const fromUs = nowUs();
       const before = cpuByThread(instance.pid);
-      answered = await load(port, requests, seconds);
-      threads = threadTable(before, cpuByThread(instance.pid), answered.answered);
-      window = { fromUs, toUs: nowUs() };
-    } finally {
-      await instance.stop(); // SIGTERM: node writes the profile as it exits
-    }
-    const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
-    if (!file) throw new Error("no CPU profile was written (the server did not exit cleanly)");
-    const summary = summariseProfile(path.join(dir, file), window);
-    console.log(
-      `${route}: ${answered.answered} answered 2xx (${answered.other} other), ${summary.totalMs.toFixed(0)} ms of sampled CPU on the main thread, ${(summary.totalMs / answered.answered).toFixed(3)} ms a request\n`,
-    );
-    console.log(`${threads}\n`);
-    console.log(profileMarkdown(summary, answered.answered, 40));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-    await db.stop();
-  }
+      const answered = await load(port, requests, seconds);
+      const threads = threadTable(before, cpuByThread(instance.pid), answered.answered);
+      return { window: { fromUs, toUs: nowUs() }, result: { answered, threads } };
+    },
+  );
+  const { answered, threads } = result;
+  console.log(
+    `${route}: ${answered.answered} answered 2xx (${answered.other} other), ${summary.totalMs.toFixed(0)} ms of sampled CPU on the main thread, ${(summary.totalMs / answered.answered).toFixed(3)} ms a request\n`,
+  );
+  console.log(`${threads}\n`);
+  console.log(profileMarkdown(summary, answered.answered, 40));
 });
