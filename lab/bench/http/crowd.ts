@@ -365,6 +365,7 @@ async function measureRecoveries(instances: Named[], run: Run): Promise<Map<stri
   if (process.env.CROWD_RECOVERY !== "0")
     for (const { name, instance, floor } of instances) {
       if (floor) continue;
+      await paymentsSettled(run.pool); // the flood before it wrote thousands of orders
       await settle(run.pids);
       run.step(`${name}: recovery, ${CALM} → ${FLOOD} for ${FLOOD_SECONDS} s → ${CALM}`);
       recoveries.set(name, await recovery(instance.port, run.productId, run.paymentPids));
