@@ -6,11 +6,12 @@
 // sockets do not share the measuring client's event loop), while the client's slices alternate
 // between the two paths; before each attack and after it, one slice of each path without it: the
 // calm rate of the same run (from both sides, so that the server's drift over a run is not counted
-// as the attack's). Every slice, calm or attacked, starts once every order written so far is paid (its
-// charge made and its webhook answered, up to 30 s): a checkout slice's orders are charged
-// after it, and a slice that shared the cores with that would be measured against one that did not. Printed: each path's 200s a second under attack as a ratio to its calm rate (goal
-// >= 0.9x), health during the attack, the slow sockets the server answered (408 at the body deadline)
-// and the attacker opened again, and any answer but 200 the client got. Knobs: SLOW_CONNECTIONS
+// as the attack's). Every slice, calm or attacked, starts once every order written so far is paid
+// (its charge made and its webhook answered, up to 30 s): a checkout slice's orders are charged
+// after it, and a slice that shared the cores with that would be measured against one that did
+// not. Printed: each path's 200s a second under attack as a ratio to its calm rate (goal >= 0.9x),
+// health during the attack, the slow sockets the server answered (408 at the body deadline) and
+// the attacker opened again, and any answer but 200 the client got. Knobs: SLOW_CONNECTIONS
 // (40,400,4000), SLOW_SECONDS, SLOW_SLICE_SECONDS, BENCH_HTTP_PORT (3300). 4 000 sockets need as many
 // open files in this process and in the server: raise `ulimit -Hn` if the bench says so.
 import { randomUUID } from "node:crypto";

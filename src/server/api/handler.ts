@@ -73,7 +73,8 @@ export function handleTrpcRequest(
     // error tRPC answers before any procedure (a batch over maxBatchSize) comes as text/plain
     // with a JSON body otherwise.
     responseMeta: ({ errors }) => {
-      // The store's refusals (a wait for a connection run out, the database gone), counted once per call.
+      // The store's refusals (a wait for a connection run out, the database gone), counted once
+      // per call.
       for (const error of errors) {
         const reason = errorReason(error);
         if (STORE_REFUSALS.has(reason)) app.refusals?.count(reason, RefusalStage.STORE);
