@@ -10,6 +10,7 @@ import {
   TRPC_BODY_LIMIT_BYTES,
   trpcPayloadTooLarge,
   trpcRequestTimeout,
+  type TimedBody,
 } from "../http/body-limit";
 import { logger } from "../logger";
 import { refuseCrossSiteMutation } from "./cross-site-guard";
@@ -32,12 +33,22 @@ export async function serveTrpc(
  * The doors that need no place among the requests in flight: a cross-site post riding on the
  * session cookie is refused, and the body is read whole, under the byte limit (413 before it is
  * read whole) and a deadline (408), so a slow client holds a socket and nothing else. The request
- * with its body in memory, or the refusal.
+ * with its body in memory, or the refusal. `read`: the body as the front door read it from the
+ * socket, under the same deadline (src/server/http/node-body.ts); `req` carries its bytes.
  */
-export async function readTrpcRequest(req: Request, app: TrpcApp): Promise<Request | Response> {
+export async function readTrpcRequest(
+  req: Request,
+  app: TrpcApp,
+  read?: TimedBody,
+): Promise<Request | Response> {
   const refused = refuseCrossSiteMutation(req, app.config.http.trustedProxies);
   if (refused) return refused;
-  const bounded = await boundRequestBodyWithin(req, TRPC_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS);
+  const bounded = await boundRequestBodyWithin(
+    req,
+    TRPC_BODY_LIMIT_BYTES,
+    BODY_READ_DEADLINE_MS,
+    read,
+  );
   if (bounded.ok) return bounded.request;
   if ("limitBytes" in bounded) {
     app.refusals?.count(Reason.PAYLOAD_TOO_LARGE, RefusalStage.BODY);

@@ -11,13 +11,18 @@ import { handleTrpcRequest, readTrpcRequest, type TrpcApp } from "../api/handler
 import { appRouter } from "../api/root";
 import { webhookResponse, type WebhookDeps } from "../payments/webhook";
 import type { Admission } from "./admission";
+import type { TimedBody } from "./body-limit";
 
-/** What a server's app answers API requests with: a Fetch `Request` in, a `Response` out. */
+/**
+ * What a server's app answers API requests with: a Fetch `Request` in, a `Response` out. `read`:
+ * the body as the front door read it from the socket (src/server/http/node-body.ts), which the
+ * request then carries; absent (Next.js's route files), the route reads the request's own body.
+ */
 export interface ApiRoutes {
   /** `/api/trpc/*` (GET and POST). */
-  trpc(req: Request): Promise<Response>;
+  trpc(req: Request, read?: TimedBody): Promise<Response>;
   /** `POST /api/webhooks/payments`, the payment provider's events. */
-  webhook(req: Request): Promise<Response>;
+  webhook(req: Request, read?: TimedBody): Promise<Response>;
 }
 
 /** The parts of the server app the tRPC route uses. */
@@ -29,8 +34,8 @@ export type RoutesApp = TrpcRouteApp & { payments: WebhookDeps };
 export function apiRoutesFor(app: RoutesApp): ApiRoutes {
   return {
     trpc: trpcRouteFor(app, appRouter),
-    webhook: (req) =>
-      webhookResponse(app.payments, req, { secret: app.config.payments.webhookSecret }),
+    webhook: (req, read) =>
+      webhookResponse(app.payments, req, { secret: app.config.payments.webhookSecret }, read),
   };
 }
 
@@ -45,9 +50,9 @@ export function apiRoutesFor(app: RoutesApp): ApiRoutes {
 export function trpcRouteFor(
   app: TrpcRouteApp,
   router: AnyRouter,
-): (req: Request) => Promise<Response> {
-  return async (req) => {
-    const read = await readTrpcRequest(req, app);
+): (req: Request, read?: TimedBody) => Promise<Response> {
+  return async (req, body) => {
+    const read = await readTrpcRequest(req, app, body);
     if (read instanceof Response) return read;
     const waitSeconds = parsePreferWait(read.headers.get("prefer")) ?? 0;
     const waitMs = Math.min(waitSeconds * 1000, app.engine.config.maxWaitMs);

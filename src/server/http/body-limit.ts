@@ -44,7 +44,27 @@ export async function readBoundedBody(request: Request, limitBytes: number): Pro
   return readBody(request, limitBytes, 0) as Promise<BoundedBody>;
 }
 
-/** readBoundedBody, also stopping (and saying so) when the body is not in after `deadlineMs`. */
+/**
+ * A body the server in front of the route has read already (the front door, node-body.ts, under
+ * the same deadline), judged by this route's limit: what reading it here would have said.
+ */
+export function readAlready(body: TimedBody, limitBytes: number): TimedBody {
+  return body.ok && body.bytes.byteLength > limitBytes ? { ok: false, limitBytes } : body;
+}
+
+/**
+ * readBoundedBody, also stopping (and saying so) when the body is not in after `deadlineMs`.
+ * `read`: the body as the front door read it (then the request carries those bytes already).
+ */
+export async function readBodyWithin(
+  request: Request,
+  limitBytes: number,
+  deadlineMs: number,
+  read?: TimedBody,
+): Promise<TimedBody> {
+  return read ? readAlready(read, limitBytes) : readBody(request, limitBytes, deadlineMs);
+}
+
 async function readBody(
   request: Request,
   limitBytes: number,
@@ -119,13 +139,21 @@ export async function boundRequestBody(
   return boundRequestBodyWithin(request, limitBytes, 0) as Promise<BoundedRequest>;
 }
 
-/** boundRequestBody under a deadline too (0: none). */
+/**
+ * boundRequestBody under a deadline too (0: none). `read`: the body as the front door read it
+ * (node-body.ts); the request it built carries those bytes already and is handed on as it is.
+ */
 export async function boundRequestBodyWithin(
   request: Request,
   limitBytes: number,
   deadlineMs: number,
+  read?: TimedBody,
 ): Promise<TimedRequest> {
   if (request.method === "GET" || request.method === "HEAD") return { ok: true, request };
+  if (read) {
+    const judged = readAlready(read, limitBytes);
+    return judged.ok ? { ok: true, request } : judged;
+  }
   const body = await readBody(request, limitBytes, deadlineMs);
   if (!body.ok) return body;
   const headers = new Headers(request.headers);
@@ -144,6 +172,8 @@ export async function boundRequestBodyWithin(
 
 export const tooLargeMessage = (limitBytes: number) =>
   `The request body is larger than ${limitBytes} bytes`;
+const timedOutMessage = (deadlineMs: number) =>
+  `The request body did not arrive within ${deadlineMs / 1000} s; nothing was executed`;
 const docs = reasonDocsPath(Reason.PAYLOAD_TOO_LARGE);
 /** Like every error answer: the explanation's address, also as a Link header (IETF draft). */
 const tooLargeInit: ResponseInit = {
@@ -168,15 +198,21 @@ export function trpcRequestTimeout(deadlineMs: number): Response {
     reason: Reason.REQUEST_TIMEOUT,
     docs: reasonDocsPath(Reason.REQUEST_TIMEOUT),
   };
-  const message = `The request body did not arrive within ${deadlineMs / 1000} s; nothing was executed`;
   return Response.json(
-    { error: { message, code: -32008, data } },
+    { error: { message: timedOutMessage(deadlineMs), code: -32008, data } },
     // The socket is a slow one: the client gets no second request on it.
     {
       status: 408,
       headers: { Link: describedByLink(Reason.REQUEST_TIMEOUT), Connection: "close" },
     },
   );
+}
+
+/** 408 for a plain route: `{ error, reason, docs }`, and the slow socket is not reused. */
+export function jsonRequestTimeout(deadlineMs: number): Response {
+  return plainError(408, Reason.REQUEST_TIMEOUT, timedOutMessage(deadlineMs), {
+    Connection: "close",
+  });
 }
 
 /** 413 for a plain route: `{ error, reason, docs }`. */

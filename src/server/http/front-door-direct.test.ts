@@ -36,8 +36,8 @@ beforeAll(async () => {
   const recording: DoorApp = {
     ...app,
     routes: {
-      trpc: (req) => (received.push(req), routes.trpc(req)),
-      webhook: (req) => (received.push(req), routes.webhook(req)),
+      trpc: (req, read) => (received.push(req), routes.trpc(req, read)),
+      webhook: (req, read) => (received.push(req), routes.webhook(req, read)),
     },
   };
   server = createFrontDoor({
@@ -108,6 +108,47 @@ describe("the API served by the front door, without Next.js", () => {
     expect(await again.text()).toBe(firstBody);
     const orders = await t.db.order.count({ where: { idempotencyKey: key } });
     expect(orders).toBe(1);
+  });
+
+  it("hands the handler one request, made once the body is in and carrying it", async () => {
+    const key = randomUUID();
+    const body = JSON.stringify({ items: [{ productId: await productId(), quantity: 1 }] });
+    const before = received.length;
+    const answered = new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/api/trpc/checkout.placeOrder",
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${TOKENS.acme}`,
+            "content-type": "application/json",
+            "idempotency-key": key,
+            "transfer-encoding": "chunked",
+          },
+        },
+        (res) => resolve(res.resume().statusCode!),
+      );
+      req.on("error", reject);
+      req.write(body.slice(0, 10));
+      // Half the body sent: a request sent after it on another connection is answered, and the
+      // half-sent one has reached no handler.
+      void fetch(`${base}/api/trpc/catalog.list`)
+        .then((res) => {
+          expect(res.status).toBe(200);
+          expect(received.slice(before).map((r) => r.url)).toEqual([
+            `${base}/api/trpc/catalog.list`,
+          ]);
+        })
+        .then(() => req.end(body.slice(10)), reject);
+    });
+    expect(await answered).toBe(200);
+    const seen = received.at(-1)!;
+    expect(seen.url).toBe(`${base}/api/trpc/checkout.placeOrder`);
+    expect(seen.headers.get("content-length")).toBe(String(body.length));
+    expect(seen.headers.get("transfer-encoding")).toBeNull();
+    expect(await t.db.order.count({ where: { idempotencyKey: key } })).toBe(1);
   });
 
   it("refuses a cross-site mutation that carries the session cookie (403), nothing recorded", async () => {

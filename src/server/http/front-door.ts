@@ -4,7 +4,9 @@
 //
 // - Timeouts a slow client cannot stretch: its headers within HEADERS_TIMEOUT_MS, its whole request
 //   within REQUEST_TIMEOUT_MS, checked every second (Node's defaults: 60 s and 300 s, checked every
-//   30 s). The API route also gives up on a body after 10 s (body-limit.ts) before it takes a place.
+//   30 s). On the direct path (below) an API body is read here, before anything else of the
+//   request is built, and given up on after 10 s (node-body.ts, body-limit.ts's deadline): a
+//   slow body holds no place.
 // - The peer's address, from the socket, in `x-once-peer-address` (replacing anything a client
 //   sent under that name): Next.js hands a route a Request without its socket
 //   (src/server/http/client-address.ts).
@@ -29,7 +31,14 @@ import http from "node:http";
 import { busy } from "./admission";
 import { PEER_ADDRESS_HEADER } from "./client-address";
 import { capConnectionsPerPeer, TOO_MANY_CONNECTIONS } from "./peer-connections";
+import {
+  BODY_READ_DEADLINE_MS,
+  TRPC_BODY_LIMIT_BYTES,
+  WEBHOOK_BODY_LIMIT_BYTES,
+  type TimedBody,
+} from "./body-limit";
 import { fillForwardedHeaders, toFetchRequest, writeFetchResponse } from "./node-fetch-bridge";
+import { readNodeBody } from "./node-body";
 
 /**
  * How long a client may take to send its headers, and its whole request (headers and body). A real
@@ -53,8 +62,17 @@ export interface DoorApp {
   config?: { http?: { maxConnectionsPerPeer?: number } };
   refusals?: { count(reason: string, stage: "connection"): void };
   /** The API routes' handlers (src/server/http/api-routes.ts); absent in an older build. */
-  routes?: Record<DirectRoute, (req: Request) => Promise<Response>>;
+  routes?: Record<DirectRoute, DirectHandler>;
 }
+
+/**
+ * A direct route's handler: the request, and its body as the door read it (node-body.ts), which
+ * the request carries when it is whole (src/server/http/api-routes.ts's ApiRoutes).
+ */
+export type DirectHandler = (req: Request, read?: TimedBody) => Promise<Response>;
+
+/** The most a direct route takes (each route judges the body again by its own limit). */
+const DIRECT_BODY_LIMIT_BYTES = Math.max(TRPC_BODY_LIMIT_BYTES, WEBHOOK_BODY_LIMIT_BYTES);
 
 /**
  * tRPC procedures a lab module adds beside the app's (scripts/lib/lab-routes.ts, demo mode only).
@@ -63,7 +81,7 @@ export interface LabRoutes {
   /** Their paths, as in `/api/trpc/<path>` (a batch of several calls is the app's, as before). */
   readonly procedures: readonly string[];
   /** Their handler, given the running app (the composition root, src/server/app.ts). */
-  handlerFor(app: DoorApp): (req: Request) => Promise<Response>;
+  handlerFor(app: DoorApp): DirectHandler;
 }
 
 /** The routes the door serves itself, and the Next.js routes that wrap the same handlers. */
@@ -109,7 +127,7 @@ export interface FrontDoorOptions {
 
 export function createFrontDoor(options: FrontDoorOptions): http.Server {
   // The lab module's handler for each app it was made with (one app per process, but in tests).
-  const labHandlers = new WeakMap<DoorApp, (req: Request) => Promise<Response>>();
+  const labHandlers = new WeakMap<DoorApp, DirectHandler>();
   const server = http.createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -147,8 +165,8 @@ function handlerOf(
   route: DirectRoute,
   url: string,
   options: FrontDoorOptions,
-  labHandlers: WeakMap<DoorApp, (req: Request) => Promise<Response>>,
-): ((req: Request) => Promise<Response>) | undefined {
+  labHandlers: WeakMap<DoorApp, DirectHandler>,
+): DirectHandler | undefined {
   const app = options.app();
   if (!app) return undefined;
   const lab = options.direct?.lab;
@@ -168,25 +186,33 @@ function procedureOf(url: string): string {
 
 /** A request answered by the app's handler, Next.js left out. */
 async function serveDirect(
-  handler: (req: Request) => Promise<Response>,
+  handler: DirectHandler,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   direct: NonNullable<FrontDoorOptions["direct"]>,
   next: () => Promise<void>,
 ): Promise<void> {
   fillForwardedHeaders(req, direct.port);
-  let bridged: ReturnType<typeof toFetchRequest>;
-  try {
-    bridged = toFetchRequest(req, res, `http://${req.headers.host ?? `localhost:${direct.port}`}`);
-  } catch {
-    // Not a URL (a Host header no URL can hold): Next.js's answer to it, as before.
-    return next();
+  const origin = `http://${req.headers.host ?? `localhost:${direct.port}`}`;
+  // Not a URL (a Host header no URL can hold): Next.js's answer to it, as before, its body unread.
+  if (!URL.canParse(`${origin}${req.url ?? "/"}`)) return next();
+  // The body first, under the routes' limit and deadline, so that a socket still sending one holds
+  // no more than its listeners and a timer: no Request, no place among the requests in flight.
+  // The route judges what was read by its own limit and answers a refusal in its own shape.
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  const read = hasBody
+    ? await readNodeBody(req, DIRECT_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS)
+    : undefined;
+  if (hasBody && !read) {
+    // The client left before its body was in: no one to answer, nothing done.
+    res.destroy();
+    return;
   }
-  const { request, bodyAbandoned } = bridged;
-  const response = await handler(request);
-  // A body the handler stopped reading (over its limit, too slow) is not read to its end to keep
-  // the connection: the connection goes with the answer.
-  await writeFetchResponse(response, res, direct.headers, bodyAbandoned());
+  const request = toFetchRequest(req, res, origin, read?.ok ? read.bytes : undefined);
+  const response = await handler(request, read);
+  // A body refused before it was in is not read to its end to keep the connection: the connection
+  // goes with the answer.
+  await writeFetchResponse(response, res, direct.headers, read?.ok === false);
 }
 
 /** True when the request was answered here (refused), without Next.js. */

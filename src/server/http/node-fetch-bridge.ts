@@ -1,9 +1,9 @@
 // A node:http request as a Fetch API Request, and a Fetch API Response written back on the socket:
 // what the front door needs to call the app's API handlers (src/server/http/api-routes.ts) without
 // Next.js in between. The request is the one Next.js hands a route (the same URL, headers and
-// body, an abort signal that fires when the client goes away), made with as little work as that
-// takes: its body streams from the socket as the handler reads it (with backpressure), so the
-// handler's own doors (the byte limit, the body deadline) see it arrive as they did behind Next.js.
+// body, an abort signal that fires when the client goes away), made once its body is in (read
+// under the routes' byte limit and deadline, node-body.ts), with its bytes: one Request per
+// request, and none for a body that never comes.
 import type http from "node:http";
 
 /**
@@ -18,23 +18,27 @@ export function fillForwardedHeaders(req: http.IncomingMessage, port: number): v
   headers["x-forwarded-for"] ??= req.socket.remoteAddress;
 }
 
-/** A request whose body the handler stopped reading (over the limit, too slow). */
-export interface BridgedRequest {
-  request: Request;
-  /** True once the handler cancelled the body: the connection is not reused after the answer. */
-  bodyAbandoned: () => boolean;
-}
-
+/**
+ * The request as a Fetch Request, its body (already read whole: node-body.ts) given as `body`; a
+ * request without one (GET, HEAD, or a body refused before it was in) gets none. The headers say
+ * what the body is now, as they did when a route read it and handed on a request of its own: its
+ * length, no transfer coding. Throws when `origin` and the path make no URL.
+ */
 export function toFetchRequest(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   origin: string,
-): BridgedRequest {
+  body?: Uint8Array,
+): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
     if (Array.isArray(value)) for (const each of value) headers.append(name, each);
     else headers.set(name, value);
+  }
+  if (body) {
+    headers.delete("transfer-encoding");
+    headers.set("content-length", String(body.byteLength));
   }
   // The client went away before its answer was written: the handler may stop (tRPC passes the
   // signal to the procedures), as behind Next.js.
@@ -42,61 +46,11 @@ export function toFetchRequest(
   res.once("close", () => {
     if (!res.writableFinished) controller.abort();
   });
-  let abandoned = false;
-  const method = req.method ?? "GET";
-  const hasBody = method !== "GET" && method !== "HEAD";
-  const request = new Request(`${origin}${req.url ?? "/"}`, {
-    method,
+  return new Request(`${origin}${req.url ?? "/"}`, {
+    method: req.method ?? "GET",
     headers,
     signal: controller.signal,
-    ...(hasBody
-      ? {
-          body: bodyStream(req, () => (abandoned = true)),
-          duplex: "half",
-        }
-      : {}),
-  } as RequestInit);
-  return { request, bodyAbandoned: () => abandoned };
-}
-
-/**
- * The request's body as it arrives: paused while the reader is behind (so a fast client's body
- * waits in the socket, not in memory), ended with the request. `onCancel`: the reader gave up.
- */
-function bodyStream(req: http.IncomingMessage, onCancel: () => void): ReadableStream<Uint8Array> {
-  let done = false;
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      req.on("data", (chunk: Buffer) => {
-        if (done) return;
-        // A copy, as Next.js makes: the handler keeps chunks until the body is whole.
-        controller.enqueue(new Uint8Array(chunk));
-        if ((controller.desiredSize ?? 0) <= 0) req.pause();
-      });
-      req.once("end", () => {
-        if (done) return;
-        done = true;
-        controller.close();
-      });
-      req.once("error", (error) => {
-        if (done) return;
-        done = true;
-        controller.error(error);
-      });
-      // A client gone mid-body (Node reports "aborted" and closes the request without "end").
-      req.once("close", () => {
-        if (done) return;
-        done = true;
-        controller.error(new Error("the client closed the connection before its body was in"));
-      });
-    },
-    pull() {
-      req.resume();
-    },
-    cancel() {
-      done = true;
-      onCancel();
-    },
+    ...(body ? { body: body as BodyInit } : {}),
   });
 }
 

@@ -6,7 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
-import { WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
+import { BODY_READ_DEADLINE_MS, WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
 import { countingStream } from "../http/test-streams";
 import { DEMO_WEBHOOK_SECRET, WEBHOOK_SCOPE } from "./config";
 import { loadConfig } from "../config";
@@ -211,6 +211,48 @@ describe("the body limit", () => {
       (await webhookResponse(testApp(t.db).payments, request, { secret: SECRET })).status,
     ).toBe(413);
     expect(body.pulled()).toBe(0);
+  });
+});
+
+describe("a body the front door read from the socket", () => {
+  const request = (raw: string, signature: string, body?: string) =>
+    new Request("http://localhost/api/webhooks/payments", {
+      method: "POST",
+      headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signature },
+      ...(body === undefined ? {} : { body }),
+    });
+
+  it("is taken as read, once: a signed event moves its order, and its redelivery is a replay", async () => {
+    const { orderId, raw } = await pendingEvent();
+    const signature = signatureHeader(SECRET, raw, NOW);
+    const deliver = () =>
+      webhookResponse(
+        testApp(t.db).payments,
+        request(raw, signature, raw),
+        { secret: SECRET, nowSeconds: () => NOW },
+        { ok: true, bytes: new TextEncoder().encode(raw) },
+      );
+    const first = await deliver();
+    expect(first.status).toBe(200);
+    const answer = await first.text();
+    expect(JSON.parse(answer)).toMatchObject({ orderId, orderStatus: "PAID", changed: true });
+    const again = await deliver();
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(answer);
+  });
+
+  it("not in by the body deadline is 408 request_timeout, the socket not reused, nothing recorded", async () => {
+    const { orderId, eventId, raw } = await pendingEvent();
+    const res = await webhookResponse(
+      testApp(t.db).payments,
+      request(raw, signatureHeader(SECRET, raw, NOW)),
+      { secret: SECRET, nowSeconds: () => NOW },
+      { ok: false, timedOutMs: BODY_READ_DEADLINE_MS },
+    );
+    expect(res.status).toBe(408);
+    expect(res.headers.get("connection")).toBe("close");
+    expect(await res.json()).toMatchObject({ reason: "request_timeout" });
+    await expectNothingRecorded(orderId, eventId);
   });
 });
 

@@ -6,7 +6,14 @@ import { z } from "zod";
 import type { Tx } from "../db/client";
 import type { Engine } from "../engine";
 import { idempotent } from "@once/idempotency/http";
-import { jsonPayloadTooLarge, readBoundedBody, WEBHOOK_BODY_LIMIT_BYTES } from "../http/body-limit";
+import {
+  BODY_READ_DEADLINE_MS,
+  jsonPayloadTooLarge,
+  jsonRequestTimeout,
+  readBodyWithin,
+  type TimedBody,
+  WEBHOOK_BODY_LIMIT_BYTES,
+} from "../http/body-limit";
 import { WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
 import { applyPaymentOutcome } from "./order-payment";
 import { EventType } from "./provider";
@@ -137,17 +144,22 @@ export interface WebhookDoorOptions {
 }
 
 /**
- * The route: read the body up to its limit (413 past it, unread), check the provider's signature
- * over the exact bytes (400 with a reason if missing, wrong or stale: nothing is recorded, no key
- * taken), parse, handle, answer with the engine's headers.
+ * The route: read the body up to its limit (413 past it, unread) and within the API's body
+ * deadline (408), check the provider's signature over the exact bytes (400 with a reason if
+ * missing, wrong or stale: nothing is recorded, no key taken), parse, handle, answer with the
+ * engine's headers. `read`: the body as the front door read it (src/server/http/node-body.ts).
  */
 export async function webhookResponse(
   deps: WebhookDeps,
   request: Request,
   options: WebhookDoorOptions,
+  read?: TimedBody,
 ): Promise<Response> {
-  const raw = await readBoundedBody(request, WEBHOOK_BODY_LIMIT_BYTES);
-  if (!raw.ok) return jsonPayloadTooLarge(raw.limitBytes);
+  const raw = await readBodyWithin(request, WEBHOOK_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS, read);
+  if (!raw.ok)
+    return "limitBytes" in raw
+      ? jsonPayloadTooLarge(raw.limitBytes)
+      : jsonRequestTimeout(raw.timedOutMs);
   const { secret } = options;
   const nowSeconds = options.nowSeconds?.() ?? Date.now() / 1000;
   const signed = verifySignature(request.headers.get(SIGNATURE_HEADER), raw.bytes, secret, {
@@ -160,14 +172,17 @@ export async function webhookResponse(
   } catch {
     return plainError(400, Reason.INVALID_JSON, "The webhook's body is not valid JSON");
   }
-  // The layer fingerprints the bytes that were signed, read again from a request of their own.
+  // The layer fingerprints the bytes that were signed: the request still holds them when the
+  // front door read them; otherwise they are read again from a request of their own.
   return eventResponse(
     deps,
-    new Request(request.url, {
-      method: "POST",
-      headers: request.headers,
-      body: raw.bytes as BodyInit,
-    }),
+    read
+      ? request
+      : new Request(request.url, {
+          method: "POST",
+          headers: request.headers,
+          body: raw.bytes as BodyInit,
+        }),
     body,
   );
 }
