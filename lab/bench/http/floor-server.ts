@@ -4,9 +4,16 @@
 // src/server/checkout/order-statement.ts), the key's completion with its NOTIFY, COMMIT), all
 // prepared; the same fingerprint (SHA-256 of the canonical input), the same JSON answer, the same
 // outbox row for the payment worker to charge. No framework, no ORM, no middleware: what this
-// machine does with these statements. bench:http runs it beside `next start` and gives every
-// figure as a ratio to it. Only the path the bench drives is written: a new key that executes, a
-// completed key's replay, a key in progress (409), and catalog.list's one SELECT.
+// machine does with these statements. bench:http runs it beside the app as `npm start` runs it and
+// gives every figure as a ratio to it; bench:overload's crowd and slow-body benches put it under
+// the same clients and attackers as the app. Only the path the benches drive is written: a new key
+// that executes, a completed key's replay, a key in progress (409), and catalog.list's one SELECT.
+// Against slow clients it has the app's doors, by hand: the front door's header and request
+// timeouts (src/server/http/front-door.ts), and the API's byte limit and body deadline
+// (src/server/http/body-limit.ts), answered 413 and 408 in tRPC's error shape with the connection
+// closed. Without them a slow-body attacker's sockets would sit on the floor for Node's default
+// five minutes instead of being answered and opened again every 10 s, and the floor would be
+// spared the churn the app pays.
 // On PRISMA_FLOOR_PATH the same checkout runs its transaction (the order and the completion)
 // through a Prisma interactive transaction on the app's client (createDb: the pg adapter, named
 // statements), as the design gives the handler one: the floor of any checkout on that stack.
@@ -28,6 +35,12 @@ import {
 import { mergeLines } from "../../../src/server/checkout/input";
 import { CATALOG_LIST_SQL } from "../../../src/server/catalog/list-statement";
 import { createDb } from "../../../src/server/db/client";
+import {
+  CONNECTIONS_CHECK_MS,
+  HEADERS_TIMEOUT_MS,
+  REQUEST_TIMEOUT_MS,
+} from "../../../src/server/http/front-door";
+import { BODY_READ_DEADLINE_MS, TRPC_BODY_LIMIT_BYTES } from "../../../src/server/http/body-limit";
 import { PRISMA_FLOOR_PATH } from "./floor-paths";
 
 const PROCEDURE = "checkout.placeOrder";
@@ -231,26 +244,73 @@ async function catalog(): Promise<string> {
   return JSON.stringify({ result: { data: rows } });
 }
 
-const server = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on("data", (c: Buffer) => chunks.push(c));
-  req.on("end", () => {
-    const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
-    const key = req.headers["idempotency-key"];
-    if (req.url === "/api/health") return answer(res, 200, '{"status":"up"}');
-    if (req.url === "/api/trpc/catalog.list")
-      return void catalog().then(
-        (body) => answer(res, 200, body),
-        () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
-      );
-    if (!token || typeof key !== "string") return answer(res, 400, '{"error":"bad_request"}');
-    const place = req.url === PRISMA_FLOOR_PATH ? placeOrderInPrisma : placeOrder;
-    checkout(token, key, Buffer.concat(chunks).toString("utf8"), place).then(
-      (a) => answer(res, a.status, a.body, a.headers),
+/** The body's refusals in tRPC's error shape, as the app's handler words them (body-limit.ts). */
+const TIMED_OUT = JSON.stringify({
+  error: {
+    message: `The request body did not arrive within ${BODY_READ_DEADLINE_MS / 1000} s; nothing was executed`,
+    code: -32008,
+    data: { code: "TIMEOUT", httpStatus: 408, reason: "request_timeout" },
+  },
+});
+const TOO_LARGE = JSON.stringify({
+  error: {
+    message: `The request body is larger than ${TRPC_BODY_LIMIT_BYTES} bytes`,
+    code: -32600,
+    data: { code: "PAYLOAD_TOO_LARGE", httpStatus: 413, reason: "payload_too_large" },
+  },
+});
+
+const server = http.createServer(
+  {
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+  },
+  (req, res) => {
+    // A refused body is read no further and its connection closes with the answer: the client
+    // gets no second request on a socket it was trickling into.
+    if (Number(req.headers["content-length"]) > TRPC_BODY_LIMIT_BYTES)
+      return answer(res, 413, TOO_LARGE, { connection: "close" });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const refuse = (status: number, body: string) => {
+      clearTimeout(deadline);
+      req.removeListener("data", onData).removeListener("end", onEnd);
+      answer(res, status, body, { connection: "close" });
+    };
+    const onData = (c: Buffer) => {
+      size += c.byteLength;
+      if (size > TRPC_BODY_LIMIT_BYTES) refuse(413, TOO_LARGE);
+      else chunks.push(c);
+    };
+    const onEnd = () => {
+      clearTimeout(deadline);
+      route(req, res, chunks);
+    };
+    // One timer a request, from its arrival, cleared at its end. A request abandoned by its client
+    // keeps its timer until it fires, into a closed socket (which writes nothing).
+    const deadline = setTimeout(() => refuse(408, TIMED_OUT), BODY_READ_DEADLINE_MS);
+    req.on("data", onData).on("end", onEnd);
+  },
+);
+
+/** The request, its body in, to its route. */
+function route(req: http.IncomingMessage, res: http.ServerResponse, chunks: Buffer[]): void {
+  const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+  const key = req.headers["idempotency-key"];
+  if (req.url === "/api/health") return answer(res, 200, '{"status":"up"}');
+  if (req.url === "/api/trpc/catalog.list")
+    return void catalog().then(
+      (body) => answer(res, 200, body),
       () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
     );
-  });
-});
+  if (!token || typeof key !== "string") return answer(res, 400, '{"error":"bad_request"}');
+  const place = req.url === PRISMA_FLOOR_PATH ? placeOrderInPrisma : placeOrder;
+  checkout(token, key, Buffer.concat(chunks).toString("utf8"), place).then(
+    (a) => answer(res, a.status, a.body, a.headers),
+    () => answer(res, 503, '{"error":"store_unavailable"}', { "retry-after": "1" }),
+  );
+}
 server.listen(Number(process.env.PORT), "127.0.0.1");
 process.on("SIGTERM", () => {
   server.close();
