@@ -43,15 +43,17 @@ export async function settle(pids: readonly number[]): Promise<void> {
 /**
  * Until no order written so far waits for its payment, or `maxMs` pass: polled, a condition. The
  * orders a checkout slice writes are charged after it; a slice measured while they are charged
- * shares the cores with that, and would be compared with one that did not.
+ * shares the cores with that, and would be compared with one that did not. False when `maxMs`
+ * passed with orders still unpaid (nobody charging them, or too slowly), for a bench to say so.
  */
-export async function paymentsSettled(pool: pg.Pool, maxMs = 30_000): Promise<void> {
+export async function paymentsSettled(pool: pg.Pool, maxMs = 30_000): Promise<boolean> {
   const deadline = Date.now() + maxMs;
   while (Date.now() < deadline) {
     const { rows } = await pool.query<{ waiting: number }>(
       `SELECT count(*)::int AS "waiting" FROM "Order" WHERE "status" = 'PENDING'`,
     );
-    if (rows[0]!.waiting === 0) return;
+    if (rows[0]!.waiting === 0) return true;
     await sleep(100);
   }
+  return false;
 }

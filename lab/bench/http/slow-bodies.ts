@@ -11,16 +11,26 @@
 // after it, and a slice that shared the cores with that would be measured against one that did
 // not. Printed: each path's 200s a second under attack as a ratio to its calm rate (goal >= 0.9x),
 // health during the attack, the slow sockets the server answered (408 at the body deadline) and
-// the attacker opened again, and any answer but 200 the client got. Knobs: SLOW_CONNECTIONS
-// (40,400,4000), SLOW_SECONDS, SLOW_SLICE_SECONDS, BENCH_HTTP_PORT (3300). 4 000 sockets need as many
-// open files in this process and in the server: raise `ulimit -Hn` if the bench says so.
+// the attacker opened again, and any answer but 200 the client got.
+// Beside the app, in the same run and on the same database, the floor: the same routes written by
+// hand on bare node:http + pg (floor-server.ts), with the app's doors against slow clients (the
+// same header and request timeouts, body deadline and 408). After the app's two cells at each
+// count, one cell of the same attack on the floor, anonymous only: the floor reads the body before
+// it looks at the token, so a token changes nothing there. Its orders are charged by the app's
+// payment worker (the outbox is the database's), so its slices wait for payments as the app's do.
+// The floor's ratio is what the same attack costs a server that does nothing but the work, on the
+// same cores at the same moment; the line under the table divides the app's worst ratio at each
+// count by the floor's. Knobs: SLOW_CONNECTIONS (40,400,4000), SLOW_SECONDS,
+// SLOW_SLICE_SECONDS, BENCH_HTTP_PORT (3300; the floor on the port two above it). 4 000 sockets
+// need as many open files in this process and in each server: raise `ulimit -Hn` if the bench
+// says so.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import autocannon, { type AutocannonRequest } from "autocannon";
 import { runBench, type Step } from "../fail";
 import type pg from "pg";
-import { ensureBuild, startDatabase, startInstance } from "./cluster";
+import { ensureBuild, startDatabase, startFloorServer, startInstance } from "./cluster";
 import { paymentsSettled, settle } from "./pace";
 import { checkoutHeaders, orderBody, PROTECTED_PATH, TOKEN } from "./scenarios";
 import { fork } from "node:child_process";
@@ -42,6 +52,7 @@ interface Tally {
 }
 interface Cell {
   count: number;
+  server: Server;
   who: "anonymous" | "with a token";
   calm: Record<Path, Tally>;
   attacked: Record<Path, Tally>;
@@ -87,13 +98,21 @@ async function startAttackProcess(
   };
 }
 
-/** The instance under attack, its product, and the bench's own pool on its database. */
+const APP = "the app (as npm start)";
+const FLOOR = "the floor (node:http + pg)";
+type Server = typeof APP | typeof FLOOR;
+
+/** The server under attack, its product, and the bench's own pool on its database. */
 interface Target {
+  server: Server;
   port: number;
   pid: number;
   productId: string;
   pool: pg.Pool;
 }
+
+/** Slices that started with orders still unpaid once paymentsSettled gave up (30 s). */
+let startedUnpaid = 0;
 
 const emptyTally = (): Tally => ({ served: 0, wallMs: 0, other: {} });
 const rate = (t: Tally) => (t.served / t.wallMs) * 1000;
@@ -111,7 +130,7 @@ function requestOf(path: Path, productId: string): AutocannonRequest {
 /** One slice of the measuring client's closed loop, added to `into`, once payments are settled. */
 async function slice(target: Target, path: Path, into: Tally): Promise<void> {
   const { port, productId } = target;
-  await paymentsSettled(target.pool);
+  if (!(await paymentsSettled(target.pool))) startedUnpaid++;
   const started = performance.now();
   const run = autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -147,6 +166,7 @@ async function measureCell(
 ): Promise<Cell> {
   const cell: Cell = {
     count,
+    server: target.server,
     who: token ? "with a token" : "anonymous",
     calm: { "catalog.list": emptyTally(), "new keys": emptyTally() },
     attacked: { "catalog.list": emptyTally(), "new keys": emptyTally() },
@@ -184,23 +204,54 @@ const counted = (r: Record<string | number, number>) =>
     .map(([k, n]) => `${k === "0" ? "socket errors" : k}×${n}`)
     .join(", ") || "–";
 
+/** A cell's lowest ratio of attacked to calm, and the path it was on. */
+function worstOf(c: Cell): { ratio: number; path: Path } {
+  const [path] = [...PATHS].sort(
+    (a, b) => rate(c.attacked[a]) / rate(c.calm[a]) - rate(c.attacked[b]) / rate(c.calm[b]),
+  );
+  return { ratio: rate(c.attacked[path!]) / rate(c.calm[path!]), path: path! };
+}
+
 function print(cells: Cell[]): void {
   console.log(
     `\nonce bench:overload --slow-bodies — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), the attack held ${HOLD_SECONDS} s, the client's slices ${SLICE_SECONDS} s at ${CLIENT_CONNECTIONS} connections\n`,
   );
   console.log(
-    "| slow-body connections | attacker | catalog.list 200/s: calm → attacked | new-key checkouts 200/s: calm → attacked | health during the attack | slow sockets answered (opened again) | the attacker's CPU (cores) | the client's other answers | goal ≥ 0.9× |",
+    "| slow-body connections | server | attacker | catalog.list 200/s: calm → attacked | new-key checkouts 200/s: calm → attacked | health during the attack | slow sockets answered (opened again) | the attacker's CPU (cores) | the client's other answers | goal ≥ 0.9× |",
   );
-  console.log("|---:|---|---:|---:|---|---|---:|---|---|");
+  console.log("|---:|---|---|---:|---:|---|---|---:|---|---|");
   for (const c of cells) {
-    const worst = Math.min(...PATHS.map((p) => rate(c.attacked[p]) / rate(c.calm[p])));
+    const worst = worstOf(c).ratio;
     const other = { ...c.attacked["catalog.list"].other };
     for (const [k, n] of Object.entries(c.attacked["new keys"].other))
       other[Number(k)] = (other[Number(k)] ?? 0) + n;
+    // The goal is the app's; the floor's row gives its worst ratio without a verdict.
+    const verdict =
+      c.server === APP
+        ? `**${worst >= GOAL ? "met" : "missed"}** (${worst.toFixed(2)}×)`
+        : `– (${worst.toFixed(2)}×)`;
     console.log(
-      `| ${c.count} | ${c.who} | ${ratioText(c.calm["catalog.list"], c.attacked["catalog.list"])} | ${ratioText(c.calm["new keys"], c.attacked["new keys"])} | ${[...new Set(c.health)].join(", ")} | ${counted(c.answers)} (${c.reopened}) | ${c.attackerCores.toFixed(2)} | ${counted(other)} | **${worst >= GOAL ? "met" : "missed"}** (${worst.toFixed(2)}×) |`,
+      `| ${c.count} | ${c.server} | ${c.who} | ${ratioText(c.calm["catalog.list"], c.attacked["catalog.list"])} | ${ratioText(c.calm["new keys"], c.attacked["new keys"])} | ${[...new Set(c.health)].join(", ")} | ${counted(c.answers)} (${c.reopened}) | ${c.attackerCores.toFixed(2)} | ${counted(other)} | ${verdict} |`,
     );
   }
+  console.log("");
+  for (const count of COUNTS) {
+    const worstCell = (server: Server) =>
+      cells
+        .filter((c) => c.count === count && c.server === server)
+        .map((c) => ({ ...worstOf(c), who: c.who }))
+        .sort((a, b) => a.ratio - b.ratio)[0];
+    const app = worstCell(APP);
+    const floor = worstCell(FLOOR);
+    if (!app || !floor) continue;
+    console.log(
+      `- ${count} slow-body connections: the app's worst ratio ÷ the floor's worst ratio = ${app.ratio.toFixed(2)}× (${app.who}, ${app.path}) ÷ ${floor.ratio.toFixed(2)}× (${floor.path}) = ${(app.ratio / floor.ratio).toFixed(2)}`,
+    );
+  }
+  if (startedUnpaid)
+    console.log(
+      `\n${startedUnpaid} slices started with orders still unpaid after 30 s of waiting for their payments.`,
+    );
 }
 
 /** The soft limit on open files of a process, from /proc. */
@@ -212,19 +263,32 @@ function openFiles(pid: number | "self"): number {
   return soft === "unlimited" ? Infinity : Number(soft);
 }
 
-async function attackAll(target: Target, step: Step): Promise<Cell[]> {
+/**
+ * At each count: the app's two cells (anonymous, with a token), then the floor's (anonymous: the
+ * floor reads the whole body before it looks at the token, so a token would change nothing there).
+ */
+async function attackAll(app: Target, floor: Target, step: Step): Promise<Cell[]> {
   const needed = Math.max(...COUNTS) + 1024;
-  for (const pid of ["self", target.pid] as const)
+  for (const [who, pid] of [
+    ["this process", "self"],
+    ["the app", app.pid],
+    ["the floor", floor.pid],
+  ] as const)
     if (openFiles(pid) < needed)
       throw new Error(
-        `${pid === "self" ? "this process" : "the server"} may open too few files for ${Math.max(...COUNTS)} sockets: raise the hard limit (ulimit -Hn ${needed})`,
+        `${who} may open too few files for ${Math.max(...COUNTS)} sockets: raise the hard limit (ulimit -Hn ${needed})`,
       );
   const cells: Cell[] = [];
   for (const count of COUNTS)
-    for (const token of [undefined, TOKEN]) {
-      await settle([target.pid]);
+    for (const [target, token] of [
+      [app, undefined],
+      [app, TOKEN],
+      [floor, undefined],
+    ] as const) {
+      // The app's payment worker charges the floor's orders too: both are settled before a cell.
+      await settle([app.pid, floor.pid]);
       step(
-        `${count} slow-body connections (${token ? "with a token" : "anonymous"}), ${HOLD_SECONDS} s`,
+        `${target.server}: ${count} slow-body connections (${token ? "with a token" : "anonymous"}), ${HOLD_SECONDS} s`,
       );
       cells.push(await measureCell(target, count, token));
     }
@@ -242,10 +306,25 @@ await runBench("bench:overload --slow-bodies", async (step) => {
       providerUrl: db.providerUrl,
     });
     try {
-      step("warming up both paths");
-      const target = { port, pid: instance.pid, productId: db.productId, pool: db.pool };
-      for (const path of PATHS) await slice(target, path, emptyTally());
-      print(await attackAll(target, step));
+      const floorServer = await startFloorServer(db.url, port + 2);
+      try {
+        const on = (server: Server, { port, pid }: { port: number; pid: number }): Target => ({
+          server,
+          port,
+          pid,
+          productId: db.productId,
+          pool: db.pool,
+        });
+        const app = on(APP, instance);
+        const floor = on(FLOOR, floorServer);
+        for (const target of [app, floor]) {
+          step(`${target.server}: warming up both paths`);
+          for (const path of PATHS) await slice(target, path, emptyTally());
+        }
+        print(await attackAll(app, floor, step));
+      } finally {
+        await floorServer.stop();
+      }
     } finally {
       await instance.stop();
     }
