@@ -51,15 +51,15 @@ export function trpcRouteFor(
   app: TrpcRouteApp,
   router: AnyRouter,
 ): (req: Request, read?: TimedBody) => Promise<Response> {
-  return async (req, body) => {
-    const read = await readTrpcRequest(req, app, body);
-    if (read instanceof Response) return read;
-    const waitSeconds = parsePreferWait(read.headers.get("prefer")) ?? 0;
+  return async (req, read) => {
+    const whole = await readTrpcRequest(req, app, read);
+    if (whole instanceof Response) return whole;
+    const waitSeconds = parsePreferWait(whole.headers.get("prefer")) ?? 0;
     const waitMs = Math.min(waitSeconds * 1000, app.engine.config.maxWaitMs);
     // The signal of the request as it came (it fires when its client leaves): a client gone while
     // its request queued is not served.
     return app.admission.admit(
-      (whileWaiting) => handleTrpcRequest(read, app, { whileWaiting }, router),
+      (whileWaiting) => handleTrpcRequest(whole, app, { whileWaiting }, router),
       { waitMs, signal: req.signal },
     );
   };
