@@ -1,7 +1,9 @@
 // One instance as `npm start` runs it, under `--cpu-prof`, on a database of its own, for the
 // profiling scripts (profile-route.ts, profile-slow-attack.ts): `measure` loads it and says when
 // its measured window began and ended; the profile's samples in that window come back summarised.
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+// KEEP_PROFILE=<file> keeps the whole .cpuprofile there too, for its call tree (Chrome DevTools,
+// speedscope): the summary gives self time only.
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Step } from "../fail";
@@ -41,6 +43,7 @@ export async function profiledInstance<T>(
     }
     const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
     if (!file) throw new Error("no CPU profile was written (the server did not exit cleanly)");
+    if (process.env.KEEP_PROFILE) copyFileSync(path.join(dir, file), process.env.KEEP_PROFILE);
     return {
       summary: summariseProfile(path.join(dir, file), measured.window),
       result: measured.result,

@@ -89,6 +89,8 @@ export interface RouteTarget {
   pid: number;
   /** The floor server: its /api/health is static JSON on bare node:http. */
   floor: { port: number; pid: number };
+  /** Another floor server, for the floor with its transaction in Prisma's alone. */
+  prismaFloor: { port: number; pid: number };
   /** Another build (`--baseline DIR`): its routes measured in the same rounds, for an A/B. */
   baseline?: { port: number; pid: number };
   /** An instance of this build whose API refuses every request at the door (refusing.ts). */
@@ -131,11 +133,8 @@ interface Route {
   route: string;
   /** Before each drive of this route (the refusals: every place held first). */
   before?: () => Promise<void>;
-  /**
-   * This many times the requests of the other routes: a refusal costs a few hundredths of a ms,
-   * and /proc counts CPU in 10 ms ticks, so 200 refusals would be a tick or two.
-   */
-  times?: number;
+  /** This many times the requests of the others (a cheap route: see TIMES). */
+  times: number;
   /** A baseline build's route: one it answers otherwise (an older build) is skipped, not fatal. */
   lenient?: boolean;
   port: number;
@@ -164,6 +163,7 @@ function nextRoutes(
   const orders: Order[] = [];
   const route = (name: string, next: Route["next"], status = 200, seen?: Route["seen"]): Route => ({
     route: label(name),
+    times: timesOf(name),
     lenient,
     ...instance,
     next,
@@ -192,25 +192,27 @@ function nextRoutes(
  * on each).
  */
 function routesOf(t: RouteTarget, keys: { app: string; floor: string; baseline: string }): Route[] {
-  const floor = (route: string, next: Route["next"]): Route => ({
+  const floor = (route: string, next: Route["next"], server = t.floor): Route => ({
     route,
-    port: t.floor.port,
-    pid: t.floor.pid,
+    times: timesOf(route),
+    port: server.port,
+    pid: server.pid,
     next,
     status: 200,
   });
   return [
-    floor("bare node:http, static JSON (the floor server's /api/health)", () => ({
+    floor(BARE, () => ({
       method: "GET",
       path: "/api/health",
     })),
     floor(FLOOR_CATALOG, () => ({ method: "GET", path: "/api/trpc/catalog.list" })),
     floor(FLOOR_NEW_KEY, () => checkoutCall(t.productId)),
     floor(FLOOR_REPLAY, () => checkoutCall(t.productId, keys.floor)),
-    floor(FLOOR_PRISMA_NEW_KEY, () => ({
-      ...checkoutCall(t.productId),
-      path: PRISMA_FLOOR_PATH,
-    })),
+    floor(
+      FLOOR_PRISMA_NEW_KEY,
+      () => ({ ...checkoutCall(t.productId), path: PRISMA_FLOOR_PATH }),
+      t.prismaFloor,
+    ),
     ...nextRoutes(t, t.productId, keys.app, (route) => route),
     ...(t.refusing ? [refusalRoute(t.refusing)] : []),
     ...(t.baseline ? nextRoutes(t.baseline, t.productId, keys.baseline, onBaseline, true) : []),
@@ -227,13 +229,13 @@ function refusalRoute(refusing: NonNullable<RouteTarget["refusing"]>): Route {
     port: refusing.port,
     pid: refusing.pid,
     before: () => refusing.instance.hold(),
-    times: REFUSALS_PER_REQUEST,
+    times: timesOf(REFUSAL),
     next: () => ({ method: "GET", path: "/api/trpc/catalog.list" }),
     status: 503,
   };
 }
 
-const REFUSALS_PER_REQUEST = 10;
+const BARE = "bare node:http, static JSON (the floor server's /api/health)";
 const FLOOR_CATALOG = "bare node:http + pg: catalog.list by hand (one SELECT)";
 const FLOOR_NEW_KEY = "the floor: checkout, a new key";
 const FLOOR_REPLAY = "the floor: checkout, a replay (from the store)";
@@ -241,10 +243,28 @@ const FLOOR_PRISMA_NEW_KEY =
   "the floor with its transaction in Prisma's (the order and the completion): a new key";
 const NOT_FOUND = "Next.js: a path with no route (404)";
 const CATALOG = "catalog.list (a tRPC query, one SELECT)";
-const REFUSAL = `a refusal at the door (503 store_busy, catalog.list refused; ${REFUSALS_PER_REQUEST}× the requests)`;
+const REFUSAL = "a refusal at the door (503 store_busy, catalog.list refused)";
 const REPLAY = "checkout.placeOrder, a replay (from memory)";
 const NEW_KEY = "checkout.placeOrder, a new key";
 const WEBHOOK = "the payment webhook, a new event";
+
+/**
+ * How many times the requests of the others a cheap route gets. /proc counts CPU in 10 ms ticks:
+ * 200 answers of bare node:http (~0.1 ms each) read as two ticks, and one tick more or less moves
+ * the figure by half; a round also carries a fixed cost of its own (its connections accepted
+ * again), which a few requests would each carry a large share of. With these, each route's round
+ * reads some 20 ticks or more. A new-key checkout and the webhook keep one: the webhook's n-th
+ * event pays the n-th order.
+ */
+const TIMES: Record<string, number> = {
+  [BARE]: 20,
+  [FLOOR_CATALOG]: 8,
+  [FLOOR_REPLAY]: 4,
+  [CATALOG]: 2,
+  [REPLAY]: 2,
+  [REFUSAL]: 40,
+};
+const timesOf = (route: string) => TIMES[route] ?? 1;
 
 /**
  * Every route warmed up, then measured in `ROUNDS` rounds over all of them in turn, so a moment of
@@ -270,12 +290,10 @@ export async function measureRouteCosts(t: RouteTarget, requests: number): Promi
   const next = (r: (typeof routes)[number]) => () => r.next(r.sent++);
   for (const r of routes) {
     await r.before?.();
-    await drive(r.port, WARM_UP * (r.times ?? 1), next(r), r.status, r.seen).catch(
-      (error: Error) => {
-        if (!r.lenient) throw error;
-        r.skipped = error.message.replace(/^route cost: /, "").replace(/\s+/g, " ");
-      },
-    );
+    await drive(r.port, WARM_UP * r.times, next(r), r.status, r.seen).catch((error: Error) => {
+      if (!r.lenient) throw error;
+      r.skipped = error.message.replace(/^route cost: /, "").replace(/\s+/g, " ");
+    });
   }
   const measuredRoutes = routes.filter((r) => !r.skipped);
   const perRound = Math.ceil(requests / ROUNDS);
@@ -284,15 +302,14 @@ export async function measureRouteCosts(t: RouteTarget, requests: number): Promi
       await r.before?.();
       await settle([r.pid]);
       const server0 = cpuMsOf([r.pid]);
-      await drive(r.port, perRound * (r.times ?? 1), next(r), r.status, r.seen);
-      r.cpuMs += (cpuMsOf([r.pid]) - server0) / (r.times ?? 1);
+      await drive(r.port, perRound * r.times, next(r), r.status, r.seen);
+      r.cpuMs += cpuMsOf([r.pid]) - server0;
     }
   agent.destroy();
-  const measured = perRound * ROUNDS;
   return routes.map((r) => ({
     route: r.route,
-    requests: measured,
-    serverMs: r.cpuMs / measured,
+    requests: perRound * ROUNDS * r.times,
+    serverMs: r.cpuMs / (perRound * ROUNDS * r.times),
     ...(r.skipped ? { skipped: r.skipped } : {}),
   }));
 }
@@ -312,14 +329,14 @@ export function routeCostMarkdown(costs: RouteCost[]): string {
   const framework = ms(NOT_FOUND);
   const floorNew = ms(FLOOR_NEW_KEY);
   return [
-    `${costs[0]!.requests} requests a route in ${ROUNDS} rounds over all routes, after ${WARM_UP} each to warm up; ${CONNECTIONS} connections, no compression; the server's CPU from /proc`,
+    `Each route in ${ROUNDS} rounds over all routes, after a warm-up (${WARM_UP} requests, as many times more for a cheap route); ${CONNECTIONS} connections, no compression; the server's CPU from /proc. /proc counts in 10 ms ticks, so a route that costs little gets more requests.`,
     "",
-    "| route | server CPU ms / request | ÷ bare node:http |",
-    "|---|---:|---:|",
+    "| route | requests | server CPU ms / request | ÷ bare node:http |",
+    "|---|---:|---:|---:|",
     ...costs.map((c) =>
       c.skipped
-        ? `| ${c.route} | not measured: ${c.skipped.replace(/\|/g, "\\|")} | |`
-        : `| ${c.route} | ${c.serverMs.toFixed(2)} | ${(c.serverMs / bare).toFixed(1)} |`,
+        ? `| ${c.route} | | not measured: ${c.skipped.replace(/\|/g, "\\|")} | |`
+        : `| ${c.route} | ${c.requests} | ${c.serverMs.toFixed(2)} | ${(c.serverMs / bare).toFixed(1)} |`,
     ),
     "",
     ...goalLines(costs),

@@ -251,6 +251,9 @@ async function routeCosts(db: Database, floor: { port: number; pid: number }, pl
   const baseline = plan.baseline
     ? await startBeside(db, plan.basePort + plan.maxInstances + 4, plan.baseline)
     : undefined;
+  // The floor with its transaction in Prisma's, in a process of its own: the garbage Prisma's
+  // requests leave is collected on its CPU, not on the routes by hand measured after it.
+  const prismaFloor = await startFloorServer(db.url, plan.basePort + plan.maxInstances + 7);
   // This build with every place held: what a refusal at the door costs (refusing.ts).
   const refusing = await startBeside(
     db,
@@ -264,6 +267,7 @@ async function routeCosts(db: Database, floor: { port: number; pid: number }, pl
         port: instance.port,
         pid: instance.pid,
         floor,
+        prismaFloor,
         ...(baseline ? { baseline: { port: baseline.port, pid: baseline.pid } } : {}),
         refusing: {
           port: refusing.port,
@@ -276,6 +280,7 @@ async function routeCosts(db: Database, floor: { port: number; pid: number }, pl
     );
   } finally {
     await instance.stop();
+    await prismaFloor.stop();
     await baseline?.stop();
     await refusing.stop();
   }
