@@ -22,7 +22,7 @@ describe("the front door's lab routes", () => {
       { NODE_ENV: "production", DEMO_MODE: "1", ONCE_LAB_ROUTES: CONTROL },
       ROOT,
     );
-    expect(lab?.procedures).toEqual(["benchControl.placeOrder"]);
+    expect(lab?.procedures).toEqual(["benchControl.placeOrder", "benchBare.catalog"]);
     expect(typeof lab?.handlerFor).toBe("function");
   });
 

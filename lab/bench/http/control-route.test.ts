@@ -1,7 +1,8 @@
 // The bench's control (control-route.ts) is a mutation without idempotency that lives in the lab,
 // not in the app: the front door serves it only when handed this module, and then it must answer
 // as the checkout does (same auth, same errors, same order) while keeping no key. Both are asked
-// through a real front door on a socket, as `npm run bench:http` asks them.
+// through a real front door on a socket, as `npm run bench:http` asks them. The same module's
+// least tRPC query (bare-trpc-route.ts) must answer catalog.list's bytes.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
@@ -13,6 +14,7 @@ import { testApp } from "../../../src/test/app";
 import { createFrontDoor, type FrontDoorOptions } from "../../../src/server/http/front-door";
 import { labRoutes } from "./control-route";
 import { CONTROL_PROCEDURE } from "./scenarios";
+import { BARE_CATALOG_PROCEDURE } from "./bare-trpc-route";
 
 const t = useTestDatabase({ poolMax: 4 });
 
@@ -152,5 +154,25 @@ describe("the control's doors, as the checkout's", () => {
     const answer = await control({ token: TOKENS.acme, body: itemsOf(mug.id) });
     expect(answer.status).toBe(400);
     expect(answer.json.error?.data.reason).toBe("idempotency_key_missing");
+  });
+});
+
+describe("the least tRPC query, served by the front door from the lab", () => {
+  it("answers catalog.list's very bytes, and only with the lab module", async () => {
+    const [bare, catalog, without] = await Promise.all(
+      [
+        `${withLab}/api/trpc/${BARE_CATALOG_PROCEDURE}`,
+        `${withLab}/api/trpc/catalog.list`,
+        `${withoutLab}/api/trpc/${BARE_CATALOG_PROCEDURE}`,
+      ].map((url) => fetch(url)),
+    );
+    expect(bare!.status).toBe(200);
+    expect(catalog!.status).toBe(200);
+    const body = await bare!.text();
+    expect(body).toBe(await catalog!.text());
+    expect((JSON.parse(body) as { result: { data: unknown[] } }).result.data.length).toBe(
+      await t.db.product.count(),
+    );
+    expect(without!.status).toBe(404);
   });
 });

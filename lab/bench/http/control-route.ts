@@ -22,7 +22,9 @@ import { createTRPCRouter, tenantProcedure } from "../../../src/server/api/trpc"
 import { demoDelayMs, placeOrder, placeOrderInput } from "../../../src/server/checkout";
 import { trpcRouteFor, type TrpcRouteApp } from "../../../src/server/http/api-routes";
 import type { LabRoutes } from "../../../src/server/http/front-door";
+import type { TimedBody } from "../../../src/server/http/body-limit";
 import { CONTROL_PROCEDURE } from "./scenarios";
+import { BARE_CATALOG_PROCEDURE, bareTrpcRoute } from "./bare-trpc-route";
 
 export const controlRouter = createTRPCRouter({
   benchControl: createTRPCRouter({
@@ -47,13 +49,23 @@ export const controlRouter = createTRPCRouter({
 });
 
 /** `/api/trpc/benchControl.placeOrder` through the app's tRPC route, on the running app. */
-export function controlRoute(app: TrpcRouteApp): (req: Request) => Promise<Response> {
+export function controlRoute(
+  app: TrpcRouteApp,
+): (req: Request, read?: TimedBody) => Promise<Response> {
   return trpcRouteFor(app, controlRouter);
 }
 
-/** What the front door serves from this module (scripts/lib/lab-routes.ts). */
+/**
+ * What the front door serves from this module (scripts/lib/lab-routes.ts): the control, and the
+ * least tRPC query (bare-trpc-route.ts) that the route costs judge the catalog read by.
+ */
 export const labRoutes: LabRoutes = {
-  procedures: [CONTROL_PROCEDURE],
+  procedures: [CONTROL_PROCEDURE, BARE_CATALOG_PROCEDURE],
   // The door's app is the composition root (src/server/app.ts's ServerApp): a TrpcRouteApp.
-  handlerFor: (app) => controlRoute(app as unknown as TrpcRouteApp),
+  handlerFor: (app) => {
+    const control = controlRoute(app as unknown as TrpcRouteApp);
+    const bare = bareTrpcRoute(app as unknown as TrpcRouteApp);
+    const barePath = `/api/trpc/${BARE_CATALOG_PROCEDURE}`;
+    return (req, read) => (new URL(req.url).pathname === barePath ? bare(req) : control(req, read));
+  },
 };

@@ -18,6 +18,7 @@ import { settle } from "./pace";
 import type { RefusingInstance } from "./refusing";
 import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
 import { PRISMA_FLOOR_PATH } from "./floor-paths";
+import { BARE_CATALOG_PROCEDURE } from "./bare-trpc-route";
 
 const CONNECTIONS = 8;
 const WARM_UP = 200;
@@ -214,6 +215,14 @@ function routesOf(t: RouteTarget, keys: { app: string; floor: string; baseline: 
       t.prismaFloor,
     ),
     ...nextRoutes(t, t.productId, keys.app, (route) => route),
+    {
+      route: BARE_CATALOG,
+      times: timesOf(BARE_CATALOG),
+      port: t.port,
+      pid: t.pid,
+      next: () => ({ method: "GET", path: `/api/trpc/${BARE_CATALOG_PROCEDURE}` }),
+      status: 200,
+    },
     ...(t.refusing ? [refusalRoute(t.refusing)] : []),
     ...(t.baseline ? nextRoutes(t.baseline, t.productId, keys.baseline, onBaseline, true) : []),
   ];
@@ -244,6 +253,8 @@ const FLOOR_PRISMA_NEW_KEY =
 const NOT_FOUND = "Next.js: a path with no route (404)";
 const CATALOG = "catalog.list (a tRPC query, one SELECT)";
 const REFUSAL = "a refusal at the door (503 store_busy, catalog.list refused)";
+const BARE_CATALOG =
+  "the same SELECT as the least tRPC query (tRPC's fetch handler behind the front door, nothing else)";
 const REPLAY = "checkout.placeOrder, a replay (from memory)";
 const NEW_KEY = "checkout.placeOrder, a new key";
 const WEBHOOK = "the payment webhook, a new event";
@@ -261,6 +272,7 @@ const TIMES: Record<string, number> = {
   [FLOOR_CATALOG]: 8,
   [FLOOR_REPLAY]: 4,
   [CATALOG]: 2,
+  [BARE_CATALOG]: 2,
   [REPLAY]: 2,
   [REFUSAL]: 40,
 };
@@ -349,7 +361,9 @@ export function routeCostMarkdown(costs: RouteCost[]): string {
 /**
  * The route goals, each against its floor in the same rounds: a new-key checkout ≤ 2× the
  * checkout by hand, a catalog read ≤ 3× the read by hand, a refusal ≤ 0.1× a served catalog read
- * (and, as the least any answer costs, against bare node:http's static answer).
+ * (and, as the least any answer costs, against bare node:http's static answer). Then the floors of
+ * the stack the design names, measured or summed from measured parts: the least tRPC query, and
+ * Prisma's transaction plus what tRPC adds to a request.
  */
 function goalLines(costs: RouteCost[]): string[] {
   const [bare, newKey, floorNew, catalog, floorCatalog, refusal] = [
@@ -363,9 +377,17 @@ function goalLines(costs: RouteCost[]): string[] {
   const ratio = (a?: number, b?: number) =>
     a === undefined || b === undefined ? "not measured" : `${(a / b).toFixed(2)}×`;
   const floorPrisma = msOf(costs, FLOOR_PRISMA_NEW_KEY);
+  const bareTrpc = msOf(costs, BARE_CATALOG);
+  // The least a checkout on the design's stack costs: Prisma's floor, plus what tRPC's handler
+  // behind the door adds to a request (the least tRPC query over the same read by hand).
+  const stackFloor =
+    floorPrisma === undefined || bareTrpc === undefined || floorCatalog === undefined
+      ? undefined
+      : floorPrisma + bareTrpc - floorCatalog;
   return [
     `- **Goals.** A new-key checkout ÷ the checkout by hand: **${ratio(newKey, floorNew)}** (goal ≤ 2×). A catalog read ÷ the read by hand: **${ratio(catalog, floorCatalog)}** (goal ≤ 3×). A refusal ÷ a served catalog read: **${ratio(refusal, catalog)}** (goal ≤ 0.1×); a refusal ÷ bare node:http's static answer (the least an answer costs): ${ratio(refusal, bare)}.`,
     `- **Where the checkout's cost is.** The checkout by hand with its transaction in Prisma's interactive transaction (as the design gives the handler one) ÷ the checkout by hand: **${ratio(floorPrisma, floorNew)}**; the new-key checkout through the app ÷ that floor: **${ratio(newKey, floorPrisma)}** (the rest: the front door, tRPC, the engine).`,
+    `- **The stack's floors.** The same SELECT as the least tRPC query (tRPC's fetch handler behind the front door, with no context, middleware or door of the app's) ÷ the read by hand: **${ratio(bareTrpc, floorCatalog)}**; the app's catalog read ÷ that: **${ratio(catalog, bareTrpc)}**. Prisma's floor plus what that tRPC query adds to the read by hand (${stackFloor === undefined ? "not measured" : `${stackFloor.toFixed(2)} ms`}, the least a checkout on this stack costs) ÷ the checkout by hand: **${ratio(stackFloor, floorNew)}**; the new-key checkout through the app ÷ that: **${ratio(newKey, stackFloor)}**.`,
   ];
 }
 
