@@ -1,8 +1,8 @@
 // `npx tsx lab/bench/http/profile-route.ts <route> [seconds]`: where one route's server CPU goes.
 // One instance as `npm start` runs it (the front door), started under `--cpu-prof`, is loaded with
-// one route at 8 connections (PROFILE_CONNECTIONS) after a warm-up; only the samples taken while the measured load ran
-// are summarised, by package and by function, beside the CPU of every thread of the server (and
-// of any child process) over the same load, from /proc. Routes: `catalog` (GET catalog.list, a
+// one route at 8 connections (PROFILE_CONNECTIONS) after a warm-up; only the samples taken while
+// the measured load ran are summarised, by package and by function, beside the CPU of every
+// thread of the server (and of any child process) over the same load, from /proc. Routes: `catalog` (GET catalog.list, a
 // tRPC query with one SELECT), `bare-catalog` (the same SELECT as the least tRPC query:
 // bare-trpc-route.ts), `new-key` (a protected checkout, a new key each), `replay` (one
 // completed key). A measurement to read before changing the request path, not a test.

@@ -261,11 +261,11 @@ const WEBHOOK = "the payment webhook, a new event";
 
 /**
  * How many times the requests of the others a cheap route gets. /proc counts CPU in 10 ms ticks:
- * 200 answers of bare node:http (~0.1 ms each) read as two ticks, and one tick more or less moves
- * the figure by half; a round also carries a fixed cost of its own (its connections accepted
- * again), which a few requests would each carry a large share of. With these, each route's round
- * reads some 20 ticks or more. A new-key checkout and the webhook keep one: the webhook's n-th
- * event pays the n-th order.
+ * 200 answers of bare node:http (~0.05 ms each) read as one tick, give or take one; and a round
+ * carries a fixed cost of its own (its connections, idle past the server's keep-alive timeout
+ * while the other routes ran, accepted again), of which a few requests would each carry a share.
+ * With these, each route's round reads some 20 ticks or more. A new-key checkout and the webhook
+ * keep one: the webhook's n-th event pays the n-th order.
  */
 const TIMES: Record<string, number> = {
   [BARE]: 20,
