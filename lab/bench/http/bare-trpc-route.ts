@@ -11,6 +11,7 @@ import { CATALOG_LIST_SQL } from "../../../src/server/catalog/list-statement";
 import { readOnPool, type Db } from "../../../src/server/db/client";
 
 export const BARE_CATALOG_PROCEDURE = "benchBare.catalog";
+export const BARE_CATALOG_PATH = `/api/trpc/${BARE_CATALOG_PROCEDURE}`;
 
 /** The bare router: one query, the catalog's statement on the pool (prepared, as the app's). */
 function bareRouter(db: Db) {

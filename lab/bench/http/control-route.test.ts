@@ -14,7 +14,7 @@ import { testApp } from "../../../src/test/app";
 import { createFrontDoor, type FrontDoorOptions } from "../../../src/server/http/front-door";
 import { labRoutes } from "./control-route";
 import { CONTROL_PROCEDURE } from "./scenarios";
-import { BARE_CATALOG_PROCEDURE } from "./bare-trpc-route";
+import { BARE_CATALOG_PATH } from "./bare-trpc-route";
 
 const t = useTestDatabase({ poolMax: 4 });
 
@@ -161,9 +161,9 @@ describe("the least tRPC query, served by the front door from the lab", () => {
   it("answers catalog.list's very bytes, and only with the lab module", async () => {
     const [bare, catalog, without] = await Promise.all(
       [
-        `${withLab}/api/trpc/${BARE_CATALOG_PROCEDURE}`,
+        `${withLab}${BARE_CATALOG_PATH}`,
         `${withLab}/api/trpc/catalog.list`,
-        `${withoutLab}/api/trpc/${BARE_CATALOG_PROCEDURE}`,
+        `${withoutLab}${BARE_CATALOG_PATH}`,
       ].map((url) => fetch(url)),
     );
     expect(bare!.status).toBe(200);

@@ -24,7 +24,7 @@ import { trpcRouteFor, type TrpcRouteApp } from "../../../src/server/http/api-ro
 import type { LabRoutes } from "../../../src/server/http/front-door";
 import type { TimedBody } from "../../../src/server/http/body-limit";
 import { CONTROL_PROCEDURE } from "./scenarios";
-import { BARE_CATALOG_PROCEDURE, bareTrpcRoute } from "./bare-trpc-route";
+import { BARE_CATALOG_PATH, BARE_CATALOG_PROCEDURE, bareTrpcRoute } from "./bare-trpc-route";
 
 export const controlRouter = createTRPCRouter({
   benchControl: createTRPCRouter({
@@ -65,7 +65,7 @@ export const labRoutes: LabRoutes = {
   handlerFor: (app) => {
     const control = controlRoute(app as unknown as TrpcRouteApp);
     const bare = bareTrpcRoute(app as unknown as TrpcRouteApp);
-    const barePath = `/api/trpc/${BARE_CATALOG_PROCEDURE}`;
-    return (req, read) => (new URL(req.url).pathname === barePath ? bare(req) : control(req, read));
+    return (req, read) =>
+      new URL(req.url).pathname === BARE_CATALOG_PATH ? bare(req) : control(req, read);
   },
 };

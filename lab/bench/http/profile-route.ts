@@ -2,10 +2,10 @@
 // One instance as `npm start` runs it (the front door), started under `--cpu-prof`, is loaded with
 // one route at 8 connections (PROFILE_CONNECTIONS) after a warm-up; only the samples taken while
 // the measured load ran are summarised, by package and by function, beside the CPU of every
-// thread of the server (and of any child process) over the same load, from /proc. Routes: `catalog` (GET catalog.list, a
-// tRPC query with one SELECT), `bare-catalog` (the same SELECT as the least tRPC query:
-// bare-trpc-route.ts), `new-key` (a protected checkout, a new key each), `replay` (one
-// completed key). A measurement to read before changing the request path, not a test.
+// thread of the server (and of any child process) over the same load, from /proc. Routes:
+// `catalog` (GET catalog.list, a tRPC query with one SELECT), `bare-catalog` (the same SELECT as
+// the least tRPC query: bare-trpc-route.ts), `new-key` (a protected checkout, a new key each),
+// `replay` (one completed key). A measurement to read before changing the request path, not a test.
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import autocannon, { type AutocannonRequest } from "autocannon";
@@ -14,7 +14,7 @@ import { settle } from "./pace";
 import { profileMarkdown } from "./profile";
 import { nowUs, profiledInstance } from "./profiled-instance";
 import { checkoutHeaders, completeKey, orderBody, PROTECTED_PATH } from "./scenarios";
-import { BARE_CATALOG_PROCEDURE } from "./bare-trpc-route";
+import { BARE_CATALOG_PATH } from "./bare-trpc-route";
 
 const ROUTES = ["catalog", "bare-catalog", "new-key", "replay"] as const;
 type RouteName = (typeof ROUTES)[number];
@@ -68,8 +68,7 @@ function threadTable(before: Map<string, number>, after: Map<string, number>, n:
 
 function requestsOf(route: RouteName, productId: string, replayKey: string): AutocannonRequest[] {
   if (route === "catalog") return [{ method: "GET", path: "/api/trpc/catalog.list" }];
-  if (route === "bare-catalog")
-    return [{ method: "GET", path: `/api/trpc/${BARE_CATALOG_PROCEDURE}` }];
+  if (route === "bare-catalog") return [{ method: "GET", path: BARE_CATALOG_PATH }];
   const key = () => (route === "replay" ? replayKey : randomUUID());
   return [
     {

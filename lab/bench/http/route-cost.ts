@@ -18,7 +18,7 @@ import { settle } from "./pace";
 import type { RefusingInstance } from "./refusing";
 import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
 import { PRISMA_FLOOR_PATH } from "./floor-paths";
-import { BARE_CATALOG_PROCEDURE } from "./bare-trpc-route";
+import { BARE_CATALOG_PATH } from "./bare-trpc-route";
 
 const CONNECTIONS = 8;
 const WARM_UP = 200;
@@ -215,14 +215,7 @@ function routesOf(t: RouteTarget, keys: { app: string; floor: string; baseline: 
       t.prismaFloor,
     ),
     ...nextRoutes(t, t.productId, keys.app, (route) => route),
-    {
-      route: BARE_CATALOG,
-      times: timesOf(BARE_CATALOG),
-      port: t.port,
-      pid: t.pid,
-      next: () => ({ method: "GET", path: `/api/trpc/${BARE_CATALOG_PROCEDURE}` }),
-      status: 200,
-    },
+    floor(BARE_CATALOG, () => ({ method: "GET", path: BARE_CATALOG_PATH }), t),
     ...(t.refusing ? [refusalRoute(t.refusing)] : []),
     ...(t.baseline ? nextRoutes(t.baseline, t.productId, keys.baseline, onBaseline, true) : []),
   ];
