@@ -18,6 +18,7 @@ import { setupDatabase } from "../../../tools/db/setup";
 import { stopChild } from "../../../tools/process";
 import { spawnPaymentWorker } from "../../../scripts/lib/payment-worker";
 import { startProviderService } from "../../../tools/provider-service";
+import { onCores } from "./cores";
 
 export const ROOT = path.resolve(import.meta.dirname, "../../..");
 /** The module of the control procedure, which the front door serves beside the app's. */
@@ -132,6 +133,8 @@ export interface InstanceOptions {
   root?: string;
   /** Variables on top of the bench's (e.g. HTTP_MAX_IN_FLIGHT for an unbounded instance). */
   env?: Record<string, string>;
+  /** The cores it runs on, in taskset's syntax (cores.ts); every core by default. */
+  cores?: string;
 }
 
 /**
@@ -149,7 +152,11 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
     root === ROOT
       ? ["--import", "tsx", path.join(ROOT, "scripts/front-door.ts"), ...listen]
       : [path.join(root, "node_modules/next/dist/bin/next"), ...listen];
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...server], {
+  const [command, args] = onCores(options.cores, process.execPath, [
+    ...(options.nodeFlags ?? []),
+    ...server,
+  ]);
+  const child = spawn(command, args, {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
@@ -214,23 +221,25 @@ export function startWorkerProcess(
 export async function startFloorServer(
   databaseUrl: string,
   port: number,
+  cores?: string,
 ): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
   const logFile = path.join(os.tmpdir(), `once-bench-http-floor-${port}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", path.join(ROOT, "lab/bench/http/floor-server.ts")],
-    {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...process.env,
-        NODE_ENV: "production",
-        DATABASE_URL: databaseUrl,
-        PORT: String(port),
-      },
+  const [command, args] = onCores(cores, process.execPath, [
+    "--import",
+    "tsx",
+    path.join(ROOT, "lab/bench/http/floor-server.ts"),
+  ]);
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
     },
-  );
+  });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   await waitReady(child, port, logFile);

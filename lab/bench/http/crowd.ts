@@ -8,19 +8,21 @@
 //   - `honour`: a refused client waits its Retry-After and up to half of it again at random
 //     before sending again (as the shop's own client link does).
 // Beside them, the floor: the same routes written by hand on bare node:http + pg, under the same
-// ignoring crowd (every path), for what the machine itself gives at each count
-// (the load generator shares its two cores). Each path is warmed up on every instance first, and
+// ignoring crowd (every path), for what the machine itself gives at each count. Each path is warmed up on every instance first, and
 // each cell starts once the orders of the cells before it are paid and every process is idle.
 // Cells alternate between the instances, CROWD_SECONDS each (4 unless told). Printed: answers
 // 200 a second per cell, each as a ratio to the best count's for that path, client and instance;
 // refusals; the goal per path (every count >= 0.9x the best) with the floor's own shape beside it;
 // a refusal's server CPU against a served catalog read's (from the ignoring clients'
 // 1 024-connection catalog cell: its CPU less its reads at the 16-connection cell's cost, over its
-// refusals); and the recovery cell: new-key checkouts at 64 connections, then CROWD_FLOOD_SECONDS
+// refusals); where the cores went in each ignoring cell (the server's CPU per answer, and the cores
+// the server, the load generator and PostgreSQL used); and the recovery cell: new-key checkouts at 64 connections, then CROWD_FLOOD_SECONDS
 // (30) at 1 024, then 64 again: how long until a one-second window serves >= 0.9x the rate before,
 // beside the CPU the payment worker and the provider spend meanwhile charging the flood's orders.
 // Knobs: CROWD_SECONDS, CROWD_CONNECTIONS (16,64,256,1024), CROWD_PATHS, CROWD_CLIENTS
-// (ignore,honour), CROWD_FLOOD_SECONDS, CROWD_RECOVERY=0 (skip it), BENCH_HTTP_PORT (3300).
+// (ignore,honour), CROWD_FLOOD_SECONDS, CROWD_RECOVERY=0 (skip it), BENCH_HTTP_PORT (3300), and
+// CROWD_SERVER_CORES (e.g. 0: the servers measured on that core alone, the load generator,
+// PostgreSQL and the payment side on the others, as clients and server are apart in production).
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import os from "node:os";
@@ -35,6 +37,7 @@ import {
   type Instance,
 } from "./cluster";
 import { cpuMsOf } from "./cpu";
+import { coreSplit, moveThisProcessTo } from "./cores";
 import { checkoutHeaders, completeKey, orderBody } from "./scenarios";
 import { runBench, type Step } from "../fail";
 import { paymentsSettled, settle } from "./pace";
@@ -56,13 +59,20 @@ const FLOOD = 1024;
 const RECOVERY_TARGET_S = 2;
 const RECOVERY_WATCH_S = 8;
 const WARM_SECONDS = 2;
+/** CROWD_SERVER_CORES: the servers measured on these cores alone, everything else on the rest. */
+const SPLIT = coreSplit(process.env.CROWD_SERVER_CORES, "CROWD_SERVER_CORES");
 
 interface Cell {
   served: number;
   refused: number;
   other: number;
   wallMs: number;
+  /** The server's CPU over the cell. */
   cpuMs: number;
+  /** The load generator's (this process: autocannon, or the honouring clients). */
+  generatorCpuMs: number;
+  /** PostgreSQL's (the postmaster and its backends). */
+  databaseCpuMs: number;
 }
 
 type CrowdRequest =
@@ -171,6 +181,7 @@ async function honouring(
 async function cell(
   port: number,
   pid: number,
+  databasePid: number,
   kind: ClientKind,
   path: Path,
   connections: number,
@@ -179,6 +190,8 @@ async function cell(
 ): Promise<Cell> {
   const statuses: Record<number, number> = {};
   const cpuBefore = cpuMsOf([pid]);
+  const databaseBefore = cpuMsOf([databasePid]);
+  const generatorBefore = process.cpuUsage();
   const started = performance.now();
   await (kind === "ignore" ? ignoring : honouring)(
     port,
@@ -191,10 +204,21 @@ async function cell(
   );
   const wallMs = performance.now() - started;
   const cpuMs = cpuMsOf([pid]) - cpuBefore;
+  const databaseCpuMs = cpuMsOf([databasePid]) - databaseBefore;
+  const generator = process.cpuUsage(generatorBefore);
+  const generatorCpuMs = (generator.user + generator.system) / 1000;
   const served = statuses[200] ?? 0;
   const refused = statuses[503] ?? 0;
   const all = Object.values(statuses).reduce((a, b) => a + b, 0);
-  return { served, refused, other: all - served - refused, wallMs, cpuMs };
+  return {
+    served,
+    refused,
+    other: all - served - refused,
+    wallMs,
+    cpuMs,
+    generatorCpuMs,
+    databaseCpuMs,
+  };
 }
 
 interface Recovery {
@@ -253,8 +277,7 @@ async function recovery(
 /**
  * An instance under test and the name its table and rows go by. `floor`: the same routes written
  * by hand on bare node:http + pg (floor-server.ts), run under the same crowd for the machine's own
- * shape: what two cores shared with the load generator give at each count when nothing but the
- * work is done.
+ * shape: what node:http and the kernel give at each count when nothing but the work is done.
  */
 type Named = {
   name: string;
@@ -282,6 +305,7 @@ async function startBoth(db: Database, base: number, into: Named[]): Promise<voi
       databaseUrl: db.url,
       providerUrl: db.providerUrl,
       paymentJobs: false,
+      cores: SPLIT?.server,
     }),
   });
   into.push({
@@ -292,11 +316,12 @@ async function startBoth(db: Database, base: number, into: Named[]): Promise<voi
       providerUrl: db.providerUrl,
       paymentJobs: false,
       env: { HTTP_MAX_IN_FLIGHT: "100000" },
+      cores: SPLIT?.server,
     }),
   });
   into.push({
     name: FLOOR_NAME,
-    instance: await startFloorServer(db.url, base + 2),
+    instance: await startFloorServer(db.url, base + 2, SPLIT?.server),
     floor: true,
   });
 }
@@ -310,6 +335,8 @@ interface Run {
   paymentPids: number[];
   /** The bench's pool on the database: whether the orders written so far are all paid. */
   pool: pg.Pool;
+  /** PostgreSQL's postmaster: its CPU and its backends' is the database's share of a cell. */
+  databasePid: number;
   step: Step;
 }
 
@@ -337,6 +364,7 @@ async function measureCells(instances: Named[], run: Run): Promise<Map<string, C
             await cell(
               instance.port,
               instance.pid,
+              run.databasePid,
               kind,
               path,
               connections,
@@ -396,6 +424,28 @@ function printCells(instances: Named[], cells: Map<string, Cell>): void {
   }
 }
 
+/**
+ * Where the cores went in each ignoring cell: the server's CPU per answer and in cores, beside the
+ * load generator's and PostgreSQL's, which share the machine with it. A server whose CPU per
+ * answer holds while its cores fall is waiting on its clients or its database, not working more.
+ */
+function printCores(instances: Named[], cells: Map<string, Cell>): void {
+  console.log(
+    `\n### Where the cores went (ignoring clients): server ms of CPU per answer; cores used by the server / the load generator / PostgreSQL\n`,
+  );
+  console.log(`| instance | path | ${COUNTS.map((c) => `${c} conns`).join(" | ")} |`);
+  console.log(`|---|---|${COUNTS.map(() => "---:").join("|")}|`);
+  const cores = (ms: number, cell: Cell) => (ms / cell.wallMs).toFixed(2);
+  for (const { name } of instances)
+    for (const path of PATHS) {
+      const row = COUNTS.map((c) => cells.get(cellKey(name, "ignore", path, c)));
+      if (row.some((c) => !c)) continue;
+      console.log(
+        `| ${name} | ${path} | ${(row as Cell[]).map((c) => `${(c.cpuMs / Math.max(1, c.served + c.refused)).toFixed(3)} ms; ${cores(c.cpuMs, c)} / ${cores(c.generatorCpuMs, c)} / ${cores(c.databaseCpuMs, c)}`).join(" | ")} |`,
+      );
+    }
+}
+
 /** A row's lowest count's rate over its best count's, and the count it was at. */
 function lowestOfBest(cells: Map<string, Cell>, name: string, kind: ClientKind, path: Path) {
   if (!cells.has(cellKey(name, kind, path, COUNTS[0]!))) return undefined;
@@ -445,7 +495,7 @@ function printRecoveries(recoveries: Map<string, Recovery>): void {
       `| ${name} | ${r.before.toFixed(1)} | ${r.floodServed}, ${r.floodRefused} | ${r.recoveredAfterS === undefined ? `not within ${RECOVERY_WATCH_S} s` : `${r.recoveredAfterS.toFixed(1)} s`} | ${r.paymentsCores.toFixed(2)} | **${r.recoveredAfterS !== undefined && r.recoveredAfterS <= RECOVERY_TARGET_S ? "met" : "missed"}** |`,
     );
   console.log(
-    `\nThe payment worker charges the orders the flood wrote, on the same two cores, while the calm clients are measured.`,
+    `\nThe payment worker charges the orders the flood wrote, ${SPLIT ? "on the cores the server does not use" : "on the same cores as the server"}, while the calm clients are measured.`,
   );
 }
 
@@ -468,6 +518,8 @@ function printRefusalCost(bounded: Named, cells: Map<string, Cell>): void {
 
 await runBench("bench:overload --crowd", async (step) => {
   await ensureBuild(step);
+  // Before anything is started, so that PostgreSQL, the worker and the provider inherit it.
+  if (SPLIT) moveThisProcessTo(SPLIT.rest);
   const db = await startDatabase();
   const base = Number(process.env.BENCH_HTTP_PORT ?? 3300);
   const worker = startWorkerProcess(db.url, db.providerUrl);
@@ -478,14 +530,23 @@ await runBench("bench:overload --crowd", async (step) => {
     await completeKey(`http://127.0.0.1:${base}`, db.productId, replayKey);
     const pids = [...instances.map((i) => i.instance.pid), worker.pid];
     const paymentPids = [worker.pid, db.providerPid];
-    const run: Run = { productId: db.productId, replayKey, pids, paymentPids, pool: db.pool, step };
+    const run: Run = {
+      productId: db.productId,
+      replayKey,
+      pids,
+      paymentPids,
+      pool: db.pool,
+      databasePid: db.pid,
+      step,
+    };
     const cells = await measureCells(instances, run);
     const recoveries = await measureRecoveries(instances, run);
     console.log(
-      `\nonce bench:overload --crowd — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), ${SECONDS} s a cell, cells alternating between the two instances`,
+      `\nonce bench:overload --crowd — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), ${SECONDS} s a cell, cells alternating between the two instances${SPLIT ? `, the servers on cores ${SPLIT.server} alone, everything else on ${SPLIT.rest}` : ""}`,
     );
     printCells(instances, cells);
     printGoodput(instances, cells);
+    printCores(instances, cells);
     printRecoveries(recoveries);
     printRefusalCost(instances[0]!, cells);
   } finally {
