@@ -8,17 +8,18 @@
 //   - `honour`: a refused client waits its Retry-After and up to half of it again at random
 //     before sending again (as the shop's own client link does).
 // Beside them, the floor: the same routes written by hand on bare node:http + pg, under the same
-// ignoring crowd (every path), for what the machine itself gives at each count. Each path is warmed up on every instance first, and
-// each cell starts once the orders of the cells before it are paid and every process is idle.
-// Cells alternate between the instances, CROWD_SECONDS each (4 unless told). Printed: answers
-// 200 a second per cell, each as a ratio to the best count's for that path, client and instance;
-// refusals; the goal per path (every count >= 0.9x the best) with the floor's own shape beside it;
-// a refusal's server CPU against a served catalog read's (from the ignoring clients'
-// 1 024-connection catalog cell: its CPU less its reads at the 16-connection cell's cost, over its
-// refusals); where the cores went in each ignoring cell (the server's CPU per answer, and the cores
-// the server, the load generator and PostgreSQL used); and the recovery cell: new-key checkouts at 64 connections, then CROWD_FLOOD_SECONDS
-// (30) at 1 024, then 64 again: how long until a one-second window serves >= 0.9x the rate before,
-// beside the CPU the payment worker and the provider spend meanwhile charging the flood's orders.
+// ignoring crowd (every path), for what the machine itself gives at each count. Each path is warmed
+// up on every instance first, and each cell starts once the orders of the cells before it are paid
+// and every process is idle. Cells alternate between the instances, CROWD_SECONDS each (4 unless
+// told). Printed: answers 200 a second per cell, each as a ratio to the best count's for that path,
+// client and instance; refusals; the goal per path (every count >= 0.9x the best) with the floor's
+// own shape beside it; a refusal's server CPU against a served catalog read's (from the ignoring
+// clients' 1 024-connection catalog cell: its CPU less its reads at the 16-connection cell's cost,
+// over its refusals); where the cores went in each ignoring cell (the server's CPU per answer, and
+// the cores the server, the load generator and PostgreSQL used); and the recovery cell: new-key
+// checkouts at 64 connections, then CROWD_FLOOD_SECONDS (30) at 1 024, then 64 again: how long
+// until a one-second window serves >= 0.9x the rate before, beside the CPU the payment worker and
+// the provider spend meanwhile charging the flood's orders.
 // Knobs: CROWD_SECONDS, CROWD_CONNECTIONS (16,64,256,1024), CROWD_PATHS, CROWD_CLIENTS
 // (ignore,honour), CROWD_FLOOD_SECONDS, CROWD_RECOVERY=0 (skip it), BENCH_HTTP_PORT (3300), and
 // CROWD_SERVER_CORES (e.g. 0: the servers measured on that core alone, the load generator,
