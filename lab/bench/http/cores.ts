@@ -45,7 +45,7 @@ export function coreSplit(
 
 /**
  * This process, every thread of it, onto `cores`; every process it starts from now on inherits
- * them (a server started on cores of its own excepted: serverCommand).
+ * them (but for a server started on cores of its own: onCores).
  */
 export function moveThisProcessTo(cores: string): void {
   execFileSync("taskset", ["-a", "-p", "-c", cores, String(process.pid)], { stdio: "ignore" });
