@@ -29,9 +29,10 @@ import { FULLEST_DAY, seedAudit, seedCounterMinutes } from "../../scripts/seed-d
 /** Busts and releases in the audit log (each removing its key). */
 const AUDITED = 20_000;
 import { benchBulkRelease, benchDashboardViews } from "./admin-views";
+import { numberFlag } from "./flags";
 
-const COUNT = Number(process.env.SEED_KEYS ?? 100_000);
-const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const COUNT = numberFlag("keys", 100_000);
+const RUNS = numberFlag("runs", 30);
 const LIMIT = 50;
 
 let server: EmbeddedServer | undefined;

@@ -27,10 +27,11 @@ import { floorIdempotent } from "./floor";
 import { CountingPool } from "./harness";
 import { treeCpuMs } from "./http/cpu";
 import { PARTITIONED_SQL, PARTITIONS, tableBytes } from "./partitioned";
+import { numberFlag } from "./flags";
 
-const CONCURRENCY = Number(process.env.CAPACITY_CONCURRENCY ?? 16);
-const SLICES = Number(process.env.CAPACITY_SLICES ?? 4);
-const SLICE_SECONDS = Number(process.env.CAPACITY_SLICE_SECONDS ?? 5);
+const CONCURRENCY = numberFlag("concurrency", 16);
+const SLICES = numberFlag("slices", 4);
+const SLICE_SECONDS = numberFlag("slice-seconds", 5);
 const POOL_MAX = 10;
 const TENANTS = 8;
 const REAP_ROWS = 50_000;

@@ -21,8 +21,9 @@ import { createProviderClient } from "../../src/server/payments/provider";
 import { handleProviderWebhook, type ProviderEventBody } from "../../src/server/payments/webhook";
 import { startProviderService } from "../../tools/provider-service";
 import { CountingPool } from "./harness";
+import { numberFlag } from "./flags";
 
-const ORDERS = Number(process.env.BENCH_ORDERS ?? 300);
+const ORDERS = numberFlag("orders", 300);
 const CONCURRENCY = 10;
 
 const server = await startEmbeddedPostgres({

@@ -18,22 +18,23 @@ import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded"
 import { setupDatabase } from "../../tools/db/setup";
 import { percentile } from "../../tools/stats";
 import { runBench, type Step } from "./fail";
+import { numberFlag } from "./flags";
 
-const RETENTION_SECONDS = Number(process.env.RETENTION_SECONDS ?? 20);
+const RETENTION_SECONDS = numberFlag("retention-seconds", 20);
 /**
  * The reaper's interval when caught up, scaled down with the retention (production: 60 s against 24
  * h).
  */
 const REAPER_INTERVAL_MS = 5_000;
-const WITH_REAPER_SECONDS = Number(process.env.WITH_REAPER_SECONDS ?? 180);
-const WITHOUT_REAPER_SECONDS = Number(process.env.WITHOUT_REAPER_SECONDS ?? 60);
+const WITH_REAPER_SECONDS = numberFlag("with-reaper-seconds", 180);
+const WITHOUT_REAPER_SECONDS = numberFlag("without-reaper-seconds", 60);
 const CALIBRATE_SECONDS = 10;
 const SAMPLE_EVERY_MS = 10_000;
 const POOL_MAX = 10;
 /** Requests in flight at most; past it a tick's requests are not sent (counted as dropped). */
 const MAX_IN_FLIGHT = 64;
 /** The paced rate, as a share of the closed-loop rate measured first: headroom for the reaper. */
-const RATE_SHARE = Number(process.env.RETENTION_RATE_SHARE ?? 0.6);
+const RATE_SHARE = numberFlag("rate-share", 0.6);
 const TENANTS = 8;
 
 /**

@@ -22,8 +22,9 @@ import { duplicateGaps, duplicateTable, type DuplicateGaps, type Send } from "./
 import { runBench, type Step } from "./fail";
 import { compareWithBaseline, parseCompareArgs, type CompareOptions } from "./baseline/compare";
 import { CheckoutError } from "./baseline/checkout";
+import { numberFlag } from "./flags";
 
-const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const SCALE = numberFlag("scale", 1);
 const N_NEW = Math.round(1500 * SCALE);
 const N_REPLAY = Math.round(3000 * SCALE);
 const N_PATH = Math.round(2000 * SCALE);

@@ -1,6 +1,6 @@
 // `npx tsx lab/bench/http/profile-route.ts <route> [seconds]`: where one route's server CPU goes.
 // One instance as `npm start` runs it (the front door), started under `--cpu-prof`, is loaded with
-// one route at 8 connections (PROFILE_CONNECTIONS) after a warm-up; only the samples taken while
+// one route at 8 connections (`--connections N` after the seconds) after a warm-up; only the samples taken while
 // the measured load ran are summarised, by package and by function, beside the CPU of every
 // thread of the server (and of any child process) over the same load, from /proc. Routes:
 // `catalog` (GET catalog.list, a tRPC query with one SELECT), `bare-catalog` (the same SELECT as
@@ -15,11 +15,12 @@ import { profileMarkdown } from "./profile";
 import { nowUs, profiledInstance } from "./profiled-instance";
 import { checkoutHeaders, completeKey, orderBody, PROTECTED_PATH } from "./scenarios";
 import { BARE_CATALOG_PATH } from "./bare-trpc-route";
+import { numberFlag } from "../flags";
 
 const ROUTES = ["catalog", "bare-catalog", "new-key", "replay"] as const;
 type RouteName = (typeof ROUTES)[number];
-/** PROFILE_CONNECTIONS: a crowd's profile beside a calm one's (8 unless told). */
-const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 8);
+/** `--connections`: a crowd's profile beside a calm one's (8 unless told). */
+const CONNECTIONS = numberFlag("connections", 8);
 const TICK_MS = 10; // /proc's clock tick (CLK_TCK 100)
 
 /**
