@@ -35,7 +35,7 @@ type GaugeSpec = { name: string; help: string } & (
 const GAUGES: GaugeSpec[] = [
   {
     name: "once_idempotency_replay_cache_bytes",
-    help: "What this instance's replay cache holds, in bytes (bounded by IDEMPOTENCY_REPLAY_CACHE_BYTES; answers over IDEMPOTENCY_MAX_STORED_BODY_BYTES are kept without their body: event bodies_omitted).",
+    help: "What this instance's replay cache holds, in bytes (bounded at 32 MiB; answers over IDEMPOTENCY_MAX_STORED_BODY_BYTES are kept without their body: event bodies_omitted).",
     value: ({ engine }) => engine.replayCacheUsage().bytes,
   },
   {
