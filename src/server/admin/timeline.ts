@@ -8,6 +8,7 @@
 // counters are per tenant and procedure), the engine's own release after a 5xx (a fenced delete,
 // unrecorded), and the sweeper's and reaper's deletes (the row just ends).
 import type { KeyDetailRow } from "./keys-query";
+import { AuditAction } from "@/shared/audit-actions";
 
 export type TimelineKind =
   "reserved" | "taken_over" | "lease" | "completed" | "failed" | "busted" | "released" | "removed";
@@ -119,7 +120,11 @@ function rowEvents(r: KeyDetailRow): TimelineEvent[] {
 function auditEvents(a: AuditForTimeline): TimelineEvent[] {
   const before = (a.details ?? {}) as RemovedRow;
   const kind: TimelineKind =
-    a.action === "key.bust" ? "busted" : a.action === "key.release" ? "released" : "removed";
+    a.action === AuditAction.KEY_BUST
+      ? "busted"
+      : a.action === AuditAction.KEY_RELEASE
+        ? "released"
+        : "removed";
   return [
     ...(before.createdAt
       ? [
