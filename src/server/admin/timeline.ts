@@ -106,10 +106,11 @@ function rowEvents(r: KeyDetailRow): TimelineEvent[] {
     ...attempts(r.id, r.attempts, processing && r.attempts > 1 ? r.updatedAt.toISOString() : null),
   );
   if (processing && r.leaseExpiresAt && r.leaseRemainingMs !== null) {
+    // The event's kind ("lease") is shown beside its text: the text does not say it again.
     const text =
       r.leaseRemainingMs > 0
-        ? `lease live, ${minutes(r.leaseRemainingMs)} left`
-        : `lease expired ${minutes(r.leaseRemainingMs)} ago (stuck)`;
+        ? `live, ${minutes(r.leaseRemainingMs)} left`
+        : `expired ${minutes(r.leaseRemainingMs)} ago (stuck)`;
     events.push({ at: r.leaseExpiresAt.toISOString(), kind: "lease", rowId: r.id, text });
   }
   events.push(...outcome(r.id, r.status, r.completedAt?.toISOString(), r.responseStatus));
