@@ -53,6 +53,35 @@ describe("npm run users", () => {
     expect(token.stderr).toMatch(/Shown once/);
   });
 
+  it("a password piped twice (the prompt's two answers) is stored without either line ending", async () => {
+    const made = await users(
+      ["create-user", "--email", "twice@shop.example", "--name", "Twice", "--role", "admin"],
+      { stdin: "piped twice password\npiped twice password\n", databaseUrl: t.url },
+    );
+    expect(made).toMatchObject({ code: 0, stderr: "" });
+    const user = await t.db.user.findUniqueOrThrow({ where: { email: "twice@shop.example" } });
+    expect(await verifyPassword("piped twice password", user.passwordHash!)).toBe(true);
+  });
+
+  it.each([[["--help"]], [["-h"]], [["help"]], [["create-user", "--help"]]])(
+    "%j prints the usage on stdout and exits 0, without a database",
+    async (args) => {
+      const res = await users(args, {
+        databaseUrl: `postgresql://postgres:postgres@127.0.0.1:${await freePort()}/once`,
+      });
+      expect(res).toMatchObject({ code: 0, stderr: "" });
+      expect(res.stdout).toMatch(/^usage: npm run users -- <command> \[options\]/);
+      for (const command of [
+        "create-user",
+        "set-password",
+        "revoke-sessions",
+        "create-token",
+        "create-tenant",
+      ])
+        expect(res.stdout).toContain(command);
+    },
+  );
+
   it("a password on the command line is refused with exit 2, before touching anything", async () => {
     const res = await users(
       [

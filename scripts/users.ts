@@ -1,5 +1,5 @@
-// `npm run users -- <command> [options]`: make operators, tenant users and API tokens (see
-// src/server/auth/users-cli.ts for the commands). Every failure is one sentence on stderr and a
+// `npm run users -- <command> [options]`: make operators, tenant users and API tokens (`--help`
+// lists the commands: src/server/auth/users-cli.ts). Every failure is one sentence on stderr and a
 // non-zero exit: 2 for a wrong command line, 1 for a refusal or an unreachable database.
 import { loadDatabaseConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
@@ -7,6 +7,7 @@ import { resolveDatabaseUrl } from "../tools/db/url";
 import { readPassword } from "../src/server/auth/read-password";
 import {
   AccountError,
+  asksForHelp,
   needsPassword,
   parseCommand,
   runCommand,
@@ -20,9 +21,15 @@ function fail(message: string, code: number): never {
   process.exit(code);
 }
 
+const argv = process.argv.slice(2);
+if (asksForHelp(argv)) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
 let command;
 try {
-  command = parseCommand(process.argv.slice(2));
+  command = parseCommand(argv);
 } catch (error) {
   if (error instanceof UsageError) fail(`${error.message}\n\n${USAGE}`, 2);
   throw error;

@@ -1,10 +1,12 @@
 "use client";
-// The audit log: every bust, release and outbox retry, who did it, when and why; filtered by
-// actor, action and key value (the key named by its value and tenant, not by a row id).
+// The audit log: every operator's action (and reconciliation's), who did it, when and why; filtered
+// by actor, action (src/shared/audit-actions.ts) and key value (the key named by its value and
+// tenant, not by a row id).
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import type { AuditView } from "@/server/api/routers/admin/keys.types";
+import { AUDIT_ACTIONS } from "@/shared/audit-actions";
 import { formatTime, Pager, QueryState } from "./ui";
 import { SearchBar, SelectField, TextField } from "./fields";
 import { LIVE_LIST, useListFilters } from "./list-filters";
@@ -12,8 +14,6 @@ import { DataTable } from "../DataTable";
 
 /** An audit entry as it arrives over the wire (an `unknown` field comes back optional). */
 export type Entry = Omit<AuditView, "details"> & { details?: unknown };
-
-const ACTIONS = ["key.bust", "key.release", "outbox.retry"] as const;
 
 function Target({ a }: { a: Entry }) {
   if (a.targetType !== "IdempotencyKey") return <>{`${a.targetType} ${a.targetId.slice(0, 8)}`}</>;
@@ -92,7 +92,7 @@ function AuditFilterBar({ list: { field } }: { list: ReturnType<typeof useAuditF
   return (
     <SearchBar label="Filter the audit log">
       <TextField label="Actor" placeholder="admin@example.com" size={18} {...field("actor")} />
-      <SelectField label="Action" options={ACTIONS} {...field("action")} />
+      <SelectField label="Action" options={AUDIT_ACTIONS} {...field("action")} />
       <TextField
         label="Key value"
         placeholder="the Idempotency-Key"

@@ -108,6 +108,23 @@ function HealthCounts({ s }: { s: Stats }) {
   );
 }
 
+type Refusal = Stats["refusals"][number];
+
+/** Where in a request's path it was refused, in words. */
+const REFUSAL_STAGE: Record<Refusal["stage"], string> = {
+  admission: "at admission",
+  queue: "after waiting in line",
+  connection: "per peer address",
+  store: "at the store",
+  body: "while reading the body",
+};
+
+/** "store busy at admission"; the stage left out where the reason names it ("store unavailable"). */
+const refusalLabel = ({ stage, reason }: Refusal) =>
+  reason.startsWith(`${stage}_`)
+    ? reason.replaceAll("_", " ")
+    : `${reason.replaceAll("_", " ")} ${REFUSAL_STAGE[stage]}`;
+
 /**
  * Requests this instance answered without their work (503 store_busy, 408, 413…), by stage and
  * reason: a client asked to come back is a sign of an instance at its limit.
@@ -120,9 +137,7 @@ function RefusalCounts({ refusals }: { refusals: Stats["refusals"] }) {
       {refusals.length > 0 && (
         <>
           {" ("}
-          {refusals
-            .map((r) => `${r.stage} ${r.reason.replaceAll("_", " ")}: ${r.count}`)
-            .join(", ")}
+          {refusals.map((r) => `${refusalLabel(r)}: ${r.count}`).join(", ")}
           {")"}
         </>
       )}

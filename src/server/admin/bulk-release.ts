@@ -6,6 +6,7 @@
 // before the DELETE reached it is re-evaluated against the guard.
 import { Prisma } from "@/generated/prisma/client";
 import { filterConditions, STUCK, type KeyListFilters, type Queryable } from "./keys-query";
+import { AuditAction } from "@/shared/audit-actions";
 
 /**
  * Keys per call: one short transaction (≈ 50 ms at 500), so a release never holds locks for long.
@@ -53,7 +54,7 @@ export async function releaseStuckBatch(
       RETURNING k.*
     ), "audited" AS (
       INSERT INTO "AuditEntry" ("actor", "action", "targetType", "targetId", "targetScope", "targetKey", "reason", "details")
-      SELECT ${audit.actor}, 'key.release', ${audit.targetType}, r."id"::text, r."scope", r."key", ${audit.reason},
+      SELECT ${audit.actor}, ${AuditAction.KEY_RELEASE}, ${audit.targetType}, r."id"::text, r."scope", r."key", ${audit.reason},
         jsonb_build_object('tenant', r."scope", 'key', r."key", 'procedure', r."procedure", 'status', r."status",
           'leaseState', 'expired', 'fingerprint', r."fingerprint", 'attempts', r."attempts", 'responseStatus', NULL,
           'responseBody', NULL, 'createdAt', r."createdAt", 'completedAt', NULL, 'leaseExpiresAt', r."leaseExpiresAt",

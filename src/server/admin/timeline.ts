@@ -8,6 +8,7 @@
 // counters are per tenant and procedure), the engine's own release after a 5xx (a fenced delete,
 // unrecorded), and the sweeper's and reaper's deletes (the row just ends).
 import type { KeyDetailRow } from "./keys-query";
+import { AuditAction } from "@/shared/audit-actions";
 
 export type TimelineKind =
   "reserved" | "taken_over" | "lease" | "completed" | "failed" | "busted" | "released" | "removed";
@@ -105,10 +106,11 @@ function rowEvents(r: KeyDetailRow): TimelineEvent[] {
     ...attempts(r.id, r.attempts, processing && r.attempts > 1 ? r.updatedAt.toISOString() : null),
   );
   if (processing && r.leaseExpiresAt && r.leaseRemainingMs !== null) {
+    // The event's kind ("lease") is shown beside its text: the text does not say it again.
     const text =
       r.leaseRemainingMs > 0
-        ? `lease live, ${minutes(r.leaseRemainingMs)} left`
-        : `lease expired ${minutes(r.leaseRemainingMs)} ago (stuck)`;
+        ? `live, ${minutes(r.leaseRemainingMs)} left`
+        : `expired ${minutes(r.leaseRemainingMs)} ago (stuck)`;
     events.push({ at: r.leaseExpiresAt.toISOString(), kind: "lease", rowId: r.id, text });
   }
   events.push(...outcome(r.id, r.status, r.completedAt?.toISOString(), r.responseStatus));
@@ -119,7 +121,11 @@ function rowEvents(r: KeyDetailRow): TimelineEvent[] {
 function auditEvents(a: AuditForTimeline): TimelineEvent[] {
   const before = (a.details ?? {}) as RemovedRow;
   const kind: TimelineKind =
-    a.action === "key.bust" ? "busted" : a.action === "key.release" ? "released" : "removed";
+    a.action === AuditAction.KEY_BUST
+      ? "busted"
+      : a.action === AuditAction.KEY_RELEASE
+        ? "released"
+        : "removed";
   return [
     ...(before.createdAt
       ? [

@@ -3,13 +3,24 @@
 // where the shell history and `ps` would keep it.
 import type { Readable, Writable } from "node:stream";
 
-/** Everything on a piped stdin, without the one line ending a `echo` adds. */
+/**
+ * The password on a piped stdin: one line, or the same line twice (as the prompt asks for it, so a
+ * script that answers the prompt works piped too). Each line without its ending (`\n`, or `\r\n`
+ * from Windows): a line ending is never part of the password, as at the prompt.
+ */
 export async function readPipedPassword(input: Readable): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of input) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks)
+  const lines = Buffer.concat(chunks)
     .toString("utf8")
-    .replace(/\r?\n$/, "");
+    .replace(/\r?\n$/, "")
+    .split(/\r?\n/);
+  if (lines.length > 2)
+    throw new Error(
+      `Pipe the password on one line (or the same line twice), not ${lines.length} lines.`,
+    );
+  if (lines.length === 2 && lines[0] !== lines[1]) throw new Error("The two passwords differ.");
+  return lines[0]!;
 }
 
 /** One line typed at the terminal with echo off; Ctrl-C aborts. */

@@ -13,6 +13,7 @@ import {
 } from "./accounts";
 
 export const USAGE = `usage: npm run users -- <command> [options]
+       npm run users -- --help                         prints this
 
   create-user  --email <address> --name <name> --role admin|tenant [--tenant <id>]
                the password is read from stdin (or typed at a prompt), never from the command line
@@ -59,6 +60,10 @@ function role(value: string): "TENANT" | "ADMIN" {
   if (value === "tenant") return "TENANT";
   throw new UsageError(`--role is admin or tenant, not ${JSON.stringify(value)}.`);
 }
+
+/** `--help`, `-h` or `help` anywhere a person would type it: the usage, and nothing run. */
+export const asksForHelp = (argv: string[]) =>
+  argv[0] === "help" || argv.some((a) => a === "--help" || a === "-h");
 
 const COMMANDS = "create-user, set-password, revoke-sessions, create-token or create-tenant";
 

@@ -208,7 +208,7 @@ describe("admin.keys.byId: the timeline", () => {
     const busted = timeline.find((e: { kind: string }) => e.kind === "busted");
     expect(busted).toMatchObject({ actor: "admin@example.com", reason: "customer asked" });
     expect(timeline.find((e: { kind: string }) => e.kind === "lease").text).toMatch(
-      /^lease expired 2 min ago \(stuck\)$/,
+      /^expired 2 min ago \(stuck\)$/,
     );
     expect(timeline.find((e: { kind: string }) => e.kind === "taken_over").text).toMatch(
       /taken over 2 times/,

@@ -6,6 +6,7 @@ import { encodeCursor, iso } from "./cursor";
 import { AdminReason, adminError } from "./errors";
 import { listOutboxInput, retryOutboxInput, type OutboxView } from "./outbox.types";
 import { OUTBOX_TARGET } from "./view";
+import { AuditAction } from "@/shared/audit-actions";
 
 const outboxSelect = {
   id: true,
@@ -88,7 +89,7 @@ export const retryOutboxProcedure = adminIdempotentProcedure(retryOutboxInput).m
     const audit = await ctx.tx.auditEntry.create({
       data: {
         actor: ctx.principal.email,
-        action: "outbox.retry",
+        action: AuditAction.OUTBOX_RETRY,
         targetType: OUTBOX_TARGET,
         targetId: before.id,
         reason: input.reason,

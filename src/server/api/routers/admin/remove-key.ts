@@ -12,6 +12,7 @@ import type { Tx } from "@/server/db/client";
 import { AdminReason, adminError } from "./errors";
 import { removeKeyInput, type RemoveKeyResult } from "./keys.types";
 import { KEY_TARGET } from "./view";
+import { AuditAction } from "@/shared/audit-actions";
 
 function removeKeyProcedure(mode: KeyRemoval) {
   return adminIdempotentProcedure(removeKeyInput).mutation(
@@ -79,7 +80,7 @@ async function audit(
   const entry = await tx.auditEntry.create({
     data: {
       actor: action.actor,
-      action: action.mode === KeyRemoval.BUST ? "key.bust" : "key.release",
+      action: action.mode === KeyRemoval.BUST ? AuditAction.KEY_BUST : AuditAction.KEY_RELEASE,
       targetType: KEY_TARGET,
       targetId: r.id,
       targetScope: r.scope,

@@ -6,6 +6,7 @@ import { text } from "@/shared/text";
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import { AdminReason, adminError } from "./errors";
 import { reasonSchema } from "./keys.types";
+import { AuditAction } from "@/shared/audit-actions";
 
 export const SESSION_TARGET = "session";
 
@@ -68,7 +69,7 @@ export const endSessionProcedure = adminIdempotentProcedure(endSessionInput).mut
     const audit = await ctx.tx.auditEntry.create({
       data: {
         actor: ctx.principal.email,
-        action: "session.end",
+        action: AuditAction.SESSION_END,
         targetType: SESSION_TARGET,
         targetId: ended.id,
         reason: input.reason,
@@ -91,7 +92,7 @@ export const endAccountSessionsProcedure = adminIdempotentProcedure(
   const audit = await ctx.tx.auditEntry.create({
     data: {
       actor: ctx.principal.email,
-      action: "session.end_all",
+      action: AuditAction.SESSION_END_ALL,
       targetType: "user",
       targetId: input.email,
       reason: input.reason,
