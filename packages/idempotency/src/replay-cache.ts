@@ -5,6 +5,7 @@
 // the engine runs without this cache, since a bust elsewhere would go unheard.
 // Bounded twice: by entries and by bytes (bodies are stored up to maxStoredBodyBytes each, so a
 // count alone could hold gigabytes); the least recently used entries leave first.
+import type { RequestFingerprint } from "./fingerprint.js";
 import type { Outcome } from "./outcome.js";
 import type { KeyRecord, StoredResponse } from "./store/types.js";
 
@@ -82,7 +83,7 @@ export class ReplayCache {
     if (!enabled) this.clear();
   }
 
-  get(scope: string, key: string, fingerprint: string): CacheHit | undefined {
+  get(scope: string, key: string, print: RequestFingerprint): CacheHit | undefined {
     if (!this.enabled) return undefined;
     const id = scope + SEP + key;
     const entry = this.entries.get(id);
@@ -93,7 +94,7 @@ export class ReplayCache {
     }
     this.entries.delete(id); // least recently used goes first: move to the back
     this.entries.set(id, entry);
-    return entry.fingerprint === fingerprint
+    return print.matches(entry.fingerprint)
       ? { kind: "replay", outcome: entry.outcome }
       : { kind: "mismatch" };
   }

@@ -3,6 +3,7 @@
 // decides every race.
 import { CounterEvent } from "../constants.js";
 import { IdempotencyError } from "../errors.js";
+import type { RequestFingerprint } from "../fingerprint.js";
 import { Reason } from "../reasons.js";
 import type { KeyRecord, ReserveRequest } from "../store/types.js";
 import { decide, type Decision } from "./decide.js";
@@ -18,6 +19,7 @@ const MAX_PASSES = 3;
 export async function acquire(
   deps: EngineDeps,
   r: ReserveRequest,
+  print: RequestFingerprint,
   count: (e: CounterEvent) => void,
   wait?: WaitBudget,
 ): Promise<KeyRecord> {
@@ -34,7 +36,7 @@ export async function acquire(
         : await deps.store.reserve(r);
     woken = false;
     if (reserved.reserved) return reserved.record;
-    const decision = decide(reserved.existing, r.fingerprint, deps.config);
+    const decision = decide(reserved.existing, print, deps.config);
     if (overCap && (decision.action === "vanished" || decision.action === "renew")) {
       count(CounterEvent.TOO_MANY_KEYS);
       const message = `This account already holds the most live idempotency keys allowed (${deps.config.maxLiveKeys}); new keys are refused until older ones expire`;

@@ -2,6 +2,7 @@
 // (DESIGN, step 3), judged against the database's clock.
 import type { EngineConfig } from "../config.js";
 import { KeyStatus } from "../constants.js";
+import type { RequestFingerprint } from "../fingerprint.js";
 import type { KeyRecord } from "../store/types.js";
 
 export type Decision =
@@ -14,13 +15,13 @@ export type Decision =
 
 export function decide(
   existing: KeyRecord | null,
-  requestFingerprint: string,
+  print: RequestFingerprint,
   config: EngineConfig,
 ): Decision {
   if (!existing) return { action: "vanished" }; // released or reaped between our insert and read
   const now = existing.dbNow.getTime();
   if (existing.expiresAt.getTime() <= now) return { action: "renew", record: existing };
-  if (existing.fingerprint !== requestFingerprint) return { action: "mismatch", record: existing };
+  if (!print.matches(existing.fingerprint)) return { action: "mismatch", record: existing };
   const status = existing.status;
   switch (status) {
     case KeyStatus.COMPLETED:

@@ -3,7 +3,7 @@
 // entry points (the tRPC middleware and the plain wrapper) delegate here.
 import { CounterEvent, KeyStatus } from "../constants.js";
 import { IdempotencyError } from "../errors.js";
-import { fingerprint } from "../fingerprint.js";
+import { requestFingerprint, type RequestFingerprint } from "../fingerprint.js";
 import { Reason } from "../reasons.js";
 import { classifyStoreFailure, retryAfterOf, StoreFailure } from "../store/unavailable.js";
 import {
@@ -116,7 +116,7 @@ async function run<TTx extends SqlTransaction>(
   options: ExecuteOptions,
 ): Promise<Outcome> {
   const count: Count = (event) => deps.counters.increment(request.scope, request.procedure, event);
-  const print = fingerprint(request.procedure, request.input);
+  const print = requestFingerprint(request.procedure, request.input);
   // Taken before anything is read: an eviction after it keeps this request's answer out of memory.
   const stamp = deps.replayCache?.stamp() ?? 0;
   const cached = replayFromMemory(deps, request, print, count);
@@ -139,7 +139,7 @@ async function run<TTx extends SqlTransaction>(
 function replayFromMemory(
   deps: EngineDeps<any>,
   request: IdempotentRequest,
-  print: string,
+  print: RequestFingerprint,
   count: Count,
 ): Outcome | null {
   const cached = deps.replayCache?.get(request.scope, request.key, print);
@@ -159,19 +159,19 @@ function replayFromMemory(
 async function reserve(
   deps: EngineDeps<any>,
   request: IdempotentRequest,
-  print: string,
+  print: RequestFingerprint,
   count: Count,
   wait: WaitBudget | undefined,
 ): Promise<KeyRecord> {
   const { waitMs: _waitMs, whileWaiting: _whileWaiting, ...reserved } = request;
   const reserveRequest = {
     ...reserved,
-    fingerprint: print,
+    fingerprint: print.value,
     leaseMs: deps.config.leaseMs,
     ttlSeconds: deps.config.ttlSeconds,
   };
   try {
-    return await acquire(deps, reserveRequest, count, wait);
+    return await acquire(deps, reserveRequest, print, count, wait);
   } catch (error) {
     if (error instanceof IdempotencyError) throw error;
     throw storeUnavailable(error, count);
