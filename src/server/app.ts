@@ -11,6 +11,7 @@
 import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, POOL_MAX, STORE_WAIT_MS, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
+import { HealthMonitor } from "./health";
 import { Admission } from "./http/admission";
 import { apiRoutesFor, type ApiRoutes } from "./http/api-routes";
 import { Refusals, RefusalStage } from "./http/refusals";
@@ -36,6 +37,11 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
   /** Requests answered without their work, by reason (/api/metrics, the dashboard). */
   readonly refusals: Refusals;
   /**
+   * The database's state, kept fresh by one probe loop (started by the first health check), for
+   * GET /api/health: no query per caller.
+   */
+  readonly health: HealthMonitor;
+  /**
    * The API routes' handlers (src/server/http/api-routes.ts), which the front door calls straight
    * from the socket and the Next.js route files wrap; a worker's app serves no API: none.
    */
@@ -45,7 +51,7 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
    * `payments`: ONCE_PAYMENT_JOBS); returns their stop function, which flushes the counters last.
    */
   startJobs(options: { payments: boolean }): () => Promise<void>;
-  /** Stops the engine's listener and closes the pool. */
+  /** Stops the health probe and the engine's listener, and closes the pool. */
   close(): Promise<void>;
 }
 
@@ -64,6 +70,7 @@ export function createServerApp<Config extends WorkerConfig>(
   const payments: PaymentDeps = { db, engine, settings: config.payments };
   const refusals = new Refusals();
   const admission = admissionFor(config, refusals);
+  const health = new HealthMonitor(db);
   return {
     config,
     db,
@@ -71,12 +78,14 @@ export function createServerApp<Config extends WorkerConfig>(
     payments,
     admission,
     refusals,
+    health,
     metrics: createMetricsRegistry(db, engine, refusals),
     ...(isServerConfig(config)
       ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals }) }
       : {}),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
+      health.stop();
       await engine.close();
       await db.$disconnect();
     },

@@ -58,23 +58,46 @@ describe("classifyStoreFailure", () => {
     const waited = await busy.pool.query("SELECT 1").catch((e: unknown) => e);
     held.release();
     expect(classifyStoreFailure(waited)).toBe(StoreFailure.BUSY);
-    const prismaWaited = Object.assign(
-      new Error("Timed out fetching a new connection from the connection pool."),
-      { code: "P2024" },
-    );
-    expect(classifyStoreFailure(new Error("wrapped", { cause: prismaWaited }))).toBe(
-      StoreFailure.BUSY,
-    );
+    // Every wait that runs out is busy: the queue's, a new connection's login (pg-pool's and pg's
+    // own words), Prisma's; and a server at max_connections is load too.
+    for (const waitedOut of [
+      new Error("wrapped", {
+        cause: Object.assign(
+          new Error("Timed out fetching a new connection from the connection pool."),
+          { code: "P2024" },
+        ),
+      }),
+      new Error("Connection terminated due to connection timeout", {
+        cause: new Error("Connection terminated unexpectedly"),
+      }),
+      new Error("timeout expired"),
+      Object.assign(new Error("sorry, too many clients already"), { code: "53300" }),
+      { kind: "TooManyConnections", cause: "sorry, too many clients already" },
+    ]) {
+      expect(classifyStoreFailure(waitedOut), JSON.stringify(waitedOut)).toBe(StoreFailure.BUSY);
+    }
 
     for (const down of [
       Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),
-      new Error("Connection terminated due to connection timeout"),
       Object.assign(new Error("the database system is shutting down"), { code: "57P03" }),
+      Object.assign(new Error("terminating connection due to administrator command"), {
+        code: "57P01",
+      }),
       new AggregateError([Object.assign(new Error("refused"), { code: "ECONNREFUSED" })]),
+      // A connection a restore left behind (the app's pool discards it; a retry is served).
+      Object.assign(new Error("cache lookup failed for type 16414"), { code: "XX000" }),
     ]) {
       expect(classifyStoreFailure(down), down.message).toBe(StoreFailure.UNAVAILABLE);
     }
     const refused = await t.pool.query("SELECT 1/0").catch((e: unknown) => e);
     expect(classifyStoreFailure(refused)).toBeNull();
+    // A wrong password is the deployment's mistake, passed on in PostgreSQL's words.
+    const url = new URL(t.url);
+    url.password = "not-the-password";
+    const stranger = connect(url.toString(), 1, 2_000);
+    const wrongPassword = await stranger.pool.query("SELECT 1").catch((e: unknown) => e);
+    await stranger.db.$disconnect();
+    expect(wrongPassword).toMatchObject({ code: "28P01" });
+    expect(classifyStoreFailure(wrongPassword)).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 // The app's pg pool: a request waits for a connection for the store's wait
-// (connectionTimeoutMillis), in order, as pg-pool queues it, and a wait that runs out while
-// PostgreSQL is answering on the pool's other connections is read as busy (503 store_busy, with a
-// Retry-After), not as the database gone.
+// (connectionTimeoutMillis), in order, as pg-pool queues it. A wait that runs out is busy (the
+// engine's one classifier, classifyStoreFailure), and the pool says when to come back: its refusal
+// carries a Retry-After from the rate it hands connections out.
 //
 // It never refuses a request early because its queue looks long. The front door bounds the
 // requests in flight before any work (src/server/http/admission.ts), so the pool's queue is never
@@ -13,20 +13,31 @@
 // hand-outs slowed, so more were refused, and in 4 cells of 9 the instance served nothing for the
 // whole cell (0 checkouts a second, about 1 500 refusals a second). Waiting instead, it served in
 // all 7 cells measured (docs/design.md, "The pool").
+//
+// It also recovers from a database restored under it (stale-catalog.ts): a connection whose
+// prepared statements name types that are gone is discarded, with every connection made before it.
 import pg from "pg";
-import { POOL_QUEUE_FULL } from "@once/idempotency/operator";
+import { classifyStoreFailure, POOL_QUEUE_FULL, StoreFailure } from "@once/idempotency/operator";
 import { DrainRate } from "../drain-rate";
+import { CatalogWatch } from "./stale-catalog";
 
 export interface PoolQueueFull extends Error {
   code: typeof POOL_QUEUE_FULL;
   retryAfterSeconds: number;
 }
 
+type Done = (release?: unknown) => void;
+type ConnectCallback = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: Done,
+) => void;
+
 export class BoundedPool extends pg.Pool {
   /** How fast connections are handed out. */
   private readonly handedOut: DrainRate;
   private readonly waitMs: number;
-  private readonly now: () => number;
+  private readonly catalog = new CatalogWatch();
 
   /** `now`: a monotonic clock in ms (tests move it). */
   constructor(
@@ -35,78 +46,47 @@ export class BoundedPool extends pg.Pool {
   ) {
     super(config);
     this.waitMs = config.connectionTimeoutMillis;
-    this.now = now;
     // A pause in hand-outs longer than the wait was an idle spell, not a slow queue.
     this.handedOut = new DrainRate(now, undefined, this.waitMs);
     this.on("acquire", () => this.handedOut.record());
-    this.on("release", (error: Error | undefined) => {
-      if (!error) this.lastServed = this.now();
-    });
-  }
-
-  /** When a connection last came back without an error (performance.now()), if ever. */
-  private lastServed = -Infinity;
-
-  /**
-   * Whether PostgreSQL answered on one of this pool's connections within the last `ms`: a health
-   * check whose own statement failed (no connection came up in time under load) then knows the
-   * database is reachable, and busy.
-   */
-  servedWithin(ms: number): boolean {
-    return this.now() - this.lastServed <= ms;
+    this.on("connect", (client) => this.catalog.watch(client));
   }
 
   // pg-pool's connect has a callback form (pool.query uses it) and a promise form (Prisma's
-  // adapter).
+  // adapter). Both check out through `checkout`, which drops connections a restore left behind.
   override connect(): Promise<pg.PoolClient>;
-  override connect(
-    callback: (
-      err: Error | undefined,
-      client: pg.PoolClient | undefined,
-      done: (release?: unknown) => void,
-    ) => void,
-  ): void;
-  override connect(
-    callback?: (
-      err: Error | undefined,
-      client: pg.PoolClient | undefined,
-      done: (release?: unknown) => void,
-    ) => void,
-  ): Promise<pg.PoolClient> | void {
-    const asked = this.now();
-    if (!callback)
-      return super.connect().catch((error: Error) => {
-        throw this.readBusy(error, asked);
-      });
-    super.connect((error, client, done) =>
-      callback(error && this.readBusy(error, asked), client, done),
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
+    const client = this.checkout();
+    if (!callback) return client;
+    client.then(
+      (c) => callback(undefined, c, (release) => c.release(release as Error | boolean | undefined)),
+      (error: Error) => callback(error, undefined, () => {}),
     );
   }
 
+  private async checkout(): Promise<pg.PoolClient> {
+    for (;;) {
+      const client = await super.connect().catch((error: Error) => {
+        throw this.withRetryAfter(error);
+      });
+      if (this.catalog.current(client)) return this.catalog.guard(client);
+      client.release(new Error("made before the database was restored: discarded"));
+    }
+  }
+
   /**
-   * A connection that did not come up within the wait while PostgreSQL answered this pool on other
-   * connections meanwhile is load, not an outage: on a starved machine a backend's start and its
-   * login take seconds (measured, npm run bench:overload: 9 such answers a run at 512 clients,
-   * each a `503 store_unavailable` while PostgreSQL served every other request). Read as busy,
-   * with a Retry-After. Recognised by what pg gives us, not by pg-pool's wording: the request
-   * failed when the whole wait (connectionTimeoutMillis) had run out, and the error is no answer
-   * from PostgreSQL (not a `pg.DatabaseError`: a refused login or a server shutting down says so
-   * at once). Timers never fire early; a millisecond of slack covers the two clocks' rounding.
-   * Without the evidence of recent service the error stays what it says.
+   * A busy refusal (the wait ran out) with the pool's Retry-After: the time the callers waiting
+   * now take to be served at the rate connections are handed out.
    */
-  private readBusy(error: Error, asked: number): Error {
-    const waitedOut = this.now() - asked >= this.waitMs - 1;
-    if (!waitedOut || error instanceof pg.DatabaseError || !this.servedWithin(this.waitMs))
-      return error;
+  private withRetryAfter(error: Error): Error {
+    if (classifyStoreFailure(error) !== StoreFailure.BUSY) return error;
     return Object.assign(
-      new Error(
-        `a new database connection did not come up within ${this.waitMs} ms while the database answered on others: busy`,
-        { cause: error },
-      ),
+      new Error(`no database connection within ${this.waitMs} ms: busy`, { cause: error }),
       {
         code: POOL_QUEUE_FULL as typeof POOL_QUEUE_FULL,
         retryAfterSeconds: this.handedOut.retryAfter(this.waitingCount + 1),
       },
-    );
+    ) satisfies PoolQueueFull;
   }
 }

@@ -13,6 +13,7 @@ export { KeyStatus, CounterEvent } from "../constants.js";
 export { EVICTION_CHANNEL, SETTLED_CHANNEL } from "../constants.js";
 export {
   classifyStoreFailure,
+  isStaleCatalog,
   isStoreUnavailable,
   retryAfterOf,
   StoreFailure,

@@ -1,15 +1,25 @@
-// Why the store could not serve a statement, if that is what an error says: **busy** (it is up,
-// but no connection came free in time: the pool's wait ran out) or **unavailable** (refused,
-// terminated, shut down, starting up), rather than a statement the database refused. Both answer
-// 503 and are retried with the same key, but they tell the operator and the client different
-// things: busy is load (add capacity, or wait a moment), unavailable is an outage. Everything
-// else is a bug or a decision and is passed on. Errors arrive in several wrappings: pg's own,
-// Prisma's (P1001 …, or a driver-adapter error with a `kind`), each with a `cause` chain.
+// Why the store could not serve a statement, if that is what an error says: **busy** (PostgreSQL
+// is up, but this client got no connection in time) or **unavailable** (it cannot be reached, or
+// it refuses), rather than a statement the database refused. Both answer 503 and are retried with
+// the same key, but they tell the operator and the client different things: busy is load (add
+// capacity, or wait a moment), unavailable is an outage. Everything else is a bug or a decision
+// and is passed on. Errors arrive in several wrappings: pg's own, Prisma's (P1001 …, or a
+// driver-adapter error with a `kind`), each with a `cause` chain. The engine, the app's edge, its
+// jobs and its health check all ask this one function.
+//
+// A wait that runs out is busy, whichever wait it was: the pool's queue ("timeout exceeded when
+// trying to connect"), or a new connection that did not log in within the pool's wait ("Connection
+// terminated due to connection timeout", pg's "timeout expired"). On a starved machine a backend's
+// start and its login take seconds while PostgreSQL serves every other connection (measured: the
+// ten new connections of a cold 1 000-request burst each answered `store_unavailable` while the
+// database was up), and from a request's side a slow server and a lost one look alike until the
+// kernel gives up on the address (ETIMEDOUT, minutes later: unavailable). Health, which probes on
+// its own schedule, says "down" when PostgreSQL stops answering altogether.
 
 export const StoreFailure = {
-  /** Up, but no connection came free in time. */
+  /** Up, but no connection came free (or came up) in time. */
   BUSY: "busy",
-  /** Cannot be reached, or went away. */
+  /** Cannot be reached, refuses, or went away. */
   UNAVAILABLE: "unavailable",
 } as const;
 export type StoreFailure = (typeof StoreFailure)[keyof typeof StoreFailure];
@@ -26,65 +36,90 @@ const SOCKET_CODES = new Set([
 ]);
 
 /**
- * PostgreSQL SQLSTATEs of a server going away: class 08 (connection exception), shutdowns, too many
- * connections.
+ * PostgreSQL SQLSTATEs of a server going away or refusing to serve: class 08 (connection
+ * exception), admin and crash shutdowns, "cannot connect now" (starting up, shutting down,
+ * recovering). Not class 28 (a wrong password or a role without access): that is the deployment's
+ * mistake, said in PostgreSQL's own words, not an outage to retry.
  */
 function isUnavailableSqlState(code: string): boolean {
-  return code.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(code);
+  return code.startsWith("08") || ["57P01", "57P02", "57P03"].includes(code);
 }
+
+/**
+ * Too many connections (53300): PostgreSQL is up and serving its max_connections; one more is load,
+ * like a full pool.
+ */
+const BUSY_SQLSTATE = "53300";
 
 /** Prisma's codes for a database it cannot reach or whose connection it lost. */
 const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017"]);
 
-/** Prisma's "Timed out fetching a new connection from the connection pool". */
-const PRISMA_BUSY = "P2024";
+/** Prisma's "Timed out fetching a new connection from the connection pool" and "Too many connections". */
+const PRISMA_BUSY = new Set(["P2024", "P2037"]);
 
 /** Driver-adapter error kinds (@prisma/driver-adapter-utils) that mean the server is gone. */
 const ADAPTER_KINDS = new Set([
   "DatabaseNotReachable",
   "ConnectionClosed",
   "SocketTimeout",
-  "TooManyConnections",
   "TransactionAlreadyClosed",
 ]);
 
 /**
- * pg-pool's words when every connection stayed checked out for connectionTimeoutMillis (a new
- * connection that does not come up in time is "Connection terminated due to connection
- * timeout": unavailable).
+ * A wait that ran out, in the words of pg-pool (the queue; a new connection), pg (its own connect
+ * timer) and Prisma: busy (see the header).
  */
 const BUSY_MESSAGES =
-  /timeout exceeded when trying to connect|Timed out fetching a new connection from the connection pool/i;
+  /timeout exceeded when trying to connect|Connection terminated due to connection timeout|\btimeout expired$|Timed out fetching a new connection from the connection pool/i;
 
 /** pg and the pool say these in words only. */
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|server closed the connection|Cannot use a pool after calling end|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
 
 /**
- * The `code` of an error a bounded pool throws when it refuses a request at once, because its
- * queue already holds more than it can drain within the wait: busy. Such an error may carry
- * `retryAfterSeconds`, the pool's own estimate of when it will have room (see retryAfterOf).
+ * A connection whose prepared statements name types that are gone: the database was restored
+ * under it (types dropped and made again have new ids; a prepared statement keeps its parameters'
+ * old ones). PostgreSQL cannot serve this connection again, as if it had gone away; a new
+ * connection is served (a pool that knows, src/server/db/bounded-pool.ts, discards such
+ * connections).
+ */
+export function isStaleCatalog(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const message = typeof e?.message === "string" ? e.message : "";
+  return (
+    (e?.code === "XX000" && /^cache lookup failed for (type|relation|function)/.test(message)) ||
+    (e?.code === "0A000" && /^cached plan must not change result type/.test(message))
+  );
+}
+
+/**
+ * The `code` of an error a pool of one's own gives for a wait that ran out, or for a request it
+ * refuses at once: busy. Such an error may carry `retryAfterSeconds`, the pool's own estimate of
+ * when it will have room (see retryAfterOf).
  */
 export const POOL_QUEUE_FULL = "POOL_QUEUE_FULL";
 
 /** What this one error object (not its causes) says. */
 function classifyOne(error: Record<string, unknown>): StoreFailure | null {
   const code = typeof error.code === "string" ? error.code : undefined;
+  const sqlState = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  const originalCode = typeof error.originalCode === "string" ? error.originalCode : undefined;
   const message = typeof error.message === "string" ? error.message : "";
-  if (code === PRISMA_BUSY || code === POOL_QUEUE_FULL || BUSY_MESSAGES.test(message))
+  if (
+    (code && (PRISMA_BUSY.has(code) || code === POOL_QUEUE_FULL)) ||
+    sqlState === BUSY_SQLSTATE ||
+    originalCode === BUSY_SQLSTATE ||
+    error.kind === "TooManyConnections" ||
+    BUSY_MESSAGES.test(message)
+  )
     return StoreFailure.BUSY;
   if (
-    code &&
-    (SOCKET_CODES.has(code) ||
-      PRISMA_UNAVAILABLE.has(code) ||
-      (/^[0-9A-Z]{5}$/.test(code) && isUnavailableSqlState(code)))
-  ) {
-    return StoreFailure.UNAVAILABLE;
-  }
-  const originalCode = error.originalCode;
-  if (typeof originalCode === "string" && isUnavailableSqlState(originalCode))
-    return StoreFailure.UNAVAILABLE;
-  if (typeof error.kind === "string" && ADAPTER_KINDS.has(error.kind))
+    (code && (SOCKET_CODES.has(code) || PRISMA_UNAVAILABLE.has(code))) ||
+    (sqlState && isUnavailableSqlState(sqlState)) ||
+    (originalCode && isUnavailableSqlState(originalCode)) ||
+    (typeof error.kind === "string" && ADAPTER_KINDS.has(error.kind)) ||
+    isStaleCatalog(error)
+  )
     return StoreFailure.UNAVAILABLE;
   return UNAVAILABLE_MESSAGES.test(message) ? StoreFailure.UNAVAILABLE : null;
 }
@@ -92,7 +127,7 @@ function classifyOne(error: Record<string, unknown>): StoreFailure | null {
 /**
  * Busy, unavailable, or null (not the store's failure), looking through the error, its `cause`
  * chain, an AggregateError's errors and Prisma's driver-adapter error. The one classifier: the
- * engine, the app's edge and its jobs all ask it.
+ * engine, the app's edge, its jobs and its health check all ask it.
  */
 export function classifyStoreFailure(error: unknown, depth = 0): StoreFailure | null {
   if (depth > 8 || error === null || typeof error !== "object") return null;

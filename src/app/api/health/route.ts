@@ -1,13 +1,13 @@
 import { serverApp } from "@/server/app";
-import { checkHealth } from "@/server/health";
+import { healthAnswer } from "@/server/health";
 
 export const dynamic = "force-dynamic";
 
 /**
- * 200 when the database answers and requests are finishing, 503 otherwise: what a load balancer's
- * health check wants.
+ * 200 while the database answers (up, or busy) and requests are finishing, 503 otherwise, from the
+ * process's last probe (no query per caller): what a load balancer's health check wants.
  */
 export async function GET() {
   const app = serverApp();
-  return checkHealth(app.db, app.admission);
+  return healthAnswer(app.health, app.admission);
 }

@@ -1,0 +1,52 @@
+// A database restored under the running app (pg_restore --clean, a schema dropped and migrated
+// again) makes its types anew, with new ids. A prepared statement keeps its parameters' old type
+// ids, so every pooled connection that prepared one answers "cache lookup failed for type …"
+// (XX000) or "cached plan must not change result type" (0A000) for as long as it lives: measured,
+// every checkout answered 503 after a restore, while a new connection was served at once.
+//
+// The pool learns it from the first connection that meets it: that connection is discarded when
+// it comes back (a business transaction gives its connection back without an error, so the error
+// is read as PostgreSQL sends it, on the connection's own protocol stream), and so is every
+// connection made before it, when it comes back or before it is handed out again. Connections
+// made since are kept. The request that met it fails (503: isStaleCatalog, a retry is served); it
+// is not sent again here, since inside a transaction its earlier statements already ran.
+import type pg from "pg";
+import { isStaleCatalog } from "@once/idempotency/operator";
+
+const BORN = Symbol("once.catalogEpoch");
+const STALE = Symbol("once.staleCatalog");
+type Watched = pg.Client & { [BORN]?: number; [STALE]?: boolean };
+
+export class CatalogWatch {
+  /** Connections born before this count are from before the last restore the pool met. */
+  private epoch = 0;
+
+  /** A new connection: stamped with the present epoch, and listened to for stale statements. */
+  watch(client: pg.Client): void {
+    const watched = client as Watched;
+    watched[BORN] = this.epoch;
+    client.connection.on("errorMessage", (error: unknown) => {
+      if (isStaleCatalog(error)) watched[STALE] = true;
+    });
+  }
+
+  /** Whether a connection is from after the last restore met (else: discard it, take another). */
+  current(client: pg.Client): boolean {
+    return ((client as Watched)[BORN] ?? this.epoch) >= this.epoch;
+  }
+
+  /** The checked-out connection, whose release discards it once it met a stale statement. */
+  guard(client: pg.PoolClient): pg.PoolClient {
+    const watched = client as pg.PoolClient & Watched;
+    const release = client.release;
+    client.release = (error?: Error | boolean) => {
+      if (!watched[STALE]) return release(error);
+      // Every connection born up to this one predates the restore; later ones do not.
+      this.epoch = Math.max(this.epoch, (watched[BORN] ?? this.epoch) + 1);
+      return release(
+        error || new Error("its prepared statements name types the database no longer has"),
+      );
+    };
+    return client;
+  }
+}
