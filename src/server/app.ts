@@ -14,6 +14,8 @@ import { createEngineFor, type Engine } from "./engine";
 import { Admission } from "./http/admission";
 import { apiRoutesFor, type ApiRoutes } from "./http/api-routes";
 import { Refusals, RefusalStage } from "./http/refusals";
+import { Waiters } from "./http/waiters";
+import { callerOf } from "./api/context";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
@@ -35,6 +37,8 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
   readonly admission: Admission;
   /** Requests answered without their work, by reason (/api/metrics, the dashboard). */
   readonly refusals: Refusals;
+  /** Duplicates of a request in flight here, waiting on it outside the line (`Prefer: wait`). */
+  readonly waiters: Waiters;
   /**
    * The API routes' handlers (src/server/http/api-routes.ts), which the front door calls straight
    * from the socket and the Next.js route files wrap; a worker's app serves no API: none.
@@ -64,6 +68,12 @@ export function createServerApp<Config extends WorkerConfig>(
   const payments: PaymentDeps = { db, engine, settings: config.payments };
   const refusals = new Refusals();
   const admission = admissionFor(config, refusals);
+  const waiters = new Waiters({
+    callerOf: (headers) => callerOf({ db, config }, headers),
+    remembers: (scope, key) => engine.remembers(scope, key),
+    leaseMs: engine.config.leaseMs,
+    minRetryAfterSeconds: engine.config.minRetryAfterSeconds,
+  });
   return {
     config,
     db,
@@ -71,9 +81,10 @@ export function createServerApp<Config extends WorkerConfig>(
     payments,
     admission,
     refusals,
-    metrics: createMetricsRegistry(db, engine, refusals),
+    waiters,
+    metrics: createMetricsRegistry(db, engine, refusals, waiters),
     ...(isServerConfig(config)
-      ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals }) }
+      ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals, waiters }) }
       : {}),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
