@@ -15,6 +15,8 @@ import { HealthMonitor } from "./health";
 import { Admission } from "./http/admission";
 import { apiRoutesFor, type ApiRoutes } from "./http/api-routes";
 import { Refusals, RefusalStage } from "./http/refusals";
+import { Waiters } from "./http/waiters";
+import { callerOf } from "./api/context";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
@@ -36,6 +38,8 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
   readonly admission: Admission;
   /** Requests answered without their work, by reason (/api/metrics, the dashboard). */
   readonly refusals: Refusals;
+  /** Duplicates of a request in flight here, waiting on it outside the line (`Prefer: wait`). */
+  readonly waiters: Waiters;
   /**
    * The database's state, kept fresh by one probe loop (started by the first health check), for
    * GET /api/health: no query per caller.
@@ -71,6 +75,12 @@ export function createServerApp<Config extends WorkerConfig>(
   const refusals = new Refusals();
   const admission = admissionFor(config, refusals);
   const health = new HealthMonitor(db);
+  const waiters = new Waiters({
+    callerOf: (headers) => callerOf({ db, config }, headers),
+    remembers: (scope, key) => engine.remembers(scope, key),
+    leaseMs: engine.config.leaseMs,
+    minRetryAfterSeconds: engine.config.minRetryAfterSeconds,
+  });
   return {
     config,
     db,
@@ -79,9 +89,10 @@ export function createServerApp<Config extends WorkerConfig>(
     admission,
     refusals,
     health,
-    metrics: createMetricsRegistry(db, engine, refusals),
+    waiters,
+    metrics: createMetricsRegistry(db, engine, refusals, waiters),
     ...(isServerConfig(config)
-      ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals }) }
+      ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals, waiters }) }
       : {}),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {

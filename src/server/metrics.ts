@@ -84,10 +84,17 @@ const GAUGES: GaugeSpec[] = [
   },
 ];
 
+/** Duplicates waiting on a request in flight here (src/server/http/waiters.ts). */
+const WAITERS_GAUGE = {
+  name: "once_http_waiters",
+  help: "Requests waiting on this instance for an identical request in flight here (Prefer: wait): they hold no place among the requests in flight and no connection, and are answered from memory when it ends.",
+};
+
 export function createMetricsRegistry(
   db: Db,
   engine: Engine,
   refusals?: Refusals,
+  waiters?: { size: number },
 ): MetricsRegistry {
   const registry = new Registry();
   // One read per scrape, shared by every collector: the first collector starts it, scrape() drops
@@ -98,6 +105,7 @@ export function createMetricsRegistry(
   if (refusals) registerRefusalsCounter(registry, refusals);
   registerFindingsCounter(registry, sources);
   for (const spec of GAUGES) registerGauge(registry, spec, sources);
+  if (waiters) registerGauge(registry, { ...WAITERS_GAUGE, value: () => waiters.size }, sources);
   return {
     registry,
     scrape: async () => {

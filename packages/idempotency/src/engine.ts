@@ -98,6 +98,12 @@ export interface IdempotencyEngine<TTx extends SqlTransaction = SqlTransaction> 
   evict(scope: string, key: string): void;
   /** The replay cache's entries and their weight in bytes (both 0 without a cache), for metrics. */
   replayCacheUsage(): { entries: number; bytes: number };
+  /**
+   * Whether this process holds the key's settled answer in memory, so a retry of it costs no
+   * statement: a server holding duplicates of a request in flight (`Prefer: wait`) asks it when
+   * that request ends, before it lets them through (false without a cache, or while it is off).
+   */
+  remembers(scope: string, key: string): boolean;
   /** Stops the listener and the pending releases. */
   close(): Promise<void>;
 }
@@ -181,6 +187,7 @@ function engineOver<TTx extends SqlTransaction>(
     reaperLagSeconds: () => reaperLagSeconds(store.run),
     evict: (scope, key) => replayCache?.evict(scope, key),
     replayCacheUsage: () => ({ entries: replayCache?.size ?? 0, bytes: replayCache?.bytes ?? 0 }),
+    remembers: (scope, key) => (replayCache?.serving ?? false) && replayCache!.has(scope, key),
     async removeKey(tx, target, mode) {
       const result = await removeKey(tx, target, mode);
       if (result.removed) replayCache?.evict(result.record.scope, result.record.key);

@@ -49,8 +49,10 @@ const cacheOf = (engine: Engine) => depsOf(engine).replayCache!;
 describe("replay from memory", () => {
   it("answers a retry from memory, byte for byte, without reading the store", async () => {
     const key = randomUUID();
+    expect(a.remembers("acme", key)).toBe(false);
     const first = await call(a, key);
     expect(cacheOf(a).has("acme", key)).toBe(true);
+    expect(a.remembers("acme", key)).toBe(true);
     // Gone from the table behind the engine's back (no announcement): only memory can answer now.
     await t.db.idempotencyKey.deleteMany({ where: { key } });
     const retry = await call(a, key);
@@ -75,7 +77,7 @@ describe("replay from memory", () => {
     ).id;
     const busted = await t.db.$transaction((tx) => a.removeKey(tx, id, "bust"));
     expect(busted.removed).toBe(true);
-    await vi.waitFor(() => expect(cacheOf(b).has("acme", key)).toBe(false), {
+    await vi.waitFor(() => expect(b.remembers("acme", key)).toBe(false), {
       timeout: 5_000,
       interval: 10,
     });

@@ -33,6 +33,32 @@ export interface Context {
 /** What the route knows of this one request beyond its headers. */
 export interface RequestScope {
   whileWaiting?: Context["whileWaiting"];
+  /**
+   * The caller, looked up once for identical requests sent with one credential (a request in
+   * flight and its duplicates waiting on it: src/server/http/waiters.ts), instead of each its own.
+   */
+  caller?: Caller;
+}
+
+/** Who is calling, looked up on first use and then known: a context's getPrincipal/knownPrincipal. */
+export type Caller = Pick<Context, "getPrincipal" | "knownPrincipal">;
+
+/**
+ * The caller named by `headers` (bearer token or session cookie), looked up on first use, once. A
+ * lookup that failed (the database) is not kept: the next use looks again.
+ */
+export function callerOf(app: { db: Db; config: { demo: boolean } }, headers: Headers): Caller {
+  let principal: Promise<Principal | null> | undefined;
+  let known: Principal | null | undefined;
+  const lookUp = () =>
+    principalFromHeaders(app.db, headers, { demo: app.config.demo }).then(
+      (found) => (known = found),
+      (error: unknown) => {
+        principal = undefined;
+        throw error;
+      },
+    );
+  return { getPrincipal: () => (principal ??= lookUp()), knownPrincipal: () => known };
 }
 
 /** What a context is made of: the server app, or the parts of one a test builds. */
@@ -48,33 +74,19 @@ export function createContextFor(
   headers: Headers,
   resHeaders: Headers,
   batchSize = 1,
+  caller: Caller = callerOf(app, headers),
 ): Context {
-  let principal: Promise<Principal | null> | undefined;
-  let known: Principal | null | undefined;
   const { db, engine, config, refusals } = app;
-  return {
-    db,
-    engine,
-    config,
-    refusals,
-    headers,
-    resHeaders,
-    batchSize,
-    getPrincipal: () =>
-      (principal ??= principalFromHeaders(db, headers, { demo: config.demo }).then(
-        (found) => (known = found),
-      )),
-    knownPrincipal: () => known,
-  };
+  return { db, engine, config, refusals, headers, resHeaders, batchSize, ...caller };
 }
 
 /** The fetch adapter's createContext for `app`. */
 export function contextMaker(
   app: ContextApp,
-  request: RequestScope = {},
+  { caller, ...request }: RequestScope = {},
 ): (opts: FetchCreateContextFnOptions) => Context {
   return (opts) => ({
-    ...createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
+    ...createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length, caller),
     ...request,
   });
 }

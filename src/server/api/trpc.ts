@@ -9,7 +9,7 @@ import { Header } from "@once/idempotency/reasons";
 import { z, ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
 import { Reason } from "@/shared/reasons";
-import type { Principal } from "../auth/principal";
+import { keyScopeOf, type Principal } from "../auth/principal";
 import type { Context } from "./context";
 import { errorReason, docsOf, fromAppError, translateError } from "./errors";
 
@@ -120,7 +120,7 @@ const adminOnly = authed.unstable_pipe(async function isAdmin({ ctx, next }) {
 const idempotency = createIdempotencyMiddleware(t, {
   engine: (ctx) => ctx.engine,
   // Keys belong to whoever authenticated: the tenant, or "admin" for operators. Never the body.
-  scope: (ctx: Context & { principal: Principal }) => ctx.principal.tenantId ?? "admin",
+  scope: (ctx: Context & { principal: Principal }) => keyScopeOf(ctx.principal),
   http: (ctx) => ({
     header: (name) => ctx.headers.get(name),
     setHeader: (name, value) => ctx.resHeaders.set(name, value),

@@ -31,6 +31,11 @@ type TokenUser = {
   tenantId: string | null;
 };
 
+/** Whose idempotency keys a caller's are: its tenant's, or "admin" for operators. */
+export function keyScopeOf(principal: Principal): string {
+  return principal.tenantId ?? "admin";
+}
+
 function toPrincipal(u: {
   id: string;
   name: string;

@@ -12,6 +12,7 @@ import { appRouter } from "../api/root";
 import { webhookResponse, type WebhookDeps } from "../payments/webhook";
 import type { Admission } from "./admission";
 import type { TimedBody } from "./body-limit";
+import type { Waiters } from "./waiters";
 
 /**
  * What a server's app answers API requests with: a Fetch `Request` in, a `Response` out. `read`:
@@ -26,7 +27,7 @@ export interface ApiRoutes {
 }
 
 /** The parts of the server app the tRPC route uses. */
-export type TrpcRouteApp = TrpcApp & { config: AppConfig; admission: Admission };
+export type TrpcRouteApp = TrpcApp & { config: AppConfig; admission: Admission; waiters: Waiters };
 
 /** The parts of the server app the routes use. */
 export type RoutesApp = TrpcRouteApp & { payments: WebhookDeps };
@@ -57,10 +58,17 @@ export function trpcRouteFor(
     const waitSeconds = parsePreferWait(whole.headers.get("prefer")) ?? 0;
     const waitMs = Math.min(waitSeconds * 1000, app.engine.config.maxWaitMs);
     // The signal of the request as it came (it fires when its client leaves): a client gone while
-    // its request queued is not served.
-    return app.admission.admit(
-      (whileWaiting) => handleTrpcRequest(whole, app, { whileWaiting }, router),
-      { waitMs, signal: req.signal },
-    );
+    // its request queued is not served. A duplicate of a request in flight here waits on it
+    // instead, outside the line (src/server/http/waiters.ts).
+    const body = async () =>
+      read?.ok ? read.bytes : new Uint8Array(await whole.clone().arrayBuffer());
+    return app.waiters.serve(whole, body, waitMs, {
+      throughLine: (request, { caller }) =>
+        app.admission.admit(
+          (whileWaiting) => handleTrpcRequest(request, app, { whileWaiting, caller }, router),
+          { waitMs, signal: req.signal },
+        ),
+      fromMemory: (request, { caller }) => handleTrpcRequest(request, app, { caller }, router),
+    });
   };
 }

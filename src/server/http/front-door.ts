@@ -61,6 +61,14 @@ export interface DoorApp {
   /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
   config?: { http?: { maxConnectionsPerPeer?: number } };
   refusals?: { count(reason: string, stage: "connection"): void };
+  /** Duplicates of a request in flight, waiting outside the line (src/server/http/waiters.ts). */
+  waiters?: {
+    joinable(
+      method: string | undefined,
+      url: string,
+      header: (name: string) => string | undefined,
+    ): boolean;
+  };
   /** The API routes' handlers (src/server/http/api-routes.ts); absent in an older build. */
   routes?: Record<DirectRoute, DirectHandler>;
 }
@@ -222,8 +230,11 @@ function refusedAtTheDoor(
   options: FrontDoorOptions,
 ): boolean {
   const app = options.app();
-  // Not made yet, or made by a build older than this door: the route decides alone.
+  // Not made yet, or made by a build older than this door: the route decides alone. A duplicate of
+  // a request in flight here may wait on it without a place: the route decides, with its body.
   if (typeof app?.admission.refusalNow !== "function") return false;
+  if (app.waiters?.joinable(req.method, req.url ?? "/", (name) => headerOf(req, name)))
+    return false;
   const prefer = req.headers.prefer;
   const preferred =
     prefer === undefined
@@ -246,6 +257,12 @@ function refusedAtTheDoor(
   if (!refusal) return false;
   void keepRefusal(undefined, refusal).then((made) => writeRefusal(made, res, keep));
   return true;
+}
+
+/** A request header as one string (Node gives a few as arrays). */
+function headerOf(req: http.IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
 }
 
 /** A refusal as written on the socket: its status, headers and body bytes. */

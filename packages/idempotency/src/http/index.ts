@@ -16,8 +16,9 @@ export {
 } from "../header-names.js";
 export { problemResponse, PROBLEM_TYPE, type Problem } from "./problem.js";
 // How long a request says it will wait (`Prefer: wait=N`): a server that bounds its requests in
-// progress may queue such a request for a place rather than refuse it.
-export { parsePreferWait } from "../wait/prefer.js";
+// progress may queue such a request for a place rather than refuse it, or hold a duplicate of a
+// request in flight until it ends; `Preference-Applied` for a wait it honoured.
+export { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
 // Node's (req, res): node:http, Express, Fastify.
 export {
   toNodeHandler,
