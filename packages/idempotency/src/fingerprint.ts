@@ -1,14 +1,12 @@
 // A request's fingerprint: SHA-256 of a canonical text of { procedure, input }, the input as the
-// engine is handed it, i.e. after the router's transformer (superjson's Set, Map, BigInt, Date…;
-// without one, the parsed JSON document). Plain JSON data is written as canonical JSON, object
-// keys sorted at every depth and no whitespace, so a retry that serialises it in another key order
-// still matches. Every other value is written in a form no JSON text takes, so it never matches
-// the JSON a transformer would turn it into: `undefined`, `-0`, `NaN`, `Infinity`, `1n`,
-// `Date(<ms>)`, `URL("…")`, `RegExp("/…/g")`, `Set[…]` and `Map[[k,v],…]` (members and entries
-// sorted: their order is no more part of the request than a key order), `"Uint8Array"[1,2]`,
-// `Error{…}` (name, message, cause, own properties), and any other object as `"ClassName"{…}`
-// (its own enumerable properties: what superjson carries of a registered class). Two inputs match
-// exactly when they are deeply equal (node's isDeepStrictEqual, key and member order aside).
+// engine is handed it (after the router's transformer). Plain JSON data is canonical JSON (keys
+// sorted at every depth, no whitespace); every other value a form no JSON text takes, so it never
+// matches its JSON image: `undefined`, `-0`, `NaN`, `1n`, `Date(<ms>)`, `URL("…")`,
+// `RegExp("/a/g")`, `Set[…]`, `Map[[k,v],…]` (members and entries sorted, as keys are),
+// `"Uint8Array"[1,2]`,
+// `Error{…}`, any other object `"ClassName"{…}` (its own enumerable properties, as superjson
+// carries a registered class). Two inputs match exactly when node's isDeepStrictEqual says equal,
+// key and member order aside.
 import { createHash } from "node:crypto";
 
 export function canonicalJson(value: unknown): string {
@@ -21,11 +19,8 @@ function canonical(value: unknown, ancestors: object[]): string {
     case "boolean":
       return JSON.stringify(value);
     case "number":
-      return Object.is(value, -0)
-        ? "-0"
-        : Number.isFinite(value)
-          ? JSON.stringify(value)
-          : `${value}`;
+      if (Object.is(value, -0)) return "-0";
+      return Number.isFinite(value) ? JSON.stringify(value) : String(value);
     case "bigint":
       return `${value}n`;
     case "undefined":
@@ -46,13 +41,13 @@ function canonical(value: unknown, ancestors: object[]): string {
 }
 
 function canonicalObject(value: object, ancestors: object[]): string {
-  const of = (v: unknown) => canonical(v, ancestors);
-  if (Array.isArray(value)) return `[${Array.from(value, of).join(",")}]`;
+  if (Array.isArray(value)) return `[${listOf(value, ancestors)}]`;
   const prototype = Object.getPrototypeOf(value) as object | null;
-  if (prototype === Object.prototype || prototype === null) return properties(value, of);
+  if (prototype === Object.prototype || prototype === null) return properties(value, ancestors);
   if (value instanceof Date) return `Date(${value.getTime()})`;
   if (value instanceof URL) return `URL(${JSON.stringify(value.href)})`;
   if (value instanceof RegExp) return `RegExp(${JSON.stringify(String(value))})`;
+  const of = (v: unknown) => canonical(v, ancestors);
   if (value instanceof Set) return `Set[${Array.from(value, of).sort().join(",")}]`;
   if (value instanceof Map)
     return `Map[${Array.from(value, ([k, v]) => `[${of(k)},${of(v)}]`)
@@ -64,22 +59,35 @@ function canonicalObject(value: object, ancestors: object[]): string {
       value instanceof DataView
         ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
         : (value as unknown as ArrayLike<unknown>);
-    return `${JSON.stringify(value.constructor.name)}[${Array.from(items, of).join(",")}]`;
+    return `${JSON.stringify(value.constructor.name)}[${listOf(items, ancestors)}]`;
   }
   if (value instanceof Error) {
     const { name, message } = value;
     const cause = "cause" in value ? { cause: value.cause } : {};
-    return `Error${properties({ ...value, name, message, ...cause }, of)}`;
+    return `Error${properties({ ...value, name, message, ...cause }, ancestors)}`;
   }
   const name = (prototype.constructor as { name?: unknown } | undefined)?.name;
-  return `${JSON.stringify(typeof name === "string" ? name : "")}${properties(value, of)}`;
+  return `${JSON.stringify(typeof name === "string" ? name : "")}${properties(value, ancestors)}`;
+}
+
+/** Items in order, a hole as undefined (loops, not closures: this is on every request's path). */
+function listOf(items: ArrayLike<unknown>, ancestors: object[]): string {
+  let text = "";
+  for (let i = 0; i < items.length; i++)
+    text += (i === 0 ? "" : ",") + canonical(items[i], ancestors);
+  return text;
 }
 
 /** Own enumerable properties, sorted by name (a retry may send them in any order). */
-function properties(value: object, of: (v: unknown) => string): string {
+function properties(value: object, ancestors: object[]): string {
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${of(record[k])}`).join(",")}}`;
+  let text = "{";
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    text += `${i === 0 ? "" : ","}${JSON.stringify(key)}:${canonical(record[key], ancestors)}`;
+  }
+  return `${text}}`;
 }
 
 export function fingerprint(procedure: string, input: unknown): string {
@@ -107,11 +115,10 @@ export function requestFingerprint(procedure: string, input: unknown): RequestFi
   };
 }
 
-// Earlier versions' fingerprint, kept as it was so that keys they stored still replay: the same
-// text for plain JSON data; a Map or a Set was `{}`, a BigInt its string, a Date its ISO string,
-// undefined missing (null in an array), a number JSON cannot write null. So it also matches a
-// key first used with such a value's JSON form (`{}`, the string) when retried with the value: the
-// old rule, which cannot tell the two apart.
+// Earlier versions' fingerprint, as it was, so that keys they stored still replay: the same for
+// plain JSON data; a Map or a Set was `{}`, a BigInt or a Date its string. So a key first used with
+// such a JSON image (`{}`, the string) also matches a retry with the value: the old rule's blind
+// spot, which no stored fingerprint can tell from a key stored before the upgrade.
 export function legacyFingerprint(procedure: string, input: unknown): string {
   return createHash("sha256").update(legacyJson({ procedure, input })).digest("hex");
 }
