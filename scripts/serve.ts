@@ -160,6 +160,8 @@ if (!process.env.PAYMENTS_PROVIDER_URL) {
       },
       failureRate: Number(process.env.DEMO_PROVIDER_FAILURE_RATE ?? 0),
       timeoutRate: Number(process.env.DEMO_PROVIDER_TIMEOUT_RATE ?? 0),
+      // Started again on the same port if it dies, until the shutdown below stops it.
+      restart: true,
     });
   } catch (error) {
     console.error(`[once] cannot start: ${(error as Error).message}`);

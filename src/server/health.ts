@@ -3,17 +3,13 @@
 // the database's host, port or driver: the reason a probe failed goes to the log (one line when
 // the state changes), not to the caller.
 //
-// No query per caller: one probe loop per process (HealthMonitor, built once by the composition
-// root) keeps the database's state fresh, and every caller gets the last reading. A crowd of
-// health checks then costs the database nothing, and cannot take the pool from the API (measured
-// before: 256 connections of GET /api/health starved the API to 0 checkouts a second).
+// No query per caller: one probe loop per process (HealthMonitor, in the composition root) keeps
+// the state fresh and every caller gets the last reading (measured before: 256 connections of
+// GET /api/health, a query each, starved the API to 0 checkouts a second).
 //
-// Busy is not down. Under load every pool connection is in use and requests queue for one; a
-// probe that queued with them would wait its turn and, past the pool's wait, report the database
-// "down" while it serves hundreds of statements a second, and a load balancer would take a working
-// instance out exactly when it is needed. So a saturated pool reads `busy` without queueing, 200
-// (keep sending: the instance refuses what it cannot serve itself, 503 store_busy); a probe that
-// fails is read by the engine's one classifier (busy, or down); only down answers 503.
+// Busy is not down: a saturated pool reads `busy` without queueing, 200 (keep sending: the
+// instance refuses what it cannot serve itself, 503 store_busy), so a balancer keeps a working
+// instance at its busiest; a failed probe is read by the engine's one classifier.
 import pg from "pg";
 import { classifyStoreFailure, StoreFailure } from "@once/idempotency/operator";
 import { poolOf, STORE_WAIT_MS, type Db } from "./db/client";

@@ -4,12 +4,10 @@
 // (XX000) or "cached plan must not change result type" (0A000) for as long as it lives: measured,
 // every checkout answered 503 after a restore, while a new connection was served at once.
 //
-// The pool learns it from the first connection that meets it: that connection is discarded when
-// it comes back (a business transaction gives its connection back without an error, so the error
-// is read as PostgreSQL sends it, on the connection's own protocol stream), and so is every
-// connection made before it, when it comes back or before it is handed out again. Connections
-// made since are kept. The request that met it fails (503: isStaleCatalog, a retry is served); it
-// is not sent again here, since inside a transaction its earlier statements already ran.
+// The first connection that meets it is discarded when it comes back, and so is every connection
+// made before it (connections made since are kept). The error is read off the connection's protocol
+// stream: a business transaction gives its connection back without one. The request that met it
+// answers 503 and is not sent again here: inside a transaction its earlier statements already ran.
 import type pg from "pg";
 import { isStaleCatalog } from "@once/idempotency/operator";
 

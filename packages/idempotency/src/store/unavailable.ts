@@ -7,14 +7,11 @@
 // driver-adapter error with a `kind`), each with a `cause` chain. The engine, the app's edge, its
 // jobs and its health check all ask this one function.
 //
-// A wait that runs out is busy, whichever wait it was: the pool's queue ("timeout exceeded when
-// trying to connect"), or a new connection that did not log in within the pool's wait ("Connection
-// terminated due to connection timeout", pg's "timeout expired"). On a starved machine a backend's
-// start and its login take seconds while PostgreSQL serves every other connection (measured: the
-// ten new connections of a cold 1 000-request burst each answered `store_unavailable` while the
-// database was up), and from a request's side a slow server and a lost one look alike until the
-// kernel gives up on the address (ETIMEDOUT, minutes later: unavailable). Health, which probes on
-// its own schedule, says "down" when PostgreSQL stops answering altogether.
+// A wait that runs out is busy, whichever wait: the pool's queue, or a new connection's login. On a
+// starved machine a login takes seconds while PostgreSQL serves every other connection (measured:
+// the ten new connections of a cold 1 000-request burst answered `store_unavailable` while it was
+// up). A silent host looks the same until the kernel gives up (ETIMEDOUT: unavailable); health,
+// probing on its own, says "down" when nothing answers at all.
 
 export const StoreFailure = {
   /** Up, but no connection came free (or came up) in time. */
@@ -77,11 +74,8 @@ const UNAVAILABLE_MESSAGES =
   /Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|server closed the connection|Cannot use a pool after calling end|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
 
 /**
- * A connection whose prepared statements name types that are gone: the database was restored
- * under it (types dropped and made again have new ids; a prepared statement keeps its parameters'
- * old ones). PostgreSQL cannot serve this connection again, as if it had gone away; a new
- * connection is served (a pool that knows, src/server/db/bounded-pool.ts, discards such
- * connections).
+ * A connection whose prepared statements name types a restore dropped (made again with new ids):
+ * lost as if it had gone away, while a new connection is served.
  */
 export function isStaleCatalog(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
