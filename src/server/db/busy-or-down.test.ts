@@ -75,9 +75,18 @@ async function waysIn(client: Db) {
   };
 }
 
-/** Every way in answers (a fresh set, on a free pool). */
+/**
+ * Every way in answers (a fresh set, on a free pool). On a loaded machine a new connection's login
+ * can outlast the store's wait, which is rightly `store_busy`: such a round is sent again, while
+ * any other answer fails at once.
+ */
 async function allServed(client: Db): Promise<void> {
-  expect(await (await waysIn(client)).run()).toEqual(Array(5).fill("ok"));
+  for (let round = 1; ; round++) {
+    const answers = await (await waysIn(client)).run();
+    if (answers.every((answer) => answer === "ok")) return;
+    expect(answers.filter((answer) => answer !== "ok" && answer !== "store_busy")).toEqual([]);
+    expect(round, `still store_busy after ${round} rounds: ${answers.join(", ")}`).toBeLessThan(20);
+  }
 }
 
 function reasonField(json: unknown): string {
