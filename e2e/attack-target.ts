@@ -15,6 +15,8 @@ export const ADMIN_TOKEN = "admin_demo_token";
 
 export interface AttackTarget {
   productId: string;
+  /** The target's database, for a spec that holds a connection of its own (a lock). */
+  databaseUrl: string;
   /** One statement on the target's database (one connection). */
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
   /** A production instance on a free port, with `env` added (DEMO_MODE=1, no background jobs). */
@@ -37,6 +39,7 @@ export async function startAttackTarget(): Promise<AttackTarget> {
   const started: NextInstance[] = [];
   return {
     productId,
+    databaseUrl,
     query: async (text, values) => (await sql.query(text, values)).rows,
     async instance(env = {}) {
       const instance = await startNextInstance({

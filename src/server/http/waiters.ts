@@ -214,21 +214,30 @@ export class Waiters {
     req.signal.removeEventListener("abort", onAbort);
     this.waiters--;
     this.bytes -= weight;
-    const applied = Math.ceil(waitMs / 1000);
-    const turn = { caller: waiter.flight.caller };
+    return this.answer(woke, waiter.flight, req, run, {
+      applied: Math.ceil(waitMs / 1000),
+      leftMs: waitMs - (performance.now() - started),
+    });
+  }
+
+  /** A waiter's answer, by how its sleep on `flight` (its flight now) ended. */
+  private async answer(
+    woke: Woke,
+    flight: Flight,
+    req: Request,
+    run: Runner,
+    wait: { applied: number; leftMs: number },
+  ): Promise<Response> {
+    const { applied } = wait;
     switch (woke.kind) {
       case "answered":
-        return withPreferenceApplied(await run.fromMemory(req, turn), applied);
+        return withPreferenceApplied(await run.fromMemory(req, { caller: flight.caller }), applied);
       case "promoted": {
-        const left = withPreferWait(
-          req,
-          waiter.flight.body,
-          waitMs - (performance.now() - started),
-        );
-        return withPreferenceApplied(await this.fly(waiter.flight, left, run), applied);
+        const left = withPreferWait(req, flight.body, wait.leftMs);
+        return withPreferenceApplied(await this.fly(flight, left, run), applied);
       }
       case "deadline":
-        return stillInProgress(waiter.flight, this.retryAfter(waiter.flight), applied);
+        return stillInProgress(flight, this.retryAfter(flight), applied);
       case "gone":
         return clientGone();
       default: {
