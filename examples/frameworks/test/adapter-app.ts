@@ -8,7 +8,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stopPostgres } from "../../../tools/examples/server-apps";
 
-const UNREACHABLE_ITEM = "from-the-closed-warehouse"; // src/orders.ts
+const UNREACHABLE_ITEM = "from-the-closed-warehouse"; // examples/frameworks/src/orders.ts
 
 type Credentials = Record<string, string>;
 

@@ -1,5 +1,6 @@
-// The express app (src/express/app.ts), its existing POST /orders handler protected by the adapter:
-// the checks every adapter app passes (test/adapter-app.ts) and the draft's vectors through it.
+// The express app (examples/frameworks/src/express/app.ts), its existing POST /orders handler
+// protected by the adapter: the checks every adapter app passes (test/adapter-app.ts), and the
+// draft's vectors through it.
 import { checkAdapterApp } from "./adapter-app";
 
 checkAdapterApp({
