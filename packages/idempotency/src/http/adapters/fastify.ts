@@ -8,7 +8,12 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { SqlTransaction } from "../../store/types.js";
-import { protect, protectionOf, type TransactionRouteContext } from "../protect.js";
+import {
+  protect,
+  protectionOf,
+  type Protection,
+  type TransactionRouteContext,
+} from "../protect.js";
 import { admitParsed, PASS, type AdapterOptions } from "./admit.js";
 
 export type { AdapterOptions as FastifyIdempotencyOptions } from "./admit.js";
@@ -51,51 +56,26 @@ export function idempotency<
   TTx extends SqlTransaction,
   TRequest extends object = FastifyRequestLike,
 >(options: AdapterOptions<TTx, TRequest>): FastifyIdempotency<TTx, TRequest> {
-  const protection = { ...protectionOf(options), options };
-  const contexts = new WeakMap<object, TransactionRouteContext<TTx>>();
-  const flights = new WeakMap<object, Flight>();
-
-  async function preHandler(request: TRequest & FastifyRequestLike, reply: FastifyReplyLike) {
-    const exchange = await admitParsed(protection, request, request);
-    if (exchange === PASS) return;
-    if (exchange instanceof Response) return sendFetch(reply, exchange);
-    let answer!: Flight["answer"];
-    const answered = new Promise<Response>((resolve, reject) => (answer = { resolve, reject }));
-    let started!: () => void;
-    const start = new Promise<null>((resolve) => (started = () => resolve(null)));
-    const settled = protect(protection, exchange, (context) => {
-      contexts.set(request, context);
-      started();
-      return answered;
-    });
-    settled.catch(() => {}); // read in onSend; a client gone meanwhile leaves it unread
-    const early = await Promise.race([start, settled]);
-    if (early) return sendFetch(reply, early); // a replay or a refusal: the handler does not run
-    reply.raw.once("close", () => answer.reject(new Error("The client closed the connection")));
-    flights.set(request, { answer, settled, before: new Set(Object.keys(reply.getHeaders())) });
-  }
-
-  async function onSend(request: TRequest, reply: FastifyReplyLike, payload: unknown) {
-    const flight = flights.get(request);
-    if (!flight) return payload;
-    flights.delete(request);
-    flight.answer.resolve(responseOf(reply, payload));
-    const final = await flight.settled;
-    for (const name of Object.keys(reply.getHeaders()))
-      if (!flight.before.has(name)) reply.removeHeader(name);
-    setStatusAndHeaders(reply, final);
-    return final.body ? Readable.fromWeb(final.body as NodeReadableStream) : null;
-  }
-
-  const plugin = async (instance: FastifyInstanceLike) => {
-    instance.addHook("preHandler", preHandler);
-    instance.addHook("onSend", onSend);
+  const plugin: Plugin<TTx, TRequest> = {
+    protection: { ...protectionOf(options), options },
+    contexts: new WeakMap(),
+    flights: new WeakMap(),
+  };
+  const register = async (instance: FastifyInstanceLike) => {
+    instance.addHook(
+      "preHandler",
+      (request: TRequest & FastifyRequestLike, reply: FastifyReplyLike) =>
+        preHandler(plugin, request, reply),
+    );
+    instance.addHook("onSend", (request: TRequest, reply: FastifyReplyLike, payload: unknown) =>
+      onSend(plugin, request, reply, payload),
+    );
   };
   // As fastify-plugin does: the hooks apply to the context the plugin is registered in.
-  Object.assign(plugin, { [Symbol.for("skip-override")]: true });
-  return Object.assign(plugin, {
+  Object.assign(register, { [Symbol.for("skip-override")]: true });
+  return Object.assign(register, {
     context(request: TRequest) {
-      const context = contexts.get(request);
+      const context = plugin.contexts.get(request);
       if (!context)
         throw new Error(
           "This request is not protected by this idempotency plugin (no key context)",
@@ -103,6 +83,60 @@ export function idempotency<
       return context;
     },
   });
+}
+
+/** One registration's protection, and the requests it is running. */
+interface Plugin<TTx extends SqlTransaction, TRequest> {
+  protection: Protection<TTx> & { options: AdapterOptions<TTx, TRequest> };
+  contexts: WeakMap<object, TransactionRouteContext<TTx>>;
+  flights: WeakMap<object, Flight>;
+}
+
+/** Takes the key: the handler runs within the protocol, or the edge answers in its place. */
+async function preHandler<TTx extends SqlTransaction, TRequest extends object>(
+  plugin: Plugin<TTx, TRequest>,
+  request: TRequest & FastifyRequestLike,
+  reply: FastifyReplyLike,
+) {
+  const exchange = await admitParsed(plugin.protection, request, request);
+  if (exchange === PASS) return;
+  if (exchange instanceof Response) return sendFetch(reply, exchange);
+  let answer!: Flight["answer"];
+  const answered = new Promise<Response>((resolve, reject) => (answer = { resolve, reject }));
+  let started!: () => void;
+  const start = new Promise<null>((resolve) => (started = () => resolve(null)));
+  const settled = protect(plugin.protection, exchange, (context) => {
+    plugin.contexts.set(request, context);
+    started();
+    return answered;
+  });
+  settled.catch(() => {}); // read in onSend; a client gone meanwhile leaves it unread
+  const early = await Promise.race([start, settled]);
+  if (early) return sendFetch(reply, early); // a replay or a refusal: the handler does not run
+  reply.raw.once("close", () => answer.reject(new Error("The client closed the connection")));
+  plugin.flights.set(request, {
+    answer,
+    settled,
+    before: new Set(Object.keys(reply.getHeaders())),
+  });
+}
+
+/** Gives the handler's serialized answer to the key; sends what the edge answers once it settled. */
+async function onSend<TTx extends SqlTransaction, TRequest extends object>(
+  plugin: Plugin<TTx, TRequest>,
+  request: TRequest,
+  reply: FastifyReplyLike,
+  payload: unknown,
+) {
+  const flight = plugin.flights.get(request);
+  if (!flight) return payload;
+  plugin.flights.delete(request);
+  flight.answer.resolve(responseOf(reply, payload));
+  const final = await flight.settled;
+  for (const name of Object.keys(reply.getHeaders()))
+    if (!flight.before.has(name)) reply.removeHeader(name);
+  setStatusAndHeaders(reply, final);
+  return final.body ? Readable.fromWeb(final.body as NodeReadableStream) : null;
 }
 
 /** 204, 205 and 304 answers have no body (the Response constructor refuses one). */

@@ -18,21 +18,38 @@ export interface HeldResponse {
   send(response: Response): Promise<void>;
 }
 
+const HELD = ["writeHead", "write", "end", "flushHeaders"] as const;
+
 /** Holds what is written to `res` from now on, until `send`. */
 export function holdResponse(res: ServerResponse): HeldResponse {
   const before = new Set(res.getHeaderNames());
-  const own = Object.fromEntries(
-    (["writeHead", "write", "end", "flushHeaders"] as const).map((name) => [
-      name,
-      Object.getOwnPropertyDescriptor(res, name),
-    ]),
-  );
-  const chunks: Buffer[] = [];
+  const own = HELD.map((name) => [name, Object.getOwnPropertyDescriptor(res, name)] as const);
   let settle!: { resolve: (r: Response) => void; reject: (e: Error) => void };
   const answer = new Promise<Response>((resolve, reject) => (settle = { resolve, reject }));
   const gone = () => settle.reject(new Error("The client closed the connection before the answer"));
   res.once("close", gone);
-  const methods: Methods = {
+  Object.assign(
+    res,
+    heldMethods(res, (bytes) => settle.resolve(responseOf(res, bytes))),
+  );
+  return {
+    answer,
+    async send(response) {
+      res.off("close", gone);
+      for (const [name, previous] of own) {
+        if (previous) Object.defineProperty(res, name, previous);
+        else delete (res as Partial<Methods>)[name];
+      }
+      for (const name of res.getHeaderNames()) if (!before.has(name)) res.removeHeader(name);
+      await writeResponse(response, res);
+    },
+  };
+}
+
+/** Methods that keep what is written (status and headers on `res`, chunks here), sending nothing. */
+function heldMethods(res: ServerResponse, ended: (bytes: Buffer) => void): Methods {
+  const chunks: Buffer[] = [];
+  const methods = {
     writeHead(status: number, ...rest: unknown[]) {
       res.statusCode = status;
       const headers = rest.find((arg) => typeof arg === "object" && arg !== null);
@@ -49,25 +66,12 @@ export function holdResponse(res: ServerResponse): HeldResponse {
     end(...args: unknown[]) {
       const chunk = typeof args[0] === "function" ? undefined : args[0];
       if (chunk !== undefined && chunk !== null) chunks.push(toBuffer(chunk, args[1]));
-      settle.resolve(responseOf(res, Buffer.concat(chunks)));
+      ended(Buffer.concat(chunks));
       return res;
     },
     flushHeaders() {},
-  } as unknown as Methods;
-  Object.assign(res, methods);
-  return {
-    answer,
-    async send(response) {
-      res.off("close", gone);
-      for (const name of ["writeHead", "write", "end", "flushHeaders"] as const) {
-        const previous = own[name];
-        if (previous) Object.defineProperty(res, name, previous);
-        else delete (res as Partial<Methods>)[name];
-      }
-      for (const name of res.getHeaderNames()) if (!before.has(name)) res.removeHeader(name);
-      await writeResponse(response, res);
-    },
   };
+  return methods as unknown as Methods;
 }
 
 function toBuffer(chunk: unknown, encoding: unknown): Buffer {
