@@ -1,4 +1,4 @@
-// `npm run example:test [-- minimal|t3|plain|servers]`: the engine as an adopter gets it. Builds
+// `npm run example:test [-- minimal|t3|plain|servers|frameworks]`: the engine as an adopter gets it. Builds
 // @once/idempotency, packs it with `npm pack`, installs that tarball into the example (never the
 // workspace), and runs the example's checks on a real PostgreSQL:
 // - examples/minimal (tRPC standalone, Prisma 7): its type check and tests (its own, and the
@@ -10,7 +10,9 @@
 //   its tests against `next start` (a Route Handler behind @once/idempotency/http, every entry
 //   point but the tRPC and client ones loading without @trpc/server);
 // - examples/servers (Hono on @hono/node-server, and node:http through toNodeHandler, Prisma 7):
-//   its type check, then the package's draft conformance kit against both servers.
+//   its type check, then the package's draft conformance kit against both servers;
+// - examples/frameworks (Express 5, Fastify 5, NestJS 12: the package's native adapters, Prisma 7):
+//   its type check, then each app's checks and the draft's vectors through each adapter.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -32,6 +34,7 @@ const EXAMPLES: Record<string, string[][]> = {
     ["npx", "tsc", "--noEmit"],
   ],
   servers: [["npx", "tsc", "--noEmit"]],
+  frameworks: [["npx", "tsc", "--noEmit"]],
 };
 
 function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}): void {

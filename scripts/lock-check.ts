@@ -24,6 +24,7 @@ const PROJECTS: { dir: string; args?: string[] }[] = [
   { dir: "examples/t3" },
   { dir: "examples/plain" },
   { dir: "examples/servers" },
+  { dir: "examples/frameworks" },
 ];
 
 let drifted = 0;

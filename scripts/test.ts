@@ -43,6 +43,12 @@ const steps: Step[] = [
   { name: "plain", command: ["npm", "run", "example:test", "--silent", "--", "plain"] },
   // The same tarball in examples/servers (Hono and bare node:http): the draft conformance kit.
   { name: "servers", command: ["npm", "run", "example:test", "--silent", "--", "servers"] },
+  // The same tarball in examples/frameworks: Express, Fastify and NestJS apps whose existing
+  // handlers the native adapters protect, each checked and run through the draft's vectors.
+  {
+    name: "frameworks",
+    command: ["npm", "run", "example:test", "--silent", "--", "frameworks"],
+  },
   { name: "build", command: ["npm", "run", "build", "--silent"] },
   { name: "playwright", command: ["npx", "playwright", "test"], needs: [CHROMIUM] },
   {

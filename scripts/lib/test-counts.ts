@@ -116,6 +116,8 @@ export const COUNTED: Record<string, Counter> = {
   plain: exampleVitest,
   // examples/servers' Vitest run: the draft conformance kit against Hono and node:http.
   servers: exampleVitest,
+  // examples/frameworks' Vitest run: the Express, Fastify and NestJS adapters' apps.
+  frameworks: exampleVitest,
   playwright: {
     // playwright.config.ts adds its JSON reporter when this variable names a file.
     args: () => [],

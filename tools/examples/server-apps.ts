@@ -5,13 +5,14 @@
 // `npm run <script>` starts it. Test files find each server's address in `<NAME>_URL`.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createExampleTables } from "./example-tables";
 import { makeTempDataDir, ownShutdownSignals, startEmbeddedPostgres } from "../db/embedded";
-import { freePort } from "../process";
+import { freePort, isProcessAlive } from "../process";
 
 /** Starts `npm run <script>` in `app` on a free port; resolves once it says it listens. */
-async function startServer(app: string, script: string, databaseUrl: string) {
+export async function startServer(app: string, script: string, databaseUrl: string) {
   const port = await freePort();
   const child = spawn("npm", ["run", script, "--silent"], {
     cwd: app,
@@ -29,40 +30,89 @@ async function startServer(app: string, script: string, databaseUrl: string) {
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
-function stopGroup(child: ChildProcess): Promise<void> {
+export function stopGroup(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return Promise.resolve();
   const exited = once(child, "exit").then(() => {});
   process.kill(-child.pid!, "SIGTERM");
   return exited;
 }
 
-/**
- * The Vitest global setup of the example in `app`: PostgreSQL, the tables (`ownSql` makes the
- * example's own), and the servers `scripts` names (env name → npm script).
- */
-export function serverAppsSetup(app: string, ownSql: string, scripts: Record<string, string>) {
-  return async function setup(): Promise<() => Promise<void>> {
-    ownShutdownSignals();
-    const dataDir = await makeTempDataDir(`once-example-${path.basename(app)}-`);
-    const database = await startEmbeddedPostgres({ dataDir, persistent: false });
-    const servers: ChildProcess[] = [];
-    try {
-      const databaseUrl = database.url("postgres");
-      await createExampleTables(app, databaseUrl, ownSql);
-      for (const [name, script] of Object.entries(scripts)) {
+/** PostgreSQL with the example's tables, and `scripts` (env name → npm script) started on it. */
+async function databaseWithServers(
+  app: string,
+  ownSql: string,
+  scripts: Record<string, string>,
+  suffix: string,
+) {
+  const dataDir = await makeTempDataDir(`once-example-${path.basename(app)}${suffix}-`);
+  const database = await startEmbeddedPostgres({ dataDir, persistent: false });
+  const servers: ChildProcess[] = [];
+  const stop = async () => {
+    await Promise.all(servers.map(stopGroup));
+    await database.stop();
+  };
+  try {
+    const databaseUrl = database.url("postgres");
+    await createExampleTables(app, databaseUrl, ownSql);
+    await Promise.all(
+      Object.entries(scripts).map(async ([name, script]) => {
         const server = await startServer(app, script, databaseUrl);
         servers.push(server.child);
-        process.env[`${name}_URL`] = server.url;
-      }
-      process.env.DATABASE_URL = databaseUrl;
-      return async () => {
-        await Promise.all(servers.map(stopGroup));
-        await database.stop();
-      };
-    } catch (error) {
-      await Promise.all(servers.map(stopGroup));
-      await database.stop();
-      throw error;
-    }
+        process.env[`${name}${suffix}_URL`] = server.url;
+      }),
+    );
+    return { databaseUrl, dataDir, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/**
+ * The Vitest global setup of the example in `app`: PostgreSQL, the tables (`ownSql` makes the
+ * example's own), and the servers `scripts` names (env name → npm script). With `stoppable`, the
+ * same servers again (`<NAME>_STOPPABLE_URL`) on a PostgreSQL of their own that a test stops for
+ * real (stopPostgres, its data folder in STOPPABLE_PG_DATA).
+ */
+export function serverAppsSetup(
+  app: string,
+  ownSql: string,
+  scripts: Record<string, string>,
+  options: { stoppable?: boolean } = {},
+) {
+  return async function setup(): Promise<() => Promise<void>> {
+    ownShutdownSignals();
+    const main = await databaseWithServers(app, ownSql, scripts, "");
+    process.env.DATABASE_URL = main.databaseUrl;
+    if (!options.stoppable) return main.stop;
+    const stoppable = await databaseWithServers(app, ownSql, scripts, "_STOPPABLE").catch(
+      async (error: unknown) => {
+        await main.stop();
+        throw error;
+      },
+    );
+    process.env.STOPPABLE_PG_DATA = stoppable.dataDir;
+    return async () => {
+      await Promise.all([main.stop(), stoppable.stop()]);
+    };
   };
+}
+
+/**
+ * Stops the PostgreSQL whose data folder is `dataDir` for real (a fast shutdown of its
+ * postmaster, as `pg_ctl stop -m fast` does), and resolves once it has gone; again is a no-op.
+ */
+export async function stopPostgres(dataDir: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number((await readFile(path.join(dataDir, "postmaster.pid"), "utf8")).split("\n")[0]);
+  } catch {
+    return; // no postmaster.pid: already stopped
+  }
+  try {
+    process.kill(pid, "SIGINT");
+  } catch {
+    return; // already gone
+  }
+  while (isProcessAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
 }

@@ -1,4 +1,4 @@
-// The package's README walks a create-t3-app project through adopting the engine, in blocks of
+// The package's tRPC page (docs/trpc.md) walks a create-t3-app project through adopting the engine, in blocks of
 // code that are files (`// file: <path>`) or parts of files (`// in <path>`) of this example. This
 // test keeps them the same: a block that differs from its file here fails it.
 import { readFileSync } from "node:fs";
@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 
 const app = path.resolve(import.meta.dirname, "..");
 const readme = readFileSync(
-  path.join(app, "..", "..", "packages", "idempotency", "README.md"),
+  path.join(app, "..", "..", "packages", "idempotency", "docs", "trpc.md"),
   "utf8"
 );
 

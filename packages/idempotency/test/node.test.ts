@@ -93,7 +93,7 @@ describe("toNodeHandler", () => {
     expect(await refused.json()).toMatchObject({ reason: "idempotency_key_missing" });
   });
 
-  it("a body a parser already read (Express's json() before the route) is a 500 with an error that says so, and records nothing", async () => {
+  it("a body a parser already read (Express's json() before the route) is a 500 whose problem details say so, and records nothing", async () => {
     const { route, executions } = refunds();
     const errors: unknown[] = [];
     const listener = toNodeHandler(route, { onError: (error) => errors.push(error) });
@@ -111,6 +111,8 @@ describe("toNodeHandler", () => {
       body: '{"amount":5}',
     });
     expect(res.status).toBe(500);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/before any body parser/);
     expect(String(errors[0])).toMatch(/before any body parser/);
     expect(executions()).toBe(0);
     expect(await keyRow(t.db, "acme", key)).toBeNull();

@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { PROBLEM_TYPE } from "./problem.js";
 import type { FetchHandler } from "./route.js";
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -26,6 +27,9 @@ type MaybeExpressRequest = IncomingMessage & { originalUrl?: string; body?: unkn
 
 const BODILESS = new Set(["GET", "HEAD"]);
 
+/** A body parser ran before the listener: the client is told so, not given an empty 500. */
+class BodyAlreadyRead extends Error {}
+
 /** The Fetch Request for Node's request: its headers, and its body as a stream (not yet read). */
 export function toRequest(req: IncomingMessage, origin?: string): Request {
   const incoming = req as MaybeExpressRequest;
@@ -41,7 +45,7 @@ export function toRequest(req: IncomingMessage, origin?: string): Request {
   });
   if (BODILESS.has(method)) return new Request(url, { method, headers, signal: controller.signal });
   if (req.readableEnded || incoming.body !== undefined)
-    throw new Error(
+    throw new BodyAlreadyRead(
       "The request's body was already read (a body parser ran before this route): mount the idempotent route before any body parser, so its fingerprint covers the bytes sent",
     );
   // Node's fetch needs `duplex: "half"` for a streamed body; not every RequestInit type names it.
@@ -86,8 +90,11 @@ export function toNodeHandler(
       await writeResponse(response, res);
     } catch (error) {
       onError(error);
-      if (!res.headersSent) res.writeHead(500).end();
-      else res.destroy();
+      if (res.headersSent) return void res.destroy();
+      if (!(error instanceof BodyAlreadyRead)) return void res.writeHead(500).end();
+      const problem = { type: "about:blank", title: "Internal Server Error", status: 500 };
+      res.writeHead(500, { "content-type": PROBLEM_TYPE });
+      res.end(JSON.stringify({ ...problem, detail: error.message }));
     }
   };
 }

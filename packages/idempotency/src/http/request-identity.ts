@@ -86,11 +86,38 @@ function queryIdentity(url: URL): [string, string][] {
 /** The input the engine fingerprints (with the operation's name) for this request. */
 export function requestIdentity(request: Request, url: URL, body: Uint8Array): unknown {
   const contentType = normalisedContentType(request.headers.get("content-type"));
+  return identityOf(request.method, url, contentType, bodyIdentity(contentType, body));
+}
+
+/**
+ * The same, for a request whose body a framework already parsed (`req.body`): a parsed value (a
+ * JSON document, form fields) is fingerprinted as canonical JSON, as the bytes of a JSON body are;
+ * bytes or text a raw parser kept are fingerprinted as bytes; no body (undefined) as none.
+ */
+export function parsedRequestIdentity(
+  method: string,
+  url: URL,
+  contentTypeHeader: string | undefined,
+  body: unknown,
+): unknown {
+  const contentType = normalisedContentType(contentTypeHeader ?? null);
+  return identityOf(method, url, contentType, parsedBodyIdentity(contentType, body));
+}
+
+function parsedBodyIdentity(contentType: string, body: unknown): unknown {
+  if (body === undefined || body === null) return null;
+  if (body instanceof Uint8Array) return bodyIdentity(contentType, body);
+  if (typeof body === "string" && !isJsonType(contentType))
+    return bodyIdentity(contentType, Buffer.from(body, "utf8"));
+  return { json: body };
+}
+
+function identityOf(method: string, url: URL, contentType: string, body: unknown): unknown {
   return {
-    method: request.method.toUpperCase(),
+    method: method.toUpperCase(),
     path: url.pathname,
     query: queryIdentity(url),
     contentType,
-    body: bodyIdentity(contentType, body),
+    body,
   };
 }
