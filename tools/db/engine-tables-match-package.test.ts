@@ -6,8 +6,8 @@
 //   to those migrations). The shop's admin dashboard adds indexes of its own to the key table (its
 //   lists, filters and stuck-lease page), named below with the reason: an adopter without that
 //   dashboard should not pay for them on every write.
-// - Every schema.prisma that pastes the engine's models (the package's prisma/idempotency.prisma,
-//   its test schema, each example's) asks Prisma for exactly what the package's SQL makes: the
+// - Every schema.prisma that pastes the engine's models (packages/idempotency/prisma/idempotency.prisma,
+//   the package's test schema, each example's) asks Prisma for exactly what the package's SQL makes: the
 //   models are read by Prisma's own parser and turned into the catalog Prisma Migrate would make
 //   (what `prisma migrate diff --from-empty --to-schema` would say, done offline).
 import { randomBytes } from "node:crypto";
