@@ -5,72 +5,17 @@
 // sends (round trips) and the time per item.
 // Starts its own PostgreSQL. Compare runs by the statement counts (exact) and by time ratios taken
 // in the same machine state (absolute times vary with the machine and its load).
-import { randomUUID } from "node:crypto";
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { appRouter } from "../../src/server/api/root";
-import { createContextFor } from "../../src/server/api/context";
-import { createServerApp } from "../../src/server/app";
-import { loadConfig } from "../../src/server/config";
-import { createDb } from "../../src/server/db/client";
-import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded";
-import { setupDatabase } from "../../tools/db/setup";
-import pg from "pg";
-import { DEMO_PROVIDER_SECRET_KEY } from "../../src/server/payments/config";
 import { createOutboxWorker } from "../../src/server/payments/outbox-worker";
-import { createProviderClient } from "../../src/server/payments/provider";
 import { handleProviderWebhook, type ProviderEventBody } from "../../src/server/payments/webhook";
-import { startProviderService } from "../../tools/provider-service";
-import { CountingPool } from "./harness";
 import { numberFlag } from "./flags";
+import { startShop } from "./shop-fixture";
 
 const ORDERS = numberFlag("orders", 300);
 const CONCURRENCY = 10;
 
-const server = await startEmbeddedPostgres({
-  dataDir: await makeTempDataDir("once-bench-pay-"),
-  persistent: false,
-});
+const shop = await startShop(CONCURRENCY);
 try {
-  await server.createDatabase("bench");
-  const url = server.url("bench");
-  await setupDatabase(url, () => {}, { demo: true });
-  const pool = new CountingPool({ connectionString: url, max: CONCURRENCY, idleTimeoutMillis: 0 });
-  pool.on("error", () => {});
-  const db = createDb(url, { pool });
-  await server.createDatabase("provider");
-  const provider = await startProviderService({
-    databaseUrl: server.url("provider"),
-    secretKey: DEMO_PROVIDER_SECRET_KEY,
-  });
-  const books = new pg.Client({ connectionString: server.url("provider") });
-  await books.connect();
-  const app = createServerApp(loadConfig({ DEMO_MODE: "1" }), { db });
-  await db.$executeRaw`UPDATE "Product" SET "stock" = 1000000`;
-  const products = (
-    await db.product.findMany({ where: { currency: "EUR" }, select: { id: true }, take: 3 })
-  ).map((p) => p.id);
-
-  const placeOrder = async () => {
-    const res = await fetchRequestHandler({
-      endpoint: "/api/trpc",
-      req: new Request("http://localhost/api/trpc/checkout.placeOrder", {
-        method: "POST",
-        headers: {
-          authorization: "Bearer acme_demo_token",
-          "idempotency-key": randomUUID(),
-          "content-type": "application/json",
-        },
-        body: JSON.stringify({
-          items: products.map((productId, i) => ({ productId, quantity: i + 1 })),
-        }),
-      }),
-      router: appRouter,
-      createContext: (opts) =>
-        createContextFor(app, opts.req.headers, opts.resHeaders, opts.info.calls.length),
-    });
-    await res.text();
-    if (res.status !== 200) throw new Error(`placeOrder answered ${res.status}`);
-  };
+  const { pool, db, app, books, products, placeOrder } = shop;
 
   /** Runs `work`, returning statements and milliseconds per item. */
   const measure = async (items: number, work: () => Promise<void>) => {
@@ -102,9 +47,7 @@ try {
   ]);
 
   const pending = await db.outboxMessage.count({ where: { status: "PENDING" } });
-  const worker = createOutboxWorker(db, {
-    provider: createProviderClient(provider.url, app.payments.settings.providerSecretKey),
-  });
+  const worker = createOutboxWorker(db, { provider: shop.provider });
   rows.push([
     `outbox drain (${pending} rows)`,
     await measure(pending, async () => {
@@ -132,8 +75,6 @@ try {
     console.log(
       `| ${path} | ${m.statementsPerItem.toFixed(2)} | ${m.msPerItem.toFixed(2)} | ${m.perSecond.toFixed(0)} |`,
     );
-  await Promise.all([db.$disconnect(), books.end(), provider.stop()]);
-  await pool.end();
 } finally {
-  await server.stop();
+  await shop.stop();
 }
