@@ -28,3 +28,35 @@ export function stringFlag(name: string, argv = process.argv.slice(2)): string |
   }
   return next;
 }
+
+/** The comma-separated values after `--name` (`--connections 16,64`); `fallback` when absent. */
+export function listFlag(name: string, fallback: readonly string[], argv = process.argv.slice(2)) {
+  const raw = stringFlag(name, argv);
+  return raw === undefined ? [...fallback] : raw.split(",").filter((item) => item !== "");
+}
+
+/** The numbers after `--name` (`--connections 16,64`); a value that is not one stops the bench. */
+export function numberListFlag(
+  name: string,
+  fallback: readonly number[],
+  argv = process.argv.slice(2),
+) {
+  return listFlag(name, fallback.map(String), argv).map((item) =>
+    numberFlag(name, 0, [`--${name}`, item]),
+  );
+}
+
+/** The values of `--name` that are among `known`; any other stops the bench with the list. */
+export function choiceFlag<T extends string>(
+  name: string,
+  known: readonly T[],
+  argv = process.argv.slice(2),
+): T[] {
+  const asked = listFlag(name, known, argv);
+  const unknown = asked.filter((item) => !known.includes(item as T));
+  if (unknown.length > 0) {
+    console.error(`--${name}: unknown ${unknown.join(", ")} (${known.join(", ")})`);
+    process.exit(2);
+  }
+  return asked as T[];
+}

@@ -2,7 +2,7 @@
 // process), PostgreSQL, the payment worker and the provider share the cores with the server they
 // measure. A split gives the servers measured some cores alone and everything else the others, as
 // a server and its clients are placed in production: apart (bench:overload --crowd's
-// CROWD_SERVER_CORES).
+// `--server-cores`).
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 

@@ -10,19 +10,19 @@
 // Beside them, the floor: the same routes written by hand on bare node:http + pg, under the same
 // ignoring crowd (every path), for what the machine itself gives at each count. Each path is warmed
 // up on every instance first, and each cell starts once the orders of the cells before it are paid
-// and every process is idle. Cells alternate between the instances, CROWD_SECONDS each (4 unless
+// and every process is idle. Cells alternate between the instances, `--seconds` each (4 unless
 // told). Printed: answers 200 a second per cell, each as a ratio to the best count's for that path,
 // client and instance; refusals; the goal per path (every count >= 0.9x the best) with the floor's
 // own shape beside it; a refusal's server CPU against a served catalog read's (from the ignoring
 // clients' 1 024-connection catalog cell: its CPU less its reads at the 16-connection cell's cost,
 // over its refusals); where the cores went in each ignoring cell (the server's CPU per answer, and
 // the cores the server, the load generator and PostgreSQL used); and the recovery cell: new-key
-// checkouts at 64 connections, then CROWD_FLOOD_SECONDS (30) at 1 024, then 64 again: how long
+// checkouts at 64 connections, then `--flood-seconds` (30) at 1 024, then 64 again: how long
 // until a one-second window serves >= 0.9x the rate before, beside the CPU the payment worker and
 // the provider spend meanwhile charging the flood's orders.
-// Knobs: CROWD_SECONDS, CROWD_CONNECTIONS (16,64,256,1024), CROWD_PATHS, CROWD_CLIENTS
-// (ignore,honour), CROWD_FLOOD_SECONDS, CROWD_RECOVERY=0 (skip it), BENCH_HTTP_PORT (3300), and
-// CROWD_SERVER_CORES (e.g. 0: the servers measured on that core alone, the load generator,
+// Flags after `--crowd`: --seconds, --connections (16,64,256,1024), --routes (catalog.list,
+// new keys,replays), --client-kinds (ignore,honour), --flood-seconds, --no-recovery, --port (3300), and --server-cores
+// (e.g. 0: the servers measured on that core alone, the load generator,
 // PostgreSQL and the payment side on the others, as clients and server are apart in production).
 import { randomUUID } from "node:crypto";
 import http from "node:http";
@@ -39,20 +39,21 @@ import {
 } from "./cluster";
 import { cpuMsOf } from "./cpu";
 import { coreSplit, moveThisProcessTo } from "./cores";
+import { choiceFlag, numberFlag, numberListFlag, stringFlag } from "../flags";
 import { checkoutHeaders, completeKey, orderBody } from "./scenarios";
 import { runBench, type Step } from "../fail";
 import { paymentsSettled, settle } from "./pace";
 import type pg from "pg";
 
-const COUNTS = (process.env.CROWD_CONNECTIONS ?? "16,64,256,1024").split(",").map(Number);
-const SECONDS = Number(process.env.CROWD_SECONDS ?? 4);
+const COUNTS = numberListFlag("connections", [16, 64, 256, 1024]);
+const SECONDS = numberFlag("seconds", 4);
 const ALL_PATHS = ["catalog.list", "new keys", "replays"] as const;
 type Path = (typeof ALL_PATHS)[number];
-const PATHS = (process.env.CROWD_PATHS?.split(",") ?? [...ALL_PATHS]) as Path[];
+const PATHS: Path[] = choiceFlag("routes", ALL_PATHS);
 const CLIENT_KINDS = ["ignore", "honour"] as const;
 type ClientKind = (typeof CLIENT_KINDS)[number];
-const CLIENTS = (process.env.CROWD_CLIENTS?.split(",") ?? [...CLIENT_KINDS]) as ClientKind[];
-const FLOOD_SECONDS = Number(process.env.CROWD_FLOOD_SECONDS ?? 30);
+const CLIENTS: ClientKind[] = choiceFlag("client-kinds", CLIENT_KINDS);
+const FLOOD_SECONDS = numberFlag("flood-seconds", 30);
 /** Recovery: the connections measured before and after the flood, and the flood's. */
 const CALM = 64;
 const FLOOD = 1024;
@@ -60,8 +61,8 @@ const FLOOD = 1024;
 const RECOVERY_TARGET_S = 2;
 const RECOVERY_WATCH_S = 8;
 const WARM_SECONDS = 2;
-/** CROWD_SERVER_CORES: the servers measured on these cores alone, everything else on the rest. */
-const SPLIT = coreSplit(process.env.CROWD_SERVER_CORES, "CROWD_SERVER_CORES");
+/** --server-cores: the servers measured on these cores alone, everything else on the rest. */
+const SPLIT = coreSplit(stringFlag("server-cores"), "--server-cores");
 
 interface Cell {
   served: number;
@@ -390,10 +391,10 @@ async function warmUp(instances: Named[], path: Path, run: Run): Promise<void> {
   await settle(run.pids);
 }
 
-/** The recovery cell on each instance, unless CROWD_RECOVERY=0. */
+/** The recovery cell on each instance, unless --no-recovery. */
 async function measureRecoveries(instances: Named[], run: Run): Promise<Map<string, Recovery>> {
   const recoveries = new Map<string, Recovery>();
-  if (process.env.CROWD_RECOVERY !== "0")
+  if (!process.argv.includes("--no-recovery"))
     for (const { name, instance, floor } of instances) {
       if (floor) continue;
       await paymentsSettled(run.pool); // the flood before it wrote thousands of orders
@@ -522,7 +523,7 @@ await runBench("bench:overload --crowd", async (step) => {
   // Before anything is started, so that PostgreSQL, the worker and the provider inherit it.
   if (SPLIT) moveThisProcessTo(SPLIT.rest);
   const db = await startDatabase();
-  const base = Number(process.env.BENCH_HTTP_PORT ?? 3300);
+  const base = numberFlag("port", 3300);
   const worker = startWorkerProcess(db.url, db.providerUrl);
   const instances: Named[] = [];
   try {

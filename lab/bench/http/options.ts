@@ -54,7 +54,7 @@ function defaultPlan(argv: readonly string[]): Plan {
     orderCostOnly: argv.includes("--order-cost"),
     routeCostOnly: argv.includes("--route-cost"),
     paymentsProcess: !argv.includes("--payments-in-process"),
-    basePort: Number(process.env.BENCH_HTTP_PORT ?? 3300),
+    basePort: 3300,
     output: "lab/bench/results/http-latest.md",
   };
 }

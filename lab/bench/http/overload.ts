@@ -3,7 +3,7 @@
 // them; 512 clients send new-key checkouts for 30 s (a client refused waits its Retry-After, and
 // up to half of it again), while /api/health is asked on both instances every 250 ms; then 1 000
 // requests with `Prefer: wait=10` wait on one key held by a slow first request. Two paths, one
-// after the other on the same instances (OVERLOAD_PATHS=direct,edge):
+// after the other on the same instances (`--paths direct,edge`):
 //   - `direct`: the clients round-robin over the instances themselves (an instance alone);
 //   - `edge`: through HAProxy on deploy/haproxy/edge.cfg, as a deployment runs (lab/bench/http/edge.ts).
 // Checked for each, and printed with the figures:
@@ -12,8 +12,9 @@
 //     more from an instance alone (it queues a request for the wait before refusing it);
 //   - health never says down (busy is allowed: the pool is saturated, on purpose);
 //   - every one of the 1 000 waiters gets the first request's answer, replayed.
-// Exits 1 when a check of the last path run fails (the edge's, unless told otherwise). Ports from
-// BENCH_HTTP_PORT (3300 unless told).
+// Exits 1 when a check of the last path run fails (the edge's, unless told otherwise). Flags:
+// --clients, --seconds, --waiters, --paths, --edge-maxconn, --edge-queue-ms, --edge-retry-after,
+// --cold, --port (the first of its ports; 3300 unless told).
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import os from "node:os";
@@ -29,22 +30,23 @@ import { runBench, type Step } from "../fail";
 import { settle } from "./pace";
 import { refusalsBetween, refusalsSeen } from "./refusals-seen";
 import { startEdge, type Edge } from "./edge";
+import { choiceFlag, numberFlag } from "../flags";
 
-const CLIENTS = Number(process.env.OVERLOAD_CLIENTS ?? 512);
-const SECONDS = Number(process.env.OVERLOAD_SECONDS ?? 30);
-const WAITERS = Number(process.env.OVERLOAD_WAITERS ?? 1000);
+const CLIENTS = numberFlag("clients", 512);
+const SECONDS = numberFlag("seconds", 30);
+const WAITERS = numberFlag("waiters", 1000);
 const FAST_REFUSAL_MS = 100;
 /**
  * An instance alone queues a request past its places for the store's wait (2 s) and refuses it
  * only then: its refusals come within that wait, and a little more for the socket's round trip.
  */
 const QUEUED_REFUSAL_MS = 2_000 + 500;
-const PATHS = (process.env.OVERLOAD_PATHS ?? "direct,edge").split(",");
+const PATHS = choiceFlag("paths", ["direct", "edge"]);
 /** The edge's settings (deploy/haproxy/edge.cfg): places per instance, queue wait, Retry-After. */
 const EDGE = {
-  maxconn: Number(process.env.OVERLOAD_EDGE_MAXCONN ?? 32),
-  queueMs: Number(process.env.OVERLOAD_EDGE_QUEUE_MS ?? 25),
-  retryAfterSeconds: Number(process.env.OVERLOAD_EDGE_RETRY_AFTER ?? 2),
+  maxconn: numberFlag("edge-maxconn", 32),
+  queueMs: numberFlag("edge-queue-ms", 25),
+  retryAfterSeconds: numberFlag("edge-retry-after", 2),
 };
 
 interface Answer {
@@ -318,20 +320,13 @@ const PATH_NAMES: Record<string, string> = {
   edge: `edge: through HAProxy (deploy/haproxy/edge.cfg: ${EDGE.maxconn} places per instance, ${EDGE.queueMs} ms queue, Retry-After ${EDGE.retryAfterSeconds} s)`,
 };
 
-/** OVERLOAD_PATHS may name only the paths this bench knows how to run. */
-function assertKnownPaths(): void {
-  const unknown = PATHS.filter((p) => !(p in PATH_NAMES));
-  if (unknown.length)
-    throw new Error(`OVERLOAD_PATHS: unknown ${unknown.join(", ")} (direct, edge)`);
-}
-
 /**
  * Each instance serves a few checkouts before the load, as an instance behind a balancer gets
- * traffic once warm: its route loaded and its pool open (OVERLOAD_COLD=1 skips it). The report
+ * traffic once warm: its route loaded and its pool open (`--cold` skips it). The report
  * still shows the first seconds apart: 512 clients arrive in the same instant.
  */
 async function warmUp(instances: Instance[], productId: string, step: Step): Promise<void> {
-  if (process.env.OVERLOAD_COLD === "1") return;
+  if (process.argv.includes("--cold")) return;
   step("warm-up: 20 checkouts on each instance");
   for (const instance of instances)
     for (let i = 0; i < 20; i++) await post(instance.port, randomUUID(), orderBody(productId));
@@ -407,10 +402,9 @@ else await overloadBench();
 
 async function overloadBench() {
   await runBench("bench:overload", async (step) => {
-    assertKnownPaths();
     await ensureBuild(step);
     const db = await startDatabase();
-    const base = Number(process.env.BENCH_HTTP_PORT ?? 3300);
+    const base = numberFlag("port", 3300);
     const instances: Instance[] = [];
     const stops: (() => Promise<void>)[] = [];
     const worker = startWorkerProcess(db.url, db.providerUrl);

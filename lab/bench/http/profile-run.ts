@@ -80,6 +80,6 @@ export function orderProfileMarkdown(
     const summary = summariseProfile(path.join(dir, files[0]!), window);
     return `${orders} paid orders, ${summary.totalMs.toFixed(0)} ms of sampled CPU on the server's main thread (${(summary.totalMs / orders).toFixed(3)} ms per order)\n\n${profileMarkdown(summary, orders)}`;
   } finally {
-    if (!process.env.KEEP_PROFILE) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }

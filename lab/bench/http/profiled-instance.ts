@@ -1,7 +1,7 @@
 // One instance as `npm start` runs it, under `--cpu-prof`, on a database of its own, for the
 // profiling scripts (profile-route.ts, profile-slow-attack.ts): `measure` loads it and says when
 // its measured window began and ended; the profile's samples in that window come back summarised.
-// KEEP_PROFILE=<file> keeps the whole .cpuprofile there too, for its call tree (Chrome DevTools,
+// `--keep-profile <file>` keeps the whole .cpuprofile there too, for its call tree (Chrome DevTools,
 // speedscope): the summary gives self time only.
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -9,6 +9,7 @@ import path from "node:path";
 import type { Step } from "../fail";
 import { ensureBuild, startDatabase, startInstance, type Database, type Instance } from "./cluster";
 import { summariseProfile, type ProfileSummary } from "./profile";
+import { numberFlag, stringFlag } from "../flags";
 
 export interface Window {
   fromUs: number;
@@ -24,7 +25,7 @@ export async function profiledInstance<T>(
   measure: (instance: Instance, db: Database) => Promise<{ window: Window; result: T }>,
 ): Promise<{ summary: ProfileSummary; result: T }> {
   await ensureBuild(step);
-  const port = Number(process.env.BENCH_HTTP_PORT ?? 3300);
+  const port = numberFlag("port", 3300);
   const db = await startDatabase({ webhookPort: port });
   const dir = mkdtempSync(path.join(os.tmpdir(), "once-prof-"));
   try {
@@ -43,7 +44,8 @@ export async function profiledInstance<T>(
     }
     const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
     if (!file) throw new Error("no CPU profile was written (the server did not exit cleanly)");
-    if (process.env.KEEP_PROFILE) copyFileSync(path.join(dir, file), process.env.KEEP_PROFILE);
+    const keep = stringFlag("keep-profile");
+    if (keep) copyFileSync(path.join(dir, file), keep);
     return {
       summary: summariseProfile(path.join(dir, file), measured.window),
       result: measured.result,

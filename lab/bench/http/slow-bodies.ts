@@ -1,8 +1,8 @@
 // `npm run bench:overload -- --slow-bodies`: slow bodies count for nothing, measured. One instance
 // as `npm start` runs it; a measuring client (autocannon, 8 connections) sends catalog reads and
-// new-key checkouts in slices of SLOW_SLICE_SECONDS (10). For each attack (40, 400 and 4 000
+// new-key checkouts in slices of `--slice-seconds` (10). For each attack (40, 400 and 4 000
 // connections, anonymous and with a valid token) the attacker holds that many slow-body connections
-// open for SLOW_SECONDS (60; lab/bench/http/slow-attack.ts, in a process of its own so that its
+// open for `--seconds` (60; lab/bench/http/slow-attack.ts, in a process of its own so that its
 // sockets do not share the measuring client's event loop), while the client's slices alternate
 // between the two paths; before each attack and after it, one slice of each path without it: the
 // calm rate of the same run (from both sides, so that the server's drift over a run is not counted
@@ -20,8 +20,8 @@
 // payment worker (the outbox is the database's), so its slices wait for payments as the app's do.
 // The floor's ratio is what the same attack costs a server that does nothing but the work, on the
 // same cores at the same moment; the line under the table divides the app's worst ratio at each
-// count by the floor's. Knobs: SLOW_CONNECTIONS (40,400,4000), SLOW_SECONDS,
-// SLOW_SLICE_SECONDS, BENCH_HTTP_PORT (3300; the floor on the port two above it). 4 000 sockets
+// count by the floor's. Flags after `--slow-bodies`: --connections
+// (40,400,4000), --seconds, --slice-seconds, --port (3300; the floor on the port two above it). 4 000 sockets
 // need as many open files in this process and in each server: raise `ulimit -Hn` if the bench
 // says so.
 import { randomUUID } from "node:crypto";
@@ -36,10 +36,11 @@ import { checkoutHeaders, orderBody, PROTECTED_PATH, TOKEN } from "./scenarios";
 import { fork } from "node:child_process";
 import path from "node:path";
 import { cpuMsOf } from "./cpu";
+import { numberFlag, numberListFlag } from "../flags";
 
-const COUNTS = (process.env.SLOW_CONNECTIONS ?? "40,400,4000").split(",").map(Number);
-const HOLD_SECONDS = Number(process.env.SLOW_SECONDS ?? 60);
-const SLICE_SECONDS = Number(process.env.SLOW_SLICE_SECONDS ?? 10);
+const COUNTS = numberListFlag("connections", [40, 400, 4000]);
+const HOLD_SECONDS = numberFlag("seconds", 60);
+const SLICE_SECONDS = numberFlag("slice-seconds", 10);
 const CLIENT_CONNECTIONS = 8;
 const PATHS = ["catalog.list", "new keys"] as const;
 type Path = (typeof PATHS)[number];
@@ -297,7 +298,7 @@ async function attackAll(app: Target, floor: Target, step: Step): Promise<Cell[]
 
 await runBench("bench:overload --slow-bodies", async (step) => {
   await ensureBuild(step);
-  const port = Number(process.env.BENCH_HTTP_PORT ?? 3300);
+  const port = numberFlag("port", 3300);
   const db = await startDatabase({ webhookPort: port });
   try {
     const instance = await startInstance({
