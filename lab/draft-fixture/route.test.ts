@@ -1,6 +1,7 @@
 // The draft fixture behaves as draft-ietf-httpapi-idempotency-key-header describes, each rule as
 // a client of the draft would check it.
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { describe, expect, it, vi } from "vitest";
 import { createEngineFor } from "@/server/engine";
 import { useTestDatabase } from "@/test/database";
@@ -73,18 +74,26 @@ describe("the Idempotency-Key draft fixture", () => {
 describe("the Idempotency-Key draft fixture: a key in flight, and the methods", () => {
   it("409 with Retry-After while the first request with the key is still being processed", async () => {
     const key = randomUUID();
-    const first = send("POST", key, { slow: true }, { "x-fixture-delay-ms": "1500" });
-    // The first request holds its key inside its transaction for 1.5 s: once its key is reserved,
-    // the duplicate arrives.
-    await vi.waitFor(
-      async () =>
-        expect(await t.db.idempotencyKey.count({ where: { key, status: "PROCESSING" } })).toBe(1),
-      { interval: 10 },
-    );
-    const concurrent = await send("POST", key, { slow: true });
-    expect(concurrent.status).toBe(409);
-    expect(Number(concurrent.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect((await first).status).toBe(201);
+    // The first request waits inside its transaction on a lock this test holds: once its key is
+    // reserved, the duplicate arrives; then the lock goes and the first one finishes.
+    const barrier = new pg.Client({ connectionString: t.url });
+    await barrier.connect();
+    try {
+      await barrier.query("SELECT pg_advisory_lock(4242)");
+      const first = send("POST", key, { slow: true }, { "x-fixture-hold": "4242" });
+      await vi.waitFor(
+        async () =>
+          expect(await t.db.idempotencyKey.count({ where: { key, status: "PROCESSING" } })).toBe(1),
+        { interval: 10, timeout: 60_000 },
+      );
+      const concurrent = await send("POST", key, { slow: true });
+      expect(concurrent.status).toBe(409);
+      expect(Number(concurrent.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      await barrier.query("SELECT pg_advisory_unlock(4242)");
+      expect((await first).status).toBe(201);
+    } finally {
+      await barrier.end();
+    }
   });
 
   it("passes GET through without a key, and PATCH needs one like POST", async () => {

@@ -11,7 +11,9 @@
 //   the resource is made once (GET /stats: `created` counts the creations that ran);
 // - `Idempotency-Key-Expires` says until when the key is remembered.
 // `x-fixture-delay-ms` (up to 5 s) holds a request inside its transaction, to make "in flight"
-// observable; it is an ordinary header, not part of the fingerprint.
+// observable; `x-fixture-hold: N` holds it until whoever holds PostgreSQL's advisory lock N lets
+// go (a test's barrier, on a loaded machine as on an idle one). Ordinary headers, not part of the
+// fingerprint.
 import type { IdempotencyEngine } from "@once/idempotency";
 import { idempotent } from "@once/idempotency/http";
 import type { Tx } from "@/server/db/client";
@@ -25,6 +27,11 @@ export interface DraftFixture {
 
 const delayOf = (request: Request) =>
   Math.min(MAX_DELAY_MS, Math.max(0, Number(request.headers.get("x-fixture-delay-ms")) || 0));
+
+const holdOf = (request: Request) => {
+  const lock = Number(request.headers.get("x-fixture-hold") ?? Number.NaN);
+  return Number.isSafeInteger(lock) ? lock : null;
+};
 
 export function draftFixture(
   engine: IdempotencyEngine<Tx>,
@@ -52,6 +59,9 @@ export function draftFixture(
       const delay = delayOf(request);
       // A statement in the key's transaction: the answer commits with it.
       if (delay > 0) await tx.$executeRawUnsafe("SELECT pg_sleep($1::float8 / 1000)", delay);
+      const hold = holdOf(request);
+      if (hold !== null)
+        await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock_shared($1)", hold);
       if (request.method === "PATCH") {
         const current = resources.get(pathname);
         if (current === undefined) return Response.json({ error: "not found" }, { status: 404 });
