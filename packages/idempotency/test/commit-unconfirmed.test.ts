@@ -63,7 +63,7 @@ async function waitForStandbyNames(names: string): Promise<void> {
         (await admin.query("SHOW synchronous_standby_names")).rows[0].synchronous_standby_names,
       ).toBe(names),
     {
-      timeout: 5_000,
+      timeout: 60_000,
     },
   );
 }
@@ -78,7 +78,7 @@ async function waitingCommit(): Promise<number> {
       expect(rows).toHaveLength(1);
       return rows[0]!.pid;
     },
-    { timeout: 10_000, interval: 20 },
+    { timeout: 60_000, interval: 20 },
   );
 }
 

@@ -36,7 +36,7 @@ function retryUntilAnswered(key: string) {
       expect(answer.status).toBe(200);
       return answer;
     },
-    { timeout: 10_000, interval: 100 },
+    { timeout: 60_000, interval: 100 },
   );
 }
 

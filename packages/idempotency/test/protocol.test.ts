@@ -150,7 +150,7 @@ describe.each(ENTRY_POINTS)("through the $name", (entry) => {
             SELECT "leaseExpiresAt" <= now() AS "expired" FROM "IdempotencyKey" WHERE "scope" = 'acme' AND "key" = ${key}`;
           expect(row?.expired).toBe(true);
         },
-        { timeout: 5_000, interval: 50 },
+        { timeout: 60_000, interval: 50 },
       );
       const retry = await entry.call(t.db, { key, input: { value } });
       expect(retry).toMatchObject({ status: 200, replayed: false });

@@ -24,7 +24,7 @@ import {
 
 const t = useTestDatabase({ poolMax: 20 });
 const fresh = (label: string) => `${label}-${randomUUID()}`;
-/** Longer than vitest's 30 s test timeout: a waiter that is never woken fails the test. */
+/** Longer than any wake-up takes: a waiter that is never woken gives up after 120 s, failing its test. */
 const NEVER = { maxWaitMs: 120_000, leaseMs: 120_000 };
 const prefer = (seconds: number) => ({ prefer: `wait=${seconds}` });
 
@@ -58,7 +58,7 @@ async function holdKey(entry: EntryPoint, label: string, mode?: Mode) {
 
 /** Resolves once `n` requests are asleep on a key. */
 const waiting = (e: Engine, n = 1) =>
-  vi.waitFor(() => expect(depsOf(e).waiters.size).toBe(n), { timeout: 10_000, interval: 5 });
+  vi.waitFor(() => expect(depsOf(e).waiters.size).toBe(n), { timeout: 60_000, interval: 5 });
 
 describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
   it("wakes when the first request completes, and replays its answer", async () => {
@@ -252,7 +252,7 @@ describe("a settle's NOTIFY, only when someone waits", () => {
       await first;
       // Notifications arrive in commit order: had the first key's settle sent one, it would be here
       // before the awaited key's.
-      await vi.waitFor(() => expect(listener.heard).toContain(key), { timeout: 10_000 });
+      await vi.waitFor(() => expect(listener.heard).toContain(key), { timeout: 60_000 });
       expect(listener.heard).toEqual([key]);
     } finally {
       await listener.close();
@@ -280,7 +280,7 @@ describe("a settle's NOTIFY, only when someone waits", () => {
           );
           expect(rows).toHaveLength(1);
         },
-        { timeout: 10_000, interval: 5 },
+        { timeout: 60_000, interval: 5 },
       );
       await settler.query("COMMIT");
       // No row: the waiter looks at the key again instead of sleeping through a settle it missed.

@@ -74,7 +74,7 @@ async function blockedBy(holder: number): Promise<void> {
         WHERE ${holder}::int = ANY(pg_blocking_pids("pid"))`;
       expect(row!.n).toBe(1);
     },
-    { timeout: 10_000, interval: 10 },
+    { timeout: 60_000, interval: 10 },
   );
 }
 
@@ -109,7 +109,7 @@ async function whileFirstHeld(sendDuplicates: (send: () => void) => Promise<void
   expect(orders!.n).toBe(1);
 }
 
-const settled = { timeout: 20_000, interval: 5 };
+const settled = { timeout: 60_000, interval: 5 };
 
 describe("duplicates waiting on one key, at the instance's bound of requests in flight", () => {
   it("are counted out while they sleep, so every one gets in, and every one gets the first answer", async () => {

@@ -218,7 +218,7 @@ describe("the API served by the front door, without Next.js", () => {
 });
 
 /** How long the line may take to reach a state: generous, for a machine busy with other tests. */
-const PATIENCE = { timeout: 15_000, interval: 20 };
+const PATIENCE = { timeout: 60_000, interval: 20 };
 
 describe("a client that leaves while its request queues for a place", () => {
   it("is not served: its checkout never runs, and the next in line gets the place", async () => {

@@ -145,7 +145,7 @@ async function ordersFor(key: string): Promise<number> {
   return row!.n;
 }
 
-const PATIENCE = { timeout: 20_000, interval: 10 };
+const PATIENCE = { timeout: 60_000, interval: 10 };
 
 describe("duplicates of a request in flight, while the line is full of other requests", () => {
   it("1 000 wait outside the line, run no statement, and all replay the first answer", async () => {

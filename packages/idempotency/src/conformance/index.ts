@@ -80,7 +80,7 @@ function kitFor(target: ConformanceTarget): Kit {
     stateOf,
     processing: (key) =>
       vi.waitFor(async () => expect((await stateOf(key))?.status).toBe("PROCESSING"), {
-        timeout: 10_000,
+        timeout: 60_000,
         interval: 20,
       }),
   };
