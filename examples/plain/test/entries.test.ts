@@ -1,5 +1,6 @@
 // The installed tarball loads without tRPC: every entry point but the tRPC and client ones imports
-// in plain Node, where @trpc/server cannot be found. Node would find the repository's own
+// in plain Node, where @trpc/server cannot be found (and the NestJS adapter, which needs Nest's
+// decorators at run time: an app that has no Nest has no use for it). Node would find the repository's own
 // node_modules above this folder, so the imports run from a folder of their own in the system's
 // temporary directory that links this project's node_modules (--preserve-symlinks: resolved from
 // the link, never from the repository).
@@ -15,13 +16,14 @@ symlinkSync(path.join(app, "node_modules"), path.join(outside, "node_modules"));
 afterAll(() => rmSync(outside, { recursive: true, force: true }));
 
 const TRPC_ONLY = ["./trpc", "./client", "./client/react", "./package.json"];
+const NEST_ONLY = ["./nestjs"];
 const { exports } = JSON.parse(
   readFileSync(path.join(app, "node_modules", "@once", "idempotency", "package.json"), "utf8"),
 ) as {
   exports: Record<string, unknown>;
 };
 const entries = Object.keys(exports)
-  .filter((entry) => !TRPC_ONLY.includes(entry))
+  .filter((entry) => !TRPC_ONLY.includes(entry) && !NEST_ONLY.includes(entry))
   .map((entry) => `@once/idempotency${entry.slice(1)}`);
 
 /** Runs an ES module script in Node from the outside folder; its output, or the error's message. */
@@ -49,6 +51,12 @@ describe("@once/idempotency without tRPC", () => {
     );
   });
 
+  it("leaves out only the NestJS adapter, which names @nestjs/common (not installed here)", () => {
+    expect(node(`await import("@once/idempotency/nestjs")`)).toContain(
+      "Cannot find package '@nestjs/common'",
+    );
+  });
+
   it.each(entries)("imports %s", (entry) => {
     expect(
       node(
@@ -57,9 +65,14 @@ describe("@once/idempotency without tRPC", () => {
     ).toBe("loaded\n");
   });
 
-  it("covers the main entry and /http", () => {
+  it("covers the main entry, /http and the Express and Fastify adapters", () => {
     expect(entries).toEqual(
-      expect.arrayContaining(["@once/idempotency", "@once/idempotency/http"]),
+      expect.arrayContaining([
+        "@once/idempotency",
+        "@once/idempotency/http",
+        "@once/idempotency/express",
+        "@once/idempotency/fastify",
+      ]),
     );
   });
 });
