@@ -17,6 +17,8 @@ const USER_DOCS = tracked.filter((f) => f === "README.md" || /^docs\/[^/]+\.md$/
 /** What belongs to the build's history, not to a user's page. */
 const DIARY =
   /\b[Ii]ssues? [0-9]|\b([0-9]+(st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|this) pass\b/;
+/** A change told as a story: what a figure was before a migration, what earlier runs found. */
+const BEFORE_AFTER = /\b(before|after|since) migration [0-9]|\bsince reverted\b|\bearlier runs?\b/i;
 /** A commit: seven or more hex digits with a letter and a digit (code in backticks is exempt). */
 const COMMIT = /\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b/;
 /** A commit as code, alone in backticks: a build named by its commit is history too. */
@@ -56,6 +58,9 @@ describe("the user docs describe today's system", () => {
     expect("a single pass over the list").not.toMatch(DIARY);
     expect("measured on 847af77").toMatch(COMMIT);
     expect("a 1000000-key table, 2026-11-26").not.toMatch(COMMIT);
+    expect("Every view is under the 500 ms goal since migration 0009.").toMatch(BEFORE_AFTER);
+    expect("## What earlier runs found").toMatch(BEFORE_AFTER);
+    expect("the stuck index (migration 0009)").not.toMatch(BEFORE_AFTER);
     expect("this build: `/work/main` at `622419c`").toMatch(COMMIT_CODE);
     expect("this build: `/work/main` at `622419c`").toMatch(MACHINE_PATH);
     expect("*Written by `npm run bench -- --baseline /work/base-847af77`").toMatch(MACHINE_PATH);
