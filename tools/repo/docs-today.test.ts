@@ -34,6 +34,7 @@ function diaryLines(file: string): string[] {
       const prose = line.replace(/`[^`]*`/g, "");
       if (
         DIARY.test(prose) ||
+        BEFORE_AFTER.test(prose) ||
         COMMIT.test(prose) ||
         COMMIT_CODE.test(line) ||
         MACHINE_PATH.test(line)
