@@ -1,7 +1,7 @@
-// What each adapter app's POST /tx-orders must do (src/tx-orders.ts: a handler that writes its row
-// through the key's transaction, `context(req).tx`): the row and the key's completion commit
-// together, and a handler that fails after its write (a 5xx) leaves neither the row nor the key,
-// so a retry runs anew.
+// What each adapter app's POST /tx-orders must do (examples/frameworks/src/tx-orders.ts: a handler
+// that writes its row through the key's transaction, `context(req).tx`): the row and the key's
+// completion commit together, and a handler that fails after its write (a 5xx) leaves neither the
+// row nor the key, so a retry runs anew.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
