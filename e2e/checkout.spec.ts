@@ -75,6 +75,8 @@ test.describe("checkout: one intent, one order", () => {
     await page.getByRole("button", { name: "Place order" }).click();
 
     const orderId = await placedOrderId(page);
+    // The cart hands the order page the marker that the answer was a replay; the page says so.
+    expect(new URL(page.url()).searchParams.get("placed")).toBe("replayed");
     await expect(page.getByText(replayedNotice)).toBeVisible();
     expect(dropped).toBe(1);
     expect(sent.keys).toHaveLength(2);
@@ -94,6 +96,7 @@ test.describe("checkout: one intent, one order", () => {
     await page.getByRole("button", { name: "Place order" }).click();
 
     const orderId = await placedOrderId(page);
+    expect(new URL(page.url()).searchParams.get("placed")).toBe("replayed");
     await expect(page.getByText(replayedNotice)).toBeVisible();
     await expectExactlyOneOrder(api, ledger, orderId, ["Striped socks"]);
   });

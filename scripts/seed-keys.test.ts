@@ -70,6 +70,18 @@ describe("npm run seed:keys", () => {
       });
       expect(Number(total.count)).toBe(100_000 + seeded);
       expect(output).toMatch(/\[seed-keys\] \d+ counter minutes, 300 audit entries/);
+      // 3 300 inserted, 66 of them stuck (97 and 99 of each hundred); the audit removed the newest
+      // 300 finished or stuck keys (numbers 1 to 303, 6 of them stuck): 60 stuck leases remain.
+      expect(
+        await t.db.idempotencyKey.count({
+          where: {
+            key: { startsWith: `seed-${run}-` },
+            status: "PROCESSING",
+            leaseExpiresAt: { lt: new Date() },
+          },
+        }),
+      ).toBe(60);
+      expect(output).toMatch(/3000 seeded keys remain, 60 of them stuck leases/);
     },
   );
 

@@ -8,8 +8,12 @@
 //
 // The mix looks like a busy day: keys spread over the last 22 hours, five tenants' checkouts and,
 // one key in a hundred, an operator's action (scope "admin"); 90 % COMPLETED, 7 % FAILED, 3 %
-// PROCESSING (half of those with an expired lease, i.e. stuck). Keys are "seed-<run>-<n>", so
-// running it again adds another batch. A stuck lease ended a minute before the seed: a running
+// PROCESSING: numbers 97, 98 and 99 of each hundred, the odd two with an expired lease (stuck),
+// the even one live. So 2 % of the keys inserted are stuck; the audit's releases then remove the
+// stuck ones among the keys it audits (the newest). At the default 100 000: 110 000 inserted with
+// 2 200 stuck, the audit removes the newest 10 000 finished or stuck keys (numbers 1 to 10 101,
+// 202 of them stuck), and 1 998 stuck leases remain, as the seed's last line reports. Keys are
+// "seed-<run>-<n>", so running it again adds another batch. A stuck lease ended a minute before the seed: a running
 // server's sweeper releases it four minutes later (five past its lease's end), as it does any
 // lease whose client never came back; the dashboard's bulk release can free them before that.
 import { randomBytes } from "node:crypto";
@@ -104,6 +108,16 @@ async function insertKeys(
   return result.rowCount ?? 0;
 }
 
+/** The seed run's keys whose lease has ended unreleased: what the bulk release is for. */
+export async function countStuck(client: pg.Client | pg.Pool, run: string): Promise<number> {
+  const r = await client.query<{ n: string }>(
+    `SELECT count(*) AS "n" FROM "IdempotencyKey"
+     WHERE "key" LIKE 'seed-' || $1 || '-%' AND "status" = 'PROCESSING' AND "leaseExpiresAt" < now()`,
+    [run],
+  );
+  return Number(r.rows[0]!.n);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const url = resolveDatabaseUrl();
   const count = Number(process.argv[2] ?? 100_000);
@@ -125,7 +139,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     // The dashboard's history too: counters per minute for its chart, an audit log for its filters,
     // both beside what is real (never over it).
     console.log(
-      `[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client, run, audited)} audit entries (their keys busted or released, so removed): ${count} seeded keys remain`,
+      `[seed-keys] ${await seedCounterMinutes(client)} counter minutes, ${await seedAudit(client, run, audited)} audit entries (their keys busted or released, so removed): ${count} seeded keys remain, ${await countStuck(client, run)} of them stuck leases`,
     );
   } finally {
     await client.end();

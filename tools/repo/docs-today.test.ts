@@ -1,6 +1,7 @@
 // The user docs describe the system as it is today. History lives in git and the CHANGELOGs, so
-// the README and docs/ name no issue, no pass of work and no commit; and the few counts and lists
-// they state about the code are read back from the code here.
+// the README and docs/ name no issue, no pass of work, no commit and no directory of the machine
+// they were written on; and the few counts and lists they state about the code are read back from
+// the code here.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -16,8 +17,14 @@ const USER_DOCS = tracked.filter((f) => f === "README.md" || /^docs\/[^/]+\.md$/
 /** What belongs to the build's history, not to a user's page. */
 const DIARY =
   /\b[Ii]ssues? [0-9]|\b([0-9]+(st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|this) pass\b/;
+/** A change told as a story: what a figure was before a migration, what earlier runs found. */
+const BEFORE_AFTER = /\b(before|after|since) migration [0-9]|\bsince reverted\b|\bearlier runs?\b/i;
 /** A commit: seven or more hex digits with a letter and a digit (code in backticks is exempt). */
 const COMMIT = /\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b/;
+/** A commit as code, alone in backticks: a build named by its commit is history too. */
+const COMMIT_CODE = /`(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}`/;
+/** A directory of the machine the docs were written on, in prose or in code. */
+const MACHINE_PATH = /(^|[^\w.~-])\/(work|home|Users|root|tmp)\//;
 
 function diaryLines(file: string): string[] {
   const found: string[] = [];
@@ -25,7 +32,13 @@ function diaryLines(file: string): string[] {
     .split("\n")
     .forEach((line, i) => {
       const prose = line.replace(/`[^`]*`/g, "");
-      if (DIARY.test(prose) || COMMIT.test(prose))
+      if (
+        DIARY.test(prose) ||
+        BEFORE_AFTER.test(prose) ||
+        COMMIT.test(prose) ||
+        COMMIT_CODE.test(line) ||
+        MACHINE_PATH.test(line)
+      )
         found.push(`${file}:${i + 1}: ${line.trim().slice(0, 100)}`);
     });
   return found;
@@ -46,6 +59,13 @@ describe("the user docs describe today's system", () => {
     expect("a single pass over the list").not.toMatch(DIARY);
     expect("measured on 847af77").toMatch(COMMIT);
     expect("a 1000000-key table, 2026-11-26").not.toMatch(COMMIT);
+    expect("Every view is under the 500 ms goal since migration 0009.").toMatch(BEFORE_AFTER);
+    expect("## What earlier runs found").toMatch(BEFORE_AFTER);
+    expect("the stuck index (migration 0009)").not.toMatch(BEFORE_AFTER);
+    expect("this build: `/work/main` at `622419c`").toMatch(COMMIT_CODE);
+    expect("this build: `/work/main` at `622419c`").toMatch(MACHINE_PATH);
+    expect("*Written by `npm run bench -- --baseline /work/base-847af77`").toMatch(MACHINE_PATH);
+    expect("`lab/soak/out/` and `/api/health`").not.toMatch(MACHINE_PATH);
   });
 
   it("count the engine's main-entry exports as the entry does", () => {

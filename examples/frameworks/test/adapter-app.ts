@@ -13,7 +13,7 @@ const UNREACHABLE_ITEM = "from-the-closed-warehouse"; // examples/frameworks/src
 type Credentials = Record<string, string>;
 
 /** Logs `user` in: a session cookie (Express) or a bearer token (Fastify, NestJS). */
-async function login(base: string, user: string): Promise<Credentials> {
+export async function login(base: string, user: string): Promise<Credentials> {
   const res = await fetch(`${base}/login`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -35,6 +35,12 @@ export function checkAdapterApp(target: {
   app: string;
   url: () => string;
   stoppableUrl: () => string;
+  /**
+   * Who refuses a body no parser read: the adapter (Express and NestJS leave `req.body` unset,
+   * and the adapter answers 415 as problem details), or the framework before it (Fastify answers
+   * 415 for a content type it has no parser for, before any route hook).
+   */
+  unreadBodyRefusedBy: "adapter" | "framework";
 }) {
   const alice: Credentials = {};
   const bob: Credentials = {};
@@ -105,6 +111,25 @@ export function checkAdapterApp(target: {
       const body = order();
       expect((await send(randomUUID(), body, {})).status).toBe(401);
       expect(await rows(body.item)).toHaveLength(0);
+    });
+
+    it("refuses a body in a form it cannot fingerprint (415) and records nothing", async () => {
+      const key = randomUUID();
+      const item = `item-${randomUUID()}`;
+      const res = await fetch(`${target.url()}/orders`, {
+        method: "POST",
+        headers: { ...alice, "content-type": "application/xml", "idempotency-key": key },
+        body: `<order><item>${item}</item><quantity>1</quantity></order>`,
+      });
+      expect(res.status).toBe(415);
+      const text = await res.text();
+      if (target.unreadBodyRefusedBy === "adapter") {
+        expect(res.headers.get("content-type")).toBe("application/problem+json");
+        expect(text).toContain("No body parser read this application/xml body");
+      }
+      const keys = await db.query(`SELECT 1 FROM "IdempotencyKey" WHERE "key" = $1`, [key]);
+      expect(keys.rowCount).toBe(0);
+      expect(await rows(item)).toHaveLength(0);
     });
 
     it("runs 20 concurrent requests with one key once: one row, one answer", async () => {

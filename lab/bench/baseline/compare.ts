@@ -180,10 +180,12 @@ const spread = (xs: Series, sign = false) => {
   return `${ms(s.median, sign)} (IQR ${ms(s.q1, sign)} … ${ms(s.q3, sign)})`;
 };
 
-// A build named as code, in backticks: the docs check reads a bare commit in prose as history
-// (tools/repo/docs-today.test.ts), and this line is written into docs/benchmarks.md.
+// A build by its directory and commit, for the person running the bench (standard error).
 const describe = (c: Checkout) =>
   `\`${c.dir}\` at \`${c.commit}\`${c.dirty ? " (with changes)" : ""}`;
+// The report (standard output) goes into docs/benchmarks.md, which describes the system as it is
+// and names no machine's directory or commit (tools/repo/docs-today.test.ts): a build by its role.
+const role = (c: Checkout, what: string) => `${what}${c.dirty ? " (with changes)" : ""}`;
 
 /** The hand-written protocol's slices: this build's worker only (they do not depend on a build). */
 const HAND: Op[] = ["handTransaction", "handFloor", "handPrisma"];
@@ -320,8 +322,8 @@ function printComparison(
   ];
   const lines = [
     `\nonce bench --baseline — ${new Date().toISOString()} — node ${process.version}, PostgreSQL embedded (one server, one database per build)`,
-    `this build: ${describe(builds.current)}`,
-    `baseline:   ${describe(builds.baseline)}`,
+    `this build: ${role(builds.current, "the checkout running the bench")}`,
+    `baseline:   ${role(builds.baseline, "the checkout given as --baseline")}`,
     `${options.rounds} rounds × ${options.calls} sequential calls per slice, the builds' slices taking turns (the order rotated and flipped each round)\n`,
     ...rows,
     "",

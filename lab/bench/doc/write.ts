@@ -61,6 +61,11 @@ function run(section: BenchSection, baseline?: string): Promise<{ report: string
 async function writeSection(section: BenchSection, baseline?: string): Promise<boolean> {
   const command = commandOf(section, baseline);
   process.stderr.write(`\n[bench:doc] ${section.id}: ${command}\n`);
+  // The stamp names the baseline by its role: the doc names no directory of this machine.
+  const stamped = commandOf(
+    section,
+    section.id === "baseline" ? "<an earlier checkout>" : undefined,
+  );
   const machine = describeMachine();
   const started = new Date();
   const { report, code } = await run(section, baseline);
@@ -69,7 +74,7 @@ async function writeSection(section: BenchSection, baseline?: string): Promise<b
     return false;
   }
   const exit = code === 0 ? "" : ` · exited ${code}: a check it prints failed`;
-  const stamp = `*Written by \`${command}\`, ${span(started, new Date())}, on ${machine}${exit}.*`;
+  const stamp = `*Written by \`${stamped}\`, ${span(started, new Date())}, on ${machine}${exit}.*`;
   writeFileSync(DOC, splice(readFileSync(DOC, "utf8"), section.id, `${stamp}\n\n${report}`));
   process.stderr.write(`[bench:doc] ${section.id} written (exit ${code})\n`);
   return true;

@@ -1,6 +1,8 @@
 "use client";
 // What the reconciliation job found: duplicate charges, charges without an order, and so on; an
 // open finding resolved with a note saying what was done (audited). One found again is open again.
+// Each finding's details read as one sentence (finding-text.ts) and charge ids wrap, so the table
+// fits a 1 300 px screen with its Resolve column in view (e2e/admin-findings.spec.ts).
 import { useQuery } from "@tanstack/react-query";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/api/root";
@@ -8,6 +10,7 @@ import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
 import { ReasonActionForm } from "./ReasonActionForm";
 import { DataTable } from "../DataTable";
+import { describeFinding } from "./finding-text";
 
 type Finding = inferRouterOutputs<AppRouter>["admin"]["reconciliation"]["list"]["items"][number];
 
@@ -49,10 +52,16 @@ function FindingRow({ f }: { f: Finding }) {
         <span className="badge bad">{f.kind}</span>
       </td>
       <td className="mono">{f.orderId?.slice(0, 8) ?? "–"}</td>
-      <td className="mono">{f.chargeIds.join(", ")}</td>
-      <td className="mono" style={{ fontSize: "0.8rem" }}>
-        {JSON.stringify(f.details)}
+      <td className="mono break-anywhere">
+        {f.chargeIds.length === 0
+          ? "–"
+          : f.chargeIds.map((id) => (
+              <span key={id} style={{ display: "block" }}>
+                {id}
+              </span>
+            ))}
       </td>
+      <td style={{ minWidth: "16rem" }}>{describeFinding(f.kind, f.details)}</td>
       <td>
         {f.resolvedAt ? (
           <>

@@ -269,6 +269,7 @@ function chargeWithoutOrder(c: ListedCharge, order: OrderRow | undefined): Findi
     details: {
       reference: c.reference,
       amountCents: c.amountCents,
+      currency: c.currency,
       orderStatus: order?.status ?? null,
     },
   };
@@ -280,7 +281,7 @@ function duplicateCharge(c: ListedCharge, order: OrderRow, recordedChargeId: str
     dedupeKey: keyOf(FindingKind.DUPLICATE_CHARGE, ...[recordedChargeId, c.id].sort()),
     orderId: order.id,
     chargeIds: [recordedChargeId, c.id],
-    details: { amountCents: c.amountCents },
+    details: { amountCents: c.amountCents, currency: c.currency },
   };
 }
 
@@ -342,7 +343,7 @@ function paidWithoutCharge(settled: readonly OrderRow[], seen: ChargesSeen): Fin
       dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, o.id),
       orderId: o.id,
       chargeIds: o.chargeId ? [o.chargeId] : [],
-      details: { totalCents: o.totalCents, recordedChargeId: o.chargeId },
+      details: { totalCents: o.totalCents, currency: o.currency, recordedChargeId: o.chargeId },
     }));
 }
 

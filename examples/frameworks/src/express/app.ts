@@ -5,6 +5,7 @@ import session from "express-session";
 import { idempotency } from "@once/idempotency/express"; // idempotency
 import { engine, prisma } from "../engine";
 import { invalidOrder, receipt, UNREACHABLE_ITEM, type NewOrder } from "../orders";
+import { txOrderRoutes } from "./tx-orders";
 
 declare module "express-session" {
   interface SessionData {
@@ -41,6 +42,8 @@ app.post("/orders", async (req, res) => {
 app.get("/orders", (_req, res) => {
   res.json({ orders: [] });
 });
+
+app.use(txOrderRoutes); // POST /tx-orders: a route written for the key's transaction (tx-orders.ts)
 
 const server = app.listen(Number(process.env.PORT ?? 3000), () =>
   console.log(`listening on ${(server.address() as { port: number }).port}`),

@@ -6,6 +6,7 @@ import type { FastifyRequest } from "fastify"; // idempotency
 import { idempotency } from "@once/idempotency/fastify"; // idempotency
 import { engine, prisma } from "../engine";
 import { invalidOrder, receipt, UNREACHABLE_ITEM, type NewOrder } from "../orders";
+import { txOrderRoutes } from "./tx-orders";
 
 declare module "@fastify/jwt" {
   interface FastifyJWT {
@@ -40,6 +41,7 @@ await app.register(async (orders) => {
 
   orders.get("/orders", async () => ({ orders: [] }));
 });
+await app.register(txOrderRoutes); // POST /tx-orders: a route written for the key's transaction
 
 const address = await app.listen({ port: Number(process.env.PORT ?? 3000), host: "127.0.0.1" });
 console.log(`listening on ${address}`);

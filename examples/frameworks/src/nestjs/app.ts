@@ -1,40 +1,16 @@
-// A NestJS app (on Express): a guard that authenticates the caller, and the existing controller's
-// POST /orders. The lines marked `// idempotency` are all it took to protect it; the handler is
-// unchanged. (Its constructor injects nothing: tsx does not emit decorator metadata.)
+// A NestJS app (on Express): a guard that authenticates the caller (bearer-guard.ts), and the
+// existing controller's POST /orders. The lines marked `// idempotency` are all it took to protect
+// it; the handler is unchanged. (Its constructor injects nothing: tsx does not emit decorator
+// metadata.)
 import "reflect-metadata";
-import {
-  Body,
-  Controller,
-  Get,
-  HttpException,
-  Injectable,
-  Module,
-  Post,
-  Req,
-  UnauthorizedException,
-  UseGuards,
-  type CanActivate,
-  type ExecutionContext,
-} from "@nestjs/common";
+import { Body, Controller, Get, HttpException, Module, Post, Req, UseGuards } from "@nestjs/common";
 import { NestFactory } from "@nestjs/core";
-import type { Request } from "express";
 import { Idempotent, idempotency } from "@once/idempotency/nestjs"; // idempotency
 import { engine, prisma } from "../engine";
 import { invalidOrder, receipt, UNREACHABLE_ITEM, type NewOrder } from "../orders";
-import { tokenFor, userOf } from "../session-token";
-
-type AuthenticatedRequest = Request & { user: { name: string } };
-
-@Injectable()
-class BearerGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const user = userOf(request.headers.authorization?.replace(/^Bearer /, "") ?? "");
-    if (!user) throw new UnauthorizedException();
-    request.user = { name: user };
-    return true;
-  }
-}
+import { tokenFor } from "../session-token";
+import { BearerGuard, type AuthenticatedRequest } from "./bearer-guard";
+import { TxOrdersController } from "./tx-orders";
 
 const scope = (req: AuthenticatedRequest) => req.user.name; // idempotency
 const orders = idempotency({ engine, transaction: false, scope }); // idempotency
@@ -66,7 +42,8 @@ class OrdersController {
   }
 }
 
-@Module({ controllers: [OrdersController], providers: [BearerGuard] })
+// TxOrdersController: POST /tx-orders, a route written for the key's transaction (tx-orders.ts).
+@Module({ controllers: [OrdersController, TxOrdersController], providers: [BearerGuard] })
 class AppModule {}
 
 const app = await NestFactory.create(AppModule, { logger: ["error", "warn"] });
