@@ -20,6 +20,7 @@ export const SECTIONS: readonly BenchSection[] = [
   { id: "crowd", script: "bench:overload", args: ["--crowd"] },
   { id: "slow-bodies", script: "bench:overload", args: ["--slow-bodies"] },
   { id: "payments", script: "bench:payments", args: [] },
+  { id: "queues", script: "bench:queues", args: [] },
   { id: "reconcile", script: "bench:reconcile", args: ["1000000"] },
   { id: "admin", script: "bench:admin", args: [] },
   { id: "capacity", script: "bench:capacity", args: [] },
