@@ -1,0 +1,203 @@
+// The books judged: the shop's orders and the provider's charges in, the findings out. A pure
+// function of its arguments (the time is one of them): no database, no provider, no clock. The
+// runner (reconciliation.ts) feeds it a page of charges with their orders, or an order with the
+// charge its key holds, and keeps the findings about the subjects each call judged whole.
+//
+// A charge belongs to the order that recorded it (its chargeId); else, when the charge's
+// idempotency key is known, to the order of that intent (`<tenant>:<checkout key>`, the key the
+// outbox charges under), whatever the charge's age: an order placed again after the first was
+// lost takes over the charge the provider already holds under the key, a charge older than the
+// order itself; else to the order its reference names.
+import {
+  chargeSubject,
+  type Finding,
+  FindingKind,
+  intentSubject,
+  keyOf,
+  orderSubject,
+} from "./finding";
+
+export interface BookOrder {
+  id: string;
+  tenantId: string;
+  /** The checkout's idempotency key as the request carried it. */
+  checkoutKey: string;
+  /** The provider key its payment is charged under; null on a duplicate made before 0004. */
+  intent: string | null;
+  status: "PENDING" | "PAID" | "PAYMENT_FAILED";
+  chargeId: string | null;
+  totalCents: number;
+  currency: string;
+  createdAt: Date;
+}
+
+export interface BookCharge {
+  id: string;
+  status: "SUCCEEDED" | "FAILED";
+  reference: string;
+  amountCents: number;
+  currency: string;
+  /** Unix seconds, as the provider's list gives it. */
+  created: number;
+  /** The idempotency key it was made under, when known (a charge looked up by its key). */
+  intent?: string;
+}
+
+/**
+ * A succeeded charge whose order still says PENDING is in flight (the worker retries a lost
+ * answer within its retry budget, a few minutes); older than this, the order will not be recorded
+ * paid by itself, and the charge is a finding.
+ */
+export const PENDING_SETTLE_SECONDS = 15 * 60;
+
+export interface Verdict {
+  findings: Finding[];
+  /** Charges left for a later judgement: their order is PENDING and they are in flight. */
+  inFlight: string[];
+}
+
+/** Every finding the books hold at `now`, and the charges still in flight. */
+export function judgeBooks(
+  books: { orders: readonly BookOrder[]; charges: readonly BookCharge[] },
+  now: Date,
+): Verdict {
+  const orderOf = orderLookup(books.orders);
+  const findings: Finding[] = [];
+  const inFlight: string[] = [];
+  const charged = new Set<string>();
+  for (const c of books.charges) {
+    if (c.status !== "SUCCEEDED") continue;
+    const order = orderOf(c);
+    if (order) charged.add(order.id);
+    if (isInFlight(c, order, now)) inFlight.push(c.id);
+    else findings.push(...chargeFindings(c, order));
+  }
+  for (const o of books.orders)
+    if (o.status === "PAID" && !charged.has(o.id)) findings.push(paidWithoutCharge(o));
+  findings.push(...sharedIntents(books.orders));
+  return { findings, inFlight };
+}
+
+/** A charge's order: the one that recorded it, else its intent's, else the one it names. */
+export function orderLookup(orders: readonly BookOrder[]) {
+  const byId = new Map(orders.map((o) => [o.id, o]));
+  const byCharge = new Map(orders.flatMap((o) => (o.chargeId ? [[o.chargeId, o] as const] : [])));
+  const byIntent = new Map(orders.flatMap((o) => (o.intent ? [[o.intent, o] as const] : [])));
+  return (c: BookCharge): BookOrder | undefined =>
+    byCharge.get(c.id) ?? (c.intent ? byIntent.get(c.intent) : undefined) ?? byId.get(c.reference);
+}
+
+const takesTotal = (c: BookCharge, o: BookOrder) =>
+  c.amountCents === o.totalCents && c.currency === o.currency;
+
+/** Charged, not yet recorded, and young: judged again later (another amount is a finding now). */
+function isInFlight(c: BookCharge, order: BookOrder | undefined, now: Date): boolean {
+  return (
+    order?.status === "PENDING" &&
+    takesTotal(c, order) &&
+    c.created > now.getTime() / 1000 - PENDING_SETTLE_SECONDS
+  );
+}
+
+/** What one successful charge says about its order. */
+function chargeFindings(c: BookCharge, order: BookOrder | undefined): Finding[] {
+  // Money taken with no order to show for it (lost, never made, failed, or waiting long after
+  // the charge); a charge of another amount naming an unpaid order did not pay it.
+  if (!order || order.status !== "PAID")
+    return [
+      order && !takesTotal(c, order) ? amountMismatch(c, order) : chargeWithoutOrder(c, order),
+    ];
+  const findings: Finding[] = [];
+  // The order was paid with another charge: the customer paid twice.
+  if (order.chargeId !== null && order.chargeId !== c.id)
+    findings.push(duplicateCharge(c, order, order.chargeId));
+  if (!takesTotal(c, order)) findings.push(amountMismatch(c, order));
+  return findings;
+}
+
+function chargeWithoutOrder(c: BookCharge, order: BookOrder | undefined): Finding {
+  return {
+    kind: FindingKind.CHARGE_WITHOUT_ORDER,
+    dedupeKey: keyOf(FindingKind.CHARGE_WITHOUT_ORDER, c.id),
+    subject: chargeSubject(c.id),
+    orderId: order?.id ?? null,
+    chargeIds: [c.id],
+    details: {
+      reference: c.reference,
+      amountCents: c.amountCents,
+      orderStatus: order?.status ?? null,
+    },
+  };
+}
+
+function duplicateCharge(c: BookCharge, order: BookOrder, recordedChargeId: string): Finding {
+  return {
+    kind: FindingKind.DUPLICATE_CHARGE,
+    dedupeKey: keyOf(FindingKind.DUPLICATE_CHARGE, ...[recordedChargeId, c.id].sort()),
+    subject: chargeSubject(c.id),
+    orderId: order.id,
+    chargeIds: [recordedChargeId, c.id],
+    details: { amountCents: c.amountCents },
+  };
+}
+
+/** Also what the webhook and the worker record when they refuse such a charge (same key). */
+export function amountMismatch(
+  c: Pick<BookCharge, "id" | "amountCents" | "currency">,
+  order: Pick<BookOrder, "id" | "totalCents" | "currency">,
+): Finding {
+  return {
+    kind: FindingKind.AMOUNT_MISMATCH,
+    dedupeKey: keyOf(FindingKind.AMOUNT_MISMATCH, order.id, c.id),
+    subject: chargeSubject(c.id),
+    orderId: order.id,
+    chargeIds: [c.id],
+    details: {
+      orderTotalCents: order.totalCents,
+      chargedCents: c.amountCents,
+      orderCurrency: order.currency,
+      chargeCurrency: c.currency,
+    },
+  };
+}
+
+function paidWithoutCharge(o: BookOrder): Finding {
+  return {
+    kind: FindingKind.PAID_ORDER_WITHOUT_CHARGE,
+    dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, o.id),
+    subject: orderSubject(o.id),
+    orderId: o.id,
+    chargeIds: o.chargeId ? [o.chargeId] : [],
+    details: { totalCents: o.totalCents, recordedChargeId: o.chargeId },
+  };
+}
+
+/**
+ * Several orders for one checkout intent (tenant, checkout key): each may have exactly its one
+ * charge, so the per-charge checks see nothing wrong, yet the customer paid for one cart twice.
+ * Orders are unique per intent since migration 0004; this finds what was made before it.
+ */
+export function sharedIntents(orders: readonly BookOrder[]): Finding[] {
+  const groups = new Map<string, BookOrder[]>();
+  for (const o of orders) {
+    const subject = intentSubject(o.tenantId, o.checkoutKey);
+    groups.set(subject, [...(groups.get(subject) ?? []), o]);
+  }
+  return [...groups].filter(([, group]) => group.length > 1).map(([s, g]) => sharedIntent(s, g));
+}
+
+function sharedIntent(subject: string, group: BookOrder[]): Finding {
+  const sorted = [...group].sort(
+    (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1),
+  );
+  const orderIds = sorted.map((o) => o.id);
+  const chargeIds = sorted.flatMap((o) => (o.chargeId ? [o.chargeId] : [])).sort();
+  return {
+    kind: FindingKind.SHARED_INTENT,
+    dedupeKey: keyOf(FindingKind.SHARED_INTENT, ...orderIds, ...chargeIds),
+    subject,
+    orderId: orderIds[0]!,
+    chargeIds,
+    details: { tenantId: sorted[0]!.tenantId, checkoutKey: sorted[0]!.checkoutKey, orderIds },
+  };
+}
