@@ -8,7 +8,7 @@ import { startLoop, type Loop } from "./loop";
 import { logger as processLogger } from "../logger";
 import { createOutboxWorker, type OutboxWorkerOptions, type WorkerLogger } from "./outbox-worker";
 import { createProviderClient, type PaymentProvider } from "./provider";
-import { budgetLine, createReconciliation, findingLine } from "./reconciliation";
+import { budgetLine, createReconciliation } from "./reconciliation";
 
 export { createOutboxWorker, type OutboxWorker, type OutboxRunResult } from "./outbox-worker";
 export {
@@ -49,7 +49,7 @@ export function configuredProvider({
 type JobOptions = {
   log?: JobLog;
   hooks?: OutboxWorkerOptions["hooks"];
-  /** The outbox worker's logger: the process's pino logger unless a test gives its own. */
+  /** The payment jobs' logger: the process's pino logger unless a test gives its own. */
   logger?: WorkerLogger;
 };
 
@@ -78,8 +78,8 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
   const reconciliation = createReconciliation(db, provider, {
     intervalMs: settings.reconcileIntervalMs,
     budget: settings.reconcileBudget,
-    // One line per disagreement found (or back after being resolved), never one per run.
-    onFinding: (finding, state) => log?.log(findingLine(finding, state)),
+    // One structured line per finding recorded, opened again or closed, never one per run.
+    logger: options.logger ?? processLogger,
   });
   const loops: Loop[] = [
     startLoop("outbox", () => worker.runOnce(), {

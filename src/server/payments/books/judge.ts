@@ -64,14 +64,13 @@ export function judgeBooks(
   const orderOf = orderLookup(books.orders);
   const findings: Finding[] = [];
   const inFlight: string[] = [];
-  const charged = new Set<string>();
   for (const c of books.charges) {
     if (c.status !== "SUCCEEDED") continue;
     const order = orderOf(c);
-    if (order) charged.add(order.id);
     if (isInFlight(c, order, now)) inFlight.push(c.id);
     else findings.push(...chargeFindings(c, order));
   }
+  const charged = chargedOrders(books);
   for (const o of books.orders)
     if (o.status === "PAID" && !charged.has(o.id)) findings.push(paidWithoutCharge(o));
   findings.push(...sharedIntents(books.orders));
@@ -85,6 +84,20 @@ export function orderLookup(orders: readonly BookOrder[]) {
   const byIntent = new Map(orders.flatMap((o) => (o.intent ? [[o.intent, o] as const] : [])));
   return (c: BookCharge): BookOrder | undefined =>
     byCharge.get(c.id) ?? (c.intent ? byIntent.get(c.intent) : undefined) ?? byId.get(c.reference);
+}
+
+/** The orders that a successful charge among `charges` belongs to. */
+export function chargedOrders(books: {
+  orders: readonly BookOrder[];
+  charges: readonly BookCharge[];
+}): Set<string> {
+  const orderOf = orderLookup(books.orders);
+  const charged = new Set<string>();
+  for (const c of books.charges) {
+    const order = c.status === "SUCCEEDED" ? orderOf(c) : undefined;
+    if (order) charged.add(order.id);
+  }
+  return charged;
 }
 
 const takesTotal = (c: BookCharge, o: BookOrder) =>
