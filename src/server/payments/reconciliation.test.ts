@@ -256,10 +256,29 @@ describe("reconciliation", () => {
       const old = await plantCharge({ reference: randomUUID(), ageSeconds: 30 * 86_400 });
       const first = await reconcileCommand("--all");
       expect(first.stdout).toMatch(new RegExp(`CHARGE_WITHOUT_ORDER\torder=-\tcharges=${old}`));
-      expect(first.stdout).toMatch(/reconciliation: \d+ finding\(s\), [1-9]\d* new/);
+      expect(first.stdout).toMatch(
+        /reconciliation: judged up to \S+: \d+ finding\(s\), [1-9]\d* new/,
+      );
       const again = await reconcileCommand("--since", "2000-01-01");
       expect(again.stdout).toMatch(new RegExp(`charges=${old}`));
-      expect(again.stdout).toMatch(/reconciliation: \d+ finding\(s\), 0 new/);
+      expect(again.stdout).toMatch(/reconciliation: judged up to \S+: \d+ finding\(s\), 0 new/);
+    },
+  );
+
+  it(
+    "npm run reconcile judges up to now, and says which charges it leaves in flight",
+    { timeout: 30_000 },
+    async () => {
+      // Made a second ago: the job leaves it to its next run, the command judges it.
+      const fresh = await plantCharge({ reference: randomUUID(), ageSeconds: 1 });
+      // Charged a moment ago, its order still PENDING: in flight, left for later, and said so.
+      const paying = await chargedTestOrder(t.db, provider);
+      const { stdout } = await reconcileCommand();
+      expect(stdout).toMatch(new RegExp(`CHARGE_WITHOUT_ORDER\torder=-\tcharges=${fresh}`));
+      expect(stdout).not.toContain(paying.charge.id);
+      expect(stdout).toMatch(
+        /reconciliation: [1-9]\d* charge\(s\) left for a later run: in flight, their order still PENDING and the charge younger than 15 minutes/,
+      );
     },
   );
 
