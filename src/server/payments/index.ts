@@ -75,31 +75,40 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
     hooks: options.hooks,
     logger: options.logger ?? processLogger,
   });
-  const reconciliation = createReconciliation(db, provider, {
-    intervalMs: settings.reconcileIntervalMs,
-    budget: settings.reconcileBudget,
-    // One structured line per finding recorded, opened again or closed, never one per run.
-    logger: options.logger ?? processLogger,
-  });
   const loops: Loop[] = [
     startLoop("outbox", () => worker.runOnce(), {
       idleMs: settings.pollMs,
       busy: (r) => r.claimed > 0,
       onError: log?.failed,
     }),
-    startLoop(
-      "reconciliation",
-      async () => {
-        const result = await reconciliation.runOnce();
-        // A run its budget stopped says so (why, what it read, where the next goes on).
-        const stopped = budgetLine(result);
-        if (stopped) log?.log(stopped);
-        return result;
-      },
-      { idleMs: settings.reconcileIntervalMs, onError: log?.failed },
-    ),
+    reconciliationLoop(deps, provider, options),
   ];
   return async () => {
     await Promise.all(loops.map((loop) => loop.stop()));
   };
+}
+
+/** The reconciliation job, every RECONCILE_INTERVAL_MS. */
+function reconciliationLoop(
+  { db, settings }: PaymentDeps,
+  provider: PaymentProvider,
+  { log, logger }: JobOptions,
+): Loop {
+  const reconciliation = createReconciliation(db, provider, {
+    intervalMs: settings.reconcileIntervalMs,
+    budget: settings.reconcileBudget,
+    // One structured line per finding recorded, opened again or closed, never one per run.
+    logger: logger ?? processLogger,
+  });
+  return startLoop(
+    "reconciliation",
+    async () => {
+      const result = await reconciliation.runOnce();
+      // A run its budget stopped says so (why, what it read, where the next goes on).
+      const stopped = budgetLine(result);
+      if (stopped) log?.log(stopped);
+      return result;
+    },
+    { idleMs: settings.reconcileIntervalMs, onError: log?.failed },
+  );
 }
