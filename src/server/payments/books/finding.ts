@@ -24,6 +24,22 @@ export interface Finding {
 
 export const keyOf = (kind: FindingKind, ...ids: string[]) => `${kind}:${ids.join(",")}`;
 
+/** A finding about `subject`, keyed by its kind and `keyIds`. */
+export const finding = (
+  kind: FindingKind,
+  [subject, ...keyIds]: string[],
+  orderId: string | null,
+  chargeIds: string[],
+  details: Record<string, unknown>,
+): Finding => ({
+  kind,
+  dedupeKey: keyOf(kind, ...keyIds),
+  subject: subject!,
+  orderId,
+  chargeIds,
+  details,
+});
+
 export const chargeSubject = (chargeId: string) => `charge:${chargeId}`;
 export const orderSubject = (orderId: string) => `order:${orderId}`;
 export const intentSubject = (tenantId: string, checkoutKey: string) =>

@@ -10,10 +10,10 @@
 // order itself; else to the order its reference names.
 import {
   chargeSubject,
+  finding,
   type Finding,
-  FindingKind,
+  FindingKind as K,
   intentSubject,
-  keyOf,
   orderSubject,
 } from "./finding";
 
@@ -128,62 +128,47 @@ function chargeFindings(c: BookCharge, order: BookOrder | undefined): Finding[] 
   return findings;
 }
 
-function chargeWithoutOrder(c: BookCharge, order: BookOrder | undefined): Finding {
-  return {
-    kind: FindingKind.CHARGE_WITHOUT_ORDER,
-    dedupeKey: keyOf(FindingKind.CHARGE_WITHOUT_ORDER, c.id),
-    subject: chargeSubject(c.id),
-    orderId: order?.id ?? null,
-    chargeIds: [c.id],
-    details: {
-      reference: c.reference,
-      amountCents: c.amountCents,
-      orderStatus: order?.status ?? null,
-    },
-  };
-}
+const chargeWithoutOrder = (c: BookCharge, order: BookOrder | undefined) =>
+  finding(K.CHARGE_WITHOUT_ORDER, [chargeSubject(c.id), c.id], order?.id ?? null, [c.id], {
+    reference: c.reference,
+    amountCents: c.amountCents,
+    orderStatus: order?.status ?? null,
+  });
 
-function duplicateCharge(c: BookCharge, order: BookOrder, recordedChargeId: string): Finding {
-  return {
-    kind: FindingKind.DUPLICATE_CHARGE,
-    dedupeKey: keyOf(FindingKind.DUPLICATE_CHARGE, ...[recordedChargeId, c.id].sort()),
-    subject: chargeSubject(c.id),
-    orderId: order.id,
-    chargeIds: [recordedChargeId, c.id],
-    details: { amountCents: c.amountCents },
-  };
-}
+const duplicateCharge = (c: BookCharge, order: BookOrder, recorded: string) =>
+  finding(
+    K.DUPLICATE_CHARGE,
+    [chargeSubject(c.id), ...[recorded, c.id].sort()],
+    order.id,
+    [recorded, c.id],
+    {
+      amountCents: c.amountCents,
+    },
+  );
 
 /** Also what the webhook and the worker record when they refuse such a charge (same key). */
-export function amountMismatch(
+export const amountMismatch = (
   c: Pick<BookCharge, "id" | "amountCents" | "currency">,
   order: Pick<BookOrder, "id" | "totalCents" | "currency">,
-): Finding {
-  return {
-    kind: FindingKind.AMOUNT_MISMATCH,
-    dedupeKey: keyOf(FindingKind.AMOUNT_MISMATCH, order.id, c.id),
-    subject: chargeSubject(c.id),
-    orderId: order.id,
-    chargeIds: [c.id],
-    details: {
-      orderTotalCents: order.totalCents,
-      chargedCents: c.amountCents,
-      orderCurrency: order.currency,
-      chargeCurrency: c.currency,
-    },
-  };
-}
+) =>
+  finding(K.AMOUNT_MISMATCH, [chargeSubject(c.id), order.id, c.id], order.id, [c.id], {
+    orderTotalCents: order.totalCents,
+    chargedCents: c.amountCents,
+    orderCurrency: order.currency,
+    chargeCurrency: c.currency,
+  });
 
-function paidWithoutCharge(o: BookOrder): Finding {
-  return {
-    kind: FindingKind.PAID_ORDER_WITHOUT_CHARGE,
-    dedupeKey: keyOf(FindingKind.PAID_ORDER_WITHOUT_CHARGE, o.id),
-    subject: orderSubject(o.id),
-    orderId: o.id,
-    chargeIds: o.chargeId ? [o.chargeId] : [],
-    details: { totalCents: o.totalCents, recordedChargeId: o.chargeId },
-  };
-}
+const paidWithoutCharge = (o: BookOrder) =>
+  finding(
+    K.PAID_ORDER_WITHOUT_CHARGE,
+    [orderSubject(o.id), o.id],
+    o.id,
+    o.chargeId ? [o.chargeId] : [],
+    {
+      totalCents: o.totalCents,
+      recordedChargeId: o.chargeId,
+    },
+  );
 
 /**
  * Several orders for one checkout intent (tenant, checkout key): each may have exactly its one
@@ -205,12 +190,11 @@ function sharedIntent(subject: string, group: BookOrder[]): Finding {
   );
   const orderIds = sorted.map((o) => o.id);
   const chargeIds = sorted.flatMap((o) => (o.chargeId ? [o.chargeId] : [])).sort();
-  return {
-    kind: FindingKind.SHARED_INTENT,
-    dedupeKey: keyOf(FindingKind.SHARED_INTENT, ...orderIds, ...chargeIds),
-    subject,
-    orderId: orderIds[0]!,
-    chargeIds,
-    details: { tenantId: sorted[0]!.tenantId, checkoutKey: sorted[0]!.checkoutKey, orderIds },
-  };
+  const { tenantId, checkoutKey } = sorted[0]!;
+  const ids = [subject, ...orderIds, ...chargeIds];
+  return finding(K.SHARED_INTENT, ids, orderIds[0]!, chargeIds, {
+    tenantId,
+    checkoutKey,
+    orderIds,
+  });
 }
