@@ -33,11 +33,15 @@ export async function writeJudgement(
   const unique = [...new Map(judgement.findings.map((f) => [f.dedupeKey, f])).values()];
   if (unique.length === 0 && judgement.subjects.length === 0)
     return { recorded: 0, reopened: 0, closed: 0 };
-  const written = await db.$transaction(async (tx) => ({
-    recorded: await record(tx, unique),
-    reopened: await reopen(tx, unique),
-    closed: await close(tx, judgement.subjects, unique),
-  }));
+  // Nothing found (most pages): one statement, no transaction around it.
+  const written =
+    unique.length === 0
+      ? { recorded: [], reopened: [], closed: await close(db, judgement.subjects, unique) }
+      : await db.$transaction(async (tx) => ({
+          recorded: await record(tx, unique),
+          reopened: await reopen(tx, unique),
+          closed: await close(tx, judgement.subjects, unique),
+        }));
   for (const f of written.recorded) logFinding(f, "new", "reconciliation", log);
   for (const f of written.reopened) logFinding(f, "reopened", "reconciliation", log);
   for (const f of written.closed) logFinding(f, "closed", "reconciliation", log);
@@ -83,7 +87,7 @@ async function reopen(tx: Tx, findings: readonly Finding[]): Promise<Finding[]> 
 }
 
 /** The open findings about `subjects` that the judgement did not find: closed, and audited. */
-async function close(tx: Tx, subjects: readonly string[], found: readonly Finding[]) {
+async function close(tx: Tx | Db, subjects: readonly string[], found: readonly Finding[]) {
   if (subjects.length === 0) return [];
   return tx.$queryRaw<Finding[]>`
     WITH gone AS (
