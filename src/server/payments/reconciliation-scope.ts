@@ -20,7 +20,7 @@ import {
   type Range,
 } from "./reconciliation-orders";
 
-/** The findings a run's result lists (all of them up to this many; the count is always whole). */
+/** The findings a run's result lists: the first this many (`more` says when there were others). */
 export const LISTED_FINDINGS = 100;
 /**
  * A charge is stamped when the provider inserts it and listed only once it commits, and two
