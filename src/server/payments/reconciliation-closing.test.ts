@@ -26,6 +26,14 @@ function capture() {
   return { lines, logger };
 }
 
+/** A restore loses the order, its outbox row and its checkout key's record. */
+async function loseOrder(order: { orderId: string; key: string }) {
+  await t.db.$executeRaw`DELETE FROM "OutboxMessage" WHERE "aggregateId" = ${order.orderId}`;
+  await t.db.$executeRaw`DELETE FROM "Order" WHERE "id" = ${order.orderId}::uuid`;
+  await t.db
+    .$executeRaw`DELETE FROM "IdempotencyKey" WHERE "scope" = 'acme' AND "key" = ${order.key}`;
+}
+
 const auditOf = (targetId: string) =>
   t.db.auditEntry.findMany({ where: { targetId }, orderBy: { createdAt: "asc" } });
 
@@ -110,10 +118,7 @@ describe("a lost order's intent placed again", () => {
     await provider.sql(`UPDATE charges SET created_at = now() - interval '3 days' WHERE id = $1`, [
       chargeId,
     ]);
-    await t.db.$executeRaw`DELETE FROM "OutboxMessage" WHERE "aggregateId" = ${first.orderId}`;
-    await t.db.$executeRaw`DELETE FROM "Order" WHERE "id" = ${first.orderId}::uuid`;
-    await t.db
-      .$executeRaw`DELETE FROM "IdempotencyKey" WHERE "scope" = 'acme' AND "key" = ${first.key}`;
+    await loseOrder(first);
     const again = await placeTestOrder(t.db, { sku: "BAG-003", key: first.key });
     await drainOutbox(t.db, provider.client);
     expect(await t.db.order.findUniqueOrThrow({ where: { id: again.orderId } })).toMatchObject({
@@ -129,6 +134,33 @@ describe("a lost order's intent placed again", () => {
         where: { OR: [{ orderId: again.orderId }, { chargeIds: { has: chargeId! } }] },
       }),
     ).toEqual([]);
+  });
+});
+
+describe("a lost order's intent placed again with another cart", () => {
+  it("the worker's finding (the key's charge is of another amount) stays open: reconciliation judges the charge as that order's", async () => {
+    const first = await placeOrder1900(t.db);
+    await drainOutbox(t.db, provider.client);
+    const { chargeId } = await t.db.order.findUniqueOrThrow({ where: { id: first.orderId } });
+    await loseOrder(first);
+    // Placed again with the same key and another cart: its total is not the charge's.
+    const again = await placeTestOrder(t.db, { sku: "STK-008", key: first.key });
+    expect(again.totalCents).not.toBe(1900);
+    await drainOutbox(t.db, provider.client);
+    const refused = await t.db.reconciliationFinding.findFirstOrThrow({
+      where: { orderId: again.orderId },
+    });
+    expect(refused).toMatchObject({ kind: "AMOUNT_MISMATCH", chargeIds: [chargeId] });
+
+    const job = createReconciliation(t.db, provider.client, { settleSeconds: 0 });
+    await job.runOnce();
+    await job.runSince();
+    const about = await t.db.reconciliationFinding.findMany({
+      where: { chargeIds: { has: chargeId! } },
+    });
+    expect(about.map((f) => [f.kind, f.orderId, f.resolvedAt])).toEqual([
+      ["AMOUNT_MISMATCH", again.orderId, null],
+    ]);
   });
 });
 

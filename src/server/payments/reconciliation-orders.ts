@@ -4,6 +4,7 @@
 // bounded: a page's orders, or a chunk.
 import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
+import { chargeSubject } from "./books/finding";
 import type { BookCharge, BookOrder } from "./books/judge";
 import { providerKeyFor } from "./outbox-message";
 
@@ -26,15 +27,31 @@ const toBook = ({ intentKey, updatedAt: _u, ...o }: OrderRow): BookOrder => ({
   intent: intentKey === null ? null : providerKeyFor(o.tenantId, intentKey),
 });
 
-/** The orders `charges` may belong to: those they name (reference) and those that recorded them. */
-export async function ordersOf(db: Db, charges: readonly BookCharge[]): Promise<BookOrder[]> {
-  if (charges.length === 0) return [];
+/**
+ * The orders `charges` may belong to (those they name, those that recorded them, and those under
+ * whose key the worker found them), and the charges with the key they were found under. The worker
+ * records a charge it found under an order's key and refused (another amount: an order placed
+ * again with another cart took over the lost order's charge) as a finding: that is how a listed
+ * charge's key is known, so it is judged as that order's.
+ */
+export async function ordersOf(db: Db, charges: readonly BookCharge[]) {
+  if (charges.length === 0) return { orders: [], charges };
   // References are the provider's text: only those that can be an order's id are looked up.
   const ids = [...new Set(charges.map((c) => c.reference))].filter((r) => UUID.test(r));
-  const rows = await db.$queryRaw<OrderRow[]>`
-    SELECT ${ORDER_COLUMNS} FROM "Order" AS o
-    WHERE o."id" = ANY(${ids}::uuid[]) OR o."chargeId" = ANY(${charges.map((c) => c.id)})`;
-  return rows.map(toBook);
+  const rows = await db.$queryRaw<(OrderRow & { keyOf: string[] | null })[]>`
+    WITH found AS (
+      SELECT "chargeIds"[1] AS "chargeId", "orderId" FROM "ReconciliationFinding"
+      WHERE "subject" = ANY(${charges.map((c) => chargeSubject(c.id))}) AND "details"->>'refusedBy' = 'worker')
+    SELECT ${ORDER_COLUMNS}, (SELECT array_agg(f."chargeId") FROM found AS f WHERE f."orderId" = o."id"::text) AS "keyOf"
+    FROM "Order" AS o
+    WHERE o."id" = ANY(${ids}::uuid[]) OR o."chargeId" = ANY(${charges.map((c) => c.id)})
+      OR o."id"::text IN (SELECT "orderId" FROM found)`;
+  const orders = rows.map(({ keyOf: _k, ...o }) => toBook(o));
+  const keys = new Map(rows.flatMap((o, i) => (o.keyOf ?? []).map((c) => [c, orders[i]!.intent])));
+  return {
+    orders,
+    charges: charges.map((c) => (keys.get(c.id) ? { ...c, intent: keys.get(c.id)! } : c)),
+  };
 }
 
 /** Which settled orders a scope judges from their side, and by which time. */

@@ -108,8 +108,8 @@ export async function judgeScope(ctx: ScopeContext, scope: Scope): Promise<{ cut
  * every order a successful charge of the page belongs to (it has its charge). Those orders are
  * seen: the scope's order side passes them by.
  */
-async function judgePage(ctx: ScopeContext, page: readonly BookCharge[]): Promise<void> {
-  const orders = await ordersOf(ctx.db, page);
+async function judgePage(ctx: ScopeContext, listed: readonly BookCharge[]): Promise<void> {
+  const { orders, charges: page } = await ordersOf(ctx.db, listed);
   const charged = [...chargedOrders({ orders, charges: page })];
   await recordSightings(ctx.db, charged, ctx.now);
   const paid = orders.filter((o) => o.status === "PAID" && charged.includes(o.id));
@@ -137,7 +137,7 @@ async function judgeUnseenOrders(ctx: ScopeContext, scope: OrderScope): Promise<
 
 /** An order and the charge its key holds (if any), with every order that charge may belong to. */
 async function judgeWithCharge(ctx: ScopeContext, order: BookOrder, charge?: BookCharge) {
-  const theirs = charge ? await ordersOf(ctx.db, [charge]) : [];
+  const theirs = charge ? (await ordersOf(ctx.db, [charge])).orders : [];
   const orders = [order, ...theirs.filter((o) => o.id !== order.id)];
   const subjects = [orderSubject(order.id), ...(charge ? [chargeSubject(charge.id)] : [])];
   await judge(ctx, { orders, charges: charge ? [charge] : [] }, subjects);
