@@ -10,13 +10,15 @@
 //   npm run reconcile -- --since <date>    every charge made and order changed since the date
 //   npm run reconcile -- --all             the whole history
 //   npm run reconcile -- resolve <id> --note "<what was done>"
+// It judges up to the moment it starts (the job leaves the last 30 s to its next run), and says what
+// it leaves for later: charges in flight (their order still PENDING, younger than 15 minutes).
 // Findings already recorded are listed again but not recorded twice; one that had been resolved is
-// opened again.
+// opened again, and one whose disagreement is gone is closed.
 import { loadReconcileConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
 import { createProviderClient, createReconciliation } from "../src/server/payments";
 import type { ReconciliationResult } from "../src/server/payments";
-import { budgetLine } from "../src/server/payments/reconciliation";
+import { budgetLine, PENDING_SETTLE_SECONDS } from "../src/server/payments/reconciliation";
 import { resolveProviderSecretKey, resolveProviderUrl } from "../tools/db/url";
 import { DEMO_PROVIDER_SECRET_KEY } from "../src/server/payments/config";
 import { configOrExit } from "./lib/config";
@@ -60,7 +62,8 @@ await runTool(async () => {
     const reconciliation = createReconciliation(
       db,
       createProviderClient(providerUrl!, providerSecretKey!),
-      { budget: config.budget },
+      // Up to now: an operator asking for a run wants the books as they stand.
+      { budget: config.budget, settleSeconds: 0 },
     );
     if (command.kind === "run") return report(await reconciliation.runOnce());
     // --since and --all: run after run, each from where the budget stopped the last, until the
@@ -81,29 +84,42 @@ await runTool(async () => {
 });
 
 function report(result: ReconciliationResult) {
-  const { findings, recorded, reopened, closedDeadLetters, charges } = result;
+  const { findings, recorded, reopened, closed, closedDeadLetters, charges } = result;
+  const until = result.judgedUntil.toISOString();
   if (findings.length === 0)
-    console.log(`reconciliation: the provider's ${charges} charge(s) judged and the orders agree`);
+    console.log(`reconciliation: ${charges} charge(s) judged up to ${until} and the orders agree`);
   for (const f of findings) {
     console.log(
       `${f.kind}\torder=${f.orderId ?? "-"}\tcharges=${f.chargeIds.join(",") || "-"}\t${JSON.stringify(f.details)}`,
     );
   }
+  if (result.more) console.log(`reconciliation: the first ${findings.length} finding(s) listed`);
   if (closedDeadLetters > 0)
     console.log(
       `reconciliation: closed ${closedDeadLetters} dead-lettered payment(s) whose order was paid after all`,
     );
   console.log(
-    `reconciliation: ${findings.length} finding(s), ${recorded} new, ${reopened} opened again`,
+    `reconciliation: judged up to ${until}: ${findings.length}${result.more ? "+" : ""} finding(s), ${recorded} new, ${reopened} opened again, ${closed} closed`,
   );
-  if (result.unjudgedOrders > 0)
-    console.log(
-      `reconciliation: ${result.unjudgedOrders} paid order(s) not judged: the lookup of their charges ran out of budget`,
-    );
+  for (const line of leftForLater(result)) console.log(line);
   const stopped = budgetLine(result);
   if (stopped) console.log(stopped);
   // A page larger than the cap: the provider answered something that is not a page.
   if (result.budget.stopped?.reason === "page-too-large") process.exitCode = 1;
+}
+
+/** What the run did not judge, and why. */
+function leftForLater(result: ReconciliationResult): string[] {
+  const lines = [];
+  if (result.inFlight > 0)
+    lines.push(
+      `reconciliation: ${result.inFlight} charge(s) left for a later run: in flight, their order still PENDING and the charge younger than ${PENDING_SETTLE_SECONDS / 60} minutes`,
+    );
+  if (result.unjudgedOrders > 0)
+    lines.push(
+      `reconciliation: ${result.unjudgedOrders} paid order(s) not judged: the lookup of their charges ran out of budget`,
+    );
+  return lines;
 }
 
 /** The audit log names the operating-system user who ran the command. */

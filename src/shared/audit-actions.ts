@@ -16,6 +16,10 @@ export const AuditAction = {
   SESSION_END_ALL: "session.end_all",
   /** An operator resolved a reconciliation finding, with a note saying what was done. */
   RECONCILIATION_RESOLVE: "reconciliation.resolve",
+  /** Reconciliation closed a finding whose disagreement is gone. */
+  RECONCILIATION_CLOSE: "reconciliation.close",
+  /** Reconciliation opened again a resolved finding: the disagreement is back. */
+  RECONCILIATION_REOPEN: "reconciliation.reopen",
 } as const;
 export type AuditAction = (typeof AuditAction)[keyof typeof AuditAction];
 

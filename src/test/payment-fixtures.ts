@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../server/db/client";
 import { callTrpc, TOKENS } from "./http";
-import { createOutboxWorker } from "../server/payments/outbox-worker";
+import { createOutboxWorker, type WorkerLogger } from "../server/payments/outbox-worker";
 import type { PaymentProvider } from "../server/payments/provider";
 import type { ProviderEventBody } from "../server/payments/webhook";
 import type { TestProvider } from "./provider";
@@ -72,8 +72,13 @@ export async function placeOrder1900(db: Db) {
  * Runs the outbox worker against `provider` until it claims nothing: what it delivered, retried
  * and dead-lettered, summed.
  */
-export async function drainOutbox(db: Db, provider: PaymentProvider, config = {}) {
-  const worker = createOutboxWorker(db, { provider, config });
+export async function drainOutbox(
+  db: Db,
+  provider: PaymentProvider,
+  config = {},
+  logger?: WorkerLogger,
+) {
+  const worker = createOutboxWorker(db, { provider, config, logger });
   const totals = { delivered: 0, retried: 0, dead: 0 };
   for (;;) {
     const run = await worker.runOnce();

@@ -7,7 +7,8 @@
 // twice.
 import { Prisma } from "../../generated/prisma/client";
 import type { Tx } from "../db/client";
-import { FindingKind } from "./reconciliation";
+import { amountMismatch } from "./books/judge";
+import { logFinding, type FindingLogger } from "./books/finding-log";
 
 /** What the provider says it took for an order. */
 export interface ChargeTaken {
@@ -15,10 +16,6 @@ export interface ChargeTaken {
   amountCents: number;
   currency: string;
 }
-
-/** The finding's dedupe key: reconciliation's for an amount that differs (kind, order, charge). */
-export const mismatchKey = (orderId: string, chargeId: string) =>
-  `${FindingKind.AMOUNT_MISMATCH}:${orderId},${chargeId}`;
 
 /**
  * For `WHERE` on "Order" AS o: the charge (its amount and currency as SQL values) took exactly the
@@ -34,23 +31,13 @@ export async function recordChargeMismatch(
   order: { id: string; totalCents: number; currency: string },
   charge: ChargeTaken,
   source: "webhook" | "worker",
+  log?: FindingLogger,
 ): Promise<void> {
-  await tx.reconciliationFinding.createMany({
-    data: [
-      {
-        kind: FindingKind.AMOUNT_MISMATCH,
-        dedupeKey: mismatchKey(order.id, charge.id),
-        orderId: order.id,
-        chargeIds: [charge.id],
-        details: {
-          orderTotalCents: order.totalCents,
-          chargedCents: charge.amountCents,
-          orderCurrency: order.currency,
-          chargeCurrency: charge.currency,
-          refusedBy: source,
-        },
-      },
-    ],
+  const finding = amountMismatch(charge, order);
+  finding.details.refusedBy = source;
+  const created = await tx.reconciliationFinding.createMany({
+    data: [{ ...finding, details: finding.details as object }],
     skipDuplicates: true,
   });
+  if (created.count > 0) logFinding(finding, "new", source, log);
 }

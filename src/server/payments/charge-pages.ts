@@ -4,7 +4,13 @@
 // page at a time, whatever the provider says about `has_more`. When the budget runs out the
 // listing ends cleanly, says why and where it stopped, and the caller judges what it read.
 import type { ReconcileBudget } from "./config";
-import { ProviderPageTooLargeError, type ListedCharge, type PaymentProvider } from "./provider";
+import {
+  ProviderPageTooLargeError,
+  type ChargeListQuery,
+  type ChargePage,
+  type ListedCharge,
+  type PaymentProvider,
+} from "./provider";
 
 /** The list API's largest page: fewer round trips per run. */
 export const PAGE_SIZE = 100;
@@ -82,6 +88,39 @@ export interface Listing {
 }
 
 /**
+ * One call of the list API under the budget: the page, or undefined when the budget stopped it (a
+ * page too large, the run's time out, or no page left within `share`).
+ */
+async function readPage(
+  provider: PaymentProvider,
+  query: ChargeListQuery,
+  budget: RunBudget,
+  share = 1,
+): Promise<ChargePage | undefined> {
+  const spent = budget.exhausted(share);
+  if (spent) {
+    if (spent !== BudgetStop.PAGE_TOO_LARGE) budget.stop(spent, STOP_DETAIL[spent](budget.limits));
+    return undefined;
+  }
+  try {
+    const page = await provider.listCharges(query, {
+      maxBytes: budget.limits.maxPageBytes,
+      signal: budget.signal,
+    });
+    budget.pages += 1;
+    budget.bytes += page.bytes;
+    return page;
+  } catch (error) {
+    if (error instanceof ProviderPageTooLargeError)
+      budget.stop(BudgetStop.PAGE_TOO_LARGE, error.message);
+    // The run's time ran out while a call was in flight (a slow answer, a stalled body).
+    else if (budget.signal.aborted) budget.stop(BudgetStop.TIME, STOP_DETAIL.time(budget.limits));
+    else throw error;
+    return undefined;
+  }
+}
+
+/**
  * Reads the charges created in [createdGte, createdLt) page by page, oldest first, handing each
  * page to `onPage` before reading the next, until the list ends or the budget (its `share`) does.
  */
@@ -94,36 +133,36 @@ export async function eachChargePage(
 ): Promise<Listing> {
   let last: ListedCharge | undefined;
   for (;;) {
-    const spent = budget.exhausted(share);
-    if (spent) {
-      if (spent !== BudgetStop.PAGE_TOO_LARGE)
-        budget.stop(spent, STOP_DETAIL[spent](budget.limits));
-      return { complete: false, last };
-    }
-    let page;
-    try {
-      page = await provider.listCharges(
-        { ...range, startingAfter: last?.id, limit: PAGE_SIZE },
-        { maxBytes: budget.limits.maxPageBytes, signal: budget.signal },
-      );
-    } catch (error) {
-      if (error instanceof ProviderPageTooLargeError) {
-        budget.stop(BudgetStop.PAGE_TOO_LARGE, error.message);
-        return { complete: false, last };
-      }
-      // The run's time ran out while a call was in flight (a slow answer, a stalled body).
-      if (budget.signal.aborted) {
-        budget.stop(BudgetStop.TIME, STOP_DETAIL.time(budget.limits));
-        return { complete: false, last };
-      }
-      throw error;
-    }
-    budget.pages += 1;
-    budget.bytes += page.bytes;
+    const query = { ...range, startingAfter: last?.id, limit: PAGE_SIZE };
+    const page = await readPage(provider, query, budget, share);
+    if (!page) return { complete: false, last };
     if (page.data.length > 0) {
       await onPage(page.data);
       last = page.data.at(-1);
     }
     if (!page.hasMore || page.data.length === 0) return { complete: true, last };
   }
+}
+
+/**
+ * The charge the provider holds under `key` (GET /v1/charges?idempotency_key=), read as a page of
+ * the budget: undefined when it holds none, "spent" when the budget (or a key unknown) leaves the
+ * question open.
+ */
+export async function lookUpByKey(
+  provider: PaymentProvider,
+  key: string | null,
+  budget: RunBudget,
+): Promise<ListedCharge | undefined | "spent"> {
+  if (key === null) return "spent";
+  const page = await readPage(provider, { idempotencyKey: key, limit: 1 }, budget);
+  return page ? page.data[0] : "spent";
+}
+
+/** The provider's oldest charge (its list is oldest first), read as a page of the budget. */
+export async function firstCharge(
+  provider: PaymentProvider,
+  budget: RunBudget,
+): Promise<ListedCharge | undefined> {
+  return (await readPage(provider, { limit: 1 }, budget))?.data[0];
 }

@@ -63,17 +63,18 @@ export const OUTBOX_POLL_MS = 1_000;
 
 /**
  * Reconciliation reads the provider's charges made since its last run (through the list API) and
- * compares them with the orders. A minute keeps the dashboard within a minute or two of the truth
- * (a failover's lost orders show as findings soon after), and one run costs a page or two of the
- * list and one query per page: nothing next to the checkouts it checks.
+ * compares them with the orders; its sweep laps the whole history in ten runs. A minute keeps the
+ * dashboard within a minute or two of the truth (a failover's lost orders show as findings soon
+ * after), and a disagreement of any age within fifteen; one run costs a page or two of the list
+ * and a few queries per page: nothing next to the checkouts it checks.
  */
 export const RECONCILE_INTERVAL_MS = 60_000;
 
 /**
  * What one reconciliation run may spend on the provider's list, whatever the provider answers: a
  * provider that says `has_more: true` for ever, answers a gigabyte, or stalls mid-answer costs a
- * run this much and no more. The list is judged page by page and each page dropped after, so the
- * memory a run holds is one page plus two short ids per charge judged.
+ * run this much and no more. Each page is judged and its findings written before the next is read,
+ * so the memory a run holds is one page (and one chunk of orders), whatever the provider answers.
  */
 export interface ReconcileBudget {
   /**

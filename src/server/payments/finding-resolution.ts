@@ -1,7 +1,7 @@
 // A reconciliation finding carried to its end: an operator says what was done about it (refunded
 // the second charge, restored the order...) and it leaves the open findings, with the note, the
 // operator's name and an audit entry, in one transaction. Found again by a later run, it opens
-// again (reconciliation.ts, recordFindings): resolving a disagreement that is still there does not
+// again (books/record.ts, writeJudgement): resolving a disagreement that is still there does not
 // hide it.
 import type { Tx } from "../db/client";
 

@@ -8,7 +8,7 @@ import { startLoop, type Loop } from "./loop";
 import { logger as processLogger } from "../logger";
 import { createOutboxWorker, type OutboxWorkerOptions, type WorkerLogger } from "./outbox-worker";
 import { createProviderClient, type PaymentProvider } from "./provider";
-import { budgetLine, createReconciliation, findingLine } from "./reconciliation";
+import { budgetLine, createReconciliation } from "./reconciliation";
 
 export { createOutboxWorker, type OutboxWorker, type OutboxRunResult } from "./outbox-worker";
 export {
@@ -49,7 +49,7 @@ export function configuredProvider({
 type JobOptions = {
   log?: JobLog;
   hooks?: OutboxWorkerOptions["hooks"];
-  /** The outbox worker's logger: the process's pino logger unless a test gives its own. */
+  /** The payment jobs' logger: the process's pino logger unless a test gives its own. */
   logger?: WorkerLogger;
 };
 
@@ -75,31 +75,40 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
     hooks: options.hooks,
     logger: options.logger ?? processLogger,
   });
-  const reconciliation = createReconciliation(db, provider, {
-    intervalMs: settings.reconcileIntervalMs,
-    budget: settings.reconcileBudget,
-    // One line per disagreement found (or back after being resolved), never one per run.
-    onFinding: (finding, state) => log?.log(findingLine(finding, state)),
-  });
   const loops: Loop[] = [
     startLoop("outbox", () => worker.runOnce(), {
       idleMs: settings.pollMs,
       busy: (r) => r.claimed > 0,
       onError: log?.failed,
     }),
-    startLoop(
-      "reconciliation",
-      async () => {
-        const result = await reconciliation.runOnce();
-        // A run its budget stopped says so (why, what it read, where the next goes on).
-        const stopped = budgetLine(result);
-        if (stopped) log?.log(stopped);
-        return result;
-      },
-      { idleMs: settings.reconcileIntervalMs, onError: log?.failed },
-    ),
+    reconciliationLoop(deps, provider, options),
   ];
   return async () => {
     await Promise.all(loops.map((loop) => loop.stop()));
   };
+}
+
+/** The reconciliation job, every RECONCILE_INTERVAL_MS. */
+function reconciliationLoop(
+  { db, settings }: PaymentDeps,
+  provider: PaymentProvider,
+  { log, logger }: JobOptions,
+): Loop {
+  const reconciliation = createReconciliation(db, provider, {
+    intervalMs: settings.reconcileIntervalMs,
+    budget: settings.reconcileBudget,
+    // One structured line per finding recorded, opened again or closed, never one per run.
+    logger: logger ?? processLogger,
+  });
+  return startLoop(
+    "reconciliation",
+    async () => {
+      const result = await reconciliation.runOnce();
+      // A run its budget stopped says so (why, what it read, where the next goes on).
+      const stopped = budgetLine(result);
+      if (stopped) log?.log(stopped);
+      return result;
+    },
+    { idleMs: settings.reconcileIntervalMs, onError: log?.failed },
+  );
 }

@@ -35,11 +35,31 @@ describe("a key someone else used first", () => {
       currency: "EUR",
     });
 
-    expect(await drainOutbox(t.db, provider.client)).toEqual({ delivered: 1, retried: 0, dead: 0 });
+    const said: { fields: object; message: string }[] = [];
+    const keep = (fields: object, message: string) => said.push({ fields, message });
+    const logger = { debug() {}, info: keep, warn: keep };
+    expect(await drainOutbox(t.db, provider.client, {}, logger)).toEqual({
+      delivered: 1,
+      retried: 0,
+      dead: 0,
+    });
     expect(await t.db.order.findUniqueOrThrow({ where: { id: order.orderId } })).toMatchObject({
       status: "PENDING",
       chargeId: null,
     });
+    // The worker's finding is said in the one structured line every finding gets.
+    expect(said.filter((l) => "finding" in l.fields)).toEqual([
+      {
+        fields: {
+          finding: expect.objectContaining({ kind: "AMOUNT_MISMATCH", chargeIds: [forged.id] }),
+          state: "new",
+          source: "worker",
+        },
+        message: expect.stringMatching(
+          /^\[reconciliation\] new finding AMOUNT_MISMATCH: .*\[worker\]$/,
+        ),
+      },
+    ]);
     expect(
       await t.db.outboxMessage.findFirstOrThrow({ where: { aggregateId: order.orderId } }),
     ).toMatchObject({

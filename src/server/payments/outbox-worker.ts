@@ -11,7 +11,8 @@ import { DEFAULT_OUTBOX_CONFIG, type OutboxConfig } from "./config";
 import { mapBounded } from "./bounded";
 import { applyPaymentOutcome, movesForward, orderById } from "./order-payment";
 import { takesOrderTotal } from "./charge-mismatch";
-import { FindingKind } from "./reconciliation";
+import { chargeSubject, FindingKind, type Finding } from "./books/finding";
+import { logFinding } from "./books/finding-log";
 import { PAYMENT_TOPIC, paymentPayload } from "./outbox-message";
 import {
   createProviderReachability,
@@ -184,7 +185,7 @@ async function recordDeliveries(
 ): Promise<Set<string>> {
   if (charged.length === 0) return new Set();
   const column = <T>(pick: (c: Charged) => T) => charged.map(pick);
-  const marked = await w.db.$queryRaw<{ id: string }[]>`
+  const rows = await w.db.$queryRaw<{ id: string | null; finding: Finding | null }[]>`
     WITH delivered AS (
       SELECT * FROM unnest(${column((c) => c.message.id)}::uuid[], ${column((c) => c.message.attempts)}::int[],
                            ${column((c) => c.orderId)}::text[], ${column((c) => c.charge.id)}::text[],
@@ -205,19 +206,29 @@ async function recordDeliveries(
       FROM marked AS k
       WHERE ${orderById(Prisma.sql`k."orderId"`)} AND ${movesForward(Prisma.sql`k."outcome"`)}
         AND ${takesOrderTotal(Prisma.sql`k."amountCents"`, Prisma.sql`k."currency"`)}
-    ), mismatched AS (
-      -- A charge the provider answered with another amount or currency than the order's (a key
-      -- someone else used first): the order is not moved, and the disagreement is a finding.
-      INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
-      SELECT ${FindingKind.AMOUNT_MISMATCH}::"FindingKind", ${`${FindingKind.AMOUNT_MISMATCH}:`} || o."id"::text || ',' || k."chargeId", o."id"::text, ARRAY[k."chargeId"],
+    ), mismatched AS (${refusedCharges()})
+    SELECT "id"::text AS "id", NULL::jsonb AS "finding" FROM marked
+    UNION ALL SELECT NULL, to_jsonb(f) FROM mismatched AS f`;
+  for (const row of rows) if (row.finding) logFinding(row.finding, "new", "worker", w.logger);
+  return new Set(rows.flatMap((row) => (row.id ? [row.id] : [])));
+}
+
+/**
+ * For recordDeliveries: a charge the provider answered with another amount or currency than the
+ * order's (a key someone else used first) does not move the order, and is a finding (the one
+ * reconciliation would record: books/judge.ts, amountMismatch), returned to be logged.
+ */
+function refusedCharges(): Prisma.Sql {
+  const kind = FindingKind.AMOUNT_MISMATCH;
+  return Prisma.sql`
+      INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "subject", "orderId", "chargeIds", "details")
+      SELECT ${kind}::"FindingKind", ${`${kind}:`} || o."id"::text || ',' || k."chargeId", ${chargeSubject("")} || k."chargeId", o."id"::text, ARRAY[k."chargeId"],
              jsonb_build_object('orderTotalCents', o."totalCents", 'chargedCents', k."amountCents",
                                 'orderCurrency', o."currency", 'chargeCurrency', k."currency", 'refusedBy', 'worker')
       FROM marked AS k JOIN "Order" AS o ON ${orderById(Prisma.sql`k."orderId"`)}
       WHERE NOT ${takesOrderTotal(Prisma.sql`k."amountCents"`, Prisma.sql`k."currency"`)}
       ON CONFLICT ("dedupeKey") DO NOTHING
-    )
-    SELECT "id"::text AS "id" FROM marked`;
-  return new Set(marked.map((row) => row.id));
+      RETURNING "kind"::text AS "kind", "dedupeKey", "subject", "orderId", "chargeIds"`;
 }
 
 /** The batch's transient failures in one statement: each row due again after its own backoff. */

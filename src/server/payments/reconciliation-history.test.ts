@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../../test/database";
 import { useTestProvider } from "../../test/provider";
 import { chargedTestOrder, placeTestOrder } from "../../test/payment-fixtures";
+import { RECONCILE_INTERVAL_MS } from "./config";
 import { createOutboxWorker } from "./outbox-worker";
 import {
   createReconciliation,
@@ -175,5 +176,37 @@ describe("reconciliation over the whole history", () => {
         details: expect.objectContaining({ reference: lost }),
       }),
     );
+  });
+
+  it("the job at its default interval finds disagreements 10 minutes, 4 hours and 60 days old within 15 minutes of runs", async () => {
+    // The job as the server runs it: default interval and settling time.
+    const reconciliation = createReconciliation(t.db, provider.client, {
+      intervalMs: RECONCILE_INTERVAL_MS,
+    });
+    await reconciliation.runOnce();
+    // Charges for orders the shop lost, written behind the recent pass's back (restored provider
+    // records, say): their creation times are in the past, the clocks moved in the data.
+    const ages = [10 * 60, 4 * HOUR, 60 * DAY];
+    const lost = ages.map(() => `ch_late${randomUUID().replaceAll("-", "")}`);
+    for (const [i, id] of lost.entries())
+      await provider.sql(
+        `INSERT INTO charges (id, idempotency_key, reference, amount_cents, currency, status, created_at)
+         VALUES ($1, $1, $2, 700, 'EUR', 'SUCCEEDED', now() - make_interval(secs => $3))`,
+        [id, randomUUID(), ages[i]],
+      );
+    const found = () =>
+      t.db.reconciliationFinding.findMany({
+        where: { kind: "CHARGE_WITHOUT_ORDER", chargeIds: { hasSome: lost } },
+      });
+    // Fifteen minutes of the job: as many runs as its interval fits in them.
+    const runs = Math.floor((15 * 60_000) / RECONCILE_INTERVAL_MS);
+    let ran = 0;
+    while (ran < runs && (await found()).length < lost.length) {
+      await reconciliation.runOnce();
+      ran++;
+    }
+    expect((await found()).flatMap((f) => f.chargeIds).sort()).toEqual([...lost].sort());
+    // Behind the recent pass: the sweep found them, not the first run after they were written.
+    expect(ran).toBeGreaterThan(1);
   });
 });

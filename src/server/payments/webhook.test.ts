@@ -1,7 +1,8 @@
 // POST /api/webhooks/payments through the engine's plain wrapper: redelivery changes nothing and
 // answers as the first time; orders never move backwards.
 import { randomUUID } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { logger } from "../logger";
 import { useTestDatabase } from "../../test/database";
 import { WEBHOOK_SCOPE } from "./config";
 import { chargedTestOrder } from "../../test/payment-fixtures";
@@ -178,6 +179,8 @@ describe("a charge someone else made for an order (tried as an attacker)", () =>
     expect(totalCents).toBeGreaterThan(1);
     const cent = await forgedCharge(orderId, 1, "EUR");
     const dollars = await forgedCharge(orderId, totalCents, "USD");
+    // Every finding is said in one structured line (books/finding-log.ts, the process's logger).
+    const warn = vi.spyOn(logger, "warn");
     for (const forged of [cent, dollars]) {
       const res = await post(forged.body);
       expect(res.status).toBe(200);
@@ -196,6 +199,18 @@ describe("a charge someone else made for an order (tried as an attacker)", () =>
       [cent.charge.id, dollars.charge.id].sort(),
     );
     expect(findings.every((f) => f.kind === "AMOUNT_MISMATCH" && f.resolvedAt === null)).toBe(true);
+    const lines = warn.mock.calls.filter(([fields]) => (fields as { source?: string }).source);
+    warn.mockRestore();
+    expect(lines.map(([fields]) => fields)).toEqual(
+      [cent, dollars].map((forged) => ({
+        finding: expect.objectContaining({
+          kind: "AMOUNT_MISMATCH",
+          chargeIds: [forged.charge.id],
+        }),
+        state: "new",
+        source: "webhook",
+      })),
+    );
 
     // The shop's own charge still pays it, with its own charge id.
     expect((await post(ownEvent)).status).toBe(200);
