@@ -39,6 +39,9 @@ import {
 } from "./body-limit";
 import { fillForwardedHeaders, toFetchRequest, writeFetchResponse } from "./node-fetch-bridge";
 import { readNodeBody } from "./node-body";
+import { closeAfterLingering } from "./lingering-close";
+import { Lanes, laneOf, type LaneLimits, type LaneName } from "./lanes";
+import { serveInLane, type LaneDoor } from "./lane-door";
 
 /**
  * How long a client may take to send its headers, and its whole request (headers and body). A real
@@ -60,7 +63,7 @@ export interface DoorApp {
   engine: { config: { maxWaitMs: number } };
   /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
   config?: { http?: { maxConnectionsPerPeer?: number } };
-  refusals?: { count(reason: string, stage: "connection"): void };
+  refusals?: { count(reason: string, stage: "connection" | "lane" | "body"): void };
   /** Duplicates of a request in flight, waiting outside the line (src/server/http/waiters.ts). */
   waiters?: {
     joinable(
@@ -131,11 +134,23 @@ export interface FrontDoorOptions {
    * checks).
    */
   direct?: { headers: Readonly<Record<string, string>>; port: number; lab?: LabRoutes };
+  /** Other bounds for some lanes (tests); lanes.ts's LANE_LIMITS otherwise. */
+  lanes?: Partial<Record<LaneName, LaneLimits>>;
 }
 
 export function createFrontDoor(options: FrontDoorOptions): http.Server {
   // The lab module's handler for each app it was made with (one app per process, but in tests).
   const labHandlers = new WeakMap<DoorApp, DirectHandler>();
+  const lanes = new Lanes(
+    (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
+    options.lanes,
+  );
+  const door: LaneDoor = {
+    lanes,
+    handle: options.handle,
+    headers: options.direct?.headers ?? {},
+    onBodyRefused: (reason) => options.app()?.refusals?.count(reason, "body"),
+  };
   const server = http.createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -150,10 +165,15 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       if (url.startsWith(TRPC_PREFIX) && refusedAtTheDoor(req, res, options)) return;
       const route = options.direct && directRouteOf(req.method, url);
       const handler = route ? handlerOf(route, url, options, labHandlers) : undefined;
+      // The webhook in its own lane; the API's lane is the app's admission, in its route.
+      const laned: DirectHandler | undefined =
+        handler && route === "webhook"
+          ? (request, read) => lanes.admit("webhook", () => handler(request, read), request.signal)
+          : handler;
       const served =
-        handler && options.direct
-          ? serveDirect(handler, req, res, options.direct, () => options.handle(req, res))
-          : options.handle(req, res);
+        laned && options.direct
+          ? serveDirect(laned, req, res, options.direct, () => options.handle(req, res))
+          : serveInLane(door, laneOf(url), req, res);
       served.catch((error: unknown) => {
         console.error(`[once] request failed: ${(error as Error).message}`);
         if (!res.headersSent) res.writeHead(500).end();
@@ -219,7 +239,8 @@ async function serveDirect(
   const request = toFetchRequest(req, res, origin, read?.ok ? read.bytes : undefined);
   const response = await handler(request, read);
   // A body refused before it was in is not read to its end to keep the connection: the connection
-  // goes with the answer.
+  // goes with the answer, once the rest of the body has been read and dropped (lingering-close.ts).
+  if (read?.ok === false) closeAfterLingering(req, res);
   await writeFetchResponse(response, res, direct.headers, read?.ok === false);
 }
 
@@ -249,13 +270,13 @@ function refusedAtTheDoor(
     const seconds = app.admission.refusedNow(waitMs);
     if (seconds === undefined) return false;
     const written = writtenRefusals.get(seconds);
-    if (written) writeRefusal(written, res, keep);
-    else void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, res, keep));
+    if (written) writeRefusal(written, req, res, keep);
+    else void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, req, res, keep));
     return true;
   }
   const refusal = app.admission.refusalNow(waitMs);
   if (!refusal) return false;
-  void keepRefusal(undefined, refusal).then((made) => writeRefusal(made, res, keep));
+  void keepRefusal(undefined, refusal).then((made) => writeRefusal(made, req, res, keep));
   return true;
 }
 
@@ -308,10 +329,15 @@ function keepsConnection(req: http.IncomingMessage): boolean {
 const KEEP_ALIVE_BODY_BYTES = 64 * 1024;
 
 /** Writes a refusal on the socket; `keep`: the connection stays open after it. */
-function writeRefusal(refusal: WrittenRefusal, res: http.ServerResponse, keep: boolean): void {
+function writeRefusal(
+  refusal: WrittenRefusal,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  keep: boolean,
+): void {
   if (keep) res.writeHead(refusal.status, refusal.headers);
   else {
-    res.shouldKeepAlive = false;
+    closeAfterLingering(req, res);
     res.writeHead(refusal.status, { ...refusal.headers, connection: "close" });
   }
   res.end(refusal.body);

@@ -1,0 +1,105 @@
+// Every route through a bound of its own (a lane), so that no route's crowd takes another's places:
+// a flood of `GET /api/health` or of a page queues in its own short line and is refused from it,
+// while the API's requests are served by the API's own admission (src/server/http/admission.ts,
+// the `api` lane here: the door adds nothing to it). A lane is the same admission as the API's,
+// with a few places: past them a request queues for a place, first come first served, for up to
+// LANE_WAIT_MS, then is refused `503` with its Retry-After (counted as
+// once_http_refusals_total{reason="<lane>_busy",stage="lane"}). Queued, a flooding client waits
+// instead of sending again, and costs the instance a timer, not a page render.
+//
+// The places are few because a lane's share of the instance is about how many of its requests run
+// at once: Node interleaves the requests in progress, so two page renders in progress beside
+// thirty-two API requests take about two thirty-fourths of the event loop, however many more
+// pages wait in their line. Each lane also has a body limit (body-limit.ts): 64 KiB where a body
+// is expected (the API, the session forms, the webhook), PAGE_BODY_LIMIT_BYTES everywhere else.
+import { Admission } from "./admission";
+import {
+  SIGN_IN_BODY_LIMIT_BYTES,
+  TRPC_BODY_LIMIT_BYTES,
+  WEBHOOK_BODY_LIMIT_BYTES,
+} from "./body-limit";
+
+export type LaneName = "api" | "webhook" | "session" | "health" | "metrics" | "assets" | "pages";
+
+/**
+ * A page's body: no page of the app takes one (forms post to the API and the session routes), so
+ * 4 KiB is room for a stray form, not for an upload.
+ */
+export const PAGE_BODY_LIMIT_BYTES = 4 * 1024;
+
+/** How long a request queues for a place in its lane before it is refused (the store's wait). */
+export const LANE_WAIT_MS = 2_000;
+
+export interface LaneLimits {
+  /** Requests of the lane in progress at once. */
+  places: number;
+  /** Requests that may queue for a place; past them a newcomer is refused at once. */
+  queued: number;
+  /** The largest body the lane takes. */
+  bodyBytes: number;
+}
+
+/**
+ * The lanes' bounds. A load balancer probes health one request at a time; metrics are scraped by
+ * one Prometheus; a browser fetches a page's scripts and styles (assets) six at a time, and its
+ * page one at a time. The queues hold a crowd the size of the instance's connections' worth.
+ */
+export const LANE_LIMITS: Readonly<Record<Exclude<LaneName, "api">, LaneLimits>> = {
+  webhook: { places: 4, queued: 256, bodyBytes: WEBHOOK_BODY_LIMIT_BYTES },
+  session: { places: 2, queued: 256, bodyBytes: SIGN_IN_BODY_LIMIT_BYTES },
+  health: { places: 1, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES },
+  metrics: { places: 1, queued: 16, bodyBytes: PAGE_BODY_LIMIT_BYTES },
+  assets: { places: 4, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES },
+  pages: { places: 2, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES },
+};
+
+/** The lane of a request's path (its query left out). */
+export function laneOf(url: string): LaneName {
+  const query = url.indexOf("?");
+  const path = query < 0 ? url : url.slice(0, query);
+  if (path.startsWith("/api/trpc/")) return "api";
+  if (path.startsWith("/api/webhooks/")) return "webhook";
+  if (path.startsWith("/api/session/")) return "session";
+  if (path === "/api/health") return "health";
+  if (path === "/api/metrics") return "metrics";
+  if (path.startsWith("/_next/static/") || path === "/favicon.ico" || path === "/icon.svg")
+    return "assets";
+  return "pages";
+}
+
+/** The largest body a request on this path may send. */
+export function bodyLimitOf(lane: LaneName): number {
+  return lane === "api" ? TRPC_BODY_LIMIT_BYTES : LANE_LIMITS[lane].bodyBytes;
+}
+
+/** Told of each refusal: the lane's name. */
+export type OnLaneRefusal = (lane: LaneName) => void;
+
+/** One admission per lane but the API's (the app's own). */
+export class Lanes {
+  private readonly admissions = new Map<LaneName, Admission>();
+
+  constructor(
+    onRefuse: OnLaneRefusal,
+    limits: Partial<Record<LaneName, LaneLimits>> = {},
+  ) {
+    for (const [lane, defaults] of Object.entries(LANE_LIMITS) as [LaneName, LaneLimits][]) {
+      const { places, queued } = limits[lane] ?? defaults;
+      this.admissions.set(
+        lane,
+        new Admission({
+          served: places,
+          waitMs: LANE_WAIT_MS,
+          maxQueued: queued,
+          onRefuse: () => onRefuse(lane),
+        }),
+      );
+    }
+  }
+
+  /** `serve` run in the lane's bound, or the lane's refusal (`503`, Retry-After) if none came. */
+  admit(lane: LaneName, serve: () => Promise<Response>, signal?: AbortSignal): Promise<Response> {
+    const admission = this.admissions.get(lane);
+    return admission ? admission.admit(serve, signal ? { signal } : {}) : serve();
+  }
+}
