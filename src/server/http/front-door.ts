@@ -42,6 +42,7 @@ import { readNodeBody } from "./node-body";
 import { closeAfterLingering } from "./lingering-close";
 import { Lanes, laneOf, type LaneLimits, type LaneName } from "./lanes";
 import { serveInLane, type LaneDoor } from "./lane-door";
+import { boundOpenConnections, type OpenConnectionLimits } from "./open-connections";
 
 /**
  * How long a client may take to send its headers, and its whole request (headers and body). A real
@@ -136,6 +137,8 @@ export interface FrontDoorOptions {
   direct?: { headers: Readonly<Record<string, string>>; port: number; lab?: LabRoutes };
   /** Other bounds for some lanes (tests); lanes.ts's LANE_LIMITS otherwise. */
   lanes?: Partial<Record<LaneName, LaneLimits>>;
+  /** Another cap on open connections, or idle time (tests); open-connections.ts's otherwise. */
+  connections?: Pick<OpenConnectionLimits, "max" | "idleMs">;
 }
 
 export function createFrontDoor(options: FrontDoorOptions): http.Server {
@@ -181,6 +184,10 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       });
     },
   );
+  boundOpenConnections(server, {
+    ...options.connections,
+    onRefuse: (reason) => options.app()?.refusals?.count(reason, "connection"),
+  });
   capConnectionsPerPeer(server, {
     max: () => options.app()?.config?.http?.maxConnectionsPerPeer ?? 0,
     onRefuse: () => options.app()?.refusals?.count(TOO_MANY_CONNECTIONS, "connection"),
@@ -271,7 +278,8 @@ function refusedAtTheDoor(
     if (seconds === undefined) return false;
     const written = writtenRefusals.get(seconds);
     if (written) writeRefusal(written, req, res, keep);
-    else void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, req, res, keep));
+    else
+      void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, req, res, keep));
     return true;
   }
   const refusal = app.admission.refusalNow(waitMs);

@@ -79,10 +79,7 @@ export type OnLaneRefusal = (lane: LaneName) => void;
 export class Lanes {
   private readonly admissions = new Map<LaneName, Admission>();
 
-  constructor(
-    onRefuse: OnLaneRefusal,
-    limits: Partial<Record<LaneName, LaneLimits>> = {},
-  ) {
+  constructor(onRefuse: OnLaneRefusal, limits: Partial<Record<LaneName, LaneLimits>> = {}) {
     for (const [lane, defaults] of Object.entries(LANE_LIMITS) as [LaneName, LaneLimits][]) {
       const { places, queued } = limits[lane] ?? defaults;
       this.admissions.set(
