@@ -9,7 +9,7 @@ import { parsePreferWait } from "@once/idempotency/http";
 import { useTestDatabase } from "../../test/database";
 import { testApp } from "../../test/app";
 import type { ServerApp } from "../app";
-import { createFrontDoor } from "./front-door";
+import { createFrontDoor, type DoorApp } from "./front-door";
 import { PAGE_BODY_LIMIT_BYTES } from "./lanes";
 import { countingStream } from "./test-streams";
 
@@ -17,13 +17,26 @@ const t = useTestDatabase();
 let server: http.Server;
 let base: string;
 let app: ServerApp;
-/** What reached the handler standing in for Next.js, with the body it read. */
+/** What reached the handler standing in for Next.js (or health's), with the body it read. */
 const toNext: { url: string; body: string }[] = [];
 /** Requests to these paths wait in "Next.js" until their gate opens. */
 const gates = new Map<string, Promise<void>>();
 
 beforeAll(async () => {
   app = testApp(t.db);
+  const routes = app.routes!;
+  // Health is answered by the door itself (the app's route), in its own lane: held the same way.
+  const door: DoorApp = {
+    ...app,
+    routes: {
+      ...routes,
+      health: async (req) => {
+        toNext.push({ url: "/api/health", body: "" });
+        await gates.get("/api/health");
+        return routes.health(req);
+      },
+    },
+  };
   server = createFrontDoor({
     handle: async (req, res) => {
       let body = "";
@@ -32,12 +45,12 @@ beforeAll(async () => {
       await gates.get(req.url!);
       res.end("next");
     },
-    app: () => app,
+    app: () => door,
     parsePreferWait,
     direct: { headers: {}, port: 0 },
     lanes: {
-      pages: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES },
-      health: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES },
+      pages: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 1 },
+      health: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 1 },
     },
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -74,7 +74,7 @@ export interface DoorApp {
     ): boolean;
   };
   /** The API routes' handlers (src/server/http/api-routes.ts); absent in an older build. */
-  routes?: Record<DirectRoute, DirectHandler>;
+  routes?: Partial<Record<DirectRoute, DirectHandler>>;
 }
 
 /**
@@ -97,11 +97,13 @@ export interface LabRoutes {
 }
 
 /** The routes the door serves itself, and the Next.js routes that wrap the same handlers. */
-export type DirectRoute = "trpc" | "webhook";
+export type DirectRoute = "trpc" | "webhook" | "health";
 
 const TRPC_PREFIX = "/api/trpc/";
 /** src/server/payments/webhook.ts's WEBHOOK_PATH (the door loads nothing of the app). */
 const WEBHOOK_PATH = "/api/webhooks/payments";
+/** src/app/api/health/route.ts's path: answered from memory, Next.js's work would be most of it. */
+const HEALTH_PATH = "/api/health";
 
 /**
  * The route a request goes to straight, or undefined for Next.js: `/api/trpc/<one segment>` by GET
@@ -117,6 +119,7 @@ export function directRouteOf(method: string | undefined, url: string): DirectRo
     !path.includes("/", TRPC_PREFIX.length)
   )
     return method === "GET" || method === "POST" ? "trpc" : undefined;
+  if (path === HEALTH_PATH) return method === "GET" ? "health" : undefined;
   return path === WEBHOOK_PATH && method === "POST" ? "webhook" : undefined;
 }
 
@@ -144,9 +147,13 @@ export interface FrontDoorOptions {
 export function createFrontDoor(options: FrontDoorOptions): http.Server {
   // The lab module's handler for each app it was made with (one app per process, but in tests).
   const labHandlers = new WeakMap<DoorApp, DirectHandler>();
+  // Under `npm run dev` a page's first request compiles it for seconds: its lane would refuse
+  // the requests behind it. The lanes guard a production server (`direct`); the body limits hold
+  // in both.
   const lanes = new Lanes(
     (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
     options.lanes,
+    options.direct !== undefined,
   );
   const door: LaneDoor = {
     lanes,
@@ -168,10 +175,10 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       if (url.startsWith(TRPC_PREFIX) && refusedAtTheDoor(req, res, options)) return;
       const route = options.direct && directRouteOf(req.method, url);
       const handler = route ? handlerOf(route, url, options, labHandlers) : undefined;
-      // The webhook in its own lane; the API's lane is the app's admission, in its route.
+      // The webhook and health in their own lanes; the API's lane is the app's admission.
       const laned: DirectHandler | undefined =
-        handler && route === "webhook"
-          ? (request, read) => lanes.admit("webhook", () => handler(request, read), request.signal)
+        handler && route && route !== "trpc"
+          ? (request, read) => lanes.admit(route, () => handler(request, read), request.signal)
           : handler;
       const served =
         laned && options.direct

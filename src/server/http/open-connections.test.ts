@@ -34,7 +34,7 @@ async function door(connections: { max?: number; idleMs?: number }) {
     app: () => app,
     parsePreferWait,
     connections,
-    lanes: { pages: { places: 8, queued: 0, bodyBytes: 0 } },
+    lanes: { pages: { places: 8, queued: 0, bodyBytes: 0, share: 1 } },
   });
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

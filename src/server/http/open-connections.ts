@@ -75,6 +75,17 @@ export function boundOpenConnections(
       if (left === 0 && !socket.destroyed) idle.set(socket, performance.now());
     });
   });
+  // A connection handed to an upgrade handler (`npm run dev`'s hot reload) is no longer HTTP's:
+  // never idle here. Listened to only once someone handles upgrades: with no listener, Node
+  // answers an upgrade as any other request.
+  let upgrades = false;
+  server.on("newListener", (event: string) => {
+    if (event !== "upgrade" || upgrades) return;
+    upgrades = true;
+    server.prependListener("upgrade", (_req: http.IncomingMessage, socket: net.Socket) =>
+      idle.delete(socket),
+    );
+  });
   const sweep = setInterval(() => closeIdle(idle, idleMs), SWEEP_MS);
   sweep.unref();
   server.once("close", () => clearInterval(sweep));
