@@ -51,13 +51,13 @@ export interface LaneLimits {
  * page one at a time. The queues hold a crowd the size of the instance's connections' worth.
  */
 export const LANE_LIMITS: Readonly<Record<Exclude<LaneName, "api">, LaneLimits>> = {
-  webhook: { places: 4, queued: 256, bodyBytes: WEBHOOK_BODY_LIMIT_BYTES, share: 0.1 },
+  webhook: { places: 2, queued: 256, bodyBytes: WEBHOOK_BODY_LIMIT_BYTES, share: 0.05 },
   // The password hash runs off the event loop, on libuv's threads; the throttle bounds guessing.
   session: { places: 4, queued: 256, bodyBytes: SIGN_IN_BODY_LIMIT_BYTES, share: 1 },
   health: { places: 1, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.05 },
   metrics: { places: 1, queued: 16, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.05 },
   assets: { places: 4, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.1 },
-  pages: { places: 2, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.2 },
+  pages: { places: 1, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.1 },
 };
 
 /** The lane of a request's path (its query left out). */
@@ -85,7 +85,7 @@ export type OnLaneRefusal = (lane: LaneName) => void;
 /**
  * `serve`, then its place kept idle for long enough that `places` places each doing the same stay
  * busy `share` of the time together: a request that took `t` ms keeps its place `t × (places /
- * share − 1)` ms more. Time, not CPU, is what is measured, so a lane waiting on the database (or
+ * share − 1)` ms more (LANE_WAIT_MS at most). Time, not CPU, is what is measured, so a lane waiting on the database (or
  * on the API's requests, interleaved with its own) is held back more than it needs: never less.
  * The place is handed on no sooner than the next turn of the event loop in any case: handed on at
  * once, a lane's requests ran one after another without a socket being read in between, and a
@@ -101,7 +101,9 @@ function pacedFor(
     try {
       return await serve();
     } finally {
-      const idleMs = (performance.now() - started) * factor;
+      // At most the lane's wait: a request slowed by something else (the database) does not
+      // close its lane for many times that.
+      const idleMs = Math.min((performance.now() - started) * factor, LANE_WAIT_MS);
       await new Promise((resolve) =>
         idleMs >= 1 ? setTimeout(resolve, idleMs) : setImmediate(resolve),
       );
