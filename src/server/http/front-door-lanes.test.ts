@@ -51,7 +51,7 @@ beforeAll(async () => {
     lanes: {
       pages: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 1 },
       health: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 1 },
-      metrics: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.001 },
+      metrics: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.001, burstMs: 0 },
     },
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -174,9 +174,9 @@ describe("lanes: one route's crowd does not take another's places", () => {
 
 describe("a lane's share of the instance's time", () => {
   it("keeps a place idle after its request, so the next request of the lane is refused meanwhile", async () => {
-    // One place, a share of a thousandth: the place stays taken for 999 times as long as the
-    // request took (up to the lane's wait), which is far longer than the next request takes to
-    // arrive.
+    // One place, a share of a thousandth and no burst: the place stays taken for a thousand times
+    // as long as the request took (up to the lane's wait), far longer than the next request takes
+    // to arrive.
     const first = await get("/api/metrics");
     expect(first.status).toBe(200);
     const next = await get("/api/metrics");

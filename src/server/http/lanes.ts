@@ -7,12 +7,13 @@
 // once_http_refusals_total{reason="<lane>_busy",stage="lane"}). Queued, a flooding client waits
 // instead of sending again, and costs the instance a timer, not a page render.
 //
-// The places are few because a lane's share of the instance is about how many of its requests run
-// at once: Node interleaves the requests in progress, so two page renders in progress beside
-// thirty-two API requests take about two thirty-fourths of the event loop, however many more
-// pages wait in their line. Each lane also has a body limit (body-limit.ts): 64 KiB where a body
+// The places are few, and a lane's time is bounded too (lane-budget.ts): a page render or a health
+// check ran back to back by a queue that never empties would take the event loop whatever the
+// number of places, so beyond a short burst a lane gets its share of the time. Each lane also has
+// a body limit (body-limit.ts): 64 KiB where a body
 // is expected (the API, the session forms, the webhook), PAGE_BODY_LIMIT_BYTES everywhere else.
 import { Admission } from "./admission";
+import { paced, TimeBudget } from "./lane-budget";
 import {
   SIGN_IN_BODY_LIMIT_BYTES,
   TRPC_BODY_LIMIT_BYTES,
@@ -38,11 +39,12 @@ export interface LaneLimits {
   /** The largest body the lane takes. */
   bodyBytes: number;
   /**
-   * The most of the instance's time the lane's requests may take together (1: no bound). After a
-   * request, its place stays taken, doing nothing, long enough that the lane's places together
-   * are busy at most this share of the time (see pacedFor).
+   * The most of the instance's time the lane's requests may take together, beyond a short burst
+   * (1: no bound; lane-budget.ts).
    */
   share: number;
+  /** The burst (LANE_BURST_MS unless told: tests). */
+  burstMs?: number;
 }
 
 /**
@@ -51,13 +53,13 @@ export interface LaneLimits {
  * page one at a time. The queues hold a crowd the size of the instance's connections' worth.
  */
 export const LANE_LIMITS: Readonly<Record<Exclude<LaneName, "api">, LaneLimits>> = {
-  webhook: { places: 2, queued: 256, bodyBytes: WEBHOOK_BODY_LIMIT_BYTES, share: 0.05 },
+  webhook: { places: 2, queued: 256, bodyBytes: WEBHOOK_BODY_LIMIT_BYTES, share: 0.1 },
   // The password hash runs off the event loop, on libuv's threads; the throttle bounds guessing.
   session: { places: 4, queued: 256, bodyBytes: SIGN_IN_BODY_LIMIT_BYTES, share: 1 },
   health: { places: 1, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.05 },
   metrics: { places: 1, queued: 16, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.05 },
   assets: { places: 4, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.1 },
-  pages: { places: 1, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.1 },
+  pages: { places: 2, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.1 },
 };
 
 /** The lane of a request's path (its query left out). */
@@ -82,39 +84,10 @@ export function bodyLimitOf(lane: LaneName): number {
 /** Told of each refusal: the lane's name. */
 export type OnLaneRefusal = (lane: LaneName) => void;
 
-/**
- * `serve`, then its place kept idle for long enough that `places` places each doing the same stay
- * busy `share` of the time together: a request that took `t` ms keeps its place `t × (places /
- * share − 1)` ms more (LANE_WAIT_MS at most). Time, not CPU, is what is measured, so a lane waiting on the database (or
- * on the API's requests, interleaved with its own) is held back more than it needs: never less.
- * The place is handed on no sooner than the next turn of the event loop in any case: handed on at
- * once, a lane's requests ran one after another without a socket being read in between, and a
- * flood of health checks answered 455 requests in 7 s and the API none.
- */
-function pacedFor(
-  limits: Pick<LaneLimits, "places" | "share">,
-  serve: () => Promise<Response>,
-): () => Promise<Response> {
-  const factor = Math.max(0, limits.places / limits.share - 1);
-  return async () => {
-    const started = performance.now();
-    try {
-      return await serve();
-    } finally {
-      // At most the lane's wait: a request slowed by something else (the database) does not
-      // close its lane for many times that.
-      const idleMs = Math.min((performance.now() - started) * factor, LANE_WAIT_MS);
-      await new Promise((resolve) =>
-        idleMs >= 1 ? setTimeout(resolve, idleMs) : setImmediate(resolve),
-      );
-    }
-  };
-}
-
 /** One admission per lane but the API's (the app's own). */
 export class Lanes {
   private readonly admissions = new Map<LaneName, Admission>();
-  private readonly limits = new Map<LaneName, LaneLimits>();
+  private readonly budgets = new Map<LaneName, TimeBudget>();
 
   /** `bounded` false: every lane lets everything through (the body limits still hold). */
   constructor(
@@ -124,8 +97,8 @@ export class Lanes {
   ) {
     if (!bounded) return;
     for (const [lane, defaults] of Object.entries(LANE_LIMITS) as [LaneName, LaneLimits][]) {
-      const { places, queued } = limits[lane] ?? defaults;
-      this.limits.set(lane, limits[lane] ?? defaults);
+      const { places, queued, share, burstMs } = limits[lane] ?? defaults;
+      this.budgets.set(lane, new TimeBudget(share, burstMs));
       this.admissions.set(
         lane,
         new Admission({
@@ -141,8 +114,8 @@ export class Lanes {
   /** `serve` run in the lane's bound, or the lane's refusal (`503`, Retry-After) if none came. */
   admit(lane: LaneName, serve: () => Promise<Response>, signal?: AbortSignal): Promise<Response> {
     const admission = this.admissions.get(lane);
-    const limits = this.limits.get(lane);
-    if (!admission || !limits) return serve();
-    return admission.admit(pacedFor(limits, serve), signal ? { signal } : {});
+    const budget = this.budgets.get(lane);
+    if (!admission || !budget) return serve();
+    return admission.admit(paced(budget, LANE_WAIT_MS, serve), signal ? { signal } : {});
   }
 }
