@@ -34,13 +34,16 @@ export class TimeBudget {
 /**
  * `serve`, with the time it took spent from `budget`, and its place handed on once the budget
  * allows (at most `maxIdleMs` later: a request slowed by something else does not close its lane
- * for long), and no sooner than the next turn of the event loop in any case: handed on at once, a
+ * for long) while the lane is `crowded`, and at once otherwise: a lone browser whose pages are
+ * slow (a cold start, a busy machine) is served, not held back into its lane's deadline. In any
+ * case no sooner than the next turn of the event loop in any case: handed on at once, a
  * lane's requests ran one after another without a socket being read in between, and a flood of
  * health checks was answered 455 times in 7 s while the API answered nothing.
  */
 export function paced(
   budget: TimeBudget,
   maxIdleMs: number,
+  crowded: () => boolean,
   serve: () => Promise<Response>,
 ): () => Promise<Response> {
   return async () => {
@@ -48,7 +51,8 @@ export function paced(
     try {
       return await serve();
     } finally {
-      const idleMs = Math.min(budget.spend(performance.now() - started), maxIdleMs);
+      const owed = budget.spend(performance.now() - started);
+      const idleMs = crowded() ? Math.min(owed, maxIdleMs) : 0;
       await new Promise((resolve) =>
         idleMs >= 1 ? setTimeout(resolve, idleMs) : setImmediate(resolve),
       );

@@ -28,6 +28,12 @@ export type LaneName = "api" | "webhook" | "session" | "health" | "metrics" | "a
  */
 export const PAGE_BODY_LIMIT_BYTES = 4 * 1024;
 
+/**
+ * A lane is held to its share of the time only while more requests than this wait in its line:
+ * more than a browser sends at once (a page and its prefetches), so a crowd, not a visitor.
+ */
+export const CROWD = 8;
+
 /** How long a request queues for a place in its lane before it is refused (the store's wait). */
 export const LANE_WAIT_MS = 2_000;
 
@@ -116,6 +122,7 @@ export class Lanes {
     const admission = this.admissions.get(lane);
     const budget = this.budgets.get(lane);
     if (!admission || !budget) return serve();
-    return admission.admit(paced(budget, LANE_WAIT_MS, serve), signal ? { signal } : {});
+    const crowded = () => admission.queued > CROWD;
+    return admission.admit(paced(budget, LANE_WAIT_MS, crowded, serve), signal ? { signal } : {});
   }
 }
