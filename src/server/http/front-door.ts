@@ -147,20 +147,7 @@ export interface FrontDoorOptions {
 export function createFrontDoor(options: FrontDoorOptions): http.Server {
   // The lab module's handler for each app it was made with (one app per process, but in tests).
   const labHandlers = new WeakMap<DoorApp, DirectHandler>();
-  // Under `npm run dev` a page's first request compiles it for seconds: its lane would refuse
-  // the requests behind it. The lanes guard a production server (`direct`); the body limits hold
-  // in both.
-  const lanes = new Lanes(
-    (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
-    options.lanes,
-    options.direct !== undefined,
-  );
-  const door: LaneDoor = {
-    lanes,
-    handle: options.handle,
-    headers: options.direct?.headers ?? {},
-    onBodyRefused: (reason) => options.app()?.refusals?.count(reason, "body"),
-  };
+  const door = laneDoorOf(options);
   const server = http.createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -178,7 +165,7 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       // The webhook and health in their own lanes; the API's lane is the app's admission.
       const laned: DirectHandler | undefined =
         handler && route && route !== "trpc"
-          ? (request, read) => lanes.admit(route, () => handler(request, read), request.signal)
+          ? (request, read) => door.lanes.admit(route, () => handler(request, read), request.signal)
           : handler;
       const served =
         laned && options.direct
@@ -191,6 +178,31 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       });
     },
   );
+  boundConnections(server, options);
+  return server;
+}
+
+/**
+ * The lanes every route but the API passes, and what they need of the door. Under `npm run dev` a
+ * page's first request compiles it for seconds: its lane would refuse the requests behind it. The
+ * lanes guard a production server (`direct`); the body limits hold in both.
+ */
+function laneDoorOf(options: FrontDoorOptions): LaneDoor {
+  const lanes = new Lanes(
+    (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
+    options.lanes,
+    options.direct !== undefined,
+  );
+  return {
+    lanes,
+    handle: options.handle,
+    headers: options.direct?.headers ?? {},
+    onBodyRefused: (reason) => options.app()?.refusals?.count(reason, "body"),
+  };
+}
+
+/** The instance's cap on open connections and idle time, and the cap per peer address. */
+function boundConnections(server: http.Server, options: FrontDoorOptions): void {
   boundOpenConnections(server, {
     ...options.connections,
     onRefuse: (reason) => options.app()?.refusals?.count(reason, "connection"),
@@ -199,7 +211,6 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
     max: () => options.app()?.config?.http?.maxConnectionsPerPeer ?? 0,
     onRefuse: () => options.app()?.refusals?.count(TOO_MANY_CONNECTIONS, "connection"),
   });
-  return server;
 }
 
 /** The handler for a direct route: a lab procedure's, or the app's own; none before the app exists. */

@@ -39,16 +39,12 @@ export interface OpenConnectionLimits {
   onRefuse?: (reason: string) => void;
 }
 
-/** Caps `server`'s open connections and closes idle ones; returns how many are open (tests). */
-export function boundOpenConnections(
-  server: http.Server,
-  limits: OpenConnectionLimits = {},
-): () => number {
+/** Caps `server`'s open connections and closes idle ones. */
+export function boundOpenConnections(server: http.Server, limits: OpenConnectionLimits = {}): void {
   const max = limits.max ?? MAX_OPEN_CONNECTIONS;
   const idleMs = limits.idleMs ?? IDLE_CONNECTION_MS;
   // Idle sockets, by when they became idle: the first is the one idle the longest.
   const idle = new Map<net.Socket, number>();
-  const busy = new WeakMap<net.Socket, number>();
   let open = 0;
   server.keepAliveTimeout = idleMs;
   server.on("connection", (socket: net.Socket) => {
@@ -65,6 +61,16 @@ export function boundOpenConnections(
       idle.delete(socket);
     });
   });
+  trackRequests(server, idle);
+  forgetUpgraded(server, idle);
+  const sweep = setInterval(() => closeIdle(idle, idleMs), SWEEP_MS);
+  sweep.unref();
+  server.once("close", () => clearInterval(sweep));
+}
+
+/** A socket is idle from when its last request in progress is answered until its next one. */
+function trackRequests(server: http.Server, idle: Map<net.Socket, number>): void {
+  const busy = new WeakMap<net.Socket, number>();
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     idle.delete(socket);
@@ -75,9 +81,14 @@ export function boundOpenConnections(
       if (left === 0 && !socket.destroyed) idle.set(socket, performance.now());
     });
   });
-  // A connection handed to an upgrade handler (`npm run dev`'s hot reload) is no longer HTTP's:
-  // never idle here. Listened to only once someone handles upgrades: with no listener, Node
-  // answers an upgrade as any other request.
+}
+
+/**
+ * A connection handed to an upgrade handler (`npm run dev`'s hot reload) is no longer HTTP's:
+ * never idle here. Listened to only once someone handles upgrades: with no listener, Node answers
+ * an upgrade as any other request.
+ */
+function forgetUpgraded(server: http.Server, idle: Map<net.Socket, number>): void {
   let upgrades = false;
   server.on("newListener", (event: string) => {
     if (event !== "upgrade" || upgrades) return;
@@ -86,10 +97,6 @@ export function boundOpenConnections(
       idle.delete(socket),
     );
   });
-  const sweep = setInterval(() => closeIdle(idle, idleMs), SWEEP_MS);
-  sweep.unref();
-  server.once("close", () => clearInterval(sweep));
-  return () => open;
 }
 
 /** Closes the connection idle the longest; false when none is idle. */
