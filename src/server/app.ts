@@ -92,7 +92,18 @@ export function createServerApp<Config extends WorkerConfig>(
     waiters,
     metrics: createMetricsRegistry(db, engine, refusals, waiters),
     ...(isServerConfig(config)
-      ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals, waiters }) }
+      ? {
+          routes: apiRoutesFor({
+            config,
+            db,
+            engine,
+            payments,
+            admission,
+            refusals,
+            waiters,
+            health,
+          }),
+        }
       : {}),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
