@@ -81,11 +81,30 @@ export function createServerApp<Config extends WorkerConfig>(
     leaseMs: engine.config.leaseMs,
     minRetryAfterSeconds: engine.config.minRetryAfterSeconds,
   });
-  const parts = { config, db, engine, payments, admission, refusals, health, waiters };
   return {
-    ...parts,
+    config,
+    db,
+    engine,
+    payments,
+    admission,
+    refusals,
+    health,
+    waiters,
     metrics: createMetricsRegistry(db, engine, refusals, waiters),
-    ...(isServerConfig(config) ? { routes: apiRoutesFor({ ...parts, config }) } : {}),
+    ...(isServerConfig(config)
+      ? {
+          routes: apiRoutesFor({
+            config,
+            db,
+            engine,
+            payments,
+            admission,
+            refusals,
+            waiters,
+            health,
+          }),
+        }
+      : {}),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
       health.stop();
