@@ -92,18 +92,7 @@ export function createServerApp<Config extends WorkerConfig>(
     waiters,
     metrics: createMetricsRegistry(db, engine, refusals, waiters),
     ...(isServerConfig(config)
-      ? {
-          routes: apiRoutesFor({
-            config,
-            db,
-            engine,
-            payments,
-            admission,
-            refusals,
-            waiters,
-            health,
-          }),
-        }
+      ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals, waiters }) }
       : {}),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
