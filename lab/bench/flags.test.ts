@@ -2,6 +2,18 @@ import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { choiceFlag, listFlag, numberFlag, numberListFlag, stringFlag } from "./flags";
 
+/** Calls one function of flags.ts in a process of its own, as a bench would: its exit and stderr. */
+function inABench(call: string) {
+  const run = spawnSync(
+    "npx",
+    ["tsx", "-e", `import("./lab/bench/flags.ts").then((f) => f.${call})`],
+    {
+      encoding: "utf8",
+    },
+  );
+  return { status: run.status, stderr: run.stderr.trim() };
+}
+
 describe("bench flags", () => {
   it("reads --name N and --name=N, and falls back when absent", () => {
     expect(numberFlag("slices", 4, ["--slices", "8"])).toBe(8);
@@ -22,30 +34,16 @@ describe("bench flags", () => {
   });
 
   it("stops a bench with one sentence on a choice it does not know", () => {
-    const run = spawnSync(
-      "npx",
-      [
-        "tsx",
-        "-e",
-        'import("./lab/bench/flags.ts").then((f) => f.choiceFlag("paths", ["direct", "edge"], ["--paths", "edg"]))',
-      ],
-      { encoding: "utf8" },
-    );
-    expect(run.status).toBe(2);
-    expect(run.stderr.trim()).toBe("--paths: unknown edg (direct, edge)");
+    expect(inABench('choiceFlag("paths", ["direct", "edge"], ["--paths", "edg"])')).toEqual({
+      status: 2,
+      stderr: "--paths: unknown edg (direct, edge)",
+    });
   });
 
   it("stops a bench with one sentence on a bad value", () => {
-    const run = spawnSync(
-      "npx",
-      [
-        "tsx",
-        "-e",
-        'import("./lab/bench/flags.ts").then((f) => f.numberFlag("slices", 4, ["--slices", "many"]))',
-      ],
-      { encoding: "utf8" },
-    );
-    expect(run.status).toBe(2);
-    expect(run.stderr.trim()).toBe('--slices needs a number ≥ 0, got "many"');
+    expect(inABench('numberFlag("slices", 4, ["--slices", "many"])')).toEqual({
+      status: 2,
+      stderr: '--slices needs a number ≥ 0, got "many"',
+    });
   });
 });

@@ -81,19 +81,11 @@ export function createServerApp<Config extends WorkerConfig>(
     leaseMs: engine.config.leaseMs,
     minRetryAfterSeconds: engine.config.minRetryAfterSeconds,
   });
+  const parts = { config, db, engine, payments, admission, refusals, health, waiters };
   return {
-    config,
-    db,
-    engine,
-    payments,
-    admission,
-    refusals,
-    health,
-    waiters,
+    ...parts,
     metrics: createMetricsRegistry(db, engine, refusals, waiters),
-    ...(isServerConfig(config)
-      ? { routes: apiRoutesFor({ config, db, engine, payments, admission, refusals, waiters }) }
-      : {}),
+    ...(isServerConfig(config) ? { routes: apiRoutesFor({ ...parts, config }) } : {}),
     startJobs: (jobs) => startJobs(payments, jobs.payments),
     async close() {
       health.stop();

@@ -316,3 +316,31 @@ function treeStamp(): string {
   const committed = hash(git("ls-files", "--stage", "--", ".", ...NOT_BUILT));
   return `${committed} ${hash(git("diff", "HEAD", "--", ".", ...NOT_BUILT))}`;
 }
+
+/**
+ * The production build (built if missing), a database of its own and one instance as `npm start`
+ * runs it on `port` (with its payment worker), for as long as `use` runs; everything is stopped
+ * after, whatever `use` does.
+ */
+export async function withOneInstance<T>(
+  step: (msg: string) => void,
+  port: number,
+  use: (instance: Instance, db: Database) => Promise<T>,
+): Promise<T> {
+  await ensureBuild(step);
+  const db = await startDatabase({ webhookPort: port });
+  try {
+    const instance = await startInstance({
+      port,
+      databaseUrl: db.url,
+      providerUrl: db.providerUrl,
+    });
+    try {
+      return await use(instance, db);
+    } finally {
+      await instance.stop();
+    }
+  } finally {
+    await db.stop();
+  }
+}

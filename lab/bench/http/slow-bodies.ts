@@ -30,7 +30,7 @@ import os from "node:os";
 import autocannon, { type AutocannonRequest } from "autocannon";
 import { runBench, type Step } from "../fail";
 import type pg from "pg";
-import { ensureBuild, startDatabase, startFloorServer, startInstance } from "./cluster";
+import { startFloorServer, withOneInstance } from "./cluster";
 import { paymentsSettled, settle } from "./pace";
 import { checkoutHeaders, orderBody, PROTECTED_PATH, TOKEN } from "./scenarios";
 import { fork } from "node:child_process";
@@ -296,40 +296,27 @@ async function attackAll(app: Target, floor: Target, step: Step): Promise<Cell[]
   return cells;
 }
 
-await runBench("bench:overload --slow-bodies", async (step) => {
-  await ensureBuild(step);
+await runBench("bench:overload --slow-bodies", (step) => {
   const port = numberFlag("port", 3300);
-  const db = await startDatabase({ webhookPort: port });
-  try {
-    const instance = await startInstance({
-      port,
-      databaseUrl: db.url,
-      providerUrl: db.providerUrl,
-    });
+  return withOneInstance(step, port, async (instance, db) => {
+    const floorServer = await startFloorServer(db.url, port + 2);
     try {
-      const floorServer = await startFloorServer(db.url, port + 2);
-      try {
-        const on = (server: Server, { port, pid }: { port: number; pid: number }): Target => ({
-          server,
-          port,
-          pid,
-          productId: db.productId,
-          pool: db.pool,
-        });
-        const app = on(APP, instance);
-        const floor = on(FLOOR, floorServer);
-        for (const target of [app, floor]) {
-          step(`${target.server}: warming up both paths`);
-          for (const path of PATHS) await slice(target, path, emptyTally());
-        }
-        print(await attackAll(app, floor, step));
-      } finally {
-        await floorServer.stop();
+      const on = (server: Server, { port, pid }: { port: number; pid: number }): Target => ({
+        server,
+        port,
+        pid,
+        productId: db.productId,
+        pool: db.pool,
+      });
+      const app = on(APP, instance);
+      const floor = on(FLOOR, floorServer);
+      for (const target of [app, floor]) {
+        step(`${target.server}: warming up both paths`);
+        for (const path of PATHS) await slice(target, path, emptyTally());
       }
+      print(await attackAll(app, floor, step));
     } finally {
-      await instance.stop();
+      await floorServer.stop();
     }
-  } finally {
-    await db.stop();
-  }
+  });
 });
