@@ -140,9 +140,12 @@ async function timeOutbox(shop: Shop): Promise<number> {
   await placeOrders(shop);
   const worker = createOutboxWorker(shop.db, { provider: shop.provider });
   const started = performance.now();
+  // Until a round finds nothing to claim, as the outbox's loop idles (a row that fails is not
+  // waited for: it is counted out).
   let delivered = 0;
-  while (delivered < ORDERS) delivered += (await worker.runOnce()).delivered;
-  return (ORDERS / (performance.now() - started)) * 1000;
+  for (let round = await worker.runOnce(); round.claimed > 0; round = await worker.runOnce())
+    delivered += round.delivered;
+  return (delivered / (performance.now() - started)) * 1000;
 }
 
 /** A library: the round's rows move to its queue in one transaction, then its workers drain them. */
