@@ -185,6 +185,19 @@ function engineOver<TTx extends SqlTransaction>(
       }),
     startJobs: (log) => startEngineJobs(store.run, counters, jobOptions, log),
     reaperLagSeconds: () => reaperLagSeconds(store.run),
+    ...replayCacheFace<TTx>(replayCache),
+    async close() {
+      pendingReleases.stop();
+      await listener?.stop();
+    },
+  };
+}
+
+/** What the engine says and does about its replay cache (a cache that may not exist). */
+function replayCacheFace<TTx extends SqlTransaction>(
+  replayCache: ReplayCache | undefined,
+): Pick<IdempotencyEngine<TTx>, "evict" | "replayCacheUsage" | "remembers" | "removeKey"> {
+  return {
     evict: (scope, key) => replayCache?.evict(scope, key),
     replayCacheUsage: () => ({ entries: replayCache?.size ?? 0, bytes: replayCache?.bytes ?? 0 }),
     remembers: (scope, key) => (replayCache?.serving ?? false) && replayCache!.has(scope, key),
@@ -192,10 +205,6 @@ function engineOver<TTx extends SqlTransaction>(
       const result = await removeKey(tx, target, mode);
       if (result.removed) replayCache?.evict(result.record.scope, result.record.key);
       return result;
-    },
-    async close() {
-      pendingReleases.stop();
-      await listener?.stop();
     },
   };
 }

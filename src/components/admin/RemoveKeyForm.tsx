@@ -47,28 +47,45 @@ export function RemoveKeyForm({
   return (
     <section className="card" aria-labelledby="remove-heading" style={{ marginTop: "1rem" }}>
       <RemoveKeyIntro leaseLive={leaseLive} />
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          send("bust", reason);
-        }}
-        className="row"
-      >
-        <AuditReasonField value={reason} onChange={setReason} flex="1" />
-        <button type="submit" disabled={disabled}>
-          Bust key
-        </button>
-        <button
-          type="button"
-          className="secondary"
-          disabled={disabled}
-          onClick={(e) => e.currentTarget.form?.reportValidity() && send("release", reason)}
-        >
-          Release lease
-        </button>
-      </form>
+      <RemoveActions reason={reason} onReason={setReason} disabled={disabled} send={send} />
       <RemoveOutcome busy={busy} last={last} />
     </section>
+  );
+}
+
+/** The reason and the two buttons: submitting busts; release checks the reason the same way. */
+function RemoveActions({
+  reason,
+  onReason,
+  disabled,
+  send,
+}: {
+  reason: string;
+  onReason: (reason: string) => void;
+  disabled: boolean;
+  send: ReturnType<typeof useRemoveKey>["send"];
+}) {
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        send("bust", reason);
+      }}
+      className="row"
+    >
+      <AuditReasonField value={reason} onChange={onReason} flex="1" />
+      <button type="submit" disabled={disabled}>
+        Bust key
+      </button>
+      <button
+        type="button"
+        className="secondary"
+        disabled={disabled}
+        onClick={(e) => e.currentTarget.form?.reportValidity() && send("release", reason)}
+      >
+        Release lease
+      </button>
+    </form>
   );
 }
 

@@ -3,7 +3,7 @@
 // counts: keys by status, stuck leases, outbox, the reaper's lag, and the store's replication.
 import type { Engine } from "@/server/engine";
 import { CounterEvent } from "@once/idempotency/operator";
-import { readCounters } from "@/server/admin/keys-query";
+import { readCounters, type CounterRow } from "@/server/admin/keys-query";
 import { keyGauges } from "@/server/admin/key-gauges";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
@@ -27,6 +27,9 @@ export async function outboxGauges(
   return out;
 }
 
+const zeroPerKind = (): Record<FindingKind, number> =>
+  Object.fromEntries(Object.values(FindingKind).map((k) => [k, 0])) as Record<FindingKind, number>;
+
 /** The open reconciliation findings, per kind (every kind, 0 when none). */
 export async function openFindingGauges(db: Db): Promise<Record<FindingKind, number>> {
   const rows = await db.reconciliationFinding.groupBy({
@@ -34,10 +37,7 @@ export async function openFindingGauges(db: Db): Promise<Record<FindingKind, num
     where: { resolvedAt: null },
     _count: { _all: true },
   });
-  const out = Object.fromEntries(Object.values(FindingKind).map((k) => [k, 0])) as Record<
-    FindingKind,
-    number
-  >;
+  const out = zeroPerKind();
   for (const r of rows) out[r.kind] = r._count._all;
   return out;
 }
@@ -49,12 +49,25 @@ export async function openFindingGauges(db: Db): Promise<Record<FindingKind, num
  */
 export async function findingsFoundByKind(db: Db): Promise<Record<FindingKind, number>> {
   const rows = await db.reconciliationFinding.groupBy({ by: ["kind"], _sum: { timesFound: true } });
-  const out = Object.fromEntries(Object.values(FindingKind).map((k) => [k, 0])) as Record<
-    FindingKind,
-    number
-  >;
+  const out = zeroPerKind();
   for (const r of rows) out[r.kind] = r._sum.timesFound ?? 0;
   return out;
+}
+
+/** The counter rows summed per (tenant, procedure), and over all of them. */
+function countersByPair(rows: CounterRow[]) {
+  const byPair = new Map<string, { tenant: string; procedure: string; counts: CounterCounts }>();
+  const totals = zero();
+  for (const r of rows) {
+    if (!isEvent(r.event)) continue;
+    const k = `${r.scope}\u0000${r.procedure}`;
+    let entry = byPair.get(k);
+    if (!entry)
+      byPair.set(k, (entry = { tenant: r.scope, procedure: r.procedure, counts: zero() }));
+    entry.counts[r.event] += r.count;
+    totals[r.event] += r.count;
+  }
+  return { counters: [...byPair.values()], totals };
 }
 
 /**
@@ -84,21 +97,9 @@ export async function readStats(db: Db, engine: Engine, refusals?: Refusals) {
     warnAboveSeconds: engine.config.reaperLagWarnSeconds,
     behind: reaperLag > engine.config.reaperLagWarnSeconds,
   };
-  const byPair = new Map<string, { tenant: string; procedure: string; counts: CounterCounts }>();
-  const totals = zero();
-  for (const r of counterRows) {
-    if (!isEvent(r.event)) continue;
-    const k = `${r.scope}\u0000${r.procedure}`;
-    let entry = byPair.get(k);
-    if (!entry)
-      byPair.set(k, (entry = { tenant: r.scope, procedure: r.procedure, counts: zero() }));
-    entry.counts[r.event] += r.count;
-    totals[r.event] += r.count;
-  }
   return {
     events: COUNTER_EVENTS,
-    counters: [...byPair.values()],
-    totals,
+    ...countersByPair(counterRows),
     keys,
     outbox,
     openFindings: Object.values(openFindingsByKind).reduce((a, b) => a + b, 0),

@@ -66,12 +66,7 @@ export async function writeFetchResponse(
   extraHeaders: Readonly<Record<string, string>>,
   close = false,
 ): Promise<void> {
-  for (const name in extraHeaders) res.setHeader(name, extraHeaders[name]!);
-  response.headers.forEach((value, name) => {
-    if (name !== "set-cookie") res.setHeader(name, value);
-  });
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length > 0) res.setHeader("set-cookie", cookies);
+  setHeaders(res, response.headers, extraHeaders);
   if (close) res.shouldKeepAlive = false;
   res.statusCode = response.status;
   if (!response.body) {
@@ -80,30 +75,55 @@ export async function writeFetchResponse(
   }
   const reader = response.body.getReader();
   try {
-    const first = await reader.read();
-    if (first.done) {
-      res.end();
-      return;
-    }
-    const second = await reader.read();
-    if (second.done) {
-      if (!res.hasHeader("content-length")) res.setHeader("content-length", first.value.byteLength);
-      res.end(first.value);
-      return;
-    }
-    res.write(first.value);
-    let chunk: ReadableStreamReadResult<Uint8Array> = second;
-    while (!chunk.done) {
-      if (!res.write(chunk.value))
-        await new Promise((resolve) => {
-          res.once("drain", resolve);
-          res.once("close", resolve);
-        });
-      if (res.destroyed) return;
-      chunk = await reader.read();
-    }
-    res.end();
+    await writeBody(reader, res);
   } finally {
     if (res.destroyed) void reader.cancel().catch(() => {});
   }
+}
+
+/** `extraHeaders`, then the response's own over them; every Set-Cookie kept, each its own line. */
+function setHeaders(
+  res: http.ServerResponse,
+  headers: Headers,
+  extraHeaders: Readonly<Record<string, string>>,
+): void {
+  for (const name in extraHeaders) res.setHeader(name, extraHeaders[name]!);
+  headers.forEach((value, name) => {
+    if (name !== "set-cookie") res.setHeader(name, value);
+  });
+  const cookies = headers.getSetCookie();
+  if (cookies.length > 0) res.setHeader("set-cookie", cookies);
+}
+
+/**
+ * A body of one chunk in one write with its Content-Length; a longer one chunk by chunk, waiting
+ * for the socket to drain, until the body ends or the client goes away.
+ */
+async function writeBody(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  res: http.ServerResponse,
+): Promise<void> {
+  const first = await reader.read();
+  if (first.done) {
+    res.end();
+    return;
+  }
+  const second = await reader.read();
+  if (second.done) {
+    if (!res.hasHeader("content-length")) res.setHeader("content-length", first.value.byteLength);
+    res.end(first.value);
+    return;
+  }
+  res.write(first.value);
+  let chunk: ReadableStreamReadResult<Uint8Array> = second;
+  while (!chunk.done) {
+    if (!res.write(chunk.value))
+      await new Promise((resolve) => {
+        res.once("drain", resolve);
+        res.once("close", resolve);
+      });
+    if (res.destroyed) return;
+    chunk = await reader.read();
+  }
+  res.end();
 }

@@ -101,39 +101,39 @@ async function eventResponse(
       "The body is not a provider event this shop knows",
     );
   const event = parsed.data;
+  const route = idempotent<Tx>(async (_request, { tx }) => applyEvent(tx, event), {
+    engine,
+    scope: () => WEBHOOK_SCOPE,
+    key: () => event.id,
+    // The event id is the delivery's identity; the signature already proves the body. A
+    // redelivery whose other fields changed (providers count deliveries) is the same event.
+    fingerprint: "key",
+    operation: WEBHOOK_OPERATION,
+    docs: ERRORS_PAGE,
+  });
+  return route(request);
+}
+
+/** The event's charge applied to its order, in the key's transaction. */
+async function applyEvent(tx: Tx, event: ProviderEventBody): Promise<Response> {
   const charge = {
     id: event.data.chargeId,
     reference: event.data.reference,
     amountCents: event.data.amountCents,
     currency: event.data.currency,
   };
-  const route = idempotent<Tx>(
-    async (_request, { tx }) => {
-      const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";
-      // The charge moves its order only if it took the order's total in its currency: a charge
-      // anyone made with the order's reference and another amount is a finding, not a payment.
-      const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge);
-      return Response.json({
-        received: true,
-        eventId: event.id,
-        orderId: charge.reference,
-        orderStatus: change.status,
-        changed: change.changed,
-        ...(change.mismatch ? { refused: "amount_mismatch" } : {}),
-      });
-    },
-    {
-      engine,
-      scope: () => WEBHOOK_SCOPE,
-      key: () => event.id,
-      // The event id is the delivery's identity; the signature already proves the body. A
-      // redelivery whose other fields changed (providers count deliveries) is the same event.
-      fingerprint: "key",
-      operation: WEBHOOK_OPERATION,
-      docs: ERRORS_PAGE,
-    },
-  );
-  return route(request);
+  const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";
+  // The charge moves its order only if it took the order's total in its currency: a charge
+  // anyone made with the order's reference and another amount is a finding, not a payment.
+  const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge);
+  return Response.json({
+    received: true,
+    eventId: event.id,
+    orderId: charge.reference,
+    orderStatus: change.status,
+    changed: change.changed,
+    ...(change.mismatch ? { refused: "amount_mismatch" } : {}),
+  });
 }
 
 export interface WebhookDoorOptions {

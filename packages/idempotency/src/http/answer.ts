@@ -82,23 +82,7 @@ export async function capture(
   replayed: Set<string>,
   maxStoredBytes: number,
 ): Promise<Captured> {
-  const parts: Uint8Array[] = [];
-  let length = 0;
-  let rest: ReadableStream<Uint8Array> | undefined;
-  const reader = response.body?.getReader();
-  if (reader) {
-    for (;;) {
-      const part = await reader.read();
-      if (part.done) break;
-      parts.push(part.value);
-      length += part.value.byteLength;
-      if (length > maxStoredBytes) {
-        rest = remainderOf(reader);
-        break;
-      }
-    }
-  }
-  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
+  const { bytes, rest } = await readUpTo(response.body, maxStoredBytes);
   const headers = [...response.headers].filter(([name]) => replayed.has(name));
   const contentType = response.headers.get("content-type") ?? "";
   const kept = headers.length > 0 ? { headers } : {};
@@ -107,7 +91,7 @@ export async function capture(
       status: response.status,
       contentType,
       body: "",
-      omittedBytes: omittedSize(response, length),
+      omittedBytes: omittedSize(response, bytes.byteLength),
       ...kept,
     };
     return { response: stored, bytes, rest };
@@ -120,6 +104,34 @@ export async function capture(
     ...kept,
   };
   return { response: stored, bytes };
+}
+
+/**
+ * Reads a body until it ends or crosses `maxBytes`: what was read, and (when it crossed) the
+ * unread rest as a stream.
+ */
+async function readUpTo(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<{ bytes: Uint8Array; rest?: ReadableStream<Uint8Array> }> {
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  let rest: ReadableStream<Uint8Array> | undefined;
+  const reader = body?.getReader();
+  if (reader) {
+    for (;;) {
+      const part = await reader.read();
+      if (part.done) break;
+      parts.push(part.value);
+      length += part.value.byteLength;
+      if (length > maxBytes) {
+        rest = remainderOf(reader);
+        break;
+      }
+    }
+  }
+  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
+  return rest ? { bytes, rest } : { bytes };
 }
 
 /** The unread rest of a body, as a stream that pulls from the reader as the client takes it. */

@@ -81,15 +81,8 @@ async function follow(
         decision.retryAfterSeconds,
         decision.record,
       );
-    case "take_over": {
-      const taken = await deps.store.takeOver(decision.record, r);
-      if (taken) {
-        count(CounterEvent.TAKEOVERS);
-        return { kind: "record", record: taken };
-      }
-      count(CounterEvent.CONFLICTS); // another retry took it over first
-      throw inProgress("Another retry took over this Idempotency-Key", 1, decision.record);
-    }
+    case "take_over":
+      return { kind: "record", record: await takeOver(deps, r, decision.record, count) };
     case "renew": {
       const renewed = await deps.store.renewExpired(decision.record, r);
       // null: someone else renewed or reaped it: look again
@@ -102,6 +95,22 @@ async function follow(
       throw new Error(`unhandled decision ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+/** The expired lease taken over for this request, unless another retry took it first. */
+async function takeOver(
+  deps: EngineDeps,
+  r: ReserveRequest,
+  record: KeyRecord,
+  count: (e: CounterEvent) => void,
+): Promise<KeyRecord> {
+  const taken = await deps.store.takeOver(record, r);
+  if (taken) {
+    count(CounterEvent.TAKEOVERS);
+    return taken;
+  }
+  count(CounterEvent.CONFLICTS); // another retry took it over first
+  throw inProgress("Another retry took over this Idempotency-Key", 1, record);
 }
 
 export function inProgress(

@@ -188,31 +188,12 @@ async function settle(
 ): Promise<Outcome> {
   switch (result.kind) {
     case "completed":
-      count(CounterEvent.EXECUTED);
-      if (result.stored.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);
-      // Committed locally, not confirmed by the standby: not an answer a failover cannot take back.
-      // Not remembered either; the retry reads the key (and runs anew if a failover lost it).
-      if (deps.store.commitUnconfirmed?.(record)) throw commitUnconfirmed();
-      return remember(
-        deps,
-        record,
-        {
-          kind: "success",
-          response: result.response,
-          replayed: false,
-          expiresAt: record.expiresAt,
-        },
-        stamp,
-        result.stored,
-      );
+      return completed(deps, record, result, count, stamp);
     case "deterministic":
       return storeFailure(deps, record, result.response, count, stamp);
     case "fenced":
       count(CounterEvent.FENCED);
-      throw inProgress(
-        "This request's lease was taken over by a retry; retry to get its answer",
-        1,
-      );
+      throw leaseTakenOver();
     case "handler_failed":
       return handlerFailed(deps, record, result.error, count, stamp);
     case "store_failed":
@@ -227,6 +208,32 @@ async function settle(
       throw new Error(`unhandled transaction result ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+/** The business transaction committed with the key's completion: the answer, remembered. */
+function completed(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  result: Extract<TransactionResult, { kind: "completed" }>,
+  count: Count,
+  stamp: number,
+): Outcome {
+  count(CounterEvent.EXECUTED);
+  if (result.stored.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);
+  // Committed locally, not confirmed by the standby: not an answer a failover cannot take back.
+  // Not remembered either; the retry reads the key (and runs anew if a failover lost it).
+  if (deps.store.commitUnconfirmed?.(record)) throw commitUnconfirmed();
+  const outcome: Outcome = {
+    kind: "success",
+    response: result.response,
+    replayed: false,
+    expiresAt: record.expiresAt,
+  };
+  return remember(deps, record, outcome, stamp, result.stored);
+}
+
+function leaseTakenOver(): IdempotencyError {
+  return inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
 }
 
 /**
@@ -268,7 +275,7 @@ async function storeFailure(
   }
   if (!stored) {
     count(CounterEvent.FENCED);
-    throw inProgress("This request's lease was taken over by a retry; retry to get its answer", 1);
+    throw leaseTakenOver();
   }
   count(CounterEvent.EXECUTED);
   if (storedResponse.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);

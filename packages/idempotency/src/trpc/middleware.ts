@@ -17,7 +17,7 @@ import { IdempotencyError } from "../errors.js";
 import { parseIdempotencyKey } from "../key.js";
 import { Reason } from "../reasons.js";
 import { reasonOf } from "../reason-of.js";
-import type { HandlerOutcome, Outcome } from "../protocol/execute.js";
+import type { HandlerOutcome, IdempotentRequest, Outcome } from "../protocol/execute.js";
 import { bodyOmitted } from "../protocol/stored-size.js";
 import type { SqlTransaction } from "../store/types.js";
 import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
@@ -95,19 +95,12 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
   type Result = MiddlewareResult<IdempotentContext<TTx>>;
 
   return async function idempotency(opts: MiddlewareCall<TCtx, TTx>): Promise<Result> {
-    const { ctx, path } = opts;
+    const { ctx } = opts;
     const { http, key, waitSeconds } = readRequest(opts, options.http(ctx), names);
     let firstResult: Result | undefined;
     let outcome: Outcome;
     try {
-      const request = {
-        scope: await options.scope(ctx),
-        key,
-        procedure: path,
-        input: await opts.getRawInput(),
-        waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
-        whileWaiting: http.whileWaiting,
-      };
+      const request = await engineRequest(opts, await options.scope(ctx), key, waitSeconds, http);
       // A client gone before its key is reserved gets nothing run (no key, no effect: its retry
       // runs anew), so a crowd that stopped costs nothing more. Once reserved, a request runs to
       // its end, completion or release, whoever is listening.
@@ -127,6 +120,24 @@ export function createIdempotencyMiddleware<TCtx, TTx extends SqlTransaction>(
     // result tRPC's own resolver would have returned (test/trpc-internals.test.ts guards it).
     const replay = { marker: middlewareMarker, ok: true as const, data, ctx };
     return replay;
+  };
+}
+
+/** What the engine is asked for this call: the key in its scope, the procedure and its input. */
+async function engineRequest<TCtx, TTx>(
+  opts: MiddlewareCall<TCtx, TTx>,
+  scope: string,
+  key: string,
+  waitSeconds: number | undefined,
+  http: HttpAccess,
+): Promise<IdempotentRequest> {
+  return {
+    scope,
+    key,
+    procedure: opts.path,
+    input: await opts.getRawInput(),
+    waitMs: waitSeconds === undefined ? undefined : waitSeconds * 1000,
+    whileWaiting: http.whileWaiting,
   };
 }
 
