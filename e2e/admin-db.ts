@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { APIRequestContext } from "@playwright/test";
+import { withClient } from "../src/test/pg-client";
 import { CONTROL_URL } from "./ports";
 
 export async function withDb<T>(
@@ -11,13 +12,7 @@ export async function withDb<T>(
   fn: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
   const { url } = (await (await request.get(`${CONTROL_URL}/db/url`)).json()) as { url: string };
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
+  return withClient(url, fn);
 }
 
 /** A short random word, so each test's tenants, procedures and keys are its own. */

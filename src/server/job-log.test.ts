@@ -3,12 +3,21 @@
 import { describe, expect, it } from "vitest";
 import { useOwnPostgres } from "../test/own-postgres";
 import { poolOf } from "./db/client";
-import { createJobLog, oneLine } from "./job-log";
+import { createJobLog, oneLine, type JobLog } from "./job-log";
 
 const PRISMA_OUTAGE =
   "[outbox] \nInvalid `prisma.$queryRaw()` invocation:\n\n\nRaw query failed. Code: `N/A`. Message: `Can't reach database server at 127.0.0.1:5`";
 
 const pg = useOwnPostgres({ prefix: "once-joblog-", setup: false, poolMax: 2 });
+
+/** The lines a job log with a one-minute repeat window wrote while `use` used it. */
+function linesWritten(use: (log: JobLog) => void): string[] {
+  const lines: string[] = [];
+  const log = createJobLog(pg.db, (l) => lines.push(l), { repeatMs: 60_000 });
+  use(log);
+  log.stop();
+  return lines;
+}
 
 describe("the job log", () => {
   it("turns a multi-line message into one line", () => {
@@ -18,11 +27,10 @@ describe("the job log", () => {
   });
 
   it("says a repeated failure once per window, and each different one", () => {
-    const lines: string[] = [];
-    const log = createJobLog(pg.db, (l) => lines.push(l), { repeatMs: 60_000 });
-    for (let i = 0; i < 5; i++) log.log("[reconciliation] provider books unavailable");
-    log.log("[sweeper] something else");
-    log.stop();
+    const lines = linesWritten((log) => {
+      for (let i = 0; i < 5; i++) log.log("[reconciliation] provider books unavailable");
+      log.log("[sweeper] something else");
+    });
     expect(lines).toEqual([
       "[reconciliation] provider books unavailable",
       "[sweeper] something else",
@@ -30,25 +38,23 @@ describe("the job log", () => {
   });
 
   it("a job's failure that is not an outage is one line, once per window", async () => {
-    const lines: string[] = [];
-    const log = createJobLog(pg.db, (l) => lines.push(l), { repeatMs: 60_000 });
     const refused = await pg.db
       .$queryRawUnsafe("SELECT * FROM no_such_table")
       .catch((error: unknown) => error);
-    for (let i = 0; i < 3; i++) log.failed("reconciliation", refused);
-    log.stop();
+    const lines = linesWritten((log) => {
+      for (let i = 0; i < 3; i++) log.failed("reconciliation", refused);
+    });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^\[reconciliation\] .*no_such_table/);
     expect(lines[0]).not.toContain("\n");
   });
 
   it("a busy pool is said as busy, once per window, not as the database being unreachable", () => {
-    const lines: string[] = [];
-    const log = createJobLog(pg.db, (l) => lines.push(l), { repeatMs: 60_000 });
     const busy = new Error("timeout exceeded when trying to connect");
-    for (let i = 0; i < 3; i++) log.failed("outbox", busy);
-    log.log("[outbox] a later line");
-    log.stop();
+    const lines = linesWritten((log) => {
+      for (let i = 0; i < 3; i++) log.failed("outbox", busy);
+      log.log("[outbox] a later line");
+    });
     expect(lines).toEqual([
       "[outbox] the database is busy (no pool connection came free in time): the job retries",
       "[outbox] a later line",

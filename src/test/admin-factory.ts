@@ -1,7 +1,9 @@
 // Fixtures for the admin tests: rows written directly, with literal times (leases relative to the
 // database's now(), since that is what the lease state is judged against).
 import { Prisma } from "@/generated/prisma/client";
+import type pg from "pg";
 import type { Db } from "@/server/db/client";
+import { withClient } from "./pg-client";
 
 export interface KeyFixture {
   scope?: string;
@@ -59,5 +61,26 @@ export async function insertOutbox(
       lastError: f.status === "DELIVERED" ? null : "provider timed out",
       ...(f.createdAt ? { createdAt: new Date(f.createdAt) } : {}),
     },
+  });
+}
+
+/**
+ * A retry taking the key `id` over on a connection of its own (the database at `url`): its lease
+ * renewed and its row locked, not yet committed, while `during` runs; then the takeover commits.
+ */
+export function whileTakenOver<T>(
+  url: string,
+  id: string,
+  during: (other: pg.Client) => Promise<T>,
+): Promise<T> {
+  return withClient(url, async (other) => {
+    await other.query("BEGIN");
+    await other.query(
+      `UPDATE "IdempotencyKey" SET "leaseExpiresAt" = now() + interval '1 minute', "attempts" = "attempts" + 1 WHERE "id" = $1`,
+      [id],
+    );
+    const result = await during(other);
+    await other.query("COMMIT");
+    return result;
   });
 }

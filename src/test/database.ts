@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
 import { createDb, type Db } from "../server/db/client";
+import { withClient } from "./pg-client";
 
 export interface TestDatabase {
   url: string;
@@ -26,14 +27,25 @@ export function createTestDb(url: string, options: Parameters<typeof createDb>[1
   return createDb(url, { connectTimeoutMs: TEST_CONNECT_WAIT_MS, ...options });
 }
 
-export async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: inject("pgAdminUrl") });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
+export function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withClient(inject("pgAdminUrl"), fn);
+}
+
+/** The URL of the run's database `name` (on the run's server). */
+export const databaseUrl = (name: string) =>
+  inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
+
+/**
+ * A new empty database (not the migrated template), made by the caller's `admin` client (which
+ * drops it when done): its name and URL.
+ */
+export async function createEmptyDatabase(
+  admin: pg.Client,
+  prefix: string,
+): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
+  await admin.query(`CREATE DATABASE "${name}"`);
+  return { name, url: databaseUrl(name) };
 }
 
 export async function createTestDatabase(
@@ -54,7 +66,7 @@ export async function createTestDatabase(
       }
     }
   });
-  const url = inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
+  const url = databaseUrl(name);
   const db = createDb(url, {
     max: options.poolMax ?? 10,
     connectTimeoutMs: options.connectTimeoutMs ?? TEST_CONNECT_WAIT_MS,

@@ -133,6 +133,21 @@ function processOf(pg: EmbeddedPostgres): ChildProcess | undefined {
   return (pg as unknown as { process?: ChildProcess }).process;
 }
 
+/**
+ * A throwaway server (benchmarks, fixtures) in a fresh temp folder named after `prefix`: not
+ * persistent, so its folder goes when it stops.
+ */
+export async function startThrowawayPostgres(
+  prefix: string,
+  settings?: Record<string, string>,
+): Promise<EmbeddedServer> {
+  return startEmbeddedPostgres({
+    dataDir: await makeTempDataDir(prefix),
+    persistent: false,
+    ...(settings ? { settings } : {}),
+  });
+}
+
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port?: number;

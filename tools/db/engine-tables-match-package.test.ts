@@ -10,7 +10,6 @@
 //   the package's test schema, each example's) asks Prisma for exactly what the package's SQL makes: the
 //   models are read by Prisma's own parser and turned into the catalog Prisma Migrate would make
 //   (what `prisma migrate diff --from-empty --to-schema` would say, done offline).
-import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -23,6 +22,8 @@ import {
   readCatalog,
   type Catalog,
 } from "../../src/test/prisma-schema";
+import { createEmptyDatabase } from "../../src/test/database";
+import { withClient } from "../../src/test/pg-client";
 import { migrate } from "./migrate";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -56,18 +57,10 @@ const databases: string[] = [];
 
 /** A new empty database (not the seeded template), made ready by `prepare`; its catalog. */
 async function catalogOf(prepare: (url: string) => Promise<void>): Promise<Catalog> {
-  const name = `once_engine_tables_${randomBytes(6).toString("hex")}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
+  const { name, url } = await createEmptyDatabase(admin, "once_engine_tables");
   databases.push(name);
-  const url = inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
   await prepare(url);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await readCatalog(client);
-  } finally {
-    await client.end();
-  }
+  return withClient(url, readCatalog);
 }
 
 /** The engine's part of a catalog: its tables, their indexes, its enum (it has no foreign key). */

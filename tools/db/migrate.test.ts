@@ -1,12 +1,13 @@
 // The offline migration runner: applies prisma/migrations in order on an empty database and keeps
 // `_prisma_migrations` exactly as Prisma Migrate would, so `prisma migrate deploy` on a machine
 // with the native engine sees the same history.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { createEmptyDatabase } from "../../src/test/database";
 import { migrate, MIGRATIONS_DIR, readMigrations } from "./migrate";
 
 /** The project's migrations, in order: the tests hold for however many there are. */
@@ -34,14 +35,18 @@ afterAll(async () => {
 
 /** A new, empty database (not the migrated template). */
 async function emptyDatabase(): Promise<{ url: string; client: pg.Client }> {
-  const name = `once_migrate_${randomBytes(6).toString("hex")}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
+  const { name, url } = await createEmptyDatabase(admin, "once_migrate");
   created.push(name);
-  const url = inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   clients.push(client);
   return { url, client };
+}
+
+/** A new migration `name` in the migrations folder `dir`. */
+async function addMigration(dir: string, name: string, sql: string): Promise<void> {
+  await mkdir(path.join(dir, name));
+  await writeFile(path.join(dir, name, "migration.sql"), sql);
 }
 
 /** A copy of the project's migrations folder the test may edit. */
@@ -169,16 +174,8 @@ describe("on a migrated database", () => {
     const { url, client } = await emptyDatabase();
     const dir = await migrationsCopy();
     await migrate(url, { dir });
-    await mkdir(path.join(dir, "9003_c"));
-    await writeFile(
-      path.join(dir, "9003_c", "migration.sql"),
-      `ALTER TABLE "Tenant" ADD COLUMN "c" TEXT;\n`,
-    );
-    await mkdir(path.join(dir, "9002_b"));
-    await writeFile(
-      path.join(dir, "9002_b", "migration.sql"),
-      `ALTER TABLE "Tenant" ADD COLUMN "b" TEXT;\n`,
-    );
+    await addMigration(dir, "9003_c", `ALTER TABLE "Tenant" ADD COLUMN "c" TEXT;\n`);
+    await addMigration(dir, "9002_b", `ALTER TABLE "Tenant" ADD COLUMN "b" TEXT;\n`);
     expect(await migrate(url, { dir })).toEqual(["9002_b", "9003_c"]);
     expect((await history(client)).map((r) => r.migration_name)).toEqual([
       ...PROJECT,
@@ -197,11 +194,7 @@ describe("on a migrated database", () => {
       file,
       `${await readFile(file, "utf8")}\nALTER TABLE "Tenant" ADD COLUMN "sneaky" TEXT;\n`,
     );
-    await mkdir(path.join(dir, "9002_next"));
-    await writeFile(
-      path.join(dir, "9002_next", "migration.sql"),
-      `CREATE TABLE "Next" ("id" TEXT PRIMARY KEY);\n`,
-    );
+    await addMigration(dir, "9002_next", `CREATE TABLE "Next" ("id" TEXT PRIMARY KEY);\n`);
 
     await expect(migrate(url, { dir })).rejects.toThrow(
       "migration 0001_init was edited after it was applied (checksum differs)",
@@ -225,9 +218,9 @@ describe("on a migrated database", () => {
     const { url, client } = await emptyDatabase();
     const dir = await migrationsCopy();
     await migrate(url, { dir });
-    await mkdir(path.join(dir, "9002_broken"));
-    await writeFile(
-      path.join(dir, "9002_broken", "migration.sql"),
+    await addMigration(
+      dir,
+      "9002_broken",
       `CREATE TABLE "Half" ("id" TEXT);\nALTER TABLE "Nope" ADD COLUMN "x" TEXT;\n`,
     );
     await expect(migrate(url, { dir })).rejects.toThrow(

@@ -107,35 +107,28 @@ describe("the comparison catches a schema the migrations do not follow", () => {
     ]);
   });
 
-  it("a required field made optional, a type narrowed, a default changed", () => {
-    expect(
-      diffFor(
-        alteredSchema(
-          "  currency       String\n  // The checkout's",
-          "  currency       String?\n  // The checkout's",
-        ),
-      ),
-    ).toEqual(["column Order.currency: nullable is true in schema.prisma, false in the database"]);
-    expect(
-      diffFor(
-        alteredSchema(
-          "key                 String            @db.VarChar(255)",
-          "key                 String            @db.VarChar(128)",
-        ),
-      ),
-    ).toEqual([
-      'column IdempotencyKey.key: type is "character varying(128)" in schema.prisma, "character varying(255)" in the database',
-    ]);
-    expect(
-      diffFor(
-        alteredSchema(
-          'currency    String   @default("EUR")',
-          'currency    String   @default("USD")',
-        ),
-      ),
-    ).toEqual([
-      `column Product.currency: default is "'USD'::text" in schema.prisma, "'EUR'::text" in the database`,
-    ]);
+  it.each([
+    {
+      what: "a required field made optional",
+      from: "  currency       String\n  // The checkout's",
+      to: "  currency       String?\n  // The checkout's",
+      found: "column Order.currency: nullable is true in schema.prisma, false in the database",
+    },
+    {
+      what: "a type narrowed",
+      from: "key                 String            @db.VarChar(255)",
+      to: "key                 String            @db.VarChar(128)",
+      found:
+        'column IdempotencyKey.key: type is "character varying(128)" in schema.prisma, "character varying(255)" in the database',
+    },
+    {
+      what: "a default changed",
+      from: 'currency    String   @default("EUR")',
+      to: 'currency    String   @default("USD")',
+      found: `column Product.currency: default is "'USD'::text" in schema.prisma, "'EUR'::text" in the database`,
+    },
+  ])("$what", ({ from, to, found }) => {
+    expect(diffFor(alteredSchema(from, to))).toEqual([found]);
   });
 
   it("an enum value added", () => {

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createEmptyDatabase } from "../../src/test/database";
 import { setupDatabase } from "./setup";
 
 let admin: pg.Client;
@@ -25,10 +26,8 @@ afterAll(async () => {
 
 /** An empty database whose future tables the app's role may use (rows only). */
 async function productionLikeDatabase(): Promise<{ ownerUrl: string; appUrl: string }> {
-  const name = `once_setup_${randomBytes(6).toString("hex")}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
+  const { name, url: ownerUrl } = await createEmptyDatabase(admin, "once_setup");
   databases.push(name);
-  const ownerUrl = inject("pgAdminUrl").replace(/\/postgres$/, `/${name}`);
   const owner = new pg.Client({ connectionString: ownerUrl });
   await owner.connect();
   await owner.query(`GRANT USAGE ON SCHEMA public TO "${role}"`);

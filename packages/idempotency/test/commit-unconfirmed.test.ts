@@ -7,7 +7,6 @@
 import pg from "pg";
 import { depsOf } from "../src/engine";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Db } from "./support/database";
 import {
   configure,
   effectsFor,
@@ -18,32 +17,27 @@ import {
   type Engine,
   type EntryPoint,
 } from "./support/harness";
-import { startOwnServer } from "./support/own-server";
-import type { TestServer } from "./support/postgres";
+import { useOwnServer } from "./support/own-server";
 
-let server: TestServer;
-let db: Db;
+const own = useOwnServer("once-syncrep-", 4);
 let admin: pg.Client;
 let engine: Engine;
 
 beforeAll(async () => {
-  ({ server, db } = await startOwnServer("once-syncrep-", 4));
   // With a listener, finished answers are kept in memory: the test checks what is (not) kept.
   engine = configure(
-    db,
+    own.db,
     {},
-    { listen: () => new pg.Client({ connectionString: server.url("postgres") }) },
+    { listen: () => new pg.Client({ connectionString: own.server.url("postgres") }) },
   );
   await engine.ready;
-  admin = new pg.Client({ connectionString: server.url("postgres") });
+  admin = new pg.Client({ connectionString: own.server.url("postgres") });
   await admin.connect();
 }, 60_000);
 
 afterAll(async () => {
   await admin?.end();
   await engine?.close();
-  await db?.$disconnect();
-  await server?.destroy();
 });
 
 /**
@@ -94,7 +88,7 @@ async function interruptedCommit(
   interrupt: "pg_cancel_backend" | "pg_terminate_backend",
 ): Promise<Answer> {
   await waitForStandbyNames("nobody");
-  const first = entry.call(db, { key, input: { value: key } });
+  const first = entry.call(own.db, { key, input: { value: key } });
   await admin.query(`SELECT ${interrupt}($1)`, [await waitingCommit()]);
   return first;
 }
@@ -105,10 +99,10 @@ async function interruptedCommit(
  */
 async function expectRetryReplays(entry: EntryPoint, key: string): Promise<void> {
   await waitForStandbyNames("");
-  const retry = await entry.call(db, { key, input: { value: key } });
+  const retry = await entry.call(own.db, { key, input: { value: key } });
   expect(retry.status).toBe(200);
   expect(retry.replayed).toBe(true);
-  expect(await effectsFor(db, key)).toBe(1);
+  expect(await effectsFor(own.db, key)).toBe(1);
 }
 
 describe.each(ENTRY_POINTS)(
@@ -118,7 +112,7 @@ describe.each(ENTRY_POINTS)(
     it("control: a commit without a synchronous standby configured answers 200 and is kept for replay", async () => {
       await waitForStandbyNames("");
       const before = cached();
-      const answer = await entry.call(db, {
+      const answer = await entry.call(own.db, {
         key: `${slug}-control`,
         input: { value: `${slug}-control` },
       });
@@ -135,8 +129,8 @@ describe.each(ENTRY_POINTS)(
       expect(answer.headers.get("retry-after")).toBe("1");
       expect(cached()).toBe(before);
       // Committed locally all the same: the effect and the completed key are on this server.
-      expect(await effectsFor(db, key)).toBe(1);
-      expect((await keyRow(db, "acme", key))?.status).toBe("COMPLETED");
+      expect(await effectsFor(own.db, key)).toBe(1);
+      expect((await keyRow(own.db, "acme", key))?.status).toBe("COMPLETED");
       await expectRetryReplays(entry, key);
     });
 

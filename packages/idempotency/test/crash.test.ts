@@ -2,8 +2,7 @@
 // reservation until the business transaction commits synchronously, which flushes the WAL up to
 // its own commit record, the reservation's included. Proved here with PostgreSQL really crashed
 // (immediate shutdown: SIGQUIT, no checkpoint) at the two moments that matter.
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Db } from "./support/database";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import {
   configure,
   effectsFor,
@@ -12,27 +11,19 @@ import {
   parkNextExecution,
   wrapperEntry,
 } from "./support/harness";
-import { startOwnServer } from "./support/own-server";
-import type { TestServer } from "./support/postgres";
+import { useOwnServer } from "./support/own-server";
 
-let server: TestServer;
-let db: Db;
+const own = useOwnServer("once-crash-", 6);
 
-beforeAll(async () => {
-  ({ server, db } = await startOwnServer("once-crash-", 6));
-  configure(db, { leaseMs: 500 });
-}, 60_000);
-
-afterAll(async () => {
-  await db?.$disconnect();
-  await server?.destroy();
+beforeAll(() => {
+  configure(own.db, { leaseMs: 500 });
 });
 
 /** A client's retries (it honours 409 and 503), until it gets its answer. */
 function retryUntilAnswered(key: string) {
   return vi.waitFor(
     async () => {
-      const answer = await wrapperEntry.call(db, { key, input: { value: `${key}-v` } });
+      const answer = await wrapperEntry.call(own.db, { key, input: { value: `${key}-v` } });
       expect(answer.status).toBe(200);
       return answer;
     },
@@ -46,31 +37,31 @@ describe("a crash of PostgreSQL around an asynchronously committed reservation",
     const gates = keys.map(() => new Gate());
     for (const gate of gates) parkNextExecution(gate);
     const inFlight = keys.map((key) =>
-      wrapperEntry.call(db, { key, input: { value: `${key}-v` } }),
+      wrapperEntry.call(own.db, { key, input: { value: `${key}-v` } }),
     );
     await Promise.all(gates.map((g) => g.reached)); // reserved; business writes done, not committed
-    await server.crash();
+    await own.server.crash();
     for (const gate of gates) gate.open();
     for (const answer of await Promise.all(inFlight)) expect(answer.status).toBe(503);
-    await server.start();
+    await own.server.start();
     for (const key of keys) {
-      expect(await effectsFor(db, `${key}-v`)).toBe(0);
+      expect(await effectsFor(own.db, `${key}-v`)).toBe(0);
       // The reservation may or may not have survived; either way the retry runs (after the short
       // lease, if it did), exactly once.
       const retry = await retryUntilAnswered(key);
       expect(retry.replayed).toBe(false);
-      expect(await effectsFor(db, `${key}-v`)).toBe(1);
+      expect(await effectsFor(own.db, `${key}-v`)).toBe(1);
     }
   });
 
   it("right after a business commit: the key survives COMPLETED with the effect, and the retry replays", async () => {
     const key = "crash-after-commit";
-    const first = await wrapperEntry.call(db, { key, input: { value: `${key}-v` } });
+    const first = await wrapperEntry.call(own.db, { key, input: { value: `${key}-v` } });
     expect(first.status).toBe(200);
-    await server.crash();
-    await server.start();
-    expect(await keyRow(db, "acme", key)).toMatchObject({ status: "COMPLETED" });
-    expect(await effectsFor(db, `${key}-v`)).toBe(1);
+    await own.server.crash();
+    await own.server.start();
+    expect(await keyRow(own.db, "acme", key)).toMatchObject({ status: "COMPLETED" });
+    expect(await effectsFor(own.db, `${key}-v`)).toBe(1);
     const retry = await retryUntilAnswered(key);
     expect(retry).toMatchObject({ replayed: true, text: first.text });
   });

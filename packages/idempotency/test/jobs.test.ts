@@ -48,6 +48,10 @@ async function plant(
   );
 }
 
+/** `count` PROCESSING keys kept a day, their lease ending `leaseEndsIn` from now. */
+const plantProcessing = (scope: string, count: number, leaseEndsIn: string) =>
+  plant(scope, { count, status: "PROCESSING", expiresIn: "1 day", leaseEndsIn });
+
 async function countWhere(sql: string): Promise<number> {
   const [row] = await t.db.$queryRawUnsafe<{ n: number }[]>(
     `SELECT count(*)::int AS "n" FROM "IdempotencyKey" WHERE ${sql}`,
@@ -191,24 +195,9 @@ describe("the reaper keeps up", () => {
 
 describe("the sweeper", () => {
   it("releases PROCESSING keys whose lease ended long ago, and nothing else", async () => {
-    await plant("sweep", {
-      count: 5,
-      status: "PROCESSING",
-      expiresIn: "1 day",
-      leaseEndsIn: "-10 minutes",
-    });
-    await plant("sweep", {
-      count: 4,
-      status: "PROCESSING",
-      expiresIn: "1 day",
-      leaseEndsIn: "-10 seconds",
-    });
-    await plant("sweep", {
-      count: 3,
-      status: "PROCESSING",
-      expiresIn: "1 day",
-      leaseEndsIn: "30 seconds",
-    });
+    await plantProcessing("sweep", 5, "-10 minutes");
+    await plantProcessing("sweep", 4, "-10 seconds");
+    await plantProcessing("sweep", 3, "30 seconds");
     await plant("sweep", { count: 2, status: "COMPLETED", expiresIn: "1 day" });
     const swept = await sweepStuckKeys(pool(), { graceSeconds: 300 });
     expect(swept).toMatchObject({ ran: true, released: 5 });
@@ -218,12 +207,7 @@ describe("the sweeper", () => {
   });
 
   it("skips while another instance holds its lock", async () => {
-    await plant("sweep2", {
-      count: 2,
-      status: "PROCESSING",
-      expiresIn: "1 day",
-      leaseEndsIn: "-10 minutes",
-    });
+    await plantProcessing("sweep2", 2, "-10 minutes");
     const other = await holdLock(JobLock.SWEEPER);
     expect(await sweepStuckKeys(pool())).toEqual({ ran: false, released: 0, keys: [] });
     await other.release();

@@ -46,25 +46,24 @@ describe("the engine's structure", () => {
     expect(ok).toBe(true);
   });
 
-  it("fails on an import that closes a cycle", async () => {
-    // protocol/execute.ts imports the store's SQL helpers; the store importing the protocol back
-    // closes a circle.
-    const dir = await copyWith(
-      "store/unavailable.ts",
-      'export { executeIdempotently as closesACycle } from "../protocol/execute.js";',
-    );
-    const { ok, report } = await check(dir);
+  it.each([
+    {
+      // protocol/execute.ts imports the store's SQL helpers; the store importing the protocol back
+      // closes a circle.
+      what: "closes a cycle",
+      file: "store/unavailable.ts",
+      line: 'export { executeIdempotently as closesACycle } from "../protocol/execute.js";',
+      rule: "no-circular",
+    },
+    {
+      what: "points up a layer",
+      file: "constants.ts",
+      line: 'export type { ReplayCache as PointsUp } from "./replay-cache.js";',
+      rule: "base-imports-nothing-above",
+    },
+  ])("fails on an import that $what", async ({ file, line, rule }) => {
+    const { ok, report } = await check(await copyWith(file, line));
     expect(ok).toBe(false);
-    expect(report).toContain("no-circular");
-  });
-
-  it("fails on an import that points up a layer", async () => {
-    const dir = await copyWith(
-      "constants.ts",
-      'export type { ReplayCache as PointsUp } from "./replay-cache.js";',
-    );
-    const { ok, report } = await check(dir);
-    expect(ok).toBe(false);
-    expect(report).toContain("base-imports-nothing-above");
+    expect(report).toContain(rule);
   });
 });

@@ -60,37 +60,41 @@ async function holdKey(entry: EntryPoint, label: string, mode?: Mode) {
 const waiting = (e: Engine, n = 1) =>
   vi.waitFor(() => expect(depsOf(e).waiters.size).toBe(n), { timeout: 60_000, interval: 5 });
 
+/**
+ * A held key (holdKey) with one duplicate asleep on it (`Prefer: wait=100`), then the first
+ * request let go by `settle` (its gate opened or failed): both answers, first (`a`) and duplicate.
+ */
+async function oneWaiter(
+  e: Engine,
+  held: Awaited<ReturnType<typeof holdKey>>,
+  settle: (gate: Gate) => void = (gate) => gate.open(),
+) {
+  const duplicate = held.duplicate(100);
+  await waiting(e);
+  settle(held.gate);
+  const [a, b] = await Promise.all([held.first, duplicate]);
+  expect(b.headers.get("preference-applied")).toBe("wait=100");
+  return { a, b };
+}
+
 describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
   it("wakes when the first request completes, and replays its answer", async () => {
     const e = await listeningEngine();
-    const { value, gate, first, duplicate: send } = await holdKey(entry, "wait-complete");
-    const duplicate = send(100);
-    await waiting(e);
-    gate.open();
-    const [a, b] = await Promise.all([first, duplicate]);
+    const held = await holdKey(entry, "wait-complete");
+    const { a, b } = await oneWaiter(e, held);
     expect(a).toMatchObject({ status: 200, replayed: false });
     expect(b).toMatchObject({ status: 200, replayed: true, text: a.text });
-    expect(b.headers.get("preference-applied")).toBe("wait=100");
-    expect(await effectsFor(t.db, value)).toBe(1);
+    expect(await effectsFor(t.db, held.value)).toBe(1);
     expect(depsOf(e).waiters.size).toBe(0);
   });
 
   it("wakes when the first request fails deterministically, and replays the failure", async () => {
     const e = await listeningEngine();
-    const {
-      key,
-      gate,
-      first,
-      duplicate: send,
-    } = await holdKey(entry, "wait-fail", "deterministic");
-    const duplicate = send(100);
-    await waiting(e);
-    gate.open();
-    const [a, b] = await Promise.all([first, duplicate]);
+    const held = await holdKey(entry, "wait-fail", "deterministic");
+    const { a, b } = await oneWaiter(e, held);
     expect(a).toMatchObject({ status: 412, replayed: false });
     expect(b).toMatchObject({ status: 412, replayed: true, text: a.text });
-    expect(b.headers.get("preference-applied")).toBe("wait=100");
-    expect(await keyRow(t.db, "acme", key)).toMatchObject({
+    expect(await keyRow(t.db, "acme", held.key)).toMatchObject({
       status: "FAILED",
       responseStatus: 412,
     });
@@ -98,14 +102,14 @@ describe.each(ENTRY_POINTS)("Prefer: wait, through the $name", (entry) => {
 
   it("wakes when the first request is released, and then runs the request itself", async () => {
     const e = await listeningEngine();
-    const { key, value, gate, first, duplicate: send } = await holdKey(entry, "wait-release");
-    const duplicate = send(100);
-    await waiting(e);
-    gate.fail(new Error("the provider timed out")); // transient: the first request releases the key
-    const [a, b] = await Promise.all([first, duplicate]);
+    const held = await holdKey(entry, "wait-release");
+    const { key, value } = held;
+    // A transient failure: the first request releases the key.
+    const { a, b } = await oneWaiter(e, held, (gate) =>
+      gate.fail(new Error("the provider timed out")),
+    );
     expect(a.status).toBe(500);
     expect(b).toMatchObject({ status: 200, replayed: false });
-    expect(b.headers.get("preference-applied")).toBe("wait=100");
     expect(await effectsFor(t.db, value)).toBe(1); // the first one's write rolled back
     const row = await keyRow(t.db, "acme", key);
     expect(row).toMatchObject({ status: "COMPLETED" });
@@ -180,25 +184,41 @@ function statementsSentBy(e: Engine) {
   return { sent, named };
 }
 
+/**
+ * 200 duplicates of a key held in flight, all waiting on it, then the key settled: their answers,
+ * and the statements (by name) the store sent while they slept and once they were woken.
+ */
+async function stampede(e: Engine, name: string) {
+  const { value, gate, first, duplicate: send } = await holdKey(ENTRY_POINTS[0]!, name);
+  const { sent, named } = statementsSentBy(e);
+  const duplicates = Array.from({ length: 200 }, () => send(100));
+  await waiting(e, 200);
+  const asleep = sent.mock.calls.length;
+  gate.open();
+  const answers = await Promise.all(duplicates);
+  await first;
+  const calls = [...sent.mock.calls];
+  sent.mockRestore();
+  return {
+    value,
+    answers,
+    whileAsleep: (pattern: RegExp) => named(pattern, calls.slice(0, asleep)).length,
+    onceWoken: (pattern: RegExp) => named(pattern, calls.slice(asleep)).length,
+  };
+}
+
 describe("many requests waiting on one key", () => {
   it("are answered by a few shared reads when it settles, not a statement each", async () => {
-    const e = await listeningEngine();
-    const entry = ENTRY_POINTS[0]!;
-    const { value, gate, first, duplicate: send } = await holdKey(entry, "wait-stampede");
-    const { sent, named } = statementsSentBy(e);
-    const duplicates = Array.from({ length: 200 }, () => send(100));
-    await waiting(e, 200);
+    const { value, answers, whileAsleep, onceWoken } = await stampede(
+      await listeningEngine(),
+      "wait-stampede",
+    );
     // Their marks (the key is awaited) share statements too: one row lock taken a few times.
-    expect(named(/mark_awaited/).length).toBeLessThanOrEqual(5);
-    const asleep = sent.mock.calls.length;
-    gate.open();
-    const answers = await Promise.all(duplicates);
-    await first;
+    expect(whileAsleep(/mark_awaited/)).toBeLessThanOrEqual(5);
     expect(answers.every((a) => a.status === 200 && a.replayed)).toBe(true);
     expect(await effectsFor(t.db, value)).toBe(1);
     // The woken requests' reads share statements (each joins the next one sent for its key).
-    expect(named(/read|reserve/, sent.mock.calls.slice(asleep)).length).toBeLessThanOrEqual(5);
-    sent.mockRestore();
+    expect(onceWoken(/read|reserve/)).toBeLessThanOrEqual(5);
   });
 });
 
@@ -207,20 +227,11 @@ describe("many requests of one scope at once", () => {
     // A count taken no longer than 0 ms ago is stale: every request of the scope needs a new one,
     // the most a count can be asked for. Those that arrive while one is being taken join it.
     const e = await listeningEngine({ ...NEVER, liveKeyCountTtlMs: 0 });
-    const entry = ENTRY_POINTS[0]!;
-    const { gate, first, duplicate: send } = await holdKey(entry, "count-stampede");
-    const { sent, named } = statementsSentBy(e);
-    const duplicates = Array.from({ length: 200 }, () => send(100));
-    await waiting(e, 200);
-    expect(named(/count_live/).length).toBeLessThanOrEqual(5);
-    const asleep = sent.mock.calls.length;
-    gate.open();
-    const answers = await Promise.all(duplicates);
-    await first;
+    const { answers, whileAsleep, onceWoken } = await stampede(e, "count-stampede");
+    expect(whileAsleep(/count_live/)).toBeLessThanOrEqual(5);
     expect(answers.every((a) => a.status === 200 && a.replayed)).toBe(true);
     // Woken at once, they look at the key once more, and at the scope's count.
-    expect(named(/count_live/, sent.mock.calls.slice(asleep)).length).toBeLessThanOrEqual(5);
-    sent.mockRestore();
+    expect(onceWoken(/count_live/)).toBeLessThanOrEqual(5);
   });
 });
 

@@ -30,35 +30,16 @@ function expectExplained(
 }
 
 describe("every error is explained", () => {
-  it("401 unauthorized: no token", async () => {
+  it.each([
+    ["401 unauthorized: no token", "orders.list", undefined, 401, "unauthorized"],
+    ["401 unauthorized: a wrong token", "orders.list", "nope", 401, "unauthorized"],
+    ["403 forbidden: a tenant on an admin procedure", "admin.stats", TOKENS.acme, 403, "forbidden"],
+    ["404 not_found: no such procedure", "nothing.here", undefined, 404, "not_found"],
+  ] as const)("%s", async (_, path, token, status, reason) => {
     expectExplained(
-      await callTrpc<ErrorBody>(t.db, { path: "orders.list", method: "GET" }),
-      401,
-      "unauthorized",
-    );
-  });
-
-  it("401 unauthorized: a wrong token", async () => {
-    expectExplained(
-      await callTrpc<ErrorBody>(t.db, { path: "orders.list", method: "GET", token: "nope" }),
-      401,
-      "unauthorized",
-    );
-  });
-
-  it("403 forbidden: a tenant on an admin procedure", async () => {
-    expectExplained(
-      await callTrpc<ErrorBody>(t.db, { path: "admin.stats", method: "GET", token: TOKENS.acme }),
-      403,
-      "forbidden",
-    );
-  });
-
-  it("404 not_found: no such procedure", async () => {
-    expectExplained(
-      await callTrpc<ErrorBody>(t.db, { path: "nothing.here", method: "GET" }),
-      404,
-      "not_found",
+      await callTrpc<ErrorBody>(t.db, { path, method: "GET", token }),
+      status,
+      reason,
     );
   });
 

@@ -17,14 +17,7 @@ const slowed: number[] = [];
 
 let operatorId: string;
 beforeAll(async () => {
-  operatorId = (
-    await createUser(t.db, {
-      email: "ops@example.com",
-      name: "Ops",
-      role: "ADMIN",
-      password: PASSWORD,
-    })
-  ).id;
+  operatorId = (await createAdmin("ops@example.com", "Ops")).id;
 });
 
 const deps = (demo: boolean, trustedProxies = 0): SignInDeps => ({
@@ -48,9 +41,30 @@ function form(fields: Record<string, string>, headers: Record<string, string> = 
   });
 }
 
+/** A sign-in post with exactly these headers and body. */
+const rawPost = (headers: Record<string, string>, body: BodyInit) =>
+  new Request(`${ORIGIN}/api/session/signin`, { method: "POST", headers, body });
+
 /** The user a response signed in, or null (no cookie, or not a live session). */
 function signedInAs(res: Response): Promise<string | null> {
   return sessionUserOf(t.db, res.headers.get("set-cookie"));
+}
+
+/** Posts the sign-in form with `fields` (and extra `headers`), demo mode off. */
+const signIn = (
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+  trustedProxies = 0,
+) => handleSignIn(form(fields, headers), deps(false, trustedProxies));
+
+const createAdmin = (email: string, name: string) =>
+  createUser(t.db, { email, name, role: "ADMIN", password: PASSWORD });
+
+/** A refusal: its status and reason, and no cookie set. */
+async function expectRefused(res: Response, status: number, reason: string) {
+  expect(res.status).toBe(status);
+  expect(await body(res)).toMatchObject({ reason });
+  expect(res.headers.get("set-cookie")).toBeNull();
 }
 
 async function body(res: Response) {
@@ -61,54 +75,38 @@ describe("without demo mode (production)", () => {
   it.each(["admin@example.com", "acme@example.com", "globex@example.com"])(
     "%s without a password is refused, no cookie",
     async (email) => {
-      const res = await handleSignIn(form({ email }), deps(false));
-      expect(res.status).toBe(400);
-      expect(await body(res)).toMatchObject({ reason: "password_required" });
-      expect(res.headers.get("set-cookie")).toBeNull();
+      const res = await signIn({ email });
+      await expectRefused(res, 400, "password_required");
     },
   );
 
   it("a demo account with any password is refused: it has none, and demo rows are nobody", async () => {
-    const res = await handleSignIn(form({ email: "admin@example.com", password: "" }), deps(false));
+    const res = await signIn({ email: "admin@example.com", password: "" });
     expect(res.status).toBe(401);
     expect(await signedInAs(res)).toBeNull();
   });
 
   it("the right password signs in (an admin lands on /admin); a wrong one is 401 without a cookie", async () => {
-    const ok = await handleSignIn(
-      form({ email: "OPS@example.com", password: PASSWORD }),
-      deps(false),
-    );
+    const ok = await signIn({ email: "OPS@example.com", password: PASSWORD });
     expect(ok.status).toBe(303);
     expect(ok.headers.get("location")).toBe("/admin");
     expect(await signedInAs(ok)).toBe(operatorId);
-    const wrong = await handleSignIn(
-      form({ email: "ops@example.com", password: `${PASSWORD}!` }),
-      deps(false),
-    );
-    expect(wrong.status).toBe(401);
-    expect(await body(wrong)).toMatchObject({ reason: "invalid_credentials" });
-    expect(wrong.headers.get("set-cookie")).toBeNull();
+    const wrong = await signIn({ email: "ops@example.com", password: `${PASSWORD}!` });
+    await expectRefused(wrong, 401, "invalid_credentials");
   });
 
   it("the cookie is HttpOnly, SameSite=Lax, and Secure when a TLS proxy forwarded the request", async () => {
-    const plain = await handleSignIn(
-      form({ email: "ops@example.com", password: PASSWORD }),
-      deps(false),
-    );
+    const plain = await signIn({ email: "ops@example.com", password: PASSWORD });
     expect(plain.headers.get("set-cookie")).toMatch(/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
-    const proxied = await handleSignIn(
-      form({ email: "ops@example.com", password: PASSWORD }, { "x-forwarded-proto": "https" }),
-      deps(false),
+    const proxied = await signIn(
+      { email: "ops@example.com", password: PASSWORD },
+      { "x-forwarded-proto": "https" },
     );
     expect(proxied.headers.get("set-cookie")).toMatch(/; Secure$/);
   });
 
   it("an unknown account reads exactly like a wrong password", async () => {
-    const res = await handleSignIn(
-      form({ email: "nobody@example.com", password: PASSWORD }),
-      deps(false),
-    );
+    const res = await signIn({ email: "nobody@example.com", password: PASSWORD });
     expect(res.status).toBe(401);
     expect(await body(res)).toEqual({
       error: "Wrong e-mail address or password",
@@ -126,26 +124,18 @@ describe("throttle: nobody can lock the owner out", () => {
   });
 
   it("wrong passwords from many addresses, then the right one from a fresh address: signed in, after at most a delay", async () => {
-    await createUser(t.db, {
-      email: "victim@example.com",
-      name: "Victim",
-      role: "ADMIN",
-      password: PASSWORD,
-    });
+    await createAdmin("victim@example.com", "Victim");
     for (let i = 1; i <= 5; i++) {
-      const guess = await handleSignIn(
-        form(
-          { email: "victim@example.com", password: `guess number ${i}` },
-          from(`203.0.113.${i}`),
-        ),
-        deps(false),
+      const guess = await signIn(
+        { email: "victim@example.com", password: `guess number ${i}` },
+        from(`203.0.113.${i}`),
       );
       expect(guess.status).toBe(401);
     }
     slowed.length = 0;
-    const owner = await handleSignIn(
-      form({ email: "victim@example.com", password: PASSWORD }, from("198.51.100.6")),
-      deps(false),
+    const owner = await signIn(
+      { email: "victim@example.com", password: PASSWORD },
+      from("198.51.100.6"),
     );
     expect(owner.status).toBe(303);
     expect(await signedInAs(owner)).not.toBeNull();
@@ -155,14 +145,9 @@ describe("throttle: nobody can lock the owner out", () => {
   });
 
   it("one address guessing one account: 429 with Retry-After for that address only", async () => {
-    await createUser(t.db, {
-      email: "target@example.com",
-      name: "Target",
-      role: "ADMIN",
-      password: PASSWORD,
-    });
+    await createAdmin("target@example.com", "Target");
     const guess = (password: string, address: string) =>
-      handleSignIn(form({ email: "target@example.com", password }, from(address)), deps(false));
+      signIn({ email: "target@example.com", password }, from(address));
     for (let i = 0; i < 3; i++)
       expect((await guess(`guess number ${i}`, "203.0.113.50")).status).toBe(401);
     const throttled = await guess("guess number 4", "203.0.113.50");
@@ -176,22 +161,12 @@ describe("throttle: nobody can lock the owner out", () => {
   });
 
   it("rotating X-Forwarded-For buys nothing by default (TRUSTED_PROXIES=0): 35 guesses, refused from the 4th", async () => {
-    await createUser(t.db, {
-      email: "rotated@example.com",
-      name: "Rotated",
-      role: "ADMIN",
-      password: PASSWORD,
-    });
+    await createAdmin("rotated@example.com", "Rotated");
     const statuses = [];
     for (let i = 0; i < 35; i++) {
       const headers = from("192.0.2.77", { "x-forwarded-for": `10.0.${i}.${i}` });
       statuses.push(
-        (
-          await handleSignIn(
-            form({ email: "rotated@example.com", password: `guess ${i}` }, headers),
-            deps(false),
-          )
-        ).status,
+        (await signIn({ email: "rotated@example.com", password: `guess ${i}` }, headers)).status,
       );
     }
     expect(statuses.slice(0, 3)).toEqual([401, 401, 401]);
@@ -199,49 +174,26 @@ describe("throttle: nobody can lock the owner out", () => {
   });
 
   it("behind one proxy (TRUSTED_PROXIES=1) the address the proxy appended is the source, whatever the client wrote before it", async () => {
-    await createUser(t.db, {
-      email: "proxied@example.com",
-      name: "Proxied",
-      role: "ADMIN",
-      password: PASSWORD,
-    });
+    await createAdmin("proxied@example.com", "Proxied");
     const statuses = [];
     for (let i = 0; i < 6; i++) {
       const headers = from("127.0.0.1", { "x-forwarded-for": `10.9.${i}.${i}, 203.0.113.200` });
       statuses.push(
-        (
-          await handleSignIn(
-            form({ email: "proxied@example.com", password: `guess ${i}` }, headers),
-            deps(false, 1),
-          )
-        ).status,
+        (await signIn({ email: "proxied@example.com", password: `guess ${i}` }, headers, 1)).status,
       );
     }
     expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
     const otherClient = from("127.0.0.1", { "x-forwarded-for": "198.51.100.201" });
     expect(
-      (
-        await handleSignIn(
-          form({ email: "proxied@example.com", password: PASSWORD }, otherClient),
-          deps(false, 1),
-        )
-      ).status,
+      (await signIn({ email: "proxied@example.com", password: PASSWORD }, otherClient, 1)).status,
     ).toBe(303);
   });
 
   it("a person's browser is sent back to the form with the reason (and the wait)", async () => {
-    await createUser(t.db, {
-      email: "person@example.com",
-      name: "Person",
-      role: "ADMIN",
-      password: PASSWORD,
-    });
-    const res = await handleSignIn(
-      form(
-        { email: "person@example.com", password: "not my password", next: "/orders" },
-        { "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin" },
-      ),
-      deps(false),
+    await createAdmin("person@example.com", "Person");
+    const res = await signIn(
+      { email: "person@example.com", password: "not my password", next: "/orders" },
+      { "sec-fetch-mode": "navigate", "sec-fetch-site": "same-origin" },
     );
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/signin?error=invalid_credentials&next=%2Forders");
@@ -259,9 +211,7 @@ describe("demo mode", () => {
 
   it("one click never opens a real account, even in demo mode", async () => {
     const res = await handleSignIn(form({ email: "ops@example.com" }), deps(true));
-    expect(res.status).toBe(400);
-    expect(await body(res)).toMatchObject({ reason: "not_a_demo_account" });
-    expect(res.headers.get("set-cookie")).toBeNull();
+    await expectRefused(res, 400, "not_a_demo_account");
   });
 });
 
@@ -286,11 +236,7 @@ describe("next stays on this site", () => {
       "email=acme%40example.com&next=%2F%09%2Fevil.example",
       "email=acme%40example.com&next=%2F%2509%2Fevil.example",
     ]) {
-      const req = new Request(`${ORIGIN}/api/session/signin`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: raw,
-      });
+      const req = rawPost({ "content-type": "application/x-www-form-urlencoded" }, raw);
       const res = await handleSignIn(req, deps(true));
       expect(new URL(res.headers.get("location")!, ORIGIN).origin).toBe(ORIGIN);
     }
@@ -304,22 +250,14 @@ describe("cross-site posts (login CSRF)", () => {
     { origin: "http://evil.example" },
     { origin: "null" },
   ])("%j is 403 cross_site_request and signs nobody in", async (headers) => {
-    const res = await handleSignIn(
-      form({ email: "ops@example.com", password: PASSWORD }, headers),
-      deps(false),
-    );
-    expect(res.status).toBe(403);
-    expect(await body(res)).toMatchObject({ reason: "cross_site_request" });
-    expect(res.headers.get("set-cookie")).toBeNull();
+    const res = await signIn({ email: "ops@example.com", password: PASSWORD }, headers);
+    await expectRefused(res, 403, "cross_site_request");
   });
 
   it("our own page's post (same-origin) signs in", async () => {
-    const res = await handleSignIn(
-      form(
-        { email: "ops@example.com", password: PASSWORD },
-        { "sec-fetch-site": "same-origin", origin: ORIGIN },
-      ),
-      deps(false),
+    const res = await signIn(
+      { email: "ops@example.com", password: PASSWORD },
+      { "sec-fetch-site": "same-origin", origin: ORIGIN },
     );
     expect(await signedInAs(res)).toBe(operatorId);
   });
@@ -331,28 +269,22 @@ describe("only a form", () => {
     ["text/plain", "email=admin@example.com"],
     ["", "email=admin@example.com"],
   ])("Content-Type %j is 415 with a reason, never 500", async (type, payload) => {
-    const req = new Request(`${ORIGIN}/api/session/signin`, {
-      method: "POST",
-      headers: type ? { "content-type": type } : {},
-      body: payload,
-    });
+    const req = rawPost(type ? { "content-type": type } : {}, payload);
     const res = await handleSignIn(req, deps(true));
     expect(res.status).toBe(415);
     expect(await body(res)).toMatchObject({ reason: "unsupported_media_type" });
   });
 
   it("a broken multipart body or a repeated field is 400 invalid_form", async () => {
-    const broken = new Request(`${ORIGIN}/api/session/signin`, {
-      method: "POST",
-      headers: { "content-type": "multipart/form-data; boundary=x" },
-      body: "--x\r\nnot a part",
-    });
+    const broken = rawPost(
+      { "content-type": "multipart/form-data; boundary=x" },
+      "--x\r\nnot a part",
+    );
     expect((await handleSignIn(broken, deps(true))).status).toBe(400);
-    const repeated = new Request(`${ORIGIN}/api/session/signin`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: "email=acme%40example.com&email=admin%40example.com",
-    });
+    const repeated = rawPost(
+      { "content-type": "application/x-www-form-urlencoded" },
+      "email=acme%40example.com&email=admin%40example.com",
+    );
     const res = await handleSignIn(repeated, deps(true));
     expect(res.status).toBe(400);
     expect(await body(res)).toMatchObject({ reason: "invalid_form" });

@@ -60,13 +60,23 @@ async function effectsOf(key: string) {
   };
 }
 
+const productBySku = (sku: string) => t.db.product.findUniqueOrThrow({ where: { sku } });
+/** A first order of `quantity` of `sku`, under a fresh key: placed (200). */
+async function firstOrder(sku: string, quantity: number, label: string) {
+  const product = await productBySku(sku);
+  const key = `${label}-${randomUUID()}`;
+  const items = [{ productId: product.id, quantity }];
+  const first = await placeOrder(items, key);
+  expect(first.status).toBe(200);
+  return { product, key, items, first };
+}
+
+const keyOf = (key: string) =>
+  t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key } });
+
 describe("a retry after the operator busted a completed key", () => {
   it("answers with the same order, takes no stock, writes no outbox row; the provider charges once", async () => {
-    const mug = await t.db.product.findUniqueOrThrow({ where: { sku: "MUG-001" } });
-    const key = `bust-${randomUUID()}`;
-    const items = [{ productId: mug.id, quantity: 2 }];
-    const first = await placeOrder(items, key);
-    expect(first.status).toBe(200);
+    const { product: mug, key, items, first } = await firstOrder("MUG-001", 2, "bust");
     await drainOutbox(); // the first order is paid before the bust, as in the attack
 
     await bust(key);
@@ -80,13 +90,11 @@ describe("a retry after the operator busted a completed key", () => {
     expect(await effectsOf(key)).toEqual({ orders: 1, outbox: 1, charges: 1 });
     expect(await stockOf("MUG-001")).toBe(mug.stock - 2);
     // The key holds the new answer, replayed from now on.
-    expect(
-      await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key } }),
-    ).toMatchObject({ status: "COMPLETED", responseStatus: 200 });
+    expect(await keyOf(key)).toMatchObject({ status: "COMPLETED", responseStatus: 200 });
   });
 
   it("with other lines under the busted key is 422 idempotency_key_reused, stored, and changes nothing", async () => {
-    const tee = await t.db.product.findUniqueOrThrow({ where: { sku: "TEE-002" } });
+    const tee = await productBySku("TEE-002");
     const key = `bust-other-${randomUUID()}`;
     expect((await placeOrder([{ productId: tee.id, quantity: 1 }], key)).status).toBe(200);
     await bust(key);
@@ -96,19 +104,13 @@ describe("a retry after the operator busted a completed key", () => {
     expect(other.json.error.data.reason).toBe("idempotency_key_reused");
     expect(await effectsOf(key)).toMatchObject({ orders: 1, outbox: 1 });
     expect(await stockOf("TEE-002")).toBe(tee.stock - 1);
-    expect(
-      await t.db.idempotencyKey.findFirstOrThrow({ where: { scope: "acme", key } }),
-    ).toMatchObject({ status: "FAILED", responseStatus: 422 });
+    expect(await keyOf(key)).toMatchObject({ status: "FAILED", responseStatus: 422 });
   });
 });
 
 describe("a retry after the key's retention ended", () => {
   it("answers with the same order", async () => {
-    const sticker = await t.db.product.findUniqueOrThrow({ where: { sku: "STK-008" } });
-    const key = `expired-${randomUUID()}`;
-    const items = [{ productId: sticker.id, quantity: 1 }];
-    const first = await placeOrder(items, key);
-    expect(first.status).toBe(200);
+    const { product: sticker, key, items, first } = await firstOrder("STK-008", 1, "expired");
     await t.db
       .$executeRaw`UPDATE "IdempotencyKey" SET "expiresAt" = now() - interval '1 second' WHERE "scope" = 'acme' AND "key" = ${key}`;
 
@@ -124,7 +126,7 @@ describe("a retry after the key's retention ended", () => {
 
 describe("two executions of one intent at once", () => {
   it("the second waits on the intent's unique index and answers with the first's order, without a failed statement", async () => {
-    const lamp = await t.db.product.findUniqueOrThrow({ where: { sku: "LMP-010" } });
+    const lamp = await productBySku("LMP-010");
     const user = await t.db.user.findFirstOrThrow({ where: { tenantId: "acme" } });
     const command = {
       tenantId: "acme",

@@ -38,6 +38,11 @@ function newProduct(data: { name: string; priceCents: number; stock: number; cur
   });
 }
 
+function expectRefused(answer: HttpAnswer<any>, status: number, reason: string) {
+  expect(answer.status).toBe(status);
+  expect(answer.json.error.data.reason).toBe(reason);
+}
+
 /**
  * A retry of a refused checkout: the first answer's status and body, marked replayed, from the
  * key stored FAILED with that status.
@@ -138,8 +143,7 @@ describe("deterministic refusals are stored and replayed", () => {
     const key = `unknown-${randomUUID()}`;
     const items = [{ productId: randomUUID(), quantity: 1 }];
     const first = await placeOrder(items, key);
-    expect(first.status).toBe(404);
-    expect(first.json.error.data.reason).toBe("product_not_found");
+    expectRefused(first, 404, "product_not_found");
     expect(first.headers.get("Idempotent-Replayed")).toBeNull();
     await expectReplayedRefusal(first, items, key);
   });
@@ -158,8 +162,7 @@ describe("deterministic refusals are stored and replayed", () => {
       { productId: dollars.id, quantity: 1 },
     ];
     const first = await placeOrder(items, key);
-    expect(first.status).toBe(400);
-    expect(first.json.error.data.reason).toBe("mixed_currencies");
+    expectRefused(first, 400, "mixed_currencies");
     expect(await t.db.order.count({ where: { tenantId: "acme", intentKey: key } })).toBe(0);
     expect((await productBySku("MUG-001")).stock).toBe(mug.stock);
     expect((await productBySku(dollars.sku)).stock).toBe(5);
@@ -167,8 +170,7 @@ describe("deterministic refusals are stored and replayed", () => {
   });
 
   it("not enough stock is 412 out_of_stock, rolls back every line and is replayed", async () => {
-    const lamp = await productBySku("LMP-010");
-    const mug = await productBySku("MUG-001");
+    const [lamp, mug] = await Promise.all([productBySku("LMP-010"), productBySku("MUG-001")]);
     const key = `oos-${randomUUID()}`;
     // The mug line comes first (or not: lines are sorted by id) and succeeds; the lamp line fails.
     const items = [
@@ -176,8 +178,7 @@ describe("deterministic refusals are stored and replayed", () => {
       { productId: lamp.id, quantity: lamp.stock + 1 },
     ];
     const first = await placeOrder(items, key);
-    expect(first.status).toBe(412);
-    expect(first.json.error.data.reason).toBe("out_of_stock");
+    expectRefused(first, 412, "out_of_stock");
     expect((await productBySku("MUG-001")).stock).toBe(mug.stock);
     expect((await productBySku("LMP-010")).stock).toBe(lamp.stock);
     await expectReplayedRefusal(first, items, key);

@@ -2,6 +2,7 @@
 // tests that stop or crash the server without disturbing the other files.
 import { readFile } from "node:fs/promises";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import { connect, type Db } from "./database";
 import { startTestServer, type TestServer } from "./postgres";
 
@@ -21,4 +22,23 @@ export async function startOwnServer(
   await admin.query(EFFECTS_SQL);
   await admin.end();
   return { server, db: connect(server.url("postgres"), poolMax).db };
+}
+
+/**
+ * In a test file: its own server for the file's life (`own.server`, `own.db` inside tests), shut
+ * down after the file's own afterAll hooks (they run in reverse order).
+ */
+export function useOwnServer(
+  prefix: string,
+  poolMax: number,
+): { readonly server: TestServer; readonly db: Db } {
+  const own = {} as { server?: TestServer; db?: Db };
+  beforeAll(async () => {
+    Object.assign(own, await startOwnServer(prefix, poolMax));
+  }, 60_000);
+  afterAll(async () => {
+    await own.db?.$disconnect();
+    await own.server?.destroy();
+  });
+  return own as { server: TestServer; db: Db };
 }

@@ -2,11 +2,10 @@
 // log's filters, a key's timeline, counters per minute. Through the real tRPC HTTP handler, against
 // a real database; every action's stored result is read back.
 import { randomUUID } from "node:crypto";
-import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { adminCalls, callTrpc, TOKENS } from "@/test/http";
-import { insertKey } from "../../../../test/admin-factory";
+import { insertKey, whileTakenOver } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();
 
@@ -90,20 +89,10 @@ describe("admin.keys.releaseStuck: the stuck leases a filter selects", () => {
     const taken = await t.db.idempotencyKey.findFirstOrThrow({
       where: { scope: "bulk-race", key: "r-1" },
     });
-    const other = new pg.Client({ connectionString: t.url });
-    await other.connect();
-    try {
-      await other.query("BEGIN");
-      await other.query(
-        `UPDATE "IdempotencyKey" SET "leaseExpiresAt" = now() + interval '1 minute', "attempts" = "attempts" + 1 WHERE "id" = $1`,
-        [taken.id],
-      );
+    await whileTakenOver(t.url, taken.id, async () => {
       const res = await releaseAll({ tenant: "bulk-race" });
       expect(res.json.result.data).toMatchObject({ released: 1 });
-      await other.query("COMMIT");
-    } finally {
-      await other.end();
-    }
+    });
     expect(await t.db.idempotencyKey.findUnique({ where: { id: taken.id } })).toMatchObject({
       status: "PROCESSING",
       attempts: 2,

@@ -1,12 +1,11 @@
 // admin.keys.bust and admin.keys.release through the real HTTP handler, against a real database.
 import { randomUUID } from "node:crypto";
-import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { callTrpc, TOKENS } from "@/test/http";
 import { engineFor } from "@/test/app";
 import { withIdempotency } from "@once/idempotency";
-import { insertKey } from "../../../../test/admin-factory";
+import { insertKey, whileTakenOver } from "../../../../test/admin-factory";
 
 const t = useTestDatabase();
 
@@ -126,14 +125,7 @@ describe("admin.keys.bust", () => {
   it("never removes a key that went live while the bust waited for it (re-checked in the same statement)", async () => {
     const k = await insertKey(t.db, { status: "PROCESSING", leaseSeconds: -5 });
     // Another request takes the stuck key over, and has not committed yet.
-    const other = new pg.Client({ connectionString: t.url });
-    await other.connect();
-    try {
-      await other.query("BEGIN");
-      await other.query(
-        `UPDATE "IdempotencyKey" SET "leaseExpiresAt" = now() + interval '1 minute', "attempts" = "attempts" + 1 WHERE "id" = $1`,
-        [k.id],
-      );
+    const { pending } = await whileTakenOver(t.url, k.id, async (other) => {
       const pending = bust(k.id);
       // Wait until the bust's DELETE waits for that row lock (the only lock wait in this database),
       // then let the takeover commit.
@@ -148,14 +140,12 @@ describe("admin.keys.bust", () => {
           { timeout: 10_000, interval: 20 },
         )
         .toBe(1);
-      await other.query("COMMIT");
-      const res = await pending;
-      expect(res.status).toBe(412);
-      expect(res.json.error.data.reason).toBe("key_lease_live");
-      expect(await row(k.id)).toMatchObject({ status: "PROCESSING", attempts: 2 });
-    } finally {
-      await other.end();
-    }
+      return { pending };
+    });
+    const res = await pending;
+    expect(res.status).toBe(412);
+    expect(res.json.error.data.reason).toBe("key_lease_live");
+    expect(await row(k.id)).toMatchObject({ status: "PROCESSING", attempts: 2 });
   });
 
   it("lets the next request with the busted key execute anew", async () => {
