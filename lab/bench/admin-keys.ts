@@ -14,11 +14,7 @@ import { createContextFor } from "../../src/server/api/context";
 import { createServerApp } from "../../src/server/app";
 import { loadConfig } from "../../src/server/config";
 import { createDb } from "../../src/server/db/client";
-import {
-  makeTempDataDir,
-  startEmbeddedPostgres,
-  type EmbeddedServer,
-} from "../../tools/db/embedded";
+import { startThrowawayPostgres, type EmbeddedServer } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 import { randomUUID } from "node:crypto";
 import type { Prisma } from "../../src/generated/prisma/client";
@@ -38,10 +34,7 @@ const LIMIT = 50;
 let server: EmbeddedServer | undefined;
 let url = process.env.DATABASE_URL;
 if (!url) {
-  server = await startEmbeddedPostgres({
-    dataDir: await makeTempDataDir("once-bench-admin-"),
-    persistent: false,
-  });
+  server = await startThrowawayPostgres("once-bench-admin-");
   await server.createDatabase("bench_admin");
   url = server.url("bench_admin");
   await setupDatabase(url, () => {}, { demo: true });

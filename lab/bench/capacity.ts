@@ -19,7 +19,7 @@ import {
 import { reapExpiredKeys } from "@once/idempotency/jobs";
 import { poolRunner } from "@once/idempotency/sql";
 import { createDb, type Db, type Tx } from "../../src/server/db/client";
-import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded";
+import { startThrowawayPostgres } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 import { EFFECTS_TABLE_SQL } from "./effect-router";
 import { runBench, type Step } from "./fail";
@@ -47,10 +47,7 @@ type Implementation = (scope: string) => Promise<unknown>;
 
 await runBench("bench:capacity", async (step) => {
   step("start PostgreSQL");
-  const server = await startEmbeddedPostgres({
-    dataDir: await makeTempDataDir("once-bench-capacity-"),
-    persistent: false,
-  });
+  const server = await startThrowawayPostgres("once-bench-capacity-");
   try {
     const { plain, part } = await prepareDatabases(server);
     const postmaster = await postmasterPid(plain.pool);
@@ -76,7 +73,7 @@ await runBench("bench:capacity", async (step) => {
 });
 
 /** Two databases with the same schema: the key table as shipped, and hash-partitioned by scope. */
-async function prepareDatabases(server: Awaited<ReturnType<typeof startEmbeddedPostgres>>) {
+async function prepareDatabases(server: Awaited<ReturnType<typeof startThrowawayPostgres>>) {
   for (const name of ["plain", "partitioned"]) {
     await server.createDatabase(name);
     await setupDatabase(server.url(name), () => {}, { demo: true });

@@ -33,20 +33,23 @@ export interface Sample {
 
 import { percentile } from "../../tools/stats";
 
-/** Runs `op` `calls` times sequentially, timing each call. */
-export async function sequential(
+/**
+ * Runs `calls` calls through `run`, each timed by the `timed` it is handed, and counts the
+ * statements and connections the pool saw meanwhile.
+ */
+async function measure(
   pool: CountingPool,
   calls: number,
-  op: (i: number) => Promise<unknown>,
+  run: (timed: (call: () => Promise<unknown>) => Promise<void>) => Promise<void>,
 ): Promise<Sample> {
   const before = pool.snapshot();
   const latenciesMs: number[] = [];
   const started = performance.now();
-  for (let i = 0; i < calls; i++) {
+  await run(async (call) => {
     const t0 = performance.now();
-    await op(i);
+    await call();
     latenciesMs.push(performance.now() - t0);
-  }
+  });
   const wallMs = performance.now() - started;
   const after = pool.snapshot();
   return {
@@ -56,6 +59,17 @@ export async function sequential(
     statements: after.statements - before.statements,
     connections: after.connections - before.connections,
   };
+}
+
+/** Runs `op` `calls` times sequentially, timing each call. */
+export function sequential(
+  pool: CountingPool,
+  calls: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<Sample> {
+  return measure(pool, calls, async (timed) => {
+    for (let i = 0; i < calls; i++) await timed(() => op(i));
+  });
 }
 
 /** Adds `next` to `into`: the samples of one implementation, measured in several slices. */
@@ -87,33 +101,16 @@ export async function interleaved<K extends string>(
 }
 
 /** `rounds` rounds of `width` concurrent calls (one burst per round), timing every call. */
-export async function bursts(
+export function bursts(
   pool: CountingPool,
   rounds: number,
   width: number,
   op: (round: number) => Promise<unknown>,
 ): Promise<Sample> {
-  const before = pool.snapshot();
-  const latenciesMs: number[] = [];
-  const started = performance.now();
-  for (let r = 0; r < rounds; r++) {
-    await Promise.all(
-      Array.from({ length: width }, async () => {
-        const t0 = performance.now();
-        await op(r);
-        latenciesMs.push(performance.now() - t0);
-      }),
-    );
-  }
-  const wallMs = performance.now() - started;
-  const after = pool.snapshot();
-  return {
-    latenciesMs,
-    wallMs,
-    calls: rounds * width,
-    statements: after.statements - before.statements,
-    connections: after.connections - before.connections,
-  };
+  return measure(pool, rounds * width, async (timed) => {
+    for (let r = 0; r < rounds; r++)
+      await Promise.all(Array.from({ length: width }, () => timed(() => op(r))));
+  });
 }
 
 export interface Row {

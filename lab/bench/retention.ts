@@ -14,7 +14,7 @@ import {
   type IdempotencyEngine,
 } from "@once/idempotency";
 import { createDb, type Tx } from "../../src/server/db/client";
-import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded";
+import { startThrowawayPostgres } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 import { percentile } from "../../tools/stats";
 import { runBench, type Step } from "./fail";
@@ -65,10 +65,7 @@ class KeyLoad {
 
 await runBench("bench:retention", async (step) => {
   step("start PostgreSQL");
-  const server = await startEmbeddedPostgres({
-    dataDir: await makeTempDataDir("once-bench-retention-"),
-    persistent: false,
-  });
+  const server = await startThrowawayPostgres("once-bench-retention-");
   try {
     await server.createDatabase("retention");
     const url = server.url("retention");

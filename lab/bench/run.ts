@@ -8,7 +8,7 @@ import { createEngineFor, type Engine } from "../../src/server/engine";
 import { hashToken } from "../../src/server/auth/token";
 import { createContextFor } from "../../src/server/api/context";
 import { loadConfig } from "../../src/server/config";
-import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded";
+import { startThrowawayPostgres } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 import { createIdempotencyEngine, withIdempotency } from "@once/idempotency";
 import pg from "pg";
@@ -61,10 +61,7 @@ const compareOnly = (options: CompareOptions, log: Step) =>
 
 await runBench("bench", async (log) => {
   if (compare) return compareOnly(compare, log);
-  const server = await startEmbeddedPostgres({
-    dataDir: await makeTempDataDir("once-bench-"),
-    persistent: false,
-  });
+  const server = await startThrowawayPostgres("once-bench-");
   try {
     await server.createDatabase("bench");
     const url = server.url("bench");

@@ -2,13 +2,6 @@
 // protected by the adapter: the checks every adapter app passes (test/adapter-app.ts), and the
 // draft's vectors through it; and its POST /tx-orders, a handler writing through the key's
 // transaction (test/adapter-tx.ts).
-import { checkAdapterApp } from "./adapter-app";
-import { checkTransactionRoute } from "./adapter-tx";
+import { checkFrameworkApp } from "./framework-app";
 
-checkAdapterApp({
-  app: "fastify",
-  url: () => process.env.FASTIFY_URL!,
-  stoppableUrl: () => process.env.FASTIFY_STOPPABLE_URL!,
-  unreadBodyRefusedBy: "framework",
-});
-checkTransactionRoute({ app: "fastify", url: () => process.env.FASTIFY_URL! });
+checkFrameworkApp("fastify", "framework");

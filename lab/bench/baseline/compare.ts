@@ -17,7 +17,7 @@ import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { makeTempDataDir, startEmbeddedPostgres } from "../../../tools/db/embedded";
+import { startThrowawayPostgres } from "../../../tools/db/embedded";
 import { percentile } from "../../../tools/stats";
 import type { Step } from "../fail";
 import { CheckoutError, inspectCheckout, type Checkout } from "./checkout";
@@ -198,10 +198,7 @@ export async function compareWithBaseline(options: CompareOptions, log: Step): P
   log(`this build: ${describe(current)}; engine ${current.engineEntry}`);
   log(`baseline: ${describe(baseline)}; engine ${baseline.engineEntry}`);
 
-  const server = await startEmbeddedPostgres({
-    dataDir: await makeTempDataDir("once-bench-baseline-"),
-    persistent: false,
-  });
+  const server = await startThrowawayPostgres("once-bench-baseline-");
   const sides: Side[] = [];
   try {
     await server.createDatabase("bench_current");

@@ -9,11 +9,7 @@ import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import {
-  makeTempDataDir,
-  startEmbeddedPostgres,
-  type EmbeddedServer,
-} from "../../../tools/db/embedded";
+import { startThrowawayPostgres, type EmbeddedServer } from "../../../tools/db/embedded";
 import { setupDatabase } from "../../../tools/db/setup";
 import { stopChild } from "../../../tools/process";
 import { spawnPaymentWorker } from "../../../scripts/lib/payment-worker";
@@ -57,10 +53,8 @@ export const BENCH_PROVIDER_SECRET_KEY = "sk_bench_once_provider_key_0123456789a
 export async function startDatabase(options: { webhookPort?: number } = {}): Promise<Database> {
   // pg_stat_statements counts the statements (so the round trips) a paid order costs
   // (order-cost.ts).
-  const server: EmbeddedServer = await startEmbeddedPostgres({
-    dataDir: await makeTempDataDir("once-bench-http-"),
-    persistent: false,
-    settings: { shared_preload_libraries: "pg_stat_statements" },
+  const server: EmbeddedServer = await startThrowawayPostgres("once-bench-http-", {
+    shared_preload_libraries: "pg_stat_statements",
   });
   await server.createDatabase("bench");
   const url = server.url("bench");
@@ -76,10 +70,7 @@ export async function startDatabase(options: { webhookPort?: number } = {}): Pro
   );
   // The provider is someone else's service: its own PostgreSQL server too, so the CPU read from
   // this one's processes is the shop's alone.
-  const providerDb: EmbeddedServer = await startEmbeddedPostgres({
-    dataDir: await makeTempDataDir("once-bench-provider-"),
-    persistent: false,
-  });
+  const providerDb: EmbeddedServer = await startThrowawayPostgres("once-bench-provider-");
   await providerDb.createDatabase("provider");
   const provider = await startProviderService({
     databaseUrl: providerDb.url("provider"),

@@ -92,15 +92,20 @@ function requestOf(path: Path, productId: string, replayKey: string): CrowdReque
   };
 }
 
+/** `connections` closed-loop clients of `path` for `seconds`, counting answers by status. */
+interface Crowd {
+  port: number;
+  path: Path;
+  connections: number;
+  seconds: number;
+  productId: string;
+  replayKey: string;
+  statuses: Record<number, number>;
+}
+
 /** Closed-loop autocannon clients that ignore Retry-After; `onServed` hears each 200. */
 async function ignoring(
-  port: number,
-  path: Path,
-  connections: number,
-  seconds: number,
-  productId: string,
-  replayKey: string,
-  statuses: Record<number, number>,
+  { port, path, connections, seconds, productId, replayKey, statuses }: Crowd,
   onServed?: () => void,
 ): Promise<void> {
   const request = requestOf(path, productId, replayKey);
@@ -128,15 +133,15 @@ async function ignoring(
 }
 
 /** Closed-loop clients that, refused, wait Retry-After and up to half of it again at random. */
-async function honouring(
-  port: number,
-  path: Path,
-  connections: number,
-  seconds: number,
-  productId: string,
-  replayKey: string,
-  statuses: Record<number, number>,
-): Promise<void> {
+async function honouring({
+  port,
+  path,
+  connections,
+  seconds,
+  productId,
+  replayKey,
+  statuses,
+}: Crowd): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const request = requestOf(path, productId, replayKey);
   const until = performance.now() + seconds * 1000;
@@ -195,15 +200,8 @@ async function cell(
   const databaseBefore = cpuMsOf([databasePid]);
   const generatorBefore = process.cpuUsage();
   const started = performance.now();
-  await (kind === "ignore" ? ignoring : honouring)(
-    port,
-    path,
-    connections,
-    SECONDS,
-    productId,
-    replayKey,
-    statuses,
-  );
+  const crowd = { port, path, connections, seconds: SECONDS, productId, replayKey, statuses };
+  await (kind === "ignore" ? ignoring(crowd) : honouring(crowd));
   const wallMs = performance.now() - started;
   const cpuMs = cpuMsOf([pid]) - cpuBefore;
   const databaseCpuMs = cpuMsOf([databasePid]) - databaseBefore;
@@ -244,10 +242,11 @@ async function recovery(
 ): Promise<Recovery> {
   const calm: Record<number, number> = {};
   const beforeStarted = performance.now();
-  await ignoring(port, "new keys", CALM, SECONDS, productId, "", calm);
+  const newKeys = { port, path: "new keys" as const, productId, replayKey: "" };
+  await ignoring({ ...newKeys, connections: CALM, seconds: SECONDS, statuses: calm });
   const before = ((calm[200] ?? 0) / (performance.now() - beforeStarted)) * 1000;
   const flood: Record<number, number> = {};
-  await ignoring(port, "new keys", FLOOD, FLOOD_SECONDS, productId, "", flood);
+  await ignoring({ ...newKeys, connections: FLOOD, seconds: FLOOD_SECONDS, statuses: flood });
   const floodEnd = performance.now();
   const paymentsCpuAtEnd = cpuMsOf(paymentPids);
   let paymentsCores = 0;
@@ -255,7 +254,7 @@ async function recovery(
     paymentsCores = (cpuMsOf(paymentPids) - paymentsCpuAtEnd) / (RECOVERY_TARGET_S * 1000);
   }, RECOVERY_TARGET_S * 1000);
   const servedAt: number[] = [];
-  await ignoring(port, "new keys", CALM, RECOVERY_WATCH_S, productId, "", {}, () =>
+  await ignoring({ ...newKeys, connections: CALM, seconds: RECOVERY_WATCH_S, statuses: {} }, () =>
     servedAt.push((performance.now() - floodEnd) / 1000),
   );
   clearTimeout(paymentsCpu);
@@ -386,7 +385,15 @@ async function measureCells(instances: Named[], run: Run): Promise<Map<string, C
 async function warmUp(instances: Named[], path: Path, run: Run): Promise<void> {
   for (const named of instances) {
     run.step(`${named.name}: warming up ${path}`);
-    await ignoring(named.instance.port, path, CALM, WARM_SECONDS, run.productId, run.replayKey, {});
+    await ignoring({
+      port: named.instance.port,
+      path,
+      connections: CALM,
+      seconds: WARM_SECONDS,
+      productId: run.productId,
+      replayKey: run.replayKey,
+      statuses: {},
+    });
   }
   await settle(run.pids);
 }
