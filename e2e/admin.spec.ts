@@ -2,9 +2,30 @@
 // through the API (new order ids, the key's state) or, for a request still running on "another
 // instance", written straight into the database.
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import type { APIRequestContext } from "@playwright/test";
 import { ACCOUNTS, Api, expect, signIn, test as base, type ApiProduct } from "./fixtures";
-import { BASE_URL, CONTROL_URL } from "./ports";
+import { withDb } from "./admin-db";
+import { BASE_URL } from "./ports";
+
+/**
+ * A globex checkout key PROCESSING on another instance, its lease ending `leaseEndsIn` from now
+ * (a PostgreSQL interval), written straight into the app's database: its id.
+ */
+function insertGlobexCheckout(
+  request: APIRequestContext,
+  key: string,
+  leaseEndsIn: string,
+): Promise<string> {
+  return withDb(request, async (client) => {
+    const inserted = await client.query<{ id: string }>(
+      `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
+       VALUES ('globex', $1, 'checkout.placeOrder', repeat('0', 64), 'PROCESSING', gen_random_uuid(), now() + $2::interval, now() + interval '1 day')
+       RETURNING "id"::text AS "id"`,
+      [key, leaseEndsIn],
+    );
+    return inserted.rows[0]!.id;
+  });
+}
 
 interface PlaceOrderAnswer {
   status: number;
@@ -139,21 +160,11 @@ test.describe("admin dashboard", () => {
     request,
     adminApi,
   }) => {
-    // A request still running on another instance: PROCESSING with a lease ten minutes long,
-    // written straight into the app's database (the test server's own lease is only 3 s).
-    const { url } = (await (await request.get(`${CONTROL_URL}/db/url`)).json()) as { url: string };
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
+    // A request still running on another instance: its lease ten minutes long (the test server's
+    // own lease is only 3 s).
     const key = `e2e-live-${randomUUID()}`;
+    const id = await insertGlobexCheckout(request, key, "10 minutes");
     try {
-      const inserted = await client.query<{ id: string }>(
-        `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
-         VALUES ('globex', $1, 'checkout.placeOrder', repeat('0', 64), 'PROCESSING', gen_random_uuid(), now() + interval '10 minutes', now() + interval '1 day')
-         RETURNING "id"::text AS "id"`,
-        [key],
-      );
-      const id = inserted.rows[0]!.id;
-
       await signIn(page, "admin", "/admin");
       await page.goto(`/admin/keys/${id}`);
       await expect(page.getByLabel("Key detail")).toContainText("live");
@@ -174,10 +185,9 @@ test.describe("admin dashboard", () => {
       expect(detail.key).toMatchObject({ status: "PROCESSING", leaseState: "live" });
       expect(detail.audit).toEqual([]);
     } finally {
-      await client.query(`DELETE FROM "IdempotencyKey" WHERE "scope" = 'globex' AND "key" = $1`, [
-        key,
-      ]);
-      await client.end();
+      await withDb(request, (client) =>
+        client.query(`DELETE FROM "IdempotencyKey" WHERE "scope" = 'globex' AND "key" = $1`, [key]),
+      );
     }
   });
 
@@ -187,24 +197,10 @@ test.describe("admin dashboard", () => {
     globexApi: api,
     adminApi,
   }) => {
-    // A request that died on another instance holding its lease: PROCESSING, lease expired a
-    // minute ago, nothing committed (written straight into the app's database).
-    const { url } = (await (await request.get(`${CONTROL_URL}/db/url`)).json()) as { url: string };
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
+    // A request that died on another instance holding its lease: lease expired a minute ago,
+    // nothing committed.
     const key = `e2e-release-${randomUUID()}`;
-    let id: string;
-    try {
-      const inserted = await client.query<{ id: string }>(
-        `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
-         VALUES ('globex', $1, 'checkout.placeOrder', repeat('0', 64), 'PROCESSING', gen_random_uuid(), now() - interval '1 minute', now() + interval '1 day')
-         RETURNING "id"::text AS "id"`,
-        [key],
-      );
-      id = inserted.rows[0]!.id;
-    } finally {
-      await client.end();
-    }
+    const id = await insertGlobexCheckout(request, key, "-1 minute");
 
     await signIn(page, "admin", "/admin");
     await page.getByLabel("Stuck leases only").check();

@@ -5,6 +5,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { rmSync } from "node:fs";
 import path from "node:path";
+import { test } from "@playwright/test";
 import pg from "pg";
 import { makeTempDataDir, startEmbeddedPostgres, type EmbeddedServer } from "../tools/db/embedded";
 import { setupDatabase } from "../tools/db/setup";
@@ -60,6 +61,22 @@ export async function startAttackTarget(): Promise<AttackTarget> {
       rmSync(path.dirname(dataDir), { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * In a spec file: one target for the file's tests, started before them (a slow start: PostgreSQL
+ * and a migrated, seeded database) and stopped after them.
+ */
+export function useAttackTarget(): AttackTarget {
+  const target = {} as AttackTarget;
+  test.beforeAll(async () => {
+    test.setTimeout(180_000);
+    Object.assign(target, await startAttackTarget());
+  });
+  test.afterAll(async () => {
+    await (target as Partial<AttackTarget>).stop?.();
+  });
+  return target;
 }
 
 export interface Answer {

@@ -16,23 +16,13 @@ import {
   catalogRead,
   checkout,
   refusalCounts,
-  startAttackTarget,
   type Answer,
-  type AttackTarget,
+  useAttackTarget,
 } from "./attack-target";
 
 test.describe.configure({ mode: "serial" });
 
-let target: AttackTarget;
-
-test.beforeAll(async () => {
-  test.setTimeout(180_000);
-  target = await startAttackTarget();
-});
-
-test.afterAll(async () => {
-  await target?.stop();
-});
+const target = useAttackTarget();
 
 /** A fresh instance that has served one catalog read and one checkout, one after the other. */
 async function quietInstance() {
@@ -40,6 +30,18 @@ async function quietInstance() {
   expect((await catalogRead(instance.baseURL)).status).toBe(200);
   expect((await checkout(instance.baseURL, target.productId)).status).toBe(200);
   return instance;
+}
+
+/** Runs `use` on a quiet instance, stopped after it whatever happened. */
+async function onQuietInstance(
+  use: (instance: Awaited<ReturnType<typeof quietInstance>>) => Promise<void>,
+): Promise<void> {
+  const instance = await quietInstance();
+  try {
+    await use(instance);
+  } finally {
+    await instance.stop();
+  }
 }
 
 async function orderCount(): Promise<number> {
@@ -53,8 +55,7 @@ for (const count of [100, 1000])
   for (const path of ["checkouts", "catalog.list"] as const)
     test(`${count} simultaneous ${path} on a quiet instance: none refused that it serves within the store's wait`, async () => {
       test.setTimeout(120_000);
-      const instance = await quietInstance();
-      try {
+      await onQuietInstance(async (instance) => {
         const { baseURL } = instance;
         const before = await refusalCounts(baseURL);
         const ordersBefore = await orderCount();
@@ -76,15 +77,12 @@ for (const count of [100, 1000])
         }).toEqual({ queue: refused.length, admission: 0, store: 0 });
         if (count === 100) expect(refused.length).toBe(0);
         if (path === "checkouts") expect(await orderCount()).toBe(ordersBefore + served(answers));
-      } finally {
-        await instance.stop();
-      }
+      });
     });
 
 test("1 000 Prefer: wait duplicates of a checkout in progress all get its answer, replayed", async () => {
   test.setTimeout(120_000);
-  const instance = await quietInstance();
-  try {
+  await onQuietInstance(async (instance) => {
     const key = `burst-wait-${randomUUID()}`;
     // The first holds the key for 3 s (demo mode's delay, inside its transaction).
     const first = checkout(instance.baseURL, target.productId, {
@@ -113,15 +111,12 @@ test("1 000 Prefer: wait duplicates of a checkout in progress all get its answer
       (d) => d.status === 200 && d.replayed && d.body === original.body,
     );
     expect(replays.length).toBe(1000);
-  } finally {
-    await instance.stop();
-  }
+  });
 });
 
 test("a client sending Prefer: wait on every request is served no more than one that does not", async () => {
   test.setTimeout(180_000);
-  const instance = await quietInstance();
-  try {
+  await onQuietInstance(async (instance) => {
     const CLIENTS = 150;
     const ENOUGH = 400;
     // Each checkout holds its pool connection 200 ms (demo mode's delay, inside its transaction):
@@ -151,7 +146,5 @@ test("a client sending Prefer: wait on every request is served no more than one 
       patient,
       `served: ${patient} with Prefer: wait, ${plain} without (${tallies.patient.length} and ${tallies.plain.length} sent)`,
     ).toBeLessThanOrEqual(Math.ceil(plain * 1.25));
-  } finally {
-    await instance.stop();
-  }
+  });
 });

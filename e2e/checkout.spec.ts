@@ -1,8 +1,10 @@
 // Issue 6: whatever the network or the person's fingers do, one intent is one order and one
 // charge. Every test reads the truth back through the API (acme's bearer token): exactly one new
 // order for the intent, and, once the outbox worker ran, one charge (chargeId set, status PAID).
+import type { Page } from "@playwright/test";
 import {
   addToCart,
+  cartWith,
   clickBurst,
   db,
   expect,
@@ -16,6 +18,17 @@ import {
 } from "./fixtures";
 
 const replayedNotice = "Your order was already placed: this is the replayed answer.";
+
+/**
+ * The order the checkout landed on, as a replay: the cart hands the order page the marker that
+ * the answer was a replay, and the page says so.
+ */
+async function replayedOrderId(page: Page): Promise<string> {
+  const orderId = await placedOrderId(page);
+  expect(new URL(page.url()).searchParams.get("placed")).toBe("replayed");
+  await expect(page.getByText(replayedNotice)).toBeVisible();
+  return orderId;
+}
 
 /** Exactly one order was placed since `ledger` was taken; it is `orderId` with these products. */
 async function expectExactlyOneOrder(
@@ -41,8 +54,7 @@ test.describe("checkout: one intent, one order", () => {
       api,
     }) => {
       const products = clicks === 2 ? ["Canvas tote"] : ["Dot-grid notebook", "Wool cap"];
-      await addToCart(page, ...products);
-      await openCart(page);
+      await cartWith(page, ...products);
       const sent = recordCheckouts(page);
       const ledger = await api.orderLedger();
 
@@ -60,8 +72,7 @@ test.describe("checkout: one intent, one order", () => {
     page,
     api,
   }) => {
-    await addToCart(page, "Steel bottle");
-    await openCart(page);
+    await cartWith(page, "Steel bottle");
     const sent = recordCheckouts(page);
     const ledger = await api.orderLedger();
     let dropped = 0;
@@ -74,10 +85,7 @@ test.describe("checkout: one intent, one order", () => {
 
     await page.getByRole("button", { name: "Place order" }).click();
 
-    const orderId = await placedOrderId(page);
-    // The cart hands the order page the marker that the answer was a replay; the page says so.
-    expect(new URL(page.url()).searchParams.get("placed")).toBe("replayed");
-    await expect(page.getByText(replayedNotice)).toBeVisible();
+    const orderId = await replayedOrderId(page);
     expect(dropped).toBe(1);
     expect(sent.keys).toHaveLength(2);
     expect(new Set(sent.keys).size).toBe(1);
@@ -88,16 +96,13 @@ test.describe("checkout: one intent, one order", () => {
     page,
     api,
   }) => {
-    await addToCart(page, "Striped socks");
-    await openCart(page);
+    await cartWith(page, "Striped socks");
     const ledger = await api.orderLedger();
     await page.getByRole("checkbox", { name: /Drop the next response/ }).check();
 
     await page.getByRole("button", { name: "Place order" }).click();
 
-    const orderId = await placedOrderId(page);
-    expect(new URL(page.url()).searchParams.get("placed")).toBe("replayed");
-    await expect(page.getByText(replayedNotice)).toBeVisible();
+    const orderId = await replayedOrderId(page);
     await expectExactlyOneOrder(api, ledger, orderId, ["Striped socks"]);
   });
 
@@ -105,8 +110,7 @@ test.describe("checkout: one intent, one order", () => {
     page,
     api,
   }) => {
-    await addToCart(page, "Brass pen");
-    await openCart(page);
+    await cartWith(page, "Brass pen");
     const ledger = await api.orderLedger();
     // The server takes 1.5 s over this order, so the reload lands while it is still running.
     await page.getByLabel("Slow the server's processing").selectOption({ label: "1.5 seconds" });
@@ -121,8 +125,7 @@ test.describe("checkout: one intent, one order", () => {
   });
 
   test("the back button after the confirmation does not order again", async ({ page, api }) => {
-    await addToCart(page, "Enamel mug", "Sticker pack");
-    await openCart(page);
+    await cartWith(page, "Enamel mug", "Sticker pack");
     const ledger = await api.orderLedger();
     await page.getByRole("button", { name: "Place order" }).click();
     const orderId = await placedOrderId(page);
@@ -171,8 +174,7 @@ test.describe("checkout: one intent, one order", () => {
     page,
     api,
   }) => {
-    await addToCart(page, "Canvas tote", "Striped socks");
-    await openCart(page);
+    await cartWith(page, "Canvas tote", "Striped socks");
     const sent = recordCheckouts(page);
     const ledger = await api.orderLedger();
     await page.getByLabel("Slow the server's processing").selectOption({ label: "1.5 seconds" });
@@ -199,14 +201,12 @@ test.describe("checkout: one intent, one order", () => {
   }) => {
     const sent = recordCheckouts(page);
     const ledger = await api.orderLedger();
-    await addToCart(page, "Dot-grid notebook");
-    await openCart(page);
+    await cartWith(page, "Dot-grid notebook");
     await page.getByRole("button", { name: "Place order" }).click();
     const first = await placedOrderId(page);
     await expect(page.getByText("Order placed.")).toBeVisible();
 
-    await addToCart(page, "Dot-grid notebook", "Sticker pack");
-    await openCart(page);
+    await cartWith(page, "Dot-grid notebook", "Sticker pack");
     await page.getByRole("button", { name: "Place order" }).click();
     await expect(page).not.toHaveURL(new RegExp(first));
     const second = await placedOrderId(page);
@@ -229,8 +229,7 @@ test.describe("checkout: one intent, one order", () => {
     api,
     request,
   }) => {
-    await addToCart(page, "Wool cap");
-    await openCart(page);
+    await cartWith(page, "Wool cap");
     const ledger = await api.orderLedger();
 
     await db.stop(request);

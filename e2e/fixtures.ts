@@ -221,6 +221,12 @@ export async function openCart(page: Page): Promise<void> {
   await expect(page.getByRole("button", { name: "Place order" })).toBeEnabled();
 }
 
+/** Adds `names` to the cart and opens it, ready to place the order. */
+export async function cartWith(page: Page, ...names: string[]): Promise<void> {
+  await addToCart(page, ...names);
+  await openCart(page);
+}
+
 /** The order id in the URL of the order page the checkout lands on. */
 export async function placedOrderId(page: Page): Promise<string> {
   await expect(page).toHaveURL(/\/orders\/[0-9a-f-]{36}/);

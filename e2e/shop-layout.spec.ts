@@ -2,7 +2,7 @@
 // and the header takes at most two lines with each link on one. playwright.config.ts runs the
 // shop specs at 1280 px and again at 390 × 844 (the "phone" project), so this holds at both.
 import type { Page } from "@playwright/test";
-import { addToCart, expect, openCart, placedOrderId, signIn, test } from "./fixtures";
+import { cartWith, expect, placedOrderId, signIn, test } from "./fixtures";
 
 async function expectFitsTheScreen(page: Page, what: string) {
   const { scrollWidth, innerWidth } = await page.evaluate(() => ({
@@ -36,8 +36,7 @@ test("catalog, cart, order and orders fit the screen, signed in, with a full car
   await signIn(page, "acme");
   await expectFitsTheScreen(page, "catalog");
 
-  await addToCart(page, "Organic T-shirt", "Dot-grid notebook", "Enamel mug");
-  await openCart(page);
+  await cartWith(page, "Organic T-shirt", "Dot-grid notebook", "Enamel mug");
   await expectFitsTheScreen(page, "cart");
 
   await page.getByRole("button", { name: "Place order" }).click();

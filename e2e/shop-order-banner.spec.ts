@@ -1,15 +1,14 @@
 // Issue 11: the order page's confirmation follows the payment. "This page updates by itself" is
 // true only while the payment is pending; once the worker has charged the order, the banner says
 // the payment was received and the page stops promising updates.
-import { addToCart, expect, expectPaid, openCart, placedOrderId, signIn, test } from "./fixtures";
+import { cartWith, expect, expectPaid, placedOrderId, signIn, test } from "./fixtures";
 
 test("the confirmation banner stops saying the page updates once the order is paid", async ({
   page,
   api,
 }) => {
   await signIn(page, "acme");
-  await addToCart(page, "Canvas tote");
-  await openCart(page);
+  await cartWith(page, "Canvas tote");
   await page.getByRole("button", { name: "Place order" }).click();
   const orderId = await placedOrderId(page);
 

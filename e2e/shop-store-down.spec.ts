@@ -2,7 +2,7 @@
 // must say exactly that: not "product no longer sold", not "sign in" (nothing is gone, nobody was
 // signed out), and come back by themselves, without a reload, once the database is back.
 // PostgreSQL is stopped for real through the test server's control port.
-import { addToCart, db, expect, openCart, signIn, test } from "./fixtures";
+import { cartWith, db, expect, signIn, test } from "./fixtures";
 
 const NOTICE = "The shop cannot reach its database right now.";
 
@@ -11,8 +11,7 @@ test("with the database down the pages say so and claim nothing else, then recov
   request,
 }) => {
   await signIn(page, "acme");
-  await addToCart(page, "Sticker pack");
-  await openCart(page);
+  await cartWith(page, "Sticker pack");
   const nav = page.getByRole("navigation", { name: "Main" });
   const cart = page.getByRole("table", { name: "Cart" });
   const notice = page.getByRole("alert").filter({ hasText: NOTICE });

@@ -2,15 +2,14 @@
 // next order, then switch themselves off (before, "slow" stayed on while the other two reset).
 // The way back to the cart is the header's link: a client-side navigation keeps the page's state,
 // as a person clicking around does, so a setting that stayed on would show.
-import { addToCart, cartLink, expect, openCart, placedOrderId, signIn, test } from "./fixtures";
+import { cartLink, cartWith, expect, placedOrderId, signIn, test } from "./fixtures";
 
 test("every trouble setting applies to one order and then switches itself off", async ({
   page,
   api,
 }) => {
   await signIn(page, "acme");
-  await addToCart(page, "Striped socks");
-  await openCart(page);
+  await cartWith(page, "Striped socks");
   const ledger = await api.orderLedger();
   const panel = page.getByRole("region", { name: "Network trouble (demo)" });
   await expect(panel).toContainText("applies to the next order only");

@@ -25,24 +25,18 @@ import {
   ADMIN_TOKEN,
   catalogRead as catalogAnswer,
   checkout as checkoutAnswer,
-  startAttackTarget,
   TOKEN,
-  type AttackTarget,
+  useAttackTarget,
 } from "./attack-target";
 
 test.describe.configure({ mode: "serial" });
 
-let target: AttackTarget;
+const target = useAttackTarget();
 let instance: NextInstance;
 
 test.beforeAll(async () => {
   test.setTimeout(180_000);
-  target = await startAttackTarget();
   instance = await target.instance();
-});
-
-test.afterAll(async () => {
-  await target?.stop();
 });
 
 interface SlowSocket {

@@ -12,21 +12,11 @@ import {
   ADMIN_TOKEN,
   checkout,
   refusalCounts,
-  startAttackTarget,
   type Answer,
-  type AttackTarget,
+  useAttackTarget,
 } from "./attack-target";
 
-let target: AttackTarget;
-
-test.beforeAll(async () => {
-  test.setTimeout(180_000);
-  target = await startAttackTarget();
-});
-
-test.afterAll(async () => {
-  await target?.stop();
-});
+const target = useAttackTarget();
 
 /** once_http_waiters from /api/metrics: requests waiting on a request in flight there. */
 async function waiting(baseURL: string): Promise<number> {

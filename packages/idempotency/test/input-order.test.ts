@@ -5,13 +5,12 @@
 // reserved at all.
 import { randomUUID } from "node:crypto";
 import { initTRPC, TRPCError, type TRPCDefaultErrorShape } from "@trpc/server";
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { describe, expect, it } from "vitest";
 import { z, ZodError } from "zod";
 import { reasonOf } from "../src/index";
-import { createIdempotencyMiddleware, fetchHttpAccess, type HttpAccess } from "../src/entry/trpc";
+import { createIdempotencyMiddleware, type HttpAccess } from "../src/entry/trpc";
 import { useTestDatabase, type Db } from "./support/database";
-import { effectsFor, engineFor, keyRow } from "./support/harness";
+import { effectsFor, engineFor, keyRow, postToRouter } from "./support/harness";
 
 const t = useTestDatabase();
 
@@ -47,16 +46,7 @@ const router = trpc.router({
 });
 
 async function post(key: string, body: unknown) {
-  const res = await fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req: new Request("http://localhost/api/trpc/create", {
-      method: "POST",
-      headers: { "idempotency-key": key, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    }),
-    router,
-    createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }),
-  });
+  const res = await postToRouter(router, t.db, "create", key, body);
   return {
     status: res.status,
     body: (await res.json()) as { error?: { data: { zodIssues: number | null; reason?: string } } },

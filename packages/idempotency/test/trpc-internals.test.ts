@@ -5,12 +5,11 @@
 // fails if tRPC changes that shape. It also pins the typing: `.use(idempotency)` types ctx.tx.
 import { randomUUID } from "node:crypto";
 import { initTRPC } from "@trpc/server";
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { createIdempotencyMiddleware, fetchHttpAccess, type HttpAccess } from "../src/entry/trpc";
+import { createIdempotencyMiddleware, type HttpAccess } from "../src/entry/trpc";
 import { useTestDatabase, type Db } from "./support/database";
-import { engineFor, type Tx } from "./support/harness";
+import { engineFor, postToRouter, type Tx } from "./support/harness";
 
 const t = useTestDatabase();
 
@@ -54,16 +53,7 @@ const router = trpc.router({
 });
 
 async function post(path: string, key: string, input: unknown) {
-  const res = await fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req: new Request(`http://localhost/api/trpc/${path}`, {
-      method: "POST",
-      headers: { "idempotency-key": key, "content-type": "application/json" },
-      body: JSON.stringify(input),
-    }),
-    router,
-    createContext: (opts) => ({ db: t.db, http: fetchHttpAccess(opts) }),
-  });
+  const res = await postToRouter(router, t.db, path, key, input);
   return {
     status: res.status,
     body: await res.text(),

@@ -96,13 +96,20 @@ async function malformedKey({ target, send }: Kit) {
   }
 }
 
-async function retryGetsFirstAnswer({ target, send }: Kit) {
+/** One request sent twice under a fresh key, one after the other: the first answer, the retry's. */
+async function sentTwice(
+  send: Kit["send"],
+  body: unknown,
+): Promise<{ first: Reply; retry: Reply }> {
   const key = fresh();
-  const body = target.body();
   const first = await send(key, body);
+  return { first, retry: await send(key, body) };
+}
+
+async function retryGetsFirstAnswer({ target, send }: Kit) {
+  const { first, retry } = await sentTwice(send, target.body());
   expect(first.status).toBeGreaterThanOrEqual(200);
   expect(first.status).toBeLessThan(300);
-  const retry = await send(key, body);
   expect(retry.status).toBe(first.status);
   expect(retry.body).toBe(first.body);
   expect(retry.headers.get("location")).toBe(first.headers.get("location"));
@@ -146,23 +153,17 @@ async function safeMethodPasses({ send, names }: Kit) {
 }
 
 async function replayMarked({ target, send, names }: Kit) {
-  const key = fresh();
-  const body = target.body();
-  const first = await send(key, body);
+  const { first, retry } = await sentTwice(send, target.body());
   expect(first.headers.get(names.replayed)).toBeNull();
-  const retry = await send(key, body);
   expect(retry.headers.get(names.replayed)).toBe("true");
   for (const reply of [first, retry])
     expect(Number.isNaN(Date.parse(reply.headers.get(names.expires) ?? ""))).toBe(false);
 }
 
 async function omittedBody({ target, send, names }: Kit) {
-  const key = fresh();
-  const body = target.largeBody!();
-  const first = await send(key, body);
+  const { first, retry } = await sentTwice(send, target.largeBody!());
   expect(first.body.length).toBeGreaterThan(0);
   expect(first.headers.get(names.bodyOmitted)).toBeNull();
-  const retry = await send(key, body);
   expect(retry.status).toBe(first.status);
   expect(retry.body).toBe("");
   expect(retry.headers.get(names.bodyOmitted)).toBe("omitted");
@@ -170,22 +171,16 @@ async function omittedBody({ target, send, names }: Kit) {
 }
 
 async function refusalStored({ target, send, names }: Kit) {
-  const key = fresh();
-  const body = target.refusedBody!();
-  const first = await send(key, body);
+  const { first, retry } = await sentTwice(send, target.refusedBody!());
   expect(first.status).toBeGreaterThanOrEqual(400);
   expect(first.status).toBeLessThan(500);
-  const retry = await send(key, body);
   expect([retry.status, retry.body]).toEqual([first.status, first.body]);
   expect(retry.headers.get(names.replayed)).toBe("true");
 }
 
 async function serverErrorNotStored({ target, send, names }: Kit) {
-  const key = fresh();
-  const body = target.failingBody!();
-  const first = await send(key, body);
+  const { first, retry } = await sentTwice(send, target.failingBody!());
   expect(first.status).toBeGreaterThanOrEqual(500);
-  const retry = await send(key, body);
   expect(retry.status).toBeGreaterThanOrEqual(500);
   expect(retry.headers.get(names.replayed)).toBeNull();
 }

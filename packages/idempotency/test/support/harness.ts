@@ -1,7 +1,7 @@
 // A business stand-in for the engine's tests: a table of "effects" and one operation reachable
 // through both entry points (the tRPC middleware and the plain wrapper), so every protocol rule is
 // checked the same way through each. It is what an adopting app does, in miniature.
-import { initTRPC, TRPCError } from "@trpc/server";
+import { initTRPC, TRPCError, type AnyTRPCRouter } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
@@ -16,7 +16,7 @@ import {
   type IdempotencyEngine,
 } from "../../src/index";
 import type { EngineConfigInput } from "../../src/entry/config";
-import { createIdempotencyMiddleware } from "../../src/entry/trpc";
+import { createIdempotencyMiddleware, fetchHttpAccess } from "../../src/entry/trpc";
 import { idempotent } from "../../src/http/index";
 import { requestIdentity } from "../../src/http/request-identity";
 import { fingerprint } from "../../src/fingerprint";
@@ -195,6 +195,29 @@ export interface EntryPoint {
     db: Db,
     args: { token?: string; key?: string; input: EffectInput; headers?: Record<string, string> },
   ): Promise<Answer>;
+}
+
+/**
+ * A keyed tRPC POST of `input` to `path` through `router`'s fetch handler, with a context of `db`
+ * and the request's HTTP access (fetchHttpAccess), as a client's mutation arrives.
+ */
+export function postToRouter(
+  router: AnyTRPCRouter,
+  db: Db,
+  path: string,
+  key: string,
+  input: unknown,
+): Promise<Response> {
+  return fetchRequestHandler({
+    endpoint: "/api/trpc",
+    req: new Request(`http://localhost/api/trpc/${path}`, {
+      method: "POST",
+      headers: { "idempotency-key": key, "content-type": "application/json" },
+      body: JSON.stringify(input),
+    }),
+    router,
+    createContext: (opts) => ({ db, http: fetchHttpAccess(opts) }),
+  });
 }
 
 /** `req` through the test router's fetch handler, with the context the middleware reads. */
