@@ -6,40 +6,36 @@
 //   shared/                    what both sides speak: reasons, limits, text rules; imports no app code
 //
 // tools/repo/app-layers.test.ts proves each rule bites on a file that breaks it.
+/** A rule that fails the build: nothing in `from` may import anything in `to`. */
+const forbid = (name, comment, from, to) => ({ name, severity: "error", comment, from, to });
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: "server-never-imports-the-ui",
-      severity: "error",
-      comment:
-        "The server is not built from the browser's code: a page or a component may use the server, never the other way.",
-      from: { path: "^src/server/" },
-      to: { path: "^src/(app|components|trpc)/" },
-    },
-    {
-      name: "shared-imports-nothing-of-the-app",
-      severity: "error",
-      comment:
-        "src/shared is what the server and the browser both load: it stands on its own (and on libraries).",
-      from: { path: "^src/shared/" },
-      to: { path: "^src/(server|app|components|trpc|test|generated)/" },
-    },
-    {
-      name: "services-never-import-routers",
-      severity: "error",
-      comment:
-        "Routers sit on top of the services; a service reading a router's select runs upwards. Shared read-models go in the layer below both.",
-      from: { path: "^src/server/", pathNot: "^src/server/api/" },
-      to: { path: "^src/server/api/routers/" },
-    },
-    {
-      name: "production-never-imports-test-helpers",
-      severity: "error",
-      comment: "src/test is for tests; nothing that ships may need it.",
-      from: { path: "^src/", pathNot: "^src/test/|\\.test\\.tsx?$" },
-      to: { path: "^src/test/" },
-    },
+    forbid(
+      "server-never-imports-the-ui",
+      "The server is not built from the browser's code: a page or a component may use the server, never the other way.",
+      { path: "^src/server/" },
+      { path: "^src/(app|components|trpc)/" },
+    ),
+    forbid(
+      "shared-imports-nothing-of-the-app",
+      "src/shared is what the server and the browser both load: it stands on its own (and on libraries).",
+      { path: "^src/shared/" },
+      { path: "^src/(server|app|components|trpc|test|generated)/" },
+    ),
+    forbid(
+      "services-never-import-routers",
+      "Routers sit on top of the services; a service reading a router's select runs upwards. Shared read-models go in the layer below both.",
+      { path: "^src/server/", pathNot: "^src/server/api/" },
+      { path: "^src/server/api/routers/" },
+    ),
+    forbid(
+      "production-never-imports-test-helpers",
+      "src/test is for tests; nothing that ships may need it.",
+      { path: "^src/", pathNot: "^src/test/|\\.test\\.tsx?$" },
+      { path: "^src/test/" },
+    ),
   ],
   options: {
     doNotFollow: { path: "node_modules|^src/generated/" },

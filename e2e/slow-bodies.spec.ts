@@ -15,11 +15,11 @@
 // With a cap on connections per peer address (HTTP_MAX_CONNECTIONS_PER_PEER), the same attacker
 // from one address holds no more than the cap; the rest are closed on accept and counted, and a
 // client from another address is served.
-import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { expect, test } from "@playwright/test";
+import { slowCheckoutStart } from "../lab/bench/http/slow-attack";
 import type { NextInstance } from "../tools/next/instance";
 import {
   ADMIN_TOKEN,
@@ -70,18 +70,8 @@ function openSlowSocket(port: number, token: string | undefined): Promise<SlowSo
     });
     socket.on("error", reject);
     socket.on("connect", () => {
-      const head = [
-        "POST /api/trpc/checkout.placeOrder HTTP/1.1",
-        "Host: 127.0.0.1",
-        "Content-Type: application/json",
-        "Content-Length: 4096",
-        `Idempotency-Key: ${randomUUID()}`,
-        ...(token ? [`Authorization: Bearer ${token}`] : []),
-        "",
-        "",
-      ].join("\r\n");
       // The write's callback: the headers and the first byte are with the kernel.
-      socket.write(`${head}{`, (error) =>
+      socket.write(slowCheckoutStart("127.0.0.1", token), (error) =>
         error ? reject(error) : resolve({ answer: () => received, answered, socket }),
       );
     });
@@ -185,11 +175,7 @@ test("a cap on connections per peer address: one address holds no more than the 
       let closed = false;
       socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
       socket.on("close", () => (closed = true));
-      socket.on("connect", () =>
-        socket.write(
-          `POST /api/trpc/checkout.placeOrder HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 4096\r\nIdempotency-Key: ${randomUUID()}\r\n\r\n{`,
-        ),
-      );
+      socket.on("connect", () => socket.write(slowCheckoutStart("127.0.0.1", undefined)));
       return { socket, received: () => received, closed: () => closed };
     });
     try {

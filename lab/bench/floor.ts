@@ -97,9 +97,7 @@ async function completeWithEffect(
   scope: string,
   value: string,
 ): Promise<FloorAnswer> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inTransaction(pool, async (client) => {
     const effect = await insertEffect(client, scope, value);
     const body = { effectId: effect.rows[0]!.id, value };
     const done = await client.query({
@@ -110,8 +108,21 @@ async function completeWithEffect(
       values: [id, token, JSON.stringify(body)],
     });
     if (done.rowCount !== 1) throw new Error("lease lost");
-    await client.query("COMMIT");
     return { status: 200, replayed: false, body };
+  });
+}
+
+/** `work` in one transaction on a pooled connection: committed, or rolled back if it throws. */
+async function inTransaction<T>(
+  pool: CountingPool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
   } catch (error) {
     await client.query("ROLLBACK");
     throw error;
@@ -139,18 +150,8 @@ export async function floorTransactionOnly(
   scope: string,
   value: string,
 ): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    const effect = await insertEffect(client, scope, value);
-    await client.query("COMMIT");
-    return effect.rows[0]!.id;
-  } catch (error) {
-    await client.query("ROLLBACK");
-    throw error;
-  } finally {
-    client.release();
-  }
+  const effect = await inTransaction(pool, (client) => insertEffect(client, scope, value));
+  return effect.rows[0]!.id;
 }
 
 /**

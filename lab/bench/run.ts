@@ -283,6 +283,19 @@ async function adoptedRow(rig: Rig, log: Step): Promise<Row> {
   };
 }
 
+/** `n` sequential calls of the floor's and of the engine's, interleaved in SLICES slices. */
+function floorVersusEngine(
+  rig: Rig,
+  n: number,
+  floor: () => Promise<unknown>,
+  engine: () => Promise<unknown>,
+) {
+  return interleaved(SLICES, {
+    floor: () => sequential(rig.floorPool, per(n), floor),
+    engine: () => sequential(rig.enginePool, per(n), engine),
+  });
+}
+
 /**
  * The replay of a completed key: from the store (against the floor and one bare read), then from
  * memory.
@@ -302,11 +315,12 @@ async function replayRows(rig: Rig, log: Step): Promise<Row[]> {
   });
   log(`replay from memory × ${N_REPLAY}`);
   await engineCall(engineDone, "replayed", cachedEngine); // read once from the store, then kept
-  const memory = await interleaved(SLICES, {
-    floor: () => sequential(floorPool, per(N_REPLAY), () => floorCall(floorDone, "replayed")),
-    engine: () =>
-      sequential(enginePool, per(N_REPLAY), () => engineCall(engineDone, "replayed", cachedEngine)),
-  });
+  const memory = await floorVersusEngine(
+    rig,
+    N_REPLAY,
+    () => floorCall(floorDone, "replayed"),
+    () => engineCall(engineDone, "replayed", cachedEngine),
+  );
   return [
     {
       path: "replay of a completed key",
@@ -325,23 +339,21 @@ async function replayRows(rig: Rig, log: Step): Promise<Row[]> {
 
 /** A retry through the whole path (HTTP handler, auth, middleware): from the store, then memory. */
 async function wholePathRows(rig: Rig, log: Step): Promise<Row[]> {
-  const { floorPool, enginePool, floorPathCall, trpcCall, cachedEngine } = rig;
+  const { floorPathCall, trpcCall, cachedEngine } = rig;
   log(`retry through the whole path (HTTP handler, auth, middleware) × ${N_PATH}`);
   const floorPathKey = randomUUID();
   const enginePathKey = randomUUID();
   await floorPathCall(floorPathKey, "path");
   await trpcCall(enginePathKey, "path");
-  const path = await interleaved(SLICES, {
-    floor: () => sequential(floorPool, per(N_PATH), () => floorPathCall(floorPathKey, "path")),
-    engine: () => sequential(enginePool, per(N_PATH), () => trpcCall(enginePathKey, "path")),
-  });
+  const floorPath = () => floorPathCall(floorPathKey, "path");
+  const path = await floorVersusEngine(rig, N_PATH, floorPath, () =>
+    trpcCall(enginePathKey, "path"),
+  );
   log(`retry through the whole path, replayed from memory × ${N_PATH}`);
   await trpcCall(enginePathKey, "path", cachedEngine);
-  const pathMemory = await interleaved(SLICES, {
-    floor: () => sequential(floorPool, per(N_PATH), () => floorPathCall(floorPathKey, "path")),
-    engine: () =>
-      sequential(enginePool, per(N_PATH), () => trpcCall(enginePathKey, "path", cachedEngine)),
-  });
+  const pathMemory = await floorVersusEngine(rig, N_PATH, floorPath, () =>
+    trpcCall(enginePathKey, "path", cachedEngine),
+  );
   return [
     {
       path: "retry through the whole path (auth + replay)",

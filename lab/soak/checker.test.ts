@@ -135,6 +135,9 @@ async function verdict(
  * The run fails on `label` (and on the rows in `alsoFailing`, which the same fabricated state
  * breaks too), and on nothing else.
  */
+/** The verdict on a run of one intent, k1, that placed the one order `id`. */
+const verdictOn = (id: string) => verdict([intent("k1", { orderIds: [id] })]);
+
 function failedRow(rows: CheckRow[], label: string, alsoFailing: string[] = []): CheckRow {
   expect(passed(rows)).toBe(false);
   const bad = rows.filter((r) => r.ok === false);
@@ -159,9 +162,7 @@ describe("the soak's checker: orders and answers", () => {
   it("fails when an answered intent has two orders", async () => {
     const id = await paidOrder("k1");
     await paidOrder("k1");
-    const row = failedRow(await verdict([intent("k1", { orderIds: [id] })]), "orders per intent", [
-      CHARGED_TWICE,
-    ]);
+    const row = failedRow(await verdictOn(id), "orders per intent", [CHARGED_TWICE]);
     expect(row.offenders[0]).toContain("acme/k1: 2 orders");
   });
 
@@ -222,7 +223,7 @@ describe("the soak's checker: orders lost, and the charges in the provider's boo
        VALUES ('ch_orphan', 'any-key', '33333333-3333-3333-3333-333333333333', 2900, 'EUR', 'SUCCEEDED')`,
     );
     const row = failedRow(
-      await verdict([intent("k1", { orderIds: [id] })]),
+      await verdictOn(id),
       "charges without their order (the provider's books)",
       ["charges without their order, found by reconciliation"],
     );
@@ -279,10 +280,7 @@ describe("the soak's checker: a second charge, the stock, stuck keys and the out
     await client.query(`UPDATE "Product" SET "stock" = "stock" - 1 WHERE "id" = $1::uuid`, [
       productId,
     ]);
-    failedRow(
-      await verdict([intent("k1", { orderIds: [id] })]),
-      "stock arithmetic (before − sold = now, never < 0)",
-    );
+    failedRow(await verdictOn(id), "stock arithmetic (before − sold = now, never < 0)");
   });
 
   it("fails on a key PROCESSING long past its lease", async () => {
@@ -291,19 +289,13 @@ describe("the soak's checker: a second charge, the stock, stuck keys and the out
       `INSERT INTO "IdempotencyKey" ("scope", "key", "procedure", "fingerprint", "status", "leaseToken", "leaseExpiresAt", "expiresAt")
        VALUES ('acme', 'stuck', 'checkout.placeOrder', repeat('a', 64), 'PROCESSING', gen_random_uuid(), now() - interval '1 minute', now() + interval '1 day')`,
     );
-    const row = failedRow(
-      await verdict([intent("k1", { orderIds: [id] })]),
-      "keys PROCESSING past the sweeper's window",
-    );
+    const row = failedRow(await verdictOn(id), "keys PROCESSING past the sweeper's window");
     expect(row.offenders).toEqual(["acme/stuck"]);
   });
 
   it("fails on an outbox row still pending after the drain", async () => {
     const id = await paidOrder("k1", { outbox: "PENDING" });
-    failedRow(
-      await verdict([intent("k1", { orderIds: [id] })]),
-      "outbox rows neither delivered nor dead-lettered with a reason",
-    );
+    failedRow(await verdictOn(id), "outbox rows neither delivered nor dead-lettered with a reason");
   });
 });
 
@@ -315,10 +307,7 @@ describe("the soak's checker: reconciliation's findings", () => {
        VALUES ('DUPLICATE_CHARGE', 'x', $1, ARRAY['ch_a', 'ch_b'], '{}'::jsonb)`,
       [id],
     );
-    failedRow(
-      await verdict([intent("k1", { orderIds: [id] })]),
-      "reconciliation findings besides lost orders",
-    );
+    failedRow(await verdictOn(id), "reconciliation findings besides lost orders");
   });
 
   it("a lost order's charge that reconciliation found fails only the loss itself", async () => {
@@ -331,7 +320,7 @@ describe("the soak's checker: reconciliation's findings", () => {
       `INSERT INTO "ReconciliationFinding" ("kind", "dedupeKey", "orderId", "chargeIds", "details")
        VALUES ('CHARGE_WITHOUT_ORDER', 'CHARGE_WITHOUT_ORDER:ch_of_lost', NULL, ARRAY['ch_of_lost'], '{}'::jsonb)`,
     );
-    const rows = await verdict([intent("k1", { orderIds: [id] })]);
+    const rows = await verdictOn(id);
     failedRow(rows, "charges without their order (the provider's books)");
     expect(
       rows.find((r) => r.label === "charges without their order, found by reconciliation"),
@@ -390,7 +379,7 @@ describe("the soak's checker: locks, errors, and a run that answered nothing", (
     await holder.connect();
     try {
       await holder.query("SELECT pg_advisory_lock(7020001)");
-      failedRow(await verdict([intent("k1", { orderIds: [id] })]), "advisory locks left held");
+      failedRow(await verdictOn(id), "advisory locks left held");
     } finally {
       await holder.end();
     }

@@ -4,7 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { cartCount, cartStore, useCart } from "@/components/cart-store";
 import { formatMoney } from "@/components/format";
-import { LoadError } from "@/components/LoadError";
+import { LoadingOrError } from "@/components/LoadError";
 
 export default function CatalogPage() {
   const trpc = useTRPC();
@@ -23,18 +23,12 @@ export default function CatalogPage() {
           </Link>
         )}
       </div>
-      {products.isPending && <p className="muted">Loading…</p>}
-      {products.isError && (
-        <LoadError
-          error={products.error}
-          subject="The catalog"
-          consequence={
-            products.data
-              ? "Stock shown may be out of date."
-              : "The catalog cannot be shown until then."
-          }
-        />
-      )}
+      <LoadingOrError
+        query={products}
+        subject="The catalog"
+        stale="Stock shown may be out of date."
+        missing="The catalog cannot be shown until then."
+      />
       <ul className="grid" aria-label="Products" style={{ listStyle: "none", padding: 0 }}>
         {products.data?.map((p) => (
           <ProductCard key={p.id} product={p} inCart={inCart(p.id)} />

@@ -10,13 +10,7 @@ function httpStatus(error: unknown): unknown {
   return (error as { data?: { httpStatus?: unknown } | null } | null)?.data?.httpStatus;
 }
 
-export function LoadError({
-  error,
-  subject,
-  consequence,
-  signIn,
-  notFound,
-}: {
+interface LoadErrorProps {
   error: unknown;
   /** What failed to load, as it starts a sentence: "The catalog". */
   subject: string;
@@ -26,7 +20,9 @@ export function LoadError({
   signIn?: { next: string; to: string };
   /** What a 404 says. */
   notFound?: ReactNode;
-}) {
+}
+
+export function LoadError({ error, subject, consequence, signIn, notFound }: LoadErrorProps) {
   if (isStoreUnreachable(error)) return <StoreUnavailable consequence={consequence} />;
   const status = httpStatus(error);
   if (notFound && status === 404) return notFound;
@@ -42,4 +38,24 @@ export function LoadError({
       {subject} could not be loaded. Reload the page in a moment.
     </p>
   );
+}
+
+/**
+ * A page's query while it has nothing to show: "Loading…", or why it failed. What a failure costs
+ * depends on whether data from before is still on screen (`stale`) or none is (`missing`).
+ */
+export function LoadingOrError({
+  query,
+  stale,
+  missing,
+  ...explained
+}: Omit<LoadErrorProps, "error" | "consequence"> & {
+  query: { isPending: boolean; isError: boolean; error: unknown; data?: unknown };
+  stale: string;
+  missing: string;
+}) {
+  if (query.isPending) return <p className="muted">Loading…</p>;
+  if (!query.isError) return null;
+  const consequence = query.data ? stale : missing;
+  return <LoadError error={query.error} consequence={consequence} {...explained} />;
 }

@@ -3,6 +3,7 @@
 // it to one order. The switches live in src/trpc/network-trouble.ts; the checkout reads them.
 import { useId, useSyncExternalStore } from "react";
 import { networkTrouble } from "@/trpc/network-trouble";
+import { Options } from "./Options";
 import { useNetworkTrouble } from "./use-network-trouble";
 
 const SLOW_OPTIONS = [
@@ -58,11 +59,7 @@ function TroubleSwitches() {
           value={trouble.slowMs}
           onChange={(e) => networkTrouble.set({ slowMs: Number(e.target.value) })}
         >
-          {SLOW_OPTIONS.map((o) => (
-            <option key={o.value} value={o.value}>
-              {o.label}
-            </option>
-          ))}
+          <Options of={SLOW_OPTIONS} />
         </select>
       </div>
     </div>

@@ -7,7 +7,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { recoveryInterval } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel, type OrderStatus } from "./format";
-import { LoadError } from "./LoadError";
+import { LoadingOrError } from "./LoadError";
 import { ColumnHeads } from "./ColumnHeads";
 
 /** How often to ask while payment is pending: the worker usually settles within a second or two. */
@@ -59,20 +59,14 @@ export function OrderView({
         <PlacedBanner status={order.data?.status as OrderStatus | undefined} replays={replays} />
       )}
       {placed === "replayed" && <ReplayedBanner />}
-      {order.isPending && <p className="muted">Loading…</p>}
-      {order.isError && (
-        <LoadError
-          error={order.error}
-          subject="The order"
-          consequence={
-            order.data
-              ? "The payment status shown may be out of date."
-              : "This order cannot be shown until then."
-          }
-          signIn={{ next: `/orders/${id}`, to: "see this order" }}
-          notFound={NO_SUCH_ORDER}
-        />
-      )}
+      <LoadingOrError
+        query={order}
+        subject="The order"
+        stale="The payment status shown may be out of date."
+        missing="This order cannot be shown until then."
+        signIn={{ next: `/orders/${id}`, to: "see this order" }}
+        notFound={NO_SUCH_ORDER}
+      />
       {order.data && <OrderDetails order={order.data} />}
     </>
   );

@@ -583,14 +583,18 @@ export function diffCatalogs(expected: Catalog, actual: Catalog): string[] {
     }
   };
 
+  /** Each pair equal as JSON, or one line that `says` how (given both sides as JSON). */
+  const sameJson =
+    (says: (name: string, e: string, a: string) => string) =>
+    (name: string, e: unknown, a: unknown) => {
+      if (show(e) !== show(a)) out.push(says(name, show(e), show(a)));
+    };
+
   compareKeys(
     (n) => `enum ${n}`,
     expected.enums,
     actual.enums,
-    (name, e, a) => {
-      if (show(e) !== show(a))
-        out.push(`enum ${name}: schema has ${show(e)}, database has ${show(a)}`);
-    },
+    sameJson((name, e, a) => `enum ${name}: schema has ${e}, database has ${a}`),
   );
   compareKeys(
     (n) => `table ${n}`,
@@ -616,19 +620,13 @@ export function diffCatalogs(expected: Catalog, actual: Catalog): string[] {
     (n) => `index ${n}`,
     expected.indexes,
     actual.indexes,
-    (name, e, a) => {
-      if (show(e) !== show(a))
-        out.push(`index ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
-    },
+    sameJson((name, e, a) => `index ${name}: schema.prisma wants ${e}, database has ${a}`),
   );
   compareKeys(
     (n) => `foreign key ${n}`,
     expected.foreignKeys,
     actual.foreignKeys,
-    (name, e, a) => {
-      if (show(e) !== show(a))
-        out.push(`foreign key ${name}: schema.prisma wants ${show(e)}, database has ${show(a)}`);
-    },
+    sameJson((name, e, a) => `foreign key ${name}: schema.prisma wants ${e}, database has ${a}`),
   );
   return out;
 }

@@ -17,10 +17,14 @@ export interface SlowAttack {
   stop(): void;
 }
 
-function head(port: number, token: string | undefined): string {
+/**
+ * A checkout's request head declaring a 4 KiB body, and the body's first byte (`{`): all a slow
+ * client ever sends at once. `host` is the Host header's value.
+ */
+export function slowCheckoutStart(host: string, token: string | undefined): string {
   return [
     "POST /api/trpc/checkout.placeOrder HTTP/1.1",
-    `Host: 127.0.0.1:${port}`,
+    `Host: ${host}`,
     "Content-Type: application/json",
     "Content-Length: 4096",
     `Idempotency-Key: ${randomUUID()}`,
@@ -45,7 +49,7 @@ export function startSlowAttack(port: number, count: number, token?: string): Sl
       let answered = false;
       socket.on("error", () => {}); // a reset is the server closing it: "close" follows
       socket.on("connect", () => {
-        socket.write(head(port, token), () => written());
+        socket.write(slowCheckoutStart(`127.0.0.1:${port}`, token), () => written());
         trickle = setInterval(() => socket.write(" "), BYTE_EVERY_MS);
       });
       socket.on("data", (chunk: Buffer) => {

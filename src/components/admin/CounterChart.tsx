@@ -8,6 +8,7 @@ import { CHART_EVENTS, type ChartEvent } from "@/shared/chart-events";
 import { useTRPC } from "@/trpc/react";
 import { bucketed, chartChoices, type ChartPair } from "./chart-buckets";
 import { QueryState, REFRESH_MS } from "./ui";
+import { Options } from "../Options";
 
 /** Minutes per point. */
 const BUCKET = 15;
@@ -99,11 +100,7 @@ export function CounterChart({ pairs }: { pairs: ChartPair[] }) {
           onChange={(e) => setPick(e.target.value)}
           style={{ maxWidth: "100%" }}
         >
-          {choices.map((c) => (
-            <option key={c.value} value={c.value}>
-              {c.label}
-            </option>
-          ))}
+          <Options of={choices} />
         </select>
       </label>
       <Chart input={chosen.input} />

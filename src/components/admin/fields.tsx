@@ -1,6 +1,7 @@
 // The dashboard's form pieces: the search bar that holds a view's filters, and labelled fields (a
 // text, a choice with "Any" first, a checkbox). Each field's handler gets the new value.
 import type { FormEvent, InputHTMLAttributes, ReactNode } from "react";
+import { Options } from "../Options";
 
 /** A row of filters (or a search) over a view; without `onSubmit`, Enter does nothing. */
 export function SearchBar({
@@ -63,11 +64,7 @@ export function SelectField<T extends string>({
       {label}{" "}
       <select value={value} onChange={(e) => onChange(e.target.value as T | "")}>
         <option value="">Any</option>
-        {options.map((o) => (
-          <option key={o} value={o}>
-            {labels[o] ?? o}
-          </option>
-        ))}
+        <Options of={options.map((o) => ({ value: o, label: labels[o] ?? o }))} />
       </select>
     </label>
   );
