@@ -9,6 +9,7 @@ import type { AnyRouter } from "@trpc/server";
 import type { AppConfig } from "../config";
 import { handleTrpcRequest, readTrpcRequest, type TrpcApp } from "../api/handler";
 import { appRouter } from "../api/root";
+import { healthAnswer, type HealthMonitor } from "../health";
 import { webhookResponse, type WebhookDeps } from "../payments/webhook";
 import type { Admission } from "./admission";
 import type { TimedBody } from "./body-limit";
@@ -24,19 +25,22 @@ export interface ApiRoutes {
   trpc(req: Request, read?: TimedBody): Promise<Response>;
   /** `POST /api/webhooks/payments`, the payment provider's events. */
   webhook(req: Request, read?: TimedBody): Promise<Response>;
+  /** `GET /api/health`, from the process's last probe (src/server/health.ts). */
+  health(req: Request): Promise<Response>;
 }
 
 /** The parts of the server app the tRPC route uses. */
 export type TrpcRouteApp = TrpcApp & { config: AppConfig; admission: Admission; waiters: Waiters };
 
 /** The parts of the server app the routes use. */
-export type RoutesApp = TrpcRouteApp & { payments: WebhookDeps };
+export type RoutesApp = TrpcRouteApp & { payments: WebhookDeps; health: HealthMonitor };
 
 export function apiRoutesFor(app: RoutesApp): ApiRoutes {
   return {
     trpc: trpcRouteFor(app, appRouter),
     webhook: (req, read) =>
       webhookResponse(app.payments, req, { secret: app.config.payments.webhookSecret }, read),
+    health: () => healthAnswer(app.health, app.admission),
   };
 }
 

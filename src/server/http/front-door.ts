@@ -39,6 +39,10 @@ import {
 } from "./body-limit";
 import { fillForwardedHeaders, toFetchRequest, writeFetchResponse } from "./node-fetch-bridge";
 import { readNodeBody } from "./node-body";
+import { closeAfterLingering } from "./lingering-close";
+import { Lanes, laneOf, type LaneLimits, type LaneName } from "./lanes";
+import { serveInLane, type LaneDoor } from "./lane-door";
+import { boundOpenConnections, type OpenConnectionLimits } from "./open-connections";
 
 /**
  * How long a client may take to send its headers, and its whole request (headers and body). A real
@@ -60,7 +64,7 @@ export interface DoorApp {
   engine: { config: { maxWaitMs: number } };
   /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
   config?: { http?: { maxConnectionsPerPeer?: number } };
-  refusals?: { count(reason: string, stage: "connection"): void };
+  refusals?: { count(reason: string, stage: "connection" | "lane" | "body"): void };
   /** Duplicates of a request in flight, waiting outside the line (src/server/http/waiters.ts). */
   waiters?: {
     joinable(
@@ -70,7 +74,7 @@ export interface DoorApp {
     ): boolean;
   };
   /** The API routes' handlers (src/server/http/api-routes.ts); absent in an older build. */
-  routes?: Record<DirectRoute, DirectHandler>;
+  routes?: Partial<Record<DirectRoute, DirectHandler>>;
 }
 
 /**
@@ -93,11 +97,13 @@ export interface LabRoutes {
 }
 
 /** The routes the door serves itself, and the Next.js routes that wrap the same handlers. */
-export type DirectRoute = "trpc" | "webhook";
+export type DirectRoute = "trpc" | "webhook" | "health";
 
 const TRPC_PREFIX = "/api/trpc/";
 /** src/server/payments/webhook.ts's WEBHOOK_PATH (the door loads nothing of the app). */
 const WEBHOOK_PATH = "/api/webhooks/payments";
+/** src/app/api/health/route.ts's path: answered from memory, Next.js's work would be most of it. */
+const HEALTH_PATH = "/api/health";
 
 /**
  * The route a request goes to straight, or undefined for Next.js: `/api/trpc/<one segment>` by GET
@@ -113,6 +119,7 @@ export function directRouteOf(method: string | undefined, url: string): DirectRo
     !path.includes("/", TRPC_PREFIX.length)
   )
     return method === "GET" || method === "POST" ? "trpc" : undefined;
+  if (path === HEALTH_PATH) return method === "GET" ? "health" : undefined;
   return path === WEBHOOK_PATH && method === "POST" ? "webhook" : undefined;
 }
 
@@ -131,11 +138,16 @@ export interface FrontDoorOptions {
    * checks).
    */
   direct?: { headers: Readonly<Record<string, string>>; port: number; lab?: LabRoutes };
+  /** Other bounds for some lanes (tests); lanes.ts's LANE_LIMITS otherwise. */
+  lanes?: Partial<Record<LaneName, LaneLimits>>;
+  /** Another cap on open connections, or idle time (tests); open-connections.ts's otherwise. */
+  connections?: Pick<OpenConnectionLimits, "max" | "idleMs">;
 }
 
 export function createFrontDoor(options: FrontDoorOptions): http.Server {
   // The lab module's handler for each app it was made with (one app per process, but in tests).
   const labHandlers = new WeakMap<DoorApp, DirectHandler>();
+  const door = laneDoorOf(options);
   const server = http.createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -150,10 +162,15 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       if (url.startsWith(TRPC_PREFIX) && refusedAtTheDoor(req, res, options)) return;
       const route = options.direct && directRouteOf(req.method, url);
       const handler = route ? handlerOf(route, url, options, labHandlers) : undefined;
+      // The webhook and health in their own lanes; the API's lane is the app's admission.
+      const laned: DirectHandler | undefined =
+        handler && route && route !== "trpc"
+          ? (request, read) => door.lanes.admit(route, () => handler(request, read), request.signal)
+          : handler;
       const served =
-        handler && options.direct
-          ? serveDirect(handler, req, res, options.direct, () => options.handle(req, res))
-          : options.handle(req, res);
+        laned && options.direct
+          ? serveDirect(laned, req, res, options.direct, () => options.handle(req, res))
+          : serveInLane(door, laneOf(url), req, res);
       served.catch((error: unknown) => {
         console.error(`[once] request failed: ${(error as Error).message}`);
         if (!res.headersSent) res.writeHead(500).end();
@@ -161,11 +178,39 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
       });
     },
   );
+  boundConnections(server, options);
+  return server;
+}
+
+/**
+ * The lanes every route but the API passes, and what they need of the door. Under `npm run dev` a
+ * page's first request compiles it for seconds: its lane would refuse the requests behind it. The
+ * lanes guard a production server (`direct`); the body limits hold in both.
+ */
+function laneDoorOf(options: FrontDoorOptions): LaneDoor {
+  const lanes = new Lanes(
+    (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
+    options.lanes,
+    options.direct !== undefined,
+  );
+  return {
+    lanes,
+    handle: options.handle,
+    headers: options.direct?.headers ?? {},
+    onBodyRefused: (reason) => options.app()?.refusals?.count(reason, "body"),
+  };
+}
+
+/** The instance's cap on open connections and idle time, and the cap per peer address. */
+function boundConnections(server: http.Server, options: FrontDoorOptions): void {
+  boundOpenConnections(server, {
+    ...options.connections,
+    onRefuse: (reason) => options.app()?.refusals?.count(reason, "connection"),
+  });
   capConnectionsPerPeer(server, {
     max: () => options.app()?.config?.http?.maxConnectionsPerPeer ?? 0,
     onRefuse: () => options.app()?.refusals?.count(TOO_MANY_CONNECTIONS, "connection"),
   });
-  return server;
 }
 
 /** The handler for a direct route: a lab procedure's, or the app's own; none before the app exists. */
@@ -219,7 +264,8 @@ async function serveDirect(
   const request = toFetchRequest(req, res, origin, read?.ok ? read.bytes : undefined);
   const response = await handler(request, read);
   // A body refused before it was in is not read to its end to keep the connection: the connection
-  // goes with the answer.
+  // goes with the answer, once the rest of the body has been read and dropped (lingering-close.ts).
+  if (read?.ok === false) closeAfterLingering(req, res);
   await writeFetchResponse(response, res, direct.headers, read?.ok === false);
 }
 
@@ -249,13 +295,14 @@ function refusedAtTheDoor(
     const seconds = app.admission.refusedNow(waitMs);
     if (seconds === undefined) return false;
     const written = writtenRefusals.get(seconds);
-    if (written) writeRefusal(written, res, keep);
-    else void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, res, keep));
+    if (written) writeRefusal(written, req, res, keep);
+    else
+      void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, req, res, keep));
     return true;
   }
   const refusal = app.admission.refusalNow(waitMs);
   if (!refusal) return false;
-  void keepRefusal(undefined, refusal).then((made) => writeRefusal(made, res, keep));
+  void keepRefusal(undefined, refusal).then((made) => writeRefusal(made, req, res, keep));
   return true;
 }
 
@@ -308,10 +355,15 @@ function keepsConnection(req: http.IncomingMessage): boolean {
 const KEEP_ALIVE_BODY_BYTES = 64 * 1024;
 
 /** Writes a refusal on the socket; `keep`: the connection stays open after it. */
-function writeRefusal(refusal: WrittenRefusal, res: http.ServerResponse, keep: boolean): void {
+function writeRefusal(
+  refusal: WrittenRefusal,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  keep: boolean,
+): void {
   if (keep) res.writeHead(refusal.status, refusal.headers);
   else {
-    res.shouldKeepAlive = false;
+    closeAfterLingering(req, res);
     res.writeHead(refusal.status, { ...refusal.headers, connection: "close" });
   }
   res.end(refusal.body);

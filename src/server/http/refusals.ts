@@ -14,6 +14,8 @@ export const RefusalStage = {
   QUEUE: "queue",
   /** More connections from one peer address than the cap (src/server/http/peer-connections.ts). */
   CONNECTION: "connection",
+  /** Past a lane's bound at the front door: a page, health, a form (src/server/http/lanes.ts). */
+  LANE: "lane",
   /** By the key store: no pool connection within the store's wait, or the database unreachable. */
   STORE: "store",
   /** Its body: over the byte limit, or not in by the deadline (src/server/http/body-limit.ts). */
