@@ -10,7 +10,7 @@
 // the same cell (goal >= 0.8x). The flood runs in a process of its own (flooder.ts), so its
 // sockets do not share the probe's event loop. Each slice starts once every order written so far
 // is paid (up to 30 s), so a slice does not share the cores with the charges of the one before.
-// Ports from BENCH_HTTP_PORT (3300 unless told).
+// Ports from `--port` (3300 unless told).
 import { randomUUID } from "node:crypto";
 import { fork } from "node:child_process";
 import os from "node:os";
@@ -161,7 +161,7 @@ function print(cells: Cell[]): void {
 
 await runBench("bench:overload --floods", async (step) => {
   await ensureBuild(step);
-  const port = Number(process.env.BENCH_HTTP_PORT ?? 3300);
+  const port = numberFlag("port", 3300);
   const db = await startDatabase({ webhookPort: port });
   try {
     const instance = await startInstance({
