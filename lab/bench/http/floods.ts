@@ -18,7 +18,7 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { numberFlag } from "../flags";
 import { runBench } from "../fail";
-import { ensureBuild, startDatabase, startInstance } from "./cluster";
+import { withOneInstance } from "./cluster";
 import { paymentsSettled, settle } from "./pace";
 import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
 import type pg from "pg";
@@ -159,30 +159,16 @@ function print(cells: Cell[]): void {
   }
 }
 
-await runBench("bench:overload --floods", async (step) => {
-  await ensureBuild(step);
-  const port = numberFlag("port", 3300);
-  const db = await startDatabase({ webhookPort: port });
-  try {
-    const instance = await startInstance({
-      port,
-      databaseUrl: db.url,
-      providerUrl: db.providerUrl,
-    });
-    try {
-      step("warming up the probe");
-      await probe(port, db.productId, SLICE_SECONDS);
-      const cells: Cell[] = [];
-      for (const { flood, count } of FLOODS) {
-        await settle([instance.pid]);
-        step(`${flood} × ${count}, ${HOLD_SECONDS} s`);
-        cells.push(await measure(port, db.productId, db.pool, flood, count));
-      }
-      print(cells);
-    } finally {
-      await instance.stop();
+await runBench("bench:overload --floods", (step) =>
+  withOneInstance(step, numberFlag("port", 3300), async (instance, db) => {
+    step("warming up the probe");
+    await probe(instance.port, db.productId, SLICE_SECONDS);
+    const cells: Cell[] = [];
+    for (const { flood, count } of FLOODS) {
+      await settle([instance.pid]);
+      step(`${flood} × ${count}, ${HOLD_SECONDS} s`);
+      cells.push(await measure(instance.port, db.productId, db.pool, flood, count));
     }
-  } finally {
-    await db.stop();
-  }
-});
+    print(cells);
+  }),
+);

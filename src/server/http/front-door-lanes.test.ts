@@ -51,13 +51,13 @@ beforeAll(async () => {
     lanes: {
       pages: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 1 },
       health: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 1 },
-      metrics: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.001, burstMs: 0 },
+      metrics: { places: 1, queued: 0, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.001, burstMs: 1 },
       session: {
         places: 1,
         queued: 64,
         bodyBytes: PAGE_BODY_LIMIT_BYTES,
-        share: 0.001,
-        burstMs: 0,
+        share: 0.0001,
+        burstMs: 1,
       },
     },
   });
@@ -181,26 +181,46 @@ describe("lanes: one route's crowd does not take another's places", () => {
 
 describe("a lane's share of the instance's time", () => {
   it("serves a lone client at once, however little of its share is left", async () => {
-    // One place, a share of a thousandth and no burst: a crowd would wait a thousand times as
+    // One place, a share of a thousandth and a burst of 1 ms: a crowd would wait a thousand times as
     // long as each request took; one client, one request after another, does not wait at all.
     for (let i = 0; i < 3; i++) expect((await get("/api/metrics")).status).toBe(200);
   });
 
-  it("holds a crowd to its share: past the line's crowd, its places stay idle", async () => {
+  /** A crowd of sign-outs, held in "Next.js" until the first has reached it; their statuses. */
+  async function signOutCrowd(): Promise<number[]> {
     let open!: () => void;
     gates.set("/api/session/signout", new Promise((resolve) => (open = resolve)));
     const reached = toNext.length;
     const crowd = Array.from({ length: CROWD + 2 }, () =>
       fetch(`${base}/api/session/signout`, { method: "POST", headers: { connection: "close" } }),
     );
-    await expect.poll(() => toNext.length > reached).toBe(true);
+    await expect
+      .poll(() => toNext.slice(reached).some((r) => r.url.endsWith("signout")))
+      .toBe(true);
     open();
     gates.delete("/api/session/signout");
-    const statuses = await Promise.all(crowd.map(async (res) => (await res).status));
-    // The first ran at once; the line behind it was a crowd, so the place then stayed idle for
-    // 100 000 times its time (up to the lane's 2 s wait, the line's deadline): the rest were
-    // refused rather than served one after another.
+    return Promise.all(crowd.map(async (res) => (await res).status));
+  }
+
+  it("holds a crowd to its share while another lane has work: its places stay idle", async () => {
+    let release!: () => void;
+    gates.set("/", new Promise((resolve) => (release = resolve)));
+    const reached = toNext.length;
+    const page = get("/");
+    await expect.poll(() => toNext.slice(reached).some((r) => r.url === "/")).toBe(true);
+    const statuses = await signOutCrowd();
+    release();
+    gates.delete("/");
+    expect((await page).status).toBe(200);
+    // The first ran at once; the line behind it was a crowd and a page was in progress, so the
+    // place then stayed idle for 10 000 times its 1 ms (up to the lane's 2 s wait, the line's
+    // deadline): the rest were refused rather than served one after another.
     expect(statuses.filter((status) => status === 200).length).toBeLessThan(statuses.length);
     expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
+  });
+
+  it("serves a crowd alone in the instance one after another: nobody else's time to keep", async () => {
+    const statuses = await signOutCrowd();
+    expect(statuses.every((status) => status !== 503)).toBe(true);
   });
 });

@@ -60,6 +60,9 @@ export interface DoorApp {
     refusalNow(waitMs?: number): Response | undefined;
     /** The refusal's Retry-After, counted, if refused now (absent in an older build). */
     refusedNow?(waitMs?: number): number | undefined;
+    /** API requests in progress, and waiting for a place (absent in an older build). */
+    readonly size?: number;
+    readonly queued?: number;
   };
   engine: { config: { maxWaitMs: number } };
   /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
@@ -188,11 +191,15 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
  * lanes guard a production server (`direct`); the body limits hold in both.
  */
 function laneDoorOf(options: FrontDoorOptions): LaneDoor {
-  const lanes = new Lanes(
-    (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
-    options.lanes,
-    options.direct !== undefined,
-  );
+  const lanes = new Lanes({
+    onRefuse: (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
+    limits: options.lanes,
+    bounded: options.direct !== undefined,
+    apiBusy: () => {
+      const api = options.app()?.admission;
+      return (api?.size ?? 0) > 0 || (api?.queued ?? 0) > 0;
+    },
+  });
   return {
     lanes,
     handle: options.handle,

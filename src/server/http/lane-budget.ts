@@ -1,10 +1,19 @@
 // A lane's share of the instance's time, as a budget of milliseconds (a token bucket): it fills at
 // `share` of a millisecond each millisecond, up to LANE_BURST_MS, and each request of the lane
-// spends the time it took. While the budget is spent, a place that comes free stays taken, idle,
-// until the budget is back to nothing owed; so a lane busy without a break gets its share of the
-// time, and a short burst (a browser's page and its prefetches, a balancer's first probes) is
-// served at once. Time, not CPU, is what is counted, so a lane waiting on the database (or on the
-// API's requests, interleaved with its own) is held back more than it needs: never less.
+// spends the time it took (at least LANE_REQUEST_MS). While the budget is spent, a place that comes
+// free stays taken, idle, until the budget is back to nothing owed; so a lane busy without a break
+// gets its share of the time, and a short burst (a browser's page and its prefetches, a balancer's
+// first probes) is served at once. Time, not CPU, is what is counted, so a lane waiting on the
+// database is held back more than it needs: never less. The debt stops at one burst: a page that
+// waited seconds on a database that was down owes no more than a burst, so the lane is not held
+// back for minutes after the database is back.
+
+/**
+ * What a request costs the instance beyond its handler's own time: its parse, its answer's write
+ * and a turn of the event loop, none of which the handler's clock sees. A health check answered
+ * from memory takes its handler 0.05 ms; counted as that, a flood of them took the event loop.
+ */
+export const LANE_REQUEST_MS = 1;
 
 /** The time a lane may spend at once beyond its share: a burst's worth of requests. */
 export const LANE_BURST_MS = 500;
@@ -25,7 +34,8 @@ export class TimeBudget {
   spend(ms: number): number {
     if (this.share >= 1) return 0;
     const now = performance.now();
-    this.balance = Math.min(this.burstMs, this.balance + (now - this.at) * this.share) - ms;
+    const filled = Math.min(this.burstMs, this.balance + (now - this.at) * this.share);
+    this.balance = Math.max(-this.burstMs, filled - Math.max(ms, LANE_REQUEST_MS));
     this.at = now;
     return this.balance >= 0 ? 0 : -this.balance / this.share;
   }

@@ -29,8 +29,9 @@ export type LaneName = "api" | "webhook" | "session" | "health" | "metrics" | "a
 export const PAGE_BODY_LIMIT_BYTES = 4 * 1024;
 
 /**
- * A lane is held to its share of the time only while more requests than this wait in its line:
- * more than a browser sends at once (a page and its prefetches), so a crowd, not a visitor.
+ * A lane is held to its share of the time only while more requests than this wait in its line
+ * (more than a browser sends at once, a page and its prefetches: a crowd, not a visitor) and
+ * another lane or the API has work.
  */
 export const CROWD = 8;
 
@@ -90,20 +91,28 @@ export function bodyLimitOf(lane: LaneName): number {
 /** Told of each refusal: the lane's name. */
 export type OnLaneRefusal = (lane: LaneName) => void;
 
+export interface LanesOptions {
+  /** Told of each refusal: the lane's name. */
+  onRefuse: OnLaneRefusal;
+  /** Other bounds for some lanes (tests); LANE_LIMITS otherwise. */
+  limits?: Partial<Record<LaneName, LaneLimits>>;
+  /** false: every lane lets everything through (the body limits still hold). */
+  bounded?: boolean;
+  /** Whether the API has requests in progress or waiting (the app's admission). */
+  apiBusy?: () => boolean;
+}
+
 /** One admission per lane but the API's (the app's own). */
 export class Lanes {
   private readonly admissions = new Map<LaneName, Admission>();
   private readonly budgets = new Map<LaneName, TimeBudget>();
+  private readonly apiBusy: () => boolean;
 
-  /** `bounded` false: every lane lets everything through (the body limits still hold). */
-  constructor(
-    onRefuse: OnLaneRefusal,
-    limits: Partial<Record<LaneName, LaneLimits>> = {},
-    bounded = true,
-  ) {
-    if (!bounded) return;
+  constructor(options: LanesOptions) {
+    this.apiBusy = options.apiBusy ?? (() => false);
+    if (options.bounded === false) return;
     for (const [lane, defaults] of Object.entries(LANE_LIMITS) as [LaneName, LaneLimits][]) {
-      const { places, queued, share, burstMs } = limits[lane] ?? defaults;
+      const { places, queued, share, burstMs } = options.limits?.[lane] ?? defaults;
       this.budgets.set(lane, new TimeBudget(share, burstMs));
       this.admissions.set(
         lane,
@@ -111,7 +120,7 @@ export class Lanes {
           served: places,
           waitMs: LANE_WAIT_MS,
           maxQueued: queued,
-          onRefuse: () => onRefuse(lane),
+          onRefuse: () => options.onRefuse(lane),
         }),
       );
     }
@@ -122,7 +131,19 @@ export class Lanes {
     const admission = this.admissions.get(lane);
     const budget = this.budgets.get(lane);
     if (!admission || !budget) return serve();
-    const crowded = () => admission.queued > CROWD;
-    return admission.admit(paced(budget, LANE_WAIT_MS, crowded, serve), signal ? { signal } : {});
+    const contended = () => admission.queued > CROWD && this.othersBusy(lane);
+    return admission.admit(paced(budget, LANE_WAIT_MS, contended, serve), signal ? { signal } : {});
+  }
+
+  /**
+   * Whether another lane (or the API) has requests in progress or waiting. A crowd alone in the
+   * instance takes no one's time: held to its share then, a shop's pages would be served at a
+   * tenth of what the instance can do while it has nothing else to do.
+   */
+  private othersBusy(lane: LaneName): boolean {
+    if (this.apiBusy()) return true;
+    for (const [other, admission] of this.admissions)
+      if (other !== lane && (admission.size > 0 || admission.queued > 0)) return true;
+    return false;
   }
 }

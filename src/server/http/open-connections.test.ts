@@ -88,7 +88,28 @@ describe("the instance's open connections", () => {
     expect(refusals.snapshot()).toEqual([]);
   });
 
-  it("past the cap with every connection in a request, closes the newcomer and counts it", async () => {
+  it("past the cap with none idle, closes the oldest connection still sending its body", async () => {
+    const { port, refusals } = await door({ max: 3, idleMs: 60_000 });
+    let begun = 0;
+    server!.on("request", () => begun++);
+    const slow = [0, 1, 2].map(() => {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.on("error", () => {});
+      socket.write(
+        "POST /api/session/signin HTTP/1.1\r\nHost: door\r\nContent-Length: 100\r\n\r\nname=",
+      );
+      return { socket, closed: new Promise<void>((resolve) => socket.once("close", resolve)) };
+    });
+    // Wait until every slow request has begun (its headers parsed): only then is it a sender.
+    await expect.poll(() => begun).toBe(3);
+    expect(await getAlone(port, "/")).toBe(200);
+    await slow[0]!.closed;
+    expect(slow.slice(1).every((each) => !each.socket.destroyed)).toBe(true);
+    expect(refusals.snapshot()).toEqual([]);
+    for (const each of slow) each.socket.destroy();
+  });
+
+  it("past the cap with every connection waiting for its answer, closes the newcomer and counts it", async () => {
     const { port, refusals, held, release } = await door({ max: 3, idleMs: 60_000 });
     const busy = [0, 1, 2].map(() => getAlone(port, "/held"));
     await expect.poll(() => held.length).toBe(3);

@@ -6,20 +6,23 @@
 // - A connection with no request in progress (kept alive after its answer, or opened and silent)
 //   is closed once it has been idle IDLE_CONNECTION_MS, by a sweep every second.
 // - Past MAX_OPEN_CONNECTIONS, a new connection takes the place of the connection idle the
-//   longest, which is closed; with none idle (every connection is in the middle of a request), the
-//   new one is closed as soon as it is accepted, before a byte is parsed, and counted
+//   longest, which is closed; with none idle, of the oldest one still sending its request (a slow
+//   body: the crowd a slowloris brings). Only with every connection waiting for its answer is the
+//   new one closed as soon as it is accepted, before a byte is parsed, and counted
 //   (once_http_refusals_total{reason="too_many_connections",stage="connection"}). A crowd of idle
-//   sockets therefore never keeps out a client that has something to ask.
+//   or slow sockets therefore never keeps out a client that has something to ask.
 import type http from "node:http";
 import type net from "node:net";
 import { TOO_MANY_CONNECTIONS } from "./peer-connections";
 
 /**
- * Connections open at once on one instance. The instance serves a few dozen requests at once (its
- * lanes and the API's admission); a thousand connections is room for every client a balancer or a
- * crowd of browsers keeps open, far below a process's usual file-descriptor limit.
+ * Connections open at once on one instance. The instance serves a few dozen requests at once and
+ * keeps about two thousand waiting for their answer (the API's line, its lanes' lines, the waiters
+ * on a key in flight); twice that is room for all of them and for every client a balancer or a
+ * crowd of browsers keeps open, below the file-descriptor limit a server is given (the cap must
+ * sit under `ulimit -n`, or the process's accepts fail first).
  */
-export const MAX_OPEN_CONNECTIONS = 1_024;
+export const MAX_OPEN_CONNECTIONS = 4_096;
 
 /**
  * How long a connection may sit without a request in progress. A browser reuses its connection
@@ -45,11 +48,13 @@ export function boundOpenConnections(server: http.Server, limits: OpenConnection
   const idleMs = limits.idleMs ?? IDLE_CONNECTION_MS;
   // Idle sockets, by when they became idle: the first is the one idle the longest.
   const idle = new Map<net.Socket, number>();
+  // Sockets with a request in progress, by when it began.
+  const requests = new Map<net.Socket, http.IncomingMessage>();
   let open = 0;
   server.keepAliveTimeout = idleMs;
   server.on("connection", (socket: net.Socket) => {
     if (socket.destroyed) return;
-    if (open >= max && !evictOldest(idle)) {
+    if (open >= max && !evictOldest(idle) && !evictSlowestSender(requests)) {
       limits.onRefuse?.(TOO_MANY_CONNECTIONS);
       socket.destroy();
       return;
@@ -59,9 +64,10 @@ export function boundOpenConnections(server: http.Server, limits: OpenConnection
     socket.once("close", () => {
       open--;
       idle.delete(socket);
+      requests.delete(socket);
     });
   });
-  trackRequests(server, idle);
+  trackRequests(server, idle, requests);
   forgetUpgraded(server, idle);
   const sweep = setInterval(() => closeIdle(idle, idleMs), SWEEP_MS);
   sweep.unref();
@@ -69,15 +75,21 @@ export function boundOpenConnections(server: http.Server, limits: OpenConnection
 }
 
 /** A socket is idle from when its last request in progress is answered until its next one. */
-function trackRequests(server: http.Server, idle: Map<net.Socket, number>): void {
+function trackRequests(
+  server: http.Server,
+  idle: Map<net.Socket, number>,
+  requests: Map<net.Socket, http.IncomingMessage>,
+): void {
   const busy = new WeakMap<net.Socket, number>();
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     idle.delete(socket);
+    requests.set(socket, req);
     busy.set(socket, (busy.get(socket) ?? 0) + 1);
     res.once("close", () => {
       const left = (busy.get(socket) ?? 1) - 1;
       busy.set(socket, left);
+      if (requests.get(socket) === req) requests.delete(socket);
       if (left === 0 && !socket.destroyed) idle.set(socket, performance.now());
     });
   });
@@ -106,6 +118,20 @@ function evictOldest(idle: Map<net.Socket, number>): boolean {
   idle.delete(oldest.value);
   oldest.value.destroy();
   return true;
+}
+
+/**
+ * Closes the connection that began its request the longest ago and has not sent all of it yet;
+ * false when every request is whole (they wait for their answers: none is closed).
+ */
+function evictSlowestSender(requests: Map<net.Socket, http.IncomingMessage>): boolean {
+  for (const [socket, req] of requests) {
+    if (req.complete) continue;
+    requests.delete(socket);
+    socket.destroy();
+    return true;
+  }
+  return false;
 }
 
 /** Closes every connection idle for `idleMs` or longer (the map is in order of idleness). */
