@@ -42,6 +42,11 @@ beforeAll(async () => {
       let body = "";
       for await (const chunk of req) body += String(chunk);
       toNext.push({ url: req.url!, body });
+      // A static file's download, as Next.js serves it: cut by its client, its promise never settles.
+      if (req.url === "/never-settles") {
+        res.write("part of a file");
+        return new Promise<void>(() => {});
+      }
       await gates.get(req.url!);
       res.end("next");
     },
@@ -177,6 +182,19 @@ describe("lanes: one route's crowd does not take another's places", () => {
         expect.objectContaining({ reason: lane, stage: "lane" }),
       );
     });
+});
+
+describe("a client gone mid-answer", () => {
+  it("gives its place back though Next.js's promise never settles", async () => {
+    await new Promise<void>((resolve) => {
+      const req = http.get(`${base}/never-settles`, (res) => res.once("data", () => req.destroy()));
+      req.once("close", () => resolve());
+      req.on("error", () => {});
+    });
+    // The pages lane has one place and no line: refused while the place is held, served once the
+    // door has given it back (within GONE_GRACE_MS of the client leaving).
+    await expect.poll(async () => (await get("/")).status, { timeout: 30_000 }).toBe(200);
+  });
 });
 
 describe("a lane's share of the instance's time", () => {

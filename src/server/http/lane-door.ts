@@ -7,7 +7,7 @@ import type http from "node:http";
 import { Reason } from "@/shared/reasons";
 import { BODY_READ_DEADLINE_MS, jsonPayloadTooLarge, jsonRequestTimeout } from "./body-limit";
 import { hasBody, holdBody, type HeldBody } from "./held-body";
-import { bodyLimitOf, type LaneName, type Lanes } from "./lanes";
+import { bodyLimitOf, LANE_WAIT_MS, type LaneName, type Lanes } from "./lanes";
 import { closeAfterLingering } from "./lingering-close";
 import { writeFetchResponse } from "./node-fetch-bridge";
 
@@ -67,14 +67,36 @@ async function refuseBody(
   await writeFetchResponse(answer, res, door.headers, true);
 }
 
-/** Resolves once Next.js has answered: its handler done and the answer written (or abandoned). */
+/**
+ * How long a place stays taken after its client left mid-answer, at most, while Next.js has not
+ * settled: a page still rendering for a client that is gone is the instance's work all the same
+ * (dropping requests must not buy renders past the lane's places), but Next.js's promise for a
+ * static file whose download was cut never settles, and each such download held an assets place
+ * for good (four of them closed the lane).
+ */
+export const GONE_GRACE_MS = LANE_WAIT_MS;
+
+/** Resolves once Next.js has answered (its handler done, the answer written), or given up on. */
 async function answered(handled: Promise<void>, res: http.ServerResponse): Promise<void> {
-  await handled;
-  if (res.writableFinished || res.destroyed) return;
-  await new Promise<void>((resolve) => {
+  let settled = false;
+  let timer: NodeJS.Timeout | undefined;
+  const ended = new Promise<void>((resolve) => {
+    if (res.writableFinished || res.destroyed) resolve();
     res.once("finish", resolve);
     res.once("close", resolve);
   });
+  const abandoned = new Promise<void>((resolve) => {
+    const grace = () => {
+      if (!settled) timer = setTimeout(resolve, GONE_GRACE_MS);
+    };
+    if (res.destroyed) grace();
+    else res.once("close", grace);
+  });
+  try {
+    await Promise.race([handled.finally(() => (settled = true)).then(() => ended), abandoned]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Fires when the client leaves before its answer is written: it leaves its lane's line. */
