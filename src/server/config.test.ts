@@ -90,6 +90,28 @@ describe("a production server", () => {
   });
 });
 
+describe("the engine's variables", () => {
+  it("each sets its field of the engine's configuration", () => {
+    const engine = loadConfig({
+      ...production,
+      IDEMPOTENCY_LEASE_MS: "31000",
+      IDEMPOTENCY_TTL_SECONDS: "3600",
+      IDEMPOTENCY_MAX_LIVE_KEYS: "7",
+      IDEMPOTENCY_MAX_STORED_BODY_BYTES: "2048",
+      IDEMPOTENCY_COUNTER_FLUSH_MS: "60000",
+      IDEMPOTENCY_MAX_WAIT_MS: "0",
+    }).engine;
+    expect(engine).toMatchObject({
+      leaseMs: 31_000,
+      ttlSeconds: 3_600,
+      maxLiveKeys: 7,
+      maxStoredBodyBytes: 2_048,
+      counterFlushMs: 60_000,
+      maxWaitMs: 0,
+    });
+  });
+});
+
 describe("demo mode", () => {
   it("is on in development unless DEMO_MODE says otherwise, off elsewhere unless DEMO_MODE=1", () => {
     expect(loadConfig({ NODE_ENV: "development" }).demo).toBe(true);
