@@ -40,7 +40,7 @@ const GAUGES: GaugeSpec[] = [
   },
   {
     name: "once_idempotency_replay_cache_entries",
-    help: "Answers in this instance's replay cache (bounded by IDEMPOTENCY_REPLAY_CACHE_SIZE).",
+    help: "Answers in this instance's replay cache (bounded at 10 000 answers).",
     value: ({ engine }) => engine.replayCacheUsage().entries,
   },
   {

@@ -2,13 +2,14 @@
 // protected by the adapter: the checks every adapter app passes (test/adapter-app.ts), and the
 // draft's vectors through it; and its POST /tx-orders, a handler writing through the key's
 // transaction (test/adapter-tx.ts).
+import { inject } from "vitest";
 import { checkAdapterApp } from "./adapter-app";
 import { checkTransactionRoute } from "./adapter-tx";
 
 checkAdapterApp({
   app: "express",
-  url: () => process.env.EXPRESS_URL!,
-  stoppableUrl: () => process.env.EXPRESS_STOPPABLE_URL!,
+  url: () => inject("serverApps").urls.express!,
+  stoppableUrl: () => inject("serverApps").stoppable!.urls.express!,
   unreadBodyRefusedBy: "adapter",
 });
-checkTransactionRoute({ app: "express", url: () => process.env.EXPRESS_URL! });
+checkTransactionRoute({ app: "express", url: () => inject("serverApps").urls.express! });

@@ -2,13 +2,14 @@
 // protected by the adapter: the checks every adapter app passes (test/adapter-app.ts), and the
 // draft's vectors through it; and its POST /tx-orders, a handler writing through the key's
 // transaction (test/adapter-tx.ts).
+import { inject } from "vitest";
 import { checkAdapterApp } from "./adapter-app";
 import { checkTransactionRoute } from "./adapter-tx";
 
 checkAdapterApp({
   app: "fastify",
-  url: () => process.env.FASTIFY_URL!,
-  stoppableUrl: () => process.env.FASTIFY_STOPPABLE_URL!,
+  url: () => inject("serverApps").urls.fastify!,
+  stoppableUrl: () => inject("serverApps").stoppable!.urls.fastify!,
   unreadBodyRefusedBy: "framework",
 });
-checkTransactionRoute({ app: "fastify", url: () => process.env.FASTIFY_URL! });
+checkTransactionRoute({ app: "fastify", url: () => inject("serverApps").urls.fastify! });

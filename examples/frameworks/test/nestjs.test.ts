@@ -2,13 +2,14 @@
 // protected by the adapter: the checks every adapter app passes (test/adapter-app.ts), and the
 // draft's vectors through it; and its POST /tx-orders, a handler writing through the key's
 // transaction (test/adapter-tx.ts).
+import { inject } from "vitest";
 import { checkAdapterApp } from "./adapter-app";
 import { checkTransactionRoute } from "./adapter-tx";
 
 checkAdapterApp({
   app: "nestjs",
-  url: () => process.env.NESTJS_URL!,
-  stoppableUrl: () => process.env.NESTJS_STOPPABLE_URL!,
+  url: () => inject("serverApps").urls.nestjs!,
+  stoppableUrl: () => inject("serverApps").stoppable!.urls.nestjs!,
   unreadBodyRefusedBy: "adapter",
 });
-checkTransactionRoute({ app: "nestjs", url: () => process.env.NESTJS_URL! });
+checkTransactionRoute({ app: "nestjs", url: () => inject("serverApps").urls.nestjs! });

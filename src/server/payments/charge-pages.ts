@@ -77,8 +77,8 @@ export class RunBudget {
 }
 
 const STOP_DETAIL: Record<Exclude<BudgetStop, "page-too-large">, (l: ReconcileBudget) => string> = {
-  pages: (l) => `read its ${l.maxPages} pages of the provider's list (RECONCILE_MAX_PAGES)`,
-  time: (l) => `ran for its ${l.maxRunMs} ms (RECONCILE_MAX_RUN_MS)`,
+  pages: (l) => `read its ${l.maxPages} pages of the provider's list`,
+  time: (l) => `ran for its ${l.maxRunMs} ms`,
 };
 
 /** Where a listing ended: complete, or stopped after `last` (undefined: before any charge). */

@@ -146,14 +146,6 @@ export const paymentEnvShape = {
   // provider's dashboard gives it; the simulated provider is started with it (PROVIDER_SHOPS).
   PAYMENTS_PROVIDER_SECRET_KEY: providerSecretKey.optional(),
   RECONCILE_INTERVAL_MS: positiveInt.default(RECONCILE_INTERVAL_MS),
-  // What one reconciliation run may read of the provider's list (DEFAULT_RECONCILE_BUDGET).
-  RECONCILE_MAX_PAGES: positiveInt.default(DEFAULT_RECONCILE_BUDGET.maxPages),
-  RECONCILE_MAX_PAGE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024, "RECONCILE_MAX_PAGE_BYTES below 1024 cannot hold one page of charges")
-    .default(DEFAULT_RECONCILE_BUDGET.maxPageBytes),
-  RECONCILE_MAX_RUN_MS: positiveInt.default(DEFAULT_RECONCILE_BUDGET.maxRunMs),
   // ---- payments: the outbox worker ----
   OUTBOX_LEASE_MS: positiveInt.default(DEFAULT_OUTBOX_CONFIG.leaseMs),
   // The retry budget (OutboxConfig.maxAttempts): 9 attempts wait 255 s to 510 s before a dead
@@ -207,18 +199,7 @@ export function paymentSettingsFrom(e: PaymentEnv, demo: boolean): PaymentSettin
     },
     pollMs: e.OUTBOX_POLL_MS,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
-    reconcileBudget: reconcileBudgetFrom(e),
-  };
-}
-
-/** The run's budget from its variables. */
-export function reconcileBudgetFrom(
-  e: Pick<PaymentEnv, "RECONCILE_MAX_PAGES" | "RECONCILE_MAX_PAGE_BYTES" | "RECONCILE_MAX_RUN_MS">,
-): ReconcileBudget {
-  return {
-    maxPages: e.RECONCILE_MAX_PAGES,
-    maxPageBytes: e.RECONCILE_MAX_PAGE_BYTES,
-    maxRunMs: e.RECONCILE_MAX_RUN_MS,
+    reconcileBudget: DEFAULT_RECONCILE_BUDGET,
   };
 }
 

@@ -14,10 +14,12 @@ const t = useTestDatabase();
 const provider = useTestProvider();
 const root = path.resolve(import.meta.dirname, "../../..");
 
-function startWorker(env: Record<string, string>): ChildProcess {
+/** `npm run worker`'s process; `crashing`: the one that dies after the charge. */
+function startWorker(crashing: boolean): ChildProcess {
+  const script = crashing ? "src/test/crashing-worker.ts" : "scripts/worker.ts";
   // `node --import tsx`, not the tsx CLI: the CLI runs the script in a child of its own, and the
   // test must signal, and see the death of, the worker process itself.
-  return spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/worker.ts")], {
+  return spawn(process.execPath, ["--import", "tsx", path.join(root, script)], {
     cwd: root,
     // A 1 s lease so the restarted worker may take the dead one's row over within the test.
     env: {
@@ -27,7 +29,6 @@ function startWorker(env: Record<string, string>): ChildProcess {
       OUTBOX_LEASE_MS: "1000",
       OUTBOX_POLL_MS: "100",
       PAYMENTS_PROVIDER_URL: provider.url,
-      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -59,7 +60,7 @@ describe("worker crash between charge and delivery", () => {
     async () => {
       const { orderId } = await placeTestOrder(t.db);
 
-      const crashing = startWorker({ ONCE_TEST_CRASH_AFTER_CHARGE: "1" });
+      const crashing = startWorker(true);
       let crashLog = "";
       crashing.stderr!.on("data", (chunk: Buffer) => (crashLog += chunk.toString()));
       const crashed = await exitOf(crashing);
@@ -79,7 +80,7 @@ describe("worker crash between charge and delivery", () => {
       });
       expect(stranded.lockedUntil).not.toBeNull();
 
-      const restarted = startWorker({});
+      const restarted = startWorker(false);
       try {
         const delivered = await waitFor("the outbox row to be delivered", async () => {
           const row = await t.db.outboxMessage.findFirstOrThrow({
