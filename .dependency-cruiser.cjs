@@ -2,7 +2,9 @@
 // (packages/idempotency/.dependency-cruiser.cjs). Arrows point down only:
 //
 //   app/, components/, trpc/   the browser and the routes (Next.js)
-//   server/                    what runs on the server: api/ (routers) over the services below
+//   server/                    what runs on the server: edge/ (the front door, admission, the API
+//                              routes) over api/ (routers) over the services, over http/ (the
+//                              kit every route uses: body limits, cross-site checks, refusals)
 //   shared/                    what both sides speak: reasons, limits, text rules; imports no app code
 //
 // tools/repo/app-layers.test.ts proves each rule bites on a file that breaks it.
@@ -32,6 +34,22 @@ module.exports = {
         "Routers sit on top of the services; a service reading a router's select runs upwards. Shared read-models go in the layer below both.",
       from: { path: "^src/server/", pathNot: "^src/server/api/" },
       to: { path: "^src/server/api/routers/" },
+    },
+    {
+      name: "only-the-composition-root-uses-the-edge",
+      severity: "error",
+      comment:
+        "src/server/edge is the top of the server (the front door, admission, the API routes): it uses the routers and services, and only the composition root (src/server/app.ts) puts it together. A service reaching up into it runs upwards.",
+      from: { path: "^src/server/", pathNot: "^src/server/(edge/|app\\.ts$)" },
+      to: { path: "^src/server/edge/" },
+    },
+    {
+      name: "the-http-kit-stands-alone",
+      severity: "error",
+      comment:
+        "src/server/http is the kit below every route (body limits, cross-site checks, refusals, plain errors): it imports nothing else of the server, so the routes, the routers and the edge can all use it.",
+      from: { path: "^src/server/http/" },
+      to: { path: "^src/server/(?!http/)" },
     },
     {
       name: "production-never-imports-test-helpers",

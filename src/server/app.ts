@@ -12,10 +12,10 @@ import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, POOL_MAX, STORE_WAIT_MS, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
 import { HealthMonitor } from "./health";
-import { Admission } from "./http/admission";
-import { apiRoutesFor, type ApiRoutes } from "./http/api-routes";
+import { Admission } from "./edge/admission";
+import { apiRoutesFor, type ApiRoutes } from "./edge/api-routes";
 import { Refusals, RefusalStage } from "./http/refusals";
-import { Waiters } from "./http/waiters";
+import { Waiters } from "./edge/waiters";
 import { callerOf } from "./api/context";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
@@ -46,7 +46,7 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
    */
   readonly health: HealthMonitor;
   /**
-   * The API routes' handlers (src/server/http/api-routes.ts), which the front door calls straight
+   * The API routes' handlers (src/server/edge/api-routes.ts), which the front door calls straight
    * from the socket and the Next.js route files wrap; a worker's app serves no API: none.
    */
   readonly routes?: ApiRoutes;

@@ -106,11 +106,11 @@ const serverSection = {
   // budget per request). Behind HAProxy with `option forwardfor`: 1.
   TRUSTED_PROXIES: intFrom(0),
   // API requests one instance works on at most at once; past it, 503 store_busy at once
-  // (src/server/http/admission.ts). Below it the bound follows what the instance finishes within
+  // (src/server/edge/admission.ts). Below it the bound follows what the instance finishes within
   // the store's wait; 40 (or this, if lower) always get in.
   HTTP_MAX_IN_FLIGHT: intFrom(160, 1),
   // Connections one peer address may hold open at once; past it a new one is closed on accept
-  // (src/server/http/peer-connections.ts). 0 (the default): no cap, as behind a proxy (every
+  // (src/server/edge/peer-connections.ts). 0 (the default): no cap, as behind a proxy (every
   // connection is the proxy's) or where many clients share one NAT address must be.
   HTTP_MAX_CONNECTIONS_PER_PEER: intFrom(0),
   ...labSection,

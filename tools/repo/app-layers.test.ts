@@ -57,12 +57,17 @@ describe("the app's layer rules", () => {
       "src/server/orders/read.ts":
         'import { select } from "../api/routers/orders";\nexport const s = select;\n',
       "src/server/jobs.ts": 'import { make } from "../test/factory";\nexport const j = make;\n',
+      "src/server/edge/door.ts": "export const door = 1;\n",
+      "src/server/health.ts": 'import { door } from "./edge/door";\nexport const h = door;\n',
+      "src/server/http/limit.ts": 'import { h } from "../health";\nexport const l = h;\n',
     });
     expect(violations(dir)).toEqual([
+      "only-the-composition-root-uses-the-edge: src/server/health.ts → src/server/edge/door.ts",
       "production-never-imports-test-helpers: src/server/jobs.ts → src/test/factory.ts",
       "server-never-imports-the-ui: src/server/render.ts → src/app/page.ts",
       "services-never-import-routers: src/server/orders/read.ts → src/server/api/routers/orders.ts",
       "shared-imports-nothing-of-the-app: src/shared/text.ts → src/server/render.ts",
+      "the-http-kit-stands-alone: src/server/http/limit.ts → src/server/health.ts",
     ]);
   });
 
@@ -73,6 +78,11 @@ describe("the app's layer rules", () => {
       "src/server/jobs.ts":
         'import { reason } from "@/shared/reasons";\nexport const j = reason;\n',
       "src/server/api/routers/uses.ts": 'import { j } from "../../jobs";\nexport const r = j;\n',
+      "src/server/http/limit.ts":
+        'import { reason } from "@/shared/reasons";\nexport const l = reason;\n',
+      "src/server/edge/door.ts":
+        'import { j } from "../jobs";\nimport { l } from "../http/limit";\nexport const d = [j, l];\n',
+      "src/server/app.ts": 'import { d } from "./edge/door";\nexport const app = d;\n',
     });
     expect(violations(dir)).toEqual([]);
   });

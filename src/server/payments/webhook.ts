@@ -147,7 +147,7 @@ export interface WebhookDoorOptions {
  * The route: read the body up to its limit (413 past it, unread) and within the API's body
  * deadline (408), check the provider's signature over the exact bytes (400 with a reason if
  * missing, wrong or stale: nothing is recorded, no key taken), parse, handle, answer with the
- * engine's headers. `read`: the body as the front door read it (src/server/http/node-body.ts).
+ * engine's headers. `read`: the body as the front door read it (src/server/edge/node-body.ts).
  */
 export async function webhookResponse(
   deps: WebhookDeps,

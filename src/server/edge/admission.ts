@@ -4,7 +4,7 @@
 // other request's awaits. Measured (npm run bench:overload, 512 clients on two instances), with
 // only the pool bounded, a refusal took 13.8 s (p50) to reach its client: it waited behind 250
 // requests in progress on its instance. So the instance keeps its own bound, decided before any
-// work (and, by the front door, before Next.js: src/server/http/front-door.ts).
+// work (and, by the front door, before Next.js: src/server/edge/front-door.ts).
 //
 // The bound follows what the instance can finish within the store's wait, between two fixed
 // numbers. Up to `served` requests (a few per pool connection) are always let in. Past that, a
@@ -229,7 +229,7 @@ export class Admission {
 
   /**
    * Would a request with this `Prefer: wait` (ms) be refused at once if it came now? For a door in
-   * front of the handler (src/server/http/front-door.ts) that answers such a request before it
+   * front of the handler (src/server/edge/front-door.ts) that answers such a request before it
    * costs anything more; the handler's own admit() decides again.
    */
   refusesNow(waitMs?: number): boolean {

@@ -1,5 +1,5 @@
 // Duplicates of a request in flight on this instance wait for it here: before the line
-// (src/server/http/admission.ts), without a place and without a statement of their own. A request
+// (src/server/edge/admission.ts), without a place and without a statement of their own. A request
 // is in flight from when its body is in until its answer is made; an identical one sent meanwhile
 // with `Prefer: wait` (a double-click, a proxy's or a script's re-send, a thousand of them) sleeps
 // on it, and when it ends, each is answered from the engine's replay cache through tRPC, with the
@@ -116,7 +116,7 @@ export class Waiters {
 
   /**
    * Whether a request, its body not read yet, may be a duplicate that waits here: the front door
-   * does not refuse it for a full line (src/server/http/front-door.ts); serve() decides.
+   * does not refuse it for a full line (src/server/edge/front-door.ts); serve() decides.
    */
   joinable(
     method: string | undefined,

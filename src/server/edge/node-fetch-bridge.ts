@@ -1,5 +1,5 @@
 // A node:http request as a Fetch API Request, and a Fetch API Response written back on the socket:
-// what the front door needs to call the app's API handlers (src/server/http/api-routes.ts) without
+// what the front door needs to call the app's API handlers (src/server/edge/api-routes.ts) without
 // Next.js in between. The request is the one Next.js hands a route (the same URL, headers and
 // body, an abort signal that fires when the client goes away), made once its body is in (read
 // under the routes' byte limit and deadline, node-body.ts), with its bytes: one Request per

@@ -11,12 +11,12 @@
 //   sent under that name): Next.js hands a route a Request without its socket
 //   (src/server/http/client-address.ts).
 // - A refusal where it is cheap: an API request that the instance's admission would refuse now
-//   (src/server/http/admission.ts: the queue full, or no place expected within its patience) is
+//   (src/server/edge/admission.ts: the queue full, or no place expected within its patience) is
 //   answered `503 store_busy` here, with its Retry-After, before Next.js routes it, parses its URL
 //   or reads its body (the connection kept when the body is small: see keepsConnection). The
 //   route's own admission decides again for what passes.
 // - The API without Next.js's per-request machinery (`npm start`): `/api/trpc/*` and the payment
-//   webhook go straight to the app's handlers (ServerApp.routes, src/server/http/api-routes.ts),
+//   webhook go straight to the app's handlers (ServerApp.routes, src/server/edge/api-routes.ts),
 //   the same ones the Next.js route files wrap, with the headers next.config.js gives every
 //   answer. Next.js's routing, its request wrapping and its response pipeline cost 1.3–1.7 ms a
 //   request (`npm run bench:http`, the route costs), several times what a catalog read's own work
@@ -26,17 +26,17 @@
 // - In demo mode only, a lab module's tRPC procedures beside the app's (`direct.lab`:
 //   scripts/lib/lab-routes.ts, ONCE_LAB_ROUTES): the benches' control, the checkout without the
 //   engine, lives in lab/ and never in the app's build. Served through the app's own tRPC edge
-//   (src/server/http/api-routes.ts's trpcRouteFor).
+//   (src/server/edge/api-routes.ts's trpcRouteFor).
 import http from "node:http";
 import { busy } from "./admission";
-import { PEER_ADDRESS_HEADER } from "./client-address";
+import { PEER_ADDRESS_HEADER } from "../http/client-address";
 import { capConnectionsPerPeer, TOO_MANY_CONNECTIONS } from "./peer-connections";
 import {
   BODY_READ_DEADLINE_MS,
   TRPC_BODY_LIMIT_BYTES,
   WEBHOOK_BODY_LIMIT_BYTES,
   type TimedBody,
-} from "./body-limit";
+} from "../http/body-limit";
 import { fillForwardedHeaders, toFetchRequest, writeFetchResponse } from "./node-fetch-bridge";
 import { readNodeBody } from "./node-body";
 import { closeAfterLingering } from "./lingering-close";
@@ -68,7 +68,7 @@ export interface DoorApp {
   /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
   config?: { http?: { maxConnectionsPerPeer?: number } };
   refusals?: { count(reason: string, stage: "connection" | "lane" | "body"): void };
-  /** Duplicates of a request in flight, waiting outside the line (src/server/http/waiters.ts). */
+  /** Duplicates of a request in flight, waiting outside the line (src/server/edge/waiters.ts). */
   waiters?: {
     joinable(
       method: string | undefined,
@@ -76,13 +76,13 @@ export interface DoorApp {
       header: (name: string) => string | undefined,
     ): boolean;
   };
-  /** The API routes' handlers (src/server/http/api-routes.ts); absent in an older build. */
+  /** The API routes' handlers (src/server/edge/api-routes.ts); absent in an older build. */
   routes?: Partial<Record<DirectRoute, DirectHandler>>;
 }
 
 /**
  * A direct route's handler: the request, and its body as the door read it (node-body.ts), which
- * the request carries when it is whole (src/server/http/api-routes.ts's ApiRoutes).
+ * the request carries when it is whole (src/server/edge/api-routes.ts's ApiRoutes).
  */
 export type DirectHandler = (req: Request, read?: TimedBody) => Promise<Response>;
 

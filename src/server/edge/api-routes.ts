@@ -1,5 +1,5 @@
 // The API routes' handlers, one implementation for both ways a request reaches them: the front door
-// calls them straight from the socket (src/server/http/front-door.ts, `npm start`), and the
+// calls them straight from the socket (src/server/edge/front-door.ts, `npm start`), and the
 // Next.js route files are thin wrappers around them (src/app/api/trpc/[trpc]/route.ts,
 // src/app/api/webhooks/payments/route.ts: `next dev`, and any request the door hands to Next.js).
 // The app carries them (ServerApp.routes), so the door runs the very copy of this code that the
@@ -12,12 +12,12 @@ import { appRouter } from "../api/root";
 import { healthAnswer, type HealthMonitor } from "../health";
 import { webhookResponse, type WebhookDeps } from "../payments/webhook";
 import type { Admission } from "./admission";
-import type { TimedBody } from "./body-limit";
+import type { TimedBody } from "../http/body-limit";
 import type { Waiters } from "./waiters";
 
 /**
  * What a server's app answers API requests with: a Fetch `Request` in, a `Response` out. `read`:
- * the body as the front door read it from the socket (src/server/http/node-body.ts), which the
+ * the body as the front door read it from the socket (src/server/edge/node-body.ts), which the
  * request then carries; absent (Next.js's route files), the route reads the request's own body.
  */
 export interface ApiRoutes {
@@ -48,7 +48,7 @@ export function apiRoutesFor(app: RoutesApp): ApiRoutes {
 // and a deadline: src/server/api/handler.ts), so a client still sending its body, however slowly,
 // holds no place among the requests in flight. Then, past the instance's bound of requests in
 // flight, 503 store_busy before any work, unless the request said it would wait (`Prefer: wait`,
-// capped as the engine caps it): then it queues for a place (src/server/http/admission.ts). Then
+// capped as the engine caps it): then it queues for a place (src/server/edge/admission.ts). Then
 // tRPC itself. `router`: the app's; a lab module the front door serves in demo mode
 // (scripts/lib/lab-routes.ts) passes its own and gets every one of these doors, the app's places
 // among the requests in flight included.
@@ -63,7 +63,7 @@ export function trpcRouteFor(
     const waitMs = Math.min(waitSeconds * 1000, app.engine.config.maxWaitMs);
     // The signal of the request as it came (it fires when its client leaves): a client gone while
     // its request queued is not served. A duplicate of a request in flight here waits on it
-    // instead, outside the line (src/server/http/waiters.ts).
+    // instead, outside the line (src/server/edge/waiters.ts).
     const body = async () =>
       read?.ok ? read.bytes : new Uint8Array(await whole.clone().arrayBuffer());
     return app.waiters.serve(whole, body, waitMs, {

@@ -1,6 +1,6 @@
 // Every route through a bound of its own (a lane), so that no route's crowd takes another's places:
 // a flood of `GET /api/health` or of a page queues in its own short line and is refused from it,
-// while the API's requests are served by the API's own admission (src/server/http/admission.ts,
+// while the API's requests are served by the API's own admission (src/server/edge/admission.ts,
 // the `api` lane here: the door adds nothing to it). A lane is the same admission as the API's,
 // with a few places: past them a request queues for a place, first come first served, for up to
 // LANE_WAIT_MS, then is refused `503` with its Retry-After (counted as
@@ -18,7 +18,7 @@ import {
   SIGN_IN_BODY_LIMIT_BYTES,
   TRPC_BODY_LIMIT_BYTES,
   WEBHOOK_BODY_LIMIT_BYTES,
-} from "./body-limit";
+} from "../http/body-limit";
 
 export type LaneName = "api" | "webhook" | "session" | "health" | "metrics" | "assets" | "pages";
 
