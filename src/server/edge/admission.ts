@@ -172,9 +172,8 @@ export class Admission {
 
   /**
    * Serves the request if there is room. Otherwise it queues for a place for up to the store's
-   * wait, or `waitMs` (from `Prefer: wait`) if longer, unless no place is expected in that time:
-   * then it is refused at once. `serve` gets `aside`, which runs a sleep with the request counted
-   * out.
+   * wait (its `Prefer: wait` buys no more: patienceOf), or is refused at once when the queue is
+   * full. `serve` gets `aside`, which runs a sleep with the request counted out.
    */
   async admit(
     serve: (aside: Aside) => Promise<Response>,

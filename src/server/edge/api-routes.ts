@@ -47,9 +47,9 @@ export function apiRoutesFor(app: RoutesApp): ApiRoutes {
 // First the doors that need no place (cross-site posts; the body, read whole under its byte limit
 // and a deadline: src/server/api/handler.ts), so a client still sending its body, however slowly,
 // holds no place among the requests in flight. Then, past the instance's bound of requests in
-// flight, 503 store_busy before any work, unless the request said it would wait (`Prefer: wait`,
-// capped as the engine caps it): then it queues for a place (src/server/edge/admission.ts). Then
-// tRPC itself. `router`: the app's; a lab module the front door serves in demo mode
+// flight, a place in the line for up to the store's wait, whatever the request's `Prefer: wait`
+// (which is patience for its key in flight, not for the line), or 503 store_busy before any work
+// (src/server/edge/admission.ts). Then tRPC itself. `router`: the app's; a lab module the front door serves in demo mode
 // (scripts/lib/lab-routes.ts) passes its own and gets every one of these doors, the app's places
 // among the requests in flight included.
 export function trpcRouteFor(
