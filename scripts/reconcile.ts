@@ -16,15 +16,15 @@
 // opened again, and one whose disagreement is gone is closed.
 import { loadReconcileConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
-import { createProviderClient, createReconciliation } from "../src/server/payments";
-import type { ReconciliationResult } from "../src/server/payments";
-import { budgetLine, PENDING_SETTLE_SECONDS } from "../src/server/payments/reconciliation";
+import { createProviderClient, createReconciliation } from "../src/payments";
+import type { ReconciliationResult } from "../src/payments";
+import { budgetLine, PENDING_SETTLE_SECONDS } from "../src/payments/reconciliation";
 import { resolveProviderSecretKey, resolveProviderUrl } from "../tools/db/url";
-import { DEMO_PROVIDER_SECRET_KEY } from "../src/server/payments/config";
+import { DEMO_PROVIDER_SECRET_KEY } from "../src/payments/config";
 import { configOrExit } from "./lib/config";
 import { parseReconcileArgs, ReconcileArgsError, RECONCILE_USAGE } from "./lib/reconcile-args";
 import { requireDatabase, runTool } from "../tools/db/require-database";
-import { resolveFinding } from "../src/server/payments/finding-resolution";
+import { resolveFinding } from "../src/payments/finding-resolution";
 import { userInfo } from "node:os";
 
 let command;

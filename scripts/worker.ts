@@ -10,7 +10,7 @@
 import { createServerApp } from "../src/server/app";
 import { loadWorkerConfig } from "../src/server/config";
 import { createJobLog } from "../src/server/job-log";
-import { startPaymentJobs } from "../src/server/payments";
+import { startPaymentJobs } from "../src/payments";
 import { resolveDatabaseUrl, resolveProviderUrl } from "../tools/db/url";
 import { configOrExit } from "./lib/config";
 

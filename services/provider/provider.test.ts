@@ -4,7 +4,7 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { RIVAL_SHOP, useTestProvider } from "../../src/test/provider";
-import { createProviderClient } from "../../src/server/payments/provider";
+import { createProviderClient } from "../../src/payments/provider";
 import { startProviderService } from "../../tools/provider-service";
 import { parseShops } from "./shops";
 import {
@@ -12,8 +12,8 @@ import {
   ProviderTimeoutError,
   ProviderUnavailableError,
   type ListedCharge,
-} from "../../src/server/payments/provider";
-import { SIGNATURE_HEADER, verifySignature } from "../../src/server/payments/webhook-signature";
+} from "../../src/payments/provider";
+import { SIGNATURE_HEADER, verifySignature } from "../../src/payments/webhook-signature";
 import { waitFor } from "../../tools/process";
 
 const provider = useTestProvider();

@@ -20,7 +20,7 @@ import { callerOf } from "./api/context";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
-import { startPaymentJobs, type PaymentDeps } from "./payments";
+import { startPaymentJobs, type PaymentDeps } from "../payments";
 import { logReplicationAtStart } from "./replication";
 import { Reason } from "@/shared/reasons";
 

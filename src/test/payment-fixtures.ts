@@ -3,9 +3,9 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../server/db/client";
 import { callTrpc, TOKENS } from "./http";
-import { createOutboxWorker, type WorkerLogger } from "../server/payments/outbox-worker";
-import type { PaymentProvider } from "../server/payments/provider";
-import type { ProviderEventBody } from "../server/payments/webhook";
+import { createOutboxWorker, type WorkerLogger } from "../payments/outbox-worker";
+import type { PaymentProvider } from "../payments/provider";
+import type { ProviderEventBody } from "../payments/webhook";
 import type { TestProvider } from "./provider";
 
 export interface PlacedTestOrder {

@@ -12,8 +12,8 @@ import {
   type ProviderService,
   type ProviderServiceOptions,
 } from "../../tools/provider-service";
-import { DEMO_PROVIDER_SECRET_KEY } from "../server/payments/config";
-import { createProviderClient, type PaymentProvider } from "../server/payments/provider";
+import { DEMO_PROVIDER_SECRET_KEY } from "../payments/config";
+import { createProviderClient, type PaymentProvider } from "../payments/provider";
 import { admin } from "./database";
 
 export interface ProviderChargeRow {

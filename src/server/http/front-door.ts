@@ -96,7 +96,7 @@ export interface LabRoutes {
 export type DirectRoute = "trpc" | "webhook";
 
 const TRPC_PREFIX = "/api/trpc/";
-/** src/server/payments/webhook.ts's WEBHOOK_PATH (the door loads nothing of the app). */
+/** src/payments/webhook.ts's WEBHOOK_PATH (the door loads nothing of the app). */
 const WEBHOOK_PATH = "/api/webhooks/payments";
 
 /**
