@@ -4,7 +4,12 @@
 //   app/, components/, trpc/   the browser and the routes (Next.js)
 //   server/                    what runs on the server: api/ (routers) over the services below
 //   shared/                    what both sides speak: reasons, limits, text rules; imports no app code
+//   payments/                  one module beside the shop (outbox, provider client, webhook,
+//                              reconciliation) with one entry, index.ts; the shop builds it with what
+//                              it needs (database, engine, settings, logger) and calls that entry
 //
+// `npm run structure` cruises scripts/, lab/, e2e/, services/ and tools/ too: payments' one entry
+// holds for them as for the shop.
 // tools/repo/app-layers.test.ts proves each rule bites on a file that breaks it.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -39,6 +44,25 @@ module.exports = {
       comment: "src/test is for tests; nothing that ships may need it.",
       from: { path: "^src/", pathNot: "^src/test/|\\.test\\.tsx?$" },
       to: { path: "^src/test/" },
+    },
+    {
+      name: "payments-only-through-its-entry",
+      severity: "error",
+      comment:
+        "Payments is one module with one entry (src/payments/index.ts): the shop, the scripts and the benches use what it exports, never its parts, so its inside can change without them.",
+      from: { pathNot: "^src/payments/" },
+      to: { path: "^src/payments/", pathNot: "^src/payments/index\\.ts$" },
+    },
+    {
+      name: "payments-imports-nothing-of-the-shop",
+      severity: "error",
+      comment:
+        "Payments stands beside the shop, not inside it: it is handed its database, engine, settings and logger, and imports only libraries, src/shared, the generated Prisma client, and the two HTTP kit modules its webhook answers with (the API's body limit and its problem details), which import nothing but src/shared.",
+      from: { path: "^src/payments/" },
+      to: {
+        path: "^src/(server|app|components|trpc)/",
+        pathNot: "^src/server/http/(body-limit|plain-error)\\.ts$",
+      },
     },
   ],
   options: {

@@ -16,15 +16,20 @@
 // opened again, and one whose disagreement is gone is closed.
 import { loadReconcileConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
-import { createProviderClient, createReconciliation } from "../src/payments";
-import type { ReconciliationResult } from "../src/payments";
-import { budgetLine, PENDING_SETTLE_SECONDS } from "../src/payments/reconciliation";
+import { logger } from "../src/server/logger";
+import {
+  createProviderClient,
+  createReconciliation,
+  type ReconciliationResult,
+  budgetLine,
+  PENDING_SETTLE_SECONDS,
+  DEMO_PROVIDER_SECRET_KEY,
+  resolveFinding,
+} from "../src/payments";
 import { resolveProviderSecretKey, resolveProviderUrl } from "../tools/db/url";
-import { DEMO_PROVIDER_SECRET_KEY } from "../src/payments/config";
 import { configOrExit } from "./lib/config";
 import { parseReconcileArgs, ReconcileArgsError, RECONCILE_USAGE } from "./lib/reconcile-args";
 import { requireDatabase, runTool } from "../tools/db/require-database";
-import { resolveFinding } from "../src/payments/finding-resolution";
 import { userInfo } from "node:os";
 
 let command;
@@ -63,7 +68,8 @@ await runTool(async () => {
       db,
       createProviderClient(providerUrl!, providerSecretKey!),
       // Up to now: an operator asking for a run wants the books as they stand.
-      { budget: config.budget, settleSeconds: 0 },
+      // Each finding recorded, opened again or closed: one line of the process's log.
+      { budget: config.budget, settleSeconds: 0, logger },
     );
     if (command.kind === "run") return report(await reconciliation.runOnce());
     // --since and --all: run after run, each from where the budget stopped the last, until the

@@ -13,11 +13,13 @@
 import { Logger, run as runGraphile, type Runner } from "graphile-worker";
 import PgBoss from "pg-boss";
 import pg from "pg";
-import { createOutboxWorker } from "../../src/payments/outbox-worker";
-import { DEFAULT_OUTBOX_CONFIG } from "../../src/payments/config";
-import { mapBounded } from "../../src/payments/bounded";
-import { applyPaymentOutcome } from "../../src/payments/order-payment";
-import { paymentPayload } from "../../src/payments/outbox-message";
+import {
+  createOutboxWorker,
+  DEFAULT_OUTBOX_CONFIG,
+  mapBounded,
+  applyPaymentOutcome,
+  paymentPayload,
+} from "../../src/payments";
 import { numberFlag } from "./flags";
 import { startShop, type Shop } from "./shop-fixture";
 import { percentile } from "../../tools/stats";

@@ -6,7 +6,7 @@
 // kind, same dedupe key) that the next reconciliation run would record, so it is never recorded
 // twice.
 import { Prisma } from "../generated/prisma/client";
-import type { Tx } from "../server/db/client";
+import type { Tx } from "./db";
 import { amountMismatch } from "./books/judge";
 import { logFinding, type FindingLogger } from "./books/finding-log";
 

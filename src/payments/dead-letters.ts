@@ -3,7 +3,7 @@
 // charge came through another way. The money is taken and the order says PAID, so the row no
 // longer needs an operator: reconciliation closes it (DEAD → DELIVERED, with the order's charge),
 // and writes who closed it and why to the audit log, in the same statement.
-import type { Db } from "../server/db/client";
+import type { Db } from "./db";
 import { PAYMENT_TOPIC } from "./outbox-message";
 
 /** Who the audit log names for what reconciliation does on its own. */

@@ -3,7 +3,7 @@
 // operator's name and an audit entry, in one transaction. Found again by a later run, it opens
 // again (books/record.ts, writeJudgement): resolving a disagreement that is still there does not
 // hide it.
-import type { Tx } from "../server/db/client";
+import type { Tx } from "./db";
 
 /** The audit log's target type for a finding. */
 export const FINDING_TARGET = "ReconciliationFinding";

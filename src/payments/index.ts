@@ -1,37 +1,92 @@
 // Payments: the provider's HTTP client, the outbox worker, webhook handling, reconciliation, and
 // the loops that schedule them in the server process and in `npm run worker`.
-import type { Db } from "../server/db/client";
-import type { Engine } from "../server/engine";
-import type { JobLog } from "../server/job-log";
+import type { Db, Engine } from "./db";
 import type { PaymentSettings } from "./config";
+import type { FindingLogger } from "./books/finding-log";
 import { startLoop, type Loop } from "./loop";
-import { logger as processLogger } from "../server/logger";
 import { createOutboxWorker, type OutboxWorkerOptions, type WorkerLogger } from "./outbox-worker";
 import { createProviderClient, type PaymentProvider } from "./provider";
 import { budgetLine, createReconciliation } from "./reconciliation";
 
-export { createOutboxWorker, type OutboxWorker, type OutboxRunResult } from "./outbox-worker";
+// The one way in: the shop (src/server), the scripts, the benches and the tests outside this folder
+// import this file and nothing else of payments (.dependency-cruiser.cjs keeps it so).
+
+// The configuration section the shop's one schema composes (src/server/config.ts).
+export {
+  DEFAULT_OUTBOX_CONFIG,
+  DEFAULT_RECONCILE_BUDGET,
+  DEMO_PROVIDER_SECRET_KEY,
+  DEMO_WEBHOOK_SECRET,
+  paymentEnvShape,
+  paymentSettingsFrom,
+  providerSecretKeyFrom,
+  reconcileBudgetFrom,
+  type OutboxConfig,
+  type PaymentSettings,
+  type ReconcileBudget,
+} from "./config";
+// The outbox: the row checkout writes in its transaction, and the worker that delivers it.
+export { PAYMENT_TOPIC, paymentPayload, providerKeyFor } from "./outbox-message";
+export {
+  createOutboxWorker,
+  type OutboxWorker,
+  type OutboxRunResult,
+  type WorkerLogger,
+} from "./outbox-worker";
+// The provider's API as the shop calls it.
 export {
   createProviderClient,
+  EventType,
+  ProviderRefusedError,
   ProviderTimeoutError,
   ProviderUnavailableError,
-  type PaymentProvider,
   type Charge,
+  type ListedCharge,
+  type PaymentProvider,
 } from "./provider";
-export { handleProviderWebhook, webhookResponse } from "./webhook";
+// The webhook: the route's handler, its path and the provider's signature.
 export {
+  handleProviderWebhook,
+  webhookResponse,
+  WEBHOOK_PATH,
+  type ProviderEventBody,
+  type WebhookDeps,
+} from "./webhook";
+export { SIGNATURE_HEADER, signatureHeader, verifySignature } from "./webhook-signature";
+// Reconciliation and what an operator does about its findings.
+export {
+  budgetLine,
   createReconciliation,
   FindingKind,
+  PENDING_SETTLE_SECONDS,
   type Finding,
   type ReconciliationResult,
 } from "./reconciliation";
+export { resolveFinding } from "./finding-resolution";
 export { startLoop, type Loop } from "./loop";
+// The parts the benches time alone (lab/bench/queues.ts, lab/bench/reconcile.ts).
+export { applyPaymentOutcome } from "./order-payment";
+export { mapBounded } from "./bounded";
+export { eachChargePage, RunBudget } from "./charge-pages";
 
-/** What the payment jobs run on: the process's database, its engine and the validated settings. */
+/** What payments logs with: the process's pino logger, or a test's. */
+export type PaymentLogger = WorkerLogger & FindingLogger;
+
+/**
+ * What the payment jobs and the webhook run on, handed in by the composition root: the process's
+ * database, its engine, the validated settings and its logger.
+ */
 export interface PaymentDeps {
   db: Db;
   engine: Engine;
   settings: PaymentSettings;
+  logger: PaymentLogger;
+}
+
+/** Where the loops say what went wrong: the process's job log (one line per state, not per round). */
+export interface JobLines {
+  log: (message: string) => void;
+  failed: (job: string, error: unknown) => void;
 }
 
 /**
@@ -47,10 +102,10 @@ export function configuredProvider({
 }
 
 type JobOptions = {
-  log?: JobLog;
+  log?: JobLines;
   hooks?: OutboxWorkerOptions["hooks"];
-  /** The payment jobs' logger: the process's pino logger unless a test gives its own. */
-  logger?: WorkerLogger;
+  /** The payment jobs' logger: the deps' (the process's) unless a test gives its own. */
+  logger?: PaymentLogger;
 };
 
 /**
@@ -73,7 +128,7 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
     provider,
     config: settings.outbox,
     hooks: options.hooks,
-    logger: options.logger ?? processLogger,
+    logger: options.logger ?? deps.logger,
   });
   const loops: Loop[] = [
     startLoop("outbox", () => worker.runOnce(), {
@@ -90,15 +145,15 @@ export function startPaymentJobs(deps: PaymentDeps, options: JobOptions = {}): (
 
 /** The reconciliation job, every RECONCILE_INTERVAL_MS. */
 function reconciliationLoop(
-  { db, settings }: PaymentDeps,
+  { db, settings, logger }: PaymentDeps,
   provider: PaymentProvider,
-  { log, logger }: JobOptions,
+  { log, ...options }: JobOptions,
 ): Loop {
   const reconciliation = createReconciliation(db, provider, {
     intervalMs: settings.reconcileIntervalMs,
     budget: settings.reconcileBudget,
     // One structured line per finding recorded, opened again or closed, never one per run.
-    logger: logger ?? processLogger,
+    logger: options.logger ?? logger,
   });
   return startLoop(
     "reconciliation",

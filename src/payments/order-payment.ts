@@ -9,7 +9,8 @@
 // (charge-mismatch.ts): any other charge naming the order leaves it as it is and is recorded as a
 // finding.
 import { Prisma } from "../generated/prisma/client";
-import type { Tx } from "../server/db/client";
+import type { Tx } from "./db";
+import type { FindingLogger } from "./books/finding-log";
 import { recordChargeMismatch, takesOrderTotal, type ChargeTaken } from "./charge-mismatch";
 
 export type PaymentOutcome = "PAID" | "PAYMENT_FAILED";
@@ -48,13 +49,15 @@ export function orderById(reference: Prisma.Sql): Prisma.Sql {
 /**
  * Moves the order `orderId` to `outcome` if the forward-only rule allows it. With `charge` (what
  * the provider reports it took), only a charge of the order's own total and currency moves it; a
- * dead letter's failure (no charge) moves it as it stands.
+ * dead letter's failure (no charge) moves it as it stands. `log`: where a refused charge's finding
+ * is said.
  */
 export async function applyPaymentOutcome(
   tx: Tx,
   orderId: string,
   outcome: PaymentOutcome,
   charge: ChargeTaken | null,
+  log?: FindingLogger,
 ): Promise<PaymentChange> {
   if (!ORDER_ID.test(orderId)) return { status: null, changed: false };
   const itsOwn = charge
@@ -71,7 +74,7 @@ export async function applyPaymentOutcome(
   const order = current[0];
   if (!order) return { status: null, changed: false };
   if (charge && (charge.amountCents !== order.totalCents || charge.currency !== order.currency)) {
-    await recordChargeMismatch(tx, { id: orderId, ...order }, charge, "webhook");
+    await recordChargeMismatch(tx, { id: orderId, ...order }, charge, "webhook", log);
     return { status: order.status, changed: false, mismatch: true };
   }
   return { status: order.status, changed: false };

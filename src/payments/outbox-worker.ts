@@ -5,7 +5,7 @@
 // another worker retries with the same keys and the provider returns the first charges: never a
 // second one.
 import { Prisma } from "../generated/prisma/client";
-import type { Db } from "../server/db/client";
+import type { Db } from "./db";
 import { backoffMs } from "./backoff";
 import { DEFAULT_OUTBOX_CONFIG, type OutboxConfig } from "./config";
 import { mapBounded } from "./bounded";

@@ -2,7 +2,7 @@
 // pass's "judged through" (never backwards), the sweep's position in history, and for each, the
 // second its list stopped at when a budget cut it ("<pass>:resume"). Also the sweep's slice for a
 // run, and where history starts.
-import type { Db } from "../server/db/client";
+import type { Db } from "./db";
 import { firstCharge, type RunBudget } from "./charge-pages";
 import type { PaymentProvider } from "./provider";
 

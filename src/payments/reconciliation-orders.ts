@@ -3,7 +3,7 @@
 // checkout intent, and the sightings that say which orders a run saw charged. Every read is
 // bounded: a page's orders, or a chunk.
 import { Prisma } from "../generated/prisma/client";
-import type { Db } from "../server/db/client";
+import type { Db } from "./db";
 import { chargeSubject } from "./books/finding";
 import type { BookCharge, BookOrder } from "./books/judge";
 import { providerKeyFor } from "./outbox-message";

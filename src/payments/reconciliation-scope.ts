@@ -9,7 +9,7 @@ import type { FindingLogger } from "./books/finding-log";
 import { chargedOrders, judgeBooks, type BookCharge, type BookOrder } from "./books/judge";
 import { writeJudgement } from "./books/record";
 import { eachChargePage, lookUpByKey, type RunBudget } from "./charge-pages";
-import type { Db } from "../server/db/client";
+import type { Db } from "./db";
 import type { PaymentProvider } from "./provider";
 import {
   ordersOf,

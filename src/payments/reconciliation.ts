@@ -15,7 +15,7 @@
 // subjects that are gone closed) and drops it (reconciliation-scope.ts): a run holds one page and
 // counts, whatever the provider answers. When the budget runs out the run ends cleanly and each
 // pass's cursor moves to the second its list stopped at; nothing is skipped.
-import type { Db } from "../server/db/client";
+import type { Db } from "./db";
 import type { FindingLogger } from "./books/finding-log";
 import { BudgetStop, RunBudget, type BudgetUse } from "./charge-pages";
 import { DEFAULT_RECONCILE_BUDGET, type ReconcileBudget } from "./config";

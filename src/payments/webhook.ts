@@ -3,8 +3,7 @@
 // (@once/idempotency/http), scoped to the provider and keyed by the event id: the first delivery
 // moves the order, every redelivery gets the first answer back (its bytes) and changes nothing.
 import { z } from "zod";
-import type { Tx } from "../server/db/client";
-import type { Engine } from "../server/engine";
+import type { Engine, Tx } from "./db";
 import { idempotent } from "@once/idempotency/http";
 import {
   BODY_READ_DEADLINE_MS,
@@ -15,6 +14,7 @@ import {
   WEBHOOK_BODY_LIMIT_BYTES,
 } from "../server/http/body-limit";
 import { WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
+import type { FindingLogger } from "./books/finding-log";
 import { applyPaymentOutcome } from "./order-payment";
 import { EventType } from "./provider";
 import { SIGNATURE_HEADER, verifySignature } from "./webhook-signature";
@@ -47,10 +47,11 @@ export interface WebhookAnswer {
 
 /**
  * The process's engine: the webhook's keys live in it like any request's, and the order changes in
- * its transaction.
+ * its transaction. `logger`: where a refused charge's finding is said (the process's logger).
  */
 export interface WebhookDeps {
   engine: Engine;
+  logger?: FindingLogger;
 }
 
 /** The route's path: part of every delivery's fingerprint, in process or over HTTP. */
@@ -89,7 +90,7 @@ export async function handleProviderWebhook(
  * with Retry-After, and the provider retries.
  */
 async function eventResponse(
-  { engine }: WebhookDeps,
+  { engine, logger }: WebhookDeps,
   request: Request,
   rawBody: unknown,
 ): Promise<Response> {
@@ -112,7 +113,7 @@ async function eventResponse(
       const outcome = event.type === EventType.SUCCEEDED ? "PAID" : "PAYMENT_FAILED";
       // The charge moves its order only if it took the order's total in its currency: a charge
       // anyone made with the order's reference and another amount is a finding, not a payment.
-      const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge);
+      const change = await applyPaymentOutcome(tx, charge.reference, outcome, charge, logger);
       return Response.json({
         received: true,
         eventId: event.id,

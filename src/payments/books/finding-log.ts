@@ -2,7 +2,6 @@
 // one structured log line, written here and nowhere else: its kind, subject and ids as fields, and
 // a sentence for whoever reads the log as text. A finding is said when it is recorded, opened again
 // or closed, never once per run that finds it still there.
-import { logger as processLogger } from "../../server/logger";
 import type { Finding } from "./finding";
 
 export type FindingState = "new" | "reopened" | "closed";
@@ -17,6 +16,9 @@ export interface FindingLogger {
 type Said = Pick<Finding, "kind" | "dedupeKey" | "orderId" | "chargeIds"> & {
   subject?: string | null;
 };
+
+/** Nowhere: for the callers (tests, benches) that give no logger. */
+const SILENT: FindingLogger = { warn() {}, info() {} };
 
 const WHAT: Record<FindingState, string> = {
   new: "new finding",
@@ -36,7 +38,7 @@ export function logFinding(
   finding: Said,
   state: FindingState,
   source: FindingSource,
-  log: FindingLogger = processLogger,
+  log: FindingLogger = SILENT,
 ): void {
   const { kind, dedupeKey, subject, orderId, chargeIds } = finding;
   const fields = { finding: { kind, dedupeKey, subject, orderId, chargeIds }, state, source };

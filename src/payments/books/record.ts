@@ -3,7 +3,7 @@
 // that it no longer finds closed: the disagreement is gone. Opening again and closing are audited
 // (actor "reconciliation"); every change is said in one log line (finding-log.ts). One transaction
 // per judgement (a page of charges, a chunk of orders).
-import type { Db, Tx } from "../../server/db/client";
+import type { Db, Tx } from "../db";
 import { AuditAction } from "@/shared/audit-actions";
 import { RECONCILIATION_ACTOR } from "../dead-letters";
 import { FINDING_TARGET } from "../finding-resolution";

@@ -9,7 +9,7 @@ import type { AnyRouter } from "@trpc/server";
 import type { AppConfig } from "../config";
 import { handleTrpcRequest, readTrpcRequest, type TrpcApp } from "../api/handler";
 import { appRouter } from "../api/root";
-import { webhookResponse, type WebhookDeps } from "../../payments/webhook";
+import { webhookResponse, type WebhookDeps } from "@/payments";
 import type { Admission } from "./admission";
 import type { TimedBody } from "./body-limit";
 import type { Waiters } from "./waiters";
