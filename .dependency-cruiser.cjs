@@ -5,8 +5,9 @@
 //   server/                    what runs on the server: api/ (routers) over the services below
 //   shared/                    what both sides speak: reasons, limits, text rules; imports no app code
 //   payments/                  one module beside the shop (outbox, provider client, webhook,
-//                              reconciliation) with one entry, index.ts; the shop builds it with what
-//                              it needs (database, engine, settings, logger) and calls that entry
+//                              reconciliation) with one entry, index.ts, and its configuration
+//                              section, config.ts; the shop builds it with what it needs (database,
+//                              engine, settings, logger) and calls that entry
 //
 // `npm run structure` cruises scripts/, lab/, e2e/, services/ and tools/ too: payments' one entry
 // holds for them as for the shop.
@@ -49,9 +50,9 @@ module.exports = {
       name: "payments-only-through-its-entry",
       severity: "error",
       comment:
-        "Payments is one module with one entry (src/payments/index.ts): the shop, the scripts and the benches use what it exports, never its parts, so its inside can change without them.",
+        "Payments is one module with one entry (src/payments/index.ts): the shop, the scripts and the benches use what it exports, never its parts, so its inside can change without them. Its configuration section (src/payments/config.ts: zod and constants) may also be imported alone, as @once/idempotency/config is: every command parses its configuration, the front door's included, and none should load payments to do it.",
       from: { pathNot: "^src/payments/" },
-      to: { path: "^src/payments/", pathNot: "^src/payments/index\\.ts$" },
+      to: { path: "^src/payments/", pathNot: "^src/payments/(index|config)\\.ts$" },
     },
     {
       name: "payments-imports-nothing-of-the-shop",

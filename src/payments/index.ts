@@ -9,7 +9,9 @@ import { createProviderClient, type PaymentProvider } from "./provider";
 import { budgetLine, createReconciliation } from "./reconciliation";
 
 // The one way in: the shop (src/server), the scripts, the benches and the tests outside this folder
-// import this file and nothing else of payments (.dependency-cruiser.cjs keeps it so).
+// import this file and nothing else of payments (.dependency-cruiser.cjs keeps it so), but for
+// config.ts alone where only the configuration is wanted (src/server/config.ts: every command,
+// the front door's included, parses it without loading payments).
 
 // The configuration section the shop's one schema composes (src/server/config.ts).
 export {

@@ -14,7 +14,7 @@ import {
   reconcileBudgetFrom,
   type PaymentSettings,
   type ReconcileBudget,
-} from "@/payments";
+} from "@/payments/config";
 
 const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const flag = z.enum(["0", "1"]);

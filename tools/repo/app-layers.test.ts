@@ -52,6 +52,7 @@ const LAYERS = {
   "src/server/http/plain-error.ts": "export const plainError = () => 1;\n",
   "src/payments/outbox.ts": "export const topic = 'payment.charge';\n",
   "src/payments/index.ts": 'export { topic } from "./outbox";\n',
+  "src/payments/config.ts": "export const section = {};\n",
   "scripts/noop.ts": "export {};\n",
 };
 
@@ -94,6 +95,8 @@ describe("the app's layer rules", () => {
       "src/payments/webhook.ts":
         'import { plainError } from "../server/http/plain-error";\nimport { reason } from "@/shared/reasons";\nexport const w = [plainError, reason];\n',
       "scripts/worker.ts": 'import { topic } from "../src/payments";\nexport const s = topic;\n',
+      "src/server/config.ts":
+        'import { section } from "@/payments/config";\nexport const c = section;\n',
     });
     expect(violations(dir)).toEqual([]);
   });
