@@ -19,7 +19,7 @@
 // - The worker's heap is capped (NODE_OPTIONS) as a process with a memory budget would run. With
 //   Node's defaults V8 lets garbage pile up before a full collection: its heap after each one stays
 //   at about 32 MB through the run, while the resident memory of a runner that holds one page
-//   climbs 80 to 190 MB above idle.
+//   climbs 70 to 190 MB above idle.
 // A runner that kept every page fails here: it runs out of its heap part-way through the attack.
 import { randomBytes, randomInt, randomUUID } from "node:crypto";
 import { once } from "node:events";
