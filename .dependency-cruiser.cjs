@@ -6,7 +6,13 @@
 //                              routes) over api/ (routers) over the services, over http/ (the
 //                              kit every route uses: body limits, cross-site checks, refusals)
 //   shared/                    what both sides speak: reasons, limits, text rules; imports no app code
+//   payments/                  one module beside the shop (outbox, provider client, webhook,
+//                              reconciliation) with one entry, index.ts, and its configuration
+//                              section, config.ts; the shop builds it with what it needs (database,
+//                              engine, settings, logger) and calls that entry
 //
+// `npm run structure` cruises scripts/, lab/, e2e/, services/ and tools/ too: payments' one entry
+// holds for them as for the shop.
 // tools/repo/app-layers.test.ts proves each rule bites on a file that breaks it.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -57,6 +63,25 @@ module.exports = {
       comment: "src/test is for tests; nothing that ships may need it.",
       from: { path: "^src/", pathNot: "^src/test/|\\.test\\.tsx?$" },
       to: { path: "^src/test/" },
+    },
+    {
+      name: "payments-only-through-its-entry",
+      severity: "error",
+      comment:
+        "Payments is one module with one entry (src/payments/index.ts): the shop, the scripts and the benches use what it exports, never its parts, so its inside can change without them. Its configuration section (src/payments/config.ts: zod and constants) may also be imported alone, as @once/idempotency/config is: every command parses its configuration, the front door's included, and none should load payments to do it.",
+      from: { pathNot: "^src/payments/" },
+      to: { path: "^src/payments/", pathNot: "^src/payments/(index|config)\\.ts$" },
+    },
+    {
+      name: "payments-imports-nothing-of-the-shop",
+      severity: "error",
+      comment:
+        "Payments stands beside the shop, not inside it: it is handed its database, engine, settings and logger, and imports only libraries, src/shared, the generated Prisma client, and the two HTTP kit modules its webhook answers with (the API's body limit and its problem details), which import nothing but src/shared.",
+      from: { path: "^src/payments/" },
+      to: {
+        path: "^src/(server|app|components|trpc)/",
+        pathNot: "^src/server/http/(body-limit|plain-error)\\.ts$",
+      },
     },
   ],
   options: {

@@ -15,15 +15,21 @@
 // opened again, and one whose disagreement is gone is closed.
 import { loadReconcileConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
-import { createProviderClient, createReconciliation } from "../src/server/payments";
-import type { ReconciliationResult } from "../src/server/payments";
-import { budgetLine, PENDING_SETTLE_SECONDS } from "../src/server/payments/reconciliation";
+import { logger } from "../src/server/logger";
+import {
+  createProviderClient,
+  createReconciliation,
+  type ReconciliationResult,
+  budgetLine,
+  PENDING_SETTLE_SECONDS,
+  DEMO_PROVIDER_SECRET_KEY,
+  resolveFinding,
+} from "../src/payments";
 import { resolveProviderSecretKey, resolveProviderUrl } from "../tools/db/url";
-import { DEFAULT_RECONCILE_BUDGET, DEMO_PROVIDER_SECRET_KEY } from "../src/server/payments/config";
+import { DEFAULT_RECONCILE_BUDGET } from "../src/payments/config";
 import { configOrExit } from "./lib/config";
 import { parseReconcileArgs, ReconcileArgsError, RECONCILE_USAGE } from "./lib/reconcile-args";
 import { requireDatabase, runTool } from "../tools/db/require-database";
-import { resolveFinding } from "../src/server/payments/finding-resolution";
 import { userInfo } from "node:os";
 
 let command;
@@ -62,7 +68,8 @@ await runTool(async () => {
       db,
       createProviderClient(providerUrl!, providerSecretKey!),
       // Up to now: an operator asking for a run wants the books as they stand.
-      { budget: DEFAULT_RECONCILE_BUDGET, settleSeconds: 0 },
+      // Each finding recorded, opened again or closed: one line of the process's log.
+      { budget: DEFAULT_RECONCILE_BUDGET, settleSeconds: 0, logger },
     );
     if (command.kind === "run") return report(await reconciliation.runOnce());
     // --since and --all: run after run, each from where the budget stopped the last, until the

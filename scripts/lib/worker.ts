@@ -4,13 +4,17 @@
 import { createServerApp } from "../../src/server/app";
 import { loadWorkerConfig } from "../../src/server/config";
 import { createJobLog } from "../../src/server/job-log";
-import { startPaymentJobs } from "../../src/server/payments";
+import { startPaymentJobs, type ReconcileBudget } from "../../src/payments";
 import { resolveDatabaseUrl, resolveProviderUrl } from "../../tools/db/url";
 import { configOrExit } from "./config";
 
 type Hooks = NonNullable<Parameters<typeof startPaymentJobs>[1]>["hooks"];
 
-export function runWorker(hooks?: Hooks): void {
+/** `hooks`, `reconcileBudget`: for the tests' workers (src/test/*-worker.ts). */
+export function runWorker(
+  options: { hooks?: Hooks; reconcileBudget?: ReconcileBudget } = {},
+): void {
+  const { hooks, reconcileBudget } = options;
   // The database, the engine's and the payments' variables: the server's own (HOST,
   // TRUSTED_PROXIES, …) are not its business.
   const config = configOrExit("worker", () => loadWorkerConfig(process.env));
@@ -19,7 +23,11 @@ export function runWorker(hooks?: Hooks): void {
   const app = createServerApp({
     ...config,
     database: { ...config.database, url: resolveDatabaseUrl() },
-    payments: { ...config.payments, providerUrl: resolveProviderUrl(config.payments.providerUrl) },
+    payments: {
+      ...config.payments,
+      providerUrl: resolveProviderUrl(config.payments.providerUrl),
+      ...(reconcileBudget ? { reconcileBudget } : {}),
+    },
   });
   // Once running, an outage is a state, not an error per round: one line when the database goes
   // away, one when it is back (src/server/job-log.ts).

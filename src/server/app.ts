@@ -20,7 +20,7 @@ import { callerOf } from "./api/context";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
-import { startPaymentJobs, type PaymentDeps } from "./payments";
+import { startPaymentJobs, type PaymentDeps } from "@/payments";
 import { logReplicationAtStart } from "./replication";
 import { Reason } from "@/shared/reasons";
 
@@ -71,7 +71,7 @@ export function createServerApp<Config extends WorkerConfig>(
   const db =
     options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
   const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
-  const payments: PaymentDeps = { db, engine, settings: config.payments };
+  const payments: PaymentDeps = { db, engine, settings: config.payments, logger };
   const refusals = new Refusals();
   const admission = admissionFor(config, refusals);
   const health = new HealthMonitor(db);

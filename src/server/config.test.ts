@@ -2,7 +2,7 @@
 // sentence the process prints before it refuses to start.
 import { describe, expect, it } from "vitest";
 import { loadConfig, loadDatabaseConfig, loadSetupConfig, loadWorkerConfig } from "./config";
-import { DEMO_PROVIDER_SECRET_KEY } from "./payments/config";
+import { DEMO_PROVIDER_SECRET_KEY } from "@/payments";
 
 const SECRET = "a-webhook-secret-of-at-least-32-characters";
 const PROVIDER_KEY = "sk_live_a_provider_key_of_32_characters_or_more";

@@ -12,7 +12,7 @@ import {
   paymentSettingsFrom,
   providerSecretKeyFrom,
   type PaymentSettings,
-} from "./payments/config";
+} from "@/payments/config";
 
 const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const flag = z.enum(["0", "1"]);

@@ -24,7 +24,7 @@ import http from "node:http";
 import pg from "pg";
 import { canonicalJson } from "@once/idempotency/sql";
 import { SETTLED_CHANNEL } from "@once/idempotency/operator";
-import { PAYMENT_TOPIC, providerKeyFor } from "../../../src/server/payments/outbox-message";
+import { PAYMENT_TOPIC, providerKeyFor } from "../../../src/payments";
 import {
   ORDER_STATEMENT,
   orderItemsOf,

@@ -10,7 +10,7 @@ import type { AppConfig } from "../config";
 import { handleTrpcRequest, readTrpcRequest, type TrpcApp } from "../api/handler";
 import { appRouter } from "../api/root";
 import { healthAnswer, type HealthMonitor } from "../health";
-import { webhookResponse, type WebhookDeps } from "../payments/webhook";
+import { webhookResponse, type WebhookDeps } from "@/payments";
 import type { Admission } from "./admission";
 import type { TimedBody } from "../http/body-limit";
 import type { Waiters } from "./waiters";

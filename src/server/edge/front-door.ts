@@ -103,7 +103,7 @@ export interface LabRoutes {
 export type DirectRoute = "trpc" | "webhook" | "health";
 
 const TRPC_PREFIX = "/api/trpc/";
-/** src/server/payments/webhook.ts's WEBHOOK_PATH (the door loads nothing of the app). */
+/** src/payments/webhook.ts's WEBHOOK_PATH (the door loads nothing of the app). */
 const WEBHOOK_PATH = "/api/webhooks/payments";
 /** src/app/api/health/route.ts's path: answered from memory, Next.js's work would be most of it. */
 const HEALTH_PATH = "/api/health";
