@@ -21,7 +21,7 @@ import {
 import { startNextInstance, type NextInstance } from "../tools/next/instance";
 import { freePort } from "../tools/process";
 import { startProviderService } from "../tools/provider-service";
-import { DEMO_WEBHOOK_SECRET } from "../src/server/payments/config";
+import { DEMO_WEBHOOK_SECRET } from "../src/payments";
 import { setupDatabase } from "../tools/db/setup";
 import { CONTROL_PORT, TEST_PORT } from "./ports";
 

@@ -1,7 +1,7 @@
 // An attack on the production build: 1 000 `Prefer: wait` duplicates of one checkout, sent while
 // the instance's line is full of other requests (every place taken, the queue full, newcomers
 // refused 503 at once). The duplicates take no place in that line: they wait on the checkout in
-// flight (src/server/http/waiters.ts) and every one gets its answer, replayed, byte for byte; none
+// flight (src/server/edge/waiters.ts) and every one gets its answer, replayed, byte for byte; none
 // is refused. The first checkout is held inside its transaction by a lock on its product, and the
 // line's crowd checks out the same product, so everything in flight stays there until the test
 // lets go: nothing depends on how fast the machine is.
@@ -27,7 +27,10 @@ async function waiting(baseURL: string): Promise<number> {
   return Number(line?.[1] ?? NaN);
 }
 
-/** Clients that each send a new-key checkout again as soon as the last one is answered. */
+/**
+ * Clients that each send a new-key checkout again as soon as the last one is answered, a refusal's
+ * Retry-After ignored: the crowd that matters, not the polite one.
+ */
 function crowd(baseURL: string, productId: string, clients: number) {
   let running = true;
   const answers: Answer[] = [];
@@ -41,8 +44,6 @@ function crowd(baseURL: string, productId: string, clients: number) {
         body: "",
       }));
       answers.push(answer);
-      // Refused at once: a short pause, so the crowd keeps the line full without spinning.
-      if (answer.status === 503) await new Promise((resolve) => setTimeout(resolve, 50));
     }
   });
   return {

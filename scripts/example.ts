@@ -16,6 +16,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { parseArgs } from "node:util";
 import { PACKED_ENGINE, packEngine } from "./pack-engine";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -46,14 +47,18 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
   });
 }
 
-const names = process.argv.slice(2);
+// `npm test` asks for each example's test counts in a JSON report, `--vitest-json=<file>`
+// (scripts/lib/test-counts.ts).
+const { values, positionals: names } = parseArgs({
+  options: { "vitest-json": { type: "string" } },
+  allowPositionals: true,
+});
+const report = values["vitest-json"];
 for (const name of names)
   if (!EXAMPLES[name])
     throw new Error(`No example "${name}": one of ${Object.keys(EXAMPLES).join(", ")}`);
 
 packEngine();
-// `npm test` asks for each example's test counts in a JSON report (scripts/lib/test-counts.ts).
-const report = process.env.ONCE_EXAMPLE_VITEST_JSON;
 for (const name of names.length ? names : Object.keys(EXAMPLES)) {
   const example = path.join(root, "examples", name);
   if (!existsSync(path.join(example, "node_modules")) || process.env.CI)

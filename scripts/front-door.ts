@@ -1,5 +1,5 @@
 // The app's HTTP server: Next.js as a custom server (its documented `next({ dev, dir, hostname,
-// port })` + `getRequestHandler()`) behind the front door, src/server/http/front-door.ts, which
+// port })` + `getRequestHandler()`) behind the front door, src/server/edge/front-door.ts, which
 // owns the socket: timeouts a slow client cannot stretch, the peer's address, and refusals written
 // before Next.js does any work. `npm start`/`npm run dev` (scripts/serve.ts), Playwright's server,
 // the soak and the benches start it as they started `next start`:
@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import next from "next";
 import { parsePreferWait } from "@once/idempotency/http";
 import { ConfigError } from "../src/server/config";
-import { createFrontDoor, type DoorApp, type LabRoutes } from "../src/server/http/front-door";
+import { createFrontDoor, type DoorApp, type LabRoutes } from "../src/server/edge/front-door";
 import { loadLabRoutes } from "./lib/lab-routes";
 
 const started = performance.now();

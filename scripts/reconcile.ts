@@ -1,11 +1,10 @@
 // `npm run reconcile`: reconciliation against DATABASE_URL (or the running embedded database) and
 // the provider's list API (PAYMENTS_PROVIDER_URL, or the provider the running app started), called
 // with the shop's secret key (PAYMENTS_PROVIDER_SECRET_KEY, or the key the running app started its
-// provider with, or in demo mode the demo key). Each run reads the list under the budget
-// (RECONCILE_MAX_PAGES, RECONCILE_MAX_PAGE_BYTES, RECONCILE_MAX_RUN_MS); `--since` and `--all` go
-// on run after run, each from where the last stopped, until the range is judged. The
-// server and `npm run worker` run the job by themselves every RECONCILE_INTERVAL_MS; this is for an
-// operator who wants it now:
+// provider with, or in demo mode the demo key). Each run reads the list under the job's budget
+// (DEFAULT_RECONCILE_BUDGET); `--since` and `--all` go on run after run, each from where the last
+// stopped, until the range is judged. The server and `npm run worker` run the job by themselves
+// every minute; this is for an operator who wants it now:
 //   npm run reconcile                      the job's run: recent changes and one slice of history
 //   npm run reconcile -- --since <date>    every charge made and order changed since the date
 //   npm run reconcile -- --all             the whole history
@@ -16,15 +15,21 @@
 // opened again, and one whose disagreement is gone is closed.
 import { loadReconcileConfig } from "../src/server/config";
 import { createDb } from "../src/server/db/client";
-import { createProviderClient, createReconciliation } from "../src/server/payments";
-import type { ReconciliationResult } from "../src/server/payments";
-import { budgetLine, PENDING_SETTLE_SECONDS } from "../src/server/payments/reconciliation";
+import { logger } from "../src/server/logger";
+import {
+  createProviderClient,
+  createReconciliation,
+  type ReconciliationResult,
+  budgetLine,
+  PENDING_SETTLE_SECONDS,
+  DEMO_PROVIDER_SECRET_KEY,
+  resolveFinding,
+} from "../src/payments";
 import { resolveProviderSecretKey, resolveProviderUrl } from "../tools/db/url";
-import { DEMO_PROVIDER_SECRET_KEY } from "../src/server/payments/config";
+import { DEFAULT_RECONCILE_BUDGET } from "../src/payments/config";
 import { configOrExit } from "./lib/config";
 import { parseReconcileArgs, ReconcileArgsError, RECONCILE_USAGE } from "./lib/reconcile-args";
 import { requireDatabase, runTool } from "../tools/db/require-database";
-import { resolveFinding } from "../src/server/payments/finding-resolution";
 import { userInfo } from "node:os";
 
 let command;
@@ -63,7 +68,8 @@ await runTool(async () => {
       db,
       createProviderClient(providerUrl!, providerSecretKey!),
       // Up to now: an operator asking for a run wants the books as they stand.
-      { budget: config.budget, settleSeconds: 0 },
+      // Each finding recorded, opened again or closed: one line of the process's log.
+      { budget: DEFAULT_RECONCILE_BUDGET, settleSeconds: 0, logger },
     );
     if (command.kind === "run") return report(await reconciliation.runOnce());
     // --since and --all: run after run, each from where the budget stopped the last, until the

@@ -5,8 +5,11 @@
 // sends (round trips) and the time per item.
 // Starts its own PostgreSQL. Compare runs by the statement counts (exact) and by time ratios taken
 // in the same machine state (absolute times vary with the machine and its load).
-import { createOutboxWorker } from "../../src/server/payments/outbox-worker";
-import { handleProviderWebhook, type ProviderEventBody } from "../../src/server/payments/webhook";
+import {
+  createOutboxWorker,
+  handleProviderWebhook,
+  type ProviderEventBody,
+} from "../../src/payments";
 import { numberFlag } from "./flags";
 import { startShop } from "./shop-fixture";
 

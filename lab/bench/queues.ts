@@ -3,7 +3,7 @@
 // orders through the real checkout for each contender (in turn, the order rotating each round),
 // then times how long the contender takes to charge them all at the provider service (over HTTP,
 // a process of its own) and mark each order paid:
-// - the outbox: today's worker (src/server/payments/outbox-worker.ts) claiming its own rows;
+// - the outbox: today's worker (src/payments/outbox-worker.ts) claiming its own rows;
 // - pg-boss and graphile-worker: the same rows handed to the library's queue in one transaction
 //   (as checkout would enqueue inside the order's); pg-boss takes them in batches of 20 as the
 //   outbox does (charges, then the batch's orders paid in one transaction), graphile-worker (no
@@ -13,11 +13,13 @@
 import { Logger, run as runGraphile, type Runner } from "graphile-worker";
 import PgBoss from "pg-boss";
 import pg from "pg";
-import { createOutboxWorker } from "../../src/server/payments/outbox-worker";
-import { DEFAULT_OUTBOX_CONFIG } from "../../src/server/payments/config";
-import { mapBounded } from "../../src/server/payments/bounded";
-import { applyPaymentOutcome } from "../../src/server/payments/order-payment";
-import { paymentPayload } from "../../src/server/payments/outbox-message";
+import {
+  createOutboxWorker,
+  DEFAULT_OUTBOX_CONFIG,
+  mapBounded,
+  applyPaymentOutcome,
+  paymentPayload,
+} from "../../src/payments";
 import { numberFlag } from "./flags";
 import { startShop, type Shop } from "./shop-fixture";
 import { percentile } from "../../tools/stats";

@@ -8,10 +8,13 @@
 // `npm run bench:reconcile -- 10000` is the quick check.
 import { randomBytes } from "node:crypto";
 import { createDb } from "../../src/server/db/client";
-import { eachChargePage, RunBudget } from "../../src/server/payments/charge-pages";
-import { DEFAULT_RECONCILE_BUDGET } from "../../src/server/payments/config";
-import { createProviderClient } from "../../src/server/payments/provider";
-import { createReconciliation } from "../../src/server/payments/reconciliation";
+import {
+  eachChargePage,
+  RunBudget,
+  DEFAULT_RECONCILE_BUDGET,
+  createProviderClient,
+  createReconciliation,
+} from "../../src/payments";
 import { makeTempDataDir, startEmbeddedPostgres } from "../../tools/db/embedded";
 import { setupDatabase } from "../../tools/db/setup";
 import { startProviderService } from "../../tools/provider-service";

@@ -33,7 +33,7 @@ import {
   type ProviderService,
   type ProviderServiceOptions,
 } from "../../tools/provider-service";
-import { DEMO_WEBHOOK_SECRET } from "../../src/server/payments/config";
+import { DEMO_WEBHOOK_SECRET } from "../../src/payments";
 
 export interface ProfileResult {
   verdict: ProfileVerdict;

@@ -1,14 +1,14 @@
 // The front door's lab module (ONCE_LAB_ROUTES): tRPC procedures that measure or try the app and
 // must never be part of it (the benches' control, the checkout without the engine: lab/bench/http/
 // control-route.ts). The door imports it at start-up and serves its procedures beside the app's
-// (src/server/http/front-door.ts). Only in demo mode, since a procedure from outside the app may
+// (src/server/edge/front-door.ts). Only in demo mode, since a procedure from outside the app may
 // skip what the app promises (idempotency): in production the variable stops the server with one
 // sentence. The module must live in the project's lab/ folder, so the variable cannot be pointed
 // at anything else by a slip.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError, loadLabRoutesConfig } from "../../src/server/config";
-import type { LabRoutes } from "../../src/server/http/front-door";
+import type { LabRoutes } from "../../src/server/edge/front-door";
 
 /**
  * The lab routes `env` asks for (a path relative to `root`, or absolute), or undefined when it asks

@@ -33,9 +33,9 @@ export interface WorkerOptions {
  */
 export function spawnPaymentWorker(
   root: string,
-  options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions } = {},
+  options: { env?: NodeJS.ProcessEnv; stdio?: StdioOptions; script?: string } = {},
 ): ChildProcess {
-  const script = path.join(root, "scripts/worker.ts");
+  const script = path.join(root, options.script ?? "scripts/worker.ts");
   return spawn(process.execPath, ["--import", "tsx", script], {
     cwd: root,
     stdio: options.stdio ?? "inherit",

@@ -94,10 +94,10 @@ export function playwrightCounts(r: PlaywrightReport): Counts {
   };
 }
 
-/** scripts/example.ts passes this on to the example's own Vitest run. */
+/** scripts/example.ts passes the file on to the example's own Vitest run. */
 const exampleVitest: Counter = {
-  args: () => [],
-  env: (report) => ({ ONCE_EXAMPLE_VITEST_JSON: report }),
+  args: (report) => [`--vitest-json=${report}`],
+  env: () => ({}),
   read: readVitest,
 };
 

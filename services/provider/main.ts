@@ -8,8 +8,7 @@
 //                               key (the shop's PAYMENTS_PROVIDER_SECRET_KEY) and, optionally, the
 //                               webhook its events go to with the secret they are signed with (the
 //                               shop's PAYMENTS_WEBHOOK_SECRET); without a webhook they wait
-//   PROVIDER_PORT               where it listens (0: any free port); PROVIDER_HOST, default
-//                               127.0.0.1
+//   PROVIDER_PORT               where it listens, on 127.0.0.1 (0: any free port)
 //   DEMO_PROVIDER_FAILURE_RATE  share of charge requests refused with a 503 before charging
 //   DEMO_PROVIDER_TIMEOUT_RATE  share that charge and then drop the connection without answering
 //   DEMO_PROVIDER_DUPLICATE_RATE share of delivered events sent twice (default 0.2)
@@ -24,13 +23,17 @@ import { createProviderServer } from "./server";
 import { parseShops } from "./shops";
 import { createWebhookSender } from "./webhooks";
 
+/**
+ * Loopback only: its callers (the shop, the tests, the soak, the benches) run on the same machine,
+ * and a simulated provider with published demo keys has no business facing a network.
+ */
+const HOST = "127.0.0.1";
 const rate = z.coerce.number().min(0).max(1);
 const env = z.object({
   PROVIDER_DATABASE_URL: z
     .string()
     .min(1, "PROVIDER_DATABASE_URL is not set: the provider's books need a database of their own"),
   PROVIDER_PORT: z.coerce.number().int().min(0).max(65535).default(0),
-  PROVIDER_HOST: z.string().min(1).default("127.0.0.1"),
   PROVIDER_SHOPS: z.string().optional(),
   DEMO_PROVIDER_FAILURE_RATE: rate.default(0),
   DEMO_PROVIDER_TIMEOUT_RATE: rate.default(0),
@@ -110,9 +113,9 @@ const delivering = (async () => {
   }
 })();
 
-server.listen(config.PROVIDER_PORT, config.PROVIDER_HOST, () => {
+server.listen(config.PROVIDER_PORT, HOST, () => {
   const { port } = server.address() as { port: number };
-  console.log(`[provider] listening on http://${config.PROVIDER_HOST}:${port}`);
+  console.log(`[provider] listening on http://${HOST}:${port}`);
 });
 
 async function shutdown(): Promise<void> {

@@ -4,16 +4,17 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { RIVAL_SHOP, useTestProvider } from "../../src/test/provider";
-import { createProviderClient } from "../../src/server/payments/provider";
-import { startProviderService } from "../../tools/provider-service";
-import { parseShops } from "./shops";
 import {
+  createProviderClient,
   ProviderRefusedError,
   ProviderTimeoutError,
   ProviderUnavailableError,
   type ListedCharge,
-} from "../../src/server/payments/provider";
-import { SIGNATURE_HEADER, verifySignature } from "../../src/server/payments/webhook-signature";
+  SIGNATURE_HEADER,
+  verifySignature,
+} from "../../src/payments";
+import { startProviderService } from "../../tools/provider-service";
+import { parseShops } from "./shops";
 import { waitFor } from "../../tools/process";
 
 const provider = useTestProvider();

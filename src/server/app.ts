@@ -12,15 +12,15 @@ import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, POOL_MAX, STORE_WAIT_MS, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
 import { HealthMonitor } from "./health";
-import { Admission } from "./http/admission";
-import { apiRoutesFor, type ApiRoutes } from "./http/api-routes";
+import { Admission } from "./edge/admission";
+import { apiRoutesFor, type ApiRoutes } from "./edge/api-routes";
 import { Refusals, RefusalStage } from "./http/refusals";
-import { Waiters } from "./http/waiters";
+import { Waiters } from "./edge/waiters";
 import { callerOf } from "./api/context";
 import { createJobLog } from "./job-log";
 import { logger, setLogLevel } from "./logger";
 import { createMetricsRegistry, type MetricsRegistry } from "./metrics";
-import { startPaymentJobs, type PaymentDeps } from "./payments";
+import { startPaymentJobs, type PaymentDeps } from "@/payments";
 import { logReplicationAtStart } from "./replication";
 import { Reason } from "@/shared/reasons";
 
@@ -46,7 +46,7 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
    */
   readonly health: HealthMonitor;
   /**
-   * The API routes' handlers (src/server/http/api-routes.ts), which the front door calls straight
+   * The API routes' handlers (src/server/edge/api-routes.ts), which the front door calls straight
    * from the socket and the Next.js route files wrap; a worker's app serves no API: none.
    */
   readonly routes?: ApiRoutes;
@@ -71,7 +71,7 @@ export function createServerApp<Config extends WorkerConfig>(
   const db =
     options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
   const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
-  const payments: PaymentDeps = { db, engine, settings: config.payments };
+  const payments: PaymentDeps = { db, engine, settings: config.payments, logger };
   const refusals = new Refusals();
   const admission = admissionFor(config, refusals);
   const health = new HealthMonitor(db);

@@ -2,7 +2,7 @@
 // sentence the process prints before it refuses to start.
 import { describe, expect, it } from "vitest";
 import { loadConfig, loadDatabaseConfig, loadSetupConfig, loadWorkerConfig } from "./config";
-import { DEMO_PROVIDER_SECRET_KEY } from "./payments/config";
+import { DEMO_PROVIDER_SECRET_KEY } from "@/payments";
 
 const SECRET = "a-webhook-secret-of-at-least-32-characters";
 const PROVIDER_KEY = "sk_live_a_provider_key_of_32_characters_or_more";
@@ -66,7 +66,8 @@ describe("a production server", () => {
     ["IDEMPOTENCY_LEASE_MS", "soon"],
     ["IDEMPOTENCY_LEASE_MS", "0"],
     ["IDEMPOTENCY_TTL_SECONDS", "1.5"],
-    ["IDEMPOTENCY_REPLAY_CACHE_SIZE", "-1"],
+    ["IDEMPOTENCY_MAX_STORED_BODY_BYTES", "-1"],
+    ["IDEMPOTENCY_MAX_WAIT_MS", "-1"],
     ["OUTBOX_MAX_BACKOFF_MS", "0"],
     ["OUTBOX_MAX_ATTEMPTS", "many"],
     ["PAYMENTS_PROVIDER_URL", "not a url"],
@@ -74,9 +75,6 @@ describe("a production server", () => {
     ["PAYMENTS_WEBHOOK_SECRET", "short"],
     ["PAYMENTS_PROVIDER_SECRET_KEY", "sk_short"],
     ["PAYMENTS_PROVIDER_SECRET_KEY", "sk live key with spaces 0123456789abcdef"],
-    ["RECONCILE_MAX_PAGES", "0"],
-    ["RECONCILE_MAX_PAGE_BYTES", "10"],
-    ["RECONCILE_MAX_RUN_MS", "soon"],
     ["DEMO_MODE", "yes"],
     ["ONCE_PAYMENT_JOBS", "off"],
     ["ONCE_BACKGROUND_JOBS", "no"],
@@ -89,6 +87,28 @@ describe("a production server", () => {
   ])("refuses %s=%s, naming the variable in one line", (name, value) => {
     expect(() => loadConfig({ ...production, [name]: value })).toThrow(new RegExp(name));
     expect(() => loadConfig({ ...production, [name]: value })).toThrow(/^[^\n]+$/);
+  });
+});
+
+describe("the engine's variables", () => {
+  it("each sets its field of the engine's configuration", () => {
+    const engine = loadConfig({
+      ...production,
+      IDEMPOTENCY_LEASE_MS: "31000",
+      IDEMPOTENCY_TTL_SECONDS: "3600",
+      IDEMPOTENCY_MAX_LIVE_KEYS: "7",
+      IDEMPOTENCY_MAX_STORED_BODY_BYTES: "2048",
+      IDEMPOTENCY_COUNTER_FLUSH_MS: "60000",
+      IDEMPOTENCY_MAX_WAIT_MS: "0",
+    }).engine;
+    expect(engine).toMatchObject({
+      leaseMs: 31_000,
+      ttlSeconds: 3_600,
+      maxLiveKeys: 7,
+      maxStoredBodyBytes: 2_048,
+      counterFlushMs: 60_000,
+      maxWaitMs: 0,
+    });
   });
 });
 
@@ -156,7 +176,7 @@ describe("each command reads only its own sections", () => {
     TRUSTED_PROXIES: "lots",
     DEMO_ALLOW_REMOTE: "maybe",
     ONCE_PAYMENT_JOBS: "off",
-    DEMO_PROCESSING_DELAY_MS: "slow",
+    HTTP_MAX_IN_FLIGHT: "many",
   };
   /** Variables of the engine and the payments, invalid. */
   const badWorker = {

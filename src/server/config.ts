@@ -11,32 +11,32 @@ import {
   paymentEnvShape,
   paymentSettingsFrom,
   providerSecretKeyFrom,
-  reconcileBudgetFrom,
   type PaymentSettings,
-  type ReconcileBudget,
-} from "./payments/config";
+} from "@/payments/config";
 
 const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const flag = z.enum(["0", "1"]);
 
-// The engine's tunables as variables; each is validated again, with its reason, by the engine's
-// own schema (packages/idempotency/src/config.ts). The engine itself reads no environment.
-const ENGINE_VARIABLES = {
-  leaseMs: "IDEMPOTENCY_LEASE_MS",
-  ttlSeconds: "IDEMPOTENCY_TTL_SECONDS",
-  maxLiveKeys: "IDEMPOTENCY_MAX_LIVE_KEYS",
-  liveKeyCountTtlMs: "IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS",
-  replayCacheSize: "IDEMPOTENCY_REPLAY_CACHE_SIZE",
-  maxStoredBodyBytes: "IDEMPOTENCY_MAX_STORED_BODY_BYTES",
-  counterFlushMs: "IDEMPOTENCY_COUNTER_FLUSH_MS",
-  maxWaitMs: "IDEMPOTENCY_MAX_WAIT_MS",
-} as const;
-const engineShape = Object.fromEntries(
-  Object.values(ENGINE_VARIABLES).map((name) => [name, z.coerce.number().int().optional()]),
-) as Record<
-  (typeof ENGINE_VARIABLES)[keyof typeof ENGINE_VARIABLES],
-  z.ZodOptional<z.ZodCoercedNumber>
->;
+// The engine's tunables an operator sets, each IDEMPOTENCY_ and the EngineConfig field it sets in
+// upper snake case (IDEMPOTENCY_LEASE_MS sets leaseMs); the engine's other tunables keep their
+// defaults, each with its reason (packages/idempotency/src/config.ts), which validates these again.
+// The engine itself reads no environment.
+const engineVariable = z.coerce.number().int().optional();
+const engineSection = {
+  IDEMPOTENCY_LEASE_MS: engineVariable,
+  IDEMPOTENCY_TTL_SECONDS: engineVariable,
+  IDEMPOTENCY_MAX_LIVE_KEYS: engineVariable,
+  IDEMPOTENCY_MAX_STORED_BODY_BYTES: engineVariable,
+  IDEMPOTENCY_COUNTER_FLUSH_MS: engineVariable,
+  IDEMPOTENCY_MAX_WAIT_MS: engineVariable,
+};
+type EngineVariable = keyof typeof engineSection;
+/** IDEMPOTENCY_MAX_LIVE_KEYS → maxLiveKeys. */
+const engineField = (name: EngineVariable) =>
+  name
+    .replace(/^IDEMPOTENCY_/, "")
+    .toLowerCase()
+    .replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
 
 // ---------------------------------------------------------------------------------------------
 // Sections: the variables of one concern. Each command's schema is the sections it uses (below),
@@ -106,14 +106,13 @@ const serverSection = {
   // budget per request). Behind HAProxy with `option forwardfor`: 1.
   TRUSTED_PROXIES: intFrom(0),
   // API requests one instance works on at most at once; past it, 503 store_busy at once
-  // (src/server/http/admission.ts). Below it the bound follows what the instance finishes within
+  // (src/server/edge/admission.ts). Below it the bound follows what the instance finishes within
   // the store's wait; 40 (or this, if lower) always get in.
   HTTP_MAX_IN_FLIGHT: intFrom(160, 1),
   // Connections one peer address may hold open at once; past it a new one is closed on accept
-  // (src/server/http/peer-connections.ts). 0 (the default): no cap, as behind a proxy (every
+  // (src/server/edge/peer-connections.ts). 0 (the default): no cap, as behind a proxy (every
   // connection is the proxy's) or where many clients share one NAT address must be.
   HTTP_MAX_CONNECTIONS_PER_PEER: intFrom(0),
-  DEMO_PROCESSING_DELAY_MS: intFrom(0),
   ...labSection,
   // "0": an instance that only serves requests (no reaper, sweeper, counter flush, payment loops).
   ONCE_BACKGROUND_JOBS: flag.default("1"),
@@ -136,9 +135,6 @@ const reconcileSchema = z.object({
   ...databaseSection,
   PAYMENTS_PROVIDER_URL: paymentEnvShape.PAYMENTS_PROVIDER_URL,
   PAYMENTS_PROVIDER_SECRET_KEY: paymentEnvShape.PAYMENTS_PROVIDER_SECRET_KEY,
-  RECONCILE_MAX_PAGES: paymentEnvShape.RECONCILE_MAX_PAGES,
-  RECONCILE_MAX_PAGE_BYTES: paymentEnvShape.RECONCILE_MAX_PAGE_BYTES,
-  RECONCILE_MAX_RUN_MS: paymentEnvShape.RECONCILE_MAX_RUN_MS,
 });
 /** The front door (scripts/front-door.ts): whether it serves a lab module's routes. */
 const labSchema = z.object({ ...modeSection, ...labSection });
@@ -149,7 +145,7 @@ const workerSchema = z.object({
   ...modeSection,
   ...logSection,
   ...databaseSection,
-  ...engineShape,
+  ...engineSection,
   ...paymentsSection,
 });
 /** The server (`npm run dev`, `npm start`, `next start`): everything. */
@@ -198,7 +194,6 @@ export interface AppConfig extends WorkerConfig {
     /** Connections one peer address may hold open at once; 0: no cap. */
     maxConnectionsPerPeer: number;
   };
-  demoProcessingDelayMs: number;
 }
 
 export type ConfigRole = "server" | "tool";
@@ -251,9 +246,9 @@ function databaseFrom(e: z.output<typeof databaseSchema>): DatabaseConfig {
 
 function engineConfigFrom(e: z.output<typeof workerSchema>): EngineConfig {
   const input: Record<string, number> = {};
-  for (const [field, name] of Object.entries(ENGINE_VARIABLES)) {
+  for (const name of Object.keys(engineSection) as EngineVariable[]) {
     const value = e[name];
-    if (value !== undefined) input[field] = value;
+    if (value !== undefined) input[engineField(name)] = value;
   }
   try {
     return parseEngineConfig(input);
@@ -261,8 +256,8 @@ function engineConfigFrom(e: z.output<typeof workerSchema>): EngineConfig {
     // Name the variable, not the engine's field, on one line (the engine's message is zod's, two
     // lines per issue).
     let message = (error as Error).message;
-    for (const [field, name] of Object.entries(ENGINE_VARIABLES))
-      message = message.replaceAll(field, name);
+    for (const name of Object.keys(engineSection) as EngineVariable[])
+      message = message.replaceAll(engineField(name), name);
     throw new ConfigError(message.replace(/\s*\n\s*/g, " "));
   }
 }
@@ -292,7 +287,7 @@ export function loadDatabaseConfig(source: Record<string, string | undefined>): 
 
 /**
  * `npm run reconcile`: the database settings, the provider's API and the shop's key for it (each
- * may be unset: the running app's), and the run's budget.
+ * may be unset: the running app's).
  */
 export function loadReconcileConfig(source: Record<string, string | undefined>): {
   database: DatabaseConfig;
@@ -300,7 +295,6 @@ export function loadReconcileConfig(source: Record<string, string | undefined>):
   /** As configured (may be unset: the running app's key, or the demo key in demo mode). */
   providerSecretKey: string | undefined;
   demo: boolean;
-  budget: ReconcileBudget;
 } {
   const e = parse(reconcileSchema, source);
   const demo = demoFrom(e);
@@ -316,7 +310,6 @@ export function loadReconcileConfig(source: Record<string, string | undefined>):
     database: databaseFrom(e),
     providerUrl: e.PAYMENTS_PROVIDER_URL,
     providerSecretKey,
-    budget: reconcileBudgetFrom(e),
   };
 }
 
@@ -367,7 +360,6 @@ export function loadConfig(
       maxInFlight: e.HTTP_MAX_IN_FLIGHT,
       maxConnectionsPerPeer: e.HTTP_MAX_CONNECTIONS_PER_PEER,
     },
-    demoProcessingDelayMs: e.DEMO_PROCESSING_DELAY_MS,
   };
 }
 

@@ -1,6 +1,6 @@
 // How fast a queue drains, from when its last items left: the pool's connections handed out
 // (src/server/db/bounded-pool.ts) and the API requests an instance finished
-// (src/server/http/admission.ts). A refusal's Retry-After is the time the present queue takes to
+// (src/server/edge/admission.ts). A refusal's Retry-After is the time the present queue takes to
 // drain at that rate, so a polite client comes back when there is room instead of every second.
 
 /**

@@ -39,7 +39,7 @@ export type HealthBody =
   | { status: DatabaseState; database: DatabaseState; ageMs: number }
   | { status: "unable"; reason: "requests_stuck"; database: DatabaseState; ageMs: number };
 
-/** What the instance knows about its own requests (src/server/http/admission.ts). */
+/** What the instance knows about its own requests (src/server/edge/admission.ts). */
 export interface RequestsInFlight {
   stuck(): boolean;
 }

@@ -40,7 +40,7 @@ const GAUGES: GaugeSpec[] = [
   },
   {
     name: "once_idempotency_replay_cache_entries",
-    help: "Answers in this instance's replay cache (bounded by IDEMPOTENCY_REPLAY_CACHE_SIZE).",
+    help: "Answers in this instance's replay cache (bounded at 10 000 answers).",
     value: ({ engine }) => engine.replayCacheUsage().entries,
   },
   {
@@ -84,7 +84,7 @@ const GAUGES: GaugeSpec[] = [
   },
 ];
 
-/** Duplicates waiting on a request in flight here (src/server/http/waiters.ts). */
+/** Duplicates waiting on a request in flight here (src/server/edge/waiters.ts). */
 const WAITERS_GAUGE = {
   name: "once_http_waiters",
   help: "Requests waiting on this instance for an identical request in flight here (Prefer: wait): they hold no place among the requests in flight and no connection, and are answered from memory when it ends.",

@@ -3,9 +3,12 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../server/db/client";
 import { callTrpc, TOKENS } from "./http";
-import { createOutboxWorker, type WorkerLogger } from "../server/payments/outbox-worker";
-import type { PaymentProvider } from "../server/payments/provider";
-import type { ProviderEventBody } from "../server/payments/webhook";
+import {
+  createOutboxWorker,
+  type WorkerLogger,
+  type PaymentProvider,
+  type ProviderEventBody,
+} from "@/payments";
 import type { TestProvider } from "./provider";
 
 export interface PlacedTestOrder {

@@ -12,8 +12,7 @@ import {
   type ProviderService,
   type ProviderServiceOptions,
 } from "../../tools/provider-service";
-import { DEMO_PROVIDER_SECRET_KEY } from "../server/payments/config";
-import { createProviderClient, type PaymentProvider } from "../server/payments/provider";
+import { DEMO_PROVIDER_SECRET_KEY, createProviderClient, type PaymentProvider } from "@/payments";
 import { admin } from "./database";
 
 export interface ProviderChargeRow {

@@ -15,9 +15,15 @@ export interface WorkerProcess {
 }
 
 /** Starts the worker with exactly `env`; resolves once it says it runs (stopped if it does not). */
-export async function startWorker(env: Record<string, string | undefined>, timeoutMs: number) {
+export async function startWorker(
+  env: Record<string, string | undefined>,
+  timeoutMs: number,
+  /** Another entry than `npm run worker`'s (a test's worker, src/test/*-worker.ts). */
+  script?: string,
+) {
   // (Next.js's types make NODE_ENV required in a ProcessEnv; a bare environment has none.)
   const child = spawnPaymentWorker(ROOT, {
+    script,
     env: env as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -2,7 +2,8 @@
 // against, started once for all their test files by their Vitest global setup: a real PostgreSQL
 // holding the engine's tables (from the @once/idempotency the example installed, the packed
 // tarball) and the example's own, and each server as its own process on a free port, as
-// `npm run <script>` starts it. Test files find each server's address in `<NAME>_URL`.
+// `npm run <script>` starts it. Test files find each server's address through Vitest's
+// provide/inject (`inject("serverApps")`, a ServerApps), and the database in DATABASE_URL.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
@@ -37,16 +38,31 @@ export function stopGroup(child: ChildProcess): Promise<void> {
   return exited;
 }
 
-/** PostgreSQL with the example's tables, and `scripts` (env name → npm script) started on it. */
-async function databaseWithServers(
-  app: string,
-  ownSql: string,
-  scripts: Record<string, string>,
-  suffix: string,
-) {
-  const dataDir = await makeTempDataDir(`once-example-${path.basename(app)}${suffix}-`);
+/** What the setup gives the example's tests: `inject("serverApps")`. */
+export interface ServerApps {
+  /** Each server's URL, by its npm script. */
+  urls: Record<string, string>;
+  /**
+   * With `stoppable`: the same servers on a PostgreSQL of their own that a test stops for real
+   * (stopPostgres(dataDir)).
+   */
+  stoppable?: { urls: Record<string, string>; dataDir: string };
+}
+
+/**
+ * The part of Vitest's TestProject a global setup uses (tools/ is typed without the example's own
+ * Vitest, which the example's ProvidedContext names "serverApps" in).
+ */
+interface ProvidingProject {
+  provide(key: "serverApps", value: ServerApps): void;
+}
+
+/** PostgreSQL with the example's tables, and each of `scripts` (npm scripts) started on it. */
+async function databaseWithServers(app: string, ownSql: string, scripts: string[], label: string) {
+  const dataDir = await makeTempDataDir(`once-example-${path.basename(app)}${label}-`);
   const database = await startEmbeddedPostgres({ dataDir, persistent: false });
   const servers: ChildProcess[] = [];
+  const urls: Record<string, string> = {};
   const stop = async () => {
     await Promise.all(servers.map(stopGroup));
     await database.stop();
@@ -55,13 +71,13 @@ async function databaseWithServers(
     const databaseUrl = database.url("postgres");
     await createExampleTables(app, databaseUrl, ownSql);
     await Promise.all(
-      Object.entries(scripts).map(async ([name, script]) => {
+      scripts.map(async (script) => {
         const server = await startServer(app, script, databaseUrl);
         servers.push(server.child);
-        process.env[`${name}${suffix}_URL`] = server.url;
+        urls[script] = server.url;
       }),
     );
-    return { databaseUrl, dataDir, stop };
+    return { databaseUrl, dataDir, urls, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -70,28 +86,33 @@ async function databaseWithServers(
 
 /**
  * The Vitest global setup of the example in `app`: PostgreSQL, the tables (`ownSql` makes the
- * example's own), and the servers `scripts` names (env name → npm script). With `stoppable`, the
- * same servers again (`<NAME>_STOPPABLE_URL`) on a PostgreSQL of their own that a test stops for
- * real (stopPostgres, its data folder in STOPPABLE_PG_DATA).
+ * example's own), and the servers of the npm `scripts`. With `stoppable`, the same servers again
+ * on a PostgreSQL of their own that a test stops for real (ServerApps.stoppable).
  */
 export function serverAppsSetup(
   app: string,
   ownSql: string,
-  scripts: Record<string, string>,
+  scripts: string[],
   options: { stoppable?: boolean } = {},
 ) {
-  return async function setup(): Promise<() => Promise<void>> {
+  return async function setup(project: ProvidingProject): Promise<() => Promise<void>> {
     ownShutdownSignals();
     const main = await databaseWithServers(app, ownSql, scripts, "");
     process.env.DATABASE_URL = main.databaseUrl;
-    if (!options.stoppable) return main.stop;
-    const stoppable = await databaseWithServers(app, ownSql, scripts, "_STOPPABLE").catch(
+    if (!options.stoppable) {
+      project.provide("serverApps", { urls: main.urls });
+      return main.stop;
+    }
+    const stoppable = await databaseWithServers(app, ownSql, scripts, "-stoppable").catch(
       async (error: unknown) => {
         await main.stop();
         throw error;
       },
     );
-    process.env.STOPPABLE_PG_DATA = stoppable.dataDir;
+    project.provide("serverApps", {
+      urls: main.urls,
+      stoppable: { urls: stoppable.urls, dataDir: stoppable.dataDir },
+    });
     return async () => {
       await Promise.all([main.stop(), stoppable.stop()]);
     };

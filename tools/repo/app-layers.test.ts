@@ -27,7 +27,9 @@ function violations(dir: string): string[] {
     process.execPath,
     [
       path.join(ROOT, "node_modules/dependency-cruiser/bin/dependency-cruise.mjs"),
+      // As `npm run structure` does: the app, and a folder of commands beside it.
       "src",
+      "scripts",
       "--config",
       path.join(ROOT, ".dependency-cruiser.cjs"),
       "--output-type",
@@ -46,6 +48,12 @@ const LAYERS = {
   "src/server/api/routers/orders.ts": "export const select = { id: true };\n",
   "src/test/factory.ts": "export const make = () => 1;\n",
   "src/shared/reasons.ts": "export const reason = 'x';\n",
+  "src/server/config.ts": "export const config = {};\n",
+  "src/server/http/plain-error.ts": "export const plainError = () => 1;\n",
+  "src/payments/outbox.ts": "export const topic = 'payment.charge';\n",
+  "src/payments/index.ts": 'export { topic } from "./outbox";\n',
+  "src/payments/config.ts": "export const section = {};\n",
+  "scripts/noop.ts": "export {};\n",
 };
 
 describe("the app's layer rules", () => {
@@ -57,12 +65,26 @@ describe("the app's layer rules", () => {
       "src/server/orders/read.ts":
         'import { select } from "../api/routers/orders";\nexport const s = select;\n',
       "src/server/jobs.ts": 'import { make } from "../test/factory";\nexport const j = make;\n',
+      "src/server/edge/door.ts": "export const door = 1;\n",
+      "src/server/health.ts": 'import { door } from "./edge/door";\nexport const h = door;\n',
+      "src/server/http/limit.ts": 'import { h } from "../health";\nexport const l = h;\n',
+      "src/server/checkout/place.ts":
+        'import { topic } from "../../payments/outbox";\nexport const p = topic;\n',
+      "src/payments/webhook.ts":
+        'import { config } from "../server/config";\nexport const w = config;\n',
+      "scripts/worker.ts":
+        'import { topic } from "../src/payments/outbox";\nexport const s = topic;\n',
     });
     expect(violations(dir)).toEqual([
+      "only-the-composition-root-uses-the-edge: src/server/health.ts → src/server/edge/door.ts",
+      "payments-imports-nothing-of-the-shop: src/payments/webhook.ts → src/server/config.ts",
+      "payments-only-through-its-entry: scripts/worker.ts → src/payments/outbox.ts",
+      "payments-only-through-its-entry: src/server/checkout/place.ts → src/payments/outbox.ts",
       "production-never-imports-test-helpers: src/server/jobs.ts → src/test/factory.ts",
       "server-never-imports-the-ui: src/server/render.ts → src/app/page.ts",
       "services-never-import-routers: src/server/orders/read.ts → src/server/api/routers/orders.ts",
       "shared-imports-nothing-of-the-app: src/shared/text.ts → src/server/render.ts",
+      "the-http-kit-stands-alone: src/server/http/limit.ts → src/server/health.ts",
     ]);
   });
 
@@ -73,6 +95,18 @@ describe("the app's layer rules", () => {
       "src/server/jobs.ts":
         'import { reason } from "@/shared/reasons";\nexport const j = reason;\n',
       "src/server/api/routers/uses.ts": 'import { j } from "../../jobs";\nexport const r = j;\n',
+      "src/server/http/limit.ts":
+        'import { reason } from "@/shared/reasons";\nexport const l = reason;\n',
+      "src/server/edge/door.ts":
+        'import { j } from "../jobs";\nimport { l } from "../http/limit";\nexport const d = [j, l];\n',
+      "src/server/app.ts": 'import { d } from "./edge/door";\nexport const app = d;\n',
+      "src/server/checkout/place.ts":
+        'import { topic } from "@/payments";\nexport const p = topic;\n',
+      "src/payments/webhook.ts":
+        'import { plainError } from "../server/http/plain-error";\nimport { reason } from "@/shared/reasons";\nexport const w = [plainError, reason];\n',
+      "scripts/worker.ts": 'import { topic } from "../src/payments";\nexport const s = topic;\n',
+      "src/server/config.ts":
+        'import { section } from "@/payments/config";\nexport const c = section;\n',
     });
     expect(violations(dir)).toEqual([]);
   });

@@ -2,7 +2,8 @@
 // another user's (what passport or @nestjs/jwt do in a real app).
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-const SECRET = process.env.TOKEN_SECRET ?? "example-only-secret";
+// The example's secret, as the other apps' are: a real app reads it from its configuration.
+const SECRET = "example-only-secret";
 const sign = (user: string) => createHmac("sha256", SECRET).update(user).digest("base64url");
 
 export const tokenFor = (user: string) => `${user}.${sign(user)}`;

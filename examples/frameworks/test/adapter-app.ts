@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { runDraftConformance } from "@once/idempotency/conformance";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { stopPostgres } from "../../../tools/examples/server-apps";
 
 const UNREACHABLE_ITEM = "from-the-closed-warehouse"; // examples/frameworks/src/orders.ts
@@ -185,7 +185,7 @@ export function checkAdapterApp(target: {
       // The app again, on a PostgreSQL of its own, stopped for real (test/global-setup.ts).
       const base = target.stoppableUrl();
       const credentials = await login(base, "carol");
-      await stopPostgres(process.env.STOPPABLE_PG_DATA!);
+      await stopPostgres(inject("serverApps").stoppable!.dataDir);
       const down = await send(randomUUID(), order(), credentials, {}, base);
       expect(down.status).toBe(503);
       expect(reason(down)).toBe("store_unavailable");

@@ -1,6 +1,8 @@
 // One framework's example app as its test file checks it: the checks every adapter app passes
 // (adapter-app.ts), the draft's vectors through it, and its transaction route (adapter-tx.ts), on
-// the URLs the global setup gave it (<APP>_URL, and <APP>_STOPPABLE_URL for the one it stops).
+// the URLs the global setup provided (`serverApps`: the app's, and the one on the PostgreSQL the
+// 503 checks stop).
+import { inject } from "vitest";
 import { checkAdapterApp } from "./adapter-app";
 import { checkTransactionRoute } from "./adapter-tx";
 
@@ -8,9 +10,8 @@ export function checkFrameworkApp(
   app: "express" | "fastify" | "nestjs",
   unreadBodyRefusedBy: Parameters<typeof checkAdapterApp>[0]["unreadBodyRefusedBy"],
 ) {
-  const env = app.toUpperCase();
-  const url = () => process.env[`${env}_URL`]!;
-  const stoppableUrl = () => process.env[`${env}_STOPPABLE_URL`]!;
+  const url = () => inject("serverApps").urls[app]!;
+  const stoppableUrl = () => inject("serverApps").stoppable!.urls[app]!;
   checkAdapterApp({ app, url, stoppableUrl, unreadBodyRefusedBy });
   checkTransactionRoute({ app, url });
 }

@@ -1,17 +1,19 @@
 // One PostgreSQL and the three apps for all test files: the examples' shared setup
-// (tools/examples/server-apps.ts) sets EXPRESS_URL, FASTIFY_URL, NESTJS_URL and DATABASE_URL; the
-// three again on a PostgreSQL the 503 checks stop (EXPRESS_STOPPABLE_URL…, STOPPABLE_PG_DATA).
+// (tools/examples/server-apps.ts) gives the tests each app's URL (`inject("serverApps")`) and sets
+// DATABASE_URL; the three again on a PostgreSQL the 503 checks stop (`serverApps.stoppable`).
 import path from "node:path";
-import { serverAppsSetup } from "../../../tools/examples/server-apps";
+import { serverAppsSetup, type ServerApps } from "../../../tools/examples/server-apps";
 import { ORDER_TABLE } from "./order-table";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    serverApps: ServerApps;
+  }
+}
 
 export default serverAppsSetup(
   path.resolve(import.meta.dirname, ".."),
   ORDER_TABLE,
-  {
-    EXPRESS: "express",
-    FASTIFY: "fastify",
-    NESTJS: "nestjs",
-  },
+  ["express", "fastify", "nestjs"],
   { stoppable: true },
 );

@@ -2,17 +2,18 @@
 // (`headerNames: "draft"`), as the packed tarball installed it.
 import { randomUUID } from "node:crypto";
 import { runDraftConformance } from "@once/idempotency/conformance";
+import { inject } from "vitest";
 
 const auth = { authorization: "Bearer example-caller" };
 const report = () => ({ title: `report-${randomUUID()}`, rows: 3 });
 
-for (const [name, env] of [
-  ["Hono (@hono/node-server)", "HONO_URL"],
-  ["node:http (toNodeHandler)", "NODE_HTTP_URL"],
+for (const [name, script] of [
+  ["Hono (@hono/node-server)", "hono"],
+  ["node:http (toNodeHandler)", "node-http"],
 ] as const)
   runDraftConformance({
     name,
-    url: () => `${process.env[env]}/reports`,
+    url: () => `${inject("serverApps").urls[script]}/reports`,
     headers: auth,
     headerNames: "draft",
     body: report,

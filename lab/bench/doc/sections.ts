@@ -19,6 +19,7 @@ export const SECTIONS: readonly BenchSection[] = [
   { id: "overload", script: "bench:overload", args: [] },
   { id: "crowd", script: "bench:overload", args: ["--crowd"] },
   { id: "slow-bodies", script: "bench:overload", args: ["--slow-bodies"] },
+  { id: "floods", script: "bench:overload", args: ["--floods"] },
   { id: "payments", script: "bench:payments", args: [] },
   { id: "queues", script: "bench:queues", args: [] },
   { id: "reconcile", script: "bench:reconcile", args: ["1000000"] },

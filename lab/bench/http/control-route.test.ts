@@ -11,7 +11,7 @@ import { parsePreferWait } from "@once/idempotency/http";
 import { useTestDatabase } from "../../../src/test/database";
 import { TOKENS } from "../../../src/test/http";
 import { testApp } from "../../../src/test/app";
-import { createFrontDoor, type FrontDoorOptions } from "../../../src/server/http/front-door";
+import { createFrontDoor, type FrontDoorOptions } from "../../../src/server/edge/front-door";
 import { labRoutes } from "./control-route";
 import { CONTROL_PROCEDURE } from "./scenarios";
 import { BARE_CATALOG_PATH } from "./bare-trpc-route";

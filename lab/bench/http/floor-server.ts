@@ -9,7 +9,7 @@
 // the same clients and attackers as the app. Only the path the benches drive is written: a new key
 // that executes, a completed key's replay, a key in progress (409), and catalog.list's one SELECT.
 // Against slow clients it has the app's doors, by hand: the front door's header and request
-// timeouts (src/server/http/front-door.ts), and the API's byte limit and body deadline
+// timeouts (src/server/edge/front-door.ts), and the API's byte limit and body deadline
 // (src/server/http/body-limit.ts), answered 413 and 408 in tRPC's error shape with the connection
 // closed. Without them a slow-body attacker's sockets would sit on the floor for Node's default
 // five minutes instead of being answered and opened again every 10 s, and the floor would be
@@ -24,7 +24,7 @@ import http from "node:http";
 import pg from "pg";
 import { canonicalJson } from "@once/idempotency/sql";
 import { SETTLED_CHANNEL } from "@once/idempotency/operator";
-import { PAYMENT_TOPIC, providerKeyFor } from "../../../src/server/payments/outbox-message";
+import { PAYMENT_TOPIC, providerKeyFor } from "../../../src/payments";
 import {
   ORDER_STATEMENT,
   orderItemsOf,
@@ -39,7 +39,7 @@ import {
   CONNECTIONS_CHECK_MS,
   HEADERS_TIMEOUT_MS,
   REQUEST_TIMEOUT_MS,
-} from "../../../src/server/http/front-door";
+} from "../../../src/server/edge/front-door";
 import { BODY_READ_DEADLINE_MS, TRPC_BODY_LIMIT_BYTES } from "../../../src/server/http/body-limit";
 import { PRISMA_FLOOR_PATH } from "./floor-paths";
 

@@ -398,6 +398,8 @@ function printResults(results: PathResult[]): void {
 if (process.argv.includes("--crowd")) await import("./crowd");
 // `-- --slow-bodies`: slow-body connections held for a minute beside a measuring client (slow-bodies.ts).
 else if (process.argv.includes("--slow-bodies")) await import("./slow-bodies");
+// `-- --floods`: anonymous floods of health, pages, sign-in and the webhook beside a probe (floods.ts).
+else if (process.argv.includes("--floods")) await import("./floods");
 else await overloadBench();
 
 async function overloadBench() {

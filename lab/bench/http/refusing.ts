@@ -3,7 +3,7 @@
 // (one place, a queue of 25) and a long `Prefer: wait` allowed: one checkout paused for 30 s in
 // its transaction (the demo's `x-demo-delay-ms`) holds the place, 26 reads that said they would
 // wait a minute fill the queue, and from then on a request without `Prefer: wait` is refused
-// before any work (src/server/http/front-door.ts). The hold lasts as long as the paused checkout;
+// before any work (src/server/edge/front-door.ts). The hold lasts as long as the paused checkout;
 // `hold()` starts a new one when the last is older than HOLD_REFRESH_MS.
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -9,9 +9,7 @@
 // checkouts write meanwhile (a paid order's whole cost is order-cost.ts's).
 import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
-import { signatureHeader } from "../../../src/server/payments/webhook-signature";
-import { WEBHOOK_PATH } from "../../../src/server/payments/webhook";
-import { EventType } from "../../../src/server/payments/provider";
+import { signatureHeader, WEBHOOK_PATH, EventType } from "../../../src/payments";
 import { cpuMsOf } from "./cpu";
 import { BENCH_WEBHOOK_SECRET } from "./cluster";
 import { settle } from "./pace";

@@ -1,5 +1,5 @@
 // The server of large-answers.ts, in a process of its own so that its memory is measured alone.
-// MODE: "protected" (the idempotent route, through toNodeHandler), "plain" (the same handler with
+// Its argument, the mode: "protected" (the idempotent route, through toNodeHandler), "plain" (the same handler with
 // no idempotency: the floor) or "buffered" (protected, but the handler's body read whole first:
 // what the layer did before it streamed). Prints its port when it listens.
 import { createServer } from "node:http";
@@ -9,7 +9,7 @@ import { createIdempotencyEngine } from "../src/index";
 import { idempotent, toNodeHandler, type FetchHandler } from "../src/http/index";
 import { PrismaClient } from "../test/support/generated/client";
 
-const MODE = process.env.MODE ?? "protected";
+const MODE = process.argv[2] ?? "protected";
 const CHUNK = new Uint8Array(64 * 1024).fill(120);
 
 /** An answer of `size` bytes made as it is sent (a file, an export): never whole in memory. */

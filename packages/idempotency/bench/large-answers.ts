@@ -23,9 +23,9 @@ async function rssOf(pid: number): Promise<number> {
 async function startServer(mode: string, databaseUrl: string) {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", new URL("./large-answers-server.ts", import.meta.url).pathname],
+    ["--import", "tsx", new URL("./large-answers-server.ts", import.meta.url).pathname, mode],
     {
-      env: { ...process.env, MODE: mode, DATABASE_URL: databaseUrl },
+      env: { ...process.env, DATABASE_URL: databaseUrl },
       stdio: ["ignore", "pipe", "inherit"],
     },
   );

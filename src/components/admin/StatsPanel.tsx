@@ -115,6 +115,7 @@ const REFUSAL_STAGE: Record<Refusal["stage"], string> = {
   admission: "at admission",
   queue: "after waiting in line",
   connection: "per peer address",
+  lane: "in its route's lane",
   store: "at the store",
   body: "while reading the body",
 };

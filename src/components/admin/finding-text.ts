@@ -1,5 +1,5 @@
 // A reconciliation finding in words for the dashboard: each kind records its own details
-// (src/server/payments/reconciliation.ts, charge-mismatch.ts and the outbox worker), and the
+// (src/payments/reconciliation.ts, charge-mismatch.ts and the outbox worker), and the
 // operator reads one short sentence with its amounts in their currency instead of the raw JSON.
 import { formatMoney, shortId } from "../format";
 

@@ -35,7 +35,7 @@ export interface RequestScope {
   whileWaiting?: Context["whileWaiting"];
   /**
    * The caller, looked up once for identical requests sent with one credential (a request in
-   * flight and its duplicates waiting on it: src/server/http/waiters.ts), instead of each its own.
+   * flight and its duplicates waiting on it: src/server/edge/waiters.ts), instead of each its own.
    */
   caller?: Caller;
 }

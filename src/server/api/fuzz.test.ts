@@ -9,10 +9,9 @@ import { callRaw } from "@/test/http";
 import { holdsHostileText, hostileText, inputArbitrary } from "@/test/input-arbitrary";
 import { handleSignIn } from "../auth/sign-in";
 import { healthAnswer, HealthMonitor } from "../health";
-import { webhookResponse } from "../payments/webhook";
+import { webhookResponse, DEMO_WEBHOOK_SECRET } from "@/payments";
 import { appRouter } from "./root";
 import type { z } from "zod";
-import { DEMO_WEBHOOK_SECRET } from "../payments/config";
 import { testApp } from "../../test/app";
 
 const t = useTestDatabase({ poolMax: 6 });

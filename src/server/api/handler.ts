@@ -34,7 +34,7 @@ export async function serveTrpc(
  * session cookie is refused, and the body is read whole, under the byte limit (413 before it is
  * read whole) and a deadline (408), so a slow client holds a socket and nothing else. The request
  * with its body in memory, or the refusal. `read`: the body as the front door read it from the
- * socket, under the same deadline (src/server/http/node-body.ts); `req` carries its bytes.
+ * socket, under the same deadline (src/server/edge/node-body.ts); `req` carries its bytes.
  */
 export async function readTrpcRequest(
   req: Request,

@@ -2,14 +2,14 @@
 import { describe, expect, it } from "vitest";
 import { demoDelayMs, MAX_DEMO_DELAY_MS } from "./demo-delay";
 
-const DEMO = { demo: true, demoProcessingDelayMs: 0 };
+const DEMO = { demo: true };
 const withHeader = (value?: string) =>
   new Headers(value === undefined ? {} : { "x-demo-delay-ms": value });
 
 describe("demoDelayMs", () => {
-  it("defaults to DEMO_PROCESSING_DELAY_MS", () => {
-    expect(demoDelayMs(withHeader(), { demo: false, demoProcessingDelayMs: 120 })).toBe(120);
+  it("pauses only when the header asks", () => {
     expect(demoDelayMs(withHeader(), DEMO)).toBe(0);
+    expect(demoDelayMs(withHeader(), { demo: false })).toBe(0);
   });
   it("honours the header in demo mode, capped at 30 s, ignoring nonsense", () => {
     expect(demoDelayMs(withHeader("250"), DEMO)).toBe(250);
@@ -18,6 +18,6 @@ describe("demoDelayMs", () => {
     expect(demoDelayMs(withHeader("soon"), DEMO)).toBe(0);
   });
   it("ignores the header outside demo mode", () => {
-    expect(demoDelayMs(withHeader("250"), { demo: false, demoProcessingDelayMs: 0 })).toBe(0);
+    expect(demoDelayMs(withHeader("250"), { demo: false })).toBe(0);
   });
 });

@@ -11,18 +11,12 @@ export const DEMO_DELAY_HEADER = "x-demo-delay-ms";
  */
 export const MAX_DEMO_DELAY_MS = 30_000;
 
-/** The pause for this request: DEMO_PROCESSING_DELAY_MS, or the header's in demo mode. */
-export function demoDelayMs(
-  headers: Headers,
-  config: { demo: boolean; demoProcessingDelayMs: number },
-): number {
-  let ms = config.demoProcessingDelayMs;
+/** The pause this request asks for with the header, in demo mode; none otherwise. */
+export function demoDelayMs(headers: Headers, config: { demo: boolean }): number {
   const asked = headers.get(DEMO_DELAY_HEADER);
-  if (asked !== null && config.demo) {
-    const value = Number(asked);
-    if (Number.isInteger(value) && value >= 0) ms = value;
-  }
-  return Math.min(ms, MAX_DEMO_DELAY_MS);
+  if (asked === null || !config.demo) return 0;
+  const value = Number(asked);
+  return Number.isInteger(value) && value >= 0 ? Math.min(value, MAX_DEMO_DELAY_MS) : 0;
 }
 
 export function pause(ms: number): Promise<void> {

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { adminCalls, callTrpc, TOKENS, type HttpAnswer } from "../../test/http";
 import { useTestDatabase } from "../../test/database";
-import { createOutboxWorker } from "../payments/outbox-worker";
+import { createOutboxWorker } from "@/payments";
 import { useTestProvider } from "../../test/provider";
 import { waitFor } from "../../../tools/process";
 import { placeOrder as placeOrderInTx } from "./place-order";

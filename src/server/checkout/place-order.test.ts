@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { callTrpc, TOKENS, type HttpAnswer } from "../../test/http";
 import { useTestDatabase } from "../../test/database";
-import { createOutboxWorker } from "../payments/outbox-worker";
+import { createOutboxWorker } from "@/payments";
 import { useTestProvider } from "../../test/provider";
 
 // One connection per concurrent checkout: a request must never wait past the pool's 2 s connect

@@ -6,7 +6,7 @@
 // is written. The payment itself never runs here: the outbox worker delivers it after commit.
 import type { Tx } from "../db/client";
 import type { PlacedOrder } from "./order-select";
-import { PAYMENT_TOPIC, providerKeyFor } from "../payments/outbox-message";
+import { PAYMENT_TOPIC, providerKeyFor } from "@/payments";
 import { checkoutError } from "./errors";
 import { mergeLines, type OrderLine } from "./input";
 import { pause } from "./demo-delay";

@@ -4,7 +4,7 @@
 // carries a Retry-After from the rate it hands connections out.
 //
 // It never refuses a request early because its queue looks long. The front door bounds the
-// requests in flight before any work (src/server/http/admission.ts), so the pool's queue is never
+// requests in flight before any work (src/server/edge/admission.ts), so the pool's queue is never
 // longer than the places. A refusal here comes after the request has been parsed, routed and its
 // caller looked up: under a crowd that sends again at once (npm run bench:overload -- --crowd,
 // 1 024 connections of new-key checkouts), refusing early whenever the queue looked longer than

@@ -15,7 +15,7 @@ export type Tx = Prisma.TransactionClient;
 export const POOL_MAX = 10;
 /**
  * How long a query may wait for a pool connection before it is refused as busy: a request's wait
- * for the store, which the HTTP admission also sizes its bound by (src/server/http/admission.ts).
+ * for the store, which the HTTP admission also sizes its bound by (src/server/edge/admission.ts).
  */
 export const STORE_WAIT_MS = 2_000;
 

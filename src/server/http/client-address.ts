@@ -1,7 +1,7 @@
 // The client's address, for the sign-in throttle. Who vouches for it:
 //
 //   - the socket's peer, which the server itself writes into `x-once-peer-address` on every
-//     request (src/server/http/front-door.ts), replacing anything a client sent under that name;
+//     request (src/server/edge/front-door.ts), replacing anything a client sent under that name;
 //   - a proxy in front, which appends the address it saw to X-Forwarded-For. Only as many of those
 //     entries are believed as TRUSTED_PROXIES says there are proxies: the rightmost N hops are
 //     ours, the entry before them is the client. Everything further left is whatever the client

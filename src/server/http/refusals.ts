@@ -8,12 +8,14 @@ import { Reason } from "@/shared/reasons";
 
 /** Where in a request's path it was refused. */
 export const RefusalStage = {
-  /** Past the bound of requests in flight, before any work (src/server/http/admission.ts). */
+  /** Past the bound of requests in flight, before any work (src/server/edge/admission.ts). */
   ADMISSION: "admission",
-  /** Queued past the bound for its whole wait, and no place came (src/server/http/admission.ts). */
+  /** Queued past the bound for its whole wait, and no place came (src/server/edge/admission.ts). */
   QUEUE: "queue",
-  /** More connections from one peer address than the cap (src/server/http/peer-connections.ts). */
+  /** More connections from one peer address than the cap (src/server/edge/peer-connections.ts). */
   CONNECTION: "connection",
+  /** Past a lane's bound at the front door: a page, health, a form (src/server/edge/lanes.ts). */
+  LANE: "lane",
   /** By the key store: no pool connection within the store's wait, or the database unreachable. */
   STORE: "store",
   /** Its body: over the byte limit, or not in by the deadline (src/server/http/body-limit.ts). */

@@ -2,7 +2,7 @@
 // engine makes for its own store (`storeUnavailable`: busy or unavailable, and the Retry-After,
 // the pool's own estimate when it refused as busy), written as the plain routes' error answer.
 // One decision for every store answer; only the words differ per route. (The admission bound's
-// refusal, src/server/http/admission.ts, answers before any database call, in tRPC's shape.)
+// refusal, src/server/edge/admission.ts, answers before any database call, in tRPC's shape.)
 import { storeUnavailable } from "@once/idempotency/operator";
 import { Reason } from "@/shared/reasons";
 import { plainError } from "./plain-error";

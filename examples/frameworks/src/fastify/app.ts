@@ -16,7 +16,8 @@ declare module "@fastify/jwt" {
 }
 
 const app = Fastify({ bodyLimit: 1024 * 1024 });
-await app.register(fastifyJwt, { secret: process.env.JWT_SECRET ?? "example-only-secret" });
+// The example's secret, as Express's session has its own: a real app reads it from its configuration.
+await app.register(fastifyJwt, { secret: "example-only-secret" });
 
 app.post("/login", async (request) => ({
   token: app.jwt.sign({ sub: String((request.body as { user: string }).user) }),

@@ -19,7 +19,7 @@ export interface EngineDeps<TTx extends SqlTransaction = SqlTransaction> {
    */
   waiters: KeyWaiters;
   /**
-   * Per scope: the last live-key count, or the one being taken (IDEMPOTENCY_LIVE_KEY_COUNT_TTL_MS).
+   * Per scope: the last live-key count, or the one being taken (liveKeyCountTtlMs).
    */
   liveKeyCounts: Map<string, LiveKeyCount>;
 }

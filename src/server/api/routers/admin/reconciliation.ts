@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import type { Prisma } from "@/generated/prisma/client";
-import { resolveFinding } from "@/server/payments/finding-resolution";
+import { resolveFinding } from "@/payments";
 import { cursorSchema, encodeCursor, iso } from "./cursor";
 import { AdminReason, adminError } from "./errors";
 import { reasonSchema } from "./keys.types";
