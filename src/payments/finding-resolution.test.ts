@@ -1,11 +1,9 @@
 // A finding carried to its end: resolved with a note on the dashboard (admin.reconciliation.resolve)
 // or by `npm run reconcile -- resolve`, it leaves the open gauge and is audited; found again by
 // the job, it is open again.
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { promisify } from "node:util";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { reconcileCommand as runReconcile } from "../test/reconcile-command";
 import { useTestDatabase } from "../test/database";
 import { useTestProvider } from "../test/provider";
 import { adminCalls, TOKENS } from "../test/http";
@@ -16,7 +14,6 @@ import { createReconciliation } from "./reconciliation";
 const t = useTestDatabase();
 const provider = useTestProvider();
 const admin = adminCalls(() => t.db);
-const root = path.resolve(import.meta.dirname, "../..");
 
 /** The open-findings gauge of one kind, as Prometheus scrapes it. */
 async function openGauge(kind: string): Promise<number> {
@@ -47,15 +44,7 @@ async function lostCharge() {
 }
 
 const reconcileCommand = (...args: string[]) =>
-  promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/reconcile.ts", ...args], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: t.url,
-      DEMO_MODE: "1",
-      PAYMENTS_PROVIDER_URL: provider.url,
-    },
-  });
+  runReconcile({ databaseUrl: t.url, providerUrl: provider.url }, ...args);
 
 describe("a finding's life", () => {
   it("resolved on the dashboard: gone from the open gauge, audited; found again: open again", async () => {

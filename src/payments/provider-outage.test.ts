@@ -26,6 +26,16 @@ function capturingLogger() {
 const t = useTestDatabase();
 const provider = useTestProvider();
 
+/** Waits (up to a minute) until every one of `ids` is paid. */
+async function everyOrderPaid(ids: string[]): Promise<void> {
+  await waitFor(
+    "every order paid",
+    async () =>
+      (await t.db.order.count({ where: { id: { in: ids }, status: "PAID" } })) === ids.length,
+    60_000,
+  );
+}
+
 describe("the provider stopped", () => {
   it(
     "orders wait, nothing is lost, and they are charged once it is back",
@@ -60,12 +70,7 @@ describe("the provider stopped", () => {
         ).toEqual(ids.map(() => ({ status: "PENDING" })));
 
         await provider.start();
-        await waitFor(
-          "every order paid",
-          async () =>
-            (await t.db.order.count({ where: { id: { in: ids }, status: "PAID" } })) === ids.length,
-          60_000,
-        );
+        await everyOrderPaid(ids);
       } finally {
         await stop();
       }
@@ -111,12 +116,7 @@ describe("an outage told as an outage", () => {
           60_000,
         );
         await provider.start();
-        await waitFor(
-          "every order paid",
-          async () =>
-            (await t.db.order.count({ where: { id: { in: ids }, status: "PAID" } })) === ids.length,
-          60_000,
-        );
+        await everyOrderPaid(ids);
       } finally {
         await stop();
       }

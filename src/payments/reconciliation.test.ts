@@ -1,11 +1,9 @@
 // Reconciliation reads the provider's charges through its list API (the real service, its books
 // in a database of their own) and compares them with the orders: each finding recorded once, a
 // window per run kept by a cursor in the shop's database.
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { promisify } from "node:util";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { reconcileCommand as runReconcile } from "../test/reconcile-command";
 import { useTestDatabase } from "../test/database";
 import { useTestProvider } from "../test/provider";
 import { chargedTestOrder, placeTestOrder } from "../test/payment-fixtures";
@@ -304,19 +302,6 @@ describe("reconciliation", () => {
   );
 });
 
-const root = path.resolve(import.meta.dirname, "../..");
 function reconcileCommand(...args: string[]) {
-  return promisify(execFile)(
-    process.execPath,
-    ["--import", "tsx", path.join(root, "scripts/reconcile.ts"), ...args],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATABASE_URL: t.url,
-        DEMO_MODE: "1",
-        PAYMENTS_PROVIDER_URL: provider.url,
-      },
-    },
-  );
+  return runReconcile({ databaseUrl: t.url, providerUrl: provider.url }, ...args);
 }

@@ -4,11 +4,11 @@
 // answer back when it commits. Counted in, a sleeping duplicate would fill the bound: the second
 // would be refused 503 store_busy, and so would every request after it until the first ended.
 import { randomUUID } from "node:crypto";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { TOKENS } from "@/test/http";
 import { testAppWith } from "@/test/app";
+import { lockProduct } from "@/test/product-lock";
 import { serveTrpc } from "../api/handler";
 import type { ServerApp } from "../app";
 
@@ -49,22 +49,6 @@ async function checkout(key: string, prefer?: string) {
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
-/** Holds the product's row locked until `release`: a checkout of it waits inside its transaction. */
-async function lockProduct(): Promise<{ release: () => Promise<void>; pid: number }> {
-  const client = new pg.Client({ connectionString: t.url });
-  await client.connect();
-  await client.query("BEGIN");
-  await client.query(`SELECT 1 FROM "Product" WHERE "id" = $1::uuid FOR UPDATE`, [productId]);
-  const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-  return {
-    pid: rows[0]!.pid,
-    release: async () => {
-      await client.query("COMMIT");
-      await client.end();
-    },
-  };
-}
-
 /** Resolves once a session waits for the lock `holder` has. */
 async function blockedBy(holder: number): Promise<void> {
   await vi.waitFor(
@@ -85,7 +69,7 @@ async function blockedBy(holder: number): Promise<void> {
  */
 async function whileFirstHeld(sendDuplicates: (send: () => void) => Promise<void>) {
   const key = `wait-${randomUUID()}`;
-  const lock = await lockProduct();
+  const lock = await lockProduct(t.url, productId);
   const first = checkout(key);
   const duplicates: ReturnType<typeof checkout>[] = [];
   try {

@@ -5,11 +5,11 @@
 // the first checkout is held inside its transaction by a lock on its product, so nothing here
 // depends on timing but a waiter's own deadline.
 import { randomUUID } from "node:crypto";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { TOKENS } from "@/test/http";
 import { testAppWith } from "@/test/app";
+import { lockProduct, type ProductLock } from "@/test/product-lock";
 import { handleTrpcRequest } from "../api/handler";
 import { callerOf } from "../api/context";
 import { poolOf } from "../db/client";
@@ -91,35 +91,8 @@ async function fillTheLine(d: Door, placesTaken: number): Promise<() => void> {
   return release;
 }
 
-/** Holds the product's row locked until `release`: a checkout of it waits inside its transaction. */
-async function lockProduct() {
-  const client = new pg.Client({ connectionString: t.url });
-  await client.connect();
-  await client.query("BEGIN");
-  await client.query(`SELECT 1 FROM "Product" WHERE "id" = $1::uuid FOR UPDATE`, [productId]);
-  const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-  return {
-    pid: rows[0]!.pid,
-    /** The backends waiting for a lock: this one's, or a checkout's queued behind it. */
-    blocked: async () => {
-      // Inside this transaction pg_stat_activity is read once and kept: read it afresh.
-      await client.query("SELECT pg_stat_clear_snapshot()");
-      const blocked = await client.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE cardinality(pg_blocking_pids(pid)) > 0",
-      );
-      return blocked.rows.map((r) => r.pid);
-    },
-    release: async () => {
-      await client.query("COMMIT");
-      await client.end();
-    },
-  };
-}
-
-type Lock = Awaited<ReturnType<typeof lockProduct>>;
-
 /** A first checkout on `key`, held inside its transaction by `lock`. */
-async function firstHeld(d: Door, key: string, lock: Lock) {
+async function firstHeld(d: Door, key: string, lock: ProductLock) {
   const first = checkout(d, key);
   await vi.waitFor(async () => expect(await lock.blocked()).toHaveLength(1), PATIENCE);
   return { first };
@@ -151,7 +124,7 @@ describe("duplicates of a request in flight, while the line is full of other req
   it("1 000 wait outside the line, run no statement, and all replay the first answer", async () => {
     const d = door();
     const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct();
+    const lock = await lockProduct(t.url, productId);
     let releaseLine = () => {};
     const statements = countStatements();
     let duplicates: Promise<Answer>[] = [];
@@ -189,7 +162,7 @@ describe("duplicates of a request in flight, while the line is full of other req
   it("past the bound on one key, the rest go through the line as any request", async () => {
     const d = door({ perKey: 2, maxBytes: 1 << 20 });
     const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct();
+    const lock = await lockProduct(t.url, productId);
     let releaseLine = () => {};
     try {
       const { first } = await firstHeld(d, key, lock);
@@ -212,7 +185,7 @@ describe("what does not wait, and what a wait ends in", () => {
   it("another body is not held: 422 while the first is still in flight; another tenant's key is its own", async () => {
     const d = door();
     const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct();
+    const lock = await lockProduct(t.url, productId);
     try {
       const { first } = await firstHeld(d, key, lock);
       const other = await checkout(d, key, { prefer: "wait=10", quantity: 2 });
@@ -237,7 +210,7 @@ describe("what does not wait, and what a wait ends in", () => {
   it("a wait that runs out is the engine's 409, with Retry-After and Preference-Applied", async () => {
     const d = door();
     const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct();
+    const lock = await lockProduct(t.url, productId);
     try {
       const { first } = await firstHeld(d, key, lock);
       const waited = await checkout(d, key, { prefer: "wait=1" });
@@ -259,7 +232,7 @@ describe("what does not wait, and what a wait ends in", () => {
   it("a first request released (a 5xx): one waiter runs it afresh, the others replay its answer", async () => {
     const d = door();
     const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct();
+    const lock = await lockProduct(t.url, productId);
     try {
       const { first } = await firstHeld(d, key, lock);
       const duplicates = Array.from({ length: 20 }, () => checkout(d, key, { prefer: "wait=10" }));
@@ -286,7 +259,7 @@ describe("what does not wait, and what a wait ends in", () => {
   it("the front door's early refusal lets through only what may join a flight here", async () => {
     const d = door();
     const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct();
+    const lock = await lockProduct(t.url, productId);
     try {
       const { first } = await firstHeld(d, key, lock);
       const headers = (extra: Record<string, string>) => (name: string) =>
