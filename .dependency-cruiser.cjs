@@ -3,13 +3,14 @@
 //
 //   app/, components/, trpc/   the browser and the routes (Next.js)
 //   server/                    what runs on the server: edge/ (the front door, admission, the API
-//                              routes) over api/ (routers) over the services, over http/ (the
-//                              kit every route uses: body limits, cross-site checks, refusals)
+//                              routes) over api/ (routers) over the services
 //   shared/                    what both sides speak: reasons, limits, text rules; imports no app code
 //   payments/                  one module beside the shop (outbox, provider client, webhook,
 //                              reconciliation) with one entry, index.ts, and its configuration
 //                              section, config.ts; the shop builds it with what it needs (database,
 //                              engine, settings, logger) and calls that entry
+//   http/                      the kit below the server and payments alike: body limits, cross-site
+//                              checks, refusal counters, plain errors; imports no app code
 //
 // `npm run structure` cruises scripts/, lab/, e2e/, services/ and tools/ too: payments' one entry
 // holds for them as for the shop.
@@ -46,9 +47,9 @@ module.exports = {
     ),
     forbid(
       "the-http-kit-stands-alone",
-      "src/server/http is the kit below every route (body limits, cross-site checks, refusals, plain errors): it imports nothing else of the server, so the routes, the routers and the edge can all use it.",
-      { path: "^src/server/http/" },
-      { path: "^src/server/(?!http/)" },
+      "src/http is the kit below every route (body limits, cross-site checks, refusals, plain errors): it imports nothing of the app, so the server's routes, routers and edge and the payments' webhook can all use it.",
+      { path: "^src/http/" },
+      { path: "^src/(server|payments|app|components|trpc)/" },
     ),
     forbid(
       "production-never-imports-test-helpers",
@@ -64,12 +65,9 @@ module.exports = {
     ),
     forbid(
       "payments-imports-nothing-of-the-shop",
-      "Payments stands beside the shop, not inside it: it is handed its database, engine, settings and logger, and imports only libraries, src/shared, the generated Prisma client, and the two HTTP kit modules its webhook answers with (the API's body limit and its problem details), which import nothing but src/shared.",
+      "Payments stands beside the shop, not inside it: it is handed its database, engine, settings and logger, and imports only libraries, src/shared, src/http (the kit its webhook answers with) and the generated Prisma client.",
       { path: "^src/payments/" },
-      {
-        path: "^src/(server|app|components|trpc)/",
-        pathNot: "^src/server/http/(body-limit|plain-error)\\.ts$",
-      },
+      { path: "^src/(server|app|components|trpc)/" },
     ),
   ],
   options: {

@@ -12,14 +12,14 @@ import {
   readBodyWithin,
   type TimedBody,
   WEBHOOK_BODY_LIMIT_BYTES,
-} from "../server/http/body-limit";
+} from "../http/body-limit";
 import { WEBHOOK_OPERATION, WEBHOOK_SCOPE } from "./config";
 import type { FindingLogger } from "./books/finding-log";
 import { applyPaymentOutcome } from "./order-payment";
 import { EventType } from "./provider";
 import { SIGNATURE_HEADER, verifySignature } from "./webhook-signature";
 import { Reason } from "@/shared/reasons";
-import { plainError } from "../server/http/plain-error";
+import { plainError } from "../http/plain-error";
 import { text } from "@/shared/text";
 
 /** Where every reason is explained: refusals link to its anchor (problem details' `type`). */

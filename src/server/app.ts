@@ -14,7 +14,7 @@ import { createEngineFor, type Engine } from "./engine";
 import { HealthMonitor } from "./health";
 import { Admission } from "./edge/admission";
 import { apiRoutesFor, type ApiRoutes } from "./edge/api-routes";
-import { Refusals, RefusalStage } from "./http/refusals";
+import { Refusals, RefusalStage } from "../http/refusals";
 import { Waiters } from "./edge/waiters";
 import { callerOf } from "./api/context";
 import { createJobLog } from "./job-log";

@@ -100,7 +100,7 @@ const serverSection = {
   // default, so a HOST=0.0.0.0 left in a shell does not publish the operator's one-click sign-in.
   DEMO_ALLOW_REMOTE: flag.default("0"),
   // How many proxies stand in front of the app, each appending what it saw to X-Forwarded-For and
-  // X-Forwarded-Host (src/server/http/forwarded.ts). 0 by default: neither header is believed, the
+  // X-Forwarded-Host (src/http/forwarded.ts). 0 by default: neither header is believed, the
   // socket's peer is the client and Host is the site, because on a server reached directly a
   // client writes whatever it likes there (rotating X-Forwarded-For handed out a fresh sign-in
   // budget per request). Behind HAProxy with `option forwardfor`: 1.

@@ -8,7 +8,7 @@ import type { Engine } from "./engine";
 import { principalFromHeaders } from "./auth/principal";
 import { readStats } from "./admin/stats";
 import { logger } from "./logger";
-import type { Refusals } from "./http/refusals";
+import type { Refusals } from "../http/refusals";
 import { confirmingStandbys, ReplicationMode } from "./replication";
 
 type Stats = Awaited<ReturnType<typeof readStats>>;

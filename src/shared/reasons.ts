@@ -7,7 +7,7 @@ import { MAX_BATCH_SIZE } from "./batch";
 export const AppReason = {
   UNAUTHORIZED: "unauthorized",
   FORBIDDEN: "forbidden",
-  // The doors (sign-in, sign-out, cookie-authenticated posts): src/server/auth, src/server/http.
+  // The doors (sign-in, sign-out, cookie-authenticated posts): src/server/auth, src/http.
   CROSS_SITE_REQUEST: "cross_site_request",
   INVALID_CREDENTIALS: "invalid_credentials",
   TOO_MANY_ATTEMPTS: "too_many_attempts",
@@ -32,7 +32,7 @@ export const AppReason = {
   OUTBOX_NOT_FOUND: "outbox_message_not_found",
   OUTBOX_NOT_DEAD: "outbox_message_not_dead",
   SESSION_NOT_FOUND: "session_not_found",
-  // Bounded and authenticated inputs: src/server/http/body-limit.ts, the payment webhook.
+  // Bounded and authenticated inputs: src/http/body-limit.ts, the payment webhook.
   PAYLOAD_TOO_LARGE: "payload_too_large",
   REQUEST_TIMEOUT: "request_timeout",
   WEBHOOK_SIGNATURE_MISSING: "webhook_signature_missing",

@@ -49,7 +49,7 @@ const LAYERS = {
   "src/test/factory.ts": "export const make = () => 1;\n",
   "src/shared/reasons.ts": "export const reason = 'x';\n",
   "src/server/config.ts": "export const config = {};\n",
-  "src/server/http/plain-error.ts": "export const plainError = () => 1;\n",
+  "src/http/plain-error.ts": "export const plainError = () => 1;\n",
   "src/payments/outbox.ts": "export const topic = 'payment.charge';\n",
   "src/payments/index.ts": 'export { topic } from "./outbox";\n',
   "src/payments/config.ts": "export const section = {};\n",
@@ -67,7 +67,7 @@ describe("the app's layer rules", () => {
       "src/server/jobs.ts": 'import { make } from "../test/factory";\nexport const j = make;\n',
       "src/server/edge/door.ts": "export const door = 1;\n",
       "src/server/health.ts": 'import { door } from "./edge/door";\nexport const h = door;\n',
-      "src/server/http/limit.ts": 'import { h } from "../health";\nexport const l = h;\n',
+      "src/http/limit.ts": 'import { h } from "../server/health";\nexport const l = h;\n',
       "src/server/checkout/place.ts":
         'import { topic } from "../../payments/outbox";\nexport const p = topic;\n',
       "src/payments/webhook.ts":
@@ -84,7 +84,7 @@ describe("the app's layer rules", () => {
       "server-never-imports-the-ui: src/server/render.ts → src/app/page.ts",
       "services-never-import-routers: src/server/orders/read.ts → src/server/api/routers/orders.ts",
       "shared-imports-nothing-of-the-app: src/shared/text.ts → src/server/render.ts",
-      "the-http-kit-stands-alone: src/server/http/limit.ts → src/server/health.ts",
+      "the-http-kit-stands-alone: src/http/limit.ts → src/server/health.ts",
     ]);
   });
 
@@ -95,15 +95,14 @@ describe("the app's layer rules", () => {
       "src/server/jobs.ts":
         'import { reason } from "@/shared/reasons";\nexport const j = reason;\n',
       "src/server/api/routers/uses.ts": 'import { j } from "../../jobs";\nexport const r = j;\n',
-      "src/server/http/limit.ts":
-        'import { reason } from "@/shared/reasons";\nexport const l = reason;\n',
+      "src/http/limit.ts": 'import { reason } from "@/shared/reasons";\nexport const l = reason;\n',
       "src/server/edge/door.ts":
-        'import { j } from "../jobs";\nimport { l } from "../http/limit";\nexport const d = [j, l];\n',
+        'import { j } from "../jobs";\nimport { l } from "../../http/limit";\nexport const d = [j, l];\n',
       "src/server/app.ts": 'import { d } from "./edge/door";\nexport const app = d;\n',
       "src/server/checkout/place.ts":
         'import { topic } from "@/payments";\nexport const p = topic;\n',
       "src/payments/webhook.ts":
-        'import { plainError } from "../server/http/plain-error";\nimport { reason } from "@/shared/reasons";\nexport const w = [plainError, reason];\n',
+        'import { plainError } from "../http/plain-error";\nimport { reason } from "@/shared/reasons";\nexport const w = [plainError, reason];\n',
       "scripts/worker.ts": 'import { topic } from "../src/payments";\nexport const s = topic;\n',
       "src/server/config.ts":
         'import { section } from "@/payments/config";\nexport const c = section;\n',

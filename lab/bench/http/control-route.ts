@@ -22,7 +22,7 @@ import { createTRPCRouter, tenantProcedure } from "../../../src/server/api/trpc"
 import { demoDelayMs, placeOrder, placeOrderInput } from "../../../src/server/checkout";
 import { trpcRouteFor, type TrpcRouteApp } from "../../../src/server/edge/api-routes";
 import type { LabRoutes } from "../../../src/server/edge/front-door";
-import type { TimedBody } from "../../../src/server/http/body-limit";
+import type { TimedBody } from "../../../src/http/body-limit";
 import { CONTROL_PROCEDURE } from "./scenarios";
 import { BARE_CATALOG_PATH, BARE_CATALOG_PROCEDURE, bareTrpcRoute } from "./bare-trpc-route";
 

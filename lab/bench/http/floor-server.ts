@@ -10,7 +10,7 @@
 // that executes, a completed key's replay, a key in progress (409), and catalog.list's one SELECT.
 // Against slow clients it has the app's doors, by hand: the front door's header and request
 // timeouts (src/server/edge/front-door.ts), and the API's byte limit and body deadline
-// (src/server/http/body-limit.ts), answered 413 and 408 in tRPC's error shape with the connection
+// (src/http/body-limit.ts), answered 413 and 408 in tRPC's error shape with the connection
 // closed. Without them a slow-body attacker's sockets would sit on the floor for Node's default
 // five minutes instead of being answered and opened again every 10 s, and the floor would be
 // spared the churn the app pays.
@@ -40,7 +40,7 @@ import {
   HEADERS_TIMEOUT_MS,
   REQUEST_TIMEOUT_MS,
 } from "../../../src/server/edge/front-door";
-import { BODY_READ_DEADLINE_MS, TRPC_BODY_LIMIT_BYTES } from "../../../src/server/http/body-limit";
+import { BODY_READ_DEADLINE_MS, TRPC_BODY_LIMIT_BYTES } from "../../../src/http/body-limit";
 import { PRISMA_FLOOR_PATH } from "./floor-paths";
 
 const PROCEDURE = "checkout.placeOrder";

@@ -1,8 +1,8 @@
 // Sign in: e-mail and password, and in demo mode also one click per demo account. Each is a plain
 // form that posts to /api/session/signin, which sets the HttpOnly session cookie and redirects to
-// `next` (only ever a path on this site: src/server/http/safe-next.ts).
+// `next` (only ever a path on this site: src/http/safe-next.ts).
 import { serverApp } from "@/server/app";
-import { safeNextPath } from "@/server/http/safe-next";
+import { safeNextPath } from "@/http/safe-next";
 
 const DEMO_ACCOUNTS = [
   { email: "acme@example.com", name: "Acme buyer", what: "Shops for the tenant acme." },

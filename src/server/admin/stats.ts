@@ -8,7 +8,7 @@ import { keyGauges } from "@/server/admin/key-gauges";
 import type { Db } from "@/server/db/client";
 import { logger } from "@/server/logger";
 import { readReplicationStatus } from "@/server/replication";
-import type { Refusals } from "@/server/http/refusals";
+import type { Refusals } from "@/http/refusals";
 import { FindingKind } from "@/generated/prisma/enums";
 
 export const COUNTER_EVENTS = Object.values(CounterEvent);

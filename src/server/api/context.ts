@@ -7,7 +7,7 @@ import type { AppConfig } from "../config";
 import type { Db } from "../db/client";
 import type { Engine } from "../engine";
 import { principalFromHeaders, type Principal } from "../auth/principal";
-import type { Refusals } from "../http/refusals";
+import type { Refusals } from "../../http/refusals";
 
 export interface Context {
   db: Db;

@@ -1,5 +1,5 @@
 // The tRPC endpoint's cross-site door: a POST (every mutation) that carries the session cookie
-// must come from this site's own pages (src/server/http/cross-site.ts says how that is told).
+// must come from this site's own pages (src/http/cross-site.ts says how that is told).
 // Checked before tRPC runs, so nothing is reserved or executed; the refusal has tRPC's error
 // shape, so clients read `error.data.reason` as for every other error. A bearer-token caller
 // without the cookie is not a browser riding on a session, and passes.
@@ -9,7 +9,7 @@ import {
   CROSS_SITE_MESSAGE,
   CROSS_SITE_REASON,
   isCrossSiteRequest,
-} from "../http/cross-site";
+} from "../../http/cross-site";
 import { describedByLink } from "@/shared/reasons";
 
 /** JSON-RPC's code for FORBIDDEN, as tRPC writes it. */

@@ -11,11 +11,11 @@ import {
   trpcPayloadTooLarge,
   trpcRequestTimeout,
   type TimedBody,
-} from "../http/body-limit";
+} from "../../http/body-limit";
 import { logger } from "../logger";
 import { refuseCrossSiteMutation } from "./cross-site-guard";
 import { describedByHeaders, errorReason } from "./errors";
-import { RefusalStage, STORE_REFUSALS, type Refusals } from "../http/refusals";
+import { RefusalStage, STORE_REFUSALS, type Refusals } from "../../http/refusals";
 import { contextMaker, type ContextApp, type RequestScope } from "./context";
 import { appRouter } from "./root";
 

@@ -1,11 +1,11 @@
 // Reading the sign-in form: only what an HTML form sends (urlencoded or multipart), so a JSON
 // body is a clear 415 instead of a parser's 500; at most SIGN_IN_BODY_LIMIT_BYTES of it, refused
-// on its Content-Length or counted as it streams (413, src/server/http/body-limit.ts), before the
+// on its Content-Length or counted as it streams (413, src/http/body-limit.ts), before the
 // form is parsed or the database asked anything; and every field is a string or absent, holding
 // only text PostgreSQL can store (src/shared/text.ts): a NUL in the e-mail is a 400, not a 503
 // from the query that would have failed.
 import { isStorableText, UNSTORABLE_TEXT_MESSAGE } from "@/shared/text";
-import { boundRequestBody, SIGN_IN_BODY_LIMIT_BYTES, tooLargeMessage } from "../http/body-limit";
+import { boundRequestBody, SIGN_IN_BODY_LIMIT_BYTES, tooLargeMessage } from "../../http/body-limit";
 
 export const FORM_MEDIA_TYPES = [
   "application/x-www-form-urlencoded",

@@ -5,8 +5,8 @@ import { useTestDatabase } from "../../test/database";
 import { createUser } from "./accounts";
 import { sessionUserOf } from "../../test/sessions";
 import { handleSignIn, type SignInDeps } from "./sign-in";
-import { SIGN_IN_BODY_LIMIT_BYTES } from "../http/body-limit";
-import { countingStream } from "../http/test-streams";
+import { SIGN_IN_BODY_LIMIT_BYTES } from "../../http/body-limit";
+import { countingStream } from "../../http/test-streams";
 
 const t = useTestDatabase({ poolMax: 4 });
 const ORIGIN = "http://127.0.0.1:3000";

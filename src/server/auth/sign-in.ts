@@ -9,9 +9,9 @@
 import { setTimeout as wait } from "node:timers/promises";
 import { describedByLink, type Reason } from "@/shared/reasons";
 import type { Db } from "../db/client";
-import { clientAddress } from "../http/client-address";
-import { crossSiteRefusal, isCrossSiteRequest } from "../http/cross-site";
-import { safeNextPath } from "../http/safe-next";
+import { clientAddress } from "../../http/client-address";
+import { crossSiteRefusal, isCrossSiteRequest } from "../../http/cross-site";
+import { safeNextPath } from "../../http/safe-next";
 import { verifyAgainstDecoy, verifyPassword } from "./password";
 import { createSession, sessionCookieHeader } from "./session";
 import { readSignInForm, type SignInForm } from "./sign-in-form";
@@ -24,7 +24,7 @@ import {
   throttleKeys,
   type ThrottleLimits,
 } from "./throttle";
-import { plainError } from "../http/plain-error";
+import { plainError } from "../../http/plain-error";
 
 export interface SignInDeps {
   db: Db;

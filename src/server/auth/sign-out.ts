@@ -3,7 +3,7 @@
 // login CSRF, swap their session). A database that cannot be reached is the route's 503: the
 // cookie is not cleared then, so nobody believes a session ended that did not.
 import type { Db } from "../db/client";
-import { crossSiteRefusal, isCrossSiteRequest } from "../http/cross-site";
+import { crossSiteRefusal, isCrossSiteRequest } from "../../http/cross-site";
 import { clearSessionCookieHeader, endSession, readCookie, SESSION_COOKIE } from "./session";
 
 export interface SignOutDeps {

@@ -83,7 +83,7 @@ export interface AdmissionLimits {
   /** A monotonic clock in ms (tests move it). */
   now?: () => number;
   /**
-   * Told of every refusal (the refusal counters, src/server/http/refusals.ts): `at-once` (the queue
+   * Told of every refusal (the refusal counters, src/http/refusals.ts): `at-once` (the queue
    * full, or no wait at all), `deadline` (queued, and no place came in time).
    */
   onRefuse?: (when: RefusedWhen) => void;

@@ -12,7 +12,7 @@ import { appRouter } from "../api/root";
 import { healthAnswer, type HealthMonitor } from "../health";
 import { webhookResponse, type WebhookDeps } from "@/payments";
 import type { Admission } from "./admission";
-import type { TimedBody } from "../http/body-limit";
+import type { TimedBody } from "../../http/body-limit";
 import type { Waiters } from "./waiters";
 
 /**

@@ -14,7 +14,7 @@ import { testApp } from "../../test/app";
 import type { ServerApp } from "../app";
 import { SESSION_COOKIE } from "../auth/session";
 import { createFrontDoor, directRouteOf, type DoorApp } from "./front-door";
-import { TRPC_BODY_LIMIT_BYTES } from "../http/body-limit";
+import { TRPC_BODY_LIMIT_BYTES } from "../../http/body-limit";
 import { Admission } from "./admission";
 import { apiRoutesFor } from "./api-routes";
 

@@ -11,7 +11,7 @@ import { testApp } from "../../test/app";
 import type { ServerApp } from "../app";
 import { createFrontDoor, type DoorApp } from "./front-door";
 import { CROWD, PAGE_BODY_LIMIT_BYTES } from "./lanes";
-import { countingStream } from "../http/test-streams";
+import { countingStream } from "../../http/test-streams";
 
 const t = useTestDatabase();
 let server: http.Server;

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { parsePreferWait } from "@once/idempotency/http";
 import { Admission } from "./admission";
-import { PEER_ADDRESS_HEADER } from "../http/client-address";
+import { PEER_ADDRESS_HEADER } from "../../http/client-address";
 import {
   createFrontDoor,
   HEADERS_TIMEOUT_MS,

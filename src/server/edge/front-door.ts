@@ -9,7 +9,7 @@
 //   slow body holds no place.
 // - The peer's address, from the socket, in `x-once-peer-address` (replacing anything a client
 //   sent under that name): Next.js hands a route a Request without its socket
-//   (src/server/http/client-address.ts).
+//   (src/http/client-address.ts).
 // - A refusal where it is cheap: an API request that the instance's admission would refuse now
 //   (src/server/edge/admission.ts: the queue full, or no place expected within its patience) is
 //   answered `503 store_busy` here, with its Retry-After, before Next.js routes it, parses its URL
@@ -29,14 +29,14 @@
 //   (src/server/edge/api-routes.ts's trpcRouteFor).
 import http from "node:http";
 import { busy } from "./admission";
-import { PEER_ADDRESS_HEADER } from "../http/client-address";
+import { PEER_ADDRESS_HEADER } from "../../http/client-address";
 import { capConnectionsPerPeer, TOO_MANY_CONNECTIONS } from "./peer-connections";
 import {
   BODY_READ_DEADLINE_MS,
   TRPC_BODY_LIMIT_BYTES,
   WEBHOOK_BODY_LIMIT_BYTES,
   type TimedBody,
-} from "../http/body-limit";
+} from "../../http/body-limit";
 import { fillForwardedHeaders, toFetchRequest, writeFetchResponse } from "./node-fetch-bridge";
 import { readNodeBody } from "./node-body";
 import { closeAfterLingering } from "./lingering-close";

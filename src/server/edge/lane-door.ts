@@ -5,7 +5,11 @@
 // `503` with Retry-After), and counted.
 import type http from "node:http";
 import { Reason } from "@/shared/reasons";
-import { BODY_READ_DEADLINE_MS, jsonPayloadTooLarge, jsonRequestTimeout } from "../http/body-limit";
+import {
+  BODY_READ_DEADLINE_MS,
+  jsonPayloadTooLarge,
+  jsonRequestTimeout,
+} from "../../http/body-limit";
 import { hasBody, holdBody, type HeldBody } from "./held-body";
 import { bodyLimitOf, LANE_WAIT_MS, type LaneName, type Lanes } from "./lanes";
 import { closeAfterLingering } from "./lingering-close";

@@ -18,7 +18,7 @@ import {
   SIGN_IN_BODY_LIMIT_BYTES,
   TRPC_BODY_LIMIT_BYTES,
   WEBHOOK_BODY_LIMIT_BYTES,
-} from "../http/body-limit";
+} from "../../http/body-limit";
 
 export type LaneName = "api" | "webhook" | "session" | "health" | "metrics" | "assets" | "pages";
 

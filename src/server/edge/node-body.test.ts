@@ -6,7 +6,7 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TimedBody } from "../http/body-limit";
+import type { TimedBody } from "../../http/body-limit";
 import { readNodeBody } from "./node-body";
 
 const LIMIT = 64 * 1024;

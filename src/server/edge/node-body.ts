@@ -5,7 +5,7 @@
 // three objects, two abort signals and a stream for every POST. A socket still sending its body,
 // however slowly, costs a few listeners and one timer until it is answered.
 import type http from "node:http";
-import type { TimedBody } from "../http/body-limit";
+import type { TimedBody } from "../../http/body-limit";
 
 /**
  * The body if it is whole within `limitBytes` and `deadlineMs`; otherwise why it is not (the same

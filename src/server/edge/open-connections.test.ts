@@ -7,7 +7,7 @@ import net, { type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { parsePreferWait } from "@once/idempotency/http";
 import { Admission } from "./admission";
-import { Refusals } from "../http/refusals";
+import { Refusals } from "../../http/refusals";
 import { createFrontDoor, type DoorApp } from "./front-door";
 
 let server: http.Server | undefined;

@@ -3,7 +3,7 @@
 import { handleSignIn } from "@/server/auth/sign-in";
 import { serverApp } from "@/server/app";
 import { logger } from "@/server/logger";
-import { storeFailureAnswer } from "@/server/http/store-failure";
+import { storeFailureAnswer } from "@/http/store-failure";
 
 export async function POST(req: Request) {
   try {

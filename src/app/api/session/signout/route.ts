@@ -2,7 +2,7 @@
 // this file only wires the app's database in.
 import { handleSignOut } from "@/server/auth/sign-out";
 import { serverApp } from "@/server/app";
-import { storeFailureAnswer } from "@/server/http/store-failure";
+import { storeFailureAnswer } from "@/http/store-failure";
 import { logger } from "@/server/logger";
 
 export async function POST(req: Request) {

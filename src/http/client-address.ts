@@ -7,7 +7,7 @@
 //     ours, the entry before them is the client. Everything further left is whatever the client
 //     wrote, which is why X-Forwarded-For is not believed at all by default: on a server reached
 //     directly, rotating it would hand out a fresh budget per request
-//     (src/server/http/forwarded.ts).
+//     (src/http/forwarded.ts).
 import { forwardedByProxy } from "./forwarded";
 
 export const PEER_ADDRESS_HEADER = "x-once-peer-address";

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { TOKENS } from "@/test/http";
 import { testAppWith } from "@/test/app";
-import { createDb, type Db } from "../db/client";
-import { handleTrpcRequest, readTrpcRequest } from "../api/handler";
-import type { ServerApp } from "../app";
+import { createDb, type Db } from "../server/db/client";
+import { handleTrpcRequest, readTrpcRequest } from "../server/api/handler";
+import type { ServerApp } from "../server/app";
 
 const t = useTestDatabase();
 let pool: pg.Pool;

@@ -18,7 +18,7 @@ export const RefusalStage = {
   LANE: "lane",
   /** By the key store: no pool connection within the store's wait, or the database unreachable. */
   STORE: "store",
-  /** Its body: over the byte limit, or not in by the deadline (src/server/http/body-limit.ts). */
+  /** Its body: over the byte limit, or not in by the deadline (src/http/body-limit.ts). */
   BODY: "body",
 } as const;
 export type RefusalStage = (typeof RefusalStage)[keyof typeof RefusalStage];

@@ -4,11 +4,11 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import { useTestDatabase } from "../../test/database";
-import { TOKENS } from "../../test/http";
-import { appRouter } from "../api/root";
-import { contextMaker } from "../api/context";
-import { serveTrpc } from "../api/handler";
+import { useTestDatabase } from "../test/database";
+import { TOKENS } from "../test/http";
+import { appRouter } from "../server/api/root";
+import { contextMaker } from "../server/api/context";
+import { serveTrpc } from "../server/api/handler";
 import {
   BODY_READ_DEADLINE_MS,
   boundRequestBody,
@@ -17,7 +17,7 @@ import {
   TRPC_BODY_LIMIT_BYTES,
 } from "./body-limit";
 import { countingStream } from "./test-streams";
-import { testApp } from "../../test/app";
+import { testApp } from "../test/app";
 
 const t = useTestDatabase();
 const URL = "http://localhost/api/trpc/checkout.placeOrder";

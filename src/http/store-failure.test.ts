@@ -2,7 +2,7 @@
 // unavailable) in the plain routes' error shape, from real pg failures.
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { freePort } from "../../../tools/process";
+import { freePort } from "../../tools/process";
 import { storeFailureAnswer } from "./store-failure";
 
 const messages = { busy: "busy now", unavailable: "away now" };
