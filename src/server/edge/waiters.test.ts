@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { TOKENS } from "@/test/http";
 import { testAppWith } from "@/test/app";
-import { lockProduct, type ProductLock } from "@/test/product-lock";
+import { lockProduct, stockedProductId, type ProductLock } from "@/test/product-lock";
 import { handleTrpcRequest } from "../api/handler";
 import { callerOf } from "../api/context";
 import { poolOf } from "../db/client";
@@ -26,9 +26,7 @@ beforeAll(async () => {
   // DATABASE_URL gives the engine its LISTEN connection, so answers are kept in memory.
   app = testAppWith(t.db, { DATABASE_URL: t.url });
   await app.engine.ready;
-  const [product] = await t.db.$queryRaw<{ id: string }[]>`
-    SELECT "id"::text AS "id" FROM "Product" WHERE "stock" > 100 ORDER BY "sku" LIMIT 1`;
-  productId = product!.id;
+  productId = await stockedProductId(t.db);
 });
 
 afterAll(async () => {
