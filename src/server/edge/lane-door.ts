@@ -52,7 +52,8 @@ export async function serveInLane(
     },
     goneSignal(res),
   );
-  if (answer !== SERVED && !res.headersSent) await writeResponse(answer, res, { headers: door.headers });
+  if (answer !== SERVED && !res.headersSent)
+    await writeResponse(answer, res, { headers: door.headers });
 }
 
 /** `413` or `408` for a body refused before it was in; the connection lingers, then closes. */

@@ -16,8 +16,7 @@ import type { TimedBody } from "../../http/body-limit";
 
 /** The body as held: whole (its bytes, and `release` to hand it on to the request), or why not. */
 export type HeldBody =
-  | (Extract<TimedBody, { ok: true }> & { release: () => void })
-  | Exclude<TimedBody, { ok: true }>;
+  (Extract<TimedBody, { ok: true }> & { release: () => void }) | Exclude<TimedBody, { ok: true }>;
 
 /** True when the request carries a body (a declared length above 0, or a transfer coding). */
 export function hasBody(req: http.IncomingMessage): boolean {
