@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { APIRequestContext } from "@playwright/test";
-import { withClient } from "../src/test/pg-client";
+import { withDatabase as withClient } from "../packages/idempotency/src/conformance/target";
 import { CONTROL_URL } from "./ports";
 
 export async function withDb<T>(

@@ -1,9 +1,8 @@
-// The 503 of a plain route (sign-in, sign-out) whose database call failed: the same decision the
-// engine makes for its own store (`storeUnavailable`: busy or unavailable, and the Retry-After,
-// the pool's own estimate when it refused as busy), written as the plain routes' error answer.
-// One decision for every store answer; only the words differ per route. (The admission bound's
-// refusal, src/server/edge/admission.ts, answers before any database call, in tRPC's shape.)
-import { storeUnavailable } from "@once/idempotency/operator";
+// The 503 of a plain route (sign-in, sign-out, the metrics) whose database call failed: the
+// engine's own refusal for its store (`storeUnavailable`: busy or unavailable, and its
+// Retry-After, the pool's own estimate when it refused as busy) with its headers, written as the
+// plain routes' error answer. Only the words are the route's.
+import { refusalHeaders, storeUnavailable } from "@once/idempotency/operator";
 import { Reason } from "@/shared/reasons";
 import { plainError } from "./plain-error";
 
@@ -13,10 +12,6 @@ export function storeFailureAnswer(
 ): Response {
   const failure = storeUnavailable(error);
   const busy = failure.reason === Reason.STORE_BUSY;
-  return plainError(
-    503,
-    busy ? Reason.STORE_BUSY : Reason.STORE_UNAVAILABLE,
-    busy ? messages.busy : messages.unavailable,
-    { "Retry-After": String(failure.retryAfterSeconds ?? 1) },
-  );
+  const headers = Object.fromEntries(refusalHeaders(failure));
+  return plainError(503, failure.reason, busy ? messages.busy : messages.unavailable, headers);
 }

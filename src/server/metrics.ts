@@ -9,6 +9,7 @@ import { principalFromHeaders } from "./auth/principal";
 import { readStats } from "./admin/stats";
 import { logger } from "./logger";
 import type { Refusals } from "../http/refusals";
+import { storeFailureAnswer } from "../http/store-failure";
 import { confirmingStandbys, ReplicationMode } from "./replication";
 
 type Stats = Awaited<ReturnType<typeof readStats>>;
@@ -197,7 +198,11 @@ const text = (status: number, body: string, headers: Record<string, string> = {}
   });
 
 /** A scraper retries on 503: the database is what failed, not the request. */
-const unreachable = () => text(503, "The database cannot be reached\n", { "retry-after": "1" });
+const unreachable = (error: unknown) =>
+  storeFailureAnswer(error, {
+    busy: "The database is busy (no connection came free in time)",
+    unavailable: "The database cannot be reached",
+  });
 
 type MetricsApp = { db: Db; metrics: MetricsRegistry; config: { demo: boolean } };
 
@@ -217,7 +222,7 @@ export async function handleMetricsRequest(app: MetricsApp, req: Request): Promi
     });
   } catch (error) {
     logger.warn({ error }, "metrics: scrape failed");
-    return unreachable();
+    return unreachable(error);
   }
 }
 
@@ -234,7 +239,7 @@ async function refusal(app: MetricsApp, req: Request): Promise<Response | undefi
     principal = await principalFromHeaders(app.db, req.headers, { demo: app.config.demo });
   } catch (error) {
     logger.warn({ error }, "metrics: database unreachable");
-    return unreachable();
+    return unreachable(error);
   }
   if (!principal) {
     const error = authorization ? ', error="invalid_token"' : "";

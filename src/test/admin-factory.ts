@@ -3,7 +3,7 @@
 import { Prisma } from "@/generated/prisma/client";
 import type pg from "pg";
 import type { Db } from "@/server/db/client";
-import { withClient } from "./pg-client";
+import { withDatabase as withClient } from "../../packages/idempotency/src/conformance/target";
 
 export interface KeyFixture {
   scope?: string;

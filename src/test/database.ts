@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
 import { createDb, type Db } from "../server/db/client";
-import { withClient } from "./pg-client";
+import { withDatabase as withClient } from "../../packages/idempotency/src/conformance/target";
 
 export interface TestDatabase {
   url: string;

@@ -2,6 +2,7 @@
 // that product waits inside its transaction, so a test holds a request in flight for as long as it
 // needs without depending on how fast the machine is.
 import pg from "pg";
+import type { Db } from "@/server/db/client";
 
 export interface ProductLock {
   /** The locking connection's backend. */
@@ -32,4 +33,11 @@ export async function lockProduct(url: string, productId: string): Promise<Produ
       await client.end();
     },
   };
+}
+
+/** A product with stock to spare for any test's checkouts (more than 100), the same every time. */
+export async function stockedProductId(db: Db): Promise<string> {
+  const [product] = await db.$queryRaw<{ id: string }[]>`
+    SELECT "id"::text AS "id" FROM "Product" WHERE "stock" > 100 ORDER BY "sku" LIMIT 1`;
+  return product!.id;
 }

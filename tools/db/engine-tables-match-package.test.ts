@@ -23,7 +23,7 @@ import {
   type Catalog,
 } from "../../src/test/prisma-schema";
 import { createEmptyDatabase } from "../../src/test/database";
-import { withClient } from "../../src/test/pg-client";
+import { withDatabase as withClient } from "../../packages/idempotency/src/conformance/target";
 import { migrate } from "./migrate";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

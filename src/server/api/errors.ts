@@ -1,16 +1,22 @@
 // Errors at the API's edge. Every answer that is not a success carries `error.data.reason` (from
 // the shared table, src/shared/reasons.ts) and `error.data.docs`, the errors page's anchor that the
 // route also sends as `Link: <…>; rel="describedby"`.
-import { TRPCError } from "@trpc/server";
+import {
+  getTRPCErrorShape,
+  TRPCError,
+  type TRPCDefaultErrorShape,
+  type TRPCRootConfig,
+} from "@trpc/server";
 import { IdempotencyError, reasonOf } from "@once/idempotency";
 import {
   classifyStoreFailure,
+  refusalHeaders,
   storeUnavailable,
   TRPC_CODE_BY_STATUS,
   type CounterEvent,
 } from "@once/idempotency/operator";
 import { toTRPCError } from "@once/idempotency/trpc";
-import { ZodError } from "zod";
+import { z, ZodError } from "zod";
 import { AppError } from "@/shared/app-error";
 import { describedByLink, isReason, Reason, reasonDocsPath } from "@/shared/reasons";
 
@@ -46,7 +52,54 @@ export function errorReason(error: TRPCError): Reason {
   }
 }
 
-export const docsOf = reasonDocsPath;
+/**
+ * tRPC's error shape as this app sends it: every error with `data.reason` and `data.docs`, invalid
+ * input with its zod issues. Internal errors say nothing about the server's insides to the caller;
+ * invalid input reads as sentences (the issues themselves are in data.zodError).
+ */
+export function formatError({ shape, error }: { shape: TRPCDefaultErrorShape; error: TRPCError }) {
+  const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : undefined;
+  const reason = errorReason(error);
+  const message =
+    error.code === "INTERNAL_SERVER_ERROR"
+      ? "Internal server error"
+      : error.cause instanceof ZodError
+        ? `Invalid input: ${z.prettifyError(error.cause)}`
+        : shape.message;
+  const { stack: _stack, ...data } = shape.data;
+  return {
+    ...shape,
+    message,
+    data: { ...data, reason, docs: reasonDocsPath(reason), ...(zodError ? { zodError } : {}) },
+  };
+}
+
+/** What tRPC's getErrorShape reads of its configuration: this app's formatter, never a stack. */
+const SHAPE_CONFIG = { isDev: false, errorFormatter: formatError } as unknown as TRPCRootConfig<{
+  ctx: object;
+  meta: object;
+  errorShape: ReturnType<typeof formatError>;
+  transformer: false;
+}>;
+
+/**
+ * An engine refusal answered before tRPC runs (the admission bound's, at the front door), as tRPC
+ * would answer it: tRPC's own error shape through this app's formatter, the refusal's headers.
+ */
+export function trpcRefusal(refusal: IdempotencyError): Response {
+  const error = toTRPCError(refusal);
+  const shape = getTRPCErrorShape({
+    config: SHAPE_CONFIG,
+    error,
+    type: "unknown",
+    path: undefined,
+    input: undefined,
+    ctx: undefined,
+  });
+  const headers = refusalHeaders(refusal);
+  headers.set("Link", describedByLink(refusal.reason as Reason));
+  return Response.json({ error: shape }, { status: refusal.httpStatus, headers });
+}
 
 /** An AppError as tRPC's error, its status deciding the code (the engine's one table). */
 export function fromAppError(error: AppError): TRPCError {

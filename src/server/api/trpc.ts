@@ -3,40 +3,21 @@
 // `adminIdempotentProcedure`), so none can forget the idempotency key.
 import { initTRPC } from "@trpc/server";
 import { IdempotencyError } from "@once/idempotency";
-import { retryAfterOf, storeUnavailable } from "@once/idempotency/operator";
+import { refusalHeaders, retryAfterOf, storeUnavailable } from "@once/idempotency/operator";
 import { createIdempotencyMiddleware, toTRPCError } from "@once/idempotency/trpc";
 import { Header } from "@once/idempotency/reasons";
-import { z, ZodError } from "zod";
+import { z } from "zod";
 import { AppError } from "@/shared/app-error";
 import { Reason } from "@/shared/reasons";
 import { keyScopeOf, type Principal } from "../auth/principal";
 import type { Context } from "./context";
-import { errorReason, docsOf, fromAppError, translateError } from "./errors";
+import { formatError, fromAppError, translateError } from "./errors";
 
 // ---------------------------------------------------------------------------------------------
 // 1. Initialisation: plain JSON on the wire (no transformer); every error carries `data.reason`,
 //    `data.docs` and, for invalid input, the zod issues.
 
-const t = initTRPC.context<Context>().create({
-  errorFormatter({ shape, error }) {
-    const zodError = error.cause instanceof ZodError ? z.flattenError(error.cause) : undefined;
-    const reason = errorReason(error);
-    // Internal errors say nothing about the server's insides to the caller. Invalid input reads
-    // as sentences; the issues themselves are in data.zodError.
-    const message =
-      error.code === "INTERNAL_SERVER_ERROR"
-        ? "Internal server error"
-        : error.cause instanceof ZodError
-          ? `Invalid input: ${z.prettifyError(error.cause)}`
-          : shape.message;
-    const { stack: _stack, ...data } = shape.data;
-    return {
-      ...shape,
-      message,
-      data: { ...data, reason, docs: docsOf(reason), ...(zodError ? { zodError } : {}) },
-    };
-  },
-});
+const t = initTRPC.context<Context>().create({ errorFormatter: formatError });
 
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
@@ -66,9 +47,8 @@ const edge = t.middleware(async function translateErrors({ ctx, path, next }) {
   if (!translated) return result;
   // The engine's refusal says when to come back; a bounded pool that refused at once says when it
   // will have room (its drain rate); else 1 s.
-  const retryAfter =
-    translated.cause instanceof IdempotencyError ? translated.cause.retryAfterSeconds : undefined;
-  if (retryAfter !== undefined) ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfter));
+  if (translated.cause instanceof IdempotencyError)
+    for (const [name, value] of refusalHeaders(translated.cause)) ctx.resHeaders.set(name, value);
   else if (translated.code === "SERVICE_UNAVAILABLE")
     ctx.resHeaders.set(Header.RETRY_AFTER, String(retryAfterOf(result.error) ?? 1));
   return { ...result, error: translated };
@@ -93,7 +73,7 @@ const authed = t.middleware(async function isAuthed({ ctx, path, next }) {
     const refusal = storeUnavailable(error, (event) =>
       ctx.engine.counters.increment("-", path, event),
     );
-    ctx.resHeaders.set(Header.RETRY_AFTER, String(refusal.retryAfterSeconds ?? 1));
+    for (const [name, value] of refusalHeaders(refusal)) ctx.resHeaders.set(name, value);
     throw toTRPCError(refusal);
   }
   if (!principal)

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { TOKENS } from "@/test/http";
 import { testAppWith } from "@/test/app";
-import { lockProduct } from "@/test/product-lock";
+import { lockProduct, stockedProductId } from "@/test/product-lock";
 import { serveTrpc } from "../api/handler";
 import type { ServerApp } from "../app";
 
@@ -20,9 +20,7 @@ beforeAll(async () => {
   // DATABASE_URL gives the engine its LISTEN connection: without one nothing can wait.
   app = testAppWith(t.db, { DATABASE_URL: t.url, HTTP_MAX_IN_FLIGHT: "2" });
   await app.engine.ready;
-  const [product] = await t.db.$queryRaw<{ id: string }[]>`
-    SELECT "id"::text AS "id" FROM "Product" WHERE "stock" > 100 ORDER BY "sku" LIMIT 1`;
-  productId = product!.id;
+  productId = await stockedProductId(t.db);
 });
 
 afterAll(async () => {

@@ -44,8 +44,8 @@
 // rate requests have been finishing: a client that honours it comes back when there is room. With
 // a fixed 1 s, 512 clients retrying every second cost the two instances more CPU in refusals than
 // they had left to serve (measured, npm run bench:overload: 15 checkouts served a second).
-import { Header } from "@once/idempotency/reasons";
-import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
+import { serverBusy } from "@once/idempotency/operator";
+import { trpcRefusal } from "../api/errors";
 import { DrainRate } from "../drain-rate";
 
 interface Queued {
@@ -352,22 +352,5 @@ function clientGone(): Response {
 
 /** The refusal `503 store_busy` in tRPC's error shape, with its Retry-After. */
 export function busy(retryAfterSeconds: number): Response {
-  const data = {
-    code: "SERVICE_UNAVAILABLE",
-    httpStatus: 503,
-    reason: Reason.STORE_BUSY,
-    docs: reasonDocsPath(Reason.STORE_BUSY),
-  };
-  const message =
-    "The server is busy (too many requests in progress); nothing was executed. Retry in a moment.";
-  return Response.json(
-    { error: { message, code: -32603, data } },
-    {
-      status: 503,
-      headers: {
-        [Header.RETRY_AFTER]: String(retryAfterSeconds),
-        Link: describedByLink(Reason.STORE_BUSY),
-      },
-    },
-  );
+  return trpcRefusal(serverBusy(retryAfterSeconds));
 }

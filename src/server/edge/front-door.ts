@@ -28,6 +28,7 @@
 //   engine, lives in lab/ and never in the app's build. Served through the app's own tRPC edge
 //   (src/server/edge/api-routes.ts's trpcRouteFor).
 import http from "node:http";
+import { toRequest, writeResponse } from "@once/idempotency/http";
 import { busy } from "./admission";
 import { PEER_ADDRESS_HEADER } from "../../http/client-address";
 import { capConnectionsPerPeer, TOO_MANY_CONNECTIONS } from "./peer-connections";
@@ -37,8 +38,7 @@ import {
   WEBHOOK_BODY_LIMIT_BYTES,
   type TimedBody,
 } from "../../http/body-limit";
-import { fillForwardedHeaders, toFetchRequest, writeFetchResponse } from "./node-fetch-bridge";
-import { readNodeBody } from "./node-body";
+import { holdBody } from "./node-body";
 import { closeAfterLingering } from "./lingering-close";
 import { Lanes, laneOf, type LaneLimits, type LaneName } from "./lanes";
 import { serveInLane, type LaneDoor } from "./lane-door";
@@ -244,6 +244,18 @@ function procedureOf(url: string): string {
   return url.slice(TRPC_PREFIX.length, query < 0 ? url.length : query);
 }
 
+/**
+ * The `x-forwarded-*` headers Next.js's server fills in when a client sent none (its base server,
+ * for every request): the handlers' doors read them the same way whoever served the request.
+ */
+function fillForwardedHeaders(req: http.IncomingMessage, port: number): void {
+  const headers = req.headers;
+  headers["x-forwarded-host"] ??= headers.host;
+  headers["x-forwarded-port"] ??= String(port);
+  headers["x-forwarded-proto"] ??= "http";
+  headers["x-forwarded-for"] ??= req.socket.remoteAddress;
+}
+
 /** A request answered by the app's handler, Next.js left out. */
 async function serveDirect(
   handler: DirectHandler,
@@ -261,19 +273,22 @@ async function serveDirect(
   // The route judges what was read by its own limit and answers a refusal in its own shape.
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const read = hasBody
-    ? await readNodeBody(req, DIRECT_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS)
+    ? await holdBody(req, DIRECT_BODY_LIMIT_BYTES, BODY_READ_DEADLINE_MS)
     : undefined;
   if (hasBody && !read) {
     // The client left before its body was in: no one to answer, nothing done.
     res.destroy();
     return;
   }
-  const request = toFetchRequest(req, res, origin, read?.ok ? read.bytes : undefined);
+  // Handed on to the request too, as Node would have delivered it: unread, dropped with the answer.
+  if (read?.ok) read.release();
+  const body = read?.ok ? read.bytes : undefined;
+  const request = toRequest(req, { origin, res, ...(body ? { body } : {}) });
   const response = await handler(request, read);
   // A body refused before it was in is not read to its end to keep the connection: the connection
   // goes with the answer, once the rest of the body has been read and dropped (lingering-close.ts).
   if (read?.ok === false) closeAfterLingering(req, res);
-  await writeFetchResponse(response, res, direct.headers, read?.ok === false);
+  await writeResponse(response, res, { headers: direct.headers, close: read?.ok === false });
 }
 
 /** True when the request was answered here (refused), without Next.js. */

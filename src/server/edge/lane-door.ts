@@ -1,19 +1,19 @@
 // A request the door hands to Next.js (pages, assets, health, metrics, the session forms; under
 // `npm run dev` the API too), through the doors every route passes: its body held under its lane's
-// limit and the body deadline (held-body.ts), then a place in its lane (lanes.ts), then Next.js.
+// limit and the body deadline (node-body.ts), then a place in its lane (lanes.ts), then Next.js.
 // A refusal is written here, in the shape the API's are (`{ error, reason, docs }`, `413`, `408`,
 // `503` with Retry-After), and counted.
 import type http from "node:http";
+import { writeResponse } from "@once/idempotency/http";
 import { Reason } from "@/shared/reasons";
 import {
   BODY_READ_DEADLINE_MS,
   jsonPayloadTooLarge,
   jsonRequestTimeout,
 } from "../../http/body-limit";
-import { hasBody, holdBody, type HeldBody } from "./held-body";
+import { hasBody, holdBody, type HeldBody } from "./node-body";
 import { bodyLimitOf, LANE_WAIT_MS, type LaneName, type Lanes } from "./lanes";
 import { closeAfterLingering } from "./lingering-close";
-import { writeFetchResponse } from "./node-fetch-bridge";
 
 export interface LaneDoor {
   lanes: Lanes;
@@ -52,7 +52,8 @@ export async function serveInLane(
     },
     goneSignal(res),
   );
-  if (answer !== SERVED && !res.headersSent) await writeFetchResponse(answer, res, door.headers);
+  if (answer !== SERVED && !res.headersSent)
+    await writeResponse(answer, res, { headers: door.headers });
 }
 
 /** `413` or `408` for a body refused before it was in; the connection lingers, then closes. */
@@ -68,7 +69,7 @@ async function refuseBody(
   const answer = tooLarge
     ? jsonPayloadTooLarge(held.limitBytes)
     : jsonRequestTimeout(held.timedOutMs);
-  await writeFetchResponse(answer, res, door.headers, true);
+  await writeResponse(answer, res, { headers: door.headers, close: true });
 }
 
 /**

@@ -7,7 +7,7 @@ import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TimedBody } from "../../http/body-limit";
-import { readNodeBody } from "./node-body";
+import { holdBody } from "./node-body";
 
 const LIMIT = 64 * 1024;
 /** Short, so the deadline's test waits a moment; the door's own is body-limit.ts's 10 s. */
@@ -31,7 +31,7 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     const started = performance.now();
     const report = reads.get(String(req.headers["x-read"]));
-    void readNodeBody(req, LIMIT, DEADLINE_MS).then((outcome) => {
+    void holdBody(req, LIMIT, DEADLINE_MS).then((outcome) => {
       const took = performance.now() - started;
       report?.({ outcome, tookMs: took, bytesRead: req.socket.bytesRead });
       if (outcome) res.writeHead(outcome.ok ? 200 : 400, { connection: "close" }).end();
@@ -56,7 +56,7 @@ function raw(head: string, body = ""): net.Socket {
 const post = (read: string, headers: string) =>
   `POST /api/trpc/checkout.placeOrder HTTP/1.1\r\nHost: localhost\r\nX-Read: ${read}\r\n${headers}`;
 
-describe("readNodeBody", () => {
+describe("holdBody", () => {
   it("reads a declared body whole, and a chunked one sent in pieces", async () => {
     const body = JSON.stringify({ items: [{ productId: "p", quantity: 1 }] });
     const declared = readOf("declared");

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { useTestDatabase } from "@/test/database";
 import { TOKENS } from "@/test/http";
 import { testAppWith } from "@/test/app";
-import { lockProduct, type ProductLock } from "@/test/product-lock";
+import { lockProduct, stockedProductId, type ProductLock } from "@/test/product-lock";
 import { handleTrpcRequest } from "../api/handler";
 import { callerOf } from "../api/context";
 import { poolOf } from "../db/client";
@@ -26,9 +26,7 @@ beforeAll(async () => {
   // DATABASE_URL gives the engine its LISTEN connection, so answers are kept in memory.
   app = testAppWith(t.db, { DATABASE_URL: t.url });
   await app.engine.ready;
-  const [product] = await t.db.$queryRaw<{ id: string }[]>`
-    SELECT "id"::text AS "id" FROM "Product" WHERE "stock" > 100 ORDER BY "sku" LIMIT 1`;
-  productId = product!.id;
+  productId = await stockedProductId(t.db);
 });
 
 afterAll(async () => {
@@ -91,11 +89,24 @@ async function fillTheLine(d: Door, placesTaken: number): Promise<() => void> {
   return release;
 }
 
-/** A first checkout on `key`, held inside its transaction by `lock`. */
-async function firstHeld(d: Door, key: string, lock: ProductLock) {
-  const first = checkout(d, key);
-  await vi.waitFor(async () => expect(await lock.blocked()).toHaveLength(1), PATIENCE);
-  return { first };
+/**
+ * A door, a fresh key and a first checkout on it, held inside its transaction by a lock on its
+ * product: `run` gets them; the lock is given back whatever `run` did.
+ */
+async function withFirstHeld(
+  run: (held: { d: Door; key: string; lock: ProductLock; first: Promise<Answer> }) => Promise<void>,
+  limits?: ConstructorParameters<typeof Waiters>[1],
+): Promise<void> {
+  const d = door(limits);
+  const key = `waiters-${randomUUID()}`;
+  const lock = await lockProduct(t.url, productId);
+  try {
+    const first = checkout(d, key);
+    await vi.waitFor(async () => expect(await lock.blocked()).toHaveLength(1), PATIENCE);
+    await run({ d, key, lock, first });
+  } finally {
+    await lock.release().catch(() => {});
+  }
 }
 
 /** Statements sent to the app's pool (a query, or a connection taken for a transaction). */
@@ -122,72 +133,66 @@ const PATIENCE = { timeout: 60_000, interval: 10 };
 
 describe("duplicates of a request in flight, while the line is full of other requests", () => {
   it("1 000 wait outside the line, run no statement, and all replay the first answer", async () => {
-    const d = door();
-    const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct(t.url, productId);
     let releaseLine = () => {};
     const statements = countStatements();
-    let duplicates: Promise<Answer>[] = [];
     try {
-      const { first } = await firstHeld(d, key, lock);
-      releaseLine = await fillTheLine(d, 1);
-      // The line is full: a new request is refused at once.
-      expect((await checkout(d, `other-${randomUUID()}`)).status).toBe(503);
-      const before = statements.count();
-      duplicates = Array.from({ length: 1000 }, () => checkout(d, key, { prefer: "wait=10" }));
-      await vi.waitFor(() => expect(d.waiters.size).toBe(1000), PATIENCE);
-      expect(d.admission.queued).toBe(3);
-      expect(statements.count() - before).toBe(0);
-      await lock.release();
-      const answer = await first;
-      expect(answer.status).toBe(200);
-      const afterFirst = statements.count();
-      for (const duplicate of await Promise.all(duplicates)) {
-        expect(duplicate.status).toBe(200);
-        expect(duplicate.headers.get("idempotent-replayed")).toBe("true");
-        expect(duplicate.headers.get("preference-applied")).toBe("wait=10");
-        expect(duplicate.text).toBe(answer.text);
-      }
-      // Answered from memory: not one statement for a thousand answers.
-      expect(statements.count() - afterFirst).toBe(0);
-      expect(d.waiters.size).toBe(0);
-      expect(await ordersFor(key)).toBe(1);
+      await withFirstHeld(async ({ d, key, lock, first }) => {
+        releaseLine = await fillTheLine(d, 1);
+        // The line is full: a new request is refused at once.
+        expect((await checkout(d, `other-${randomUUID()}`)).status).toBe(503);
+        const before = statements.count();
+        const duplicates = Array.from({ length: 1000 }, () =>
+          checkout(d, key, { prefer: "wait=10" }),
+        );
+        await vi.waitFor(() => expect(d.waiters.size).toBe(1000), PATIENCE);
+        expect(d.admission.queued).toBe(3);
+        expect(statements.count() - before).toBe(0);
+        await lock.release();
+        const answer = await first;
+        expect(answer.status).toBe(200);
+        const afterFirst = statements.count();
+        for (const duplicate of await Promise.all(duplicates)) {
+          expect(duplicate.status).toBe(200);
+          expect(duplicate.headers.get("idempotent-replayed")).toBe("true");
+          expect(duplicate.headers.get("preference-applied")).toBe("wait=10");
+          expect(duplicate.text).toBe(answer.text);
+        }
+        // Answered from memory: not one statement for a thousand answers.
+        expect(statements.count() - afterFirst).toBe(0);
+        expect(d.waiters.size).toBe(0);
+        expect(await ordersFor(key)).toBe(1);
+      });
     } finally {
       statements.stop();
       releaseLine();
-      await lock.release().catch(() => {});
     }
   });
 
   it("past the bound on one key, the rest go through the line as any request", async () => {
-    const d = door({ perKey: 2, maxBytes: 1 << 20 });
-    const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct(t.url, productId);
     let releaseLine = () => {};
     try {
-      const { first } = await firstHeld(d, key, lock);
-      releaseLine = await fillTheLine(d, 1);
-      const waiting = [1, 2].map(() => checkout(d, key, { prefer: "wait=10" }));
-      await vi.waitFor(() => expect(d.waiters.size).toBe(2), PATIENCE);
-      // The third is no waiter: the line is full, so it is refused.
-      expect((await checkout(d, key, { prefer: "wait=10" })).status).toBe(503);
-      await lock.release();
-      expect((await first).status).toBe(200);
-      for (const answer of await Promise.all(waiting)) expect(answer.status).toBe(200);
+      await withFirstHeld(
+        async ({ d, key, lock, first }) => {
+          releaseLine = await fillTheLine(d, 1);
+          const waiting = [1, 2].map(() => checkout(d, key, { prefer: "wait=10" }));
+          await vi.waitFor(() => expect(d.waiters.size).toBe(2), PATIENCE);
+          // The third is no waiter: the line is full, so it is refused.
+          expect((await checkout(d, key, { prefer: "wait=10" })).status).toBe(503);
+          await lock.release();
+          expect((await first).status).toBe(200);
+          for (const answer of await Promise.all(waiting)) expect(answer.status).toBe(200);
+        },
+        { perKey: 2, maxBytes: 1 << 20 },
+      );
     } finally {
       releaseLine();
-      await lock.release().catch(() => {});
     }
   });
 });
 
 describe("what does not wait, and what a wait ends in", () => {
   it("another body is not held: 422 while the first is still in flight; another tenant's key is its own", async () => {
-    const d = door();
-    const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct(t.url, productId);
-    try {
-      const { first } = await firstHeld(d, key, lock);
+    await withFirstHeld(async ({ d, key, lock, first }) => {
       const other = await checkout(d, key, { prefer: "wait=10", quantity: 2 });
       expect(other.status).toBe(422);
       expect(JSON.parse(other.text).error.data.reason).toBe("idempotency_key_reused");
@@ -202,17 +207,11 @@ describe("what does not wait, and what a wait ends in", () => {
       expect(theirs.status).toBe(200);
       expect(theirs.headers.get("idempotent-replayed")).toBeNull();
       expect(await ordersFor(key)).toBe(2);
-    } finally {
-      await lock.release().catch(() => {});
-    }
+    });
   });
 
   it("a wait that runs out is the engine's 409, with Retry-After and Preference-Applied", async () => {
-    const d = door();
-    const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct(t.url, productId);
-    try {
-      const { first } = await firstHeld(d, key, lock);
+    await withFirstHeld(async ({ d, key, lock, first }) => {
       const waited = await checkout(d, key, { prefer: "wait=1" });
       // The engine's own 409 for the same duplicate, through tRPC alone.
       const engine409 = await handleTrpcRequest(checkoutRequest(key), app);
@@ -224,17 +223,11 @@ describe("what does not wait, and what a wait ends in", () => {
       expect(waited.headers.get("link")).toBe(engine409.headers.get("link"));
       await lock.release();
       expect((await first).status).toBe(200);
-    } finally {
-      await lock.release().catch(() => {});
-    }
+    });
   });
 
   it("a first request released (a 5xx): one waiter runs it afresh, the others replay its answer", async () => {
-    const d = door();
-    const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct(t.url, productId);
-    try {
-      const { first } = await firstHeld(d, key, lock);
+    await withFirstHeld(async ({ d, key, lock, first }) => {
       const duplicates = Array.from({ length: 20 }, () => checkout(d, key, { prefer: "wait=10" }));
       await vi.waitFor(() => expect(d.waiters.size).toBe(20), PATIENCE);
       // The first's connection dies inside its transaction: the key is released, the first is 503.
@@ -251,17 +244,11 @@ describe("what does not wait, and what a wait ends in", () => {
       expect(fresh).toHaveLength(1);
       for (const answer of answers) expect(answer.text).toBe(fresh[0]!.text);
       expect(await ordersFor(key)).toBe(1);
-    } finally {
-      await lock.release().catch(() => {});
-    }
+    });
   });
 
   it("the front door's early refusal lets through only what may join a flight here", async () => {
-    const d = door();
-    const key = `waiters-${randomUUID()}`;
-    const lock = await lockProduct(t.url, productId);
-    try {
-      const { first } = await firstHeld(d, key, lock);
+    await withFirstHeld(async ({ d, key, lock, first }) => {
       const headers = (extra: Record<string, string>) => (name: string) =>
         ({
           authorization: `Bearer ${TOKENS.acme}`,
@@ -278,8 +265,6 @@ describe("what does not wait, and what a wait ends in", () => {
       await lock.release();
       expect((await first).status).toBe(200);
       expect(d.waiters.joinable("POST", url, headers({}))).toBe(false);
-    } finally {
-      await lock.release().catch(() => {});
-    }
+    });
   });
 });

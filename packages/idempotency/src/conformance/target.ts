@@ -118,7 +118,11 @@ export function httpSender(options: {
   return trpcSender(options);
 }
 
-/** The kit's direct access to the key table: to age a key as time would. */
+/**
+ * One connection for the length of a callback, closed whatever the callback did: the kit's direct
+ * access to the key table (to age a key as time would). No Vitest in this module: an app's
+ * Playwright specs may use it too.
+ */
 export async function withDatabase<T>(
   url: string,
   fn: (client: pg.Client) => Promise<T>,

@@ -1,6 +1,7 @@
 // @once/idempotency/operator: what an admin dashboard, a CLI or a health check needs: repairs
 // (bust, release), the key's states, the eviction channel, the store-failure classifier and the
-// one answer to a store that could not serve (storeUnavailable), the status → tRPC code table.
+// one answer to a store that could not serve (storeUnavailable, serverBusy, refusalHeaders), the
+// status → tRPC code table.
 export {
   removeKey,
   KeyRemoval,
@@ -21,5 +22,5 @@ export {
 } from "../store/unavailable.js";
 export { parseIdempotencyKey, MAX_KEY_LENGTH, type ParsedKey } from "../key.js";
 export { TRPC_CODE_BY_STATUS } from "../errors.js";
-export { storeUnavailable } from "../protocol/execute.js";
+export { refusalHeaders, serverBusy, storeUnavailable } from "../store-refusal.js";
 export { StoredFailure } from "../reason-of.js";

@@ -26,4 +26,6 @@ export {
   writeResponse,
   type NodeHandler,
   type NodeHandlerOptions,
+  type ToRequestOptions,
+  type WriteResponseOptions,
 } from "./node.js";

@@ -1,9 +1,8 @@
 // Every refusal of the HTTP layer as `application/problem+json` (RFC 9457): type, title, status,
 // detail, and `reason`, the word a client branches on (the same one tRPC's error.data.reason has).
-import { Header } from "../constants.js";
 import type { IdempotencyError } from "../errors.js";
 import { REASONS, type Reason } from "../reasons.js";
-import { preferenceApplied } from "../wait/prefer.js";
+import { refusalHeaders } from "../store-refusal.js";
 
 export const PROBLEM_TYPE = "application/problem+json";
 
@@ -44,10 +43,6 @@ export function problemResponse(
 
 /** The engine's refusal as a problem, with Retry-After and Preference-Applied where they apply. */
 export function refusal(error: IdempotencyError, docs: string | undefined): Response {
-  const headers = new Headers();
-  if (error.retryAfterSeconds !== undefined)
-    headers.set(Header.RETRY_AFTER, String(error.retryAfterSeconds));
-  if (error.appliedWaitSeconds !== undefined)
-    headers.set(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
+  const headers = refusalHeaders(error);
   return problemResponse(error.reason, error.message, { status: error.httpStatus, docs, headers });
 }

@@ -5,7 +5,8 @@ import { CounterEvent, KeyStatus } from "../constants.js";
 import { IdempotencyError } from "../errors.js";
 import { requestFingerprint, type RequestFingerprint } from "../fingerprint.js";
 import { Reason } from "../reasons.js";
-import { classifyStoreFailure, retryAfterOf, StoreFailure } from "../store/unavailable.js";
+import { storeUnavailable } from "../store-refusal.js";
+import { classifyStoreFailure } from "../store/unavailable.js";
 import {
   uniqueViolationIn,
   uniqueViolationResponse,
@@ -47,37 +48,6 @@ export interface ExecuteOptions {
    * see IdempotencyEngine.execute). The handler is then called without a transaction.
    */
   transaction?: boolean;
-}
-
-/**
- * The 503 for a store that could not serve: `store_busy` when it was up but no connection came
- * free in time, `store_unavailable` otherwise (also for an error nobody recognises, on the side
- * of "the store failed": it came from the store's own statements), counted as what it was.
- */
-export function storeUnavailable(
-  cause: unknown,
-  count?: (e: CounterEvent) => void,
-): IdempotencyError {
-  if (classifyStoreFailure(cause) === StoreFailure.BUSY) {
-    count?.(CounterEvent.STORE_BUSY);
-    return new IdempotencyError(
-      Reason.STORE_BUSY,
-      "The idempotency key store is busy (no connection came free in time); nothing was executed",
-      {
-        cause,
-        retryAfterSeconds: retryAfterOf(cause) ?? 1,
-      },
-    );
-  }
-  count?.(CounterEvent.STORE_ERRORS);
-  return new IdempotencyError(
-    Reason.STORE_UNAVAILABLE,
-    "The idempotency key store cannot be reached; nothing was executed",
-    {
-      cause,
-      retryAfterSeconds: 1,
-    },
-  );
 }
 
 function commitUnconfirmed(): IdempotencyError {

@@ -22,6 +22,7 @@ import { bodyOmitted } from "../protocol/stored-size.js";
 import type { SqlTransaction } from "../store/types.js";
 import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
 import type { HttpAccess } from "./http.js";
+import { refusalHeaders } from "../store-refusal.js";
 import { replayedError, toTRPCError, type StoredError } from "./errors.js";
 
 const JSON_TYPE = "application/json";
@@ -213,10 +214,7 @@ async function runNext<TCtx, TTx>(
 
 /** The engine's refusal as tRPC's error, with its headers set on the answer. */
 function refusal(error: IdempotencyError, http: HttpAccess): Error {
-  if (error.retryAfterSeconds !== undefined)
-    http.setHeader(Header.RETRY_AFTER, String(error.retryAfterSeconds));
-  if (error.appliedWaitSeconds !== undefined)
-    http.setHeader(Header.PREFERENCE_APPLIED, preferenceApplied(error.appliedWaitSeconds));
+  for (const [name, value] of refusalHeaders(error)) http.setHeader(name, value);
   return toTRPCError(error);
 }
 
