@@ -1,7 +1,7 @@
 // A lane's time budget: a burst is served at once, a lane busy without a break is held to its
 // share, and a lane that rested has its burst again. The clock is performance.now(), moved here.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { LANE_REQUEST_MS, TimeBudget } from "./lane-budget";
+import { LANE_REQUEST_MS, NEXT_REQUEST_MS, TimeBudget } from "./lane-budget";
 
 let now = 0;
 afterEach(() => vi.restoreAllMocks());
@@ -47,6 +47,14 @@ describe("a lane's time budget", () => {
     const budget = new TimeBudget(0.1, 10);
     for (let i = 0; i < 10; i++) expect(budget.spend(0.01)).toBe(0);
     expect(budget.spend(0.01)).toBeCloseTo(LANE_REQUEST_MS / 0.1);
+  });
+
+  it("counts a page Next.js answered as at least NEXT_REQUEST_MS, whatever its clock saw", () => {
+    at(0);
+    const budget = new TimeBudget(0.1, 40, NEXT_REQUEST_MS);
+    // A prerendered page's handler returns in a fraction of a millisecond: ten fill the burst.
+    for (let i = 0; i < 40 / NEXT_REQUEST_MS; i++) expect(budget.spend(0.2)).toBe(0);
+    expect(budget.spend(0.2)).toBeCloseTo(NEXT_REQUEST_MS / 0.1);
   });
 
   it("bounds nothing with a share of 1", () => {

@@ -13,7 +13,7 @@
 // a body limit (body-limit.ts): 64 KiB where a body
 // is expected (the API, the session forms, the webhook), PAGE_BODY_LIMIT_BYTES everywhere else.
 import { Admission } from "./admission";
-import { paced, TimeBudget } from "./lane-budget";
+import { NEXT_REQUEST_MS, paced, TimeBudget } from "./lane-budget";
 import {
   SIGN_IN_BODY_LIMIT_BYTES,
   TRPC_BODY_LIMIT_BYTES,
@@ -52,6 +52,8 @@ export interface LaneLimits {
   share: number;
   /** The burst (LANE_BURST_MS unless told: tests). */
   burstMs?: number;
+  /** The least a request is counted (LANE_REQUEST_MS unless told: lane-budget.ts). */
+  leastMs?: number;
 }
 
 /**
@@ -66,7 +68,13 @@ export const LANE_LIMITS: Readonly<Record<Exclude<LaneName, "api">, LaneLimits>>
   health: { places: 1, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.05 },
   metrics: { places: 1, queued: 16, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.05 },
   assets: { places: 4, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.1 },
-  pages: { places: 2, queued: 256, bodyBytes: PAGE_BODY_LIMIT_BYTES, share: 0.1 },
+  pages: {
+    places: 2,
+    queued: 256,
+    bodyBytes: PAGE_BODY_LIMIT_BYTES,
+    share: 0.1,
+    leastMs: NEXT_REQUEST_MS,
+  },
 };
 
 /** The lane of a request's path (its query left out). */
@@ -112,8 +120,8 @@ export class Lanes {
     this.apiBusy = options.apiBusy ?? (() => false);
     if (options.bounded === false) return;
     for (const [lane, defaults] of Object.entries(LANE_LIMITS) as [LaneName, LaneLimits][]) {
-      const { places, queued, share, burstMs } = options.limits?.[lane] ?? defaults;
-      this.budgets.set(lane, new TimeBudget(share, burstMs));
+      const { places, queued, share, burstMs, leastMs } = options.limits?.[lane] ?? defaults;
+      this.budgets.set(lane, new TimeBudget(share, burstMs, leastMs));
       this.admissions.set(
         lane,
         new Admission({
