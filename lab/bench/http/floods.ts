@@ -4,7 +4,8 @@
 // catalog reads and new-key checkouts at the same time for a slice of `--slice` seconds (5). For
 // each flood (`GET /api/health`, `GET /signin`, `GET /` and unsigned `POST /api/webhooks/payments`
 // at 64 and 256 connections, each sending as fast as it is answered; and 4 000 idle keep-alive
-// connections, each after one `GET /api/health`, opened again whenever the server closes one) a
+// connections, each after one `GET /api/health`, opened again whenever the server closes one,
+// their flooded slice longer by the instance's idle timeout, so it sees them closed and opened) a
 // calm slice and a slice of `--hold` seconds (5) under the flood, `--rounds` times (4), then a calm
 // slice again: the probe's median rate under the flood is printed as a ratio to its median calm
 // rate in the same cell (goal >= 0.8x). Alternating slices and medians keep one slow moment of a
@@ -25,10 +26,16 @@ import { withOneInstance } from "./cluster";
 import { paymentsSettled, settle } from "./pace";
 import { checkoutHeaders, orderBody, PROTECTED_PATH } from "./scenarios";
 import { percentile } from "../../../tools/stats";
+import { IDLE_CONNECTION_MS } from "../../../src/server/edge/open-connections";
 import type pg from "pg";
 
 const SLICE_SECONDS = numberFlag("slice", 5);
 const HOLD_SECONDS = numberFlag("hold", 5);
+/**
+ * The idle sockets' flooded slice: past the instance's idle timeout, so that it measures the
+ * sockets closed and opened again, not only their first minutes.
+ */
+const IDLE_HOLD_SECONDS = HOLD_SECONDS + IDLE_CONNECTION_MS / 1000;
 const ROUNDS = numberFlag("rounds", 4);
 const PROBE_CONNECTIONS = 4;
 const GOAL = 0.8;
@@ -145,7 +152,9 @@ async function measure(
     let stopped: Promise<Attacker> | undefined;
     // The flood stops whatever the probe did.
     cell.flooded.push(
-      await probe(port, productId, HOLD_SECONDS).finally(() => void (stopped = attack.stop())),
+      await probe(port, productId, flood === "idle" ? IDLE_HOLD_SECONDS : HOLD_SECONDS).finally(
+        () => void (stopped = attack.stop()),
+      ),
     );
     addAttacker(cell.attacker, await stopped!);
   }
@@ -176,7 +185,7 @@ function sumOther(slices: Probe[]): Record<string, number> {
 
 function print(cells: Cell[]): void {
   console.log(
-    `\nonce bench:overload --floods — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), ${ROUNDS} rounds of a ${SLICE_SECONDS} s calm slice and a ${HOLD_SECONDS} s flooded one and a calm slice after (medians), the flood at nice 19, the probe ${PROBE_CONNECTIONS} + ${PROBE_CONNECTIONS} connections\n`,
+    `\nonce bench:overload --floods — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores (load average ${os.loadavg()[0]!.toFixed(1)}), ${ROUNDS} rounds of a ${SLICE_SECONDS} s calm slice and a ${HOLD_SECONDS} s flooded one (${IDLE_HOLD_SECONDS} s for the idle sockets, past their idle timeout) and a calm slice after (medians), the flood at nice 19, the probe ${PROBE_CONNECTIONS} + ${PROBE_CONNECTIONS} connections\n`,
   );
   console.log(
     "| flood (anonymous) | connections | catalog.list 200/s: calm → flooded | new-key checkouts 200/s: calm → flooded | the probe's other answers under the flood | the flood's answers (connections opened again; its CPU s) | goal ≥ 0.8× |",
