@@ -17,13 +17,14 @@ import { Logger, run as runGraphile, type Runner } from "graphile-worker";
 import PgBoss from "pg-boss";
 import pg from "pg";
 import { Prisma } from "../../src/generated/prisma/client";
-import { movesForward, orderById } from "../../src/payments/order-payment";
-import { takesOrderTotal } from "../../src/payments/charge-mismatch";
 import {
   createOutboxWorker,
   DEFAULT_OUTBOX_CONFIG,
   applyPaymentOutcome,
+  movesForward,
+  orderById,
   paymentPayload,
+  takesOrderTotal,
 } from "../../src/payments";
 import { numberFlag } from "./flags";
 import { startShop, type Shop } from "./shop-fixture";
