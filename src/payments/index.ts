@@ -66,8 +66,8 @@ export {
 export { resolveFinding } from "./finding-resolution";
 export { startLoop, type Loop } from "./loop";
 // The parts the benches time alone (lab/bench/queues.ts, lab/bench/reconcile.ts).
-export { applyPaymentOutcome } from "./order-payment";
-export { mapBounded } from "./bounded";
+export { applyPaymentOutcome, movesForward, orderById } from "./order-payment";
+export { takesOrderTotal } from "./charge-mismatch";
 export { eachChargePage, RunBudget } from "./charge-pages";
 
 /** What payments logs with: the process's pino logger, or a test's. */
