@@ -4,7 +4,7 @@
 // confirmation says what is still to come only while something is.
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { useTRPC } from "@/trpc/react";
+import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { recoveryInterval } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel, type OrderStatus } from "./format";
 import { LoadingOrError } from "./LoadError";
@@ -55,9 +55,7 @@ export function OrderView({
       <h1>
         Order <span className="mono">{shortId(id)}</span>
       </h1>
-      {placed === "new" && (
-        <PlacedBanner status={order.data?.status as OrderStatus | undefined} replays={replays} />
-      )}
+      {placed === "new" && <PlacedBanner status={order.data?.status} replays={replays} />}
       {placed === "replayed" && <ReplayedBanner />}
       <LoadingOrError
         query={order}
@@ -104,21 +102,7 @@ function PlacedBanner({ status, replays }: { status?: OrderStatus; replays?: num
   );
 }
 
-interface OrderData {
-  id: string;
-  status: string;
-  totalCents: number;
-  currency: string;
-  chargeId: string | null;
-  createdAt: string | Date;
-  items: {
-    productId: string;
-    name: string;
-    unitPriceCents: number;
-    quantity: number;
-    lineTotalCents: number;
-  }[];
-}
+type OrderData = RouterOutputs["orders"]["byId"];
 
 function OrderDetails({ order }: { order: OrderData }) {
   return (

@@ -5,7 +5,7 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
-import type { AuditView } from "@/server/api/routers/admin/keys.types";
+import type { AuditView } from "@/server/api/routers/admin/view";
 import { AUDIT_ACTIONS } from "@/shared/audit-actions";
 import { formatTime, Pager, QueryState } from "./ui";
 import { SearchBar, SelectField, TextField } from "./fields";

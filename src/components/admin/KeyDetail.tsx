@@ -5,7 +5,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
-import type { KeyDetail as Key } from "@/server/api/routers/admin/keys.types";
+import type { KeyDetail as Key } from "@/server/api/routers/admin/view";
 import { formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge } from "./ui";
 import { AuditTable, type Entry } from "./AuditPanel";
 import { KeyTimeline } from "./KeyTimeline";

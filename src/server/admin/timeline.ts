@@ -10,7 +10,7 @@
 import type { KeyDetailRow } from "./keys-query";
 import { AuditAction } from "@/shared/audit-actions";
 
-export type TimelineKind =
+type TimelineKind =
   "reserved" | "taken_over" | "lease" | "completed" | "failed" | "busted" | "released" | "removed";
 
 export interface TimelineEvent {
@@ -56,23 +56,14 @@ function outcome(
   at: string | null | undefined,
   responseStatus: number | null | undefined,
 ): TimelineEvent[] {
+  const code = responseStatus ?? "?";
   if (status === "COMPLETED")
     return [
-      {
-        at: at ?? null,
-        kind: "completed",
-        rowId,
-        text: `completed (${responseStatus ?? "?"}), answer stored`,
-      },
+      { at: at ?? null, kind: "completed", rowId, text: `completed (${code}), answer stored` },
     ];
   if (status === "FAILED")
     return [
-      {
-        at: at ?? null,
-        kind: "failed",
-        rowId,
-        text: `failed with ${responseStatus ?? "?"} (stored, replayed)`,
-      },
+      { at: at ?? null, kind: "failed", rowId, text: `failed with ${code} (stored, replayed)` },
     ];
   return [];
 }
@@ -92,13 +83,9 @@ function attempts(rowId: string, n: number | undefined, lastAt: string | null): 
 
 /** The current row's events: reserved, takeovers, the lease it holds now, its outcome. */
 function rowEvents(r: KeyDetailRow): TimelineEvent[] {
+  const at = r.createdAt.toISOString();
   const events: TimelineEvent[] = [
-    {
-      at: r.createdAt.toISOString(),
-      kind: "reserved",
-      rowId: r.id,
-      text: `reserved by ${r.procedure}`,
-    },
+    { at, kind: "reserved", rowId: r.id, text: `reserved by ${r.procedure}` },
   ];
   const processing = r.status === "PROCESSING";
   // While PROCESSING, updatedAt is the last takeover's time; after the outcome it is the outcome's.
