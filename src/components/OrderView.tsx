@@ -116,29 +116,18 @@ function OrderDetails({ order }: { order: OrderData }) {
 function OrderFacts({ order }: { order: OrderData }) {
   const label = statusLabel(order.status);
   return (
-    <dl
-      className="card"
-      style={{
-        display: "grid",
-        gridTemplateColumns: "max-content minmax(0, 1fr)",
-        gap: "0.35rem 1rem",
-      }}
-    >
+    <dl className="card facts">
       <dt className="muted">Payment</dt>
-      <dd style={{ margin: 0 }} aria-live="polite">
+      <dd aria-live="polite">
         <span className={`badge ${label.tone}`}>{label.text}</span>
         {order.status === "PENDING" && <span className="muted"> (checking…)</span>}
       </dd>
       <dt className="muted">Charge</dt>
-      <dd style={{ margin: 0 }} className="mono break-anywhere">
-        {order.chargeId ?? "none yet"}
-      </dd>
+      <dd className="mono">{order.chargeId ?? "none yet"}</dd>
       <dt className="muted">Placed</dt>
-      <dd style={{ margin: 0 }}>{formatDateTime(order.createdAt)}</dd>
+      <dd>{formatDateTime(order.createdAt)}</dd>
       <dt className="muted">Order id</dt>
-      <dd style={{ margin: 0 }} className="mono break-anywhere">
-        {order.id}
-      </dd>
+      <dd className="mono">{order.id}</dd>
     </dl>
   );
 }

@@ -38,7 +38,7 @@ const engineField = (name: EngineVariable) =>
 const modeSection = {
   // No default: a tool started without NODE_ENV (db:setup, the users CLI) is not "development".
   NODE_ENV: z.enum(["development", "production", "test"]).optional(),
-  // Demo mode opens doors on purpose (one-click demo accounts, the demo API tokens, x-demo-delay-ms):
+  // Demo mode opens doors on purpose (one-click demo accounts, demo API tokens, x-demo-delay-ms):
   // only `DEMO_MODE=1`, or `next dev`, turns it on; a production build and the tools have it off.
   DEMO_MODE: z.enum(["0", "1", "true", "false"]).optional(),
 };
@@ -72,7 +72,7 @@ const serverSection = {
   // 0: neither header is believed, since a client reaching the server directly writes whatever it
   // likes there (a rotated X-Forwarded-For was a fresh sign-in budget). HAProxy forwardfor: 1.
   TRUSTED_PROXIES: intFrom(0),
-  // API requests one instance works on at once; past it, 503 store_busy (src/server/edge/admission.ts).
+  // API requests one instance works on at once; past it, 503 store_busy (server/edge/admission.ts).
   HTTP_MAX_IN_FLIGHT: intFrom(160, 1),
   // Connections one peer address may hold open (src/server/edge/peer-connections.ts). 0: no cap,
   // as behind a proxy or a shared NAT address must be.
@@ -113,7 +113,7 @@ const workerSchema = z.object({
 const serverSchema = workerSchema.extend(serverSection);
 
 export type DatabaseConfig = ReturnType<typeof databaseFrom>;
-/** What a process that runs the engine and the payments reads (the worker; the server adds its own). */
+/** What a process running the engine and the payments reads (the worker; the server adds more). */
 export type WorkerConfig = ReturnType<typeof workerFrom>;
 export type AppConfig = ReturnType<typeof loadConfig>;
 
@@ -224,7 +224,7 @@ export function loadReconcileConfig(source: Record<string, string | undefined>) 
   };
 }
 
-/** `npm run db:setup`: the database to migrate and seed (required), and whether to seed demo rows. */
+/** `npm run db:setup`: the database to migrate and seed (required); whether to seed demo rows. */
 export function loadSetupConfig(source: Record<string, string | undefined>) {
   const e = parse(setupSchema, source);
   const database = databaseFrom(e);
@@ -288,7 +288,7 @@ function labRoutesFrom(e: z.output<typeof labSchema>): string | undefined {
   return e.ONCE_LAB_ROUTES;
 }
 
-/** The server process's configuration, from its environment: the one place that reads process.env. */
+/** The server process's configuration from its environment: the one reader of process.env. */
 export function loadProcessConfig(options: { role?: "server" | "tool" } = {}): AppConfig {
   return loadConfig(process.env, options);
 }

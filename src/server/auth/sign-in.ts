@@ -85,7 +85,7 @@ async function passwordSignIn(
 /** Refusals our own form never earns (another site's post, another media type, a huge body). */
 const NOT_FROM_OUR_FORM = new Set([403, 413, 415]);
 
-/** A person's browser (a form submission) goes back to the form with the reason; others get JSON. */
+/** A person's browser (a form post) goes back to the form with the reason; others get JSON. */
 function isNavigation(req: Request): boolean {
   return (
     req.headers.get("sec-fetch-mode") === "navigate" ||

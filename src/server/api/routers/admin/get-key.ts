@@ -6,7 +6,8 @@ import { adminProcedure } from "../../trpc";
 import type { Db } from "@/server/db/client";
 import { readKeyById } from "@/server/admin/keys-query";
 import { buildTimeline } from "@/server/admin/timeline";
-import { AdminReason, adminError } from "./errors";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
 import { keyByIdInput } from "./keys.types";
 import { auditView, keyDetail, KEY_TARGET } from "./view";
 
@@ -44,6 +45,6 @@ async function readKeyHistory(db: Db, id: string) {
 
 export const getKeyProcedure = adminProcedure.input(keyByIdInput).query(async ({ ctx, input }) => {
   const found = await readKeyHistory(ctx.db, input.id);
-  if (!found) throw adminError(AdminReason.KEY_NOT_FOUND, "No idempotency key with this id");
+  if (!found) throw new AppError(Reason.KEY_NOT_FOUND, "No idempotency key with this id");
   return found;
 });

@@ -4,7 +4,8 @@ import { z } from "zod";
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import type { OutboxMessage, Prisma } from "@/generated/prisma/client";
 import { before, cursorSchema, iso, page } from "./cursor";
-import { AdminReason, adminError } from "./errors";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
 import { reasonSchema } from "./keys.types";
 import { OUTBOX_TARGET, writeAudit } from "./view";
 import { AuditAction } from "@/shared/audit-actions";
@@ -64,15 +65,15 @@ export const retryOutboxProcedure = adminIdempotentProcedure(retryOutboxInput).m
       where: { id: input.id },
       select: outboxSelect,
     });
-    if (!before) throw adminError(AdminReason.OUTBOX_NOT_FOUND, "No outbox message with this id");
+    if (!before) throw new AppError(Reason.OUTBOX_NOT_FOUND, "No outbox message with this id");
     // Due at the database's now(), like every time the worker compares against.
     const updated = await ctx.tx.$executeRaw`
     UPDATE "OutboxMessage"
     SET "status" = 'PENDING', "attempts" = 0, "nextAttemptAt" = now(), "lockedUntil" = NULL, "updatedAt" = now()
     WHERE "id" = ${input.id}::uuid AND "status" = 'DEAD'`;
     if (updated !== 1) {
-      throw adminError(
-        AdminReason.OUTBOX_NOT_DEAD,
+      throw new AppError(
+        Reason.OUTBOX_NOT_DEAD,
         `This message is ${before.status}, not dead-lettered: only a dead-lettered message can be retried.`,
       );
     }

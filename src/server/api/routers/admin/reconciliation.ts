@@ -5,7 +5,8 @@ import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import type { Prisma } from "@/generated/prisma/client";
 import { resolveFinding } from "@/payments";
 import { before, cursorSchema, iso, page } from "./cursor";
-import { AdminReason, adminError } from "./errors";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
 import { reasonSchema } from "./keys.types";
 
 const listReconciliationInput = z.object({
@@ -63,7 +64,7 @@ export const resolveReconciliationProcedure = adminIdempotentProcedure(
     actor: ctx.principal.email,
   });
   if (outcome.status === "not-found")
-    throw adminError(AdminReason.FINDING_NOT_FOUND, "No reconciliation finding with this id");
+    throw new AppError(Reason.NOT_FOUND, "No reconciliation finding with this id");
   return {
     id: outcome.id,
     status: outcome.status,

@@ -9,7 +9,8 @@ import {
   type RemoveKeyResult,
 } from "@once/idempotency/operator";
 import type { Tx } from "@/server/db/client";
-import { AdminReason, adminError } from "./errors";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
 import { removeKeyInput } from "./keys.types";
 import { KEY_TARGET, writeAudit } from "./view";
 import { AuditAction } from "@/shared/audit-actions";
@@ -40,23 +41,26 @@ function removeKeyProcedure(mode: KeyRemoval) {
   });
 }
 
-/** Why the engine would not remove the key, as the admin's error. */
+/**
+ * Why the engine would not remove the key, as the admin's error: never a 409 or 422, which belong
+ * to the engine, so a client tells "your admin request is still running" from "cannot be busted".
+ */
 function refusal(result: Extract<RemoveKeyResult, { removed: false }>): Error {
   switch (result.why) {
     case "not_found":
-      return adminError(
-        AdminReason.KEY_NOT_FOUND,
+      return new AppError(
+        Reason.KEY_NOT_FOUND,
         "No idempotency key with this id (already busted, released or reaped?)",
       );
     case "lease_live":
-      return adminError(
-        AdminReason.KEY_LEASE_LIVE,
+      return new AppError(
+        Reason.KEY_LEASE_LIVE,
         `This key is PROCESSING and its lease is live until ${result.record.leaseExpiresAt?.toISOString() ?? "?"}: ` +
           "its request may still commit, so it cannot be removed. Wait for the lease to expire.",
       );
     case "not_stuck":
-      return adminError(
-        AdminReason.KEY_NOT_STUCK,
+      return new AppError(
+        Reason.KEY_NOT_STUCK,
         `This key is ${result.record.status}, not a stuck lease: there is nothing to release (bust it to let the next request run anew).`,
       );
     default: {

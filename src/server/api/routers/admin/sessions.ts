@@ -4,7 +4,8 @@
 import { z } from "zod";
 import { text } from "@/shared/text";
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
-import { AdminReason, adminError } from "./errors";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
 import { reasonSchema } from "./keys.types";
 import { writeAudit } from "./view";
 import { AuditAction } from "@/shared/audit-actions";
@@ -55,7 +56,7 @@ export const endSessionProcedure = adminIdempotentProcedure(endSessionInput).mut
     DELETE FROM "Session" s USING "User" u
     WHERE s."id" = ${input.id}::uuid AND u."id" = s."userId"
     RETURNING s."id"::text AS "id", u."email"`;
-    if (!ended) throw adminError(AdminReason.SESSION_NOT_FOUND, "No live session with this id");
+    if (!ended) throw new AppError(Reason.SESSION_NOT_FOUND, "No live session with this id");
     const auditId = await writeAudit(ctx.tx, {
       actor: ctx.principal.email,
       action: AuditAction.SESSION_END,
