@@ -9,6 +9,7 @@
 // unrecorded), and the sweeper's and reaper's deletes (the row just ends).
 import type { KeyDetailRow } from "./keys-query";
 import { AuditAction } from "@/shared/audit-actions";
+import { leaseText } from "@/shared/lease-text";
 
 type TimelineKind =
   "reserved" | "taken_over" | "lease" | "completed" | "failed" | "busted" | "released" | "removed";
@@ -44,11 +45,6 @@ interface RemovedRow {
 /** A time from an audit entry's details as ISO in UTC (the database writes "+00:00", JS "Z"). */
 const isoOf = (value: string | null | undefined): string | null =>
   value ? new Date(value).toISOString() : null;
-
-const minutes = (ms: number) =>
-  Math.abs(ms) < 60_000
-    ? `${Math.round(Math.abs(ms) / 1000)} s`
-    : `${Math.round(Math.abs(ms) / 60_000)} min`;
 
 function outcome(
   rowId: string,
@@ -94,10 +90,7 @@ function rowEvents(r: KeyDetailRow): TimelineEvent[] {
   );
   if (processing && r.leaseExpiresAt && r.leaseRemainingMs !== null) {
     // The event's kind ("lease") is shown beside its text: the text does not say it again.
-    const text =
-      r.leaseRemainingMs > 0
-        ? `live, ${minutes(r.leaseRemainingMs)} left`
-        : `expired ${minutes(r.leaseRemainingMs)} ago (stuck)`;
+    const text = leaseText(r.leaseRemainingMs > 0 ? "live" : "expired", r.leaseRemainingMs);
     events.push({ at: r.leaseExpiresAt.toISOString(), kind: "lease", rowId: r.id, text });
   }
   events.push(...outcome(r.id, r.status, r.completedAt?.toISOString(), r.responseStatus));
