@@ -37,14 +37,13 @@ const toCharge = (row: ChargeRow): Charge => ({
   created: Math.floor(row.created),
 });
 
-export type ChargeOutcome =
-  { kind: "created" | "replayed"; charge: Charge } | { kind: "key_reused"; charge: Charge };
+type ChargeOutcome = { kind: "created" | "replayed" | "key_reused"; charge: Charge };
 
 /**
- * Charges once per (shop, idempotency key): another shop's same key is another charge. One statement inserts the charge and its event, or nothing
- * when the key exists: a concurrent request with the same key waits for the first to commit, then
- * inserts nothing, and the read after it (a new snapshot) finds the first charge. A repeat with
- * other parameters is refused, as real providers refuse it, instead of answering for another order.
+ * Charges once per (shop, idempotency key). One statement inserts the charge and its event, or
+ * nothing when the key exists: a concurrent request with the same key waits for the first to
+ * commit, inserts nothing, and the read after it (a new snapshot) finds the first charge. A repeat
+ * with other parameters is refused, as real providers do, instead of answering for another order.
  */
 export async function charge(
   pool: pg.Pool,

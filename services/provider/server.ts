@@ -20,7 +20,7 @@ import { z } from "zod";
 import { charge, chargeExists, listCharges } from "./books";
 import { authenticator, type Shop } from "./shops";
 
-export interface ProviderOptions {
+interface ProviderOptions {
   /** The shops that may call, each by its secret key. */
   shops: readonly Shop[];
   failureRate: number;

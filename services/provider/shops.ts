@@ -15,12 +15,6 @@ import { z } from "zod";
  */
 export const MIN_SECRET_KEY_LENGTH = 32;
 
-export interface Shop {
-  id: string;
-  secretKey: string;
-  webhook?: { url: string; secret: string };
-}
-
 const shopSchema = z.object({
   id: z
     .string()
@@ -35,8 +29,9 @@ const shopSchema = z.object({
     .regex(/^[\x21-\x7e]+$/, "a shop's secretKey is printable ASCII without spaces"),
   webhook: z.object({ url: z.url(), secret: z.string().min(1) }).optional(),
 });
+export type Shop = z.infer<typeof shopSchema>;
 
-export const shopsSchema = z
+const shopsSchema = z
   .array(shopSchema)
   .min(1, "PROVIDER_SHOPS names no shop: nobody could call the provider")
   .refine((shops) => new Set(shops.map((s) => s.id)).size === shops.length, "two shops have one id")

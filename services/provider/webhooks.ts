@@ -18,22 +18,14 @@ const CONCURRENCY = 5;
 const BATCH_SIZE = 20;
 /** A merchant that does not answer within 10 s has not taken the event: it is sent again later. */
 const DELIVERY_TIMEOUT_MS = 10_000;
-/**
- * A refused event is retried from 5 s, doubling up to an hour (real providers keep trying for
- * days).
- */
+/** A refused event is retried from 5 s, doubling up to an hour (real providers try for days). */
 const RETRY_BASE_MS = 5_000;
 const RETRY_MAX_MS = 3_600_000;
 
-/** Where one shop's events go, and what they are signed with. */
-export type ShopWebhook = Readonly<{ url: string; secret: string }>;
-
-export interface WebhookOptions {
+interface WebhookOptions {
   /** The shops with a webhook; another shop's events wait in the books. */
   shops: readonly Shop[];
-  /**
-   * Share of delivered events sent a second time (at-least-once delivery, exercised all the time).
-   */
+  /** Share of delivered events sent a second time (at-least-once delivery, always exercised). */
   duplicateRate: number;
   random?: () => number;
   log?: (line: string) => void;
@@ -82,14 +74,11 @@ export function createWebhookSender(pool: pg.Pool, options: WebhookOptions) {
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        const answers = await mapBounded(
-          await dueEvents(client, shopIds),
-          CONCURRENCY,
-          async (event) => ({
-            event,
-            why: await send(event),
-          }),
-        );
+        const due = await dueEvents(client, shopIds);
+        const answers = await mapBounded(due, CONCURRENCY, async (event) => ({
+          event,
+          why: await send(event),
+        }));
         const delivered = await recordAnswers(client, answers, random, options.log);
         await client.query("COMMIT");
         // At least once, as real providers: now and then an event arrives a second time.
@@ -124,7 +113,7 @@ async function dueEvents(client: pg.PoolClient, shopIds: string[]): Promise<Pend
 }
 
 /** null when the shop took it (2xx); otherwise why not. */
-async function deliver(event: PendingEvent, webhook: ShopWebhook): Promise<string | null> {
+async function deliver(event: PendingEvent, webhook: Shop["webhook"] & {}): Promise<string | null> {
   const raw = JSON.stringify({ id: event.id, type: event.type, data: event.payload });
   const headers = {
     "content-type": "application/json",

@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { useTRPC } from "@/trpc/react";
+import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { cartCount, cartStore, useCart } from "@/components/cart-store";
 import { formatMoney } from "@/components/format";
 import { LoadingOrError } from "@/components/LoadError";
@@ -38,14 +38,7 @@ export default function CatalogPage() {
   );
 }
 
-interface Product {
-  id: string;
-  name: string;
-  description: string;
-  priceCents: number;
-  currency: string;
-  stock: number;
-}
+type Product = RouterOutputs["catalog"]["list"][number];
 
 /** One product: what it is, its price, its stock, and how many are in the cart already. */
 function ProductCard({ product: p, inCart }: { product: Product; inCart: number }) {

@@ -4,7 +4,7 @@
 // confirmation says what is still to come only while something is.
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { useTRPC } from "@/trpc/react";
+import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { recoveryInterval } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel, type OrderStatus } from "./format";
 import { LoadingOrError } from "./LoadError";
@@ -55,9 +55,7 @@ export function OrderView({
       <h1>
         Order <span className="mono">{shortId(id)}</span>
       </h1>
-      {placed === "new" && (
-        <PlacedBanner status={order.data?.status as OrderStatus | undefined} replays={replays} />
-      )}
+      {placed === "new" && <PlacedBanner status={order.data?.status} replays={replays} />}
       {placed === "replayed" && <ReplayedBanner />}
       <LoadingOrError
         query={order}
@@ -104,21 +102,7 @@ function PlacedBanner({ status, replays }: { status?: OrderStatus; replays?: num
   );
 }
 
-interface OrderData {
-  id: string;
-  status: string;
-  totalCents: number;
-  currency: string;
-  chargeId: string | null;
-  createdAt: string | Date;
-  items: {
-    productId: string;
-    name: string;
-    unitPriceCents: number;
-    quantity: number;
-    lineTotalCents: number;
-  }[];
-}
+type OrderData = RouterOutputs["orders"]["byId"];
 
 function OrderDetails({ order }: { order: OrderData }) {
   return (
@@ -132,29 +116,18 @@ function OrderDetails({ order }: { order: OrderData }) {
 function OrderFacts({ order }: { order: OrderData }) {
   const label = statusLabel(order.status);
   return (
-    <dl
-      className="card"
-      style={{
-        display: "grid",
-        gridTemplateColumns: "max-content minmax(0, 1fr)",
-        gap: "0.35rem 1rem",
-      }}
-    >
+    <dl className="card facts">
       <dt className="muted">Payment</dt>
-      <dd style={{ margin: 0 }} aria-live="polite">
+      <dd aria-live="polite">
         <span className={`badge ${label.tone}`}>{label.text}</span>
         {order.status === "PENDING" && <span className="muted"> (checking…)</span>}
       </dd>
       <dt className="muted">Charge</dt>
-      <dd style={{ margin: 0 }} className="mono break-anywhere">
-        {order.chargeId ?? "none yet"}
-      </dd>
+      <dd className="mono">{order.chargeId ?? "none yet"}</dd>
       <dt className="muted">Placed</dt>
-      <dd style={{ margin: 0 }}>{formatDateTime(order.createdAt)}</dd>
+      <dd>{formatDateTime(order.createdAt)}</dd>
       <dt className="muted">Order id</dt>
-      <dd style={{ margin: 0 }} className="mono break-anywhere">
-        {order.id}
-      </dd>
+      <dd className="mono">{order.id}</dd>
     </dl>
   );
 }

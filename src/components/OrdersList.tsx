@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { useTRPC } from "@/trpc/react";
+import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { formatDateTime, formatMoney, shortId, statusLabel } from "./format";
 import { LoadError } from "./LoadError";
 import { DataTable } from "./DataTable";
@@ -110,14 +110,7 @@ function OrdersTable({
   );
 }
 
-interface OrderSummary {
-  id: string;
-  status: string;
-  createdAt: string | Date;
-  totalCents: number;
-  currency: string;
-  items: { name: string; quantity: number }[];
-}
+type OrderSummary = RouterOutputs["orders"]["list"]["items"][number];
 
 function OrderRow({ order }: { order: OrderSummary }) {
   const label = statusLabel(order.status);

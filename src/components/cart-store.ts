@@ -1,17 +1,14 @@
 "use client";
-// The cart lives in localStorage, one per account: `once.cart.<owner>`, where the owner is the
-// signed-in account (or "guest" when nobody is), so a browser shared by two accounts shows each
-// its own cart. Every tab sees the same carts (a `storage` event tells the other tabs). Each edit
-// gives the cart a new `revision`: the checkout derives its idempotency key from it
-// (src/trpc/checkout-intent.ts), so the same cart is the same intent in every tab, and any change
-// is a new intent.
-//
-// The owner comes from the session (CartOwnerSync sets it once `session.me` answers). The last
-// owner is remembered, so a page load shows that account's cart at once instead of flashing the
-// guest's, and a page loaded while the shop cannot reach its database still shows the cart.
+// The cart lives in localStorage, one per account (`once.cart.<owner>`, "guest" when nobody is
+// signed in), shared by every tab (a `storage` event tells the others). Each edit gives it a new
+// `revision`, the checkout's idempotency key (src/trpc/checkout-intent.ts): the same cart is the
+// same intent in every tab, and any change is a new one. The owner comes from the session (Nav sets
+// it once `session.me` answers) and is remembered, so a page load shows that account's cart at
+// once, even while the shop cannot reach its database.
 import { useSyncExternalStore } from "react";
 import { fingerprintOf } from "@once/idempotency/client";
-import { canonicalLines, type CartLine } from "@/trpc/checkout-intent";
+import type { CartLine } from "@/trpc/checkout-intent";
+import { mergeLines } from "@/shared/order-lines";
 
 export interface Cart {
   revision: string;
@@ -21,9 +18,7 @@ export interface Cart {
 const CART_PREFIX = "once.cart.";
 const OWNER_KEY = "once.cart-owner";
 export const GUEST = "guest";
-/**
- * The API accepts 1–99 of a product per line and at most 20 lines (src/server/checkout/input.ts).
- */
+/** The API takes 1–99 of a product per line and at most 20 lines (server/checkout/input.ts). */
 export const MAX_QUANTITY = 99;
 export const MAX_LINES = 20;
 
@@ -86,7 +81,7 @@ function emit() {
 }
 
 function writeOf(who: string, lines: CartLine[]) {
-  const canonical = canonicalLines(lines);
+  const canonical = mergeLines(lines);
   try {
     const key = CART_PREFIX + who;
     if (canonical.length === 0) storage()?.removeItem(key);

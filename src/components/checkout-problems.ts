@@ -6,16 +6,13 @@ import { isReason, Reason } from "@/shared/reasons";
 export interface CheckoutProblem {
   title: string;
   detail: string;
-  /**
-   * Keep the pending intent (same key next time): the server may have done the work, or did
-   * nothing.
-   */
+  /** Keep the pending intent (same key next time): the server may have done the work, or none. */
   keepIntent: boolean;
   /** The person has to sign in again. */
   signIn?: boolean;
 }
 
-export const CHECKOUT_MESSAGES = {
+const CHECKOUT_MESSAGES = {
   out_of_stock: {
     title: "Some items are out of stock",
     detail:
@@ -57,6 +54,7 @@ export const CHECKOUT_MESSAGES = {
     detail: "Your order was not confirmed. Your cart is kept: try again in a moment.",
   },
 } as const;
+type Kind = keyof typeof CHECKOUT_MESSAGES;
 
 interface ErrorLike {
   message?: unknown;
@@ -74,29 +72,17 @@ export function describeCheckoutProblem(
   const serverMessage =
     typeof e.message === "string" && status !== undefined && status < 500 ? e.message : undefined;
   const replayed = info?.replayed ?? false;
-  const pick = (
-    m: { title: string; detail: string },
-    keepIntent: boolean,
-    extra: Partial<CheckoutProblem & { serverMessage: string | undefined }> = {},
-  ) => ({
-    ...m,
-    keepIntent,
-    serverMessage,
-    replayed,
-    ...extra,
-  });
+  type Extra = Partial<CheckoutProblem & { serverMessage: string | undefined }>;
+  const pick = (kind: Kind, keepIntent: boolean, extra: Extra = {}) =>
+    Object.assign({ ...CHECKOUT_MESSAGES[kind], keepIntent, serverMessage, replayed }, extra);
 
-  if (status === undefined)
-    return pick(CHECKOUT_MESSAGES.network, true, { serverMessage: undefined });
-  if (reason === Reason.OUT_OF_STOCK || status === 412)
-    return pick(CHECKOUT_MESSAGES.out_of_stock, false);
-  if (reason === Reason.PRODUCT_NOT_FOUND) return pick(CHECKOUT_MESSAGES.product_not_found, false);
-  if (reason === Reason.STORE_UNAVAILABLE || status === 503)
-    return pick(CHECKOUT_MESSAGES.store_unavailable, true);
-  if (reason === Reason.IN_PROGRESS) return pick(CHECKOUT_MESSAGES.request_in_progress, true);
-  if (reason === Reason.KEY_REUSED || status === 422)
-    return pick(CHECKOUT_MESSAGES.idempotency_key_reused, false);
-  if (status === 401) return pick(CHECKOUT_MESSAGES.unauthorized, true, { signIn: true });
-  if (status === 429) return pick(CHECKOUT_MESSAGES.too_many_keys, true);
-  return pick(CHECKOUT_MESSAGES.other, status >= 500);
+  if (status === undefined) return pick("network", true, { serverMessage: undefined });
+  if (reason === Reason.OUT_OF_STOCK || status === 412) return pick("out_of_stock", false);
+  if (reason === Reason.PRODUCT_NOT_FOUND) return pick("product_not_found", false);
+  if (reason === Reason.STORE_UNAVAILABLE || status === 503) return pick("store_unavailable", true);
+  if (reason === Reason.IN_PROGRESS) return pick("request_in_progress", true);
+  if (reason === Reason.KEY_REUSED || status === 422) return pick("idempotency_key_reused", false);
+  if (status === 401) return pick("unauthorized", true, { signIn: true });
+  if (status === 429) return pick("too_many_keys", true);
+  return pick("other", status >= 500);
 }

@@ -1,26 +1,18 @@
-// The configuration: one zod schema per command, composed of sections (the database, the engine,
-// the payments, the server), each variable declared once. A process parses its own at start-up
-// (`loadConfig` for the server, `loadWorkerConfig`, `loadSetupConfig`, `loadReconcileConfig`,
-// `loadDatabaseConfig` for the commands) and passes it down; the server's goes through the
-// composition root (src/server/app.ts). Nothing else in src/ or packages/ reads process.env: a typo
-// in a variable stops the process with one sentence naming it, before it listens, instead of
-// failing a request later; and a variable a command does not read cannot stop it.
-import { parseEngineConfig, type EngineConfig } from "@once/idempotency/config";
+// The configuration: one zod schema per command, composed of sections, each variable declared once.
+// A process parses its own at start-up (`loadConfig` for the server, `load<Command>Config` for the
+// others) and passes it down. Nothing else in src/ or packages/ reads process.env: a typo stops the
+// process with one sentence naming the variable before it listens, instead of failing a request
+// later; and a variable a command does not read cannot stop it.
+import { parseEngineConfig } from "@once/idempotency/config";
 import { z } from "zod";
-import {
-  paymentEnvShape,
-  paymentSettingsFrom,
-  providerSecretKeyFrom,
-  type PaymentSettings,
-} from "@/payments/config";
+import { paymentEnvShape, paymentSettingsFrom, providerSecretKeyFrom } from "@/payments/config";
 
 const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const flag = z.enum(["0", "1"]);
 
-// The engine's tunables an operator sets, each IDEMPOTENCY_ and the EngineConfig field it sets in
-// upper snake case (IDEMPOTENCY_LEASE_MS sets leaseMs); the engine's other tunables keep their
-// defaults, each with its reason (packages/idempotency/src/config.ts), which validates these again.
-// The engine itself reads no environment.
+// The engine's tunables an operator sets: IDEMPOTENCY_ and the EngineConfig field in upper snake
+// case (IDEMPOTENCY_LEASE_MS sets leaseMs). The others keep their defaults, each with its reason
+// (packages/idempotency/src/config.ts, which validates these again); the engine reads no env.
 const engineVariable = z.coerce.number().int().optional();
 const engineSection = {
   IDEMPOTENCY_LEASE_MS: engineVariable,
@@ -31,6 +23,7 @@ const engineSection = {
   IDEMPOTENCY_MAX_WAIT_MS: engineVariable,
 };
 type EngineVariable = keyof typeof engineSection;
+const ENGINE_VARIABLES = Object.keys(engineSection) as EngineVariable[];
 /** IDEMPOTENCY_MAX_LIVE_KEYS → maxLiveKeys. */
 const engineField = (name: EngineVariable) =>
   name
@@ -38,36 +31,23 @@ const engineField = (name: EngineVariable) =>
     .toLowerCase()
     .replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
 
-// ---------------------------------------------------------------------------------------------
-// Sections: the variables of one concern. Each command's schema is the sections it uses (below),
-// so a command validates only what it reads: `npm run db:setup` needs a database URL, not the
-// webhook's secret, and a deploy that migrates before the app's secrets exist can.
+// Sections: the variables of one concern. A command validates only the sections it reads:
+// `npm run db:setup` needs a database URL, not the webhook's secret, so a deploy that migrates
+// before the app's secrets exist can.
 
-/** Whether the demo doors are open: read by everything that seeds, signs in or charges. */
 const modeSection = {
   // No default: a tool started without NODE_ENV (db:setup, the users CLI) is not "development".
   NODE_ENV: z.enum(["development", "production", "test"]).optional(),
-  // Demo mode opens doors on purpose: one-click demo accounts, the demo API tokens, and a slow
-  // request on ask (header x-demo-delay-ms). Only `DEMO_MODE=1`, or `next dev`
-  // (NODE_ENV=development), turns it on; a production build, db:setup and the CLI tools have it off
-  // unless told.
+  // Demo mode opens doors on purpose (one-click demo accounts, demo API tokens, x-demo-delay-ms):
+  // only `DEMO_MODE=1`, or `next dev`, turns it on; a production build and the tools have it off.
   DEMO_MODE: z.enum(["0", "1", "true", "false"]).optional(),
 };
 
 // A module of lab/ whose routes the front door serves beside the app's (scripts/front-door.ts,
-// `npm start` only): the benches' code, which the app's build never holds. Routes from outside the
-// app are a door (a mutation without idempotency, say), so only demo mode may open it.
-const labSection = {
-  ONCE_LAB_ROUTES: z.string().trim().min(1).optional(),
-};
+// `npm start` only). Routes from outside the app are a door, so only demo mode may open it.
+const labSection = { ONCE_LAB_ROUTES: z.string().trim().min(1).optional() };
 
-const logSection = {
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
-};
-
-/**
- * A PostgreSQL connection string; anything else would fail later, in the driver, as a stack trace.
- */
+/** A PostgreSQL connection string; anything else would fail later, in the driver, as a stack. */
 const postgresUrl = z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgresql:// URL" });
 
 const databaseSection = {
@@ -76,57 +56,38 @@ const databaseSection = {
   // Behind a transaction-mode pooler (PgBouncer), DATABASE_URL is the pooler and this is
   // PostgreSQL itself, for what needs a session (LISTEN, migrations).
   DIRECT_DATABASE_URL: postgresUrl.optional(),
-  // Prepared statements: each statement is parsed and planned once per connection instead of on
-  // every call (a reservation costs half). Unset: on, unless DIRECT_DATABASE_URL says DATABASE_URL
-  // is a pooler; a pooler that keeps prepared statements (PgBouncer 1.21+ with
-  // max_prepared_statements) may turn them back on with "1".
+  // Prepared statements halve a reservation's cost. Unset: on, unless DIRECT_DATABASE_URL says
+  // DATABASE_URL is a pooler; one that keeps them (PgBouncer 1.21+, max_prepared_statements): "1".
   DATABASE_PREPARED_STATEMENTS: flag.optional(),
 };
 
-const paymentsSection = {
-  ...paymentEnvShape,
-};
-
-/**
- * What only the HTTP server reads: where it listens, whom it believes, what it runs beside
- * requests.
- */
+/** What only the HTTP server reads: where it listens, whom it believes, what runs beside it. */
 const serverSection = {
-  // Where `npm run dev` / `npm start` listen (scripts/lib/listen-address.ts). Unset: 127.0.0.1 for
-  // `npm run dev` and for any demo, because demo mode's doors (one-click operator, published
-  // tokens) must not face a network by accident; a production `npm start` serves 0.0.0.0.
+  // Unset: 127.0.0.1 for `npm run dev` and any demo (demo mode's doors must not face a network by
+  // accident); 0.0.0.0 for a production `npm start` (scripts/lib/listen-address.ts).
   HOST: z.string().trim().min(1).optional(),
-  // "1": demo mode may listen on an address other machines reach (a shared demo box). Off by
-  // default, so a HOST=0.0.0.0 left in a shell does not publish the operator's one-click sign-in.
+  // "1": demo mode may listen on an address other machines reach (a shared demo box).
   DEMO_ALLOW_REMOTE: flag.default("0"),
-  // How many proxies stand in front of the app, each appending what it saw to X-Forwarded-For and
-  // X-Forwarded-Host (src/http/forwarded.ts). 0 by default: neither header is believed, the
-  // socket's peer is the client and Host is the site, because on a server reached directly a
-  // client writes whatever it likes there (rotating X-Forwarded-For handed out a fresh sign-in
-  // budget per request). Behind HAProxy with `option forwardfor`: 1.
+  // Proxies in front of the app, each appending to X-Forwarded-For/-Host (src/http/forwarded.ts).
+  // 0: neither header is believed, since a client reaching the server directly writes whatever it
+  // likes there (a rotated X-Forwarded-For was a fresh sign-in budget). HAProxy forwardfor: 1.
   TRUSTED_PROXIES: intFrom(0),
-  // API requests one instance works on at most at once; past it, 503 store_busy at once
-  // (src/server/edge/admission.ts). Below it the bound follows what the instance finishes within
-  // the store's wait; 40 (or this, if lower) always get in.
+  // API requests one instance works on at once; past it, 503 store_busy (server/edge/admission.ts).
   HTTP_MAX_IN_FLIGHT: intFrom(160, 1),
-  // Connections one peer address may hold open at once; past it a new one is closed on accept
-  // (src/server/edge/peer-connections.ts). 0 (the default): no cap, as behind a proxy (every
-  // connection is the proxy's) or where many clients share one NAT address must be.
+  // Connections one peer address may hold open (src/server/edge/peer-connections.ts). 0: no cap,
+  // as behind a proxy or a shared NAT address must be.
   HTTP_MAX_CONNECTIONS_PER_PEER: intFrom(0),
   ...labSection,
   // "0": an instance that only serves requests (no reaper, sweeper, counter flush, payment loops).
   ONCE_BACKGROUND_JOBS: flag.default("1"),
-  // "0": this server runs no payment loops (outbox worker, reconciliation);
-  // `npm run worker` runs them in a process of its own, so their CPU does not queue behind
-  // requests on the server's one thread. The engine's own jobs (reaper, sweeper, counter flush)
-  // stay: the counters live in the server's memory.
+  // "0": no payment loops here (`npm run worker` runs them, off the server's one thread); the
+  // engine's own jobs stay, since the counters live in the server's memory.
   ONCE_PAYMENT_JOBS: flag.default("1"),
-  // Next.js's own switch: set, `next start` leaves SIGTERM/SIGINT to us, so the server stops its
-  // jobs and flushes its counters before it exits (npm start sets it; see src/instrumentation.ts).
+  // Next.js's switch: set, `next start` leaves SIGTERM/SIGINT to us, so the server stops its jobs
+  // and flushes its counters before it exits (src/instrumentation.ts).
   NEXT_MANUAL_SIG_HANDLE: z.string().optional(),
 };
 
-// The commands' schemas, each the sections it reads.
 /** `npm run users`: a database, nothing else. */
 const databaseSchema = z.object(databaseSection);
 /** `npm run reconcile`: the database and the provider's list API (and the shop's key for it). */
@@ -143,64 +104,31 @@ const setupSchema = z.object({ ...modeSection, ...databaseSection });
 /** `npm run worker`: the payment loops, with the engine that keys the provider's webhooks. */
 const workerSchema = z.object({
   ...modeSection,
-  ...logSection,
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   ...databaseSection,
   ...engineSection,
-  ...paymentsSection,
+  ...paymentEnvShape,
 });
 /** The server (`npm run dev`, `npm start`, `next start`): everything. */
 const serverSchema = workerSchema.extend(serverSection);
 
-export interface DatabaseConfig {
-  url: string | undefined;
-  /** PostgreSQL itself, for LISTEN and migrations: DIRECT_DATABASE_URL, or DATABASE_URL. */
-  directUrl: string | undefined;
-  preparedStatements: boolean;
-}
-
-export interface SetupConfig {
-  /** Seed the demo accounts and tokens. */
-  demo: boolean;
-  database: DatabaseConfig & { url: string };
-}
-
-/**
- * What a process that runs the engine and the payments reads (the worker; the server adds its own).
- */
-export interface WorkerConfig {
-  nodeEnv: "development" | "production" | "test" | undefined;
-  /** Whether the demo doors are open: DEMO_MODE, or `next dev`. */
-  demo: boolean;
-  database: DatabaseConfig;
-  engine: EngineConfig;
-  payments: PaymentSettings;
-  logLevel: NonNullable<z.infer<typeof workerSchema>["LOG_LEVEL"]>;
-}
-
-/** The server's configuration: the worker's, and what only the HTTP server reads. */
-export interface AppConfig extends WorkerConfig {
-  jobs: { background: boolean; payments: boolean };
-  /** Whether this process, not Next.js, handles SIGTERM/SIGINT (NEXT_MANUAL_SIG_HANDLE). */
-  manualSignals: boolean;
-  /**
-   * Where the server listens, whom it believes about the client's address and the host, and how
-   * many requests it works on at once.
-   */
-  http: {
-    host: string | undefined;
-    demoAllowRemote: boolean;
-    trustedProxies: number;
-    maxInFlight: number;
-    /** Connections one peer address may hold open at once; 0: no cap. */
-    maxConnectionsPerPeer: number;
-  };
-}
-
-export type ConfigRole = "server" | "tool";
+export type DatabaseConfig = ReturnType<typeof databaseFrom>;
+/** What a process running the engine and the payments reads (the worker; the server adds more). */
+export type WorkerConfig = ReturnType<typeof workerFrom>;
+export type AppConfig = ReturnType<typeof loadConfig>;
 
 /** Thrown for a missing or invalid variable: its message is the one sentence a process prints. */
 export class ConfigError extends Error {
   override name = "ConfigError";
+}
+
+/** `read()`, its failure turned into a ConfigError with the same sentence. */
+function orConfigError<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
 }
 
 /** The variables `schema` reads, parsed; one sentence naming each bad one otherwise. */
@@ -227,15 +155,16 @@ function parse<S extends z.ZodType>(
   throw new ConfigError(`invalid configuration: ${issues.join("; ")}`);
 }
 
-function demoFrom(e: z.output<z.ZodObject<typeof modeSection>>): boolean {
+function demoFrom(e: z.output<typeof labSchema>): boolean {
   return e.DEMO_MODE === undefined
     ? e.NODE_ENV === "development"
     : e.DEMO_MODE === "1" || e.DEMO_MODE === "true";
 }
 
-function databaseFrom(e: z.output<typeof databaseSchema>): DatabaseConfig {
+function databaseFrom(e: z.output<typeof databaseSchema>) {
   return {
     url: e.DATABASE_URL,
+    /** PostgreSQL itself, for LISTEN and migrations: DIRECT_DATABASE_URL, or DATABASE_URL. */
     directUrl: e.DIRECT_DATABASE_URL ?? e.DATABASE_URL,
     preparedStatements:
       e.DATABASE_PREPARED_STATEMENTS !== undefined
@@ -244,38 +173,31 @@ function databaseFrom(e: z.output<typeof databaseSchema>): DatabaseConfig {
   };
 }
 
-function engineConfigFrom(e: z.output<typeof workerSchema>): EngineConfig {
+function engineConfigFrom(e: z.output<typeof workerSchema>) {
   const input: Record<string, number> = {};
-  for (const name of Object.keys(engineSection) as EngineVariable[]) {
+  for (const name of ENGINE_VARIABLES) {
     const value = e[name];
     if (value !== undefined) input[engineField(name)] = value;
   }
   try {
     return parseEngineConfig(input);
   } catch (error) {
-    // Name the variable, not the engine's field, on one line (the engine's message is zod's, two
-    // lines per issue).
+    // Name the variable, not the engine's field, on one line (zod's message is two per issue).
     let message = (error as Error).message;
-    for (const name of Object.keys(engineSection) as EngineVariable[])
-      message = message.replaceAll(engineField(name), name);
+    for (const name of ENGINE_VARIABLES) message = message.replaceAll(engineField(name), name);
     throw new ConfigError(message.replace(/\s*\n\s*/g, " "));
   }
 }
 
-function workerFrom(e: z.output<typeof workerSchema>): WorkerConfig {
+function workerFrom(e: z.output<typeof workerSchema>) {
   const demo = demoFrom(e);
-  let payments: PaymentSettings;
-  try {
-    payments = paymentSettingsFrom(e, demo);
-  } catch (error) {
-    throw new ConfigError((error as Error).message);
-  }
   return {
     nodeEnv: e.NODE_ENV,
+    /** Whether the demo doors are open: DEMO_MODE, or `next dev`. */
     demo,
     database: databaseFrom(e),
     engine: engineConfigFrom(e),
-    payments,
+    payments: orConfigError(() => paymentSettingsFrom(e, demo)),
     logLevel: e.LOG_LEVEL ?? (e.NODE_ENV === "test" ? "silent" : "info"),
   };
 }
@@ -286,38 +208,24 @@ export function loadDatabaseConfig(source: Record<string, string | undefined>): 
 }
 
 /**
- * `npm run reconcile`: the database settings, the provider's API and the shop's key for it (each
- * may be unset: the running app's).
+ * `npm run reconcile`: the database, the provider's API and the shop's key for it, each as
+ * configured (unset: the running app's, or the demo key in demo mode).
  */
-export function loadReconcileConfig(source: Record<string, string | undefined>): {
-  database: DatabaseConfig;
-  providerUrl: string | undefined;
-  /** As configured (may be unset: the running app's key, or the demo key in demo mode). */
-  providerSecretKey: string | undefined;
-  demo: boolean;
-} {
+export function loadReconcileConfig(source: Record<string, string | undefined>) {
   const e = parse(reconcileSchema, source);
   const demo = demoFrom(e);
-  let providerSecretKey: string | undefined;
-  try {
-    if (e.PAYMENTS_PROVIDER_SECRET_KEY !== undefined)
-      providerSecretKey = providerSecretKeyFrom(e.PAYMENTS_PROVIDER_SECRET_KEY, demo);
-  } catch (error) {
-    throw new ConfigError((error as Error).message);
-  }
+  const key = e.PAYMENTS_PROVIDER_SECRET_KEY;
   return {
     demo,
     database: databaseFrom(e),
     providerUrl: e.PAYMENTS_PROVIDER_URL,
-    providerSecretKey,
+    providerSecretKey:
+      key === undefined ? undefined : orConfigError(() => providerSecretKeyFrom(key, demo)),
   };
 }
 
-/**
- * `npm run db:setup`: the database to migrate and seed (required), and whether to seed the demo
- * rows.
- */
-export function loadSetupConfig(source: Record<string, string | undefined>): SetupConfig {
+/** `npm run db:setup`: the database to migrate and seed (required); whether to seed demo rows. */
+export function loadSetupConfig(source: Record<string, string | undefined>) {
   const e = parse(setupSchema, source);
   const database = databaseFrom(e);
   if (!database.url) {
@@ -333,14 +241,11 @@ export function loadWorkerConfig(source: Record<string, string | undefined>): Wo
   return workerFrom(parse(workerSchema, source));
 }
 
-/**
- * The server's configuration (process.env at start-up; tests build their own). A server also
- * needs what only it uses: the database.
- */
+/** The server's configuration (process.env at start-up; tests build their own). */
 export function loadConfig(
   source: Record<string, string | undefined>,
-  options: { role?: ConfigRole } = {},
-): AppConfig {
+  options: { role?: "server" | "tool" } = {},
+) {
   const e = parse(serverSchema, source);
   labRoutesFrom(e);
   const worker = workerFrom(e);
@@ -352,20 +257,22 @@ export function loadConfig(
   return {
     ...worker,
     jobs: { background: e.ONCE_BACKGROUND_JOBS === "1", payments: e.ONCE_PAYMENT_JOBS === "1" },
+    /** Whether this process, not Next.js, handles SIGTERM/SIGINT (NEXT_MANUAL_SIG_HANDLE). */
     manualSignals: e.NEXT_MANUAL_SIG_HANDLE !== undefined,
     http: {
       host: e.HOST,
       demoAllowRemote: e.DEMO_ALLOW_REMOTE === "1",
       trustedProxies: e.TRUSTED_PROXIES,
       maxInFlight: e.HTTP_MAX_IN_FLIGHT,
+      /** Connections one peer address may hold open at once; 0: no cap. */
       maxConnectionsPerPeer: e.HTTP_MAX_CONNECTIONS_PER_PEER,
     },
   };
 }
 
 /**
- * The front door's lab module (ONCE_LAB_ROUTES), as the path given, or undefined; outside demo mode
- * a ConfigError, so a production server that was handed one refuses to start.
+ * The front door's lab module (ONCE_LAB_ROUTES), or undefined; outside demo mode a ConfigError, so
+ * a production server handed one refuses to start.
  */
 export function loadLabRoutesConfig(
   source: Record<string, string | undefined>,
@@ -381,9 +288,7 @@ function labRoutesFrom(e: z.output<typeof labSchema>): string | undefined {
   return e.ONCE_LAB_ROUTES;
 }
 
-/**
- * The server process's configuration, from its environment: the one place that reads process.env.
- */
-export function loadProcessConfig(options: { role?: ConfigRole } = {}): AppConfig {
+/** The server process's configuration from its environment: the one reader of process.env. */
+export function loadProcessConfig(options: { role?: "server" | "tool" } = {}): AppConfig {
   return loadConfig(process.env, options);
 }

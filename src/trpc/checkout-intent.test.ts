@@ -4,7 +4,6 @@
 import { describe, expect, it } from "vitest";
 import {
   beginIntent,
-  canonicalLines,
   clearIntent,
   INTENT_MAX_AGE_MS,
   INTENT_STORAGE_KEY,
@@ -13,6 +12,7 @@ import {
   placeOrderInput,
   readIntent,
 } from "./checkout-intent";
+import { mergeLines } from "@/shared/order-lines";
 
 /** A tab's sessionStorage, in memory. */
 function tabStorage(map = new Map<string, string>()) {
@@ -35,7 +35,7 @@ describe("checkout intents", () => {
 
   it("canonicalises the cart so the same snapshot always sends the same input", () => {
     expect(
-      canonicalLines([
+      mergeLines([
         { productId: "b", quantity: 1 },
         { productId: "a", quantity: 2 },
         { productId: "a", quantity: 1 },

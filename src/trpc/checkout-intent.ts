@@ -1,42 +1,20 @@
-// A checkout *intent* is one cart snapshot that a person submitted. Its idempotency key must be the
-// same for every way that snapshot can be sent again, and different as soon as the cart changes:
-//
-//   - a double-click, or a retry after a lost response: same tab, same cart → same key;
-//   - a reload right after submitting: the pending intent is kept in sessionStorage, so the page
-//     finds it again, sends the same key and shows the first answer;
-//   - two tabs submitting the same cart: sessionStorage is per tab, so the key cannot live only
-//     there. The cart (localStorage, shared by the tabs) carries a revision id that changes on
-//     every edit; the key is derived from it, so both tabs send the same key without having to
-//     coordinate at the moment of the click;
-//   - a changed cart: a new revision, a new cart hash, a new key;
-//   - another account in the same tab (sign out, sign in as someone else): the pending intent is
-//     kept per account (`intentStorageFor`), so one account never resumes another's checkout.
-//
-// The pending intent is cleared once a final answer has been shown and the cart emptied. The
-// storing and matching of the pending intent is the package's (createIntentKeys); what is
-// shop-specific is here: the cart as the input, the revision as the key, the per-account slot.
+// A checkout *intent* is one cart snapshot a person submitted. Its idempotency key is the same for
+// every way that snapshot can be sent again, and new as soon as the cart changes:
+//   - a double-click, or a retry after a lost response: same tab, same cart, same key;
+//   - a reload right after submitting: the pending intent waits in sessionStorage;
+//   - two tabs submitting one cart: the key is the cart's revision id (localStorage, shared by the
+//     tabs, new on every edit), so both send the same key without coordinating;
+//   - another account in the same tab: the pending intent is kept per account.
+// The package tracks the pending intent (createIntentKeys); the shop's part is here: the cart as
+// the input, the revision as the key, the per-account slot. Cleared once the answer is shown.
 import {
   createIntentKeys,
   type KeyValueStorage,
   type PendingIntent,
 } from "@once/idempotency/client";
+import { mergeLines, type OrderLine } from "@/shared/order-lines";
 
-export interface CartLine {
-  productId: string;
-  quantity: number;
-}
-
-/** The cart as the checkout submits it: lines sorted by product, no empty lines. */
-export function canonicalLines(lines: readonly CartLine[]): CartLine[] {
-  const merged = new Map<string, number>();
-  for (const line of lines) {
-    if (line.quantity > 0)
-      merged.set(line.productId, (merged.get(line.productId) ?? 0) + line.quantity);
-  }
-  return [...merged.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([productId, quantity]) => ({ productId, quantity }));
-}
+export type CartLine = OrderLine;
 
 export const INTENT_STORAGE_KEY = "once.checkout.intent";
 /**
@@ -106,5 +84,5 @@ export function clearIntent(storage: KeyValueStorage): void {
 
 /** The checkout's input for this cart: the canonical lines, so retries fingerprint identically. */
 export function placeOrderInput(lines: readonly CartLine[]): { items: CartLine[] } {
-  return { items: canonicalLines(lines) };
+  return { items: mergeLines(lines) };
 }

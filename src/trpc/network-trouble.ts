@@ -1,35 +1,21 @@
 // The "network trouble" panel's switches (demo only): a tiny store the checkout page and the
 // panel share, and the `fetch` the browser's tRPC client uses so that "drop the next response"
-// really loses an answer the server already gave.
-//
-// Every switch is one-shot: it applies to the next order and then turns itself off (the checkout
-// takes the two order-level ones with `takeForNextOrder`, the fetch below the dropped response).
-// One rule for all three, so the panel never leaves a demo half-armed: after any order the panel
-// reads "off", and an ordinary checkout shows the ordinary path.
+// really loses an answer the server already gave. Every switch is one-shot (the next order, then
+// off), so the panel never leaves a demo half-armed and an ordinary checkout shows the ordinary path.
 
-/**
- * The server pauses this long inside a checkout (demo mode only;
- * src/server/checkout/demo-delay.ts).
- */
+/** The server pauses this long inside a checkout (demo mode only; server/checkout/demo-delay.ts). */
 const DEMO_DELAY_HEADER = "x-demo-delay-ms";
 
-/** A mutation's context may ask for the "slow checkout" demo: `{ demoDelayMs }`. */
-export interface DemoDelayContext {
-  demoDelayMs?: number;
-}
-
-/**
- * The demo's header for a mutation that asked for a slow checkout, beside the idempotency headers.
- */
+/** The header for a mutation whose context asked for a slow checkout (`{ demoDelayMs }`). */
 export function demoDelayHeaders(op: {
   type: string;
-  context: DemoDelayContext;
+  context: { demoDelayMs?: number };
 }): Record<string, string> {
   const ms = op.type === "mutation" ? op.context.demoDelayMs : undefined;
   return ms && ms > 0 ? { [DEMO_DELAY_HEADER]: String(Math.round(ms)) } : {};
 }
 
-export interface NetworkTrouble {
+interface NetworkTrouble {
   /** The next mutation's response is thrown away after the server answered. */
   dropNextResponse: boolean;
   /** The next checkout is sent twice at once (two requests, same key). */
@@ -38,7 +24,7 @@ export interface NetworkTrouble {
   slowMs: number;
 }
 
-export interface TroubleLogEntry {
+interface TroubleLogEntry {
   id: number;
   at: number;
   text: string;

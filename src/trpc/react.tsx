@@ -6,6 +6,7 @@
 import { QueryClientProvider, type QueryClient } from "@tanstack/react-query";
 import { idempotencyHeaders, idempotencyLink } from "@once/idempotency/client";
 import { createTRPCClient, httpBatchLink, httpLink, splitLink } from "@trpc/client";
+import type { inferRouterOutputs } from "@trpc/server";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/api/root";
@@ -14,6 +15,8 @@ import { makeQueryClient } from "./query-client";
 import { demoDelayHeaders, troubleFetch } from "./network-trouble";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+/** What each procedure answers, as the browser receives it (plain JSON: dates as strings). */
+export type RouterOutputs = inferRouterOutputs<AppRouter>;
 
 let browserQueryClient: QueryClient | undefined;
 function getQueryClient() {
@@ -21,7 +24,7 @@ function getQueryClient() {
   return (browserQueryClient ??= makeQueryClient());
 }
 
-export function makeTRPCClient() {
+function makeTRPCClient() {
   const url = "/api/trpc";
   return createTRPCClient<AppRouter>({
     links: [

@@ -5,7 +5,7 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
-import type { AuditView } from "@/server/api/routers/admin/keys.types";
+import type { AuditView } from "@/server/api/routers/admin/view";
 import { AUDIT_ACTIONS } from "@/shared/audit-actions";
 import { formatTime, Pager, QueryState } from "./ui";
 import { SearchBar, SelectField, TextField } from "./fields";
@@ -55,27 +55,36 @@ export function AuditTable({ entries, label }: { entries: Entry[]; label: string
   );
 }
 
-export interface AuditFilters {
-  actor?: string;
-  action?: string;
-  key?: string;
-}
-
-function useAuditFilters(initial: AuditFilters) {
-  return useListFilters({
+/** The filters start from the URL (a key page links to its entries). */
+export function AuditPanel({
+  initial,
+}: {
+  initial: Record<"actor" | "action" | "key", string | undefined>;
+}) {
+  const trpc = useTRPC();
+  const list = useListFilters({
     actor: initial.actor ?? "",
     action: initial.action ?? "",
     key: initial.key ?? "",
   });
-}
-
-export function AuditPanel({ initial = {} }: { initial?: AuditFilters }) {
-  const trpc = useTRPC();
-  const list = useAuditFilters(initial);
   const audit = useQuery({ ...trpc.admin.audit.list.queryOptions(list.input), ...LIVE_LIST });
   return (
     <>
-      <AuditFilterBar list={list} />
+      <SearchBar label="Filter the audit log">
+        <TextField
+          label="Actor"
+          placeholder="admin@example.com"
+          size={18}
+          {...list.field("actor")}
+        />
+        <SelectField label="Action" options={AUDIT_ACTIONS} {...list.field("action")} />
+        <TextField
+          label="Key value"
+          placeholder="the Idempotency-Key"
+          flex="1 1 14rem"
+          {...list.field("key")}
+        />
+      </SearchBar>
       <QueryState isPending={audit.isPending} error={audit.error}>
         {audit.data?.items.length === 0 ? (
           <p className="muted">No entries match these filters.</p>
@@ -85,20 +94,5 @@ export function AuditPanel({ initial = {} }: { initial?: AuditFilters }) {
         <Pager pages={list.pages} nextCursor={audit.data?.nextCursor} label="Audit log" />
       </QueryState>
     </>
-  );
-}
-
-function AuditFilterBar({ list: { field } }: { list: ReturnType<typeof useAuditFilters> }) {
-  return (
-    <SearchBar label="Filter the audit log">
-      <TextField label="Actor" placeholder="admin@example.com" size={18} {...field("actor")} />
-      <SelectField label="Action" options={AUDIT_ACTIONS} {...field("action")} />
-      <TextField
-        label="Key value"
-        placeholder="the Idempotency-Key"
-        flex="1 1 14rem"
-        {...field("key")}
-      />
-    </SearchBar>
   );
 }

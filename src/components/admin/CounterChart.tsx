@@ -13,10 +13,8 @@ import { Options } from "../Options";
 /** Minutes per point. */
 const BUCKET = 15;
 
-const EVENTS = CHART_EVENTS;
-type Event = ChartEvent;
 /** Colours and dashes: the lines stay apart for a reader who cannot tell the colours apart. */
-const STYLE: Record<Event, { color: string; dash?: string }> = {
+const STYLE: Record<ChartEvent, { color: string; dash?: string }> = {
   executed: { color: "#1f5fbf" },
   replayed: { color: "#1d7a3a", dash: "6 3" },
   conflicts: { color: "#9a5b00", dash: "2 2" },
@@ -33,7 +31,7 @@ function Lines({
   minutes,
   max,
 }: {
-  series: Record<Event, number[]>;
+  series: Record<ChartEvent, number[]>;
   minutes: number;
   max: number;
 }) {
@@ -41,7 +39,7 @@ function Lines({
   const y = (v: number) => H - PAD.bottom - (v / max) * (H - PAD.bottom - PAD.top);
   return (
     <>
-      {EVENTS.map((e) => (
+      {CHART_EVENTS.map((e) => (
         <polyline
           key={e}
           data-event={e}
@@ -117,19 +115,21 @@ function useSeries(input: { tenant: string; procedure?: string }) {
   });
   const d = data.data;
   const series = d
-    ? (Object.fromEntries(EVENTS.map((e) => [e, bucketed(d.series[e], BUCKET)])) as Record<
-        Event,
+    ? (Object.fromEntries(CHART_EVENTS.map((e) => [e, bucketed(d.series[e], BUCKET)])) as Record<
+        ChartEvent,
         number[]
       >)
     : undefined;
-  const max = series ? Math.max(1, ...EVENTS.flatMap((e) => series[e])) : 1;
+  const max = series ? Math.max(1, ...CHART_EVENTS.flatMap((e) => series[e])) : 1;
   return { data, series, max };
 }
 
 function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
   const { data, series, max } = useSeries(input);
   const d = data.data;
-  const summary = d ? EVENTS.map((e) => `${e.replace("_", " ")} ${d.totals[e]}`).join(", ") : "";
+  const summary = d
+    ? CHART_EVENTS.map((e) => `${e.replace("_", " ")} ${d.totals[e]}`).join(", ")
+    : "";
   return (
     <QueryState isPending={data.isPending} error={data.error}>
       {d && series && (
@@ -151,7 +151,7 @@ function Chart({ input }: { input: { tenant: string; procedure?: string } }) {
 }
 
 /** Each line's colour and dash beside its event's total. */
-function Legend({ totals }: { totals: Record<Event, number> }) {
+function Legend({ totals }: { totals: Record<ChartEvent, number> }) {
   return (
     <ul
       aria-label="Totals over the last 24 hours"
@@ -165,7 +165,7 @@ function Legend({ totals }: { totals: Record<Event, number> }) {
         rowGap: "0.25rem",
       }}
     >
-      {EVENTS.map((e) => (
+      {CHART_EVENTS.map((e) => (
         <li key={e} className="row" style={{ gap: "0.3rem" }}>
           <svg width={22} height={8} aria-hidden>
             <line

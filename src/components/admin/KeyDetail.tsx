@@ -5,7 +5,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
-import type { KeyDetail as Key } from "@/server/api/routers/admin/keys.types";
+import type { KeyDetail as Key } from "@/server/api/routers/admin/view";
 import { formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge } from "./ui";
 import { AuditTable, type Entry } from "./AuditPanel";
 import { KeyTimeline } from "./KeyTimeline";
@@ -87,9 +87,6 @@ function KeyAuditTrail({ audit }: { audit: Entry[] }) {
   );
 }
 
-/** Facts wrap inside a 390 px screen: no default indent, and a long name breaks where it must. */
-const DD = { margin: 0, overflowWrap: "anywhere" } as const;
-
 /** One fact: `code` is set in monospace; a `token` (a key, a hash) also breaks at any character. */
 function Fact({
   term,
@@ -105,7 +102,7 @@ function Fact({
       <dt>{term}</dt>
       <dd
         className={text ? "mono" : undefined}
-        style={text === "token" ? { ...DD, wordBreak: "break-all" } : DD}
+        style={text === "token" ? { wordBreak: "break-all" } : undefined}
       >
         {children}
       </dd>
@@ -113,17 +110,10 @@ function Fact({
   );
 }
 
-const FACTS_GRID = {
-  display: "grid",
-  gridTemplateColumns: "max-content minmax(0, 1fr)",
-  gap: "0.3rem 1rem",
-  margin: 0,
-} as const;
-
 function KeyFacts({ k }: { k: Key }) {
   return (
     <section className="card" aria-label="Key detail">
-      <dl className="key-facts" style={FACTS_GRID}>
+      <dl className="facts" style={{ margin: 0 }}>
         <Fact term="Status">
           <StatusBadge status={k.status} />
         </Fact>

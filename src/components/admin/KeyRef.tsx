@@ -5,7 +5,7 @@
 import Link from "next/link";
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
-import type { KeySummary } from "@/server/api/routers/admin/keys.types";
+import type { KeySummary } from "@/server/api/routers/admin/view";
 import { useTRPC } from "@/trpc/react";
 import { KeyDetail } from "./KeyDetail";
 import { formatTime, QueryState, StatusBadge } from "./ui";

@@ -2,7 +2,7 @@
 // shows more than the search); a key's value links to its page.
 import Link from "next/link";
 import { Fragment, type ReactNode } from "react";
-import type { KeySummary } from "@/server/api/routers/admin/keys.types";
+import type { KeySummary } from "@/server/api/routers/admin/view";
 import { DataTable } from "../DataTable";
 import { formatTime, LeaseBadge, StatusBadge } from "./ui";
 

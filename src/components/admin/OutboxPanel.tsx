@@ -1,16 +1,14 @@
 "use client";
 // The payment outbox: pending, delivered and dead-lettered messages; retry a dead one (audited).
 import { useQuery } from "@tanstack/react-query";
-import type { inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@/server/api/root";
-import { useTRPC, useTRPCClient } from "@/trpc/react";
+import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { formatTime, Pager, QueryState, StatusBadge } from "./ui";
 import { ReasonActionForm } from "./ReasonActionForm";
 import { SelectField } from "./fields";
 import { LIVE_LIST, useListFilters } from "./list-filters";
 import { DataTable } from "../DataTable";
 
-type Message = inferRouterOutputs<AppRouter>["admin"]["outbox"]["list"]["items"][number];
+type Message = RouterOutputs["admin"]["outbox"]["list"]["items"][number];
 
 const STATUSES = ["PENDING", "DELIVERED", "DEAD"] as const;
 type Status = (typeof STATUSES)[number];
@@ -73,18 +71,17 @@ function MessageRow({ m }: { m: Message }) {
             : "–"}
       </td>
       <td>{m.lastError ?? "–"}</td>
-      <td>{m.status === "DEAD" ? <RetryForm id={m.id} /> : null}</td>
+      <td>
+        {m.status === "DEAD" && (
+          <ReasonActionForm
+            button="Retry"
+            done="Sent back to PENDING"
+            send={(client, reason, context) =>
+              client.admin.outbox.retry.mutate({ id: m.id, reason }, { context })
+            }
+          />
+        )}
+      </td>
     </tr>
-  );
-}
-
-function RetryForm({ id }: { id: string }) {
-  const client = useTRPCClient();
-  return (
-    <ReasonActionForm
-      button="Retry"
-      done="Sent back to PENDING"
-      send={(reason, context) => client.admin.outbox.retry.mutate({ id, reason }, { context })}
-    />
   );
 }

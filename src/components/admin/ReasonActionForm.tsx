@@ -3,6 +3,7 @@
 // button, and what came of it. Sent as an idempotent admin mutation (useAdminAction).
 import type { IdempotencyContext } from "@once/idempotency/client";
 import { useState } from "react";
+import { useTRPCClient } from "@/trpc/react";
 import { errorText } from "./ui";
 import { useAdminAction } from "./useAdminAction";
 import { AuditReasonField } from "./AuditReasonField";
@@ -15,11 +16,16 @@ export function ReasonActionForm({
   button: string;
   /** Shown once the action succeeded. */
   done: string;
-  send: (reason: string, context: IdempotencyContext) => Promise<unknown>;
+  send: (
+    client: ReturnType<typeof useTRPCClient>,
+    reason: string,
+    context: IdempotencyContext,
+  ) => Promise<unknown>;
 }) {
+  const client = useTRPCClient();
   const [reason, setReason] = useState("");
   const action = useAdminAction((input: { reason: string }, context) =>
-    send(input.reason, context),
+    send(client, input.reason, context),
   );
   return (
     <form

@@ -4,15 +4,13 @@
 // Each finding's details read as one sentence (finding-text.ts) and charge ids wrap, so the table
 // fits a 1 300 px screen with its Resolve column in view (e2e/admin-findings.spec.ts).
 import { useQuery } from "@tanstack/react-query";
-import type { inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@/server/api/root";
-import { useTRPC, useTRPCClient } from "@/trpc/react";
+import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
 import { ReasonActionForm } from "./ReasonActionForm";
 import { DataTable } from "../DataTable";
 import { describeFinding } from "./finding-text";
 
-type Finding = inferRouterOutputs<AppRouter>["admin"]["reconciliation"]["list"]["items"][number];
+type Finding = RouterOutputs["admin"]["reconciliation"]["list"]["items"][number];
 
 export function ReconciliationPanel() {
   const trpc = useTRPC();
@@ -68,22 +66,15 @@ function FindingRow({ f }: { f: Finding }) {
             {formatTime(f.resolvedAt)} by {f.resolvedBy ?? "–"}: {f.resolution ?? "–"}
           </>
         ) : (
-          <ResolveForm id={f.id} />
+          <ReasonActionForm
+            button="Resolve"
+            done="Resolved"
+            send={(client, note, context) =>
+              client.admin.reconciliation.resolve.mutate({ id: f.id, note }, { context })
+            }
+          />
         )}
       </td>
     </tr>
-  );
-}
-
-function ResolveForm({ id }: { id: string }) {
-  const client = useTRPCClient();
-  return (
-    <ReasonActionForm
-      button="Resolve"
-      done="Resolved"
-      send={(note, context) =>
-        client.admin.reconciliation.resolve.mutate({ id, note }, { context })
-      }
-    />
   );
 }

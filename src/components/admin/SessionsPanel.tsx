@@ -2,15 +2,13 @@
 // Who is signed in: live browser sessions, newest first; end one (audited, with a reason).
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
-import type { inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@/server/api/root";
-import { useTRPC, useTRPCClient } from "@/trpc/react";
+import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { formatTime, QueryState, REFRESH_MS } from "./ui";
 import { ReasonActionForm } from "./ReasonActionForm";
 import { given } from "./list-filters";
 import { DataTable } from "../DataTable";
 
-type Session = inferRouterOutputs<AppRouter>["admin"]["sessions"]["list"][number];
+type Session = RouterOutputs["admin"]["sessions"]["list"][number];
 
 export function SessionsPanel() {
   const trpc = useTRPC();
@@ -53,19 +51,14 @@ function SessionRow({ s }: { s: Session }) {
       <td>{formatTime(s.expiresAt)}</td>
       <td className="muted">{s.userAgent?.slice(0, 60) ?? "–"}</td>
       <td>
-        <EndForm id={s.id} />
+        <ReasonActionForm
+          button="End session"
+          done="Ended"
+          send={(client, reason, context) =>
+            client.admin.sessions.end.mutate({ id: s.id, reason }, { context })
+          }
+        />
       </td>
     </tr>
-  );
-}
-
-function EndForm({ id }: { id: string }) {
-  const client = useTRPCClient();
-  return (
-    <ReasonActionForm
-      button="End session"
-      done="Ended"
-      send={(reason, context) => client.admin.sessions.end.mutate({ id, reason }, { context })}
-    />
   );
 }

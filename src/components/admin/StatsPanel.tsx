@@ -3,16 +3,14 @@
 // the live counts, and the same counters per minute over the last 24 hours as a chart.
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import type { inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@/server/api/root";
-import { useTRPC } from "@/trpc/react";
+import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { QueryState, REFRESH_MS } from "./ui";
 import { AlarmCount } from "./AlarmCount";
 import { CounterChart } from "./CounterChart";
 import { FindingsAlarm } from "./FindingsAlarm";
 import { DataTable } from "../DataTable";
 
-type Stats = inferRouterOutputs<AppRouter>["admin"]["stats"];
+type Stats = RouterOutputs["admin"]["stats"];
 
 export function StatsPanel() {
   const trpc = useTRPC();
@@ -47,29 +45,25 @@ export function StatsPanel() {
   );
 }
 
+const STATUS_COUNTS = [
+  ["PROCESSING", "Processing"],
+  ["COMPLETED", "Completed"],
+  ["FAILED", "Failed"],
+] as const;
+
 function KeyCounts({ keys }: { keys: Stats["keys"] }) {
-  // Past a million keys the finished counts are the planner's estimates
-  // (server/admin/key-gauges.ts).
-  const approx = keys.estimated ? "≈ " : "";
   return (
     <>
-      <li className="card">
-        Processing <strong>{keys.byStatus.PROCESSING}</strong>
-      </li>
-      <li className="card">
-        Completed{" "}
-        <strong>
-          {approx}
-          {keys.byStatus.COMPLETED}
-        </strong>
-      </li>
-      <li className="card">
-        Failed{" "}
-        <strong>
-          {approx}
-          {keys.byStatus.FAILED}
-        </strong>
-      </li>
+      {STATUS_COUNTS.map(([status, label]) => (
+        <li key={status} className="card">
+          {label}{" "}
+          <strong>
+            {/* Past a million keys the finished counts are the planner's estimates (key-gauges.ts). */}
+            {keys.estimated && status !== "PROCESSING" ? "≈ " : ""}
+            {keys.byStatus[status]}
+          </strong>
+        </li>
+      ))}
       <AlarmCount alarm={keys.stuck > 0}>
         Stuck leases <strong>{keys.stuck}</strong>
       </AlarmCount>

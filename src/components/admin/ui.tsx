@@ -1,6 +1,7 @@
 // Small shared pieces of the admin dashboard.
 "use client";
 import { useState, type ReactNode } from "react";
+import { leaseText } from "@/shared/lease-text";
 
 /** How often the dashboard refetches while open: keys and counters change under the operator. */
 export const REFRESH_MS = 2_000;
@@ -21,27 +22,6 @@ const STATUS_TONE: Record<string, "ok" | "warn" | "bad"> = {
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge ${STATUS_TONE[status] ?? ""}`}>{status}</span>;
-}
-
-/** "40 s", "3 min", "2 h 5 min": a duration an operator reads at a glance. */
-export function formatDuration(ms: number): string {
-  const s = Math.round(Math.abs(ms) / 1000);
-  if (s < 60) return `${s} s`;
-  const min = Math.round(s / 60);
-  if (min < 60) return `${min} min`;
-  const h = Math.floor(min / 60);
-  return min % 60 ? `${h} h ${min % 60} min` : `${h} h`;
-}
-
-/**
- * The lease as a sentence judged by the database's clock when the row was read: "live, 25 s left",
- * "expired 3 min ago (stuck)". Never "until <a past time>".
- */
-export function leaseText(state: "live" | "expired" | "none", remainingMs: number | null): string {
-  if (state === "none" || remainingMs === null) return "none";
-  return state === "live"
-    ? `live, ${formatDuration(remainingMs)} left`
-    : `expired ${formatDuration(remainingMs)} ago (stuck)`;
 }
 
 const LEASE_TONE = { live: "warn", expired: "bad", none: "" } as const;

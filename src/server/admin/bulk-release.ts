@@ -8,9 +8,7 @@ import { Prisma } from "@/generated/prisma/client";
 import { filterConditions, STUCK, type KeyListFilters, type Queryable } from "./keys-query";
 import { AuditAction } from "@/shared/audit-actions";
 
-/**
- * Keys per call: one short transaction (≈ 50 ms at 500), so a release never holds locks for long.
- */
+/** Keys per call: one short transaction (≈ 50 ms at 500), so a release holds no lock for long. */
 export const BULK_RELEASE_BATCH = 500;
 
 export interface ReleasedKey {
@@ -22,13 +20,6 @@ export interface ReleasedKey {
 
 export type StuckFilters = Pick<KeyListFilters, "scope" | "procedurePrefix">;
 
-/** Who releases, and why: one audit entry per released key. */
-export interface ReleaseAudit {
-  actor: string;
-  reason: string;
-  targetType: string;
-}
-
 /**
  * Deletes up to `limit` stuck keys matching `filters`, oldest lease first, and writes one audit
  * entry per deleted key (what the row held, as a single release records it), in one statement:
@@ -38,7 +29,8 @@ export async function releaseStuckBatch(
   tx: Queryable,
   filters: StuckFilters,
   limit: number,
-  audit: ReleaseAudit,
+  /** Who releases, and why: one audit entry per released key. */
+  audit: { actor: string; reason: string; targetType: string },
 ): Promise<ReleasedKey[]> {
   const where = Prisma.join(filterConditions({ ...filters, stuck: true }), " AND ");
   // The batch is chosen once, in a MATERIALIZED CTE. Written as `WHERE "id" IN (SELECT … LIMIT n

@@ -6,22 +6,13 @@ import { CHART_EVENTS, type ChartEvent } from "@/shared/chart-events";
 import type { Queryable } from "./keys-query";
 
 /** 24 h of minutes: the table keeps no more (the engine's cleanup deletes older rows). */
-export const SERIES_MINUTES = 24 * 60;
+const SERIES_MINUTES = 24 * 60;
 
 export interface SeriesFilter {
   /** A chart is per tenant: across every tenant the read would be every row of the day. */
   scope: string;
   /** One procedure, or every procedure of the tenant. */
   procedure?: string;
-}
-
-export interface CounterSeries {
-  /** The first minute of the window (UTC, ISO); point i is that minute + i. */
-  from: string;
-  minutes: number;
-  /** One count per minute per event, oldest first. */
-  series: Record<ChartEvent, number[]>;
-  totals: Record<ChartEvent, number>;
 }
 
 const isChartEvent = (e: string): e is ChartEvent =>
@@ -49,10 +40,7 @@ export function counterSeriesQuery(filter: SeriesFilter): Prisma.Sql {
     GROUP BY 1, 2`;
 }
 
-export async function readCounterSeries(
-  db: Queryable,
-  filter: SeriesFilter,
-): Promise<CounterSeries> {
+export async function readCounterSeries(db: Queryable, filter: SeriesFilter) {
   const rows = await db.$queryRaw<{ from: Date; event: string | null; points: string | null }[]>(
     counterSeriesQuery(filter),
   );
@@ -73,5 +61,6 @@ export async function readCounterSeries(
       totals[r.event] += n;
     }
   }
+  // Point i of each event's series is minute `from` + i, oldest first.
   return { from: from.toISOString(), minutes: SERIES_MINUTES, series, totals };
 }

@@ -8,19 +8,9 @@ import type { KeyStatus } from "@once/idempotency/operator";
 import { STUCK, type Queryable } from "./keys-query";
 
 /** Up to a million rows an exact count costs ~100 ms here; past it, estimates. */
-export const EXACT_COUNT_UP_TO = 1_000_000;
+const EXACT_COUNT_UP_TO = 1_000_000;
 
-export interface KeyGauges {
-  byStatus: Record<KeyStatus, number>;
-  stuck: number;
-  /**
-   * true when COMPLETED and FAILED are the planner's estimates (a table past EXACT_COUNT_UP_TO
-   * rows).
-   */
-  estimated: boolean;
-}
-
-export async function keyGauges(db: Queryable, exactUpTo = EXACT_COUNT_UP_TO): Promise<KeyGauges> {
+export async function keyGauges(db: Queryable, exactUpTo = EXACT_COUNT_UP_TO) {
   const [size] = await db.$queryRaw<{ rows: number }[]>(
     Prisma.sql`SELECT reltuples::float8 AS "rows" FROM pg_class WHERE oid = '"IdempotencyKey"'::regclass`,
   );
@@ -41,5 +31,6 @@ export async function keyGauges(db: Queryable, exactUpTo = EXACT_COUNT_UP_TO): P
     ),
   ]);
   for (const r of rows) byStatus[r.status] = r.n;
+  // estimated: COMPLETED and FAILED are the planner's estimates.
   return { byStatus, stuck: stuckRows[0]?.n ?? 0, estimated };
 }

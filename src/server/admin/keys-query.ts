@@ -24,10 +24,7 @@ export interface KeyListFilters {
   stuck?: boolean;
 }
 
-export interface KeyCursor {
-  createdAt: Date;
-  id: string;
-}
+type KeyCursor = { createdAt: Date; id: string };
 
 export interface KeyListRow {
   id: string;

@@ -11,47 +11,45 @@ import { readReplicationStatus } from "@/server/replication";
 import type { Refusals } from "@/http/refusals";
 import { FindingKind } from "@/generated/prisma/enums";
 
-export const COUNTER_EVENTS = Object.values(CounterEvent);
-export type CounterCounts = Record<CounterEvent, number>;
+const COUNTER_EVENTS = Object.values(CounterEvent);
+type CounterCounts = Record<CounterEvent, number>;
 
 const zero = (): CounterCounts =>
   Object.fromEntries(COUNTER_EVENTS.map((e) => [e, 0])) as CounterCounts;
 const isEvent = (e: string): e is CounterEvent => (COUNTER_EVENTS as string[]).includes(e);
 
-export async function outboxGauges(
-  db: Db,
-): Promise<Record<"PENDING" | "DELIVERED" | "DEAD", number>> {
+async function outboxGauges(db: Db) {
   const rows = await db.outboxMessage.groupBy({ by: ["status"], _count: { _all: true } });
   const out = { PENDING: 0, DELIVERED: 0, DEAD: 0 };
   for (const r of rows) out[r.status] = r._count._all;
   return out;
 }
 
-const zeroPerKind = (): Record<FindingKind, number> =>
-  Object.fromEntries(Object.values(FindingKind).map((k) => [k, 0])) as Record<FindingKind, number>;
+/** Every finding kind with its number from `rows` (0 when none). */
+function perKind(rows: { kind: FindingKind; n: number | null }[]): Record<FindingKind, number> {
+  const out = Object.fromEntries(Object.values(FindingKind).map((k) => [k, 0]));
+  for (const r of rows) out[r.kind] = r.n ?? 0;
+  return out as Record<FindingKind, number>;
+}
 
-/** The open reconciliation findings, per kind (every kind, 0 when none). */
-export async function openFindingGauges(db: Db): Promise<Record<FindingKind, number>> {
+/** The open reconciliation findings, per kind. */
+async function openFindingGauges(db: Db) {
+  const where = { resolvedAt: null };
   const rows = await db.reconciliationFinding.groupBy({
     by: ["kind"],
-    where: { resolvedAt: null },
+    where,
     _count: { _all: true },
   });
-  const out = zeroPerKind();
-  for (const r of rows) out[r.kind] = r._count._all;
-  return out;
+  return perKind(rows.map((r) => ({ kind: r.kind, n: r._count._all })));
 }
 
 /**
- * The findings found so far, per kind (every kind, 0 when none): each counted when recorded and
- * again each time it was opened again after being resolved. Rows are never deleted, so the sums
- * only grow: a counter.
+ * The findings found so far, per kind: each counted when recorded and again each time it was
+ * opened again after being resolved. Rows are never deleted, so the sums only grow: a counter.
  */
 export async function findingsFoundByKind(db: Db): Promise<Record<FindingKind, number>> {
   const rows = await db.reconciliationFinding.groupBy({ by: ["kind"], _sum: { timesFound: true } });
-  const out = zeroPerKind();
-  for (const r of rows) out[r.kind] = r._sum.timesFound ?? 0;
-  return out;
+  return perKind(rows.map((r) => ({ kind: r.kind, n: r._sum.timesFound })));
 }
 
 /** The counter rows summed per (tenant, procedure), and over all of them. */

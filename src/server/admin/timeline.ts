@@ -9,8 +9,9 @@
 // unrecorded), and the sweeper's and reaper's deletes (the row just ends).
 import type { KeyDetailRow } from "./keys-query";
 import { AuditAction } from "@/shared/audit-actions";
+import { leaseText } from "@/shared/lease-text";
 
-export type TimelineKind =
+type TimelineKind =
   "reserved" | "taken_over" | "lease" | "completed" | "failed" | "busted" | "released" | "removed";
 
 export interface TimelineEvent {
@@ -45,34 +46,20 @@ interface RemovedRow {
 const isoOf = (value: string | null | undefined): string | null =>
   value ? new Date(value).toISOString() : null;
 
-const minutes = (ms: number) =>
-  Math.abs(ms) < 60_000
-    ? `${Math.round(Math.abs(ms) / 1000)} s`
-    : `${Math.round(Math.abs(ms) / 60_000)} min`;
-
 function outcome(
   rowId: string,
   status: string | undefined,
   at: string | null | undefined,
   responseStatus: number | null | undefined,
 ): TimelineEvent[] {
+  const code = responseStatus ?? "?";
   if (status === "COMPLETED")
     return [
-      {
-        at: at ?? null,
-        kind: "completed",
-        rowId,
-        text: `completed (${responseStatus ?? "?"}), answer stored`,
-      },
+      { at: at ?? null, kind: "completed", rowId, text: `completed (${code}), answer stored` },
     ];
   if (status === "FAILED")
     return [
-      {
-        at: at ?? null,
-        kind: "failed",
-        rowId,
-        text: `failed with ${responseStatus ?? "?"} (stored, replayed)`,
-      },
+      { at: at ?? null, kind: "failed", rowId, text: `failed with ${code} (stored, replayed)` },
     ];
   return [];
 }
@@ -92,13 +79,9 @@ function attempts(rowId: string, n: number | undefined, lastAt: string | null): 
 
 /** The current row's events: reserved, takeovers, the lease it holds now, its outcome. */
 function rowEvents(r: KeyDetailRow): TimelineEvent[] {
+  const at = r.createdAt.toISOString();
   const events: TimelineEvent[] = [
-    {
-      at: r.createdAt.toISOString(),
-      kind: "reserved",
-      rowId: r.id,
-      text: `reserved by ${r.procedure}`,
-    },
+    { at, kind: "reserved", rowId: r.id, text: `reserved by ${r.procedure}` },
   ];
   const processing = r.status === "PROCESSING";
   // While PROCESSING, updatedAt is the last takeover's time; after the outcome it is the outcome's.
@@ -107,10 +90,7 @@ function rowEvents(r: KeyDetailRow): TimelineEvent[] {
   );
   if (processing && r.leaseExpiresAt && r.leaseRemainingMs !== null) {
     // The event's kind ("lease") is shown beside its text: the text does not say it again.
-    const text =
-      r.leaseRemainingMs > 0
-        ? `live, ${minutes(r.leaseRemainingMs)} left`
-        : `expired ${minutes(r.leaseRemainingMs)} ago (stuck)`;
+    const text = leaseText(r.leaseRemainingMs > 0 ? "live" : "expired", r.leaseRemainingMs);
     events.push({ at: r.leaseExpiresAt.toISOString(), kind: "lease", rowId: r.id, text });
   }
   events.push(...outcome(r.id, r.status, r.completedAt?.toISOString(), r.responseStatus));

@@ -40,16 +40,17 @@ export async function createTenant(db: Db, input: { id: string; name: string }):
   if (created.count === 0) throw new AccountError(`Tenant ${input.id} already exists.`);
 }
 
-export interface NewUser {
-  email: string;
-  name: string;
-  role: "TENANT" | "ADMIN";
-  /** Required for a tenant user, refused for an admin. */
-  tenantId?: string;
-  password: string;
-}
-
-export async function createUser(db: Db, input: NewUser): Promise<{ id: string; email: string }> {
+/** A tenant user needs its tenant; an admin acts for none. */
+export async function createUser(
+  db: Db,
+  input: {
+    email: string;
+    name: string;
+    role: "TENANT" | "ADMIN";
+    tenantId?: string;
+    password: string;
+  },
+): Promise<{ id: string; email: string }> {
   const address = checked(email, input.email, "The e-mail address");
   if (!input.name.trim()) throw new AccountError("Give the user a name (--name).");
   if (input.role === "TENANT" && !input.tenantId)

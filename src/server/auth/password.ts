@@ -51,15 +51,7 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$N=${N},r=${r},p=${p}$${salt.toString("base64url")}$${hash.toString("base64url")}`;
 }
 
-interface Parsed {
-  N: number;
-  r: number;
-  p: number;
-  salt: Buffer;
-  hash: Buffer;
-}
-
-function parse(stored: string): Parsed | null {
+function parse(stored: string) {
   const match = /^scrypt\$N=(\d+),r=(\d+),p=(\d+)\$([\w-]+)\$([\w-]+)$/.exec(stored);
   if (!match) return null;
   const [N, r, p] = [Number(match[1]), Number(match[2]), Number(match[3])];

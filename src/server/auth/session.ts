@@ -19,17 +19,11 @@ export const SESSION_LIFETIME_SECONDS = { ADMIN: 12 * 3600, TENANT: 7 * 24 * 360
 /** 32 random bytes, base64url: what the cookie holds. Anything else is not worth a query. */
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-/**
- * Sessions past their expiry removed whenever one is made: the table stays as small as the live
- * ones.
- */
+/** Expired sessions removed whenever one is made: the table stays as small as the live ones. */
 const FORGET_BATCH = 10;
 
-export interface NewSession {
-  /** The cookie's value. */
-  value: string;
-  maxAgeSeconds: number;
-}
+/** `value`: what the cookie holds. */
+type NewSession = { value: string; maxAgeSeconds: number };
 
 /** Makes a session for the user; the value goes into the cookie and nowhere else. */
 export async function createSession(

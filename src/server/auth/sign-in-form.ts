@@ -7,10 +7,7 @@
 import { isStorableText, UNSTORABLE_TEXT_MESSAGE } from "@/shared/text";
 import { boundRequestBody, SIGN_IN_BODY_LIMIT_BYTES, tooLargeMessage } from "../../http/body-limit";
 
-export const FORM_MEDIA_TYPES = [
-  "application/x-www-form-urlencoded",
-  "multipart/form-data",
-] as const;
+const FORM_MEDIA_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"];
 
 export interface SignInForm {
   email: string;
@@ -19,14 +16,13 @@ export interface SignInForm {
   next: string | undefined;
 }
 
-export type FormResult =
-  | { ok: true; form: SignInForm }
-  | {
-      ok: false;
-      status: 400 | 413 | 415;
-      reason: "unsupported_media_type" | "payload_too_large" | "invalid_form" | "invalid_input";
-      message: string;
-    };
+type Refusal = {
+  ok: false;
+  status: 400 | 413 | 415;
+  reason: "unsupported_media_type" | "payload_too_large" | "invalid_form" | "invalid_input";
+  message: string;
+};
+type FormResult = { ok: true; form: SignInForm } | Refusal;
 
 function mediaType(headers: Headers): string {
   return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
@@ -39,8 +35,6 @@ function text(data: FormData, name: string): string | undefined | null {
   if (values.length > 1 || typeof values[0] !== "string") return null;
   return values[0];
 }
-
-type Refusal = Extract<FormResult, { ok: false }>;
 
 const refuse = (
   status: Refusal["status"],
@@ -55,7 +49,7 @@ const refuse = (
 
 export async function readSignInForm(req: Request): Promise<FormResult> {
   const type = mediaType(req.headers);
-  if (!(FORM_MEDIA_TYPES as readonly string[]).includes(type)) {
+  if (!FORM_MEDIA_TYPES.includes(type)) {
     const expected = FORM_MEDIA_TYPES.join(" or ");
     return refuse(
       415,

@@ -40,26 +40,17 @@ export interface SignInDeps {
 type Refusal = { status: number; reason: Reason; message: string; retryAfterSeconds?: number };
 type Outcome =
   { ok: true; user: { id: string; role: "TENANT" | "ADMIN" } } | ({ ok: false } & Refusal);
+const refused = (status: number, reason: Reason, message: string, retryAfterSeconds?: number) =>
+  ({ ok: false, status, reason, message, retryAfterSeconds }) as const;
 
 const userSelect = { id: true, role: true, demo: true, passwordHash: true } as const;
 
 async function demoSignIn(deps: SignInDeps, form: SignInForm): Promise<Outcome> {
   if (!deps.demo)
-    return {
-      ok: false,
-      status: 400,
-      reason: "password_required",
-      message: "Enter your e-mail address and password",
-    };
+    return refused(400, "password_required", "Enter your e-mail address and password");
   const user = await deps.db.user.findUnique({ where: { email: form.email }, select: userSelect });
   // One click opens demo accounts only, never a real one that happens to be in the database.
-  if (!user?.demo)
-    return {
-      ok: false,
-      status: 400,
-      reason: "not_a_demo_account",
-      message: "Pick one of the demo accounts",
-    };
+  if (!user?.demo) return refused(400, "not_a_demo_account", "Pick one of the demo accounts");
   return { ok: true, user };
 }
 
@@ -73,13 +64,7 @@ async function passwordSignIn(
   const attempt = await takeAttempt(deps.db, keys, limits);
   if (!attempt.allowed) {
     const message = "Too many sign-in attempts from here: wait a little and try again";
-    return {
-      ok: false,
-      status: 429,
-      reason: "too_many_attempts",
-      message,
-      retryAfterSeconds: attempt.retryAfterSeconds,
-    };
+    return refused(429, "too_many_attempts", message, attempt.retryAfterSeconds);
   }
   if (attempt.delayMs > 0) await (deps.sleep ?? wait)(attempt.delayMs);
   const user = await deps.db.user.findUnique({ where: { email: form.email }, select: userSelect });
@@ -91,26 +76,16 @@ async function passwordSignIn(
   if (!usable || !valid) {
     await recordFailure(deps.db, keys, limits);
     await forgetStaleAttempts(deps.db, limits);
-    return {
-      ok: false,
-      status: 401,
-      reason: "invalid_credentials",
-      message: "Wrong e-mail address or password",
-    };
+    return refused(401, "invalid_credentials", "Wrong e-mail address or password");
   }
   await giveBackAttempt(deps.db, keys);
   return { ok: true, user: usable };
 }
 
-/**
- * Refusals our own form never earns (another site's post, another media type, a huge body): no way
- * back to the form.
- */
+/** Refusals our own form never earns (another site's post, another media type, a huge body). */
 const NOT_FROM_OUR_FORM = new Set([403, 413, 415]);
 
-/**
- * A person's browser (a form submission) is sent back to the form with the reason; others get JSON.
- */
+/** A person's browser (a form post) goes back to the form with the reason; others get JSON. */
 function isNavigation(req: Request): boolean {
   return (
     req.headers.get("sec-fetch-mode") === "navigate" ||

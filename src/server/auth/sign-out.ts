@@ -6,15 +6,10 @@ import type { Db } from "../db/client";
 import { crossSiteRefusal, isCrossSiteRequest } from "../../http/cross-site";
 import { clearSessionCookieHeader, endSession, readCookie, SESSION_COOKIE } from "./session";
 
-export interface SignOutDeps {
-  db: Db;
-  /** TRUSTED_PROXIES: whose X-Forwarded-Host the cross-site check believes (0: nobody's). */
-  trustedProxies: number;
-}
-
+/** `trustedProxies`: whose X-Forwarded-Host the cross-site check believes (0: nobody's). */
 export async function handleSignOut(
   req: Request,
-  { db, trustedProxies }: SignOutDeps,
+  { db, trustedProxies }: { db: Db; trustedProxies: number },
 ): Promise<Response> {
   if (isCrossSiteRequest(req.headers, req.url, trustedProxies)) return crossSiteRefusal();
   await endSession(db, readCookie(req.headers.get("cookie"), SESSION_COOKIE));

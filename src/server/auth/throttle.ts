@@ -1,32 +1,20 @@
-// Sign-in throttle (OWASP Authentication Cheat Sheet, "Protect against automated attacks"): it
-// slows guessing without letting a third party lock the owner out. Three counters, in PostgreSQL
-// so every app instance spends from the same budget:
-//
-//   - per account AND source: 5 failed guesses of one account from one client address per 15
-//     minutes, then that source waits out the window (429). Only that pair: the owner, from
-//     anywhere else, is not refused.
-//   - per source: 30 attempts per 15 minutes from one address, whatever the accounts (password
-//     spraying), then 429.
-//   - per account: failures from every source. Past 5, each further attempt on the account is
-//     slowed (250 ms, doubling, at most 4 s) before its password is checked, never refused: the
-//     right password from a fresh source gets in, after at most that delay. A hard lock per
-//     account is exactly what let anyone lock any account (and the operator's) out for good.
-//
-// An attempt is *taken* from the pair and source budgets before the password is checked, in one
-// atomic upsert: concurrent guesses cannot all slip through a check-then-record gap. A correct
-// password gives back the pair's budget and the account's failures (its owner proved who they
-// are), and one unit of the source's (so an attacker cannot refill an address by signing in to an
-// account of their own in between).
+// Sign-in throttle (OWASP Authentication Cheat Sheet): it slows guessing without letting a third
+// party lock the owner out. Three counters in PostgreSQL, so every instance spends one budget:
+//   - per account AND source: 5 failed guesses per 15 minutes, then that source waits (429); the
+//     owner, from anywhere else, is not refused.
+//   - per source: 30 attempts per 15 minutes, whatever the accounts (password spraying), then 429.
+//   - per account, from every source: past 5 failures each attempt is slowed (250 ms, doubling, at
+//     most 4 s), never refused: a hard lock per account let anyone lock any account out for good.
+// An attempt is *taken* before the password is checked, in one atomic upsert, so concurrent
+// guesses cannot slip through a check-then-record gap. A correct password gives back the pair's
+// budget and the account's failures, and one unit of the source's (so an attacker cannot refill an
+// address by signing in to an account of their own in between).
 import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
 
 export interface ThrottleLimits {
-  /** Failed guesses of one account from one source per window: 5 per 15 minutes. */
   perAccountAndSource: number;
-  /**
-   * Attempts from one source per window, all accounts together: room for an office, not a
-   * dictionary.
-   */
+  /** All accounts together: room for an office, not a dictionary. */
   perSource: number;
   /** Failures of one account (all sources) in a window past which its attempts are slowed. */
   accountSlowAfter: number;
@@ -40,26 +28,17 @@ export const DEFAULT_LIMITS: ThrottleLimits = {
   windowSeconds: 15 * 60,
 };
 
-/**
- * The slow-down's first step and ceiling: a guesser's round trip costs seconds, the owner waits at
- * most 4 s.
- */
+/** The slow-down's first step and ceiling: a guesser's round trip costs seconds, the owner 4 s. */
 export const SLOWDOWN = { firstMs: 250, maxMs: 4_000 } as const;
 
 /** Stale rows removed per failed attempt: the table stays as small as the live windows. */
 const FORGET_BATCH = 10;
 
-export type ThrottleDecision =
-  | { allowed: true; keys: ThrottleKeys; delayMs: number }
-  | { allowed: false; retryAfterSeconds: number };
+type ThrottleDecision =
+  { allowed: true; delayMs: number } | { allowed: false; retryAfterSeconds: number };
+type ThrottleKeys = ReturnType<typeof throttleKeys>;
 
-export interface ThrottleKeys {
-  account: string;
-  pair: string;
-  source: string;
-}
-
-export function throttleKeys(email: string, address: string): ThrottleKeys {
+export function throttleKeys(email: string, address: string) {
   const account = email.trim().toLowerCase();
   return {
     account: `account:${account}`,
@@ -83,10 +62,7 @@ interface Row {
   retryAfter: number;
 }
 
-/**
- * Adds one to each key's count in its window (a window that ended restarts at 1), returning the
- * counts.
- */
+/** Adds one to each key's count in its window (an ended window restarts at 1); returns counts. */
 function bump(keys: string[], window: number): Prisma.Sql {
   // Keys in a fixed order, so two concurrent attempts lock the rows in the same order. The SET
   // expressions read the row as it was.
@@ -102,10 +78,7 @@ function bump(keys: string[], window: number): Prisma.Sql {
       ceil(extract(epoch FROM "windowStartedAt" + make_interval(secs => ${window}) - now()))::int AS "retryAfter"`;
 }
 
-/**
- * Takes one attempt from the pair's and the source's budgets; refused when either is spent, slowed
- * when the account is under attack.
- */
+/** Takes one attempt from the pair and source budgets: refused if one is spent, slowed if hit. */
 export async function takeAttempt(
   db: Db,
   keys: ThrottleKeys,
@@ -128,7 +101,7 @@ export async function takeAttempt(
   if (over.length > 0)
     return { allowed: false, retryAfterSeconds: Math.max(1, ...over.map((r) => r.retryAfter)) };
   const failures = rows.find((r) => r.key === keys.account)?.attempts ?? 0;
-  return { allowed: true, keys, delayMs: slowdownMs(failures, limits) };
+  return { allowed: true, delayMs: slowdownMs(failures, limits) };
 }
 
 /** A wrong password: one more failure against the account, from whatever source. */

@@ -25,18 +25,7 @@ export const USAGE = `usage: npm run users -- <command> [options]
 
 Uses DATABASE_URL, or the embedded database of a running \`npm run dev\` / \`npm start\`.`;
 
-export type Command =
-  | {
-      kind: "create-user";
-      email: string;
-      name: string;
-      role: "TENANT" | "ADMIN";
-      tenantId?: string;
-    }
-  | { kind: "set-password"; email: string }
-  | { kind: "revoke-sessions"; email: string }
-  | { kind: "create-token"; email: string; label: string }
-  | { kind: "create-tenant"; id: string; name: string };
+type Command = ReturnType<typeof parseCommand>;
 
 export class UsageError extends Error {}
 
@@ -67,7 +56,7 @@ export const asksForHelp = (argv: string[]) =>
 
 const COMMANDS = "create-user, set-password, revoke-sessions, create-token or create-tenant";
 
-export function parseCommand(argv: string[]): Command {
+export function parseCommand(argv: string[]) {
   if (argv.some((a) => a === "--password" || a.startsWith("--password=") || a === "-p")) {
     throw new UsageError(
       "Passwords are never taken from the command line (shell history, ps): pipe it on stdin or type it at the prompt.",
@@ -112,20 +101,17 @@ export function parseCommand(argv: string[]): Command {
 export const needsPassword = (command: Command) =>
   command.kind === "create-user" || command.kind === "set-password";
 
-/** What a command prints: `out` on stdout (the token alone, for scripts), `note` on stderr. */
-export interface CommandOutput {
-  out: string;
-  note?: string;
-}
-
 const sessions = (n: number) => `${n} session${n === 1 ? "" : "s"}`;
 
-/** Runs a parsed command. AccountError carries a one-sentence refusal. */
+/**
+ * Runs a parsed command; what it prints is `out` on stdout (the token alone, for scripts) and
+ * `note` on stderr. AccountError carries a one-sentence refusal.
+ */
 export async function runCommand(
   db: Db,
   command: Command,
   readPassword: () => Promise<string>,
-): Promise<CommandOutput> {
+): Promise<{ out: string; note?: string }> {
   switch (command.kind) {
     case "create-user": {
       const user = await createUser(db, { ...command, password: await readPassword() });

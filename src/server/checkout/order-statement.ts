@@ -143,15 +143,8 @@ export async function writeOrder(tx: Tx, write: OrderWrite): Promise<WrittenOrde
 
 /** What the statement's rows say: the priced lines, the order inserted, whether it is complete. */
 export function writtenOrderOf(rows: readonly WrittenRow[]): WrittenOrder {
-  const priced = rows.map(({ productId, sku, name, priceCents, currency, quantity, taken }) => ({
-    productId,
-    sku,
-    name,
-    priceCents,
-    currency,
-    quantity,
-    taken,
-  }));
+  // Each row is a priced line (its order columns besides are never read from the lines).
+  const priced: CatalogLine[] = [...rows];
   const first = rows[0];
   if (!first?.orderId) return { priced, order: null, complete: false };
   // In orderColumnsSelect's order: the answer's bytes are the order as Prisma reads it.

@@ -23,8 +23,6 @@ export interface PlaceOrderCommand {
   delayMs?: number;
 }
 
-export type { PlacedOrder };
-
 /**
  * Refusals, in this order: an unknown product (404) and a cart in two currencies (400), told apart
  * from "out of stock" (412); each throws, and the transaction rolls back whatever the statement

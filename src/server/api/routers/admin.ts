@@ -1,6 +1,7 @@
-// admin.*: the operator's view of the engine. One procedure per file under ./admin, inputs in the
-// `.types.ts` siblings; every procedure is admin-only (a tenant token is 403), and every action
-// that changes something is itself an idempotent mutation that writes an audit entry.
+// admin.*: the operator's view of the engine. One concern per file under ./admin (the keys' inputs
+// in keys.types.ts, the rows they answer in view.ts); every procedure is admin-only (a tenant token
+// is 403), and every action that changes something is itself an idempotent mutation that writes an
+// audit entry.
 import { adminProcedure, createTRPCRouter } from "../trpc";
 import { getKeyProcedure } from "./admin/get-key";
 import { listKeysProcedure } from "./admin/list-keys";

@@ -3,14 +3,13 @@
 // DESC) (migration 0005), so a page reads `limit` entries.
 import { z } from "zod";
 import { adminProcedure } from "../../trpc";
-import { cursorSchema } from "./cursor";
-import { before, page } from "./reconciliation";
+import { before, cursorSchema, page } from "./cursor";
 import { auditView } from "./view";
 import { text } from "@/shared/text";
 
 const optionalText = (max: number) => text().trim().min(1).max(max).optional();
 
-export const listAuditInput = z.object({
+const listAuditInput = z.object({
   actor: optionalText(200),
   action: optionalText(100),
   /** An idempotency key's value, exactly as the client sent it. */

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { text } from "@/shared/text";
 
-export interface Cursor {
+interface Cursor {
   createdAt: Date;
   id: string;
 }
@@ -28,3 +28,21 @@ export function encodeCursor(cursor: Cursor | null): string | null {
 }
 
 export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+/** The rows past a cursor, newest first on (createdAt, id). */
+export function before(c: { createdAt: Date; id: string } | undefined) {
+  return c
+    ? { OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }] }
+    : {};
+}
+
+/** One page of rows read with `take: limit + 1`: the extra row says a next page exists. */
+export function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number) {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return {
+    items,
+    nextCursor:
+      rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
+  };
+}

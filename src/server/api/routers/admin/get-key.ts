@@ -6,8 +6,9 @@ import { adminProcedure } from "../../trpc";
 import type { Db } from "@/server/db/client";
 import { readKeyById } from "@/server/admin/keys-query";
 import { buildTimeline } from "@/server/admin/timeline";
-import { AdminReason, adminError } from "./errors";
-import { keyByIdInput, type KeyById } from "./keys.types";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
+import { keyByIdInput } from "./keys.types";
 import { auditView, keyDetail, KEY_TARGET } from "./view";
 
 const newestFirst = [{ createdAt: "desc" as const }, { id: "desc" as const }];
@@ -21,7 +22,7 @@ function historyOf(db: Db, scope: string, key: string) {
   });
 }
 
-export async function readKeyHistory(db: Db, id: string): Promise<KeyById | null> {
+async function readKeyHistory(db: Db, id: string) {
   const [row, audit] = await Promise.all([
     readKeyById(db, id),
     db.auditEntry.findMany({
@@ -42,10 +43,8 @@ export async function readKeyHistory(db: Db, id: string): Promise<KeyById | null
   };
 }
 
-export const getKeyProcedure = adminProcedure
-  .input(keyByIdInput)
-  .query(async ({ ctx, input }): Promise<KeyById> => {
-    const found = await readKeyHistory(ctx.db, input.id);
-    if (!found) throw adminError(AdminReason.KEY_NOT_FOUND, "No idempotency key with this id");
-    return found;
-  });
+export const getKeyProcedure = adminProcedure.input(keyByIdInput).query(async ({ ctx, input }) => {
+  const found = await readKeyHistory(ctx.db, input.id);
+  if (!found) throw new AppError(Reason.KEY_NOT_FOUND, "No idempotency key with this id");
+  return found;
+});

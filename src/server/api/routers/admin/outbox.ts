@@ -1,12 +1,21 @@
 // admin.outbox.list and admin.outbox.retry: the payment outbox as the operator sees it, and a
 // dead-lettered message sent back to the worker (audited).
+import { z } from "zod";
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import type { OutboxMessage, Prisma } from "@/generated/prisma/client";
-import { encodeCursor, iso } from "./cursor";
-import { AdminReason, adminError } from "./errors";
-import { listOutboxInput, retryOutboxInput, type OutboxView } from "./outbox.types";
-import { OUTBOX_TARGET } from "./view";
+import { before, cursorSchema, iso, page } from "./cursor";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
+import { reasonSchema } from "./keys.types";
+import { OUTBOX_TARGET, writeAudit } from "./view";
 import { AuditAction } from "@/shared/audit-actions";
+
+const listOutboxInput = z.object({
+  status: z.enum(["PENDING", "DELIVERED", "DEAD"]).optional(),
+  cursor: cursorSchema.optional(),
+  limit: z.number().int().min(1).max(200).default(50),
+});
+const retryOutboxInput = z.object({ id: z.uuid(), reason: reasonSchema });
 
 const outboxSelect = {
   id: true,
@@ -22,7 +31,7 @@ const outboxSelect = {
   updatedAt: true,
 } satisfies Prisma.OutboxMessageSelect;
 
-function outboxView(m: Pick<OutboxMessage, keyof typeof outboxSelect>): OutboxView {
+function outboxView(m: Pick<OutboxMessage, keyof typeof outboxSelect>) {
   return {
     ...m,
     nextAttemptAt: m.nextAttemptAt.toISOString(),
@@ -36,32 +45,14 @@ function outboxView(m: Pick<OutboxMessage, keyof typeof outboxSelect>): OutboxVi
 export const listOutboxProcedure = adminProcedure
   .input(listOutboxInput)
   .query(async ({ ctx, input }) => {
-    const c = input.cursor;
     const rows = await ctx.db.outboxMessage.findMany({
-      where: {
-        ...(input.status ? { status: input.status } : {}),
-        ...(c
-          ? {
-              OR: [
-                { createdAt: { lt: c.createdAt } },
-                { createdAt: c.createdAt, id: { lt: c.id } },
-              ],
-            }
-          : {}),
-      },
+      where: { ...(input.status ? { status: input.status } : {}), ...before(input.cursor) },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
       take: input.limit + 1,
       select: outboxSelect,
     });
-    const items = rows.slice(0, input.limit);
-    const last = items[items.length - 1];
-    return {
-      items: items.map(outboxView),
-      nextCursor:
-        rows.length > input.limit && last
-          ? encodeCursor({ createdAt: last.createdAt, id: last.id })
-          : null,
-    };
+    const { items, nextCursor } = page(rows, input.limit);
+    return { items: items.map(outboxView), nextCursor };
   });
 
 /**
@@ -74,34 +65,31 @@ export const retryOutboxProcedure = adminIdempotentProcedure(retryOutboxInput).m
       where: { id: input.id },
       select: outboxSelect,
     });
-    if (!before) throw adminError(AdminReason.OUTBOX_NOT_FOUND, "No outbox message with this id");
+    if (!before) throw new AppError(Reason.OUTBOX_NOT_FOUND, "No outbox message with this id");
     // Due at the database's now(), like every time the worker compares against.
     const updated = await ctx.tx.$executeRaw`
     UPDATE "OutboxMessage"
     SET "status" = 'PENDING', "attempts" = 0, "nextAttemptAt" = now(), "lockedUntil" = NULL, "updatedAt" = now()
     WHERE "id" = ${input.id}::uuid AND "status" = 'DEAD'`;
     if (updated !== 1) {
-      throw adminError(
-        AdminReason.OUTBOX_NOT_DEAD,
+      throw new AppError(
+        Reason.OUTBOX_NOT_DEAD,
         `This message is ${before.status}, not dead-lettered: only a dead-lettered message can be retried.`,
       );
     }
-    const audit = await ctx.tx.auditEntry.create({
-      data: {
-        actor: ctx.principal.email,
-        action: AuditAction.OUTBOX_RETRY,
-        targetType: OUTBOX_TARGET,
-        targetId: before.id,
-        reason: input.reason,
-        details: JSON.parse(JSON.stringify({ before: outboxView(before) })),
-      },
-      select: { id: true },
+    const auditId = await writeAudit(ctx.tx, {
+      actor: ctx.principal.email,
+      action: AuditAction.OUTBOX_RETRY,
+      targetType: OUTBOX_TARGET,
+      targetId: before.id,
+      reason: input.reason,
+      details: { before: outboxView(before) },
     });
     return {
       id: before.id,
       status: "PENDING" as const,
       previousAttempts: before.attempts,
-      auditId: audit.id,
+      auditId,
     };
   },
 );

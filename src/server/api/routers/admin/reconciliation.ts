@@ -4,11 +4,12 @@ import { z } from "zod";
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import type { Prisma } from "@/generated/prisma/client";
 import { resolveFinding } from "@/payments";
-import { cursorSchema, encodeCursor, iso } from "./cursor";
-import { AdminReason, adminError } from "./errors";
+import { before, cursorSchema, iso, page } from "./cursor";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
 import { reasonSchema } from "./keys.types";
 
-export const listReconciliationInput = z.object({
+const listReconciliationInput = z.object({
   /** Only findings nobody marked resolved. */
   open: z.boolean().optional(),
   cursor: cursorSchema.optional(),
@@ -26,22 +27,6 @@ const findingSelect = {
   resolution: true,
   resolvedBy: true,
 } satisfies Prisma.ReconciliationFindingSelect;
-
-export function before(c: { createdAt: Date; id: string } | undefined) {
-  return c
-    ? { OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }] }
-    : {};
-}
-
-export function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number) {
-  const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return {
-    items,
-    nextCursor:
-      rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
-  };
-}
 
 export const listReconciliationProcedure = adminProcedure
   .input(listReconciliationInput)
@@ -64,7 +49,7 @@ export const listReconciliationProcedure = adminProcedure
     };
   });
 
-export const resolveReconciliationInput = z.object({ id: z.uuid(), note: reasonSchema });
+const resolveReconciliationInput = z.object({ id: z.uuid(), note: reasonSchema });
 
 /**
  * Open → resolved, with the operator's note, and an audit entry. A finding already resolved is
@@ -79,7 +64,7 @@ export const resolveReconciliationProcedure = adminIdempotentProcedure(
     actor: ctx.principal.email,
   });
   if (outcome.status === "not-found")
-    throw adminError(AdminReason.FINDING_NOT_FOUND, "No reconciliation finding with this id");
+    throw new AppError(Reason.NOT_FOUND, "No reconciliation finding with this id");
   return {
     id: outcome.id,
     status: outcome.status,

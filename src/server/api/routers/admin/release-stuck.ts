@@ -6,13 +6,13 @@
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
 import { CounterEvent } from "@once/idempotency/operator";
 import { BULK_RELEASE_BATCH, countStuck, releaseStuckBatch } from "@/server/admin/bulk-release";
-import { releaseStuckInput, stuckCountInput, type ReleaseStuckResult } from "./keys.types";
+import { releaseStuckInput, stuckCountInput } from "./keys.types";
 import { KEY_TARGET } from "./view";
 
 const SAMPLE = 10;
 
 export const releaseStuckProcedure = adminIdempotentProcedure(releaseStuckInput).mutation(
-  async ({ ctx, input }): Promise<ReleaseStuckResult> => {
+  async ({ ctx, input }) => {
     const filters = { scope: input.tenant, procedurePrefix: input.procedure };
     const released = await releaseStuckBatch(ctx.tx, filters, BULK_RELEASE_BATCH, {
       actor: ctx.principal.email,

@@ -4,36 +4,27 @@
 import { z } from "zod";
 import { text } from "@/shared/text";
 import { adminIdempotentProcedure, adminProcedure } from "../../trpc";
-import { AdminReason, adminError } from "./errors";
+import { AppError } from "@/shared/app-error";
+import { Reason } from "@/shared/reasons";
 import { reasonSchema } from "./keys.types";
+import { writeAudit } from "./view";
 import { AuditAction } from "@/shared/audit-actions";
 
-export const SESSION_TARGET = "session";
-
-export const listSessionsInput = z.object({
+const listSessionsInput = z.object({
   /** Only the sessions of accounts whose e-mail address contains this ("ops@", "example.org"). */
   email: text().trim().toLowerCase().min(1).max(320).optional(),
   limit: z.number().int().min(1).max(200).default(100),
 });
-export const endSessionInput = z.object({ id: z.uuid(), reason: reasonSchema });
-export const endAccountSessionsInput = z.object({
+const endSessionInput = z.object({ id: z.uuid(), reason: reasonSchema });
+const endAccountSessionsInput = z.object({
   email: text().trim().toLowerCase().min(1).max(320),
   reason: reasonSchema,
 });
 
-export interface SessionView {
-  id: string;
-  email: string;
-  role: "TENANT" | "ADMIN";
-  userAgent: string | null;
-  createdAt: string;
-  expiresAt: string;
-}
-
 /** Live sessions (not expired by the database's clock), newest first. */
 export const listSessionsProcedure = adminProcedure
   .input(listSessionsInput)
-  .query(async ({ ctx, input }): Promise<SessionView[]> => {
+  .query(async ({ ctx, input }) => {
     const rows = await ctx.db.session.findMany({
       where: {
         expiresAt: { gt: new Date() },
@@ -65,19 +56,16 @@ export const endSessionProcedure = adminIdempotentProcedure(endSessionInput).mut
     DELETE FROM "Session" s USING "User" u
     WHERE s."id" = ${input.id}::uuid AND u."id" = s."userId"
     RETURNING s."id"::text AS "id", u."email"`;
-    if (!ended) throw adminError(AdminReason.SESSION_NOT_FOUND, "No live session with this id");
-    const audit = await ctx.tx.auditEntry.create({
-      data: {
-        actor: ctx.principal.email,
-        action: AuditAction.SESSION_END,
-        targetType: SESSION_TARGET,
-        targetId: ended.id,
-        reason: input.reason,
-        details: { email: ended.email },
-      },
-      select: { id: true },
+    if (!ended) throw new AppError(Reason.SESSION_NOT_FOUND, "No live session with this id");
+    const auditId = await writeAudit(ctx.tx, {
+      actor: ctx.principal.email,
+      action: AuditAction.SESSION_END,
+      targetType: "session",
+      targetId: ended.id,
+      reason: input.reason,
+      details: { email: ended.email },
     });
-    return { ended: 1, auditId: audit.id };
+    return { ended: 1, auditId };
   },
 );
 
@@ -89,16 +77,13 @@ export const endAccountSessionsProcedure = adminIdempotentProcedure(
     select: { id: true },
   });
   const ended = user ? (await ctx.tx.session.deleteMany({ where: { userId: user.id } })).count : 0;
-  const audit = await ctx.tx.auditEntry.create({
-    data: {
-      actor: ctx.principal.email,
-      action: AuditAction.SESSION_END_ALL,
-      targetType: "user",
-      targetId: input.email,
-      reason: input.reason,
-      details: { ended },
-    },
-    select: { id: true },
+  const auditId = await writeAudit(ctx.tx, {
+    actor: ctx.principal.email,
+    action: AuditAction.SESSION_END_ALL,
+    targetType: "user",
+    targetId: input.email,
+    reason: input.reason,
+    details: { ended },
   });
-  return { ended, auditId: audit.id };
+  return { ended, auditId };
 });
