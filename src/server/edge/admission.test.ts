@@ -43,6 +43,23 @@ async function busySpell(
 }
 
 describe("Admission", () => {
+  it("counts as active while a request is in progress and for a while after the last one left", async () => {
+    let now = 0;
+    const admission = new Admission({ served: 2, now: () => now });
+    // Never served: not active, however long it has existed.
+    expect(admission.activeWithin(1_000)).toBe(false);
+    const request = held();
+    const served = admission.admit(request.serve);
+    now = 5_000;
+    expect(admission.activeWithin(1_000)).toBe(true);
+    request.release();
+    await served;
+    now = 5_999;
+    expect(admission.activeWithin(1_000)).toBe(true);
+    now = 6_000;
+    expect(admission.activeWithin(1_000)).toBe(false);
+  });
+
   it("serves up to its bound, refuses the next at once, and serves again when one finishes", async () => {
     const admission = new Admission({ served: 2 });
     const [a, b] = [held(), held()];

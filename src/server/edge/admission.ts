@@ -113,6 +113,8 @@ export class Admission {
   private readonly onRefuse: (when: RefusedWhen) => void;
   /** When a request last left, or the bound last filled up: the last sign of progress. */
   private progressAt: number;
+  /** When a request last left (never: -Infinity). */
+  private leftAt = Number.NEGATIVE_INFINITY;
 
   constructor(limits: AdmissionLimits) {
     this.now = limits.now ?? (() => performance.now());
@@ -156,6 +158,11 @@ export class Admission {
   /** How many requests wait for a place (tests). */
   get queued(): number {
     return this.queue.length;
+  }
+
+  /** Requests in progress or waiting now, or one that left within the last `withinMs`. */
+  activeWithin(withinMs: number): boolean {
+    return this.inFlight > 0 || this.queue.length > 0 || this.now() - this.leftAt < withinMs;
   }
 
   /**
@@ -313,7 +320,7 @@ export class Admission {
       this.capacityRate.record();
       this.saturatedAt = now;
     }
-    this.progressAt = this.now();
+    this.progressAt = this.leftAt = this.now();
     this.handOn();
   }
 

@@ -60,9 +60,8 @@ export interface DoorApp {
     refusalNow(waitMs?: number): Response | undefined;
     /** The refusal's Retry-After, counted, if refused now (absent in an older build). */
     refusedNow?(waitMs?: number): number | undefined;
-    /** API requests in progress, and waiting for a place (absent in an older build). */
-    readonly size?: number;
-    readonly queued?: number;
+    /** API requests in progress or waiting, or one answered lately (absent in an older build). */
+    activeWithin?(withinMs: number): boolean;
   };
   engine: { config: { maxWaitMs: number } };
   /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
@@ -186,6 +185,13 @@ export function createFrontDoor(options: FrontDoorOptions): http.Server {
 }
 
 /**
+ * How long after its last answer the API still counts as having work, for the lanes (lanes.ts):
+ * under a crowd of pages the API's next request often waits in its socket for the event loop the
+ * pages hold, so the API looked idle exactly while it was starved, and the crowd was let run.
+ */
+export const API_ACTIVE_WITHIN_MS = 1_000;
+
+/**
  * The lanes every route but the API passes, and what they need of the door. Under `npm run dev` a
  * page's first request compiles it for seconds: its lane would refuse the requests behind it. The
  * lanes guard a production server (`direct`); the body limits hold in both.
@@ -195,10 +201,7 @@ function laneDoorOf(options: FrontDoorOptions): LaneDoor {
     onRefuse: (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
     limits: options.lanes,
     bounded: options.direct !== undefined,
-    apiBusy: () => {
-      const api = options.app()?.admission;
-      return (api?.size ?? 0) > 0 || (api?.queued ?? 0) > 0;
-    },
+    apiBusy: () => options.app()?.admission?.activeWithin?.(API_ACTIVE_WITHIN_MS) ?? false,
   });
   return {
     lanes,
