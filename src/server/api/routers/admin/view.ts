@@ -3,6 +3,7 @@
 import type { KeyDetailRow, KeyListRow } from "@/server/admin/keys-query";
 import type { AuditEntry, Prisma } from "@/generated/prisma/client";
 import type { Tx } from "@/server/db/client";
+import type { AuditAction } from "@/shared/audit-actions";
 import { iso } from "./cursor";
 
 export function keySummary(r: KeyListRow) {
@@ -64,7 +65,10 @@ export const OUTBOX_TARGET = "OutboxMessage";
 /** Writes one audit entry in the action's transaction; returns its id. */
 export async function writeAudit(
   tx: Tx,
-  data: Omit<Prisma.AuditEntryUncheckedCreateInput, "details"> & { details: unknown },
+  data: Omit<Prisma.AuditEntryUncheckedCreateInput, "details" | "action"> & {
+    details: unknown;
+    action: AuditAction;
+  },
 ): Promise<string> {
   const details = JSON.parse(JSON.stringify(data.details)) as Prisma.InputJsonValue;
   return (await tx.auditEntry.create({ data: { ...data, details }, select: { id: true } })).id;
