@@ -234,27 +234,13 @@ export class Admission {
   }
 
   /**
-   * Would a request with this `Prefer: wait` (ms) be refused at once if it came now? For a door in
-   * front of the handler (src/server/edge/front-door.ts) that answers such a request before it
-   * costs anything more; the handler's own admit() decides again.
-   */
-  refusesNow(waitMs?: number): boolean {
-    return !this.hasRoom() && !this.mayQueue(this.patienceOf(waitMs));
-  }
-
-  /** The refusal (counted) if a request with this `Prefer: wait` would be refused now. */
-  refusalNow(waitMs?: number): Response | undefined {
-    const retryAfterSeconds = this.refusedNow(waitMs);
-    return retryAfterSeconds === undefined ? undefined : busy(retryAfterSeconds);
-  }
-
-  /**
-   * refusalNow without making its answer: the refusal's Retry-After in seconds (the refusal
-   * counted), or undefined. For the front door, which writes `busy(seconds)` from bytes it keeps:
-   * making a Response and reading it back cost a refusal more than the socket's own work.
+   * If a request with this `Prefer: wait` (ms) would be refused at once now: the refusal's
+   * Retry-After in seconds (the refusal counted), or undefined. For the front door, which answers
+   * such a request before it costs anything more (the handler's own admit() decides again for what
+   * passes), writing `busy(seconds)` from bytes it keeps.
    */
   refusedNow(waitMs?: number): number | undefined {
-    if (!this.refusesNow(waitMs)) return undefined;
+    if (this.hasRoom() || this.mayQueue(this.patienceOf(waitMs))) return undefined;
     return this.refusal("at-once");
   }
 

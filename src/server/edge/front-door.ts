@@ -57,11 +57,10 @@ export const CONNECTIONS_CHECK_MS = 1_000;
 /** What the front door needs of the app (the composition root, src/server/app.ts). */
 export interface DoorApp {
   admission: {
-    refusalNow(waitMs?: number): Response | undefined;
-    /** The refusal's Retry-After, counted, if refused now (absent in an older build). */
-    refusedNow?(waitMs?: number): number | undefined;
-    /** API requests in progress or waiting, or one answered lately (absent in an older build). */
-    activeWithin?(withinMs: number): boolean;
+    /** The refusal's Retry-After, counted, if a request with this wait would be refused now. */
+    refusedNow(waitMs?: number): number | undefined;
+    /** API requests in progress or waiting, or one answered lately. */
+    activeWithin(withinMs: number): boolean;
   };
   engine: { config: { maxWaitMs: number } };
   /** The cap on connections per peer address (peer-connections.ts), and its refusal counter. */
@@ -75,7 +74,7 @@ export interface DoorApp {
       header: (name: string) => string | undefined,
     ): boolean;
   };
-  /** The API routes' handlers (src/server/edge/api-routes.ts); absent in an older build. */
+  /** The API routes' handlers (src/server/edge/api-routes.ts). */
   routes?: Partial<Record<DirectRoute, DirectHandler>>;
 }
 
@@ -201,7 +200,7 @@ function laneDoorOf(options: FrontDoorOptions): LaneDoor {
     onRefuse: (lane) => options.app()?.refusals?.count(`${lane}_busy`, "lane"),
     limits: options.lanes,
     bounded: options.direct !== undefined,
-    apiBusy: () => options.app()?.admission?.activeWithin?.(API_ACTIVE_WITHIN_MS) ?? false,
+    apiBusy: () => options.app()?.admission.activeWithin(API_ACTIVE_WITHIN_MS) ?? false,
   });
   return {
     lanes,
@@ -301,9 +300,9 @@ function refusedAtTheDoor(
   options: FrontDoorOptions,
 ): boolean {
   const app = options.app();
-  // Not made yet, or made by a build older than this door: the route decides alone. A duplicate of
-  // a request in flight here may wait on it without a place: the route decides, with its body.
-  if (typeof app?.admission.refusalNow !== "function") return false;
+  // Not made yet: the route decides alone. A duplicate of a request in flight here may wait on it
+  // without a place: the route decides, with its body.
+  if (!app) return false;
   if (app.waiters?.joinable(req.method, req.url ?? "/", (name) => headerOf(req, name)))
     return false;
   const prefer = req.headers.prefer;
@@ -313,21 +312,13 @@ function refusedAtTheDoor(
       : (options.parsePreferWait(Array.isArray(prefer) ? prefer.join(", ") : prefer) ?? 0);
   const waitMs = Math.min(preferred * 1000, app.engine.config.maxWaitMs);
   const keep = keepsConnection(req);
+  const seconds = app.admission.refusedNow(waitMs);
+  if (seconds === undefined) return false;
   // The refusal's bytes, kept by Retry-After: a refusal is then a few header writes, not a
-  // Response made and read back (which cost more than the socket's own work). An older app
-  // (without refusedNow) still answers with its Response.
-  if (typeof app.admission.refusedNow === "function") {
-    const seconds = app.admission.refusedNow(waitMs);
-    if (seconds === undefined) return false;
-    const written = writtenRefusals.get(seconds);
-    if (written) writeRefusal(written, req, res, keep);
-    else
-      void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, req, res, keep));
-    return true;
-  }
-  const refusal = app.admission.refusalNow(waitMs);
-  if (!refusal) return false;
-  void keepRefusal(undefined, refusal).then((made) => writeRefusal(made, req, res, keep));
+  // Response made and read back (which cost more than the socket's own work).
+  const written = writtenRefusals.get(seconds);
+  if (written) writeRefusal(written, req, res, keep);
+  else void keepRefusal(seconds, busy(seconds)).then((made) => writeRefusal(made, req, res, keep));
   return true;
 }
 
@@ -348,20 +339,15 @@ interface WrittenRefusal {
 const writtenRefusals = new Map<number, WrittenRefusal>();
 const MAX_KEPT_REFUSALS = 64;
 
-/** `refusal` read into its bytes, kept under `seconds` when given. */
-async function keepRefusal(
-  seconds: number | undefined,
-  refusal: Response,
-): Promise<WrittenRefusal> {
+/** `refusal` read into its bytes, kept under `seconds`. */
+async function keepRefusal(seconds: number, refusal: Response): Promise<WrittenRefusal> {
   const body = Buffer.from(await refusal.arrayBuffer());
   const headers: Record<string, string | number> = {};
   refusal.headers.forEach((value, name) => (headers[name] = value));
   headers["content-length"] = body.byteLength;
   const written = { status: refusal.status, headers, body };
-  if (seconds !== undefined) {
-    if (writtenRefusals.size >= MAX_KEPT_REFUSALS) writtenRefusals.clear();
-    writtenRefusals.set(seconds, written);
-  }
+  if (writtenRefusals.size >= MAX_KEPT_REFUSALS) writtenRefusals.clear();
+  writtenRefusals.set(seconds, written);
   return written;
 }
 
