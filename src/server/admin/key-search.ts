@@ -1,11 +1,10 @@
 // Finding a key by its value: what an operator has in an incident is the Idempotency-Key a client
 // sent (from a log line or a support ticket), not the row's id. Matches the value exactly or by its
 // start, across tenants or within one.
+import { z } from "zod";
 import { Prisma } from "@/generated/prisma/client";
 import { LIST_COLUMNS, type KeyListRow, type Queryable } from "./keys-query";
 import { likePrefix } from "./like";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Keys whose value starts with `prefix` (an exact match sorts first: it is the shortest), in
@@ -44,7 +43,7 @@ export async function resolveKeyRef(
   ref: string,
   scope: string | undefined,
 ): Promise<KeyListRow[]> {
-  const byId = UUID.test(ref) ? Prisma.sql`OR "id" = ${ref}::uuid` : Prisma.empty;
+  const byId = z.guid().safeParse(ref).success ? Prisma.sql`OR "id" = ${ref}::uuid` : Prisma.empty;
   const inScope = scope ? Prisma.sql`AND "scope" = ${scope}` : Prisma.empty;
   return db.$queryRaw<KeyListRow[]>(Prisma.sql`SELECT ${LIST_COLUMNS} FROM "IdempotencyKey"
     WHERE ("key" = ${ref} ${byId}) ${inScope} ORDER BY "scope" LIMIT 50`);

@@ -1,14 +1,10 @@
-// The dashboard's reads of the key table: list, read one, gauges, flushed counters. A copy of what
-// the engine's admin.ts offered, owned by the dashboard, so the engine can move into its own
-// package without dragging the operator's views along. Every judgement about a lease uses the
-// database's `now()`; each list filter has an index that serves it (see keyListQuery).
+// The dashboard's reads of the key table: list, read one, flushed counters. Every judgement about
+// a lease uses the database's `now()`; each list filter has an index that serves it.
 import { Prisma } from "@/generated/prisma/client";
 import type { KeyStatus } from "@once/idempotency/operator";
 import { likePrefix } from "./like";
 
-/**
- * live: a request holds the key; expired: PROCESSING, its holder is gone (stuck); none: finished.
- */
+/** live: a request holds the key; expired: PROCESSING, its holder gone (stuck); none: finished. */
 export const LeaseState = { LIVE: "live", EXPIRED: "expired", NONE: "none" } as const;
 export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
 
@@ -116,11 +112,8 @@ export async function listKeys(
   // One more than asked: tells whether there is a next page without a count over the table.
   const rows = await db.$queryRaw<KeyListRow[]>(keyListQuery(filters, cursor, limit + 1));
   const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return {
-    items,
-    nextCursor: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null,
-  };
+  const last = rows.length > limit ? items.at(-1) : undefined;
+  return { items, nextCursor: last ? { createdAt: last.createdAt, id: last.id } : null };
 }
 
 const DETAIL_COLUMNS = Prisma.sql`${LIST_COLUMNS}, "fingerprint", "leaseToken"::text AS "leaseToken", "updatedAt",

@@ -60,19 +60,12 @@ export async function endSessionsOf(db: Db, userId: string): Promise<number> {
 }
 
 export function sessionCookieHeader(session: NewSession, secure: boolean): string {
-  return [
-    `${SESSION_COOKIE}=${session.value}`,
-    "Path=/",
-    "HttpOnly",
-    "SameSite=Lax",
-    `Max-Age=${session.maxAgeSeconds}`,
-    ...(secure ? ["Secure"] : []),
-  ].join("; ");
+  const cookie = `${SESSION_COOKIE}=${session.value}; Path=/; HttpOnly; SameSite=Lax`;
+  return `${cookie}; Max-Age=${session.maxAgeSeconds}${secure ? "; Secure" : ""}`;
 }
 
-export function clearSessionCookieHeader(): string {
-  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
-}
+export const clearSessionCookieHeader = () =>
+  sessionCookieHeader({ value: "", maxAgeSeconds: 0 }, false);
 
 export function readCookie(header: string | null, name: string): string | undefined {
   if (!header) return undefined;

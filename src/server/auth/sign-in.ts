@@ -1,11 +1,7 @@
-// POST /api/session/signin: the browser's only way to get a session cookie.
-//
-// In order: refuse a cross-site post (login CSRF), refuse anything but a form (415) and a body over
-// 64 KiB (413, before it is read whole or the throttle is asked), then either
-// a demo account's one-click sign-in (demo mode only, demo rows only) or e-mail + password,
-// checked with scrypt after taking an attempt from the throttle (and waiting out its slow-down
-// when the account is under attack: see throttle.ts). `next` is reduced to a path on
-// this site before it becomes a redirect.
+// POST /api/session/signin: the browser's only way to get a session cookie. In order: refuse a
+// cross-site post (login CSRF), anything but a form (415) and a body over 64 KiB (413), then a demo
+// account's one-click sign-in (demo mode only) or e-mail + password, checked with scrypt after
+// taking an attempt from the throttle (throttle.ts). `next` becomes a path on this site.
 import { setTimeout as wait } from "node:timers/promises";
 import { describedByLink, type Reason } from "@/shared/reasons";
 import type { Db } from "../db/client";
