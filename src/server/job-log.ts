@@ -39,8 +39,7 @@ export function createJobLog(
   write: (line: string) => void,
   options: { probeMs?: number; repeatMs?: number } = {},
 ): JobLog {
-  const probeMs = options.probeMs ?? PROBE_MS;
-  const repeatMs = options.repeatMs ?? REPEAT_MS;
+  const { probeMs = PROBE_MS, repeatMs = REPEAT_MS } = options;
   const repeats = writeOnceEvery(repeatMs, write);
   /** Set while the database is gone: the jobs' failures are silent until the probe succeeds. */
   let probe: Probe | undefined;

@@ -21,10 +21,7 @@ export interface MetricsRegistry {
 }
 
 /** What a gauge reads at scrape time: the scrape's one read of the database, and the engine. */
-interface Sources {
-  stats: () => Promise<Stats>;
-  engine: Engine;
-}
+type Sources = { stats: () => Promise<Stats>; engine: Engine };
 
 /** A gauge of one value, or of one value per `label` value (a status, a kind). */
 type GaugeSpec = {
@@ -232,17 +229,10 @@ async function refusal(app: MetricsApp, req: Request): Promise<Response | undefi
     return unreachable(error);
   }
   if (!principal) {
-    const error = authorization ? ', error="invalid_token"' : "";
-    return text(
-      401,
-      authorization
-        ? "Unknown token\n"
-        : "Sign in as the operator, or send Authorization: Bearer <admin token>\n",
-      {
-        "www-authenticate": `Bearer realm="metrics"${error}`,
-      },
-    );
+    const [body, error] = authorization
+      ? ["Unknown token\n", ', error="invalid_token"']
+      : ["Sign in as the operator, or send Authorization: Bearer <admin token>\n", ""];
+    return text(401, body, { "www-authenticate": `Bearer realm="metrics"${error}` });
   }
-  if (principal.role !== "ADMIN") return text(403, "Admins only\n");
-  return undefined;
+  return principal.role === "ADMIN" ? undefined : text(403, "Admins only\n");
 }

@@ -15,11 +15,9 @@ const isChartEvent = (e: string): e is ChartEvent =>
   (CHART_EVENTS as readonly string[]).includes(e);
 
 /**
- * Per event, "minute:count" pairs (the minute as an offset from the window's first one) for the
- * minutes that counted something, as one text: five rows whatever the window holds, and text is
- * what the driver decodes fastest (7 200 numbers in arrays cost Prisma more than the query). The
- * window ends at the database's current minute. The primary key (scope, procedure, event, minute)
- * serves the read: a tenant's rows are one index range.
+ * Per event, "minute:count" pairs (minute: offset from the window's first) as one text: five rows
+ * whatever the window holds, and text decodes fastest (7 200 numbers in arrays cost Prisma more
+ * than the query). The primary key serves the read: a tenant's rows are one index range.
  */
 export function counterSeriesQuery(filter: SeriesFilter): Prisma.Sql {
   const procedure = filter.procedure

@@ -3,14 +3,12 @@
 // start, across tenants or within one.
 import { z } from "zod";
 import { Prisma } from "@/generated/prisma/client";
-import { LIST_COLUMNS, type KeyListRow, type Queryable } from "./keys-query";
-import { likePrefix } from "./like";
+import { likePrefix, LIST_COLUMNS, type KeyListRow, type Queryable } from "./keys-query";
 
 /**
- * Keys whose value starts with `prefix` (an exact match sorts first: it is the shortest), in
- * character order, at most `limit`. `ORDER BY "key" USING ~<~` is the order of the
- * text_pattern_ops index IdempotencyKey_key_idx, so PostgreSQL reads the LIKE range in index order
- * and stops after `limit` rows, however many keys share the prefix.
+ * Keys whose value starts with `prefix` (an exact match first), at most `limit`. `USING ~<~` is
+ * the order of the text_pattern_ops index IdempotencyKey_key_idx, so PostgreSQL reads the LIKE
+ * range in index order and stops after `limit` rows, however many keys share the prefix.
  */
 export function keySearchQuery(
   prefix: string,
@@ -34,9 +32,8 @@ export async function searchKeys(
 }
 
 /**
- * What `/admin/keys/<ref>` names: a row id (the dashboard's own links) or a key's value (what an
- * operator pastes), optionally within one tenant. A key's value may itself be a UUID (browsers
- * send random UUIDs), so a UUID is looked up both ways.
+ * What `/admin/keys/<ref>` names: a row id (the dashboard's links) or a key's value (pasted),
+ * within one tenant or all. A value may itself be a UUID, so a UUID is looked up both ways.
  */
 export async function resolveKeyRef(
   db: Queryable,

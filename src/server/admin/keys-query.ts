@@ -2,13 +2,15 @@
 // a lease uses the database's `now()`; each list filter has an index that serves it.
 import { Prisma } from "@/generated/prisma/client";
 import type { KeyStatus } from "@once/idempotency/operator";
-import { likePrefix } from "./like";
 
 /** live: a request holds the key; expired: PROCESSING, its holder gone (stuck); none: finished. */
 export const LeaseState = { LIVE: "live", EXPIRED: "expired", NONE: "none" } as const;
 export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
 
 export type Queryable = Pick<Prisma.TransactionClient, "$queryRaw">;
+
+/** What an operator typed as the start of a LIKE pattern: `%`, `_` and `\` matched literally. */
+export const likePrefix = (value: string) => `${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export interface KeyListFilters {
   status?: KeyStatus;
@@ -31,7 +33,6 @@ export interface KeyListRow {
   attempts: number;
   leaseState: LeaseState;
   leaseExpiresAt: Date | null;
-  /** leaseExpiresAt − the database's now(), in ms (negative: expired that long ago). */
   leaseRemainingMs: number | null;
   createdAt: Date;
   completedAt: Date | null;
@@ -42,11 +43,9 @@ export interface KeyListRow {
 export interface KeyDetailRow extends KeyListRow {
   fingerprint: string;
   leaseToken: string | null;
-  /** The stored answer's exact text, as sent. */
   responseBody: string | null;
   responseContentType: string | null;
   updatedAt: Date;
-  /** The database's clock when the row was read. */
   dbNow: Date;
 }
 

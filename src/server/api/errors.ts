@@ -16,9 +16,8 @@ import { AppError } from "@/shared/app-error";
 import { describedByLink, isReason, Reason, reasonDocsPath } from "@/shared/reasons";
 
 /**
- * tRPC's refusal of a batch longer than `maxBatchSize` (src/server/api/handler.ts), thrown before
- * any call is resolved. Its message is all that tells it apart; should a tRPC release reword it,
- * the answer stays a 400 (as bad_request) and src/server/api/batch-limit.test.ts fails.
+ * tRPC's refusal of a batch longer than `maxBatchSize`, told apart by its message only: should a
+ * tRPC release reword it, the answer stays a 400 (bad_request) and batch-limit.test.ts fails.
  */
 const TRPC_BATCH_TOO_LARGE_MESSAGE = "Batch call exceeds maximum size";
 
@@ -89,8 +88,7 @@ export function fromAppError(error: AppError): TRPCError {
 
 /**
  * What an error thrown below the API's edge becomes: an AppError its own status, a lost database
- * the engine's 503 (so clients retry; counted through `count`: the engine counts only what it
- * answers itself), an engine refusal as the engine said; anything else passes unchanged.
+ * the engine's 503 (counted through `count`), an engine refusal and anything else unchanged (null).
  */
 export function translateError(
   error: TRPCError,

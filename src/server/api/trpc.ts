@@ -32,9 +32,8 @@ function counterScope(ctx: Context): string {
   return principal ? keyScopeOf(principal) : "-";
 }
 
-// Outermost. A store failure that reaches it was answered by nobody yet (a query's, or one before
-// the engine ran): it becomes the engine's answer here, counted busy apart from unavailable so the
-// metrics show both. What the engine answered, it counted itself, and passes unchanged.
+// Outermost. A store failure nobody answered yet (a query's, or one before the engine ran) becomes
+// the engine's answer here, counted (busy apart from unavailable); the engine's pass unchanged.
 const edge = t.middleware(async function translateErrors({ ctx, path, next }) {
   const result = await next();
   if (result.ok) return result;
@@ -52,8 +51,7 @@ const edge = t.middleware(async function translateErrors({ ctx, path, next }) {
 });
 
 // Inside the idempotency middleware: a handler's AppError gets its status before the engine
-// decides whether to store it (4xx) or release the key (5xx). A lost database is left to the
-// engine, which answers it and counts it under the key's scope.
+// decides whether to store it (4xx) or release the key (5xx); a lost database is the engine's.
 const appErrors = t.middleware(async function translateAppErrors({ next }) {
   const result = await next();
   if (result.ok || !(result.error.cause instanceof AppError)) return result;

@@ -1,8 +1,7 @@
-// The browser's session: a row in "Session", named by a random token in an HttpOnly cookie. Only
-// the token's SHA-256 is stored, so a leaked table opens no session. Being a row, a session ends
-// when the server says: sign-out deletes it, a password change or `npm run users --
-// revoke-sessions` deletes every one of the account, the operator can end any, and `expiresAt`
-// is checked on every request (the cookie's Max-Age is only a courtesy to the browser).
+// The browser's session: a row in "Session", named by a random token in an HttpOnly cookie (only
+// its SHA-256 is stored: a leaked table opens no session). Being a row, it ends when the server
+// says (sign-out, a new password, revoke-sessions, the operator), and `expiresAt` is checked on
+// every request (the cookie's Max-Age is only a courtesy to the browser).
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db/client";
 import { hashToken } from "./token";

@@ -82,12 +82,8 @@ async function passwordSignIn(
 const NOT_FROM_OUR_FORM = new Set([403, 413, 415]);
 
 /** A person's browser (a form post) goes back to the form with the reason; others get JSON. */
-function isNavigation(req: Request): boolean {
-  return (
-    req.headers.get("sec-fetch-mode") === "navigate" ||
-    (req.headers.get("accept") ?? "").includes("text/html")
-  );
-}
+const isNavigation = ({ headers }: Request) =>
+  headers.get("sec-fetch-mode") === "navigate" || !!headers.get("accept")?.includes("text/html");
 
 function refuse(req: Request, refusal: Refusal, next: string): Response {
   const headers: Record<string, string> = refusal.retryAfterSeconds
@@ -109,14 +105,12 @@ export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Resp
   if (!read.ok) return refuse(req, read, "/");
   const { form } = read;
   const next = safeNextPath(form.next, new URL(req.url).origin);
+  const { password } = form;
+  const address = clientAddress(req.headers, deps.trustedProxies ?? 0);
   const outcome =
-    form.password === undefined
+    password === undefined
       ? await demoSignIn(deps, form)
-      : await passwordSignIn(
-          deps,
-          { ...form, password: form.password },
-          clientAddress(req.headers, deps.trustedProxies ?? 0),
-        );
+      : await passwordSignIn(deps, { ...form, password }, address);
   if (!outcome.ok) return refuse(req, outcome, next);
   const target = next === "/" && outcome.user.role === "ADMIN" ? "/admin" : next;
   // Secure over HTTPS, also when a TLS-terminating proxy forwards plain HTTP and says so.

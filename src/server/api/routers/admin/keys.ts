@@ -14,7 +14,7 @@ import { AppError } from "@/shared/app-error";
 import { Reason } from "@/shared/reasons";
 import { adminIdempotentProcedure, adminProcedure, createTRPCRouter } from "../../trpc";
 import { encodeCursor } from "./cursor";
-import * as input from "./keys.types";
+import * as inputs from "./keys.types";
 import { removeKeyProcedure } from "./remove-key";
 import { auditView, keyDetail, keySummary, KEY_TARGET } from "./view";
 
@@ -55,14 +55,15 @@ async function readKeyHistory(db: Db, id: string) {
 }
 
 export const keysRouter = createTRPCRouter({
-  list: adminProcedure.input(input.listKeysInput).query(async ({ ctx, input: i }) => {
-    const filters = { status: i.status, scope: i.tenant, procedurePrefix: i.procedure };
-    const page = await listKeys(ctx.db, { ...filters, stuck: i.stuck }, i.cursor ?? null, i.limit);
+  list: adminProcedure.input(inputs.listKeysInput).query(async ({ ctx, input }) => {
+    const { status, tenant: scope, procedure: procedurePrefix, stuck, cursor, limit } = input;
+    const filters = { status, scope, procedurePrefix, stuck };
+    const page = await listKeys(ctx.db, filters, cursor ?? null, limit);
     return { items: page.items.map(keySummary), nextCursor: encodeCursor(page.nextCursor) };
   }),
 
-  byId: adminProcedure.input(input.keyByIdInput).query(async ({ ctx, input: i }) => {
-    const found = await readKeyHistory(ctx.db, i.id);
+  byId: adminProcedure.input(inputs.keyByIdInput).query(async ({ ctx, input }) => {
+    const found = await readKeyHistory(ctx.db, input.id);
     if (!found) throw new AppError(Reason.KEY_NOT_FOUND, "No idempotency key with this id");
     return found;
   }),
@@ -73,14 +74,14 @@ export const keysRouter = createTRPCRouter({
   release: removeKeyProcedure(KeyRemoval.RELEASE),
 
   /** The dashboard's search box: the value or its start, across tenants or within one. */
-  search: adminProcedure.input(input.searchKeysInput).query(async ({ ctx, input: i }) => {
-    const found = await searchKeys(ctx.db, i.q, i.tenant, i.limit);
+  search: adminProcedure.input(inputs.searchKeysInput).query(async ({ ctx, input }) => {
+    const found = await searchKeys(ctx.db, input.q, input.tenant, input.limit);
     return { items: found.items.map(keySummary), more: found.more };
   }),
 
   /** What /admin/keys/<ref> names (a row id or a value): the page opens one match or lists them. */
-  resolve: adminProcedure.input(input.resolveKeyInput).query(async ({ ctx, input: i }) => {
-    const rows = await resolveKeyRef(ctx.db, i.ref, i.tenant);
+  resolve: adminProcedure.input(inputs.resolveKeyInput).query(async ({ ctx, input }) => {
+    const rows = await resolveKeyRef(ctx.db, input.ref, input.tenant);
     // A value with no row now may have had one: its bust or release is in the audit log.
     const removed =
       rows.length > 0
@@ -88,8 +89,8 @@ export const keysRouter = createTRPCRouter({
         : await ctx.db.auditEntry.findMany({
             where: {
               targetType: KEY_TARGET,
-              OR: [{ targetKey: i.ref }, { targetId: i.ref }],
-              ...(i.tenant ? { targetScope: i.tenant } : {}),
+              OR: [{ targetKey: input.ref }, { targetId: input.ref }],
+              ...(input.tenant ? { targetScope: input.tenant } : {}),
             },
             orderBy: newestFirst,
             take: 20,
@@ -102,12 +103,12 @@ export const keysRouter = createTRPCRouter({
    * audited. A retry replays its first answer instead of releasing the next batch; the dashboard
    * calls it again (with a new key) while `remaining` > 0.
    */
-  releaseStuck: adminIdempotentProcedure(input.releaseStuckInput).mutation(
-    async ({ ctx, input: i }) => {
-      const filters = { scope: i.tenant, procedurePrefix: i.procedure };
+  releaseStuck: adminIdempotentProcedure(inputs.releaseStuckInput).mutation(
+    async ({ ctx, input }) => {
+      const filters = { scope: input.tenant, procedurePrefix: input.procedure };
       const released = await releaseStuckBatch(ctx.tx, filters, BULK_RELEASE_BATCH, {
         actor: ctx.principal.email,
-        reason: i.reason,
+        reason: input.reason,
         targetType: KEY_TARGET,
       });
       // Counted before the commit, as a single release is: the audit log is the exact record.
@@ -122,7 +123,7 @@ export const keysRouter = createTRPCRouter({
   ),
 
   /** How many stuck leases the filter selects now: what the bulk release would free. */
-  stuckCount: adminProcedure.input(input.stuckCountInput).query(async ({ ctx, input: i }) => ({
-    stuck: await countStuck(ctx.db, { scope: i.tenant, procedurePrefix: i.procedure }),
+  stuckCount: adminProcedure.input(inputs.stuckCountInput).query(async ({ ctx, input }) => ({
+    stuck: await countStuck(ctx.db, { scope: input.tenant, procedurePrefix: input.procedure }),
   })),
 });

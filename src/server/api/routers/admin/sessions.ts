@@ -10,16 +10,14 @@ import { reasonSchema } from "./keys.types";
 import { writeAudit } from "./view";
 import { AuditAction } from "@/shared/audit-actions";
 
+const email = text().trim().toLowerCase().min(1).max(320);
 const listSessionsInput = z.object({
   /** Only the sessions of accounts whose e-mail address contains this ("ops@", "example.org"). */
-  email: text().trim().toLowerCase().min(1).max(320).optional(),
+  email: email.optional(),
   limit: z.number().int().min(1).max(200).default(100),
 });
 const endSessionInput = z.object({ id: z.uuid(), reason: reasonSchema });
-const endAccountSessionsInput = z.object({
-  email: text().trim().toLowerCase().min(1).max(320),
-  reason: reasonSchema,
-});
+const endAccountSessionsInput = z.object({ email, reason: reasonSchema });
 
 /** Live sessions (not expired by the database's clock), newest first. */
 const list = adminProcedure.input(listSessionsInput).query(async ({ ctx, input }) => {
