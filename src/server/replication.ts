@@ -42,37 +42,31 @@ export interface ReplicationStatus extends ReplicationFacts {
 const WAITS_FOR_STANDBY = new Set(["on", "remote_write", "remote_apply"]);
 
 export function describeReplication(facts: ReplicationFacts): ReplicationStatus {
-  const confirming = confirmingStandbys(facts);
   const named = facts.standbyNames.trim() !== "";
   const waits = named && WAITS_FOR_STANDBY.has(facts.synchronousCommit);
-  if (waits && confirming.length > 0)
-    return { ...facts, mode: ReplicationMode.SYNCHRONOUS, warning: null, alarm: false };
-  if (waits) {
-    return {
-      ...facts,
-      mode: ReplicationMode.STANDBY_MISSING,
-      alarm: true,
-      warning: `synchronous_standby_names is "${facts.standbyNames}" but no synchronous standby is connected: commits wait for one, or the failover manager falls back to asynchronous replication.`,
-    };
-  }
-  if (facts.standbys.length === 0) {
-    return {
-      ...facts,
-      mode: ReplicationMode.STANDALONE,
-      alarm: false,
-      warning:
-        "No standby streams from this database: every answer is as durable as this one server's disk.",
-    };
-  }
+  const { SYNCHRONOUS, STANDBY_MISSING, STANDALONE, ASYNCHRONOUS } = ReplicationMode;
+  const status = (mode: ReplicationMode, warning: string | null) => {
+    const alarm = mode === STANDBY_MISSING || mode === ASYNCHRONOUS;
+    return { ...facts, mode, warning, alarm };
+  };
+  if (waits && confirmingStandbys(facts).length > 0) return status(SYNCHRONOUS, null);
+  if (waits)
+    return status(
+      STANDBY_MISSING,
+      `synchronous_standby_names is "${facts.standbyNames}" but no synchronous standby is connected: commits wait for one, or the failover manager falls back to asynchronous replication.`,
+    );
+  if (facts.standbys.length === 0)
+    return status(
+      STANDALONE,
+      "No standby streams from this database: every answer is as durable as this one server's disk.",
+    );
   const why = named
     ? `synchronous_commit is ${facts.synchronousCommit}`
     : "synchronous_standby_names is empty";
-  return {
-    ...facts,
-    mode: ReplicationMode.ASYNCHRONOUS,
-    alarm: true,
-    warning: `Replication is asynchronous (${why}): a failover can lose orders that were already answered 200. Turn on synchronous replication (Patroni: synchronous_mode).`,
-  };
+  return status(
+    ASYNCHRONOUS,
+    `Replication is asynchronous (${why}): a failover can lose orders that were already answered 200. Turn on synchronous replication (Patroni: synchronous_mode).`,
+  );
 }
 
 /** The standbys whose confirmation a commit waits for now. */
