@@ -1,13 +1,8 @@
-// The composition root: everything a server process holds for its whole life, built once from
-// the one configuration. The pool and Prisma, the idempotency engine (replay cache, LISTEN, counter
-// flush, reaper, sweeper), the payment jobs and the metrics registry all live here, and every
-// route, the tRPC context and instrumentation get them from this one object.
-//
-// Why one object in one global slot: `next build` bundles each route on its own, so a module may be
-// copied once per route, and a table kept in a module (a WeakMap from client to engine, a lazily
-// made singleton) then exists once per copy: the route's copy had no listener and no replay cache
-// while instrumentation's copy ran the jobs. A `globalThis` slot is the one thing every copy
-// shares.
+// The composition root: everything a server process holds for its whole life (pool, Prisma, the
+// engine, the payment jobs, metrics), built once from the one configuration; every route, the tRPC
+// context and instrumentation get them from this one object. In one global slot, because `next
+// build` may copy a module once per route: a module-level singleton existed once per copy (the
+// route's had no replay cache while instrumentation's ran the jobs).
 import { type AppConfig, loadProcessConfig, type WorkerConfig } from "./config";
 import { createDb, POOL_MAX, STORE_WAIT_MS, type Db } from "./db/client";
 import { createEngineFor, type Engine } from "./engine";
@@ -31,29 +26,17 @@ export interface ServerApp<Config extends WorkerConfig = AppConfig> {
   readonly engine: Engine;
   readonly metrics: MetricsRegistry;
   readonly payments: PaymentDeps;
-  /**
-   * The bound of API requests this instance works on at once (HTTP_MAX_IN_FLIGHT; a worker serves
-   * none).
-   */
+  /** The bound of API requests this instance works on at once (HTTP_MAX_IN_FLIGHT). */
   readonly admission: Admission;
   /** Requests answered without their work, by reason (/api/metrics, the dashboard). */
   readonly refusals: Refusals;
   /** Duplicates of a request in flight here, waiting on it outside the line (`Prefer: wait`). */
   readonly waiters: Waiters;
-  /**
-   * The database's state, kept fresh by one probe loop (started by the first health check), for
-   * GET /api/health: no query per caller.
-   */
+  /** The database's state for GET /api/health, kept fresh by one probe loop. */
   readonly health: HealthMonitor;
-  /**
-   * The API routes' handlers (src/server/edge/api-routes.ts), which the front door calls straight
-   * from the socket and the Next.js route files wrap; a worker's app serves no API: none.
-   */
+  /** The API routes' handlers (src/server/edge/api-routes.ts); a worker's app has none. */
   readonly routes?: ApiRoutes;
-  /**
-   * Starts the background jobs this process runs (the engine's always, the payment loops when
-   * `payments`: ONCE_PAYMENT_JOBS); returns their stop function, which flushes the counters last.
-   */
+  /** Starts the engine's jobs (and the payment loops); the stop it returns flushes the counters. */
   startJobs(options: { payments: boolean }): () => Promise<void>;
   /** Stops the health probe and the engine's listener, and closes the pool. */
   close(): Promise<void>;
@@ -65,11 +48,10 @@ export function createServerApp<Config extends WorkerConfig>(
   options: { db?: Db } = {},
 ): ServerApp<Config> {
   setLogLevel(config.logLevel);
-  const url = config.database.url;
+  const { url, preparedStatements } = config.database;
   if (!options.db && !url)
     throw new Error("DATABASE_URL is not set: start the app with `npm run dev` or `npm start`");
-  const db =
-    options.db ?? createDb(url!, { preparedStatements: config.database.preparedStatements });
+  const db = options.db ?? createDb(url!, { preparedStatements });
   const engine = createEngineFor(db, config.engine, { listenUrl: config.database.directUrl });
   const payments: PaymentDeps = { db, engine, settings: config.payments, logger };
   const refusals = new Refusals();
@@ -125,8 +107,7 @@ function startJobs(payments: PaymentDeps, runPayments: boolean): () => Promise<v
   const { db, engine } = payments;
   // One line per state change while the database is down, not two stacks a second (job-log.ts).
   const jobLog = createJobLog(db, (line) => logger.warn(line));
-  // Whether an answer survives a failover of the database: said once at start (then in
-  // /api/metrics).
+  // Whether an answer survives a failover of the database: said once at start (then in metrics).
   void logReplicationAtStart(db, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
   const stopEngineJobs = engine.startJobs(jobLog.failed);
   const stopPayments = runPayments ? startPaymentJobs(payments, { log: jobLog }) : async () => {};

@@ -66,7 +66,6 @@ describe("a production server", () => {
     ["IDEMPOTENCY_LEASE_MS", "soon"],
     ["IDEMPOTENCY_LEASE_MS", "0"],
     ["IDEMPOTENCY_TTL_SECONDS", "1.5"],
-    ["IDEMPOTENCY_MAX_STORED_BODY_BYTES", "-1"],
     ["IDEMPOTENCY_MAX_WAIT_MS", "-1"],
     ["OUTBOX_MAX_BACKOFF_MS", "0"],
     ["OUTBOX_MAX_ATTEMPTS", "many"],
@@ -97,7 +96,6 @@ describe("the engine's variables", () => {
       IDEMPOTENCY_LEASE_MS: "31000",
       IDEMPOTENCY_TTL_SECONDS: "3600",
       IDEMPOTENCY_MAX_LIVE_KEYS: "7",
-      IDEMPOTENCY_MAX_STORED_BODY_BYTES: "2048",
       IDEMPOTENCY_COUNTER_FLUSH_MS: "60000",
       IDEMPOTENCY_MAX_WAIT_MS: "0",
     }).engine;
@@ -105,7 +103,6 @@ describe("the engine's variables", () => {
       leaseMs: 31_000,
       ttlSeconds: 3_600,
       maxLiveKeys: 7,
-      maxStoredBodyBytes: 2_048,
       counterFlushMs: 60_000,
       maxWaitMs: 0,
     });

@@ -18,7 +18,6 @@ const engineSection = {
   IDEMPOTENCY_LEASE_MS: engineVariable,
   IDEMPOTENCY_TTL_SECONDS: engineVariable,
   IDEMPOTENCY_MAX_LIVE_KEYS: engineVariable,
-  IDEMPOTENCY_MAX_STORED_BODY_BYTES: engineVariable,
   IDEMPOTENCY_COUNTER_FLUSH_MS: engineVariable,
   IDEMPOTENCY_MAX_WAIT_MS: engineVariable,
 };
@@ -31,9 +30,8 @@ const engineField = (name: EngineVariable) =>
     .toLowerCase()
     .replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
 
-// Sections: the variables of one concern. A command validates only the sections it reads:
-// `npm run db:setup` needs a database URL, not the webhook's secret, so a deploy that migrates
-// before the app's secrets exist can.
+// Sections: the variables of one concern. A command validates only the sections it reads, so a
+// deploy that migrates (`npm run db:setup`) before the app's secrets exist can.
 
 const modeSection = {
   // No default: a tool started without NODE_ENV (db:setup, the users CLI) is not "development".
@@ -68,9 +66,8 @@ const serverSection = {
   HOST: z.string().trim().min(1).optional(),
   // "1": demo mode may listen on an address other machines reach (a shared demo box).
   DEMO_ALLOW_REMOTE: flag.default("0"),
-  // Proxies in front of the app, each appending to X-Forwarded-For/-Host (src/http/forwarded.ts).
-  // 0: neither header is believed, since a client reaching the server directly writes whatever it
-  // likes there (a rotated X-Forwarded-For was a fresh sign-in budget). HAProxy forwardfor: 1.
+  // Proxies in front, each appending to X-Forwarded-For/-Host (src/http/forwarded.ts). 0: neither
+  // is believed (a client writes what it likes there: a rotated one was a fresh sign-in budget).
   TRUSTED_PROXIES: intFrom(0),
   // API requests one instance works on at once; past it, 503 store_busy (server/edge/admission.ts).
   HTTP_MAX_IN_FLIGHT: intFrom(160, 1),
@@ -146,11 +143,8 @@ function parse<S extends z.ZodType>(
   // continue the name ("DATABASE_URL must be …") or hold it already; zod's own follow a colon.
   const issues = parsed.error.issues.map(({ path, message }) => {
     const name = path.join(".");
-    return message.startsWith(name)
-      ? message
-      : /^[a-z]/.test(message)
-        ? `${name} ${message}`
-        : `${name}: ${message}`;
+    if (message.startsWith(name)) return message;
+    return /^[a-z]/.test(message) ? `${name} ${message}` : `${name}: ${message}`;
   });
   throw new ConfigError(`invalid configuration: ${issues.join("; ")}`);
 }
@@ -207,10 +201,7 @@ export function loadDatabaseConfig(source: Record<string, string | undefined>): 
   return databaseFrom(parse(databaseSchema, source));
 }
 
-/**
- * `npm run reconcile`: the database, the provider's API and the shop's key for it, each as
- * configured (unset: the running app's, or the demo key in demo mode).
- */
+/** `npm run reconcile`: the database, the provider's API and its key (unset: the running app's). */
 export function loadReconcileConfig(source: Record<string, string | undefined>) {
   const e = parse(reconcileSchema, source);
   const demo = demoFrom(e);
@@ -270,10 +261,7 @@ export function loadConfig(
   };
 }
 
-/**
- * The front door's lab module (ONCE_LAB_ROUTES), or undefined; outside demo mode a ConfigError, so
- * a production server handed one refuses to start.
- */
+/** The front door's lab module (ONCE_LAB_ROUTES); outside demo mode a ConfigError. */
 export function loadLabRoutesConfig(
   source: Record<string, string | undefined>,
 ): string | undefined {

@@ -3,29 +3,22 @@
 // (src/server/edge/admission.ts). A refusal's Retry-After is the time the present queue takes to
 // drain at that rate, so a polite client comes back when there is room instead of every second.
 
-/**
- * Departures the rate is measured over: recent enough to follow a change of load, enough to be
- * steady.
- */
+/** Departures the rate is measured over: recent enough to follow the load, enough to be steady. */
 export const RATE_WINDOW = 64;
 /** No Retry-After beyond this: a client should come back and find out. */
-export const MAX_RETRY_AFTER_SECONDS = 30;
+const MAX_RETRY_AFTER_SECONDS = 30;
 
 export class DrainRate {
   /** When each of the last RATE_WINDOW departures happened (`now()`, a ring). */
   private readonly at = new Float64Array(RATE_WINDOW);
   private departed = 0;
-  /** Longest a pause counts (see the constructor); Infinity: every pause in full. */
   private readonly maxGapMs: number;
 
   /**
-   * `now`: a monotonic clock in ms (tests move it). `minSamples`: how many departures it takes
-   * before there is a rate (up to RATE_WINDOW): fewer answer sooner after a start, more steadily.
-   * `maxGapMs`: a pause between departures counts for at most this long. A queue that drains
-   * does not pause for longer than its wait; a longer pause was an idle spell (nobody queued), and
-   * counted in full it would make the first burst after it look slow: refused, or told to come
-   * back in 30 s, by a pool or an instance that drains it in a fraction of the wait. A queue with
-   * no wait (0, or none given) has no such bound: every pause counts.
+   * `now`: a monotonic clock in ms. `minSamples`: departures before there is a rate (fewer answer
+   * sooner after a start, more steadily). `maxGapMs`: the longest a pause counts. A draining queue
+   * does not pause longer than its wait; a longer pause was an idle spell, which counted in full
+   * would make the next burst look slow (told to come back in 30 s). 0: every pause counts.
    */
   constructor(
     private readonly now: () => number = () => performance.now(),
@@ -41,9 +34,8 @@ export class DrainRate {
   }
 
   /**
-   * Departures per second over the last RATE_WINDOW (or all so far, if fewer), counted up to now
-   * (so a queue that stopped draining sees its rate fall, down to what `maxGapMs` allows), each
-   * pause counted for at most `maxGapMs`; undefined before `minSamples`.
+   * Departures per second over the last RATE_WINDOW, counted up to now (a queue that stopped
+   * draining sees its rate fall), each pause at most `maxGapMs`; undefined before `minSamples`.
    */
   perSecond(): number | undefined {
     if (this.departed < this.minSamples) return undefined;
@@ -61,11 +53,7 @@ export class DrainRate {
   /** How long `queued` items take to drain at this rate, as a Retry-After; 1 s without a rate. */
   retryAfter(queued: number): number {
     const rate = this.perSecond();
-    return rate === undefined ? 1 : retryAfterFor(queued / rate);
+    if (rate === undefined) return 1;
+    return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(queued / rate)));
   }
-}
-
-/** A drain time as a Retry-After: whole seconds, 1 to MAX_RETRY_AFTER_SECONDS. */
-export function retryAfterFor(drainSeconds: number): number {
-  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(drainSeconds)));
 }

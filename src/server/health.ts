@@ -1,58 +1,32 @@
-// The health answer: up, busy, down or unable to serve, and how old that news is. A health
-// endpoint is public (load balancers call it without credentials), so it must not tell a stranger
-// the database's host, port or driver: the reason a probe failed goes to the log (one line when
-// the state changes), not to the caller.
-//
-// No query per caller: one probe loop per process (HealthMonitor, in the composition root) keeps
-// the state fresh and every caller gets the last reading (measured before: 256 connections of
-// GET /api/health, a query each, starved the API to 0 checkouts a second).
-//
-// Busy is not down: a saturated pool reads `busy` without queueing, 200 (keep sending: the
-// instance refuses what it cannot serve itself, 503 store_busy), so a balancer keeps a working
-// instance at its busiest; a failed probe is read by the engine's one classifier.
+// The health answer: up, busy, down or unable to serve, and how old that news is. It is public, so
+// why a probe failed goes to the log (one line when the state changes), never to the caller.
+// No query per caller: one probe loop per process keeps the state fresh (a query each, 256
+// connections of GET /api/health starved the API to 0 checkouts a second). Busy is not down: a
+// saturated pool reads `busy`, 200, so a balancer keeps a working instance at its busiest.
 import pg from "pg";
 import { classifyStoreFailure, StoreFailure } from "@once/idempotency/operator";
 import { poolOf, STORE_WAIT_MS, type Db } from "./db/client";
 import { logger } from "./logger";
 
 /**
- * How often the probe runs: a load balancer checks every 2–5 s (HAProxy's default `inter` is 2 s),
- * so a reading at most a second old answers it as freshly as asking would, at one statement a
- * second per instance however many callers ask.
+ * How often the probe runs: a load balancer checks every 2–5 s (HAProxy's `inter`: 2 s), so a
+ * reading at most a second old is as fresh as asking, at one statement a second per instance.
  */
-export const PROBE_INTERVAL_MS = 1_000;
-/**
- * How long the probe's `SELECT 1` may take once it has a connection: a connection that does not
- * answer that in 2 s (a host gone silent, with no reset to say so) is given up, so the loop goes
- * on with a new one.
- */
-export const PROBE_ANSWER_MS = 2_000;
-/**
- * A reading older than this means the probe is stuck (it waited the pool's wait, then the answer's
- * bound, and is still not back): down, whatever it last said.
- */
+const PROBE_INTERVAL_MS = 1_000;
+/** How long `SELECT 1` may take once connected: a host gone silent is given up after it. */
+const PROBE_ANSWER_MS = 2_000;
+/** A reading older than this means the probe is stuck (past the pool's wait and the answer's). */
 export const STALE_AFTER_MS = PROBE_INTERVAL_MS + STORE_WAIT_MS + PROBE_ANSWER_MS;
 
-export type DatabaseState = "up" | "busy" | "down";
+type DatabaseState = "up" | "busy" | "down";
 
 export type HealthBody =
   | { status: DatabaseState; database: DatabaseState; ageMs: number }
   | { status: "unable"; reason: "requests_stuck"; database: DatabaseState; ageMs: number };
 
-/** What the instance knows about its own requests (src/server/edge/admission.ts). */
-export interface RequestsInFlight {
-  stuck(): boolean;
-}
-
-/**
- * Every connection in use and requests already waiting: the database is serving, this instance is
- * at capacity.
- */
-function saturated(pool: pg.Pool): boolean {
-  return (
-    pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10) && pool.waitingCount > 0
-  );
-}
+/** Every connection in use and requests waiting: the database serves, this instance is full. */
+const saturated = (pool: pg.Pool) =>
+  pool.idleCount === 0 && pool.totalCount >= (pool.options.max ?? 10) && pool.waitingCount > 0;
 
 export class HealthMonitor {
   private reading?: { database: DatabaseState; at: number };
@@ -71,10 +45,7 @@ export class HealthMonitor {
     this.now = options.now ?? (() => performance.now());
   }
 
-  /**
-   * The last reading and its age. The first ask starts the loop and waits for its first probe (one
-   * statement, shared by everyone asking meanwhile).
-   */
+  /** The last reading and its age; the first ask starts the loop and waits for its first probe. */
   async current(): Promise<{ database: DatabaseState; ageMs: number }> {
     this.first ??= this.stopped ? this.probeOnce().then(() => {}) : this.loop();
     await this.first;
@@ -133,7 +104,8 @@ const NO_STORE = { "Cache-Control": "no-store" };
  */
 export async function healthAnswer(
   monitor: HealthMonitor,
-  requests?: RequestsInFlight,
+  /** What the instance knows about its own requests (src/server/edge/admission.ts). */
+  requests?: { stuck(): boolean },
 ): Promise<Response> {
   const { database, ageMs } = await monitor.current();
   const body: HealthBody = requests?.stuck()

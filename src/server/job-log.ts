@@ -1,22 +1,17 @@
-// The background jobs' warnings, as state changes rather than a stream. While PostgreSQL is down
-// every loop fails every round (the outbox worker polls each second), and
-// logging each failure with Prisma's multi-line text buried the server's output. So:
-//   - every message is one line;
-//   - a failure that is the store being busy (every pool connection in use) says so, as load, at
-//     most once per REPEAT_MS;
-//   - a failure that is the store being gone (the engine's classifier, classifyStoreFailure: the
-//     same one that makes a request answer 503) switches the log to "database unreachable": one
-//     line says so, the jobs' further failures are silent, and a probe (SELECT 1 every PROBE_MS)
-//     notices the return and says so in one line;
-//   - any other message repeats at most once per REPEAT_MS.
+// The background jobs' warnings, as state changes rather than a stream (while PostgreSQL is down
+// every loop fails every round, and Prisma's multi-line errors buried the server's output):
+//   - every message is one line, and the same one at most once per REPEAT_MS;
+//   - the store busy (every pool connection in use) is said as load;
+//   - the store gone (the engine's classifier, as for a 503) is said once; the jobs' further
+//     failures are silent until a probe (SELECT 1 every PROBE_MS) says it is back.
 import { classifyStoreFailure, StoreFailure } from "@once/idempotency/operator";
 import type { Db } from "./db/client";
 import { poolOf } from "./db/client";
 
 /** The outage demo restarts PostgreSQL in seconds: notice its return about as fast. */
-export const PROBE_MS = 2_000;
+const PROBE_MS = 2_000;
 /** A job failing the same way every round says so once a minute, not once a second. */
-export const REPEAT_MS = 60_000;
+const REPEAT_MS = 60_000;
 
 export interface JobLog {
   /** A job's line (a delivery that failed, say): one line, not repeated within REPEAT_MS. */
@@ -44,8 +39,7 @@ export function createJobLog(
   write: (line: string) => void,
   options: { probeMs?: number; repeatMs?: number } = {},
 ): JobLog {
-  const probeMs = options.probeMs ?? PROBE_MS;
-  const repeatMs = options.repeatMs ?? REPEAT_MS;
+  const { probeMs = PROBE_MS, repeatMs = REPEAT_MS } = options;
   const repeats = writeOnceEvery(repeatMs, write);
   /** Set while the database is gone: the jobs' failures are silent until the probe succeeds. */
   let probe: Probe | undefined;
@@ -95,9 +89,7 @@ function writeOnceEvery(repeatMs: number, write: (line: string) => void) {
   };
 }
 
-interface Probe {
-  stop(): void;
-}
+type Probe = { stop(): void };
 
 /**
  * Asks the database (SELECT 1) every `probeMs`, one question at a time, until it answers; then

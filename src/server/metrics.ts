@@ -21,22 +21,24 @@ export interface MetricsRegistry {
 }
 
 /** What a gauge reads at scrape time: the scrape's one read of the database, and the engine. */
-interface Sources {
-  stats: () => Promise<Stats>;
-  engine: Engine;
-}
+type Sources = { stats: () => Promise<Stats>; engine: Engine };
 
-/** A gauge of one value, or of one value per label value (`by`: a status, a kind). */
-type GaugeSpec = { name: string; help: string } & (
-  | { value: (sources: Sources) => number | Promise<number> }
-  | { label: string; by: (stats: Stats) => Record<string, number> }
-);
+/** A gauge of one value, or of one value per `label` value (a status, a kind). */
+type GaugeSpec = {
+  name: string;
+  help: string;
+  label?: string;
+  value: (sources: Sources) => Promise<number | Record<string, number>> | number;
+};
+/** A counter read at scrape time, as each label set with its count. */
+type CounterSpec = { name: string; help: string; labelNames: string[] };
+type CounterRows = [Record<string, string>, number][];
 
 /** Every gauge, in the order a scrape prints them (after the events counter). */
 const GAUGES: GaugeSpec[] = [
   {
     name: "once_idempotency_replay_cache_bytes",
-    help: "What this instance's replay cache holds, in bytes (bounded at 32 MiB; answers over IDEMPOTENCY_MAX_STORED_BODY_BYTES are kept without their body: event bodies_omitted).",
+    help: "What this instance's replay cache holds, in bytes (bounded at 32 MiB; answers over 1 MiB are kept without their body: event bodies_omitted).",
     value: ({ engine }) => engine.replayCacheUsage().bytes,
   },
   {
@@ -48,7 +50,7 @@ const GAUGES: GaugeSpec[] = [
     name: "once_idempotency_keys",
     help: "Idempotency keys stored, by status.",
     label: "status",
-    by: (s) => s.keys.byStatus,
+    value: async ({ stats }) => (await stats()).keys.byStatus,
   },
   {
     name: "once_idempotency_stuck_leases",
@@ -64,7 +66,7 @@ const GAUGES: GaugeSpec[] = [
     name: "once_outbox_messages",
     help: "Payment outbox messages, by status (DEAD = dead-lettered).",
     label: "status",
-    by: (s) => s.outbox,
+    value: async ({ stats }) => (await stats()).outbox,
   },
   {
     name: "once_store_commits_synchronous",
@@ -81,7 +83,7 @@ const GAUGES: GaugeSpec[] = [
     name: "once_reconciliation_open_findings",
     help: "Reconciliation findings open now (not resolved, or found again after being resolved), by kind: every kind is a disagreement between the provider's books and the orders to act on (docs/operations.md).",
     label: "kind",
-    by: (s) => s.openFindingsByKind,
+    value: async ({ stats }) => (await stats()).openFindingsByKind,
   },
 ];
 
@@ -89,6 +91,25 @@ const GAUGES: GaugeSpec[] = [
 const WAITERS_GAUGE = {
   name: "once_http_waiters",
   help: "Requests waiting on this instance for an identical request in flight here (Prefer: wait): they hold no place among the requests in flight and no connection, and are answered from memory when it ends.",
+};
+
+const EVENTS_COUNTER: CounterSpec = {
+  name: "once_idempotency_events_total",
+  help: "Idempotency engine events per tenant (key scope), procedure and event: executed, replayed, conflicts, mismatches, released, busted, takeovers, store_errors (database unreachable), store_busy (no pool connection free in time), too_many_keys, fenced, bodies_omitted (an answer stored without its body: larger than 1 MiB). Cluster-wide (from IdempotencyCounter).",
+  labelNames: ["tenant", "procedure", "event"],
+};
+
+const REFUSALS_COUNTER: CounterSpec = {
+  name: "once_http_refusals_total",
+  help: "Requests this instance answered without doing their work, by reason and stage: admission (store_busy: refused at once, no place expected within the store's wait), queue (store_busy: queued for the whole wait, no place came), connection (too_many_connections: past the cap per peer address), store (store_busy: no pool connection free within the wait; store_unavailable: the database unreachable), body (payload_too_large; request_timeout: the body not in by the deadline). Per instance, since it started.",
+  labelNames: ["reason", "stage"],
+};
+
+/** Every finding reconciliation found, by kind: recorded, or opened again after a resolve. */
+const FINDINGS_COUNTER: CounterSpec = {
+  name: "once_reconciliation_findings_total",
+  help: "Reconciliation findings found, by kind: each counted once when first recorded and once more each time it is opened again after being resolved (docs/operations.md). Cluster-wide (from ReconciliationFinding); increase() over it alerts on new disagreements even while old ones stay open.",
+  labelNames: ["kind"],
 };
 
 export function createMetricsRegistry(
@@ -102,9 +123,20 @@ export function createMetricsRegistry(
   // it before and after, so the next scrape reads afresh.
   let current: Promise<Stats> | null = null;
   const sources: Sources = { stats: () => (current ??= readStats(db, engine)), engine };
-  registerEventsCounter(registry, sources);
-  if (refusals) registerRefusalsCounter(registry, refusals);
-  registerFindingsCounter(registry, sources);
+  const { stats } = sources;
+  registerCounter(registry, EVENTS_COUNTER, async () => {
+    const { counters, events } = await stats();
+    return counters.flatMap(({ tenant, procedure, counts }) =>
+      events.map((event): CounterRows[number] => [{ tenant, procedure, event }, counts[event]]),
+    );
+  });
+  if (refusals)
+    registerCounter(registry, REFUSALS_COUNTER, async () =>
+      refusals.snapshot().map(({ reason, stage, count }) => [{ reason, stage }, count]),
+    );
+  registerCounter(registry, FINDINGS_COUNTER, async () =>
+    Object.entries((await stats()).findingsFoundByKind).map(([kind, n]) => [{ kind }, n]),
+  );
   for (const spec of GAUGES) registerGauge(registry, spec, sources);
   if (waiters) registerGauge(registry, { ...WAITERS_GAUGE, value: () => waiters.size }, sources);
   return {
@@ -120,73 +152,28 @@ export function createMetricsRegistry(
   };
 }
 
-function registerEventsCounter(registry: Registry, { stats }: Sources): void {
+function registerCounter(registry: Registry, spec: CounterSpec, rows: () => Promise<CounterRows>) {
   new Counter({
-    name: "once_idempotency_events_total",
-    help: "Idempotency engine events per tenant (key scope), procedure and event: executed, replayed, conflicts, mismatches, released, busted, takeovers, store_errors (database unreachable), store_busy (no pool connection free in time), too_many_keys, fenced, bodies_omitted (an answer stored without its body: larger than IDEMPOTENCY_MAX_STORED_BODY_BYTES). Cluster-wide (from IdempotencyCounter).",
-    labelNames: ["tenant", "procedure", "event"] as const,
+    ...spec,
     registers: [registry],
     async collect() {
-      const s = await stats();
+      const read = await rows();
       this.reset();
-      for (const row of s.counters) {
-        for (const event of s.events)
-          this.inc({ tenant: row.tenant, procedure: row.procedure, event }, row.counts[event]);
-      }
-    },
-  });
-}
-
-/** Every finding reconciliation found, by kind: recorded, or opened again after a resolve. */
-function registerFindingsCounter(registry: Registry, { stats }: Sources): void {
-  new Counter({
-    name: "once_reconciliation_findings_total",
-    help: "Reconciliation findings found, by kind: each counted once when first recorded and once more each time it is opened again after being resolved (docs/operations.md). Cluster-wide (from ReconciliationFinding); increase() over it alerts on new disagreements even while old ones stay open.",
-    labelNames: ["kind"] as const,
-    registers: [registry],
-    async collect() {
-      const s = await stats();
-      this.reset();
-      for (const [kind, n] of Object.entries(s.findingsFoundByKind)) this.inc({ kind }, n);
-    },
-  });
-}
-
-function registerRefusalsCounter(registry: Registry, refusals: Refusals): void {
-  new Counter({
-    name: "once_http_refusals_total",
-    help: "Requests this instance answered without doing their work, by reason and stage: admission (store_busy: refused at once, no place expected within the store's wait), queue (store_busy: queued for the whole wait, no place came), connection (too_many_connections: past the cap per peer address), store (store_busy: no pool connection free within the wait; store_unavailable: the database unreachable), body (payload_too_large; request_timeout: the body not in by the deadline). Per instance, since it started.",
-    labelNames: ["reason", "stage"] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const { reason, stage, count } of refusals.snapshot())
-        this.inc({ reason, stage }, count);
+      for (const [labels, n] of read) this.inc(labels, n);
     },
   });
 }
 
 function registerGauge(registry: Registry, spec: GaugeSpec, sources: Sources): void {
-  const { name, help } = spec;
-  if ("value" in spec) {
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      async collect() {
-        this.set(await spec.value(sources));
-      },
-    });
-    return;
-  }
   new Gauge({
-    name,
-    help,
-    labelNames: [spec.label],
+    name: spec.name,
+    help: spec.help,
+    labelNames: spec.label ? [spec.label] : [],
     registers: [registry],
     async collect() {
-      const values = spec.by(await sources.stats());
-      for (const [value, n] of Object.entries(values)) this.set({ [spec.label]: value }, n);
+      const value = await spec.value(sources);
+      if (typeof value === "number") return void this.set(value);
+      for (const [key, n] of Object.entries(value)) this.set({ [spec.label!]: key }, n);
     },
   });
 }
@@ -242,17 +229,10 @@ async function refusal(app: MetricsApp, req: Request): Promise<Response | undefi
     return unreachable(error);
   }
   if (!principal) {
-    const error = authorization ? ', error="invalid_token"' : "";
-    return text(
-      401,
-      authorization
-        ? "Unknown token\n"
-        : "Sign in as the operator, or send Authorization: Bearer <admin token>\n",
-      {
-        "www-authenticate": `Bearer realm="metrics"${error}`,
-      },
-    );
+    const [body, error] = authorization
+      ? ["Unknown token\n", ', error="invalid_token"']
+      : ["Sign in as the operator, or send Authorization: Bearer <admin token>\n", ""];
+    return text(401, body, { "www-authenticate": `Bearer realm="metrics"${error}` });
   }
-  if (principal.role !== "ADMIN") return text(403, "Admins only\n");
-  return undefined;
+  return principal.role === "ADMIN" ? undefined : text(403, "Admins only\n");
 }

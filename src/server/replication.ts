@@ -7,30 +7,20 @@
 
 /** What the server says. */
 export interface ReplicationFacts {
-  /**
-   * synchronous_commit: on, remote_write, remote_apply wait for a standby (when one is named); off
-   * and local never.
-   */
+  /** on, remote_write, remote_apply wait for a named standby; off and local never. */
   synchronousCommit: string;
   /** synchronous_standby_names: empty means asynchronous replication (or none). */
   standbyNames: string;
-  /**
-   * The standbys streaming from this server now, with their sync_state (sync, quorum, potential,
-   * async).
-   */
+  /** The standbys streaming from this server now (sync_state: sync, quorum, potential, async). */
   standbys: { name: string; syncState: string | null }[];
 }
 
 export const ReplicationMode = {
   /** A commit returns once a standby has it. */
   SYNCHRONOUS: "synchronous",
-  /**
-   * Standbys stream, but commits do not wait for them: a failover can lose commits answered 200.
-   */
+  /** Standbys stream, but commits do not wait: a failover can lose commits answered 200. */
   ASYNCHRONOUS: "asynchronous",
-  /**
-   * A synchronous standby is named but none is connected: commits wait (or the manager falls back).
-   */
+  /** A synchronous standby is named but none is connected: commits wait (or fall back). */
   STANDBY_MISSING: "standby_missing",
   /** No standby at all (a development database): one disk holds everything. */
   STANDALONE: "standalone",
@@ -39,10 +29,7 @@ export type ReplicationMode = (typeof ReplicationMode)[keyof typeof ReplicationM
 
 export interface ReplicationStatus extends ReplicationFacts {
   mode: ReplicationMode;
-  /**
-   * One sentence for the operator when commits are not synchronously replicated; null when they
-   * are.
-   */
+  /** One sentence for the operator when commits are not synchronously replicated, else null. */
   warning: string | null;
   /**
    * Whether the dashboard shows it as a fault: a standby missing or replication asynchronous, where
@@ -55,37 +42,31 @@ export interface ReplicationStatus extends ReplicationFacts {
 const WAITS_FOR_STANDBY = new Set(["on", "remote_write", "remote_apply"]);
 
 export function describeReplication(facts: ReplicationFacts): ReplicationStatus {
-  const confirming = confirmingStandbys(facts);
   const named = facts.standbyNames.trim() !== "";
-  if (named && WAITS_FOR_STANDBY.has(facts.synchronousCommit) && confirming.length > 0) {
-    return { ...facts, mode: ReplicationMode.SYNCHRONOUS, warning: null, alarm: false };
-  }
-  if (named && WAITS_FOR_STANDBY.has(facts.synchronousCommit)) {
-    return {
-      ...facts,
-      mode: ReplicationMode.STANDBY_MISSING,
-      alarm: true,
-      warning: `synchronous_standby_names is "${facts.standbyNames}" but no synchronous standby is connected: commits wait for one, or the failover manager falls back to asynchronous replication.`,
-    };
-  }
-  if (facts.standbys.length === 0) {
-    return {
-      ...facts,
-      mode: ReplicationMode.STANDALONE,
-      alarm: false,
-      warning:
-        "No standby streams from this database: every answer is as durable as this one server's disk.",
-    };
-  }
+  const waits = named && WAITS_FOR_STANDBY.has(facts.synchronousCommit);
+  const { SYNCHRONOUS, STANDBY_MISSING, STANDALONE, ASYNCHRONOUS } = ReplicationMode;
+  const status = (mode: ReplicationMode, warning: string | null) => {
+    const alarm = mode === STANDBY_MISSING || mode === ASYNCHRONOUS;
+    return { ...facts, mode, warning, alarm };
+  };
+  if (waits && confirmingStandbys(facts).length > 0) return status(SYNCHRONOUS, null);
+  if (waits)
+    return status(
+      STANDBY_MISSING,
+      `synchronous_standby_names is "${facts.standbyNames}" but no synchronous standby is connected: commits wait for one, or the failover manager falls back to asynchronous replication.`,
+    );
+  if (facts.standbys.length === 0)
+    return status(
+      STANDALONE,
+      "No standby streams from this database: every answer is as durable as this one server's disk.",
+    );
   const why = named
     ? `synchronous_commit is ${facts.synchronousCommit}`
     : "synchronous_standby_names is empty";
-  return {
-    ...facts,
-    mode: ReplicationMode.ASYNCHRONOUS,
-    alarm: true,
-    warning: `Replication is asynchronous (${why}): a failover can lose orders that were already answered 200. Turn on synchronous replication (Patroni: synchronous_mode).`,
-  };
+  return status(
+    ASYNCHRONOUS,
+    `Replication is asynchronous (${why}): a failover can lose orders that were already answered 200. Turn on synchronous replication (Patroni: synchronous_mode).`,
+  );
 }
 
 /** The standbys whose confirmation a commit waits for now. */
@@ -94,12 +75,8 @@ export const confirmingStandbys = (facts: ReplicationFacts) =>
     .filter((s) => s.syncState === "sync" || s.syncState === "quorum")
     .map((s) => s.name);
 
-/**
- * What `readReplicationStatus` needs of a client: one raw query (Prisma's client or a transaction).
- */
-export interface RawQuery {
-  $queryRawUnsafe<T = unknown>(query: string): Promise<T>;
-}
+/** What it needs of a client: one raw query (Prisma's client or a transaction). */
+type RawQuery = { $queryRawUnsafe<T = unknown>(query: string): Promise<T> };
 
 export async function readReplicationStatus(db: RawQuery): Promise<ReplicationStatus> {
   const [settings] = await db.$queryRawUnsafe<
@@ -117,21 +94,16 @@ export async function readReplicationStatus(db: RawQuery): Promise<ReplicationSt
   });
 }
 
-/**
- * The start-up line: info when synchronous, a warning otherwise. A database not reachable yet is
- * said, not thrown.
- */
+/** The start-up line: info when synchronous, else a warning; an unreachable database is said. */
 export async function logReplicationAtStart(
   db: RawQuery,
   log: { info: (m: string) => void; warn: (m: string) => void },
 ): Promise<void> {
   try {
     const status = await readReplicationStatus(db);
+    const standbys = confirmingStandbys(status).join(", ");
     if (status.warning) log.warn(`[replication] ${status.mode}: ${status.warning}`);
-    else
-      log.info(
-        `[replication] synchronous: commits wait for ${confirmingStandbys(status).join(", ")}`,
-      );
+    else log.info(`[replication] synchronous: commits wait for ${standbys}`);
   } catch (error) {
     log.warn(
       `[replication] could not be read at start (${(error as Error).message}); see /api/metrics once the database answers`,

@@ -4,53 +4,15 @@
 import { REASONS as ENGINE_REASONS, Reason as EngineReason } from "@once/idempotency/reasons";
 import { MAX_BATCH_SIZE } from "./batch";
 
-export const AppReason = {
-  UNAUTHORIZED: "unauthorized",
-  FORBIDDEN: "forbidden",
-  // The doors (sign-in, sign-out, cookie-authenticated posts): src/server/auth, src/http.
-  CROSS_SITE_REQUEST: "cross_site_request",
-  INVALID_CREDENTIALS: "invalid_credentials",
-  TOO_MANY_ATTEMPTS: "too_many_attempts",
-  PASSWORD_REQUIRED: "password_required",
-  NOT_A_DEMO_ACCOUNT: "not_a_demo_account",
-  UNSUPPORTED_MEDIA_TYPE: "unsupported_media_type",
-  INVALID_FORM: "invalid_form",
-  INVALID_INPUT: "invalid_input",
-  INVALID_JSON: "invalid_json",
-  BAD_REQUEST: "bad_request",
-  BATCH_TOO_LARGE: "batch_too_large",
-  INVALID_CURSOR: "invalid_cursor",
-  NOT_FOUND: "not_found",
-  INTERNAL: "internal_error",
-  PRODUCT_NOT_FOUND: "product_not_found",
-  OUT_OF_STOCK: "out_of_stock",
-  MIXED_CURRENCIES: "mixed_currencies",
-  ORDER_NOT_FOUND: "order_not_found",
-  KEY_NOT_FOUND: "key_not_found",
-  KEY_LEASE_LIVE: "key_lease_live",
-  KEY_NOT_STUCK: "key_not_stuck",
-  OUTBOX_NOT_FOUND: "outbox_message_not_found",
-  OUTBOX_NOT_DEAD: "outbox_message_not_dead",
-  SESSION_NOT_FOUND: "session_not_found",
-  // Bounded and authenticated inputs: src/http/body-limit.ts, the payment webhook.
-  PAYLOAD_TOO_LARGE: "payload_too_large",
-  REQUEST_TIMEOUT: "request_timeout",
-  WEBHOOK_SIGNATURE_MISSING: "webhook_signature_missing",
-  WEBHOOK_SIGNATURE_INVALID: "webhook_signature_invalid",
-  WEBHOOK_SIGNATURE_STALE: "webhook_signature_stale",
-  INVALID_EVENT: "invalid_event",
-} as const;
-
-export const Reason = { ...EngineReason, ...AppReason } as const;
-export type Reason = (typeof Reason)[keyof typeof Reason];
-
 export interface ReasonInfo {
   status: number;
   meaning: string;
   remedy: string;
 }
 
-const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo> = {
+// The doors (sign-in, sign-out, cookie-authenticated posts: src/server/auth, src/http), bounded
+// and authenticated inputs (src/http/body-limit.ts, the payment webhook), the shop and the admin.
+const APP_REASONS = {
   unauthorized: {
     status: 401,
     meaning: "The request carries no valid credentials.",
@@ -225,7 +187,20 @@ const APP_REASONS: Record<(typeof AppReason)[keyof typeof AppReason], ReasonInfo
     meaning: "Only a dead-lettered outbox message can be retried by hand.",
     remedy: "Wait: the worker is still retrying it.",
   },
-};
+} satisfies Record<string, ReasonInfo>;
+type AppReasonName = keyof typeof APP_REASONS;
+
+/** The app's reasons by name: each table key in upper case (UNAUTHORIZED: "unauthorized"). */
+const AppReason = {
+  ...(Object.fromEntries(Object.keys(APP_REASONS).map((r) => [r.toUpperCase(), r])) as {
+    [R in AppReasonName as Uppercase<R>]: R;
+  }),
+  OUTBOX_NOT_FOUND: "outbox_message_not_found",
+  OUTBOX_NOT_DEAD: "outbox_message_not_dead",
+} as const;
+
+export const Reason = { ...EngineReason, ...AppReason } as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
 
 export const REASON_INFO: Record<Reason, ReasonInfo> = { ...ENGINE_REASONS, ...APP_REASONS };
 

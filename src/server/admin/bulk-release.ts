@@ -1,9 +1,7 @@
-// Releasing many stuck leases at once (an instance died holding 2 000 of them): one bounded batch
-// per call, selected by the dashboard's filters. The DELETE re-checks "still stuck" on each row
-// itself, the same guard the engine's removeKey uses: a key a retry took over meanwhile has a live
-// lease by then and is left alone. Under READ COMMITTED a row another transaction is changing is
-// skipped by the sub-select (SKIP LOCKED) rather than waited for; a row that changed and committed
-// before the DELETE reached it is re-evaluated against the guard.
+// Releasing many stuck leases at once (an instance died holding 2 000): one bounded batch per call,
+// selected by the dashboard's filters. The DELETE re-checks "still stuck" on each row, as the
+// engine's removeKey does: a key a retry took over meanwhile is left alone. A row another
+// transaction is changing is skipped (SKIP LOCKED); one changed and committed is re-evaluated.
 import { Prisma } from "@/generated/prisma/client";
 import { filterConditions, STUCK, type KeyListFilters, type Queryable } from "./keys-query";
 import { AuditAction } from "@/shared/audit-actions";

@@ -8,22 +8,16 @@ import type { Queryable } from "./keys-query";
 /** 24 h of minutes: the table keeps no more (the engine's cleanup deletes older rows). */
 const SERIES_MINUTES = 24 * 60;
 
-export interface SeriesFilter {
-  /** A chart is per tenant: across every tenant the read would be every row of the day. */
-  scope: string;
-  /** One procedure, or every procedure of the tenant. */
-  procedure?: string;
-}
+/** A chart is per tenant (across every tenant: every row of the day); one procedure or every. */
+type SeriesFilter = { scope: string; procedure?: string };
 
 const isChartEvent = (e: string): e is ChartEvent =>
   (CHART_EVENTS as readonly string[]).includes(e);
 
 /**
- * Per event, "minute:count" pairs (the minute as an offset from the window's first one) for the
- * minutes that counted something, as one text: five rows whatever the window holds, and text is
- * what the driver decodes fastest (7 200 numbers in arrays cost Prisma more than the query). The
- * window ends at the database's current minute. The primary key (scope, procedure, event, minute)
- * serves the read: a tenant's rows are one index range.
+ * Per event, "minute:count" pairs (minute: offset from the window's first) as one text: five rows
+ * whatever the window holds, and text decodes fastest (7 200 numbers in arrays cost Prisma more
+ * than the query). The primary key serves the read: a tenant's rows are one index range.
  */
 export function counterSeriesQuery(filter: SeriesFilter): Prisma.Sql {
   const procedure = filter.procedure
@@ -53,9 +47,7 @@ export async function readCounterSeries(db: Queryable, filter: SeriesFilter) {
     if (!r.event || !isChartEvent(r.event) || !r.points) continue;
     const line = series[r.event];
     for (const point of r.points.split(",")) {
-      const colon = point.indexOf(":");
-      const i = Number(point.slice(0, colon));
-      const n = Number(point.slice(colon + 1));
+      const [i, n] = point.split(":").map(Number) as [number, number];
       if (!(i >= 0 && i < SERIES_MINUTES)) continue;
       line[i] = (line[i] ?? 0) + n;
       totals[r.event] += n;

@@ -1,8 +1,7 @@
-// Counts for the dashboard and /api/metrics: keys by status, and stuck leases. An exact count by
-// status reads every row of the table (seconds at 10 million keys, measured by bench:admin), so
-// past EXACT_COUNT_UP_TO rows the finished statuses are the planner's estimate (the table's row
-// estimate × each status's frequency, both from the last ANALYZE, which autovacuum keeps
-// current); PROCESSING and stuck stay exact, read from the (status, leaseExpiresAt) index.
+// Keys by status and stuck leases, for the dashboard and /api/metrics. An exact count by status
+// reads every row (seconds at 10 million keys: bench:admin), so past EXACT_COUNT_UP_TO rows the
+// finished statuses are the planner's estimate (from the last ANALYZE); PROCESSING and stuck stay
+// exact, read from the (status, leaseExpiresAt) index.
 import { Prisma } from "@/generated/prisma/client";
 import type { KeyStatus } from "@once/idempotency/operator";
 import { STUCK, type Queryable } from "./keys-query";

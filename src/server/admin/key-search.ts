@@ -1,17 +1,14 @@
 // Finding a key by its value: what an operator has in an incident is the Idempotency-Key a client
 // sent (from a log line or a support ticket), not the row's id. Matches the value exactly or by its
 // start, across tenants or within one.
+import { z } from "zod";
 import { Prisma } from "@/generated/prisma/client";
-import { LIST_COLUMNS, type KeyListRow, type Queryable } from "./keys-query";
-import { likePrefix } from "./like";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { likePrefix, LIST_COLUMNS, type KeyListRow, type Queryable } from "./keys-query";
 
 /**
- * Keys whose value starts with `prefix` (an exact match sorts first: it is the shortest), in
- * character order, at most `limit`. `ORDER BY "key" USING ~<~` is the order of the
- * text_pattern_ops index IdempotencyKey_key_idx, so PostgreSQL reads the LIKE range in index order
- * and stops after `limit` rows, however many keys share the prefix.
+ * Keys whose value starts with `prefix` (an exact match first), at most `limit`. `USING ~<~` is
+ * the order of the text_pattern_ops index IdempotencyKey_key_idx, so PostgreSQL reads the LIKE
+ * range in index order and stops after `limit` rows, however many keys share the prefix.
  */
 export function keySearchQuery(
   prefix: string,
@@ -35,16 +32,15 @@ export async function searchKeys(
 }
 
 /**
- * What `/admin/keys/<ref>` names: a row id (the dashboard's own links) or a key's value (what an
- * operator pastes), optionally within one tenant. A key's value may itself be a UUID (browsers
- * send random UUIDs), so a UUID is looked up both ways.
+ * What `/admin/keys/<ref>` names: a row id (the dashboard's links) or a key's value (pasted),
+ * within one tenant or all. A value may itself be a UUID, so a UUID is looked up both ways.
  */
 export async function resolveKeyRef(
   db: Queryable,
   ref: string,
   scope: string | undefined,
 ): Promise<KeyListRow[]> {
-  const byId = UUID.test(ref) ? Prisma.sql`OR "id" = ${ref}::uuid` : Prisma.empty;
+  const byId = z.guid().safeParse(ref).success ? Prisma.sql`OR "id" = ${ref}::uuid` : Prisma.empty;
   const inScope = scope ? Prisma.sql`AND "scope" = ${scope}` : Prisma.empty;
   return db.$queryRaw<KeyListRow[]>(Prisma.sql`SELECT ${LIST_COLUMNS} FROM "IdempotencyKey"
     WHERE ("key" = ${ref} ${byId}) ${inScope} ORDER BY "scope" LIMIT 50`);

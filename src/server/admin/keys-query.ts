@@ -1,18 +1,16 @@
-// The dashboard's reads of the key table: list, read one, gauges, flushed counters. A copy of what
-// the engine's admin.ts offered, owned by the dashboard, so the engine can move into its own
-// package without dragging the operator's views along. Every judgement about a lease uses the
-// database's `now()`; each list filter has an index that serves it (see keyListQuery).
+// The dashboard's reads of the key table: list, read one, flushed counters. Every judgement about
+// a lease uses the database's `now()`; each list filter has an index that serves it.
 import { Prisma } from "@/generated/prisma/client";
 import type { KeyStatus } from "@once/idempotency/operator";
-import { likePrefix } from "./like";
 
-/**
- * live: a request holds the key; expired: PROCESSING, its holder is gone (stuck); none: finished.
- */
+/** live: a request holds the key; expired: PROCESSING, its holder gone (stuck); none: finished. */
 export const LeaseState = { LIVE: "live", EXPIRED: "expired", NONE: "none" } as const;
 export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
 
 export type Queryable = Pick<Prisma.TransactionClient, "$queryRaw">;
+
+/** What an operator typed as the start of a LIKE pattern: `%`, `_` and `\` matched literally. */
+export const likePrefix = (value: string) => `${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export interface KeyListFilters {
   status?: KeyStatus;
@@ -35,7 +33,6 @@ export interface KeyListRow {
   attempts: number;
   leaseState: LeaseState;
   leaseExpiresAt: Date | null;
-  /** leaseExpiresAt − the database's now(), in ms (negative: expired that long ago). */
   leaseRemainingMs: number | null;
   createdAt: Date;
   completedAt: Date | null;
@@ -46,11 +43,9 @@ export interface KeyListRow {
 export interface KeyDetailRow extends KeyListRow {
   fingerprint: string;
   leaseToken: string | null;
-  /** The stored answer's exact text, as sent. */
   responseBody: string | null;
   responseContentType: string | null;
   updatedAt: Date;
-  /** The database's clock when the row was read. */
   dbNow: Date;
 }
 
@@ -116,11 +111,8 @@ export async function listKeys(
   // One more than asked: tells whether there is a next page without a count over the table.
   const rows = await db.$queryRaw<KeyListRow[]>(keyListQuery(filters, cursor, limit + 1));
   const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return {
-    items,
-    nextCursor: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null,
-  };
+  const last = rows.length > limit ? items.at(-1) : undefined;
+  return { items, nextCursor: last ? { createdAt: last.createdAt, id: last.id } : null };
 }
 
 const DETAIL_COLUMNS = Prisma.sql`${LIST_COLUMNS}, "fingerprint", "leaseToken"::text AS "leaseToken", "updatedAt",

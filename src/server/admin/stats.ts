@@ -34,10 +34,9 @@ function perKind(rows: { kind: FindingKind; n: number | null }[]): Record<Findin
 
 /** The open reconciliation findings, per kind. */
 async function openFindingGauges(db: Db) {
-  const where = { resolvedAt: null };
   const rows = await db.reconciliationFinding.groupBy({
     by: ["kind"],
-    where,
+    where: { resolvedAt: null },
     _count: { _all: true },
   });
   return perKind(rows.map((r) => ({ kind: r.kind, n: r._count._all })));
@@ -59,9 +58,8 @@ function countersByPair(rows: CounterRow[]) {
   for (const r of rows) {
     if (!isEvent(r.event)) continue;
     const k = `${r.scope}\u0000${r.procedure}`;
-    let entry = byPair.get(k);
-    if (!entry)
-      byPair.set(k, (entry = { tenant: r.scope, procedure: r.procedure, counts: zero() }));
+    const entry = byPair.get(k) ?? { tenant: r.scope, procedure: r.procedure, counts: zero() };
+    byPair.set(k, entry);
     entry.counts[r.event] += r.count;
     totals[r.event] += r.count;
   }
@@ -88,13 +86,10 @@ export async function readStats(db: Db, engine: Engine, refusals?: Refusals) {
       readReplicationStatus(db),
       engine.reaperLagSeconds(),
     ]);
-  // Retention keeping up: the age of the oldest key past it, and whether that is past the warning
-  // line.
-  const reaper = {
-    lagSeconds: Math.round(reaperLag),
-    warnAboveSeconds: engine.config.reaperLagWarnSeconds,
-    behind: reaperLag > engine.config.reaperLagWarnSeconds,
-  };
+  // Retention keeping up: the age of the oldest key past it, and whether that is past the warning.
+  const warnAboveSeconds = engine.config.reaperLagWarnSeconds;
+  const behind = reaperLag > warnAboveSeconds;
+  const reaper = { lagSeconds: Math.round(reaperLag), warnAboveSeconds, behind };
   return {
     events: COUNTER_EVENTS,
     ...countersByPair(counterRows),

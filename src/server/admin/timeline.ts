@@ -1,12 +1,8 @@
 // A key's history, derived from what is stored: the key row (reserved, attempts, lease, outcome)
-// and the audit log (every bust and release, with who and why, and what the removed row held).
-// One key value can live several times: a bust removes the row and the next request with the same
-// value makes a new one, so the audit entries of earlier rows carry their own reserved/outcome.
-//
-// What is NOT stored, so not shown: when each attempt before the last one started (only their
-// count and the last takeover's time while PROCESSING), replays and 409/422 answers per key (the
-// counters are per tenant and procedure), the engine's own release after a 5xx (a fenced delete,
-// unrecorded), and the sweeper's and reaper's deletes (the row just ends).
+// and the audit log (every bust and release, who and why, what the removed row held). One value
+// can live several times (bust, then used again): earlier rows' entries carry their own outcome.
+// Not stored, so not shown: each earlier attempt's start, replays and 409/422 per key, the
+// engine's release after a 5xx, and the sweeper's and reaper's deletes.
 import type { KeyDetailRow } from "./keys-query";
 import { AuditAction } from "@/shared/audit-actions";
 import { leaseText } from "@/shared/lease-text";
@@ -46,43 +42,31 @@ interface RemovedRow {
 const isoOf = (value: string | null | undefined): string | null =>
   value ? new Date(value).toISOString() : null;
 
-function outcome(
-  rowId: string,
-  status: string | undefined,
-  at: string | null | undefined,
-  responseStatus: number | null | undefined,
-): TimelineEvent[] {
-  const code = responseStatus ?? "?";
-  if (status === "COMPLETED")
-    return [
-      { at: at ?? null, kind: "completed", rowId, text: `completed (${code}), answer stored` },
-    ];
-  if (status === "FAILED")
-    return [
-      { at: at ?? null, kind: "failed", rowId, text: `failed with ${code} (stored, replayed)` },
-    ];
+const event = (at: string | null | undefined, kind: TimelineKind, rowId: string, text: string) =>
+  ({ at: at ?? null, kind, rowId, text }) satisfies TimelineEvent;
+
+type Outcome = Pick<RemovedRow, "status" | "responseStatus">;
+function outcome(rowId: string, row: Outcome, at: string | null | undefined): TimelineEvent[] {
+  const code = row.responseStatus ?? "?";
+  if (row.status === "COMPLETED")
+    return [event(at, "completed", rowId, `completed (${code}), answer stored`)];
+  if (row.status === "FAILED")
+    return [event(at, "failed", rowId, `failed with ${code} (stored, replayed)`)];
   return [];
 }
 
 function attempts(rowId: string, n: number | undefined, lastAt: string | null): TimelineEvent[] {
   if (!n || n <= 1) return [];
   const times = n - 1 === 1 ? "once" : `${n - 1} times`;
-  return [
-    {
-      at: lastAt,
-      kind: "taken_over",
-      rowId,
-      text: `taken over ${times} after an expired lease (${n} attempts${lastAt ? "; time of the last one" : ""})`,
-    },
-  ];
+  const last = lastAt ? "; time of the last one" : "";
+  const text = `taken over ${times} after an expired lease (${n} attempts${last})`;
+  return [event(lastAt, "taken_over", rowId, text)];
 }
 
 /** The current row's events: reserved, takeovers, the lease it holds now, its outcome. */
 function rowEvents(r: KeyDetailRow): TimelineEvent[] {
   const at = r.createdAt.toISOString();
-  const events: TimelineEvent[] = [
-    { at, kind: "reserved", rowId: r.id, text: `reserved by ${r.procedure}` },
-  ];
+  const events: TimelineEvent[] = [event(at, "reserved", r.id, `reserved by ${r.procedure}`)];
   const processing = r.status === "PROCESSING";
   // While PROCESSING, updatedAt is the last takeover's time; after the outcome it is the outcome's.
   events.push(
@@ -91,9 +75,9 @@ function rowEvents(r: KeyDetailRow): TimelineEvent[] {
   if (processing && r.leaseExpiresAt && r.leaseRemainingMs !== null) {
     // The event's kind ("lease") is shown beside its text: the text does not say it again.
     const text = leaseText(r.leaseRemainingMs > 0 ? "live" : "expired", r.leaseRemainingMs);
-    events.push({ at: r.leaseExpiresAt.toISOString(), kind: "lease", rowId: r.id, text });
+    events.push(event(r.leaseExpiresAt.toISOString(), "lease", r.id, text));
   }
-  events.push(...outcome(r.id, r.status, r.completedAt?.toISOString(), r.responseStatus));
+  events.push(...outcome(r.id, r, r.completedAt?.toISOString()));
   return events;
 }
 
@@ -106,27 +90,13 @@ function auditEvents(a: AuditForTimeline): TimelineEvent[] {
       : a.action === AuditAction.KEY_RELEASE
         ? "released"
         : "removed";
+  const id = a.targetId;
+  const removal = { actor: a.actor, reason: a.reason };
   return [
-    ...(before.createdAt
-      ? [
-          {
-            at: isoOf(before.createdAt),
-            kind: "reserved" as const,
-            rowId: a.targetId,
-            text: "reserved",
-          },
-        ]
-      : []),
-    ...attempts(a.targetId, before.attempts, null),
-    ...outcome(a.targetId, before.status, isoOf(before.completedAt), before.responseStatus),
-    {
-      at: a.createdAt.toISOString(),
-      kind,
-      rowId: a.targetId,
-      text: `${kind} by ${a.actor}`,
-      actor: a.actor,
-      reason: a.reason,
-    },
+    ...(before.createdAt ? [event(isoOf(before.createdAt), "reserved", id, "reserved")] : []),
+    ...attempts(id, before.attempts, null),
+    ...outcome(id, before, isoOf(before.completedAt)),
+    { ...event(a.createdAt.toISOString(), kind, id, `${kind} by ${a.actor}`), ...removal },
   ];
 }
 

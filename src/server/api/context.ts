@@ -19,10 +19,7 @@ export interface Context {
   batchSize: number;
   /** Resolved once per request, on first use (queries on public procedures never pay for it). */
   getPrincipal: () => Promise<Principal | null>;
-  /**
-   * The caller, if getPrincipal has already found them (undefined: not looked up, or not yet);
-   * never a lookup of its own.
-   */
+  /** The caller if getPrincipal has found them already (undefined: not yet); never a lookup. */
   knownPrincipal: () => Principal | null | undefined;
   /** How this request sleeps on another's settle (Prefer: wait): counted out of the admission. */
   whileWaiting?: <T>(sleep: () => Promise<T>) => Promise<T>;
@@ -33,10 +30,7 @@ export interface Context {
 /** What the route knows of this one request beyond its headers. */
 export interface RequestScope {
   whileWaiting?: Context["whileWaiting"];
-  /**
-   * The caller, looked up once for identical requests sent with one credential (a request in
-   * flight and its duplicates waiting on it: src/server/edge/waiters.ts), instead of each its own.
-   */
+  /** The caller, looked up once for a request and its duplicates (src/server/edge/waiters.ts). */
   caller?: Caller;
 }
 
@@ -62,12 +56,7 @@ export function callerOf(app: { db: Db; config: { demo: boolean } }, headers: He
 }
 
 /** What a context is made of: the server app, or the parts of one a test builds. */
-export interface ContextApp {
-  db: Db;
-  engine: Engine;
-  config: AppConfig;
-  refusals?: Refusals;
-}
+export type ContextApp = Pick<Context, "db" | "engine" | "config" | "refusals">;
 
 export function createContextFor(
   app: ContextApp,

@@ -3,37 +3,15 @@
 // Checked before tRPC runs, so nothing is reserved or executed; the refusal has tRPC's error
 // shape, so clients read `error.data.reason` as for every other error. A bearer-token caller
 // without the cookie is not a browser riding on a session, and passes.
+import { AppError } from "@/shared/app-error";
 import { readCookie, SESSION_COOKIE } from "../auth/session";
-import {
-  CROSS_SITE_DOCS,
-  CROSS_SITE_MESSAGE,
-  CROSS_SITE_REASON,
-  isCrossSiteRequest,
-} from "../../http/cross-site";
-import { describedByLink } from "@/shared/reasons";
-
-/** JSON-RPC's code for FORBIDDEN, as tRPC writes it. */
-const TRPC_FORBIDDEN = -32003;
+import { CROSS_SITE_MESSAGE, CROSS_SITE_REASON, isCrossSiteRequest } from "../../http/cross-site";
+import { fromAppError, trpcErrorResponse } from "./errors";
 
 /** `trustedProxies`: TRUSTED_PROXIES (whose X-Forwarded-Host is believed; 0: nobody's). */
 export function refuseCrossSiteMutation(req: Request, trustedProxies: number): Response | null {
   if (req.method !== "POST") return null;
   if (readCookie(req.headers.get("cookie"), SESSION_COOKIE) === undefined) return null;
   if (!isCrossSiteRequest(req.headers, req.url, trustedProxies)) return null;
-  const body = {
-    error: {
-      message: CROSS_SITE_MESSAGE,
-      code: TRPC_FORBIDDEN,
-      data: {
-        code: "FORBIDDEN",
-        httpStatus: 403,
-        reason: CROSS_SITE_REASON,
-        docs: CROSS_SITE_DOCS,
-      },
-    },
-  };
-  return Response.json(body, {
-    status: 403,
-    headers: { Link: describedByLink(CROSS_SITE_REASON) },
-  });
+  return trpcErrorResponse(fromAppError(new AppError(CROSS_SITE_REASON, CROSS_SITE_MESSAGE)));
 }

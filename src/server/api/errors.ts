@@ -1,12 +1,7 @@
 // Errors at the API's edge. Every answer that is not a success carries `error.data.reason` (from
 // the shared table, src/shared/reasons.ts) and `error.data.docs`, the errors page's anchor that the
 // route also sends as `Link: <…>; rel="describedby"`.
-import {
-  getTRPCErrorShape,
-  TRPCError,
-  type TRPCDefaultErrorShape,
-  type TRPCRootConfig,
-} from "@trpc/server";
+import { getTRPCErrorShape, initTRPC, TRPCError, type TRPCDefaultErrorShape } from "@trpc/server";
 import { IdempotencyError, reasonOf } from "@once/idempotency";
 import {
   classifyStoreFailure,
@@ -21,11 +16,17 @@ import { AppError } from "@/shared/app-error";
 import { describedByLink, isReason, Reason, reasonDocsPath } from "@/shared/reasons";
 
 /**
- * tRPC's refusal of a batch longer than `maxBatchSize` (src/server/api/handler.ts), thrown before
- * any call is resolved. Its message is all that tells it apart; should a tRPC release reword it,
- * the answer stays a 400 (as bad_request) and src/server/api/batch-limit.test.ts fails.
+ * tRPC's refusal of a batch longer than `maxBatchSize`, told apart by its message only: should a
+ * tRPC release reword it, the answer stays a 400 (bad_request) and batch-limit.test.ts fails.
  */
-export const TRPC_BATCH_TOO_LARGE_MESSAGE = "Batch call exceeds maximum size";
+const TRPC_BATCH_TOO_LARGE_MESSAGE = "Batch call exceeds maximum size";
+
+const REASON_BY_CODE: Partial<Record<TRPCError["code"], Reason>> = {
+  UNAUTHORIZED: Reason.UNAUTHORIZED,
+  FORBIDDEN: Reason.FORBIDDEN,
+  NOT_FOUND: Reason.NOT_FOUND,
+  SERVICE_UNAVAILABLE: Reason.STORE_UNAVAILABLE,
+};
 
 /**
  * The reason an answer gives: the one its error carries (reasonOf, the engine's one reader), or
@@ -35,21 +36,9 @@ export function errorReason(error: TRPCError): Reason {
   const found = reasonOf(error);
   if (isReason(found)) return found;
   if (error.cause instanceof ZodError) return Reason.INVALID_INPUT;
-  switch (error.code) {
-    case "BAD_REQUEST":
-      if (error.message === TRPC_BATCH_TOO_LARGE_MESSAGE) return Reason.BATCH_TOO_LARGE;
-      return error.cause instanceof SyntaxError ? Reason.INVALID_JSON : Reason.BAD_REQUEST;
-    case "UNAUTHORIZED":
-      return Reason.UNAUTHORIZED;
-    case "FORBIDDEN":
-      return Reason.FORBIDDEN;
-    case "NOT_FOUND":
-      return Reason.NOT_FOUND;
-    case "SERVICE_UNAVAILABLE":
-      return Reason.STORE_UNAVAILABLE;
-    default:
-      return Reason.INTERNAL;
-  }
+  if (error.code !== "BAD_REQUEST") return REASON_BY_CODE[error.code] ?? Reason.INTERNAL_ERROR;
+  if (error.message === TRPC_BATCH_TOO_LARGE_MESSAGE) return Reason.BATCH_TOO_LARGE;
+  return error.cause instanceof SyntaxError ? Reason.INVALID_JSON : Reason.BAD_REQUEST;
 }
 
 /**
@@ -66,53 +55,40 @@ export function formatError({ shape, error }: { shape: TRPCDefaultErrorShape; er
       : error.cause instanceof ZodError
         ? `Invalid input: ${z.prettifyError(error.cause)}`
         : shape.message;
-  const { stack: _stack, ...data } = shape.data;
-  return {
-    ...shape,
-    message,
-    data: { ...data, reason, docs: reasonDocsPath(reason), ...(zodError ? { zodError } : {}) },
-  };
+  const data = { ...shape.data, reason, docs: reasonDocsPath(reason) };
+  return { ...shape, message, data: { ...data, ...(zodError ? { zodError } : {}) } };
 }
 
-/** What tRPC's getErrorShape reads of its configuration: this app's formatter, never a stack. */
-const SHAPE_CONFIG = { isDev: false, errorFormatter: formatError } as unknown as TRPCRootConfig<{
-  ctx: object;
-  meta: object;
-  errorShape: ReturnType<typeof formatError>;
-  transformer: false;
-}>;
+/** The options of the app's initTRPC (trpc.ts): this formatter, and never a stack (isDev). */
+export const TRPC_OPTIONS = { isDev: false, errorFormatter: formatError };
+/** tRPC's configuration from the same options, for answers given before tRPC runs. */
+const shapeConfig = initTRPC.create(TRPC_OPTIONS)._config;
 
 /**
- * An engine refusal answered before tRPC runs (the admission bound's, at the front door), as tRPC
- * would answer it: tRPC's own error shape through this app's formatter, the refusal's headers.
+ * An error answered before tRPC runs (the front door's, a cross-site post), as tRPC would answer
+ * it: tRPC's own error shape through this app's formatter, with its reason's Link.
  */
-export function trpcRefusal(refusal: IdempotencyError): Response {
-  const error = toTRPCError(refusal);
-  const shape = getTRPCErrorShape({
-    config: SHAPE_CONFIG,
-    error,
-    type: "unknown",
-    path: undefined,
-    input: undefined,
-    ctx: undefined,
-  });
-  const headers = refusalHeaders(refusal);
-  headers.set("Link", describedByLink(refusal.reason as Reason));
-  return Response.json({ error: shape }, { status: refusal.httpStatus, headers });
+export function trpcErrorResponse(error: TRPCError, headers = new Headers()): Response {
+  const args = { type: "unknown", path: undefined, input: undefined, ctx: undefined } as const;
+  const shape = getTRPCErrorShape({ config: shapeConfig, error, ...args });
+  headers.set("Link", describedByLink(shape.data.reason));
+  return Response.json({ error: shape }, { status: shape.data.httpStatus, headers });
 }
+
+/** An engine refusal answered before tRPC runs (the admission bound's), with its headers. */
+export const trpcRefusal = (refusal: IdempotencyError) =>
+  trpcErrorResponse(toTRPCError(refusal), refusalHeaders(refusal));
 
 /** An AppError as tRPC's error, its status deciding the code (the engine's one table). */
 export function fromAppError(error: AppError): TRPCError {
-  const code =
-    TRPC_CODE_BY_STATUS[error.status as keyof typeof TRPC_CODE_BY_STATUS] ??
-    "INTERNAL_SERVER_ERROR";
+  const status = error.status as keyof typeof TRPC_CODE_BY_STATUS;
+  const code = TRPC_CODE_BY_STATUS[status] ?? "INTERNAL_SERVER_ERROR";
   return new TRPCError({ code, message: error.message, cause: error });
 }
 
 /**
  * What an error thrown below the API's edge becomes: an AppError its own status, a lost database
- * the engine's 503 (so clients retry; counted through `count`: the engine counts only what it
- * answers itself), an engine refusal as the engine said; anything else passes unchanged.
+ * the engine's 503 (counted through `count`), an engine refusal and anything else unchanged (null).
  */
 export function translateError(
   error: TRPCError,
@@ -126,10 +102,7 @@ export function translateError(
   return null;
 }
 
-/**
- * `Link: </docs/errors#reason>; rel="describedby"` for an answer with errors (the IETF draft's
- * advice).
- */
+/** `Link: </docs/errors#reason>; rel="describedby"` for an answer with errors (the IETF draft). */
 export function describedByHeaders(errors: readonly TRPCError[]): Headers | undefined {
   const first = errors[0];
   if (!first) return undefined;

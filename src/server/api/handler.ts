@@ -20,21 +20,16 @@ import { contextMaker, type ContextApp, type RequestScope } from "./context";
 import { appRouter } from "./root";
 
 /** `/api/trpc` as the route serves it: the doors first, then tRPC. */
-export async function serveTrpc(
-  req: Request,
-  app: TrpcApp,
-  request: RequestScope = {},
-): Promise<Response> {
+export async function serveTrpc(req: Request, app: TrpcApp, request: RequestScope = {}) {
   const read = await readTrpcRequest(req, app);
   return read instanceof Response ? read : handleTrpcRequest(read, app, request);
 }
 
 /**
  * The doors that need no place among the requests in flight: a cross-site post riding on the
- * session cookie is refused, and the body is read whole, under the byte limit (413 before it is
- * read whole) and a deadline (408), so a slow client holds a socket and nothing else. The request
- * with its body in memory, or the refusal. `read`: the body as the front door read it from the
- * socket, under the same deadline (src/server/edge/node-body.ts); `req` carries its bytes.
+ * session cookie is refused, and the body is read under the byte limit (413) and a deadline (408),
+ * so a slow client holds a socket and nothing else. `read`: the body as the front door read it
+ * (src/server/edge/node-body.ts). The request with its body in memory, or the refusal.
  */
 export async function readTrpcRequest(
   req: Request,
@@ -77,15 +72,12 @@ export function handleTrpcRequest(
     req,
     router,
     createContext: contextMaker(app, request),
-    // A longer batch is refused before any of its calls runs (400 batch_too_large,
-    // src/shared/batch.ts).
+    // A longer batch is refused before any of its calls runs (400 batch_too_large).
     maxBatchSize: MAX_BATCH_SIZE,
-    // Every error answer points to its explanation on the errors page, and says it is JSON: an
-    // error tRPC answers before any procedure (a batch over maxBatchSize) comes as text/plain
-    // with a JSON body otherwise.
+    // Every error answer points to its explanation on the errors page, and says it is JSON (an
+    // error tRPC answers before any procedure comes as text/plain otherwise). The store's
+    // refusals are counted once per call.
     responseMeta: ({ errors }) => {
-      // The store's refusals (a wait for a connection run out, the database gone), counted once
-      // per call.
       for (const error of errors) {
         const reason = errorReason(error);
         if (STORE_REFUSALS.has(reason)) app.refusals?.count(reason, RefusalStage.STORE);

@@ -11,13 +11,13 @@ import { AppError } from "@/shared/app-error";
 import { Reason } from "@/shared/reasons";
 import { keyScopeOf, type Principal } from "../auth/principal";
 import type { Context } from "./context";
-import { formatError, fromAppError, translateError } from "./errors";
+import { fromAppError, translateError, TRPC_OPTIONS } from "./errors";
 
 // ---------------------------------------------------------------------------------------------
 // 1. Initialisation: plain JSON on the wire (no transformer); every error carries `data.reason`,
 //    `data.docs` and, for invalid input, the zod issues.
 
-const t = initTRPC.context<Context>().create({ errorFormatter: formatError });
+const t = initTRPC.context<Context>().create(TRPC_OPTIONS);
 
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
@@ -26,18 +26,14 @@ export const createCallerFactory = t.createCallerFactory;
 // 2. The edge: AppErrors get their status, a lost database is the engine's 503 with Retry-After.
 //    Named functions, so a stack trace says which one refused.
 
-/**
- * Whom a refusal is counted under: the caller's tenant once authentication has found it ("admin"
- * for operators, as their keys are scoped), "-" before that (no tenant is known for sure).
- */
+/** Whom a refusal is counted under: the caller's key scope once known, "-" before that. */
 function counterScope(ctx: Context): string {
   const principal = ctx.knownPrincipal();
-  return principal ? (principal.tenantId ?? "admin") : "-";
+  return principal ? keyScopeOf(principal) : "-";
 }
 
-// Outermost. A store failure that reaches it was answered by nobody yet (a query's, or one before
-// the engine ran): it becomes the engine's answer here, counted busy apart from unavailable so the
-// metrics show both. What the engine answered, it counted itself, and passes unchanged.
+// Outermost. A store failure nobody answered yet (a query's, or one before the engine ran) becomes
+// the engine's answer here, counted (busy apart from unavailable); the engine's pass unchanged.
 const edge = t.middleware(async function translateErrors({ ctx, path, next }) {
   const result = await next();
   if (result.ok) return result;
@@ -55,8 +51,7 @@ const edge = t.middleware(async function translateErrors({ ctx, path, next }) {
 });
 
 // Inside the idempotency middleware: a handler's AppError gets its status before the engine
-// decides whether to store it (4xx) or release the key (5xx). A lost database is left to the
-// engine, which answers it and counts it under the key's scope.
+// decides whether to store it (4xx) or release the key (5xx); a lost database is the engine's.
 const appErrors = t.middleware(async function translateAppErrors({ next }) {
   const result = await next();
   if (result.ok || !(result.error.cause instanceof AppError)) return result;
@@ -117,8 +112,7 @@ export const adminProcedure = publicProcedure.use(adminOnly);
  * The only way to declare a state-changing tenant mutation. The input is validated first, so
  * invalid input is refused before any key is reserved; the handler gets the key's transaction as
  * `ctx.tx` (and the key as `ctx.idempotencyKey`) and must write through it, so its writes commit
- * together with the key's completion. The inner `appErrors` gives a handler's AppError its
- * status before the engine decides whether to store it (4xx) or release the key (5xx).
+ * together with the key's completion.
  */
 export const idempotentProcedure = <TInput extends z.ZodType>(input: TInput) =>
   tenantProcedure.input(input).use(idempotency).use(appErrors);

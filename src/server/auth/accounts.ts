@@ -65,15 +65,13 @@ export async function createUser(
   checkPassword(input.password);
   const passwordHash = await hashPassword(input.password);
   const rows = await db.user.createManyAndReturn({
-    data: [
-      {
-        email: address,
-        name: input.name.trim(),
-        role: input.role,
-        tenantId: input.tenantId ?? null,
-        passwordHash,
-      },
-    ],
+    data: {
+      email: address,
+      name: input.name.trim(),
+      role: input.role,
+      tenantId: input.tenantId ?? null,
+      passwordHash,
+    },
     skipDuplicates: true,
     select: { id: true, email: true },
   });

@@ -57,13 +57,8 @@ function parse(stored: string) {
   const [N, r, p] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const powerOfTwo = N > 1 && (N & (N - 1)) === 0;
   if (!powerOfTwo || N > MAX_N || r < 1 || r > 32 || p < 1 || p > 16) return null;
-  return {
-    N,
-    r,
-    p,
-    salt: Buffer.from(match[4]!, "base64url"),
-    hash: Buffer.from(match[5]!, "base64url"),
-  };
+  const bytes = (i: number) => Buffer.from(match[i]!, "base64url");
+  return { N, r, p, salt: bytes(4), hash: bytes(5) };
 }
 
 /** Whether `password` matches the stored hash; compared in constant time. */

@@ -1,8 +1,7 @@
-// The browser's session: a row in "Session", named by a random token in an HttpOnly cookie. Only
-// the token's SHA-256 is stored, so a leaked table opens no session. Being a row, a session ends
-// when the server says: sign-out deletes it, a password change or `npm run users --
-// revoke-sessions` deletes every one of the account, the operator can end any, and `expiresAt`
-// is checked on every request (the cookie's Max-Age is only a courtesy to the browser).
+// The browser's session: a row in "Session", named by a random token in an HttpOnly cookie (only
+// its SHA-256 is stored: a leaked table opens no session). Being a row, it ends when the server
+// says (sign-out, a new password, revoke-sessions, the operator), and `expiresAt` is checked on
+// every request (the cookie's Max-Age is only a courtesy to the browser).
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db/client";
 import { hashToken } from "./token";
@@ -60,19 +59,12 @@ export async function endSessionsOf(db: Db, userId: string): Promise<number> {
 }
 
 export function sessionCookieHeader(session: NewSession, secure: boolean): string {
-  return [
-    `${SESSION_COOKIE}=${session.value}`,
-    "Path=/",
-    "HttpOnly",
-    "SameSite=Lax",
-    `Max-Age=${session.maxAgeSeconds}`,
-    ...(secure ? ["Secure"] : []),
-  ].join("; ");
+  const cookie = `${SESSION_COOKIE}=${session.value}; Path=/; HttpOnly; SameSite=Lax`;
+  return `${cookie}; Max-Age=${session.maxAgeSeconds}${secure ? "; Secure" : ""}`;
 }
 
-export function clearSessionCookieHeader(): string {
-  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
-}
+export const clearSessionCookieHeader = () =>
+  sessionCookieHeader({ value: "", maxAgeSeconds: 0 }, false);
 
 export function readCookie(header: string | null, name: string): string | undefined {
   if (!header) return undefined;

@@ -24,10 +24,6 @@ type Refusal = {
 };
 type FormResult = { ok: true; form: SignInForm } | Refusal;
 
-function mediaType(headers: Headers): string {
-  return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-}
-
 /** A field's text; files and repeated fields are not a sign-in. */
 function text(data: FormData, name: string): string | undefined | null {
   const values = data.getAll(name);
@@ -36,26 +32,14 @@ function text(data: FormData, name: string): string | undefined | null {
   return values[0];
 }
 
-const refuse = (
-  status: Refusal["status"],
-  reason: Refusal["reason"],
-  message: string,
-): Refusal => ({
-  ok: false,
-  status,
-  reason,
-  message,
-});
+const refuse = (status: Refusal["status"], reason: Refusal["reason"], message: string) =>
+  ({ ok: false, status, reason, message }) satisfies Refusal;
 
 export async function readSignInForm(req: Request): Promise<FormResult> {
-  const type = mediaType(req.headers);
+  const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (!FORM_MEDIA_TYPES.includes(type)) {
-    const expected = FORM_MEDIA_TYPES.join(" or ");
-    return refuse(
-      415,
-      "unsupported_media_type",
-      `Sign in with a form: Content-Type must be ${expected}`,
-    );
+    const expected = `Content-Type must be ${FORM_MEDIA_TYPES.join(" or ")}`;
+    return refuse(415, "unsupported_media_type", `Sign in with a form: ${expected}`);
   }
   const bounded = await boundRequestBody(req, SIGN_IN_BODY_LIMIT_BYTES);
   if (!bounded.ok) return refuse(413, "payload_too_large", tooLargeMessage(bounded.limitBytes));

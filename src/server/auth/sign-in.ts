@@ -1,11 +1,7 @@
-// POST /api/session/signin: the browser's only way to get a session cookie.
-//
-// In order: refuse a cross-site post (login CSRF), refuse anything but a form (415) and a body over
-// 64 KiB (413, before it is read whole or the throttle is asked), then either
-// a demo account's one-click sign-in (demo mode only, demo rows only) or e-mail + password,
-// checked with scrypt after taking an attempt from the throttle (and waiting out its slow-down
-// when the account is under attack: see throttle.ts). `next` is reduced to a path on
-// this site before it becomes a redirect.
+// POST /api/session/signin: the browser's only way to get a session cookie. In order: refuse a
+// cross-site post (login CSRF), anything but a form (415) and a body over 64 KiB (413), then a demo
+// account's one-click sign-in (demo mode only) or e-mail + password, checked with scrypt after
+// taking an attempt from the throttle (throttle.ts). `next` becomes a path on this site.
 import { setTimeout as wait } from "node:timers/promises";
 import { describedByLink, type Reason } from "@/shared/reasons";
 import type { Db } from "../db/client";
@@ -86,12 +82,8 @@ async function passwordSignIn(
 const NOT_FROM_OUR_FORM = new Set([403, 413, 415]);
 
 /** A person's browser (a form post) goes back to the form with the reason; others get JSON. */
-function isNavigation(req: Request): boolean {
-  return (
-    req.headers.get("sec-fetch-mode") === "navigate" ||
-    (req.headers.get("accept") ?? "").includes("text/html")
-  );
-}
+const isNavigation = ({ headers }: Request) =>
+  headers.get("sec-fetch-mode") === "navigate" || !!headers.get("accept")?.includes("text/html");
 
 function refuse(req: Request, refusal: Refusal, next: string): Response {
   const headers: Record<string, string> = refusal.retryAfterSeconds
@@ -113,14 +105,12 @@ export async function handleSignIn(req: Request, deps: SignInDeps): Promise<Resp
   if (!read.ok) return refuse(req, read, "/");
   const { form } = read;
   const next = safeNextPath(form.next, new URL(req.url).origin);
+  const { password } = form;
+  const address = clientAddress(req.headers, deps.trustedProxies ?? 0);
   const outcome =
-    form.password === undefined
+    password === undefined
       ? await demoSignIn(deps, form)
-      : await passwordSignIn(
-          deps,
-          { ...form, password: form.password },
-          clientAddress(req.headers, deps.trustedProxies ?? 0),
-        );
+      : await passwordSignIn(deps, { ...form, password }, address);
   if (!outcome.ok) return refuse(req, outcome, next);
   const target = next === "/" && outcome.user.role === "ADMIN" ? "/admin" : next;
   // Secure over HTTPS, also when a TLS-terminating proxy forwards plain HTTP and says so.

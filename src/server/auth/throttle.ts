@@ -1,14 +1,11 @@
 // Sign-in throttle (OWASP Authentication Cheat Sheet): it slows guessing without letting a third
-// party lock the owner out. Three counters in PostgreSQL, so every instance spends one budget:
-//   - per account AND source: 5 failed guesses per 15 minutes, then that source waits (429); the
-//     owner, from anywhere else, is not refused.
-//   - per source: 30 attempts per 15 minutes, whatever the accounts (password spraying), then 429.
-//   - per account, from every source: past 5 failures each attempt is slowed (250 ms, doubling, at
-//     most 4 s), never refused: a hard lock per account let anyone lock any account out for good.
-// An attempt is *taken* before the password is checked, in one atomic upsert, so concurrent
-// guesses cannot slip through a check-then-record gap. A correct password gives back the pair's
-// budget and the account's failures, and one unit of the source's (so an attacker cannot refill an
-// address by signing in to an account of their own in between).
+// party lock the owner out. Three counters in PostgreSQL, one budget for every instance:
+//   - per account AND source: 5 failures per 15 minutes, then that source waits (429);
+//   - per source: 30 attempts per 15 minutes, whatever the accounts (spraying), then 429;
+//   - per account: past 5 failures each attempt is slowed (250 ms doubling to 4 s), never refused.
+// An attempt is taken before the password is checked, in one atomic upsert (no check-then-record
+// gap). A correct password gives back the pair's budget, the account's failures and one unit of
+// the source's (an attacker cannot refill an address with an account of their own).
 import { Prisma } from "../../generated/prisma/client";
 import type { Db } from "../db/client";
 
@@ -56,11 +53,7 @@ export function slowdownMs(failures: number, limits: ThrottleLimits = DEFAULT_LI
   );
 }
 
-interface Row {
-  key: string;
-  attempts: number;
-  retryAfter: number;
-}
+type Row = { key: string; attempts: number; retryAfter: number };
 
 /** Adds one to each key's count in its window (an ended window restarts at 1); returns counts. */
 function bump(keys: string[], window: number): Prisma.Sql {
@@ -91,13 +84,8 @@ export async function takeAttempt(
     UNION ALL
     SELECT "key", "attempts", 0 FROM "SignInThrottle"
     WHERE "key" = ${keys.account} AND "windowStartedAt" > now() - make_interval(secs => ${window})`);
-  const limitOf = (key: string) =>
-    key === keys.pair
-      ? limits.perAccountAndSource
-      : key === keys.source
-        ? limits.perSource
-        : Infinity;
-  const over = rows.filter((r) => r.attempts > limitOf(r.key));
+  const limitOf = { [keys.pair]: limits.perAccountAndSource, [keys.source]: limits.perSource };
+  const over = rows.filter((r) => r.attempts > (limitOf[r.key] ?? Infinity));
   if (over.length > 0)
     return { allowed: false, retryAfterSeconds: Math.max(1, ...over.map((r) => r.retryAfter)) };
   const failures = rows.find((r) => r.key === keys.account)?.attempts ?? 0;

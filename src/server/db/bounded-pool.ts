@@ -1,30 +1,19 @@
 // The app's pg pool: a request waits for a connection for the store's wait
 // (connectionTimeoutMillis), in order, as pg-pool queues it. A wait that runs out is busy (the
-// engine's one classifier, classifyStoreFailure), and the pool says when to come back: its refusal
-// carries a Retry-After from the rate it hands connections out.
+// engine's classifier), and the refusal carries a Retry-After from the rate connections go out.
 //
-// It never refuses a request early because its queue looks long. The front door bounds the
-// requests in flight before any work (src/server/edge/admission.ts), so the pool's queue is never
-// longer than the places. A refusal here comes after the request has been parsed, routed and its
-// caller looked up: under a crowd that sends again at once (npm run bench:overload -- --crowd,
-// 1 024 connections of new-key checkouts), refusing early whenever the queue looked longer than
-// the hand-out rate could drain within the wait fed itself: each refusal's wasted work slowed the
-// transactions holding the connections (they wait on the event loop between statements), so
-// hand-outs slowed, so more were refused, and in 4 cells of 9 the instance served nothing for the
-// whole cell (0 checkouts a second, about 1 500 refusals a second). Waiting instead, it served in
-// all 7 cells measured (docs/design.md, "The pool").
+// It never refuses early because its queue looks long: the front door bounds the requests in
+// flight (src/server/edge/admission.ts). Refusing early under a crowd fed itself (each refusal's
+// wasted work slowed the transactions holding connections, so more were refused): 4 cells of 9
+// served nothing; waiting, all 7 measured served (docs/design.md, "The pool").
 //
-// It also recovers from a database restored under it (stale-catalog.ts): a connection whose
-// prepared statements name types that are gone is discarded, with every connection made before it.
+// It also recovers from a database restored under it (stale-catalog.ts).
 import pg from "pg";
 import { classifyStoreFailure, POOL_QUEUE_FULL, StoreFailure } from "@once/idempotency/operator";
 import { DrainRate } from "../drain-rate";
 import { CatalogWatch } from "./stale-catalog";
 
-export interface PoolQueueFull extends Error {
-  code: typeof POOL_QUEUE_FULL;
-  retryAfterSeconds: number;
-}
+type PoolQueueFull = Error & { code: typeof POOL_QUEUE_FULL; retryAfterSeconds: number };
 
 type Done = (release?: unknown) => void;
 type ConnectCallback = (
@@ -75,10 +64,7 @@ export class BoundedPool extends pg.Pool {
     }
   }
 
-  /**
-   * A busy refusal (the wait ran out) with the pool's Retry-After: the time the callers waiting
-   * now take to be served at the rate connections are handed out.
-   */
+  /** A busy refusal with a Retry-After: how long those waiting take at the hand-out rate. */
   private withRetryAfter(error: Error): Error {
     if (classifyStoreFailure(error) !== StoreFailure.BUSY) return error;
     return Object.assign(

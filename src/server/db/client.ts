@@ -20,23 +20,17 @@ export const POOL_MAX = 10;
 export const STORE_WAIT_MS = 2_000;
 
 /**
- * What a client made by createDb carries about its connections. Kept on the client itself under a
- * global symbol, not in a module's table: a bundler may copy this module once per route, and every
- * copy must find the pool of a client another copy made.
+ * What a client made by createDb carries about its connections, on the client under a global
+ * symbol: a bundler may copy this module once per route, and every copy must find the pool.
  */
-interface Connections {
-  pool: pg.Pool;
-  prepared: boolean;
-}
+type Connections = { pool: pg.Pool; prepared: boolean };
 const CONNECTIONS = Symbol.for("once.db.connections");
 type WithConnections = Db & { [CONNECTIONS]?: Connections };
 
 /**
- * A pg client that is never without an `error` listener. pg-pool listens on its clients only at
- * some moments (idle, inside pool.query); a connection that PostgreSQL terminates at any other
- * moment (57P01 when the postmaster dies mid-transaction, a proxy that drops it) would emit `error`
- * to nobody, which Node turns into an uncaught exception: a crash. The query in progress still
- * fails on its own, and the pool discards the client when it is released.
+ * A pg client never without an `error` listener: pg-pool listens only at some moments, and a
+ * connection terminated at another (57P01, a proxy dropping it) would emit `error` to nobody, which
+ * crashes Node. The query in progress still fails, and the pool discards the client on release.
  */
 export class ListenedClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
@@ -52,11 +46,7 @@ export function createDb(
     /** How long a query may wait for a connection before it fails (busy): 2 s unless told. */
     connectTimeoutMs?: number;
     /** bring your own (benchmarks) */ pool?: pg.Pool;
-    /**
-     * Prepare statements (Prisma's and the engine's): PostgreSQL parses and plans each once per
-     * connection. On by default (a direct connection); the app passes its configuration's choice,
-     * false for a connection string that goes through PgBouncer before 1.21.
-     */
+    /** Prepare statements, planned once per connection: off behind PgBouncer before 1.21. */
     preparedStatements?: boolean;
   } = {},
 ): Db {
@@ -67,9 +57,8 @@ export function createDb(
       connectionString,
       max: options.max ?? POOL_MAX,
       Client: ListenedClient,
-      // Fail fast when PostgreSQL is unreachable: the engine answers 503 instead of hanging. A
-      // wait that runs out while PostgreSQL answers on other connections is busy
-      // (bounded-pool.ts).
+      // Fail fast when PostgreSQL is unreachable (503, not a hang); a wait that runs out while
+      // PostgreSQL answers on other connections is busy (bounded-pool.ts).
       connectionTimeoutMillis: options.connectTimeoutMs ?? STORE_WAIT_MS,
     });
   // An idle connection that dies (PostgreSQL restarted) is dropped by the pool; the next query
@@ -94,9 +83,8 @@ export function createDb(
 }
 
 /**
- * The pg pool under a client made by createDb. The idempotency engine sends its statements that
- * run outside a business transaction straight to it: same connections, without Prisma's
- * per-statement cost (see packages/idempotency/src/store/postgres.ts).
+ * The pg pool under a client made by createDb: the engine's statements outside a transaction go
+ * straight to it, without Prisma's per-statement cost.
  */
 export function poolOf(db: Db): pg.Pool | undefined {
   return (db as WithConnections)[CONNECTIONS]?.pool;
@@ -108,10 +96,9 @@ export function preparesStatements(db: Db): boolean {
 }
 
 /**
- * The rows of a read sent straight to the pg pool under a client made by createDb, for a hot read
- * whose cost would be mostly Prisma's per-statement CPU (npm run bench:http, route costs): prepared
- * under `name` (planned once per connection) when the client prepares. Undefined when the client
- * has no pool of ours (another adapter): the caller asks Prisma instead.
+ * A hot read sent straight to the pool (its cost would be mostly Prisma's per-statement CPU: npm
+ * run bench:http), prepared under `name` when the client prepares. Undefined without a pool of
+ * ours (another adapter): the caller asks Prisma instead.
  */
 export async function readOnPool<T extends pg.QueryResultRow>(
   db: Db,

@@ -1,13 +1,10 @@
-// A database restored under the running app (pg_restore --clean, a schema dropped and migrated
-// again) makes its types anew, with new ids. A prepared statement keeps its parameters' old type
-// ids, so every pooled connection that prepared one answers "cache lookup failed for type …"
-// (XX000) or "cached plan must not change result type" (0A000) for as long as it lives: measured,
-// every checkout answered 503 after a restore, while a new connection was served at once.
+// A database restored under the running app (pg_restore --clean) makes its types anew. A prepared
+// statement keeps the old type ids, so every pooled connection that prepared one answers XX000
+// ("cache lookup failed for type") or 0A000 for as long as it lives: every checkout was a 503.
 //
-// The first connection that meets it is discarded when it comes back, and so is every connection
-// made before it (connections made since are kept). The error is read off the connection's protocol
-// stream: a business transaction gives its connection back without one. The request that met it
-// answers 503 and is not sent again here: inside a transaction its earlier statements already ran.
+// The first connection that meets it is discarded when it comes back, with every connection made
+// before it. The error is read off the protocol stream (a business transaction gives its
+// connection back without one); the request that met it answers 503 and is not sent again.
 import type pg from "pg";
 import { isStaleCatalog } from "@once/idempotency/operator";
 

@@ -4,11 +4,9 @@
 import { createHash } from "node:crypto";
 
 /**
- * Distinct statements named per process. Prisma's statements are a small fixed set (one text per
- * query shape), but a caller that writes values into raw SQL text makes a new text each time, and
- * every prepared statement stays in its connection's memory until the connection closes. Past
- * this many, texts run unnamed (parsed each time, as without preparation) instead of growing
- * every connection without bound.
+ * Distinct statements named per process. Prisma's are a small fixed set, but values written into
+ * raw SQL make a new text each time, and a prepared statement lives as long as its connection:
+ * past this many, texts run unnamed instead of growing every connection without bound.
  */
 export const MAX_NAMED_STATEMENTS = 1_000;
 

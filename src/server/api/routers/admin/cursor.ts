@@ -4,19 +4,14 @@
 import { z } from "zod";
 import { text } from "@/shared/text";
 
-interface Cursor {
-  createdAt: Date;
-  id: string;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+type Cursor = { createdAt: Date; id: string };
 
 export const cursorSchema = text()
   .max(100)
   .transform((value, ctx): Cursor => {
     const [time, id] = value.split("|");
     const createdAt = new Date(time ?? "");
-    if (!id || !UUID.test(id) || Number.isNaN(createdAt.getTime())) {
+    if (!id || !z.guid().safeParse(id).success || Number.isNaN(createdAt.getTime())) {
       ctx.addIssue({ code: "custom", message: "Invalid cursor" });
       return z.NEVER;
     }
@@ -30,19 +25,14 @@ export function encodeCursor(cursor: Cursor | null): string | null {
 export const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 /** The rows past a cursor, newest first on (createdAt, id). */
-export function before(c: { createdAt: Date; id: string } | undefined) {
+export function before(c: Cursor | undefined) {
   return c
     ? { OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }] }
     : {};
 }
 
 /** One page of rows read with `take: limit + 1`: the extra row says a next page exists. */
-export function page<T extends { createdAt: Date; id: string }>(rows: T[], limit: number) {
+export function page<T extends Cursor>(rows: T[], limit: number) {
   const items = rows.slice(0, limit);
-  const last = items[items.length - 1];
-  return {
-    items,
-    nextCursor:
-      rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
-  };
+  return { items, nextCursor: rows.length > limit ? encodeCursor(items.at(-1) ?? null) : null };
 }

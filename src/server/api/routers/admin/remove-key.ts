@@ -1,6 +1,4 @@
-// admin.keys.bust and admin.keys.release: one rule book, two verbs. Both are idempotent mutations
-// scoped to "admin": the delete, its audit entry and the admin key's completion commit together in
-// `ctx.tx`, and a retry of the same admin request replays its first answer.
+// admin.keys.bust and admin.keys.release: one rule book, two verbs (keys.ts).
 import { adminIdempotentProcedure } from "../../trpc";
 import {
   CounterEvent,
@@ -15,7 +13,7 @@ import { removeKeyInput } from "./keys.types";
 import { KEY_TARGET, writeAudit } from "./view";
 import { AuditAction } from "@/shared/audit-actions";
 
-function removeKeyProcedure(mode: KeyRemoval) {
+export function removeKeyProcedure(mode: KeyRemoval) {
   return adminIdempotentProcedure(removeKeyInput).mutation(async ({ ctx, input }) => {
     const target = input.tenant ? { id: input.id, scope: input.tenant } : input.id;
     const result = await ctx.engine.removeKey(ctx.tx, target, mode);
@@ -101,8 +99,3 @@ function audit(
     },
   });
 }
-
-/** Removes a COMPLETED or FAILED key, or a stuck PROCESSING one, so the next request runs anew. */
-export const bustKeyProcedure = removeKeyProcedure(KeyRemoval.BUST);
-/** Frees a stuck lease (PROCESSING, expired) by hand, before the sweeper would. */
-export const releaseKeyProcedure = removeKeyProcedure(KeyRemoval.RELEASE);
