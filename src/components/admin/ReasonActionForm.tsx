@@ -6,7 +6,7 @@ import { useState } from "react";
 import { useTRPCClient } from "@/trpc/react";
 import { errorText } from "./ui";
 import { useAdminAction } from "./useAdminAction";
-import { AuditReasonField } from "./AuditReasonField";
+import { AuditReasonField, submitted } from "./fields";
 
 export function ReasonActionForm({
   button,
@@ -28,13 +28,7 @@ export function ReasonActionForm({
     send(client, input.reason, context),
   );
   return (
-    <form
-      className="row"
-      onSubmit={(e) => {
-        e.preventDefault();
-        action.mutate({ reason });
-      }}
-    >
+    <form className="row" onSubmit={submitted(() => action.mutate({ reason }))}>
       <AuditReasonField value={reason} onChange={setReason} />
       <button type="submit" disabled={action.isPending}>
         {button}
