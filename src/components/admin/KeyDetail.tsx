@@ -23,23 +23,22 @@ export function KeyDetail({ id }: { id: string }) {
     <>
       <KeyHeading name={k?.key ?? goneKeyName(detail.data?.audit)} id={id} />
       <QueryState isPending={detail.isPending} error={detail.error}>
-        {detail.data && !k && (
+        {k ? (
+          <KeyFacts k={k} />
+        ) : (
           <div className="alert warn" role="status">
             This key no longer exists (busted, released or reaped): its audit trail is below.
           </div>
         )}
-        {k && <KeyFacts k={k} />}
-        {detail.data && <KeyTimeline events={detail.data.timeline} currentId={id} />}
+        <KeyTimeline events={detail.data?.timeline ?? []} currentId={id} />
         {/* Stays mounted after a bust removed the key, so its feedback stays on screen. */}
-        {detail.data && (
-          <RemoveKeyForm
-            id={id}
-            tenant={k?.tenant}
-            exists={!!k}
-            leaseLive={k?.status === "PROCESSING" && k.leaseState === "live"}
-          />
-        )}
-        {detail.data && <KeyAuditTrail audit={detail.data.audit} />}
+        <RemoveKeyForm
+          id={id}
+          tenant={k?.tenant}
+          exists={!!k}
+          leaseLive={k?.status === "PROCESSING" && k.leaseState === "live"}
+        />
+        <KeyAuditTrail audit={detail.data?.audit ?? []} />
       </QueryState>
     </>
   );

@@ -33,29 +33,16 @@ export function ReasonActionForm({
       <button type="submit" disabled={action.isPending}>
         {button}
       </button>
-      <ActionOutcome action={action} done={done} />
+      {action.isSuccess && (
+        <span role="status" className="badge ok">
+          {done}
+        </span>
+      )}
+      {action.isError && (
+        <span role="alert" className="badge bad">
+          Refused: {errorText(action.error)}
+        </span>
+      )}
     </form>
   );
-}
-
-function ActionOutcome({
-  action,
-  done,
-}: {
-  action: { isSuccess: boolean; isError: boolean; error: unknown };
-  done: string;
-}) {
-  if (action.isSuccess)
-    return (
-      <span role="status" className="badge ok">
-        {done}
-      </span>
-    );
-  if (action.isError)
-    return (
-      <span role="alert" className="badge bad">
-        Refused: {errorText(action.error)}
-      </span>
-    );
-  return null;
 }

@@ -38,10 +38,7 @@ export function LeaseBadge({
 
 /** The message of a failed query or mutation, with its reason when the server gave one. */
 export function errorText(error: unknown): string {
-  const e = error as {
-    message?: string;
-    data?: { reason?: string; httpStatus?: number } | null;
-  } | null;
+  const e = error as { message?: string; data?: { reason?: string } | null } | null;
   const reason = e?.data?.reason ? ` (${e.data.reason})` : "";
   return `${e?.message ?? "Something went wrong"}${reason}`;
 }
