@@ -7,8 +7,8 @@ import { CartTable } from "./checkout/CartTable";
 import { ProblemAlert } from "./checkout/ProblemAlert";
 import { useCheckout } from "./checkout/use-checkout";
 import { shortId } from "./format";
-import { StoreUnavailable } from "./StoreUnavailable";
-import { useNetworkTrouble } from "./use-network-trouble";
+import { StoreUnavailable } from "./LoadError";
+import { useNetworkTrouble } from "./NetworkTroublePanel";
 
 type CheckoutState = ReturnType<typeof useCheckout>;
 

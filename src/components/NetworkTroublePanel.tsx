@@ -4,7 +4,6 @@
 import { useId, useSyncExternalStore } from "react";
 import { networkTrouble } from "@/trpc/network-trouble";
 import { Options } from "./Options";
-import { useNetworkTrouble } from "./use-network-trouble";
 
 const SLOW_OPTIONS = [
   { value: 0, label: "Off" },
@@ -98,5 +97,14 @@ function TroubleLog() {
         </ol>
       )}
     </>
+  );
+}
+
+/** The demo's network-trouble switches, as they change (the checkout reads them too). */
+export function useNetworkTrouble() {
+  return useSyncExternalStore(
+    networkTrouble.subscribe,
+    networkTrouble.get,
+    networkTrouble.getServerSnapshot,
   );
 }

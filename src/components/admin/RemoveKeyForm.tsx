@@ -5,7 +5,7 @@ import { useState } from "react";
 import type { RemoveKeyInput } from "@/server/api/routers/admin/keys.types";
 import { useTRPCClient } from "@/trpc/react";
 import { errorText } from "./ui";
-import { useAdminAction } from "./useAdminAction";
+import { useAdminAction } from "./ReasonActionForm";
 import { AuditReasonField, submitted } from "./fields";
 
 /**
