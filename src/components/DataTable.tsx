@@ -1,6 +1,7 @@
 // A table of rows under one line of column headings: the rows as children, or drawn by `cells`
 // (each column's heading and what a row shows in it). `scroll` puts a wide table in its own box
-// that scrolls sideways on a narrow screen, so the page itself never does.
+// that scrolls sideways on a narrow screen, so the page itself never does (the dashboard's tables
+// all do so by its stylesheet: `.admin table`).
 import type { CSSProperties, ReactNode } from "react";
 
 export function DataTable({
@@ -50,7 +51,6 @@ export function CellTable<T extends { id: string }>({
   label: string;
   cells: Cells<T>;
   rows: readonly T[];
-  scroll?: boolean;
 }) {
   return (
     <DataTable {...table} columns={Object.keys(cells)}>

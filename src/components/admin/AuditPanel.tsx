@@ -46,7 +46,7 @@ const AUDIT_CELLS: Cells<Entry> = {
 };
 
 export function AuditTable({ entries, label }: { entries: Entry[]; label: string }) {
-  return <CellTable label={label} cells={AUDIT_CELLS} rows={entries} scroll />;
+  return <CellTable label={label} cells={AUDIT_CELLS} rows={entries} />;
 }
 
 /** The filters start from the URL (a key page links to its entries). */

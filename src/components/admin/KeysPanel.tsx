@@ -34,12 +34,7 @@ export function KeysPanel() {
         {keys.data && keys.data.items.length === 0 ? (
           <p className="muted">No keys match these filters.</p>
         ) : (
-          <CellTable
-            label="Idempotency keys"
-            cells={KEY_CELLS}
-            rows={keys.data?.items ?? []}
-            scroll
-          />
+          <CellTable label="Idempotency keys" cells={KEY_CELLS} rows={keys.data?.items ?? []} />
         )}
         <Pager pages={list.pages} nextCursor={keys.data?.nextCursor} label="Keys" />
       </QueryState>

@@ -30,7 +30,6 @@ export function ReconciliationPanel() {
             label="Reconciliation findings"
             cells={FINDING_CELLS}
             rows={findings.data?.items ?? []}
-            scroll
           />
         )}
         <Pager pages={pages} nextCursor={findings.data?.nextCursor} label="Findings" />

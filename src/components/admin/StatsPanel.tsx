@@ -135,7 +135,6 @@ function CountersTable({ events, counters }: Pick<Stats, "events" | "counters">)
     <DataTable
       label="Counters per tenant and procedure"
       columns={["Tenant", "Procedure", ...events.map((e) => e.replaceAll("_", " "))]}
-      scroll
     >
       {counters.map((c) => (
         <tr key={`${c.tenant}/${c.procedure}`}>
