@@ -17,7 +17,7 @@ export function NetworkTroublePanel() {
   return (
     <section className="card" aria-labelledby={headingId} style={{ marginTop: "2rem" }}>
       <h2 id={headingId}>Network trouble (demo)</h2>
-      <p className="muted">
+      <p className="muted" style={{ marginTop: 0 }}>
         Make the next checkout go wrong on purpose. Whatever you pick, the shop places one order.
         Each setting applies to the next order only and then switches itself off, so every demo
         starts from a plain checkout and shows one thing at a time.

@@ -86,7 +86,7 @@ function StuckCount({ n, filter: { tenant, procedure } }: { n: number; filter: F
     .filter(Boolean)
     .join(", ");
   return (
-    <p className="muted" role="status">
+    <p className="muted" style={{ marginTop: 0 }} role="status">
       {n} stuck {n === 1 ? "lease matches" : "leases match"}{" "}
       {where ? `this filter (${where})` : "(all tenants, all procedures)"}. Each is re-checked as it
       is released (a key a retry took over meanwhile is left alone) and written to the audit log

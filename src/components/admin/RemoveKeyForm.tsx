@@ -44,7 +44,7 @@ export function RemoveKeyForm({ id, tenant, exists, leaseLive }: RemoveKeyProps)
   return (
     <section className="card" aria-labelledby="remove-heading" style={{ marginTop: "1rem" }}>
       <h2 id="remove-heading">Bust or release</h2>
-      <p className="muted">
+      <p className="muted" style={{ marginTop: 0 }}>
         Busting removes a finished key (or a stuck one) so the next request with it runs anew.
         Releasing frees a stuck lease. A key whose lease is live cannot be removed: its request may
         still commit.
