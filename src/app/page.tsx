@@ -29,7 +29,7 @@ export default function CatalogPage() {
         stale="Stock shown may be out of date."
         missing="The catalog cannot be shown until then."
       />
-      <ul className="grid" aria-label="Products" style={{ listStyle: "none", padding: 0 }}>
+      <ul className="grid bare" aria-label="Products">
         {products.data?.map((p) => (
           <ProductCard key={p.id} product={p} inCart={inCart(p.id)} />
         ))}
@@ -44,7 +44,7 @@ type Product = RouterOutputs["catalog"]["list"][number];
 function ProductCard({ product: p, inCart }: { product: Product; inCart: number }) {
   return (
     <li className="card" aria-label={p.name}>
-      <h2 style={{ fontSize: "1.05rem", margin: 0 }}>{p.name}</h2>
+      <h2 style={{ margin: 0 }}>{p.name}</h2>
       <p className="muted">{p.description}</p>
       <p className="price">{formatMoney(p.priceCents, p.currency)}</p>
       <p className="muted" style={{ fontSize: "0.9rem" }}>

@@ -7,30 +7,43 @@ import { CartTable } from "./checkout/CartTable";
 import { ProblemAlert } from "./checkout/ProblemAlert";
 import { useCheckout } from "./checkout/use-checkout";
 import { shortId } from "./format";
-import { StoreUnavailable } from "./StoreUnavailable";
-import { useNetworkTrouble } from "./use-network-trouble";
+import { StoreUnavailable } from "./LoadError";
+import { useNetworkTrouble } from "./NetworkTroublePanel";
+
+type CheckoutState = ReturnType<typeof useCheckout>;
 
 export function Checkout() {
   const checkout = useCheckout();
-  const { phase, cart, products } = checkout;
-  const submitting = phase.kind === "submitting";
-
-  if (phase.kind === "placed") {
-    return (
-      <>
-        <h1>Your cart</h1>
-        <p role="status" className="alert ok">
-          {phase.replayed ? "Your order was already placed (replayed answer). " : "Order placed. "}
-          <Link href={`/orders/${phase.orderId}`}>Open order {shortId(phase.orderId)}</Link>
-        </p>
-      </>
-    );
-  }
-  if (cart.lines.length === 0 && !submitting) return <EmptyCart />;
-
   return (
     <>
       <h1>Your cart</h1>
+      <CartBody checkout={checkout} />
+    </>
+  );
+}
+
+/** Under the title: the order just placed, an empty cart, or the cart and its checkout. */
+function CartBody({ checkout }: { checkout: CheckoutState }) {
+  const { phase, cart, products } = checkout;
+  const submitting = phase.kind === "submitting";
+  if (phase.kind === "placed")
+    return (
+      <p role="status" className="alert ok">
+        {phase.replayed ? "Your order was already placed (replayed answer). " : "Order placed. "}
+        <Link href={`/orders/${phase.orderId}`}>Open order {shortId(phase.orderId)}</Link>
+      </p>
+    );
+  if (cart.lines.length === 0 && !submitting)
+    return (
+      <>
+        <p>Your cart is empty.</p>
+        <p>
+          <Link href="/">Browse the catalog</Link> or <Link href="/orders">see your orders</Link>.
+        </p>
+      </>
+    );
+  return (
+    <>
       {checkout.resumed && submitting && (
         <p className="alert warn">
           You placed this order just before the page reloaded. Fetching its result; it will not be
@@ -40,31 +53,13 @@ export function Checkout() {
       {checkout.storeUnreachable && !submitting && (
         <StoreUnavailable consequence="Orders cannot be placed until then." />
       )}
-      <CartTable
-        lines={cart.lines}
-        productById={products.byId}
-        catalogLoaded={products.loaded}
-        currency={products.currency}
-        disabled={submitting}
-      />
+      <CartTable lines={cart.lines} products={products} disabled={submitting} />
       <CheckoutActions checkout={checkout} />
     </>
   );
 }
 
-function EmptyCart() {
-  return (
-    <>
-      <h1>Your cart</h1>
-      <p>Your cart is empty.</p>
-      <p>
-        <Link href="/">Browse the catalog</Link> or <Link href="/orders">see your orders</Link>.
-      </p>
-    </>
-  );
-}
-
-function CheckoutActions({ checkout }: { checkout: ReturnType<typeof useCheckout> }) {
+function CheckoutActions({ checkout }: { checkout: CheckoutState }) {
   const { phase } = checkout;
   const trouble = useNetworkTrouble();
   const problemId = useId();
@@ -96,7 +91,7 @@ function PlaceOrder({
   checkout: { phase, signedIn, submit },
   problemId,
 }: {
-  checkout: ReturnType<typeof useCheckout>;
+  checkout: CheckoutState;
   /** The alert that says why the last try failed, which the button then points to. */
   problemId: string;
 }) {

@@ -4,7 +4,6 @@
 import { useId, useSyncExternalStore } from "react";
 import { networkTrouble } from "@/trpc/network-trouble";
 import { Options } from "./Options";
-import { useNetworkTrouble } from "./use-network-trouble";
 
 const SLOW_OPTIONS = [
   { value: 0, label: "Off" },
@@ -17,9 +16,7 @@ export function NetworkTroublePanel() {
   const headingId = useId();
   return (
     <section className="card" aria-labelledby={headingId} style={{ marginTop: "2rem" }}>
-      <h2 id={headingId} style={{ fontSize: "1.05rem", marginTop: 0 }}>
-        Network trouble (demo)
-      </h2>
+      <h2 id={headingId}>Network trouble (demo)</h2>
       <p className="muted" style={{ marginTop: 0 }}>
         Make the next checkout go wrong on purpose. Whatever you pick, the shop places one order.
         Each setting applies to the next order only and then switches itself off, so every demo
@@ -33,7 +30,6 @@ export function NetworkTroublePanel() {
 
 function TroubleSwitches() {
   const trouble = useNetworkTrouble();
-  const slowId = useId();
   return (
     <div style={{ display: "grid", gap: "0.5rem" }}>
       <label className="row">
@@ -52,16 +48,15 @@ function TroubleSwitches() {
         />
         Send the next order twice at once
       </label>
-      <div className="row">
-        <label htmlFor={slowId}>Slow the server&apos;s processing</label>
+      <label className="row">
+        Slow the server&apos;s processing
         <select
-          id={slowId}
           value={trouble.slowMs}
           onChange={(e) => networkTrouble.set({ slowMs: Number(e.target.value) })}
         >
           <Options of={SLOW_OPTIONS} />
         </select>
-      </div>
+      </label>
     </div>
   );
 }
@@ -102,5 +97,14 @@ function TroubleLog() {
         </ol>
       )}
     </>
+  );
+}
+
+/** The demo's network-trouble switches, as they change (the checkout reads them too). */
+export function useNetworkTrouble() {
+  return useSyncExternalStore(
+    networkTrouble.subscribe,
+    networkTrouble.get,
+    networkTrouble.getServerSnapshot,
   );
 }

@@ -8,7 +8,8 @@ import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { recoveryInterval } from "@/trpc/store-status";
 import { formatDateTime, formatMoney, shortId, statusLabel, type OrderStatus } from "./format";
 import { LoadingOrError } from "./LoadError";
-import { ColumnHeads } from "./ColumnHeads";
+import { DataTable } from "./DataTable";
+import { Facts } from "./Facts";
 
 /** How often to ask while payment is pending: the worker usually settles within a second or two. */
 const PAYMENT_POLL_MS = 1_000;
@@ -65,7 +66,8 @@ export function OrderView({
         signIn={{ next: `/orders/${id}`, to: "see this order" }}
         notFound={NO_SUCH_ORDER}
       />
-      {order.data && <OrderDetails order={order.data} />}
+      {order.data && <OrderFacts order={order.data} />}
+      {order.data && <OrderItems order={order.data} />}
     </>
   );
 }
@@ -104,56 +106,52 @@ function PlacedBanner({ status, replays }: { status?: OrderStatus; replays?: num
 
 type OrderData = RouterOutputs["orders"]["byId"];
 
-function OrderDetails({ order }: { order: OrderData }) {
-  return (
-    <>
-      <OrderFacts order={order} />
-      <OrderItems order={order} />
-    </>
-  );
-}
-
 function OrderFacts({ order }: { order: OrderData }) {
   const label = statusLabel(order.status);
+  const payment = (
+    <span aria-live="polite">
+      <span className={`badge ${label.tone}`}>{label.text}</span>
+      {order.status === "PENDING" && <span className="muted"> (checking…)</span>}
+    </span>
+  );
   return (
-    <dl className="card facts">
-      <dt className="muted">Payment</dt>
-      <dd aria-live="polite">
-        <span className={`badge ${label.tone}`}>{label.text}</span>
-        {order.status === "PENDING" && <span className="muted"> (checking…)</span>}
-      </dd>
-      <dt className="muted">Charge</dt>
-      <dd className="mono">{order.chargeId ?? "none yet"}</dd>
-      <dt className="muted">Placed</dt>
-      <dd>{formatDateTime(order.createdAt)}</dd>
-      <dt className="muted">Order id</dt>
-      <dd className="mono">{order.id}</dd>
-    </dl>
+    <Facts
+      className="card"
+      mutedTerms
+      of={[
+        ["Payment", payment],
+        ["Charge", <code>{order.chargeId ?? "none yet"}</code>],
+        ["Placed", formatDateTime(order.createdAt)],
+        ["Order id", <code>{order.id}</code>],
+      ]}
+    />
   );
 }
 
 function OrderItems({ order }: { order: OrderData }) {
+  const total = (
+    <tr>
+      <th scope="row" colSpan={3}>
+        Order total
+      </th>
+      <td className="price">{formatMoney(order.totalCents, order.currency)}</td>
+    </tr>
+  );
   return (
-    <table aria-label="Items" style={{ marginTop: "1rem" }}>
-      <ColumnHeads labels={["Product", "Price", "Quantity", "Total"]} />
-      <tbody>
-        {order.items.map((item) => (
-          <tr key={item.productId}>
-            <th scope="row">{item.name}</th>
-            <td>{formatMoney(item.unitPriceCents, order.currency)}</td>
-            <td>{item.quantity}</td>
-            <td>{formatMoney(item.lineTotalCents, order.currency)}</td>
-          </tr>
-        ))}
-      </tbody>
-      <tfoot>
-        <tr>
-          <th scope="row" colSpan={3}>
-            Order total
-          </th>
-          <td className="price">{formatMoney(order.totalCents, order.currency)}</td>
+    <DataTable
+      label="Items"
+      columns={["Product", "Price", "Quantity", "Total"]}
+      style={{ marginTop: "1rem" }}
+      foot={total}
+    >
+      {order.items.map((item) => (
+        <tr key={item.productId}>
+          <th scope="row">{item.name}</th>
+          <td>{formatMoney(item.unitPriceCents, order.currency)}</td>
+          <td>{item.quantity}</td>
+          <td>{formatMoney(item.lineTotalCents, order.currency)}</td>
         </tr>
-      </tfoot>
-    </table>
+      ))}
+    </DataTable>
   );
 }

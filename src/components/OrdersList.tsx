@@ -39,20 +39,13 @@ function useOrdersPage(cursor: string | undefined) {
   );
 }
 
-function OrdersPage({
-  cursor,
-  first,
-  onMore,
-}: {
-  cursor?: string;
-  first: boolean;
-  onMore?: (cursor: string) => void;
-}) {
+/** A page of orders: its cursor (none for the first), and what shows the next, if it is the last. */
+type PageProps = { cursor?: string; first: boolean; onMore?: (cursor: string) => void };
+
+function OrdersPage({ cursor, first, onMore }: PageProps) {
   const orders = useOrdersPage(cursor);
-  const rows = orders.data?.items ?? [];
-  const nextCursor = orders.data?.nextCursor;
   if (orders.isPending) return <p className="muted">Loading…</p>;
-  if (orders.isError) {
+  if (orders.isError)
     return (
       <LoadError
         error={orders.error}
@@ -61,33 +54,13 @@ function OrdersPage({
         signIn={{ next: "/orders", to: "see your orders" }}
       />
     );
-  }
-  if (first && rows.length === 0) {
+  const { items, nextCursor } = orders.data;
+  if (first && items.length === 0)
     return (
       <p>
         No orders yet. <Link href="/">Browse the catalog</Link>.
       </p>
     );
-  }
-  return (
-    <OrdersTable
-      first={first}
-      rows={rows}
-      more={nextCursor && onMore ? () => onMore(nextCursor) : undefined}
-    />
-  );
-}
-
-function OrdersTable({
-  first,
-  rows,
-  more,
-}: {
-  first: boolean;
-  rows: OrderSummary[];
-  /** Shows the next page, when there is one. */
-  more?: () => void;
-}) {
   return (
     <>
       <DataTable
@@ -95,13 +68,13 @@ function OrdersTable({
         columns={["Order", "Items", "Total", "Payment"]}
         style={{ marginBottom: "1rem" }}
       >
-        {rows.map((order) => (
+        {items.map((order) => (
           <OrderRow key={order.id} order={order} />
         ))}
       </DataTable>
-      {more && (
+      {nextCursor && onMore && (
         <p>
-          <button type="button" className="secondary" onClick={more}>
+          <button type="button" className="secondary" onClick={() => onMore(nextCursor)}>
             Show older orders
           </button>
         </p>

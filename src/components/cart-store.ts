@@ -20,30 +20,30 @@ const OWNER_KEY = "once.cart-owner";
 export const GUEST = "guest";
 /** The API takes 1–99 of a product per line and at most 20 lines (server/checkout/input.ts). */
 export const MAX_QUANTITY = 99;
-export const MAX_LINES = 20;
+const MAX_LINES = 20;
 
 const EMPTY: Cart = { revision: "empty", lines: [] };
 const listeners = new Set<() => void>();
 let owner: string | null = null;
-let cachedRaw: string | null | undefined;
-let cachedFor: string | null = null;
-let cached: Cart = EMPTY;
+/** The last cart read and the stored text it came from: the same text gives the same object. */
+let cached: { key: string; raw: string | null; cart: Cart } = { key: "", raw: null, cart: EMPTY };
 
 /** The owner id of an account: a hash of its email, so the storage keys carry no address. */
 export function accountOwner(email: string): string {
   return `acct-${fingerprintOf(email.trim().toLowerCase())}`;
 }
 
-function storage(): Storage | null {
+/** Uses localStorage; where it is disabled (or full) the cart is not kept, and nothing breaks. */
+function stored<T>(use: (storage: Storage) => T): T | undefined {
   try {
-    return window.localStorage;
+    return use(window.localStorage);
   } catch {
-    return null; // storage disabled: the cart cannot be kept
+    return undefined;
   }
 }
 
 function currentOwner(): string {
-  if (owner === null) owner = storage()?.getItem(OWNER_KEY) ?? GUEST;
+  owner ??= stored((s) => s.getItem(OWNER_KEY)) ?? GUEST;
   return owner;
 }
 
@@ -63,34 +63,22 @@ function parse(raw: string | null): Cart {
 }
 
 function readOf(who: string): Cart {
-  const raw = storage()?.getItem(CART_PREFIX + who) ?? null;
-  if (raw !== cachedRaw || who !== cachedFor) {
-    cachedRaw = raw;
-    cachedFor = who;
-    cached = parse(raw);
-  }
-  return cached;
-}
-
-function read(): Cart {
-  return readOf(currentOwner());
-}
-
-function emit() {
-  for (const listener of listeners) listener();
+  const key = CART_PREFIX + who;
+  const raw = stored((s) => s.getItem(key)) ?? null;
+  if (raw !== cached.raw || key !== cached.key) cached = { key, raw, cart: parse(raw) };
+  return cached.cart;
 }
 
 function writeOf(who: string, lines: CartLine[]) {
   const canonical = mergeLines(lines);
-  try {
-    const key = CART_PREFIX + who;
-    if (canonical.length === 0) storage()?.removeItem(key);
-    else
-      storage()?.setItem(key, JSON.stringify({ revision: crypto.randomUUID(), lines: canonical }));
-  } catch {
-    // storage full or disabled: the cart cannot be kept
-  }
+  const cart = JSON.stringify({ revision: crypto.randomUUID(), lines: canonical });
+  stored((s) =>
+    canonical.length === 0 ? s.removeItem(CART_PREFIX + who) : s.setItem(CART_PREFIX + who, cart),
+  );
 }
+
+const read = () => readOf(currentOwner());
+const emit = () => listeners.forEach((listener) => listener());
 
 function write(lines: CartLine[]) {
   writeOf(currentOwner(), lines);
@@ -133,34 +121,21 @@ export const cartStore = {
   setOwner(next: string) {
     const previous = currentOwner();
     if (next === previous) return;
-    if (next !== GUEST) {
-      const guest = readOf(GUEST).lines;
-      if (guest.length > 0) {
-        writeOf(next, merge(readOf(next).lines, guest));
-        writeOf(GUEST, []);
-      }
+    const guest = readOf(GUEST).lines;
+    if (next !== GUEST && guest.length > 0) {
+      writeOf(next, merge(readOf(next).lines, guest));
+      writeOf(GUEST, []);
     }
     owner = next;
-    try {
-      storage()?.setItem(OWNER_KEY, next);
-    } catch {
-      // not remembered: the next page load starts from the guest cart until the session answers
-    }
+    // Where storage refuses, the next page load shows the guest cart until the session answers.
+    stored((s) => s.setItem(OWNER_KEY, next));
     emit();
   },
-  add(productId: string, quantity = 1) {
+  /** One more of a product (not past MAX_QUANTITY); a product past MAX_LINES is not added. */
+  add(productId: string) {
     const lines = read().lines;
-    const existing = lines.find((l) => l.productId === productId);
-    if (!existing && lines.length >= MAX_LINES) return;
-    write(
-      existing
-        ? lines.map((l) =>
-            l.productId === productId
-              ? { ...l, quantity: Math.min(MAX_QUANTITY, l.quantity + quantity) }
-              : l,
-          )
-        : [...lines, { productId, quantity }],
-    );
+    if (lines.length >= MAX_LINES && !lines.some((l) => l.productId === productId)) return;
+    write(merge(lines, [{ productId, quantity: 1 }]));
   },
   setQuantity(productId: string, quantity: number) {
     const q = Math.max(0, Math.min(MAX_QUANTITY, Math.floor(quantity)));

@@ -54,10 +54,10 @@ function DemoAccounts({ next }: { next: string }) {
   return (
     <>
       <p className="muted">This is a demo: pick an account, no password needed.</p>
-      <ul className="grid" aria-label="Demo accounts" style={{ listStyle: "none", padding: 0 }}>
+      <ul className="grid bare" aria-label="Demo accounts">
         {DEMO_ACCOUNTS.map((account) => (
           <li key={account.email} className="card">
-            <h2 style={{ fontSize: "1.05rem", margin: "0 0 0.25rem" }}>{account.name}</h2>
+            <h2 style={{ marginBottom: "0.25rem" }}>{account.name}</h2>
             <p className="muted" style={{ margin: "0 0 0.25rem" }}>
               {account.email}
             </p>
@@ -83,9 +83,7 @@ function PasswordForm({ next, demo }: { next: string; demo: boolean }) {
       style={{ maxWidth: "24rem" }}
       aria-label="Sign in with a password"
     >
-      {demo && (
-        <h2 style={{ fontSize: "1.05rem", marginTop: 0 }}>Or with an account and password</h2>
-      )}
+      {demo && <h2>Or with an account and password</h2>}
       <p>
         <label>
           E-mail address

@@ -10,13 +10,13 @@ import { AUDIT_ACTIONS } from "@/shared/audit-actions";
 import { formatTime, Pager, QueryState } from "./ui";
 import { SearchBar, SelectField, TextField } from "./fields";
 import { LIVE_LIST, useListFilters } from "./list-filters";
-import { DataTable } from "../DataTable";
+import { CellTable, type Cells } from "../DataTable";
 
 /** An audit entry as it arrives over the wire (an `unknown` field comes back optional). */
 export type Entry = Omit<AuditView, "details"> & { details?: unknown };
 
 function Target({ a }: { a: Entry }) {
-  if (a.targetType !== "IdempotencyKey") return <>{`${a.targetType} ${a.targetId.slice(0, 8)}`}</>;
+  if (a.targetType !== "IdempotencyKey") return `${a.targetType} ${a.targetId.slice(0, 8)}`;
   return (
     <>
       <Link href={`/admin/keys/${a.targetId}`}>{a.targetKey ?? a.targetId}</Link>
@@ -25,48 +25,34 @@ function Target({ a }: { a: Entry }) {
   );
 }
 
+const AUDIT_CELLS: Cells<Entry> = {
+  When: (a) => formatTime(a.createdAt),
+  Who: (a) => a.actor,
+  Action: (a) => <span className="mono">{a.action}</span>,
+  "Key or target": (a) => (
+    <span className="mono break-anywhere">
+      <Target a={a} />
+    </span>
+  ),
+  Reason: (a) => a.reason,
+  "What was stored": (a) => (
+    <details>
+      <summary>details</summary>
+      <pre className="mono" style={{ whiteSpace: "pre-wrap", maxWidth: "28rem" }}>
+        {JSON.stringify(a.details, null, 2)}
+      </pre>
+    </details>
+  ),
+};
+
 export function AuditTable({ entries, label }: { entries: Entry[]; label: string }) {
-  return (
-    <DataTable
-      label={label}
-      columns={["When", "Who", "Action", "Key or target", "Reason", "What was stored"]}
-      scroll
-    >
-      {entries.map((a) => (
-        <tr key={a.id}>
-          <td>{formatTime(a.createdAt)}</td>
-          <td>{a.actor}</td>
-          <td className="mono">{a.action}</td>
-          <td className="mono" style={{ wordBreak: "break-all" }}>
-            <Target a={a} />
-          </td>
-          <td>{a.reason}</td>
-          <td>
-            <details>
-              <summary>details</summary>
-              <pre className="mono" style={{ whiteSpace: "pre-wrap", maxWidth: "28rem" }}>
-                {JSON.stringify(a.details, null, 2)}
-              </pre>
-            </details>
-          </td>
-        </tr>
-      ))}
-    </DataTable>
-  );
+  return <CellTable label={label} cells={AUDIT_CELLS} rows={entries} />;
 }
 
 /** The filters start from the URL (a key page links to its entries). */
-export function AuditPanel({
-  initial,
-}: {
-  initial: Record<"actor" | "action" | "key", string | undefined>;
-}) {
+export function AuditPanel({ initial }: { initial: Record<"actor" | "action" | "key", string> }) {
   const trpc = useTRPC();
-  const list = useListFilters({
-    actor: initial.actor ?? "",
-    action: initial.action ?? "",
-    key: initial.key ?? "",
-  });
+  const list = useListFilters(initial);
   const audit = useQuery({ ...trpc.admin.audit.list.queryOptions(list.input), ...LIVE_LIST });
   return (
     <>

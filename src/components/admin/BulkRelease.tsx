@@ -2,12 +2,12 @@
 // Release every stuck lease the keys filter selects (an instance died holding hundreds), with one
 // reason. The server frees one bounded batch per call, each key audited; this loops while some
 // remain, each batch its own idempotent request (a lost answer is retried with the same key).
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC, useTRPCClient } from "@/trpc/react";
 import { newIdempotencyKey } from "@once/idempotency/client";
 import { errorText, REFRESH_MS } from "./ui";
-import { AuditReasonField } from "./AuditReasonField";
+import { AuditReasonField, submitted } from "./fields";
 import { given } from "./list-filters";
 
 type Progress =
@@ -60,18 +60,12 @@ export function BulkRelease({ tenant, procedure }: Filter) {
   });
   const [reason, setReason] = useState("");
   const { progress, run } = useBulkRelease(filter);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    await run(reason);
-  };
   const n = count.data?.stuck ?? 0;
   return (
     <section className="card" aria-labelledby="bulk-heading" style={{ margin: "0.75rem 0" }}>
-      <h3 id="bulk-heading" style={{ marginTop: 0, fontSize: "1rem" }}>
-        Release stuck leases in bulk
-      </h3>
+      <h3 id="bulk-heading">Release stuck leases in bulk</h3>
       <StuckCount n={n} filter={filter} />
-      <form className="row" onSubmit={submit}>
+      <form className="row" onSubmit={submitted(() => void run(reason))}>
         <AuditReasonField
           label="Reason for the bulk release"
           value={reason}

@@ -2,7 +2,6 @@
 // One key: fingerprint, stored outcome, timestamps, lease, attempts; bust/release with a reason;
 // its audit trail (which outlives the key).
 import Link from "next/link";
-import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import type { KeyDetail as Key } from "@/server/api/routers/admin/view";
@@ -10,6 +9,7 @@ import { formatTime, LeaseBadge, QueryState, REFRESH_MS, StatusBadge } from "./u
 import { AuditTable, type Entry } from "./AuditPanel";
 import { KeyTimeline } from "./KeyTimeline";
 import { RemoveKeyForm } from "./RemoveKeyForm";
+import { Facts } from "../Facts";
 
 export function KeyDetail({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -21,25 +21,24 @@ export function KeyDetail({ id }: { id: string }) {
   const k = detail.data?.key;
   return (
     <>
-      <KeyHeading id={id} name={k?.key ?? goneKeyName(detail.data?.audit)} />
+      <KeyHeading name={k?.key ?? goneKeyName(detail.data?.audit)} id={id} />
       <QueryState isPending={detail.isPending} error={detail.error}>
-        {detail.data && !k && (
+        {k ? (
+          <KeyFacts k={k} />
+        ) : (
           <div className="alert warn" role="status">
             This key no longer exists (busted, released or reaped): its audit trail is below.
           </div>
         )}
-        {k && <KeyFacts k={k} />}
-        {detail.data && <KeyTimeline events={detail.data.timeline} currentId={id} />}
+        <KeyTimeline events={detail.data?.timeline ?? []} currentId={id} />
         {/* Stays mounted after a bust removed the key, so its feedback stays on screen. */}
-        {detail.data && (
-          <RemoveKeyForm
-            id={id}
-            tenant={k?.tenant}
-            exists={!!k}
-            leaseLive={k?.status === "PROCESSING" && k.leaseState === "live"}
-          />
-        )}
-        {detail.data && <KeyAuditTrail audit={detail.data.audit} />}
+        <RemoveKeyForm
+          id={id}
+          tenant={k?.tenant}
+          exists={!!k}
+          leaseLive={k?.status === "PROCESSING" && k.leaseState === "live"}
+        />
+        <KeyAuditTrail audit={detail.data?.audit ?? []} />
       </QueryState>
     </>
   );
@@ -51,23 +50,23 @@ function goneKeyName(audit: { details?: unknown }[] | undefined): string | undef
   return typeof key === "string" ? key : undefined;
 }
 
-/** The key's value (the row id until it is known), and a link to its entries in the audit log. */
-function KeyHeading({ id, name }: { id: string; name: string | undefined }) {
+/**
+ * The key's value (the row id until it is known, `id`), and once it is, a link to its entries in
+ * the audit log.
+ */
+export function KeyHeading({ name, id }: { name: string | undefined; id?: string }) {
   return (
     <>
       <p className="row">
         <Link href="/admin">← All keys</Link>
-        {name && (
+        {name && id && (
           <Link href={`/admin/audit?key=${encodeURIComponent(name)}`}>
             This key in the audit log
           </Link>
         )}
       </p>
       <h1>
-        Key{" "}
-        <span className="mono" style={{ wordBreak: "break-all" }}>
-          {name ?? id}
-        </span>
+        Key <span className="mono break-anywhere">{name ?? id}</span>
       </h1>
     </>
   );
@@ -87,65 +86,36 @@ function KeyAuditTrail({ audit }: { audit: Entry[] }) {
   );
 }
 
-/** One fact: `code` is set in monospace; a `token` (a key, a hash) also breaks at any character. */
-function Fact({
-  term,
-  text,
-  children,
-}: {
-  term: string;
-  text?: "code" | "token";
-  children: ReactNode;
-}) {
-  return (
+function KeyFacts({ k }: { k: Key }) {
+  const lease = (
     <>
-      <dt>{term}</dt>
-      <dd
-        className={text ? "mono" : undefined}
-        style={text === "token" ? { wordBreak: "break-all" } : undefined}
-      >
-        {children}
-      </dd>
+      <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
+      {k.leaseExpiresAt && (
+        <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>
+      )}
     </>
   );
-}
-
-function KeyFacts({ k }: { k: Key }) {
   return (
     <section className="card" aria-label="Key detail">
-      <dl className="facts" style={{ margin: 0 }}>
-        <Fact term="Status">
-          <StatusBadge status={k.status} />
-        </Fact>
-        <Fact term="Tenant">{k.tenant}</Fact>
-        <Fact term="Procedure" text="code">
-          {k.procedure}
-        </Fact>
-        <Fact term="Idempotency key" text="token">
-          {k.key}
-        </Fact>
-        <Fact term="Fingerprint" text="token">
-          {k.fingerprint}
-        </Fact>
-        <Fact term="Attempts">{k.attempts}</Fact>
-        <Fact term="Lease">
-          <LeaseBadge state={k.leaseState} remainingMs={k.leaseRemainingMs} />{" "}
-          {k.leaseExpiresAt && (
-            <span className="muted">(lease end {formatTime(k.leaseExpiresAt)})</span>
-          )}
-        </Fact>
-        <Fact term="Lease token" text="token">
-          {k.leaseToken ?? "–"}
-        </Fact>
-        <Fact term="Created">{formatTime(k.createdAt)}</Fact>
-        <Fact term="Updated">{formatTime(k.updatedAt)}</Fact>
-        <Fact term="Completed">{formatTime(k.completedAt)}</Fact>
-        <Fact term="Expires">{formatTime(k.expiresAt)}</Fact>
-        <Fact term="Stored status">{k.responseStatus ?? "–"}</Fact>
-        <Fact term="Stored content type" text="code">
-          {k.responseContentType ?? "–"}
-        </Fact>
-      </dl>
+      <Facts
+        className="flush"
+        of={[
+          ["Status", <StatusBadge status={k.status} />],
+          ["Tenant", k.tenant],
+          ["Procedure", <code>{k.procedure}</code>],
+          ["Idempotency key", <code>{k.key}</code>],
+          ["Fingerprint", <code>{k.fingerprint}</code>],
+          ["Attempts", k.attempts],
+          ["Lease", lease],
+          ["Lease token", <code>{k.leaseToken ?? "–"}</code>],
+          ["Created", formatTime(k.createdAt)],
+          ["Updated", formatTime(k.updatedAt)],
+          ["Completed", formatTime(k.completedAt)],
+          ["Expires", formatTime(k.expiresAt)],
+          ["Stored status", k.responseStatus ?? "–"],
+          ["Stored content type", <code>{k.responseContentType ?? "–"}</code>],
+        ]}
+      />
       <StoredBody body={k.responseBody} />
     </section>
   );

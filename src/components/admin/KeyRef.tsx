@@ -7,9 +7,10 @@ import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import type { KeySummary } from "@/server/api/routers/admin/view";
 import { useTRPC } from "@/trpc/react";
-import { KeyDetail } from "./KeyDetail";
-import { formatTime, QueryState, StatusBadge } from "./ui";
-import { DataTable } from "../DataTable";
+import { KeyDetail, KeyHeading } from "./KeyDetail";
+import { KEY_CELLS } from "./key-cells";
+import { QueryState } from "./ui";
+import { CellTable, type Cells } from "../DataTable";
 
 /** What the reference names, and the one key it settled on, if it did. */
 function useKeyRef(value: string, tenant: string | undefined) {
@@ -40,15 +41,7 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
   if (id) return <KeyDetail id={id} />;
   return (
     <>
-      <p>
-        <Link href="/admin">← All keys</Link>
-      </p>
-      <h1>
-        Key{" "}
-        <span className="mono" style={{ wordBreak: "break-all" }}>
-          {value}
-        </span>
-      </h1>
+      <KeyHeading name={value} />
       <QueryState isPending={found.isPending} error={found.error}>
         {items.length === 0 ? (
           <div role="alert" className="alert warn">
@@ -64,28 +57,20 @@ export function KeyRef({ value, tenant }: { value: string; tenant?: string }) {
   );
 }
 
+const { Status, Procedure, Created } = KEY_CELLS;
+const CHOICE_CELLS: Cells<KeySummary> = {
+  Tenant: (k) => <Link href={`/admin/keys/${k.id}`}>{k.tenant}</Link>,
+  Status,
+  Procedure,
+  Created,
+};
+
 /** One key value used by several tenants: the operator picks the tenant. */
 function TenantChoice({ items }: { items: KeySummary[] }) {
   return (
     <>
       <p>{items.length} tenants used this key value: choose one.</p>
-      <DataTable
-        label="Keys with this value"
-        columns={["Tenant", "Status", "Procedure", "Created"]}
-      >
-        {items.map((k) => (
-          <tr key={k.id}>
-            <td>
-              <Link href={`/admin/keys/${k.id}`}>{k.tenant}</Link>
-            </td>
-            <td>
-              <StatusBadge status={k.status} />
-            </td>
-            <td className="mono">{k.procedure}</td>
-            <td>{formatTime(k.createdAt)}</td>
-          </tr>
-        ))}
-      </DataTable>
+      <CellTable label="Keys with this value" cells={CHOICE_CELLS} rows={items} />
     </>
   );
 }

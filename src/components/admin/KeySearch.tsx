@@ -2,13 +2,17 @@
 // Find a key by its value (what a client sent, from a log line or a ticket), exactly or by its
 // start, across tenants or within one. The same lookup works by URL: /admin/keys/<value>.
 import Link from "next/link";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/trpc/react";
 import { QueryState } from "./ui";
 import { SearchBar, TextField } from "./fields";
-import { KeysTable } from "./KeysTable";
+import { KEY_CELLS } from "./key-cells";
+import { CellTable } from "../DataTable";
 import { given } from "./list-filters";
+
+const { Key, Tenant, Status, Procedure, Lease, Created } = KEY_CELLS;
+const FOUND_CELLS = { Key, Tenant, Status, Procedure, Lease, Created };
 
 type Asked = { q: string; tenant?: string };
 
@@ -26,10 +30,7 @@ export function KeySearch() {
 function KeySearchBar({ onSearch }: { onSearch: (asked: Asked) => void }) {
   const [q, setQ] = useState("");
   const [tenant, setTenant] = useState("");
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (q.trim()) onSearch({ q: q.trim(), ...given({ tenant }) });
-  };
+  const submit = () => q.trim() && onSearch({ q: q.trim(), ...given({ tenant }) });
   return (
     <SearchBar label="Find a key by its value" onSubmit={submit}>
       <TextField
@@ -64,11 +65,7 @@ function FoundKeys({ asked }: { asked: Asked }) {
           <Link href={`/admin/audit?key=${encodeURIComponent(asked.q)}`}>audit log</Link>.
         </p>
       ) : (
-        <KeysTable
-          label="Keys found"
-          columns={["Key", "Tenant", "Status", "Procedure", "Lease", "Created"]}
-          keys={found.data?.items ?? []}
-        />
+        <CellTable label="Keys found" cells={FOUND_CELLS} rows={found.data?.items ?? []} />
       )}
       {found.data?.more && (
         <p className="muted">

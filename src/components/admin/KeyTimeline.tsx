@@ -8,7 +8,6 @@ const TONE: Partial<Record<TimelineEvent["kind"], string>> = {
   failed: "bad",
   busted: "warn",
   released: "warn",
-  lease: "",
 };
 
 export function KeyTimeline({ events, currentId }: { events: TimelineEvent[]; currentId: string }) {

@@ -7,22 +7,12 @@ import { useTRPC } from "@/trpc/react";
 import { Pager, QueryState } from "./ui";
 import { BulkRelease } from "./BulkRelease";
 import { CheckField, SearchBar, SelectField, TextField } from "./fields";
-import { KeysTable } from "./KeysTable";
+import { KEY_CELLS } from "./key-cells";
+import { CellTable } from "../DataTable";
 import { given, LIVE_LIST, useListFilters } from "./list-filters";
 
 const STATUSES = ["PROCESSING", "COMPLETED", "FAILED"] as const;
 type Status = (typeof STATUSES)[number];
-
-const COLUMNS = [
-  "Key",
-  "Status",
-  "Tenant",
-  "Procedure",
-  "Attempts",
-  "Lease",
-  "Created",
-  "Expires",
-] as const;
 
 function useKeyFilters() {
   return useListFilters<{ status: Status | ""; tenant: string; procedure: string; stuck: boolean }>(
@@ -44,12 +34,7 @@ export function KeysPanel() {
         {keys.data && keys.data.items.length === 0 ? (
           <p className="muted">No keys match these filters.</p>
         ) : (
-          <KeysTable
-            label="Idempotency keys"
-            columns={COLUMNS}
-            keys={keys.data?.items ?? []}
-            scroll
-          />
+          <CellTable label="Idempotency keys" cells={KEY_CELLS} rows={keys.data?.items ?? []} />
         )}
         <Pager pages={list.pages} nextCursor={keys.data?.nextCursor} label="Keys" />
       </QueryState>

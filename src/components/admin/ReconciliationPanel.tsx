@@ -7,7 +7,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { formatTime, Pager, QueryState, REFRESH_MS, useCursorStack } from "./ui";
 import { ReasonActionForm } from "./ReasonActionForm";
-import { DataTable } from "../DataTable";
+import { CellTable, type Cells } from "../DataTable";
 import { describeFinding } from "./finding-text";
 
 type Finding = RouterOutputs["admin"]["reconciliation"]["list"]["items"][number];
@@ -26,15 +26,11 @@ export function ReconciliationPanel() {
         {findings.data?.items.length === 0 ? (
           <p className="muted">No findings: every charge matches an order.</p>
         ) : (
-          <DataTable
+          <CellTable
             label="Reconciliation findings"
-            columns={["Found", "Kind", "Order", "Charges", "Details", "Resolved"]}
-            scroll
-          >
-            {findings.data?.items.map((f) => (
-              <FindingRow key={f.id} f={f} />
-            ))}
-          </DataTable>
+            cells={FINDING_CELLS}
+            rows={findings.data?.items ?? []}
+          />
         )}
         <Pager pages={pages} nextCursor={findings.data?.nextCursor} label="Findings" />
       </QueryState>
@@ -42,39 +38,29 @@ export function ReconciliationPanel() {
   );
 }
 
-function FindingRow({ f }: { f: Finding }) {
-  return (
-    <tr>
-      <td>{formatTime(f.createdAt)}</td>
-      <td>
-        <span className="badge bad">{f.kind}</span>
-      </td>
-      <td className="mono">{f.orderId?.slice(0, 8) ?? "–"}</td>
-      <td className="mono break-anywhere">
-        {f.chargeIds.length === 0
-          ? "–"
-          : f.chargeIds.map((id) => (
-              <span key={id} style={{ display: "block" }}>
-                {id}
-              </span>
-            ))}
-      </td>
-      <td style={{ minWidth: "16rem" }}>{describeFinding(f.kind, f.details)}</td>
-      <td>
-        {f.resolvedAt ? (
-          <>
-            {formatTime(f.resolvedAt)} by {f.resolvedBy ?? "–"}: {f.resolution ?? "–"}
-          </>
-        ) : (
-          <ReasonActionForm
-            button="Resolve"
-            done="Resolved"
-            send={(client, note, context) =>
-              client.admin.reconciliation.resolve.mutate({ id: f.id, note }, { context })
-            }
-          />
-        )}
-      </td>
-    </tr>
-  );
-}
+const FINDING_CELLS: Cells<Finding> = {
+  Found: (f) => formatTime(f.createdAt),
+  Kind: (f) => <span className="badge bad">{f.kind}</span>,
+  Order: (f) => <span className="mono">{f.orderId?.slice(0, 8) ?? "–"}</span>,
+  Charges: (f) =>
+    f.chargeIds.length === 0
+      ? "–"
+      : f.chargeIds.map((id) => (
+          <span key={id} className="mono break-anywhere" style={{ display: "block" }}>
+            {id}
+          </span>
+        )),
+  Details: (f) => <div style={{ minWidth: "16rem" }}>{describeFinding(f.kind, f.details)}</div>,
+  Resolved: (f) =>
+    f.resolvedAt ? (
+      `${formatTime(f.resolvedAt)} by ${f.resolvedBy ?? "–"}: ${f.resolution ?? "–"}`
+    ) : (
+      <ReasonActionForm
+        button="Resolve"
+        done="Resolved"
+        send={(client, note, context) =>
+          client.admin.reconciliation.resolve.mutate({ id: f.id, note }, { context })
+        }
+      />
+    ),
+};

@@ -5,8 +5,8 @@ import { useState } from "react";
 import type { RemoveKeyInput } from "@/server/api/routers/admin/keys.types";
 import { useTRPCClient } from "@/trpc/react";
 import { errorText } from "./ui";
-import { useAdminAction } from "./useAdminAction";
-import { AuditReasonField } from "./AuditReasonField";
+import { useAdminAction } from "./ReasonActionForm";
+import { AuditReasonField, submitted } from "./fields";
 
 /**
  * The two actions on one key; the last one sent is the one whose outcome shows. The key's tenant
@@ -27,12 +27,7 @@ function useRemoveKey(id: string, tenant: string | undefined) {
   return { send, busy: bust.isPending || release.isPending, last: bust.isIdle ? release : bust };
 }
 
-export function RemoveKeyForm({
-  id,
-  tenant,
-  exists,
-  leaseLive,
-}: {
+interface RemoveKeyProps {
   id: string;
   /** The key's tenant (its scope), while the key exists. */
   tenant: string | undefined;
@@ -40,52 +35,38 @@ export function RemoveKeyForm({
   exists: boolean;
   /** The key is PROCESSING under a live lease: the server will refuse to remove it. */
   leaseLive: boolean;
-}) {
+}
+
+export function RemoveKeyForm({ id, tenant, exists, leaseLive }: RemoveKeyProps) {
   const [reason, setReason] = useState("");
   const { send, busy, last } = useRemoveKey(id, tenant);
   const disabled = busy || !exists;
   return (
     <section className="card" aria-labelledby="remove-heading" style={{ marginTop: "1rem" }}>
-      <RemoveKeyIntro leaseLive={leaseLive} />
-      <RemoveActions reason={reason} onReason={setReason} disabled={disabled} send={send} />
+      <h2 id="remove-heading">Bust or release</h2>
+      <p className="muted" style={{ marginTop: 0 }}>
+        Busting removes a finished key (or a stuck one) so the next request with it runs anew.
+        Releasing frees a stuck lease. A key whose lease is live cannot be removed: its request may
+        still commit.
+        {leaseLive && <strong> This key&apos;s lease is live right now.</strong>}
+      </p>
+      {/* Submitting busts; release checks the reason the same way. */}
+      <form className="row" onSubmit={submitted(() => send("bust", reason))}>
+        <AuditReasonField value={reason} onChange={setReason} flex="1" />
+        <button type="submit" disabled={disabled}>
+          Bust key
+        </button>
+        <button
+          type="button"
+          className="secondary"
+          disabled={disabled}
+          onClick={(e) => e.currentTarget.form?.reportValidity() && send("release", reason)}
+        >
+          Release lease
+        </button>
+      </form>
       <RemoveOutcome busy={busy} last={last} />
     </section>
-  );
-}
-
-/** The reason and the two buttons: submitting busts; release checks the reason the same way. */
-function RemoveActions({
-  reason,
-  onReason,
-  disabled,
-  send,
-}: {
-  reason: string;
-  onReason: (reason: string) => void;
-  disabled: boolean;
-  send: ReturnType<typeof useRemoveKey>["send"];
-}) {
-  return (
-    <form
-      onSubmit={(e) => {
-        e.preventDefault();
-        send("bust", reason);
-      }}
-      className="row"
-    >
-      <AuditReasonField value={reason} onChange={onReason} flex="1" />
-      <button type="submit" disabled={disabled}>
-        Bust key
-      </button>
-      <button
-        type="button"
-        className="secondary"
-        disabled={disabled}
-        onClick={(e) => e.currentTarget.form?.reportValidity() && send("release", reason)}
-      >
-        Release lease
-      </button>
-    </form>
   );
 }
 
@@ -109,22 +90,6 @@ function RemoveOutcome({ busy, last }: Pick<ReturnType<typeof useRemoveKey>, "bu
           Refused: {errorText(last.error)}
         </div>
       )}
-    </>
-  );
-}
-
-function RemoveKeyIntro({ leaseLive }: { leaseLive: boolean }) {
-  return (
-    <>
-      <h2 id="remove-heading" style={{ fontSize: "1.05rem", marginTop: 0 }}>
-        Bust or release
-      </h2>
-      <p className="muted" style={{ marginTop: 0 }}>
-        Busting removes a finished key (or a stuck one) so the next request with it runs anew.
-        Releasing frees a stuck lease. A key whose lease is live cannot be removed: its request may
-        still commit.
-        {leaseLive && <strong> This key&apos;s lease is live right now.</strong>}
-      </p>
     </>
   );
 }

@@ -6,7 +6,7 @@ import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { formatTime, QueryState, REFRESH_MS } from "./ui";
 import { ReasonActionForm } from "./ReasonActionForm";
 import { given } from "./list-filters";
-import { DataTable } from "../DataTable";
+import { CellTable, type Cells } from "../DataTable";
 
 type Session = RouterOutputs["admin"]["sessions"]["list"][number];
 
@@ -28,37 +28,26 @@ export function SessionsPanel() {
         {sessions.data?.length === 0 ? (
           <p className="muted">No live sessions.</p>
         ) : (
-          <DataTable
-            label="Sessions"
-            columns={["Account", "Role", "Signed in", "Expires", "Browser", "Action"]}
-          >
-            {sessions.data?.map((s) => (
-              <SessionRow key={s.id} s={s} />
-            ))}
-          </DataTable>
+          <CellTable label="Sessions" cells={SESSION_CELLS} rows={sessions.data ?? []} />
         )}
       </QueryState>
     </section>
   );
 }
 
-function SessionRow({ s }: { s: Session }) {
-  return (
-    <tr>
-      <td>{s.email}</td>
-      <td>{s.role}</td>
-      <td>{formatTime(s.createdAt)}</td>
-      <td>{formatTime(s.expiresAt)}</td>
-      <td className="muted">{s.userAgent?.slice(0, 60) ?? "–"}</td>
-      <td>
-        <ReasonActionForm
-          button="End session"
-          done="Ended"
-          send={(client, reason, context) =>
-            client.admin.sessions.end.mutate({ id: s.id, reason }, { context })
-          }
-        />
-      </td>
-    </tr>
-  );
-}
+const SESSION_CELLS: Cells<Session> = {
+  Account: (s) => s.email,
+  Role: (s) => s.role,
+  "Signed in": (s) => formatTime(s.createdAt),
+  Expires: (s) => formatTime(s.expiresAt),
+  Browser: (s) => <span className="muted">{s.userAgent?.slice(0, 60) ?? "–"}</span>,
+  Action: (s) => (
+    <ReasonActionForm
+      button="End session"
+      done="Ended"
+      send={(client, reason, context) =>
+        client.admin.sessions.end.mutate({ id: s.id, reason }, { context })
+      }
+    />
+  ),
+};

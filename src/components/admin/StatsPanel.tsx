@@ -5,9 +5,8 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useTRPC, type RouterOutputs } from "@/trpc/react";
 import { QueryState, REFRESH_MS } from "./ui";
-import { AlarmCount } from "./AlarmCount";
+import { AlarmCount, FindingsAlarm } from "./alarms";
 import { CounterChart } from "./CounterChart";
-import { FindingsAlarm } from "./FindingsAlarm";
 import { DataTable } from "../DataTable";
 
 type Stats = RouterOutputs["admin"]["stats"];
@@ -22,7 +21,7 @@ export function StatsPanel() {
       <QueryState isPending={stats.isPending} error={stats.error}>
         {s && (
           <>
-            <ul className="row" aria-label="Live counts" style={{ listStyle: "none", padding: 0 }}>
+            <ul className="row bare" aria-label="Live counts">
               <KeyCounts keys={s.keys} />
               <HealthCounts s={s} />
               <RefusalCounts refusals={s.refusals} />
@@ -45,18 +44,14 @@ export function StatsPanel() {
   );
 }
 
-const STATUS_COUNTS = [
-  ["PROCESSING", "Processing"],
-  ["COMPLETED", "Completed"],
-  ["FAILED", "Failed"],
-] as const;
+const STATUS_COUNTS = ["PROCESSING", "COMPLETED", "FAILED"] as const;
 
 function KeyCounts({ keys }: { keys: Stats["keys"] }) {
   return (
     <>
-      {STATUS_COUNTS.map(([status, label]) => (
+      {STATUS_COUNTS.map((status) => (
         <li key={status} className="card">
-          {label}{" "}
+          {status[0] + status.slice(1).toLowerCase()}{" "}
           <strong>
             {/* Past a million keys the finished counts are the planner's estimates (key-gauges.ts). */}
             {keys.estimated && status !== "PROCESSING" ? "≈ " : ""}
@@ -127,15 +122,10 @@ const refusalLabel = ({ stage, reason }: Refusal) =>
 function RefusalCounts({ refusals }: { refusals: Stats["refusals"] }) {
   const total = refusals.reduce((n, r) => n + r.count, 0);
   return (
-    <li className="card" style={{ margin: 0 }} aria-label="Refusals on this instance">
+    <li className="card" aria-label="Refusals on this instance">
       Refused here <strong>{total}</strong>
-      {refusals.length > 0 && (
-        <>
-          {" ("}
-          {refusals.map((r) => `${refusalLabel(r)}: ${r.count}`).join(", ")}
-          {")"}
-        </>
-      )}
+      {refusals.length > 0 &&
+        ` (${refusals.map((r) => `${refusalLabel(r)}: ${r.count}`).join(", ")})`}
     </li>
   );
 }
@@ -145,7 +135,6 @@ function CountersTable({ events, counters }: Pick<Stats, "events" | "counters">)
     <DataTable
       label="Counters per tenant and procedure"
       columns={["Tenant", "Procedure", ...events.map((e) => e.replaceAll("_", " "))]}
-      scroll
     >
       {counters.map((c) => (
         <tr key={`${c.tenant}/${c.procedure}`}>

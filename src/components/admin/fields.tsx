@@ -1,20 +1,27 @@
 // The dashboard's form pieces: the search bar that holds a view's filters, and labelled fields (a
-// text, a choice with "Any" first, a checkbox). Each field's handler gets the new value.
+// text, a choice with "Any" first, a checkbox, the reason for the audit log). Each field's handler
+// gets the new value.
 import type { FormEvent, InputHTMLAttributes, ReactNode } from "react";
 import { Options } from "../Options";
+
+/** A form's submit handler that stays on the page and does `act`. */
+export const submitted = (act: () => unknown) => (e: FormEvent) => {
+  e.preventDefault();
+  act();
+};
 
 /** A row of filters (or a search) over a view; without `onSubmit`, Enter does nothing. */
 export function SearchBar({
   label,
-  onSubmit = (e) => e.preventDefault(),
+  onSubmit = () => {},
   children,
 }: {
   label: string;
-  onSubmit?: (e: FormEvent) => void;
+  onSubmit?: () => void;
   children: ReactNode;
 }) {
   return (
-    <form className="row card" role="search" aria-label={label} onSubmit={onSubmit}>
+    <form className="row card" role="search" aria-label={label} onSubmit={submitted(onSubmit)}>
       {children}
     </form>
   );
@@ -84,5 +91,34 @@ export function CheckField({
     <label>
       <input type="checkbox" checked={value} onChange={(e) => onChange(e.target.checked)} /> {label}
     </label>
+  );
+}
+
+/**
+ * The reason an operator gives for a repair: required, within the server's bounds (3 to 500
+ * characters), and written to the audit log with it. With `flex` it fills that share of its row;
+ * without, it is a compact field for a table row.
+ */
+export function AuditReasonField({
+  label = "Reason",
+  value,
+  onChange,
+  flex,
+}: {
+  label?: string;
+  value: string;
+  onChange: (value: string) => void;
+  flex?: string;
+}) {
+  return (
+    <TextField
+      label={label}
+      value={value}
+      onChange={onChange}
+      required
+      minLength={3}
+      maxLength={500}
+      {...(flex ? { flex, placeholder: "Why (goes to the audit log)" } : { size: 14 })}
+    />
   );
 }

@@ -3,8 +3,7 @@
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { FindingsAlarm, openKinds } from "./FindingsAlarm";
-import { AlarmCount } from "./AlarmCount";
+import { AlarmCount, FindingsAlarm, openKinds } from "./alarms";
 
 const none = {
   CHARGE_WITHOUT_ORDER: 0,

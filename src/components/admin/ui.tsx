@@ -38,10 +38,7 @@ export function LeaseBadge({
 
 /** The message of a failed query or mutation, with its reason when the server gave one. */
 export function errorText(error: unknown): string {
-  const e = error as {
-    message?: string;
-    data?: { reason?: string; httpStatus?: number } | null;
-  } | null;
+  const e = error as { message?: string; data?: { reason?: string } | null } | null;
   const reason = e?.data?.reason ? ` (${e.data.reason})` : "";
   return `${e?.message ?? "Something went wrong"}${reason}`;
 }
@@ -94,28 +91,17 @@ export function Pager({
   nextCursor: string | null | undefined;
   label: string;
 }) {
+  const button = (text: string, onClick: () => void, disabled: boolean) => (
+    <button type="button" className="secondary" onClick={onClick} disabled={disabled}>
+      {text}
+    </button>
+  );
   return (
     <nav className="row" style={{ marginTop: "0.5rem" }} aria-label={`${label} pages`}>
-      <button type="button" className="secondary" onClick={pages.reset} disabled={pages.page === 0}>
-        First page
-      </button>
-      <button
-        type="button"
-        className="secondary"
-        onClick={pages.previous}
-        disabled={pages.page === 0}
-      >
-        Previous page
-      </button>
+      {button("First page", pages.reset, pages.page === 0)}
+      {button("Previous page", pages.previous, pages.page === 0)}
       <span className="muted">Page {pages.page + 1}</span>
-      <button
-        type="button"
-        className="secondary"
-        onClick={() => nextCursor && pages.next(nextCursor)}
-        disabled={!nextCursor}
-      >
-        Next page
-      </button>
+      {button("Next page", () => nextCursor && pages.next(nextCursor), !nextCursor)}
     </nav>
   );
 }

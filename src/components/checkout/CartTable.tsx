@@ -3,34 +3,16 @@
 import { cartStore, MAX_QUANTITY } from "../cart-store";
 import type { CartLine } from "@/trpc/checkout-intent";
 import { formatMoney } from "../format";
+import type { useCheckout } from "./use-checkout";
 
-const visuallyHidden = {
-  position: "absolute",
-  width: 1,
-  height: 1,
-  overflow: "hidden",
-  clip: "rect(0 0 0 0)",
-  whiteSpace: "nowrap",
-} as const;
+type Products = ReturnType<typeof useCheckout>["products"];
+type Product = NonNullable<ReturnType<Products["byId"]["get"]>>;
 
-interface Product {
-  name: string;
-  priceCents: number;
-  currency: string;
-}
+type CartProps = { lines: CartLine[]; products: Products; disabled: boolean };
 
-interface Props {
-  lines: CartLine[];
-  productById: Map<string, Product>;
-  /** The catalog answered: a product missing from it is really no longer sold. */
-  catalogLoaded: boolean;
-  currency: string;
-  disabled: boolean;
-}
-
-export function CartTable({ lines, productById, catalogLoaded, currency, disabled }: Props) {
+export function CartTable({ lines, products: { byId, loaded, currency }, disabled }: CartProps) {
   const total = lines.reduce(
-    (sum, l) => sum + (productById.get(l.productId)?.priceCents ?? 0) * l.quantity,
+    (sum, l) => sum + (byId.get(l.productId)?.priceCents ?? 0) * l.quantity,
     0,
   );
   return (
@@ -41,7 +23,7 @@ export function CartTable({ lines, productById, catalogLoaded, currency, disable
           <th scope="col">Quantity</th>
           <th scope="col">Total</th>
           <th scope="col">
-            <span style={visuallyHidden}>Actions</span>
+            <span className="visually-hidden">Actions</span>
           </th>
         </tr>
       </thead>
@@ -50,8 +32,8 @@ export function CartTable({ lines, productById, catalogLoaded, currency, disable
           <CartRow
             key={line.productId}
             line={line}
-            product={productById.get(line.productId)}
-            catalogLoaded={catalogLoaded}
+            product={byId.get(line.productId)}
+            catalogLoaded={loaded}
             disabled={disabled}
           />
         ))}
@@ -61,7 +43,7 @@ export function CartTable({ lines, productById, catalogLoaded, currency, disable
           <th scope="row" colSpan={2}>
             Order total
           </th>
-          <td className="price">{catalogLoaded ? formatMoney(total, currency) : "—"}</td>
+          <td className="price">{loaded ? formatMoney(total, currency) : "—"}</td>
           <td />
         </tr>
       </tfoot>
@@ -77,6 +59,7 @@ function CartRow({
 }: {
   line: CartLine;
   product?: Product;
+  /** The catalog answered: a product missing from it is really no longer sold. */
   catalogLoaded: boolean;
   disabled: boolean;
 }) {

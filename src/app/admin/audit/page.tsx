@@ -1,7 +1,6 @@
 import { AuditPanel } from "@/components/admin/AuditPanel";
 
-const one = (v: string | string[] | undefined) =>
-  typeof v === "string" && v.trim() ? v.trim() : undefined;
+const one = (v: string | string[] | undefined) => (typeof v === "string" ? v.trim() : "");
 
 /**
  * /admin/audit[?actor=…&action=…&key=…]: the filters start from the URL (a key page links here).

@@ -1,8 +1,28 @@
-// Open reconciliation findings as an alarm, not a plain count: each is money and an order that
-// disagree (a customer charged without an order, or twice), so the card is red while any is open,
-// says which kinds, and leads to the findings to resolve.
+// The dashboard's live counts that turn red while their alarm holds (stuck leases, replication,
+// the reaper's lag, open reconciliation findings). Open findings are an alarm, not a plain count:
+// each is money and an order that disagree (a customer charged without an order, or twice), so
+// the card is red while any is open, says which kinds, and leads to the findings to resolve.
 import Link from "next/link";
-import { AlarmCount } from "./AlarmCount";
+import type { ReactNode } from "react";
+
+export function AlarmCount({
+  alarm,
+  title,
+  label,
+  children,
+}: {
+  alarm: boolean;
+  title?: string;
+  /** The card's accessible name, when its text alone does not say what it is. */
+  label?: string;
+  children: ReactNode;
+}) {
+  return (
+    <li className={alarm ? "card alert bad" : "card"} title={title} aria-label={label}>
+      {children}
+    </li>
+  );
+}
 
 /** "charge without order 2, duplicate charge 1": the open kinds, most first. */
 export function openKinds(byKind: Record<string, number>): string {
