@@ -44,16 +44,14 @@ const env = z.object({
 const parsed = env.safeParse(
   Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== "")),
 );
-if (!parsed.success) {
-  console.error(`[provider] cannot start: ${z.prettifyError(parsed.error)}`);
+function cannotStart(why: string): never {
+  console.error(`[provider] cannot start: ${why}`);
   process.exit(1);
 }
+if (!parsed.success) cannotStart(z.prettifyError(parsed.error));
 const config = parsed.data;
 const shops = parseShops(config.PROVIDER_SHOPS);
-if (!shops.ok) {
-  console.error(`[provider] cannot start: ${shops.message}`);
-  process.exit(1);
-}
+if (!shops.ok) cannotStart(shops.message);
 
 /**
  * Undelivered events are looked for every 5 s (a refused webhook's retry comes due), and at once

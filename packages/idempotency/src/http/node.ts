@@ -5,6 +5,7 @@
 // one write with its length, a longer one chunk by chunk with backpressure.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import { fetchHeaders } from "./answer.js";
 import { PROBLEM_TYPE } from "./problem.js";
 import type { FetchHandler } from "./route.js";
 
@@ -54,7 +55,7 @@ export function toRequest(req: IncomingMessage, options: ToRequestOptions = {}):
   const incoming = req as MaybeExpressRequest;
   const base = options.origin ?? `http://${req.headers.host ?? "localhost"}`;
   const url = new URL(incoming.originalUrl ?? req.url ?? "/", base);
-  const headers = headersOf(req);
+  const headers = fetchHeaders(req.headers);
   const method = req.method ?? "GET";
   const init = { method, headers, signal: goneSignal(req, options.res) };
   if (BODILESS.has(method)) return new Request(url, init);
@@ -70,16 +71,6 @@ export function toRequest(req: IncomingMessage, options: ToRequestOptions = {}):
   // Node's fetch needs `duplex: "half"` for a streamed body; not every RequestInit type names it.
   const body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
   return new Request(url, { ...init, body, duplex: "half" } as RequestInit);
-}
-
-function headersOf(req: IncomingMessage): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const each of value) headers.append(name, each);
-    else headers.set(name, value);
-  }
-  return headers;
 }
 
 /** Aborts when the client went away before its answer was written (or, without `res`, its body). */

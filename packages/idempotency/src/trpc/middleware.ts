@@ -17,6 +17,7 @@ import { IdempotencyError } from "../errors.js";
 import { parseIdempotencyKey } from "../key.js";
 import { Reason } from "../reasons.js";
 import { reasonOf } from "../reason-of.js";
+import { jsonOutcome } from "../outcome.js";
 import type { HandlerOutcome, IdempotentRequest, Outcome } from "../protocol/execute.js";
 import { bodyOmitted } from "../protocol/stored-size.js";
 import type { SqlTransaction } from "../store/types.js";
@@ -24,8 +25,6 @@ import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
 import type { HttpAccess } from "./http.js";
 import { refusalHeaders } from "../store-refusal.js";
 import { replayedError, toTRPCError, type StoredError } from "./errors.js";
-
-const JSON_TYPE = "application/json";
 
 /** What the middleware needs of your `t` (from `initTRPC…create()`): the router's transformer. */
 export interface TRPCInstanceLike {
@@ -189,27 +188,15 @@ async function runNext<TCtx, TTx>(
   let parsedAfter = false;
   const getRawInput = () => ((parsedAfter = true), opts.getRawInput());
   const result = await opts.next({ ctx: { tx, idempotencyKey: key }, getRawInput });
-  if (result.ok) {
-    const body = JSON.stringify(output.serialize(result.data) ?? null);
-    return {
-      result,
-      outcome: { kind: "success", response: { status: 200, body, contentType: JSON_TYPE } },
-    };
-  }
+  if (result.ok)
+    return { result, outcome: jsonOutcome("success", 200, output.serialize(result.data)) };
   const status = getHTTPStatusCodeFromError(result.error);
   if (status < 400 || status >= 500) throw result.error;
   // Invalid input is recorded nowhere (it may be the parser's 400): released, passed on as is.
   if (parsedAfter && result.error.code === "BAD_REQUEST") throw result.error;
-  const stored: StoredError = {
-    code: result.error.code,
-    message: result.error.message,
-    reason: reasonOf(result.error),
-  };
-  const body = JSON.stringify(stored);
-  return {
-    result,
-    outcome: { kind: "deterministic", response: { status, body, contentType: JSON_TYPE } },
-  };
+  const { code, message } = result.error;
+  const stored: StoredError = { code, message, reason: reasonOf(result.error) };
+  return { result, outcome: jsonOutcome("deterministic", status, stored) };
 }
 
 /** The engine's refusal as tRPC's error, with its headers set on the answer. */

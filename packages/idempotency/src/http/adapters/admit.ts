@@ -3,6 +3,7 @@
 // fingerprint from the body the framework already parsed.
 import type { IncomingHttpHeaders } from "node:http";
 import type { SqlTransaction } from "../../store/types.js";
+import { fetchHeaders } from "../answer.js";
 import { PROBLEM_TYPE } from "../problem.js";
 import { keyOrRefusal, type Exchange, type ProtectOptions, type Protection } from "../protect.js";
 import { parsedRequestIdentity } from "../request-identity.js";
@@ -64,9 +65,7 @@ export async function admitParsed<TTx extends SqlTransaction, TRequest>(
       `No body parser read this ${contentType ?? "untyped"} body before the idempotency adapter (mount one before it, e.g. express.json())`,
     );
   const url = new URL(parsed.url, "http://localhost");
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(parsed.headers))
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  const headers = fetchHeaders(parsed.headers);
   const input = parsedRequestIdentity(method, url, contentType, parsed.body);
   return { key, scope, method, url, headers, input };
 }
