@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { fetchHeaders } from "./answer.js";
-import { PROBLEM_TYPE } from "./problem.js";
+import { plainProblem } from "./problem.js";
 import type { FetchHandler } from "./route.js";
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -158,9 +158,7 @@ export function toNodeHandler(
       onError(error);
       if (res.headersSent) return void res.destroy();
       if (!(error instanceof BodyAlreadyRead)) return void res.writeHead(500).end();
-      const problem = { type: "about:blank", title: "Internal Server Error", status: 500 };
-      res.writeHead(500, { "content-type": PROBLEM_TYPE });
-      res.end(JSON.stringify({ ...problem, detail: error.message }));
+      await writeResponse(plainProblem(500, "Internal Server Error", error.message), res);
     }
   };
 }

@@ -4,7 +4,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { SqlTransaction } from "../../store/types.js";
 import { fetchHeaders } from "../answer.js";
-import { PROBLEM_TYPE } from "../problem.js";
+import { plainProblem as problem } from "../problem.js";
 import { keyOrRefusal, type Exchange, type ProtectOptions, type Protection } from "../protect.js";
 import { parsedRequestIdentity } from "../request-identity.js";
 
@@ -31,12 +31,6 @@ export interface ParsedRequest {
 
 /** The request needs no key (its method is not protected): the framework goes on as usual. */
 export const PASS = Symbol("pass");
-
-/** A problem details answer the adapters give themselves (not one of the engine's reasons). */
-function problem(status: number, title: string, detail: string): Response {
-  const body = JSON.stringify({ type: "about:blank", title, status, detail });
-  return new Response(body, { status, headers: { "content-type": PROBLEM_TYPE } });
-}
 
 /** Whether the request carries a body (one a parser should have read). */
 function hasBody(headers: IncomingHttpHeaders): boolean {
