@@ -58,10 +58,9 @@ export async function charge(
     [shopId, idempotencyKey],
   );
   const found = toCharge(first.rows[0]!);
-  const same =
-    found.reference === request.reference &&
-    found.amountCents === request.amountCents &&
-    found.currency === request.currency;
+  const same = (["reference", "amountCents", "currency"] as const).every(
+    (field) => found[field] === request[field],
+  );
   return { kind: same ? "replayed" : "key_reused", charge: found };
 }
 

@@ -16,6 +16,7 @@
 // Once listening it prints `[provider] listening on http://host:port`, the line its starters wait
 // for.
 import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import path from "node:path";
 import pg from "pg";
 import { z } from "zod";
@@ -44,16 +45,14 @@ const env = z.object({
 const parsed = env.safeParse(
   Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== "")),
 );
-if (!parsed.success) {
-  console.error(`[provider] cannot start: ${z.prettifyError(parsed.error)}`);
+function cannotStart(why: string): never {
+  console.error(`[provider] cannot start: ${why}`);
   process.exit(1);
 }
+if (!parsed.success) cannotStart(z.prettifyError(parsed.error));
 const config = parsed.data;
 const shops = parseShops(config.PROVIDER_SHOPS);
-if (!shops.ok) {
-  console.error(`[provider] cannot start: ${shops.message}`);
-  process.exit(1);
-}
+if (!shops.ok) cannotStart(shops.message);
 
 /**
  * Undelivered events are looked for every 5 s (a refused webhook's retry comes due), and at once
@@ -70,18 +69,15 @@ pool.on("error", () => {}); // a dropped idle connection: the next query opens a
 pool.on("connect", (client) => client.on("error", () => {}));
 await pool.query(readFileSync(path.join(import.meta.dirname, "schema.sql"), "utf8"));
 
-let wake: (() => void) | undefined;
-// Set by a charge made while a round was running: the next wait is skipped.
-let nudged = false;
+// Aborted by a charge made while a round runs (or by shutdown): the next wait is skipped.
+let nap = new AbortController();
+const wake = () => nap.abort();
 let stopping = false;
 const server = createProviderServer(pool, {
   shops: shops.shops,
   failureRate: config.DEMO_PROVIDER_FAILURE_RATE,
   timeoutRate: config.DEMO_PROVIDER_TIMEOUT_RATE,
-  onCharge: () => {
-    nudged = true;
-    wake?.();
-  },
+  onCharge: wake,
 });
 
 const sender = shops.shops.some((s) => s.webhook)
@@ -94,22 +90,13 @@ const sender = shops.shops.some((s) => s.webhook)
 const delivering = (async () => {
   if (!sender) return;
   while (!stopping) {
-    let more = false;
-    nudged = false;
-    try {
-      more = (await sender.runOnce()).attempted > 0;
-    } catch (error) {
-      console.warn(`[provider] webhook round failed: ${(error as Error).message}`);
-    }
-    if (!more && !nudged && !stopping) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, EVENT_POLL_MS);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
+    nap = new AbortController();
+    const more = await sender.runOnce().then(
+      (round) => round.attempted > 0,
+      (error: unknown) =>
+        void console.warn(`[provider] webhook round failed: ${(error as Error).message}`),
+    );
+    if (!more) await sleep(EVENT_POLL_MS, undefined, { signal: nap.signal }).catch(() => {});
   }
 })();
 
@@ -121,7 +108,7 @@ server.listen(config.PROVIDER_PORT, HOST, () => {
 async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
-  wake?.();
+  wake();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
   await delivering;

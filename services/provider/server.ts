@@ -9,8 +9,7 @@
 //                      the caller never learns of a charge that happened and must retry with the
 //                      key.
 //   GET  /v1/charges   ?created[gte]=&created[lt]= (unix seconds) &starting_after=<charge id>
-//   &limit=
-//                      (1–100, default 10): {object: "list", data, has_more}, oldest first.
+//                      &limit= (1–100, default 10): {object: "list", data, has_more}, oldest first.
 //                      ?idempotency_key=<key>: only the charge made under that key (the merchant
 //                      learns which charge holds a key it was refused with).
 //   GET  /health       200 once the books are reachable (no key: it says nothing about anyone).
@@ -40,6 +39,7 @@ const chargeBody = z.object({
   currency: z.string().regex(/^[A-Z]{3}$/),
 });
 const KEY = /^[\x21-\x7e]{1,255}$/;
+const REPLAYED = { "idempotent-replayed": "true" };
 const unixSeconds = z.coerce.number().int().min(0).optional();
 const listQuery = z.object({
   "created[gte]": unixSeconds,
@@ -87,14 +87,9 @@ export function createProviderServer(pool: pg.Pool, options: ProviderOptions): h
   return http.createServer((req, res) => {
     // The books unreachable (or any bug): a 503 the caller retries, never a charge half-told.
     dispatch(provider, req, res).catch((cause: unknown) => {
-      if (!res.headersSent)
-        error(
-          res,
-          503,
-          "api_error",
-          `The provider's books are unavailable: ${(cause as Error).message}`,
-        );
-      else res.destroy();
+      if (res.headersSent) return void res.destroy();
+      const message = `The provider's books are unavailable: ${(cause as Error).message}`;
+      error(res, 503, "api_error", message);
     });
   });
 }
@@ -107,29 +102,26 @@ interface Provider {
   authenticate: ReturnType<typeof authenticator>;
 }
 
-function dispatch(
+async function dispatch(
   provider: Provider,
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): Promise<void> {
   const url = new URL(req.url ?? "/", "http://provider");
-  if (req.method === "GET" && url.pathname === "/health")
-    return provider.pool.query("SELECT 1").then(() => answer(res, 200, { ok: true }));
+  if (req.method === "GET" && url.pathname === "/health") {
+    await provider.pool.query("SELECT 1");
+    return answer(res, 200, { ok: true });
+  }
   // The key before anything else, the route included: a caller without one learns nothing, and
   // its body is never read.
   const caller = provider.authenticate(req.headers.authorization);
   if (!caller.ok) {
     res.setHeader("www-authenticate", 'Bearer realm="simpay"');
-    return Promise.resolve(
-      error(
-        res,
-        401,
-        "authentication_error",
-        caller.reason === "missing"
-          ? "No API key provided: send your secret key as `Authorization: Bearer <key>`"
-          : "Invalid API key provided",
-      ),
-    );
+    const message =
+      caller.reason === "missing"
+        ? "No API key provided: send your secret key as `Authorization: Bearer <key>`"
+        : "Invalid API key provided";
+    return error(res, 401, "authentication_error", message);
   }
   const route = `${req.method} ${url.pathname}`;
   switch (route) {
@@ -138,7 +130,7 @@ function dispatch(
     case "GET /v1/charges":
       return getCharges(provider.pool, caller.shop, url, res);
     default:
-      return Promise.resolve(error(res, 404, "invalid_request_error", `No route ${route}`));
+      return error(res, 404, "invalid_request_error", `No route ${route}`);
   }
 }
 
@@ -161,19 +153,12 @@ async function postCharge(
   if (random() < options.failureRate)
     return error(res, 503, "api_error", "Temporarily unavailable (simulated): nothing was charged");
   const outcome = await charge(pool, shop.id, key, body.data);
-  if (outcome.kind === "key_reused")
-    return error(
-      res,
-      400,
-      "idempotency_error",
-      "This Idempotency-Key was used with other parameters",
-    );
+  const reused = "This Idempotency-Key was used with other parameters";
+  if (outcome.kind === "key_reused") return error(res, 400, "idempotency_error", reused);
   if (outcome.kind === "created") options.onCharge?.();
   // Charged, and the answer is lost on the way: the caller sees its connection drop.
   if (random() < options.timeoutRate) return void res.socket?.destroy();
-  const replayed: Record<string, string> =
-    outcome.kind === "replayed" ? { "idempotent-replayed": "true" } : {};
-  answer(res, 200, outcome.charge, replayed);
+  answer(res, 200, outcome.charge, outcome.kind === "replayed" ? REPLAYED : {});
 }
 
 async function getCharges(
@@ -185,9 +170,8 @@ async function getCharges(
   const q = listQuery.safeParse(Object.fromEntries(url.searchParams));
   if (!q.success) return error(res, 400, "invalid_request_error", z.prettifyError(q.error));
   const startingAfter = q.data.starting_after;
-  if (startingAfter !== undefined && !(await chargeExists(pool, shop.id, startingAfter))) {
+  if (startingAfter !== undefined && !(await chargeExists(pool, shop.id, startingAfter)))
     return error(res, 400, "invalid_request_error", "starting_after names no charge");
-  }
   const page = await listCharges(pool, shop.id, {
     createdGte: q.data["created[gte]"],
     createdLt: q.data["created[lt]"],

@@ -11,9 +11,5 @@ export function mark(instance: object, name: string): void {
 }
 
 export function isMarked(value: unknown, name: string): boolean {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    (value as Record<symbol, unknown>)[markOf(name)] === true
-  );
+  return (value as Record<symbol, unknown> | null | undefined)?.[markOf(name)] === true;
 }

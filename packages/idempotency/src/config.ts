@@ -2,7 +2,8 @@
 // variable. Each value has a reason.
 import { z } from "zod";
 
-const ms = (min: number) => z.number().int().min(min);
+/** A whole number of at least `min` (milliseconds, seconds, counts, bytes). */
+const int = (min: number) => z.number().int().min(min);
 
 export const engineConfigSchema = z
   .object({
@@ -11,45 +12,41 @@ export const engineConfigSchema = z
      * a normal handler (well under a second) yet frees a crashed instance's keys quickly. One that
      * runs longer is not wrong, only overtaken: its completion is fenced out and rolls back.
      */
-    leaseMs: ms(1).default(30_000),
+    leaseMs: int(1).default(30_000),
     /**
      * The business transaction's own timeout, independent of the lease: a hung handler must not
      * hold row locks forever, and a slow one (past its lease) must still reach its fenced commit.
      */
-    transactionTimeoutMs: ms(1).default(60_000),
+    transactionTimeoutMs: int(1).default(60_000),
     /**
      * How long a finished key and its answer are kept and replayed: 24 h covers every client retry
      * policy we know.
      */
-    ttlSeconds: z.number().int().min(1).default(86_400),
+    ttlSeconds: int(1).default(86_400),
     /** Live keys a scope may hold; past that new keys get 429. Bounds what one tenant can store. */
-    maxLiveKeys: z.number().int().min(1).default(100_000),
+    maxLiveKeys: int(1).default(100_000),
     /**
      * How long a scope's live-key count is cached. Counting up to 100 000 rows on every request
      * would cost more than the request; a count a few seconds old lets a tenant overshoot the cap
      * by at most what it creates in that window, which is what the cap is for (bounding storage).
      */
-    liveKeyCountTtlMs: ms(0).default(5_000),
+    liveKeyCountTtlMs: int(0).default(5_000),
     /**
      * Floor for Retry-After: RFC 9110 allows 0, but a client retrying at once only collides again.
      */
-    minRetryAfterSeconds: z.number().int().min(0).default(1),
+    minRetryAfterSeconds: int(0).default(1),
     /**
      * Finished answers kept in this process's memory, so a retry is answered without a round trip.
      * 10 000 answers of a few hundred bytes are a few MB; 0 turns the cache off.
      */
-    replayCacheSize: z.number().int().min(0).default(10_000),
+    replayCacheSize: int(0).default(10_000),
     /**
      * The replay cache's budget in bytes (bodies, headers and a fixed overhead per entry), beside
      * its entry count: 10 000 entries of 1 MiB would be 10 GB. 32 MiB holds the usual answers of a
      * few hundred bytes by the ten thousand, and any mix of large ones without threatening a
      * server's memory; the least recently used answers leave first.
      */
-    replayCacheBytes: z
-      .number()
-      .int()
-      .min(0)
-      .default(32 * 1024 * 1024),
+    replayCacheBytes: int(0).default(32 * 1024 * 1024),
     /**
      * The largest answer body stored with its key, in bytes. Above it the outcome (status, content
      * type, headers) is stored without its body, and a replay says so (the HTTP layer answers the
@@ -58,17 +55,13 @@ export const engineConfigSchema = z
      * entry and a replay stay bounded whatever a handler returns. The first answer is always sent
      * whole (the HTTP layer streams what lies past the limit instead of holding it).
      */
-    maxStoredBodyBytes: z
-      .number()
-      .int()
-      .min(0)
-      .default(1024 * 1024),
+    maxStoredBodyBytes: int(0).default(1024 * 1024),
     /**
      * How often this process writes its counters to the counter table. Every 5 s keeps dashboards
      * near-live for one small upsert per interval; the jobs' stop function flushes once more, so a
      * graceful stop loses nothing (a crash loses at most this much).
      */
-    counterFlushMs: ms(1).default(5_000),
+    counterFlushMs: int(1).default(5_000),
     /**
      * The longest a request carrying `Prefer: wait=N` waits for the request that holds its key
      * (N is capped to this). 10 s is longer than any handler should run (a checkout takes well
@@ -78,19 +71,19 @@ export const engineConfigSchema = z
      * sends (one per request: it serialises commits on a global lock in PostgreSQL, see
      * docs/scale.md); every instance of a deployment should agree on on or off.
      */
-    maxWaitMs: ms(0).default(10_000),
+    maxWaitMs: int(0).default(10_000),
     /**
      * How often the reaper starts a round when it is caught up. A minute: keys expire after hours,
      * so a minute's delay in reclaiming them costs little, and a round that finds nothing is one
      * indexed query. While behind, rounds follow each other after a 1 s breather.
      */
-    reaperIntervalMs: ms(1).default(60_000),
+    reaperIntervalMs: int(1).default(60_000),
     /**
      * The reaper's lag (age of the oldest key past retention) above which it warns, in its log
      * line and on the dashboard. Caught up, the lag stays under one interval (60 s); five minutes
      * means several rounds in a row could not catch up, so the table is growing.
      */
-    reaperLagWarnSeconds: z.number().int().min(1).default(300),
+    reaperLagWarnSeconds: int(1).default(300),
   })
   .strict();
 

@@ -64,12 +64,10 @@ export class Counters {
     if (rows.length === 0) return 0;
     this.pending = new Map();
     try {
-      await run.execute(FLUSH, [
-        rows.map((r) => r.scope),
-        rows.map((r) => r.procedure),
-        rows.map((r) => r.event),
-        rows.map((r) => r.count),
-      ]);
+      const columns = (["scope", "procedure", "event", "count"] as const).map((c) =>
+        rows.map((r) => r[c]),
+      );
+      await run.execute(FLUSH, columns);
       return rows.length;
     } catch (error) {
       for (const r of rows) this.increment(r.scope, r.procedure, r.event, r.count);

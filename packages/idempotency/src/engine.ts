@@ -30,11 +30,8 @@ export interface EngineOptions<TTx extends SqlTransaction> {
    */
   pool?: pg.Pool;
   /**
-   * Prepare the engine's statements on `pool` (parsed and planned once per connection: a
-   * reservation then costs about half). On by default. Behind a transaction-mode pooler that
-   * keeps no prepared statements (PgBouncer before 1.21, or with max_prepared_statements = 0) the
-   * first statement that misses its preparation is sent again unprepared and the engine stops
-   * preparing, with a warning; `false` says so up front.
+   * Prepare the engine's statements on `pool` (a reservation then costs about half); on by
+   * default, off by itself behind a pooler that keeps no prepared statements (PoolRunnerOptions).
    */
   preparedStatements?: boolean;
   /** Where the engine reports what it changed on its own (default: console.warn). */

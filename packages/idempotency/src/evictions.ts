@@ -138,13 +138,12 @@ export class EvictionListener {
   }
 }
 
-function parsePayload(payload: string | undefined): [string?, string?] {
+function parsePayload(payload = ""): [string?, string?] {
   try {
-    const value: unknown = JSON.parse(payload ?? "");
-    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string")
-      return [value[0], value[1]];
+    const [scope, key] = JSON.parse(payload) as unknown[];
+    if (typeof scope === "string" && typeof key === "string") return [scope, key];
   } catch {
-    // fall through
+    // not a JSON array: unreadable
   }
   return [];
 }

@@ -17,12 +17,9 @@ function invalid(message: string): ParsedKey {
 }
 
 export function parseIdempotencyKey(header: string | null | undefined): ParsedKey {
-  if (header === null || header === undefined || header.trim() === "") {
-    return {
-      ok: false,
-      reason: Reason.KEY_MISSING,
-      message: "This request needs an Idempotency-Key header",
-    };
+  if (!header?.trim()) {
+    const message = "This request needs an Idempotency-Key header";
+    return { ok: false, reason: Reason.KEY_MISSING, message };
   }
   let key = header.trim();
   if (key.startsWith('"')) {

@@ -70,9 +70,8 @@ export async function removeKey(
     params,
   );
   if (!current) return { removed: false, why: "not_found" };
-  if (current.leaseState === LeaseState.LIVE)
-    return { removed: false, why: "lease_live", record: current };
-  return { removed: false, why: "not_stuck", record: current };
+  const why = current.leaseState === LeaseState.LIVE ? "lease_live" : "not_stuck";
+  return { removed: false, why, record: current };
 }
 
 /** The key's row by id, and by scope too when given (a key of another scope is not found). */

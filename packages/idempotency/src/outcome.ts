@@ -1,6 +1,6 @@
 // What a protocol run answers: the handler's outcome, and the answer given to the caller (first or
-// replayed). Types only, below the protocol, so the replay cache and the transaction can name them
-// without importing the protocol that produces them.
+// replayed). Below the protocol, so the replay cache and the transaction can name them without
+// importing the protocol that produces them.
 import type { StoredResponse } from "./store/types.js";
 
 /**
@@ -9,6 +9,16 @@ import type { StoredResponse } from "./store/types.js";
  * it. Anything the handler throws is transient: the key is released so a retry runs anew.
  */
 export type HandlerOutcome = { kind: "success" | "deterministic"; response: StoredResponse };
+
+/** `value` as a JSON answer of `status` (undefined as `null`). */
+export function jsonOutcome(
+  kind: HandlerOutcome["kind"],
+  status: number,
+  value: unknown,
+): HandlerOutcome {
+  const body = JSON.stringify(value ?? null);
+  return { kind, response: { status, body, contentType: "application/json" } };
+}
 
 export interface Outcome {
   kind: HandlerOutcome["kind"];

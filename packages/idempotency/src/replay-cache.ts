@@ -47,7 +47,10 @@ const SEP = "\u0000";
 
 export class ReplayCache {
   private readonly entries = new Map<string, Entry>();
-  private enabled = true;
+  /** Whether answers are being served from memory (the listener is connected). */
+  serving = true;
+  /** What the entries weigh together, against `limits.maxBytes`. */
+  bytes = 0;
   /**
    * Bumped by every eviction. A request stamps it before it reads the store and may only cache
    * what it read if no eviction came in between: otherwise a retry that read a key just before a
@@ -55,22 +58,10 @@ export class ReplayCache {
    */
   private epoch = 0;
 
-  private totalBytes = 0;
-
   constructor(private readonly limits: ReplayCacheLimits) {}
 
   get size(): number {
     return this.entries.size;
-  }
-
-  /** What the entries weigh together, against `limits.maxBytes`. */
-  get bytes(): number {
-    return this.totalBytes;
-  }
-
-  /** Whether answers are being served from memory (the listener is connected). */
-  get serving(): boolean {
-    return this.enabled;
   }
 
   has(scope: string, key: string): boolean {
@@ -79,12 +70,12 @@ export class ReplayCache {
 
   /** Off (and emptied) while evictions cannot be heard. */
   setEnabled(enabled: boolean): void {
-    this.enabled = enabled;
+    this.serving = enabled;
     if (!enabled) this.clear();
   }
 
   get(scope: string, key: string, print: RequestFingerprint): CacheHit | undefined {
-    if (!this.enabled) return undefined;
+    if (!this.serving) return undefined;
     const id = scope + SEP + key;
     const entry = this.entries.get(id);
     if (!entry) return undefined;
@@ -106,7 +97,7 @@ export class ReplayCache {
 
   /** `outcome` as stored: a body above maxStoredBodyBytes is already left out of it. */
   put(record: KeyRecord, outcome: Outcome, stamp: number): void {
-    if (this.limits.maxEntries === 0 || !this.enabled || stamp !== this.epoch) return;
+    if (this.limits.maxEntries === 0 || !this.serving || stamp !== this.epoch) return;
     const id = record.scope + SEP + record.key;
     const bytes = weightOf(id, outcome.response);
     this.remove(id);
@@ -118,8 +109,8 @@ export class ReplayCache {
       expiresAtLocal,
       bytes,
     });
-    this.totalBytes += bytes;
-    while (this.entries.size > this.limits.maxEntries || this.totalBytes > this.limits.maxBytes)
+    this.bytes += bytes;
+    while (this.entries.size > this.limits.maxEntries || this.bytes > this.limits.maxBytes)
       this.remove(this.entries.keys().next().value!);
   }
 
@@ -132,13 +123,13 @@ export class ReplayCache {
   clear(): void {
     this.epoch++;
     this.entries.clear();
-    this.totalBytes = 0;
+    this.bytes = 0;
   }
 
   private remove(id: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
     this.entries.delete(id);
-    this.totalBytes -= entry.bytes;
+    this.bytes -= entry.bytes;
   }
 }

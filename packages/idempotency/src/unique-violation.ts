@@ -7,6 +7,7 @@
 import { mark } from "./brand.js";
 import { IdempotencyError } from "./errors.js";
 import { Reason } from "./reasons.js";
+import { jsonOutcome } from "./outcome.js";
 import type { StoredResponse } from "./store/types.js";
 
 const PRISMA_UNIQUE_VIOLATION = "P2002";
@@ -108,10 +109,6 @@ function pgFields(error: NonNullable<Loose>): string[] {
 
 /** The stored answer of a unique violation: the body every entry point replays. */
 export function uniqueViolationResponse(violation: UniqueViolationError): StoredResponse {
-  const body = { reason: violation.reason, message: violation.message, fields: violation.fields };
-  return {
-    status: violation.httpStatus,
-    body: JSON.stringify(body),
-    contentType: "application/json",
-  };
+  const { reason, message, fields } = violation;
+  return jsonOutcome("deterministic", violation.httpStatus, { reason, message, fields }).response;
 }

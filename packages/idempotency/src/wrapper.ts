@@ -4,10 +4,8 @@ import { isMarked, mark } from "./brand.js";
 import type { IdempotencyEngine } from "./engine.js";
 import { IdempotencyError } from "./errors.js";
 import { parseIdempotencyKey } from "./key.js";
-import type { HandlerOutcome } from "./protocol/execute.js";
+import { jsonOutcome, type HandlerOutcome } from "./outcome.js";
 import type { SqlTransaction } from "./store/types.js";
-
-const JSON_TYPE = "application/json";
 
 /**
  * Throw this from a handler for a deterministic failure: the business transaction rolls back, the
@@ -100,14 +98,9 @@ export async function withIdempotency<T, TTx extends SqlTransaction>(
 /** The handler's answer as the engine stores it: its value, or its DeterministicError. */
 async function asOutcome(run: () => Promise<unknown>): Promise<HandlerOutcome> {
   try {
-    const body = JSON.stringify((await run()) ?? null);
-    return { kind: "success", response: { status: 200, body, contentType: JSON_TYPE } };
+    return jsonOutcome("success", 200, await run());
   } catch (error) {
     if (!(error instanceof DeterministicError)) throw error;
-    const body = JSON.stringify(error.body ?? null);
-    return {
-      kind: "deterministic",
-      response: { status: error.status, body, contentType: JSON_TYPE },
-    };
+    return jsonOutcome("deterministic", error.status, error.body);
   }
 }

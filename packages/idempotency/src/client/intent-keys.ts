@@ -107,36 +107,19 @@ function cyrb53(text: string): string {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, "0");
 }
 
-function memorySlot(): KeyValueStorage {
-  let value: string | null = null;
-  return {
-    getItem: () => value,
-    setItem: (_k, v) => void (value = v),
-    removeItem: () => void (value = null),
-  };
-}
-
 function parseIntent(raw: string | null): PendingIntent | null {
   if (!raw) return null;
   try {
-    const p = JSON.parse(raw) as Partial<PendingIntent>;
-    if (
-      typeof p.fingerprint !== "string" ||
-      typeof p.key !== "string" ||
-      typeof p.startedAt !== "number"
-    )
-      return null;
-    return { fingerprint: p.fingerprint, key: p.key, startedAt: p.startedAt };
+    const { fingerprint, key, startedAt } = JSON.parse(raw) as Partial<PendingIntent>;
+    const valid = typeof fingerprint === "string" && typeof key === "string";
+    return valid && typeof startedAt === "number" ? { fingerprint, key, startedAt } : null;
   } catch {
     return null; // garbage in storage is no intent
   }
 }
 
 export function createIntentKeys(options: IntentKeysOptions = {}): IntentKeys {
-  const slot = intentSlot(
-    options.storage ?? memorySlot(),
-    options.storageKey ?? DEFAULT_STORAGE_KEY,
-  );
+  const slot = intentSlot(options.storage, options.storageKey ?? DEFAULT_STORAGE_KEY);
   const maxAgeMs = options.maxAgeMs ?? DEFAULT_INTENT_MAX_AGE_MS;
   const now = options.now ?? Date.now;
   const makeKey = options.newKey ?? newIdempotencyKey;
@@ -172,17 +155,17 @@ export function createIntentKeys(options: IntentKeysOptions = {}): IntentKeys {
 
 /**
  * Where the pending intent is kept: `storage` under `name`, with an in-memory copy. Storage may be
- * full, disabled or throwing (private browsing): from its first failure on, the in-memory copy
- * alone keeps this page's retries on one key.
+ * absent, full, disabled or throwing (private browsing): from its first failure on, the in-memory
+ * copy alone keeps this page's retries on one key.
  */
-function intentSlot(storage: KeyValueStorage, name: string) {
+function intentSlot(storage: KeyValueStorage | undefined, name: string) {
   let memory: PendingIntent | null = null;
-  let storageWorks = true;
+  let storageWorks = storage !== undefined;
   return {
     read(): PendingIntent | null {
       if (!storageWorks) return memory;
       try {
-        return parseIntent(storage.getItem(name));
+        return parseIntent(storage!.getItem(name));
       } catch {
         storageWorks = false;
         return memory;
@@ -192,8 +175,8 @@ function intentSlot(storage: KeyValueStorage, name: string) {
       memory = intent;
       if (!storageWorks) return;
       try {
-        if (intent) storage.setItem(name, JSON.stringify(intent));
-        else storage.removeItem(name);
+        if (intent) storage!.setItem(name, JSON.stringify(intent));
+        else storage!.removeItem(name);
       } catch {
         storageWorks = false;
       }

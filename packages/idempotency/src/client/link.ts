@@ -14,25 +14,9 @@ import type { TRPCLink } from "@trpc/client";
 import type { AnyTRPCRouter } from "@trpc/server";
 import { observable } from "@trpc/server/observable";
 import type { IdempotencyInfo } from "./headers.js";
-import { newIdempotencyKey } from "./intent-keys.js";
-import { MutationAttempts, type AttemptSettings } from "./mutation-attempts.js";
-import {
-  DEFAULT_BASE_DELAY_MS,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_MAX_DELAY_MS,
-  type BackoffOptions,
-} from "./retry-policy.js";
+import { MutationAttempts, type IdempotencyLinkOptions } from "./mutation-attempts.js";
 
-export interface IdempotencyLinkOptions extends Partial<BackoffOptions> {
-  /** Requests per mutation, the first included (default 6). */
-  maxAttempts?: number;
-  /** Makes a key for a call that brings none (default: a random UUID). */
-  newKey?: () => string;
-  /** Injected by tests: when the link waits before a retry. */
-  setTimeout?: (fn: () => void, ms: number) => unknown;
-  clearTimeout?: (handle: unknown) => void;
-  now?: () => number;
-}
+export type { IdempotencyLinkOptions } from "./mutation-attempts.js";
 
 /**
  * The idempotency facts of a failed mutation (e.g. a replayed `409 unique_violation`), if it went
@@ -45,31 +29,13 @@ export function idempotencyInfoOfError(error: unknown): IdempotencyInfo | undefi
 export function idempotencyLink<TRouter extends AnyTRPCRouter>(
   options: IdempotencyLinkOptions = {},
 ): TRPCLink<TRouter> {
-  const settings = settingsOf(options);
   return () =>
     ({ op, next }) => {
       if (op.type !== "mutation") return next(op);
       return observable((observer) => {
-        const attempts = new MutationAttempts<TRouter>(settings, op, next, observer);
+        const attempts = new MutationAttempts<TRouter>(options, op, next, observer);
         attempts.send();
         return () => attempts.stop();
       });
     };
-}
-
-function settingsOf(options: IdempotencyLinkOptions): AttemptSettings {
-  return {
-    maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    backoff: {
-      baseDelayMs: options.baseDelayMs ?? DEFAULT_BASE_DELAY_MS,
-      maxDelayMs: options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
-      ...(options.random ? { random: options.random } : {}),
-    },
-    schedule: options.setTimeout ?? ((fn, ms) => globalThis.setTimeout(fn, ms)),
-    cancel:
-      options.clearTimeout ??
-      ((handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>)),
-    now: options.now ?? Date.now,
-    makeKey: options.newKey ?? newIdempotencyKey,
-  };
 }

@@ -21,20 +21,21 @@ import {
   classifyFailure,
   expiresAtOf,
   isReplayed,
+  mayRetryAfter,
   responseOf,
   retryDelayMs,
   type BackoffOptions,
   type FailureClass,
 } from "./retry-policy.js";
+import { newIdempotencyKey } from "./intent-keys.js";
 
-/** The link's options with their defaults filled in. */
-export interface AttemptSettings {
-  maxAttempts: number;
-  backoff: BackoffOptions;
-  schedule: (fn: () => void, ms: number) => unknown;
-  cancel: (handle: unknown) => void;
-  now: () => number;
-  makeKey: () => string;
+export interface IdempotencyLinkOptions extends BackoffOptions {
+  /** Makes a key for a call that brings none (default: a random UUID). */
+  newKey?: () => string;
+  /** Injected by tests: when the link waits before a retry. */
+  setTimeout?: (fn: () => void, ms: number) => unknown;
+  clearTimeout?: (handle: unknown) => void;
+  now?: () => number;
 }
 
 type Next<TRouter extends AnyTRPCRouter> = (
@@ -56,14 +57,15 @@ export class MutationAttempts<TRouter extends AnyTRPCRouter> {
   private done = false;
 
   constructor(
-    private readonly settings: AttemptSettings,
+    private readonly options: IdempotencyLinkOptions,
     private readonly op: Operation,
     private readonly next: Next<TRouter>,
     private readonly observer: OperationResultObserver<TRouter, unknown>,
   ) {
     this.context = op.context as IdempotencyContext;
     const intent = this.context.idempotencyIntent;
-    this.key = this.context.idempotencyKey ?? intent?.begin(op.input).key ?? settings.makeKey();
+    const newKey = options.newKey ?? newIdempotencyKey;
+    this.key = this.context.idempotencyKey ?? intent?.begin(op.input).key ?? newKey();
   }
 
   send(): void {
@@ -84,7 +86,8 @@ export class MutationAttempts<TRouter extends AnyTRPCRouter> {
   /** The caller unsubscribed: no retry is sent, and the one in flight is dropped. */
   stop(): void {
     this.done = true;
-    const { cancel } = this.settings; // called as given: a browser's clearTimeout needs no `this`
+    // Called as given: a browser's clearTimeout needs no `this`.
+    const cancel = this.options.clearTimeout ?? ((handle) => clearTimeout(handle as never));
     if (this.timer !== undefined) cancel(this.timer);
     this.subscription?.unsubscribe();
   }
@@ -97,9 +100,8 @@ export class MutationAttempts<TRouter extends AnyTRPCRouter> {
   }
 
   private failed(error: Failure<TRouter>, sentOp: Operation, attempt: number): void {
-    const { now } = this.settings;
-    const verdict = verdictOf(error, now());
-    const mayRetry = attempt < this.settings.maxAttempts && !this.op.signal?.aborted && !this.done;
+    const verdict = verdictOf(error, (this.options.now ?? Date.now)());
+    const mayRetry = mayRetryAfter(attempt, this.options) && !this.op.signal?.aborted && !this.done;
     if (verdict.retry && mayRetry) return this.retryLater(verdict, attempt);
     this.done = true;
     // A final answer ends the intent; a give-up (no answer, or "ask again") or an abort keeps it,
@@ -119,10 +121,10 @@ export class MutationAttempts<TRouter extends AnyTRPCRouter> {
   }
 
   private retryLater(verdict: FailureClass & { retry: true }, attempt: number): void {
-    const delayMs = retryDelayMs(attempt, verdict.retryAfterMs, this.settings.backoff);
+    const delayMs = retryDelayMs(attempt, verdict.retryAfterMs, this.options);
     const { reason, status } = verdict;
     this.report({ type: "retry", key: this.key, attempt, delayMs, reason, status });
-    const { schedule } = this.settings; // called as given, as cancel in stop()
+    const schedule = this.options.setTimeout ?? ((fn, ms) => setTimeout(fn, ms)); // as cancel in stop()
     this.timer = schedule(() => this.send(), delayMs);
   }
 

@@ -28,13 +28,9 @@ export function useIdempotency(
   const [last, setLast] = useState<IdempotencyInfo>();
   const trpc = useMemo(() => {
     const onIdempotencyEvent = (event: IdempotencyEvent) => {
-      if (event.type === "answer")
-        setLast({
-          key: event.key,
-          replayed: event.replayed,
-          attempts: event.attempts,
-          ...(event.expiresAt ? { expiresAt: event.expiresAt } : {}),
-        });
+      if (event.type !== "answer") return;
+      const { type: _type, ok: _ok, status: _status, reason: _reason, ...info } = event;
+      setLast(info);
     };
     return { context: { idempotencyIntent: intent, onIdempotencyEvent } };
   }, [intent]);

@@ -12,14 +12,14 @@ import { Reason } from "../reasons.js";
  * ten seconds, and each attempt may also wait on the server (`Prefer: wait`): longer than an
  * ordinary mutation takes, short enough that a person is told rather than kept waiting.
  */
-export const DEFAULT_MAX_ATTEMPTS = 6;
+const DEFAULT_MAX_ATTEMPTS = 6;
 /** First backoff step: short, because a lost response is usually a blip. Doubles per attempt. */
-export const DEFAULT_BASE_DELAY_MS = 250;
+const DEFAULT_BASE_DELAY_MS = 250;
 /**
  * The link's own backoff (no `Retry-After`) never grows past this: a person is watching. It does not
  * cap what the server asked for: a server that says `Retry-After: 30` is not asked again sooner.
  */
-export const DEFAULT_MAX_DELAY_MS = 5_000;
+const DEFAULT_MAX_DELAY_MS = 5_000;
 
 /**
  * Sent as `Prefer: wait=N` (RFC 7240) with every mutation: if another request with the same key
@@ -65,11 +65,19 @@ export function parseRetryAfter(
 }
 
 export interface BackoffOptions {
-  baseDelayMs: number;
-  maxDelayMs: number;
+  /** Requests per mutation, the first included (default 6). */
+  maxAttempts?: number;
+  /** The first backoff step (default 250 ms). */
+  baseDelayMs?: number;
+  /** The largest backoff step (default 5 s). */
+  maxDelayMs?: number;
   /** A number in [0, 1): Math.random unless given (tests pin it). */
   random?: () => number;
 }
+
+/** Whether attempt `attempt` may be followed by another. */
+export const mayRetryAfter = (attempt: number, opts: BackoffOptions) =>
+  attempt < (opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
 
 /**
  * How long to wait before attempt `attempt + 1`, with full jitter: every refused client drawing its
@@ -86,8 +94,11 @@ export function retryDelayMs(
   retryAfterMs: number | undefined,
   opts: BackoffOptions,
 ): number {
-  const random = opts.random ?? Math.random;
-  const step = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  const { random = Math.random, baseDelayMs = DEFAULT_BASE_DELAY_MS } = opts;
+  const step = Math.min(
+    opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
+    baseDelayMs * 2 ** Math.max(0, attempt - 1),
+  );
   if (retryAfterMs === undefined) return Math.floor(random() * step);
   const floor = Math.max(0, retryAfterMs);
   return floor + Math.floor(random() * Math.max(floor, step));
@@ -115,10 +126,8 @@ export function responseOf(
 }
 
 function isAbort(error: unknown): boolean {
-  const e = error as { name?: unknown; cause?: unknown } | null;
-  if (!e) return false;
-  if (e.name === "AbortError") return true;
-  return (e.cause as { name?: unknown } | null | undefined)?.name === "AbortError";
+  const e = error as { name?: unknown; cause?: { name?: unknown } | null } | null;
+  return e?.name === "AbortError" || e?.cause?.name === "AbortError";
 }
 
 /** Decides whether a failed mutation may be sent again with the same key. */
@@ -137,10 +146,7 @@ export function classifyFailure(error: unknown, nowMs: number = Date.now()): Fai
   // Any 503: the engine's own say "retry with the same key"; one without a reason (a proxy with
   // no server to send to) never reached a handler.
   if (status === 503) {
-    const why =
-      reason !== undefined && RETRIED_503_REASONS.has(reason)
-        ? (reason as RetryReason)
-        : "service_unavailable";
+    const why = RETRIED_503_REASONS.has(reason!) ? (reason as RetryReason) : "service_unavailable";
     return { retry: true, reason: why, status, retryAfterMs };
   }
   return { retry: false, status, reason };
@@ -153,8 +159,6 @@ export function isReplayed(headers: HeadersLike | undefined): boolean {
 
 /** When the server forgets the key (`Idempotency-Key-Expires`, an HTTP date), if it said. */
 export function expiresAtOf(headers: HeadersLike | undefined): Date | undefined {
-  const value = headers?.get(Header.EXPIRES);
-  if (!value) return undefined;
-  const ms = Date.parse(value);
+  const ms = Date.parse(headers?.get(Header.EXPIRES) ?? "");
   return Number.isNaN(ms) ? undefined : new Date(ms);
 }

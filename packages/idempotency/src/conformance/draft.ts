@@ -9,6 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { headerNamesOf, type HeaderNamesOption } from "../header-names.js";
+import type { Answer as Reply } from "./target.js";
 
 export interface DraftTarget {
   /** A name for the suite's title. */
@@ -39,12 +40,6 @@ export interface DraftTarget {
   refusedBody?: () => unknown;
   /** A body the handler answers with a 5xx (never stored: a retry runs anew). */
   failingBody?: () => unknown;
-}
-
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: string;
 }
 
 const PROBLEM = "application/problem+json";

@@ -65,16 +65,14 @@ export type Transformer =
 
 /** What a client sends for `value` through `transformer` (plain JSON without one). */
 export function serializeInput(transformer: Transformer | undefined, value: unknown): unknown {
-  if (!transformer) return value;
-  return "input" in transformer ? transformer.input.serialize(value) : transformer.serialize(value);
+  const input = transformer && "input" in transformer ? transformer.input : transformer;
+  return input ? input.serialize(value) : value;
 }
 
 /** What a client reads from an answer's `value` through `transformer`. */
 export function deserializeOutput(transformer: Transformer | undefined, value: unknown): unknown {
-  if (!transformer) return value;
-  return "output" in transformer
-    ? transformer.output.deserialize(value)
-    : transformer.deserialize(value);
+  const output = transformer && "output" in transformer ? transformer.output : transformer;
+  return output ? output.deserialize(value) : value;
 }
 
 /** Sends to a tRPC mutation at `url` (e.g. http://127.0.0.1:3000/api/trpc/orders.place). */

@@ -4,7 +4,7 @@ export {
   createIdempotencyMiddleware,
   type IdempotencyMiddlewareOptions,
   type IdempotentContext,
+  toTRPCError,
 } from "../trpc/middleware.js";
 export { fetchHttpAccess, type HttpAccess } from "../trpc/http.js";
-export { toTRPCError } from "../trpc/errors.js";
 export type { HeaderNames, HeaderNamesOption } from "../header-names.js";

@@ -84,26 +84,16 @@ export async function capture(
 ): Promise<Captured> {
   const { bytes, rest } = await readUpTo(response.body, maxStoredBytes);
   const headers = [...response.headers].filter(([name]) => replayed.has(name));
-  const contentType = response.headers.get("content-type") ?? "";
-  const kept = headers.length > 0 ? { headers } : {};
-  if (rest) {
-    const stored: StoredResponse = {
-      status: response.status,
-      contentType,
-      body: "",
-      omittedBytes: omittedSize(response, bytes.byteLength),
-      ...kept,
-    };
-    return { response: stored, bytes, rest };
-  }
-  const text = asText(bytes);
+  const text = rest ? undefined : asText(bytes);
   const stored: StoredResponse = {
     status: response.status,
-    contentType,
-    ...(text === undefined ? { body: "", bytes } : { body: text }),
-    ...kept,
+    contentType: response.headers.get("content-type") ?? "",
+    body: text ?? "",
+    ...(rest ? { omittedBytes: omittedSize(response, bytes.byteLength) } : {}),
+    ...(text === undefined && !rest ? { bytes } : {}),
+    ...(headers.length > 0 ? { headers } : {}),
   };
-  return { response: stored, bytes };
+  return rest ? { response: stored, bytes, rest } : { response: stored, bytes };
 }
 
 /**
@@ -134,31 +124,19 @@ async function readUpTo(
   return rest ? { bytes, rest } : { bytes };
 }
 
-/** The unread rest of a body, as a stream that pulls from the reader as the client takes it. */
-function remainderOf(reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const part = await reader.read();
-      if (part.done) controller.close();
-      else controller.enqueue(part.value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
-}
-
-/** The bytes read first, then the rest as the client takes it (backpressure all the way). */
-function headThenRest(
-  head: Uint8Array,
-  rest: ReadableStream<Uint8Array>,
+/**
+ * The unread rest of a body (after `head`, the bytes read first), as a stream that pulls from the
+ * reader as the client takes it: backpressure all the way.
+ */
+function remainderOf(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  head?: Uint8Array,
 ): ReadableStream<Uint8Array> {
-  const reader = rest.getReader();
-  let headSent = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      if (!headSent) {
-        headSent = true;
-        if (head.byteLength > 0) return controller.enqueue(head);
-      }
+      const first = head;
+      head = undefined;
+      if (first?.byteLength) return controller.enqueue(first);
       const part = await reader.read();
       if (part.done) controller.close();
       else controller.enqueue(part.value);
@@ -171,7 +149,25 @@ function headThenRest(
 type ResponseBody = ConstructorParameters<typeof Response>[0];
 
 /** 204, 205 and 304 answers have no body (the Response constructor refuses one). */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+
+/** Node's headers (each a value, a list of values, or undefined) as Fetch Headers. */
+export function fetchHeaders(record: Readonly<Record<string, unknown>>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(record))
+    for (const each of [value].flat()) if (each !== undefined) headers.append(name, String(each));
+  return headers;
+}
+
+/** An answer a framework wrote (its status, Node's headers, its body) as a Fetch Response. */
+export function responseFrom(
+  status: number,
+  headers: Readonly<Record<string, unknown>>,
+  body: ResponseBody,
+): Response {
+  const bodyless = NULL_BODY_STATUSES.has(status);
+  return new Response(bodyless ? null : body, { status, headers: fetchHeaders(headers) });
+}
 
 /** The stored body's bytes (text encoded as UTF-8: the bytes it was decoded from). */
 function bodyOf(response: StoredResponse): Uint8Array {
@@ -181,7 +177,8 @@ function bodyOf(response: StoredResponse): Uint8Array {
 /**
  * A Response from the stored answer (or, on the first answer, from the bytes read and the rest of
  * the handler's stream), with `headers` (the handler's own on the first answer, the stored ones on
- * a replay) and `extra` set over them.
+ * a replay) and `extra` set over them. An answer stored without its body replays its status and
+ * headers with an empty body: never another status or a body of another kind.
  */
 export function rebuild(
   response: StoredResponse,
@@ -199,24 +196,6 @@ export function rebuild(
     void rest?.cancel();
     return new Response(null, { status: response.status, headers: all });
   }
-  const body = rest ? headThenRest(bytes, rest) : bytes;
+  const body = rest ? remainderOf(rest.getReader(), bytes) : bytes;
   return new Response(body as ResponseBody, { status: response.status, headers: all });
-}
-
-/**
- * The replay of an answer stored without its body: the first answer's status and headers (its
- * Content-Type included), an empty body, and `omittedHeader: omitted` saying why it is empty. Never
- * another status or a body of another kind: a client that reads only the status is not misled.
- */
-export function omittedReplay(
-  response: StoredResponse,
-  extra: Headers,
-  omittedHeader: string,
-): Response {
-  const all = new Headers(response.headers ?? []);
-  if (response.contentType) all.set("content-type", response.contentType);
-  for (const [name, value] of extra) all.set(name, value);
-  all.set(omittedHeader, "omitted");
-  const body = NULL_BODY_STATUSES.has(response.status) ? null : "";
-  return new Response(body, { status: response.status, headers: all });
 }

@@ -5,7 +5,8 @@
 // one write with its length, a longer one chunk by chunk with backpressure.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
-import { PROBLEM_TYPE } from "./problem.js";
+import { fetchHeaders } from "./answer.js";
+import { plainProblem } from "./problem.js";
 import type { FetchHandler } from "./route.js";
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -54,7 +55,7 @@ export function toRequest(req: IncomingMessage, options: ToRequestOptions = {}):
   const incoming = req as MaybeExpressRequest;
   const base = options.origin ?? `http://${req.headers.host ?? "localhost"}`;
   const url = new URL(incoming.originalUrl ?? req.url ?? "/", base);
-  const headers = headersOf(req);
+  const headers = fetchHeaders(req.headers);
   const method = req.method ?? "GET";
   const init = { method, headers, signal: goneSignal(req, options.res) };
   if (BODILESS.has(method)) return new Request(url, init);
@@ -70,16 +71,6 @@ export function toRequest(req: IncomingMessage, options: ToRequestOptions = {}):
   // Node's fetch needs `duplex: "half"` for a streamed body; not every RequestInit type names it.
   const body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
   return new Request(url, { ...init, body, duplex: "half" } as RequestInit);
-}
-
-function headersOf(req: IncomingMessage): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const each of value) headers.append(name, each);
-    else headers.set(name, value);
-  }
-  return headers;
 }
 
 /** Aborts when the client went away before its answer was written (or, without `res`, its body). */
@@ -167,9 +158,7 @@ export function toNodeHandler(
       onError(error);
       if (res.headersSent) return void res.destroy();
       if (!(error instanceof BodyAlreadyRead)) return void res.writeHead(500).end();
-      const problem = { type: "about:blank", title: "Internal Server Error", status: 500 };
-      res.writeHead(500, { "content-type": PROBLEM_TYPE });
-      res.end(JSON.stringify({ ...problem, detail: error.message }));
+      await writeResponse(plainProblem(500, "Internal Server Error", error.message), res);
     }
   };
 }

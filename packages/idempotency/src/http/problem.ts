@@ -41,6 +41,12 @@ export function problemResponse(
   return new Response(JSON.stringify(problem), { status, headers });
 }
 
+/** A problem of the HTTP layer's own (not one of the engine's reasons). */
+export function plainProblem(status: number, title: string, detail: string): Response {
+  const body = JSON.stringify({ type: "about:blank", title, status, detail });
+  return new Response(body, { status, headers: { "content-type": PROBLEM_TYPE } });
+}
+
 /** The engine's refusal as a problem, with Retry-After and Preference-Applied where they apply. */
 export function refusal(error: IdempotencyError, docs: string | undefined): Response {
   const headers = refusalHeaders(error);

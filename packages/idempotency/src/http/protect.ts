@@ -10,7 +10,7 @@ import { parseIdempotencyKey } from "../key.js";
 import type { HandlerOutcome, Outcome } from "../protocol/execute.js";
 import type { SqlTransaction } from "../store/types.js";
 import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
-import { capture, omittedReplay, rebuild, replayedHeaderNames, type Captured } from "./answer.js";
+import { capture, rebuild, replayedHeaderNames, type Captured } from "./answer.js";
 import { headerNamesOf, type HeaderNames, type HeaderNamesOption } from "../header-names.js";
 import { refusal } from "./problem.js";
 
@@ -198,6 +198,6 @@ function answerOf(names: HeaderNames, outcome: Outcome, first: FirstAnswer | und
     extra.set(Header.PREFERENCE_APPLIED, preferenceApplied(outcome.appliedWaitSeconds));
   if (first) return rebuild(response, first.headers, extra, first.bytes, first.rest);
   extra.set(names.replayed, "true");
-  if (response.omittedBytes === undefined) return rebuild(response, response.headers ?? [], extra);
-  return omittedReplay(response, extra, names.bodyOmitted);
+  if (response.omittedBytes !== undefined) extra.set(names.bodyOmitted, "omitted");
+  return rebuild(response, response.headers ?? [], extra);
 }

@@ -10,31 +10,32 @@ import { sweepStuckKeys } from "./sweeper.js";
  * the counters' are configuration (reaperIntervalMs, counterFlushMs).
  */
 export const SWEEPER_INTERVAL_MS = 60_000;
-export const COUNTER_MINUTES_INTERVAL_MS = 60_000;
+const MINUTES_TRIM_MS = 60_000;
 /** While a round ends behind (its time budget spent), the next starts after this breather. */
 export const REAPER_BACKLOG_PAUSE_MS = 1_000;
 
 export type JobLog = (job: string, error: Error) => void;
 
-/** Runs `job` every `ms`, never overlapping with itself; returns the stop function. */
-export function every(
-  ms: number,
-  name: string,
-  job: () => Promise<unknown>,
-  log: JobLog,
-): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    job()
-      .catch((error: unknown) => log(name, error as Error))
-      .finally(() => {
-        running = false;
-      });
-  }, ms);
-  timer.unref();
-  return () => clearInterval(timer);
+/**
+ * Runs `job` `ms` after the start, then `ms` after each run ends (or after the delay the run
+ * returns), so a job never overlaps with itself; returns the stop function.
+ */
+function loop(ms: number, name: string, job: () => Promise<number | void>, log: JobLog) {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const later = (delay: number) => {
+    timer = setTimeout(() => void run(), delay);
+    timer.unref();
+  };
+  const run = async () => {
+    const next = await job().catch((error: unknown) => log(name, error as Error));
+    if (!stopped) later(next ?? ms);
+  };
+  later(ms);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 export interface ReaperSchedule {
@@ -48,31 +49,20 @@ export interface ReaperSchedule {
  * behind, so it keeps up with any rate the store accepts; after each round its lag is checked.
  */
 export function startReaper(run: SqlRunner, schedule: ReaperSchedule, log: JobLog): () => void {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const round = async () => {
-    let next = schedule.intervalMs;
-    try {
+  return loop(
+    schedule.intervalMs,
+    "reaper",
+    async () => {
       const result = await reapExpiredKeys(run);
-      if (result.ran && !result.caughtUp) next = REAPER_BACKLOG_PAUSE_MS;
       const lag = await reaperLagSeconds(run);
       if (lag > schedule.lagWarnSeconds) {
         const what = `the oldest key past retention is ${Math.round(lag)} s old (warning above ${schedule.lagWarnSeconds} s)`;
         log("reaper", new Error(`behind: ${what}; this round deleted ${result.deleted} keys`));
       }
-    } catch (error) {
-      log("reaper", error as Error);
-    }
-    if (stopped) return;
-    timer = setTimeout(() => void round(), next);
-    timer.unref();
-  };
-  timer = setTimeout(() => void round(), schedule.intervalMs);
-  timer.unref();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+      return result.ran && !result.caughtUp ? REAPER_BACKLOG_PAUSE_MS : schedule.intervalMs;
+    },
+    log,
+  );
 }
 
 export function startEngineJobs(
@@ -83,9 +73,9 @@ export function startEngineJobs(
 ): () => Promise<void> {
   const stops = [
     startReaper(run, schedule, log),
-    every(SWEEPER_INTERVAL_MS, "sweeper", () => sweepStuckKeys(run), log),
-    every(COUNTER_MINUTES_INTERVAL_MS, "counter minutes", () => trimCounterMinutes(run), log),
-    every(schedule.counterFlushMs, "counters", () => counters.flush(run), log),
+    loop(SWEEPER_INTERVAL_MS, "sweeper", async () => void (await sweepStuckKeys(run)), log),
+    loop(MINUTES_TRIM_MS, "counter minutes", async () => void (await trimCounterMinutes(run)), log),
+    loop(schedule.counterFlushMs, "counters", async () => void (await counters.flush(run)), log),
   ];
   return async () => {
     for (const stop of stops) stop();

@@ -68,11 +68,7 @@ async function follow(
       return { kind: "record", record: decision.record };
     case "mismatch":
       count(CounterEvent.MISMATCHES);
-      throw new IdempotencyError(
-        Reason.KEY_REUSED,
-        "This Idempotency-Key was already used for a different request",
-        { record: decision.record },
-      );
+      throw keyReused(decision.record);
     case "wait":
       if (wait && (await waitForSettle(deps, r, decision.record, wait))) return { kind: "woken" };
       count(CounterEvent.CONFLICTS);
@@ -112,6 +108,13 @@ async function takeOver(
   count(CounterEvent.CONFLICTS); // another retry took it over first
   throw inProgress("Another retry took over this Idempotency-Key", 1, record);
 }
+
+export const keyReused = (record?: KeyRecord) =>
+  new IdempotencyError(
+    Reason.KEY_REUSED,
+    "This Idempotency-Key was already used for a different request",
+    { record },
+  );
 
 export function inProgress(
   message: string,

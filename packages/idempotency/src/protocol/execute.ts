@@ -14,10 +14,10 @@ import {
 } from "../unique-violation.js";
 import type { HandlerOutcome, Outcome } from "../outcome.js";
 import type { KeyRecord, SqlTransaction, StoredResponse } from "../store/types.js";
-import { acquire, inProgress } from "./acquire.js";
+import { acquire, inProgress, keyReused } from "./acquire.js";
 import type { EngineDeps } from "./deps.js";
 import { forStorage } from "./stored-size.js";
-import { runOutsideTransaction, runTransaction, type TransactionResult } from "./transaction.js";
+import { runTransaction, type TransactionResult } from "./transaction.js";
 import { waitBudget, type WaitBudget } from "./wait.js";
 
 export interface IdempotentRequest {
@@ -43,22 +43,16 @@ export interface IdempotentRequest {
 export type { HandlerOutcome, Outcome } from "../outcome.js";
 
 export interface ExecuteOptions {
-  /**
-   * false: the two-phase path (no transaction while the handler runs, its answer stored after it;
-   * see IdempotencyEngine.execute). The handler is then called without a transaction.
-   */
+  /** false: the two-phase path, the handler called without a transaction (engine.execute). */
   transaction?: boolean;
 }
 
-function commitUnconfirmed(): IdempotencyError {
-  return new IdempotencyError(
+const commitUnconfirmed = () =>
+  new IdempotencyError(
     Reason.COMMIT_UNCONFIRMED,
     "Committed on the primary, but the synchronous standby did not confirm it; retry with the same key",
-    {
-      retryAfterSeconds: 1,
-    },
+    { retryAfterSeconds: 1 },
   );
-}
 
 export async function executeIdempotently<TTx extends SqlTransaction>(
   deps: EngineDeps<TTx>,
@@ -96,12 +90,13 @@ async function run<TTx extends SqlTransaction>(
     count(CounterEvent.REPLAYED);
     return remember(deps, record, replayOf(record), stamp);
   }
-  const result =
-    options.transaction === false
-      ? await runOutsideTransaction(deps, record, () =>
-          (handler as () => Promise<HandlerOutcome>)(),
-        )
-      : await runTransaction(deps, record, handler);
+  const inTransaction = options.transaction !== false;
+  const result = await runTransaction(
+    deps,
+    record,
+    handler as (tx?: TTx) => Promise<HandlerOutcome>,
+    inTransaction,
+  );
   return settle(deps, record, result, count, stamp);
 }
 
@@ -116,10 +111,7 @@ function replayFromMemory(
   if (!cached) return null;
   if (cached.kind === "mismatch") {
     count(CounterEvent.MISMATCHES);
-    throw new IdempotencyError(
-      Reason.KEY_REUSED,
-      "This Idempotency-Key was already used for a different request",
-    );
+    throw keyReused();
   }
   count(CounterEvent.REPLAYED);
   return cached.outcome;
@@ -188,18 +180,27 @@ function completed(
   count: Count,
   stamp: number,
 ): Outcome {
-  count(CounterEvent.EXECUTED);
-  if (result.stored.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);
   // Committed locally, not confirmed by the standby: not an answer a failover cannot take back.
   // Not remembered either; the retry reads the key (and runs anew if a failover lost it).
-  if (deps.store.commitUnconfirmed?.(record)) throw commitUnconfirmed();
-  const outcome: Outcome = {
-    kind: "success",
-    response: result.response,
-    replayed: false,
-    expiresAt: record.expiresAt,
-  };
-  return remember(deps, record, outcome, stamp, result.stored);
+  const unconfirmed = deps.store.commitUnconfirmed?.(record);
+  return executed(deps, record, "success", result, count, stamp, unconfirmed);
+}
+
+/** The handler's answer, stored (`stored`: as forStorage kept it): counted and remembered. */
+function executed(
+  deps: EngineDeps<any>,
+  record: KeyRecord,
+  kind: Outcome["kind"],
+  { response, stored }: { response: StoredResponse; stored: StoredResponse },
+  count: Count,
+  stamp: number,
+  unconfirmed = false,
+): Outcome {
+  count(CounterEvent.EXECUTED);
+  if (stored.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);
+  if (unconfirmed) throw commitUnconfirmed();
+  const outcome: Outcome = { kind, response, replayed: false, expiresAt: record.expiresAt };
+  return remember(deps, record, outcome, stamp, stored);
 }
 
 function leaseTakenOver(): IdempotencyError {
@@ -235,27 +236,19 @@ async function storeFailure(
   count: Count,
   stamp: number,
 ): Promise<Outcome> {
-  const storedResponse = forStorage(response, deps.config.maxStoredBodyBytes);
-  let stored: boolean;
+  const stored = forStorage(response, deps.config.maxStoredBodyBytes);
+  let finished: boolean;
   try {
-    stored = await deps.store.finish(record, KeyStatus.FAILED, storedResponse);
+    finished = await deps.store.finish(record, KeyStatus.FAILED, stored);
   } catch (error) {
     await release(deps, record, count); // nothing committed, nothing recorded: a retry runs anew
     throw storeUnavailable(error, count);
   }
-  if (!stored) {
+  if (!finished) {
     count(CounterEvent.FENCED);
     throw leaseTakenOver();
   }
-  count(CounterEvent.EXECUTED);
-  if (storedResponse.omittedBytes !== undefined) count(CounterEvent.BODIES_OMITTED);
-  return remember(
-    deps,
-    record,
-    { kind: "deterministic", response, replayed: false, expiresAt: record.expiresAt },
-    stamp,
-    storedResponse,
-  );
+  return executed(deps, record, "deterministic", { response, stored }, count, stamp);
 }
 
 /** Frees the key for the retry; if the store is gone, keeps trying until it is back. */

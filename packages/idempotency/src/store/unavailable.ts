@@ -119,45 +119,42 @@ function classifyOne(error: Record<string, unknown>): StoreFailure | null {
 }
 
 /**
- * Busy, unavailable, or null (not the store's failure), looking through the error, its `cause`
- * chain, an AggregateError's errors and Prisma's driver-adapter error. The one classifier: the
- * engine, the app's edge, its jobs and its health check all ask it.
+ * The error, then (depth first, at most 8 deep) its `cause` chain, an AggregateError's errors
+ * (IPv4 and IPv6 both refused) and Prisma's driver-adapter error.
  */
-export function classifyStoreFailure(error: unknown, depth = 0): StoreFailure | null {
-  if (depth > 8 || error === null || typeof error !== "object") return null;
+function* chainOf(error: unknown, depth = 0): Generator<Record<string, unknown>> {
+  if (depth > 8 || error === null || typeof error !== "object") return;
   const e = error as Record<string, unknown>;
-  const own = classifyOne(e);
-  if (own) return own;
+  yield e;
   const meta = e.meta as Record<string, unknown> | undefined;
-  const inner = [...(e.errors instanceof Array ? e.errors : []), e.cause, meta?.driverAdapterError]; // AggregateError: IPv4 and IPv6 both refused
-  for (const candidate of inner) {
-    const found = classifyStoreFailure(candidate, depth + 1);
-    if (found) return found;
+  for (const inner of [
+    ...(Array.isArray(e.errors) ? e.errors : []),
+    e.cause,
+    meta?.driverAdapterError,
+  ])
+    yield* chainOf(inner, depth + 1);
+}
+
+/** Busy, unavailable, or null (not the store's failure): the first error in the chain that says. */
+export function classifyStoreFailure(error: unknown): StoreFailure | null {
+  for (const e of chainOf(error)) {
+    const failure = classifyOne(e);
+    if (failure) return failure;
   }
   return null;
 }
 
-/**
- * Whether the store could not serve (busy or unavailable): a 503 and a retry, not the caller's
- * fault.
- */
+/** Whether the store could not serve (busy or unavailable): a 503 and a retry, not the caller's. */
 export function isStoreUnavailable(error: unknown): boolean {
   return classifyStoreFailure(error) !== null;
 }
 
 /**
- * The wait an error suggests before a retry (`retryAfterSeconds`, a positive whole number, on the
- * error or in its `cause` chain), if any: a bounded pool derives it from its drain rate.
+ * The wait an error suggests before a retry (`retryAfterSeconds`, a positive whole number, in the
+ * error's chain), if any: a bounded pool derives it from its drain rate.
  */
-export function retryAfterOf(error: unknown, depth = 0): number | undefined {
-  if (depth > 8 || error === null || typeof error !== "object") return undefined;
-  const e = error as Record<string, unknown>;
-  const own = e.retryAfterSeconds;
-  if (typeof own === "number" && Number.isInteger(own) && own > 0) return own;
-  const meta = e.meta as Record<string, unknown> | undefined;
-  for (const candidate of [e.cause, meta?.driverAdapterError]) {
-    const found = retryAfterOf(candidate, depth + 1);
-    if (found !== undefined) return found;
-  }
+export function retryAfterOf(error: unknown): number | undefined {
+  for (const { retryAfterSeconds: s } of chainOf(error))
+    if (typeof s === "number" && Number.isInteger(s) && s > 0) return s;
   return undefined;
 }

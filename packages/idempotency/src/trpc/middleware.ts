@@ -6,26 +6,25 @@
 // it (superjson's `{ json, meta }`, or the data itself without one), as JSON text. The first answer
 // and every replay are rebuilt from that text through the same transformer, and tRPC serializes
 // them again on the way out: serialize(deserialize(stored)) is `stored`, so the bytes are the
-// first answer's and a Date, a Map, a BigInt or undefined arrive as themselves.
+// first answer's and a Date, a Map, a BigInt or undefined arrive as themselves. The engine's
+// refusals and stored failures become tRPC errors here (`reasonOf` finds their reason).
 import { TRPCError, type TRPCCombinedDataTransformer } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { middlewareMarker, type MiddlewareResult } from "@trpc/server/unstable-core-do-not-import";
 import { Header } from "../constants.js";
 import { headerNamesOf, type HeaderNames, type HeaderNamesOption } from "../header-names.js";
 import type { IdempotencyEngine } from "../engine.js";
-import { IdempotencyError } from "../errors.js";
+import { IdempotencyError, TRPC_CODE_BY_STATUS, trpcCodeOf } from "../errors.js";
 import { parseIdempotencyKey } from "../key.js";
 import { Reason } from "../reasons.js";
-import { reasonOf } from "../reason-of.js";
+import { reasonOf, StoredFailure } from "../reason-of.js";
+import { jsonOutcome } from "../outcome.js";
 import type { HandlerOutcome, IdempotentRequest, Outcome } from "../protocol/execute.js";
 import { bodyOmitted } from "../protocol/stored-size.js";
 import type { SqlTransaction } from "../store/types.js";
 import { parsePreferWait, preferenceApplied } from "../wait/prefer.js";
 import type { HttpAccess } from "./http.js";
 import { refusalHeaders } from "../store-refusal.js";
-import { replayedError, toTRPCError, type StoredError } from "./errors.js";
-
-const JSON_TYPE = "application/json";
 
 /** What the middleware needs of your `t` (from `initTRPC…create()`): the router's transformer. */
 export interface TRPCInstanceLike {
@@ -189,27 +188,15 @@ async function runNext<TCtx, TTx>(
   let parsedAfter = false;
   const getRawInput = () => ((parsedAfter = true), opts.getRawInput());
   const result = await opts.next({ ctx: { tx, idempotencyKey: key }, getRawInput });
-  if (result.ok) {
-    const body = JSON.stringify(output.serialize(result.data) ?? null);
-    return {
-      result,
-      outcome: { kind: "success", response: { status: 200, body, contentType: JSON_TYPE } },
-    };
-  }
+  if (result.ok)
+    return { result, outcome: jsonOutcome("success", 200, output.serialize(result.data)) };
   const status = getHTTPStatusCodeFromError(result.error);
   if (status < 400 || status >= 500) throw result.error;
   // Invalid input is recorded nowhere (it may be the parser's 400): released, passed on as is.
   if (parsedAfter && result.error.code === "BAD_REQUEST") throw result.error;
-  const stored: StoredError = {
-    code: result.error.code,
-    message: result.error.message,
-    reason: reasonOf(result.error),
-  };
-  const body = JSON.stringify(stored);
-  return {
-    result,
-    outcome: { kind: "deterministic", response: { status, body, contentType: JSON_TYPE } },
-  };
+  const { code, message } = result.error;
+  const stored: StoredError = { code, message, reason: reasonOf(result.error) };
+  return { result, outcome: jsonOutcome("deterministic", status, stored) };
 }
 
 /** The engine's refusal as tRPC's error, with its headers set on the answer. */
@@ -236,4 +223,29 @@ function answer(outcome: Outcome, http: HttpAccess, output: Output, names: Heade
   if (outcome.kind === "deterministic")
     throw replayedError(JSON.parse(response.body) as StoredError, response.status);
   return output.deserialize(JSON.parse(response.body));
+}
+
+/**
+ * A deterministic failure as stored and replayed: enough to rebuild the same error body. A unique
+ * violation, stored by the engine itself, has no `code` (its status says 409) and names `fields`.
+ */
+interface StoredError {
+  code?: TRPCError["code"];
+  message: string;
+  reason?: string;
+  fields?: string[];
+}
+
+export function toTRPCError(error: IdempotencyError): TRPCError {
+  return new TRPCError({ code: trpcCodeOf(error), message: error.message, cause: error });
+}
+
+function replayedError(stored: StoredError, status: number): TRPCError {
+  const code =
+    stored.code ?? TRPC_CODE_BY_STATUS[status as keyof typeof TRPC_CODE_BY_STATUS] ?? "BAD_REQUEST";
+  return new TRPCError({
+    code,
+    message: stored.message,
+    cause: new StoredFailure(stored.reason, stored.message, stored.fields),
+  });
 }

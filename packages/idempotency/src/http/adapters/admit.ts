@@ -3,7 +3,8 @@
 // fingerprint from the body the framework already parsed.
 import type { IncomingHttpHeaders } from "node:http";
 import type { SqlTransaction } from "../../store/types.js";
-import { PROBLEM_TYPE } from "../problem.js";
+import { fetchHeaders } from "../answer.js";
+import { plainProblem as problem } from "../problem.js";
 import { keyOrRefusal, type Exchange, type ProtectOptions, type Protection } from "../protect.js";
 import { parsedRequestIdentity } from "../request-identity.js";
 
@@ -30,12 +31,6 @@ export interface ParsedRequest {
 
 /** The request needs no key (its method is not protected): the framework goes on as usual. */
 export const PASS = Symbol("pass");
-
-/** A problem details answer the adapters give themselves (not one of the engine's reasons). */
-function problem(status: number, title: string, detail: string): Response {
-  const body = JSON.stringify({ type: "about:blank", title, status, detail });
-  return new Response(body, { status, headers: { "content-type": PROBLEM_TYPE } });
-}
 
 /** Whether the request carries a body (one a parser should have read). */
 function hasBody(headers: IncomingHttpHeaders): boolean {
@@ -64,9 +59,7 @@ export async function admitParsed<TTx extends SqlTransaction, TRequest>(
       `No body parser read this ${contentType ?? "untyped"} body before the idempotency adapter (mount one before it, e.g. express.json())`,
     );
   const url = new URL(parsed.url, "http://localhost");
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(parsed.headers))
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  const headers = fetchHeaders(parsed.headers);
   const input = parsedRequestIdentity(method, url, contentType, parsed.body);
   return { key, scope, method, url, headers, input };
 }

@@ -8,13 +8,10 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { SqlTransaction } from "../../store/types.js";
-import {
-  protect,
-  protectionOf,
-  type Protection,
-  type TransactionRouteContext,
-} from "../protect.js";
+import { protect, type TransactionRouteContext } from "../protect.js";
+import { responseFrom } from "../answer.js";
 import { admitParsed, PASS, type AdapterOptions } from "./admit.js";
+import { contextOf, nodeAdapterOf, type NodeAdapter } from "./node-exchange.js";
 
 export type { AdapterOptions as FastifyIdempotencyOptions } from "./admit.js";
 
@@ -56,11 +53,7 @@ export function idempotency<
   TTx extends SqlTransaction,
   TRequest extends object = FastifyRequestLike,
 >(options: AdapterOptions<TTx, TRequest>): FastifyIdempotency<TTx, TRequest> {
-  const plugin: Plugin<TTx, TRequest> = {
-    protection: { ...protectionOf(options), options },
-    contexts: new WeakMap(),
-    flights: new WeakMap(),
-  };
+  const plugin: Plugin<TTx, TRequest> = { ...nodeAdapterOf(options), flights: new WeakMap() };
   const register = async (instance: FastifyInstanceLike) => {
     instance.addHook(
       "preHandler",
@@ -74,21 +67,12 @@ export function idempotency<
   // As fastify-plugin does: the hooks apply to the context the plugin is registered in.
   Object.assign(register, { [Symbol.for("skip-override")]: true });
   return Object.assign(register, {
-    context(request: TRequest) {
-      const context = plugin.contexts.get(request);
-      if (!context)
-        throw new Error(
-          "This request is not protected by this idempotency plugin (no key context)",
-        );
-      return context;
-    },
+    context: (request: TRequest) => contextOf(plugin.contexts, request),
   });
 }
 
 /** One registration's protection, and the requests it is running. */
-interface Plugin<TTx extends SqlTransaction, TRequest> {
-  protection: Protection<TTx> & { options: AdapterOptions<TTx, TRequest> };
-  contexts: WeakMap<object, TransactionRouteContext<TTx>>;
+interface Plugin<TTx extends SqlTransaction, TRequest> extends NodeAdapter<TTx, TRequest> {
   flights: WeakMap<object, Flight>;
 }
 
@@ -139,23 +123,13 @@ async function onSend<TTx extends SqlTransaction, TRequest extends object>(
   return final.body ? Readable.fromWeb(final.body as NodeReadableStream) : null;
 }
 
-/** 204, 205 and 304 answers have no body (the Response constructor refuses one). */
-const NULL_BODY_STATUSES = new Set([204, 205, 304]);
-
 /** The handler's answer as Fastify serialized it, as a Fetch Response. */
 function responseOf(reply: FastifyReplyLike, payload: unknown): Response {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) headers.append(name, String(v));
-    else headers.set(name, String(value));
-  }
   let body: ConstructorParameters<typeof Response>[0] = null;
   if (payload instanceof Readable) body = Readable.toWeb(payload) as ReadableStream<Uint8Array>;
   else if (typeof payload === "string") body = payload;
   else if (payload instanceof Uint8Array) body = new Uint8Array(payload);
-  if (NULL_BODY_STATUSES.has(reply.statusCode)) body = null;
-  return new Response(body, { status: reply.statusCode, headers });
+  return responseFrom(reply.statusCode, reply.getHeaders(), body);
 }
 
 function setStatusAndHeaders(reply: FastifyReplyLike, response: Response): void {

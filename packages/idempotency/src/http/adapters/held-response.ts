@@ -3,13 +3,11 @@
 // settle before the client sees the answer. The held answer becomes a Fetch Response for the HTTP
 // layer's edge, and what the edge answers is then written for real (writeResponse, node.ts).
 import type { ServerResponse } from "node:http";
+import { responseFrom } from "../answer.js";
 import { writeResponse } from "../node.js";
 
 type Callback = (error?: Error | null) => void;
 type Methods = Pick<ServerResponse, "writeHead" | "write" | "end" | "flushHeaders">;
-
-/** 204, 205 and 304 answers have no body (the Response constructor refuses one). */
-const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
 export interface HeldResponse {
   /** The answer, once the handler ends it; rejects if the client goes before it does. */
@@ -30,7 +28,9 @@ export function holdResponse(res: ServerResponse): HeldResponse {
   res.once("close", gone);
   Object.assign(
     res,
-    heldMethods(res, (bytes) => settle.resolve(responseOf(res, bytes))),
+    heldMethods(res, (bytes) =>
+      settle.resolve(responseFrom(res.statusCode, res.getHeaders(), new Uint8Array(bytes))),
+    ),
   );
   return {
     answer,
@@ -78,16 +78,4 @@ function toBuffer(chunk: unknown, encoding: unknown): Buffer {
   if (typeof chunk === "string")
     return Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
   return Buffer.from(chunk as Uint8Array);
-}
-
-/** The held answer as a Fetch Response: its status, every header set on `res`, its bytes. */
-function responseOf(res: ServerResponse, bytes: Buffer): Response {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(res.getHeaders())) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    else headers.set(name, String(value));
-  }
-  const body = NULL_BODY_STATUSES.has(res.statusCode) ? null : new Uint8Array(bytes);
-  return new Response(body, { status: res.statusCode, headers });
 }
