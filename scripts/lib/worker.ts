@@ -31,7 +31,7 @@ export function runWorker(
   });
   // Once running, an outage is a state, not an error per round: one line when the database goes
   // away, one when it is back (src/server/job-log.ts).
-  const jobLog = createJobLog(app.db, (line) => console.warn(line));
+  const jobLog = createJobLog(app.health, (line) => console.warn(line));
   const stopJobs = startPaymentJobs(app.payments, { log: jobLog, hooks });
   console.log(`[worker] running (pid ${process.pid})`);
 

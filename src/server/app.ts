@@ -68,7 +68,7 @@ export function createServerApp<Config extends WorkerConfig>(
     ...parts,
     metrics: createMetricsRegistry(db, engine, refusals, waiters),
     ...(isServerConfig(config) ? { routes: apiRoutesFor({ ...parts, config }) } : {}),
-    startJobs: (jobs) => startJobs(payments, jobs.payments),
+    startJobs: (jobs) => startJobs(payments, health, jobs.payments),
     async close() {
       health.stop();
       await engine.close();
@@ -103,10 +103,14 @@ function admissionFor(config: WorkerConfig, refusals: Refusals): Admission {
 }
 
 /** ServerApp.startJobs: the engine's jobs, and the payment loops when `runPayments`. */
-function startJobs(payments: PaymentDeps, runPayments: boolean): () => Promise<void> {
+function startJobs(
+  payments: PaymentDeps,
+  health: HealthMonitor,
+  runPayments: boolean,
+): () => Promise<void> {
   const { db, engine } = payments;
   // One line per state change while the database is down, not two stacks a second (job-log.ts).
-  const jobLog = createJobLog(db, (line) => logger.warn(line));
+  const jobLog = createJobLog(health, (line) => logger.warn(line));
   // Whether an answer survives a failover of the database: said once at start (then in metrics).
   void logReplicationAtStart(db, { info: (m) => logger.info(m), warn: (m) => logger.warn(m) });
   const stopEngineJobs = engine.startJobs(jobLog.failed);

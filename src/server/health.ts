@@ -33,6 +33,9 @@ export class HealthMonitor {
   private first?: Promise<void>;
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  /** Probes begun so far, and who waits for one begun after theirs to find the database back. */
+  private probesBegun = 0;
+  private readonly waiting = new Set<{ after: number; back: () => void }>();
   private readonly intervalMs: number;
   private readonly now: () => number;
 
@@ -56,9 +59,27 @@ export class HealthMonitor {
 
   /** One probe, recorded: what the loop runs each interval. */
   async probeOnce(): Promise<DatabaseState> {
+    const begun = ++this.probesBegun;
     const database = await this.probe();
     this.reading = { database, at: this.now() };
+    for (const waiter of this.waiting)
+      if (database !== "down" && waiter.after < begun) {
+        this.waiting.delete(waiter);
+        waiter.back();
+      }
     return database;
+  }
+
+  /**
+   * Resolves once a probe begun after this call finds the database answering (a probe already in
+   * flight may predate the outage the caller saw); starts the loop if nothing asked yet.
+   */
+  answersAgain(): Promise<void> {
+    const answered = new Promise<void>((back) =>
+      this.waiting.add({ after: this.probesBegun, back }),
+    );
+    this.first ??= this.loop();
+    return answered;
   }
 
   stop(): void {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { useOwnPostgres } from "../test/own-postgres";
 import { poolOf } from "./db/client";
+import { HealthMonitor } from "./health";
 import { createJobLog, oneLine, type JobLog } from "./job-log";
 
 const PRISMA_OUTAGE =
@@ -13,7 +14,7 @@ const pg = useOwnPostgres({ prefix: "once-joblog-", setup: false, poolMax: 2 });
 /** The lines a job log with a one-minute repeat window wrote while `use` used it. */
 function linesWritten(use: (log: JobLog) => void): string[] {
   const lines: string[] = [];
-  const log = createJobLog(pg.db, (l) => lines.push(l), { repeatMs: 60_000 });
+  const log = createJobLog(new HealthMonitor(pg.db), (l) => lines.push(l), { repeatMs: 60_000 });
   use(log);
   log.stop();
   return lines;
@@ -65,13 +66,13 @@ describe("the job log", () => {
     let announceBack!: () => void;
     const back = new Promise<void>((resolve) => (announceBack = resolve));
     const lines: string[] = [];
+    const health = new HealthMonitor(pg.db, { intervalMs: 100 });
     const log = createJobLog(
-      pg.db,
+      health,
       (l) => {
         lines.push(l);
         if (l.includes("reachable again")) announceBack();
       },
-      { probeMs: 100 },
     );
 
     await pg.stop(); // for real: the probe's SELECT 1 is refused, and so are the jobs' queries
@@ -94,6 +95,7 @@ describe("the job log", () => {
     }
     await back;
     log.stop();
+    health.stop();
     expect(lines).toHaveLength(2);
     expect(lines[1]).toBe("[jobs] the database is reachable again: background jobs resume");
   });

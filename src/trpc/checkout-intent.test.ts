@@ -10,7 +10,6 @@ import {
   intentStorageFor,
   pendingIntentFor,
   placeOrderInput,
-  readIntent,
 } from "./checkout-intent";
 import { mergeLines } from "@/shared/order-lines";
 
@@ -78,9 +77,9 @@ describe("checkout intents", () => {
   it("forgets the intent once cleared, or when older than the server keeps keys", () => {
     const storage = tabStorage();
     beginIntent(storage, cartA, "key-1", 1_000);
-    expect(readIntent(storage, 1_000 + INTENT_MAX_AGE_MS + 1)).toBeNull();
+    expect(pendingIntentFor(storage, cartA, 1_000 + INTENT_MAX_AGE_MS + 1)).toBeNull();
     clearIntent(storage);
-    expect(readIntent(storage, 2_000)).toBeNull();
+    expect(pendingIntentFor(storage, cartA, 2_000)).toBeNull();
     expect(beginIntent(storage, cartA, "key-3", 3_000).key).toBe("key-3");
   });
 
@@ -100,8 +99,8 @@ describe("checkout intents", () => {
   it("ignores garbage in storage", () => {
     const storage = tabStorage();
     storage.setItem(INTENT_STORAGE_KEY, "{not json");
-    expect(readIntent(storage)).toBeNull();
+    expect(pendingIntentFor(storage, cartA)).toBeNull();
     storage.setItem(INTENT_STORAGE_KEY, JSON.stringify({ key: 1 }));
-    expect(readIntent(storage)).toBeNull();
+    expect(pendingIntentFor(storage, cartA)).toBeNull();
   });
 });

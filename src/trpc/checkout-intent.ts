@@ -46,13 +46,6 @@ function checkoutIntents(storage: KeyValueStorage, nowMs: number) {
   });
 }
 
-export function readIntent(
-  storage: KeyValueStorage,
-  nowMs: number = Date.now(),
-): PendingIntent | null {
-  return checkoutIntents(storage, nowMs).pending();
-}
-
 /**
  * The intent for submitting `lines` now: the pending one when it is for the same cart, else a new
  * one keyed `keyForNewIntent` (the cart's revision id). Persisted before anything is sent, so a

@@ -2,6 +2,7 @@
 // at a terminal, else from stdin (`printf '%s' "$PW" | npm run users -- …`). Never from argv,
 // where the shell history and `ps` would keep it.
 import type { Readable, Writable } from "node:stream";
+import { text } from "node:stream/consumers";
 
 /**
  * The password on a piped stdin: one line, or the same line twice (as the prompt asks for it, so a
@@ -9,12 +10,7 @@ import type { Readable, Writable } from "node:stream";
  * from Windows): a line ending is never part of the password, as at the prompt.
  */
 export async function readPipedPassword(input: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of input) chunks.push(Buffer.from(chunk as Buffer));
-  const lines = Buffer.concat(chunks)
-    .toString("utf8")
-    .replace(/\r?\n$/, "")
-    .split(/\r?\n/);
+  const lines = (await text(input)).replace(/\r?\n$/, "").split(/\r?\n/);
   if (lines.length > 2)
     throw new Error(
       `Pipe the password on one line (or the same line twice), not ${lines.length} lines.`,
