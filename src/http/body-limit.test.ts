@@ -11,9 +11,8 @@ import { contextMaker } from "../server/api/context";
 import { serveTrpc } from "../server/api/handler";
 import {
   BODY_READ_DEADLINE_MS,
-  boundRequestBody,
   boundRequestBodyWithin,
-  readBoundedBody,
+  readBodyWithin,
   TRPC_BODY_LIMIT_BYTES,
 } from "./body-limit";
 import { countingStream } from "./test-streams";
@@ -70,12 +69,13 @@ describe("POST /api/trpc over the limit", () => {
 
   it("one byte over the limit is refused, the limit itself is read whole", async () => {
     expect(
-      (await readBoundedBody(streamed(TRPC_BODY_LIMIT_BYTES + 1).request, TRPC_BODY_LIMIT_BYTES))
+      (await readBodyWithin(streamed(TRPC_BODY_LIMIT_BYTES + 1).request, TRPC_BODY_LIMIT_BYTES, 0))
         .ok,
     ).toBe(false);
-    const exact = await readBoundedBody(
+    const exact = await readBodyWithin(
       streamed(TRPC_BODY_LIMIT_BYTES).request,
       TRPC_BODY_LIMIT_BYTES,
+      0,
     );
     expect(exact.ok && exact.bytes.byteLength).toBe(TRPC_BODY_LIMIT_BYTES);
   });
@@ -107,7 +107,7 @@ describe("within the limit", () => {
       body: stream,
       duplex: "half",
     } as RequestInit);
-    const bounded = await boundRequestBody(original, TRPC_BODY_LIMIT_BYTES);
+    const bounded = await boundRequestBodyWithin(original, TRPC_BODY_LIMIT_BYTES);
     expect(bounded.ok).toBe(true);
     if (!bounded.ok) return;
     const res = await fetchRequestHandler({
@@ -126,7 +126,7 @@ describe("within the limit", () => {
 
   it("a GET (a query) passes through untouched", async () => {
     const get = new Request("http://localhost/api/trpc/catalog.list");
-    const bounded = await boundRequestBody(get, TRPC_BODY_LIMIT_BYTES);
+    const bounded = await boundRequestBodyWithin(get, TRPC_BODY_LIMIT_BYTES);
     expect(bounded).toEqual({ ok: true, request: get });
   });
 });

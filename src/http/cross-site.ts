@@ -1,32 +1,17 @@
-// Cross-site request refusal for cookie-authenticated state changes (sign-in, sign-out, tRPC
-// mutations). The session cookie is SameSite=Lax, which keeps it off cross-site POSTs in current
-// browsers, but not off requests from a sibling subdomain (same-site), not in older browsers, and
-// not for sign-in itself: a cross-site form that signs a visitor in as the attacker (login CSRF)
-// needs no cookie at all. So the request says where it comes from, and we check:
-//
-// - `Sec-Fetch-Site` (every current browser sends it): only `same-origin` or `none` (typed in, a
-//   bookmark) pass; `same-site` and `cross-site` are refused.
-// - Without it, `Origin`: it must be this site's own (host and port as the request was
-//   addressed: Host, or X-Forwarded-Host only from a trusted proxy, see forwarded.ts); `Origin:
-//   null` (sandboxed frames, privacy redirects) is refused.
-// - Neither header: not a browser (curl, a server). It cannot carry a victim's cookie, so it
-//   passes; a bearer token is its own proof.
-
+// Cross-site refusal for cookie-authenticated state changes (sign-in, sign-out, tRPC mutations).
+// SameSite=Lax does not cover a sibling subdomain, older browsers, or login CSRF (which needs no
+// cookie), so: `Sec-Fetch-Site` must be `same-origin` or `none`; without it, `Origin` must be this
+// site's own (`null` refused); with neither, not a browser: it carries no victim's cookie.
 import { Reason, reasonDocsPath } from "@/shared/reasons";
 import { forwardedByProxy } from "./forwarded";
 import { plainError } from "./plain-error";
 
 export const CROSS_SITE_REASON = Reason.CROSS_SITE_REQUEST;
-/** Where the reason is explained (the IETF draft's `Link: <…>; rel="describedby"`). */
 export const CROSS_SITE_DOCS = reasonDocsPath(CROSS_SITE_REASON);
 export const CROSS_SITE_MESSAGE =
   "Cross-site request refused: state changes must come from this site's own pages";
 
-/**
- * The host the request was addressed to: what our outermost proxy says (X-Forwarded-Host, with
- * TRUSTED_PROXIES set), else Host, else the URL's. A client's own X-Forwarded-Host is never
- * believed: it would let a page name any host it likes as "this site".
- */
+/** The host the request was addressed to; a client's own X-Forwarded-Host is never believed. */
 function requestHost(headers: Headers, url: string, trustedProxies: number): string {
   return (
     forwardedByProxy(headers, "x-forwarded-host", trustedProxies) ||

@@ -1,9 +1,6 @@
-// Every request this instance answered without doing its work, counted by why: the admission bound
-// (too many requests in flight), the store (no pool connection free within its wait, or the
-// database gone), the body (too large, or too slow to arrive). A refusal costs the client a retry
-// and says the instance is at its limit, so an operator must see them, not infer them from
-// latency: /api/metrics shows them as once_http_refusals_total{reason,stage}, and the dashboard
-// beside the engine's counters. Per process, since start (a scrape of each instance).
+// Every request this instance answered without doing its work, counted by why, so an operator sees
+// them rather than infers them from latency: once_http_refusals_total{reason,stage} on
+// /api/metrics and the dashboard. Per process, since start.
 import { Reason } from "@/shared/reasons";
 
 /** Where in a request's path it was refused. */

@@ -1,7 +1,5 @@
-// The 503 of a plain route (sign-in, sign-out, the metrics) whose database call failed: the
-// engine's own refusal for its store (`storeUnavailable`: busy or unavailable, and its
-// Retry-After, the pool's own estimate when it refused as busy) with its headers, written as the
-// plain routes' error answer. Only the words are the route's.
+// The 503 of a plain route whose database call failed: the engine's own store refusal (reason,
+// Retry-After) written as the plain routes' error answer, in the route's words.
 import { refusalHeaders, storeUnavailable } from "@once/idempotency/operator";
 import { Reason } from "@/shared/reasons";
 import { plainError } from "./plain-error";

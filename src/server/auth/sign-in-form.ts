@@ -5,7 +5,11 @@
 // only text PostgreSQL can store (src/shared/text.ts): a NUL in the e-mail is a 400, not a 503
 // from the query that would have failed.
 import { isStorableText, UNSTORABLE_TEXT_MESSAGE } from "@/shared/text";
-import { boundRequestBody, SIGN_IN_BODY_LIMIT_BYTES, tooLargeMessage } from "../../http/body-limit";
+import {
+  boundRequestBodyWithin,
+  SIGN_IN_BODY_LIMIT_BYTES,
+  tooLargeMessage,
+} from "../../http/body-limit";
 
 const FORM_MEDIA_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"];
 
@@ -41,8 +45,9 @@ export async function readSignInForm(req: Request): Promise<FormResult> {
     const expected = `Content-Type must be ${FORM_MEDIA_TYPES.join(" or ")}`;
     return refuse(415, "unsupported_media_type", `Sign in with a form: ${expected}`);
   }
-  const bounded = await boundRequestBody(req, SIGN_IN_BODY_LIMIT_BYTES);
-  if (!bounded.ok) return refuse(413, "payload_too_large", tooLargeMessage(bounded.limitBytes));
+  const bounded = await boundRequestBodyWithin(req, SIGN_IN_BODY_LIMIT_BYTES);
+  if (!bounded.ok)
+    return refuse(413, "payload_too_large", tooLargeMessage(SIGN_IN_BODY_LIMIT_BYTES));
   let data: FormData;
   try {
     data = await bounded.request.formData();

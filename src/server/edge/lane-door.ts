@@ -1,8 +1,6 @@
 // A request the door hands to Next.js (pages, assets, health, metrics, the session forms; under
-// `npm run dev` the API too), through the doors every route passes: its body held under its lane's
-// limit and the body deadline (node-body.ts), then a place in its lane (lanes.ts), then Next.js.
-// A refusal is written here, in the shape the API's are (`{ error, reason, docs }`, `413`, `408`,
-// `503` with Retry-After), and counted.
+// `npm run dev` the API too): its body held under its lane's limit and deadline (node-body.ts), then a place in its
+// lane (lanes.ts). Refusals are written here in the API's shape (`413`, `408`, `503`), and counted.
 import type http from "node:http";
 import { writeResponse } from "@once/idempotency/http";
 import { Reason } from "@/shared/reasons";
@@ -17,7 +15,6 @@ import { closeAfterLingering } from "./lingering-close";
 
 export interface LaneDoor {
   lanes: Lanes;
-  /** Next.js's request handler. */
   handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
   /** Headers every answer carries (next.config.js's), on the refusals written here. */
   headers: Readonly<Record<string, string>>;
@@ -73,11 +70,8 @@ async function refuseBody(
 }
 
 /**
- * How long a place stays taken after its client left mid-answer, at most, while Next.js has not
- * settled: a page still rendering for a client that is gone is the instance's work all the same
- * (dropping requests must not buy renders past the lane's places), but Next.js's promise for a
- * static file whose download was cut never settles, and each such download held an assets place
- * for good (four of them closed the lane).
+ * How long a place stays taken after its client left mid-answer while Next.js has not settled: a
+ * render for a gone client is still work, but Next.js never settles a cut static download.
  */
 export const GONE_GRACE_MS = LANE_WAIT_MS;
 

@@ -1,29 +1,20 @@
-// A refused body's connection closed the way nginx's lingering close does: the answer (413, 408, a
-// 503 before the body) is written, then what the client is still sending is read and dropped, and
-// only then is the connection closed. Closed at once, the socket still has the client's bytes
-// coming in, and the kernel answers them with a reset: a client still sending (Node's fetch,
-// undici, which writes the whole body before it reads) then sees `fetch failed` instead of the
-// answer already sitting in its socket. The reading is bounded, in time and in bytes, so a client
-// that sends forever holds its socket for LINGER_MS at most, and then is reset after all.
+// A refused body's connection closed as nginx's lingering close does: the answer written, the rest
+// of the body read and dropped, then closed. Closed at once, the kernel resets the client's still
+// incoming bytes, and a client that writes its whole body before reading (undici) sees `fetch
+// failed` instead of the answer. Bounded in time and bytes.
 import type http from "node:http";
 import type net from "node:net";
 
 /** How long the rest of a refused body is read and dropped before the connection closes anyway. */
 export const LINGER_MS = 5_000;
 
-/**
- * How much of a refused body is read and dropped at most: enough for a client that sent a large
- * file by mistake to read why it was refused (the 413), not a sink for any amount of traffic.
- */
+/** The most of a refused body dropped: enough to let a mistaken upload read its 413. */
 export const LINGER_MAX_BYTES = 32 * 1024 * 1024;
 
 /** Node's own close after an answer with `Connection: close` (net.Socket, not in its types). */
 type ClosingSocket = net.Socket & { destroySoon?: () => void };
 
-/**
- * The connection closes after this answer, but not before the rest of the request's body has been
- * read and dropped (or LINGER_MS / LINGER_MAX_BYTES have passed). Call before writing the answer.
- */
+/** Closes the connection after this answer and the rest of the body (bounded). Call before writing. */
 export function closeAfterLingering(req: http.IncomingMessage, res: http.ServerResponse): void {
   res.shouldKeepAlive = false;
   const socket = req.socket as ClosingSocket;

@@ -1,16 +1,10 @@
-// A request's body read at the door straight from the socket (node:http), under a byte limit and
-// the body deadline, before anything else is done with the request: the direct API routes get its
-// bytes in the one Request the door builds (the same answers body-limit.ts's readers give a Fetch
-// Request's body); every other route (a page, a session form) gets it from Next.js, which reads a
-// page's body whole whatever its size (a 100 MB POST to `/` was read to its end), once the door
-// has handed it on. A declared Content-Length over the limit is refused before a byte is read, an
-// undeclared one is counted as it streams and refused the moment it passes the limit, and a body
-// not in by the deadline is refused: whatever the client sends, at most the limit is held, and a
-// socket still sending its body, however slowly, costs a few listeners and one timer.
+// A request's body held at the door (node:http) under a byte limit and the body deadline, before
+// anything else is done with it: a declared length over the limit is refused unread, a streamed one
+// the moment it passes, a slow one at the deadline; at most the limit is held, and a slow socket
+// costs a few listeners and a timer. (Next.js alone read a 100 MB POST to `/` whole.)
 //
-// Held, not read: node:http pushes each chunk of the body into the request (a Readable) as it
-// parses it; the door takes those pushes until the body ends, then (release) pushes the bytes and
-// the end on to the request, which Next.js reads as before. Nothing of Node's own reading changes.
+// Held, not read: node:http pushes each chunk into the request; the door takes those pushes until
+// the end, then (release) pushes the bytes and the end on, for Next.js to read as usual.
 import type http from "node:http";
 import type { TimedBody } from "../../http/body-limit";
 
@@ -28,11 +22,8 @@ export function hasBody(req: http.IncomingMessage): boolean {
 type Push = (chunk: unknown, encoding?: BufferEncoding) => boolean;
 
 /**
- * Holds the request's body until it is whole within `limitBytes` and `deadlineMs`; or resolves
- * with why not, the rest of the body then left in the request (unread: the answer lingers,
- * lingering-close.ts); or with undefined when the client left first. Call as the request arrives,
- * before any await: the chunks that came with its headers are pushed right after the request's
- * handler returns.
+ * The body once whole within `limitBytes` and `deadlineMs`, or why not (the rest left unread), or
+ * undefined when the client left. Call before any await: the first chunks come right after.
  */
 export function holdBody(
   req: http.IncomingMessage,

@@ -1,44 +1,23 @@
-// The connections one instance holds open: a cap on them all, and a short life for an idle one.
-// Each open socket costs a file descriptor, memory, and the server's timers; 4 000 keep-alive
-// sockets left idle after one request each slowed the API's answers to 16 s, and 3 087 were still
-// open 25 s later. So:
-//
-// - A connection with no request in progress (kept alive after its answer, or opened and silent)
-//   is closed once it has been idle IDLE_CONNECTION_MS, by a sweep every second.
-// - Past MAX_OPEN_CONNECTIONS, a new connection takes the place of the connection idle the
-//   longest, which is closed; with none idle, of the oldest one still sending its request (a slow
-//   body: the crowd a slowloris brings). Only with every connection waiting for its answer is the
-//   new one closed as soon as it is accepted, before a byte is parsed, and counted
-//   (once_http_refusals_total{reason="too_many_connections",stage="connection"}). A crowd of idle
-//   or slow sockets therefore never keeps out a client that has something to ask.
+// The connections one instance holds open (4 000 idle keep-alive sockets slowed answers to 16 s):
+// one idle for IDLE_CONNECTION_MS is closed by a sweep, and past MAX_OPEN_CONNECTIONS a new one
+// evicts the connection idle longest, else the oldest still sending its request (a slowloris).
+// Only with every connection awaiting its answer is the new one closed at once, and counted
+// (`too_many_connections`, stage `connection`).
 import type http from "node:http";
 import type net from "node:net";
 import { TOO_MANY_CONNECTIONS } from "./peer-connections";
 
-/**
- * Connections open at once on one instance. The instance serves a few dozen requests at once and
- * keeps about two thousand waiting for their answer (the API's line, its lanes' lines, the waiters
- * on a key in flight); twice that is room for all of them and for every client a balancer or a
- * crowd of browsers keeps open, below the file-descriptor limit a server is given (the cap must
- * sit under `ulimit -n`, or the process's accepts fail first).
- */
+/** Twice the ~2 000 requests an instance holds waiting; must sit under `ulimit -n`. */
 export const MAX_OPEN_CONNECTIONS = 4_096;
 
-/**
- * How long a connection may sit without a request in progress. A browser reuses its connection
- * within a second or two of a page; an API client's pool within its requests' spacing.
- */
+/** How long a connection may sit without a request in progress (browsers reuse within 1-2 s). */
 export const IDLE_CONNECTION_MS = 5_000;
 
-/** How often idle connections are looked for. */
 const SWEEP_MS = 1_000;
 
 export interface OpenConnectionLimits {
-  /** The cap (MAX_OPEN_CONNECTIONS unless told: tests). */
   max?: number;
-  /** The idle time (IDLE_CONNECTION_MS unless told: tests). */
   idleMs?: number;
-  /** Told of each new connection closed because every place is in use. */
   onRefuse?: (reason: string) => void;
 }
 
@@ -95,11 +74,7 @@ function trackRequests(
   });
 }
 
-/**
- * A connection handed to an upgrade handler (`npm run dev`'s hot reload) is no longer HTTP's:
- * never idle here. Listened to only once someone handles upgrades: with no listener, Node answers
- * an upgrade as any other request.
- */
+/** An upgraded connection (dev's hot reload) is never idle here; listened to only once handled. */
 function forgetUpgraded(server: http.Server, idle: Map<net.Socket, number>): void {
   let upgrades = false;
   server.on("newListener", (event: string) => {
@@ -120,10 +95,7 @@ function evictOldest(idle: Map<net.Socket, number>): boolean {
   return true;
 }
 
-/**
- * Closes the connection that began its request the longest ago and has not sent all of it yet;
- * false when every request is whole (they wait for their answers: none is closed).
- */
+/** Closes the oldest connection still sending its request; false when every request is whole. */
 function evictSlowestSender(requests: Map<net.Socket, http.IncomingMessage>): boolean {
   for (const [socket, req] of requests) {
     if (req.complete) continue;

@@ -1,22 +1,14 @@
-// A cap on the connections one peer address holds open at once. Slow bodies hold no admission place
-// (the body is read, under a deadline, before the request takes one), but every open connection
-// still costs the server a file descriptor and some memory until its deadline: thousands from one
-// address are an attack, not a crowd (browsers open six per site; an API client a pool of tens).
-// Past the cap a new connection from that address is closed as soon as it is accepted, before a
-// byte of it is parsed, and counted (once_http_refusals_total{reason="too_many_connections",
-// stage="connection"}).
-//
-// Off (0) unless HTTP_MAX_CONNECTIONS_PER_PEER says so: behind a proxy every connection comes from
-// the proxy's address, and many clients behind one NAT share one. Set it on an instance that faces
-// clients directly.
+// A cap on the connections one peer address holds open: thousands from one address are an attack,
+// not a crowd. Past it a new connection is closed at once, and counted (`too_many_connections`).
+// Off (0) unless HTTP_MAX_CONNECTIONS_PER_PEER says so: behind a proxy or a NAT many clients share
+// one address.
 import type net from "node:net";
 
 export const TOO_MANY_CONNECTIONS = "too_many_connections";
 
 export interface PeerConnectionCap {
-  /** The cap now (0: none); read at each new connection. */
+  /** The cap now (0: none). */
   max: () => number;
-  /** Told of each connection closed for being past the cap. */
   onRefuse: () => void;
 }
 

@@ -1,49 +1,29 @@
-// Duplicates of a request in flight on this instance wait for it here: before the line
-// (src/server/edge/admission.ts), without a place and without a statement of their own. A request
-// is in flight from when its body is in until its answer is made; an identical one sent meanwhile
-// with `Prefer: wait` (a double-click, a proxy's or a script's re-send, a thousand of them) sleeps
-// on it, and when it ends, each is answered from the engine's replay cache through tRPC, with the
-// caller the first request already looked up. Queued in the line instead, a thousand duplicates
-// of one slow checkout behind a line full of other requests were 682 times refused 503 store_busy
-// at the door or at the line's deadline, and each looked its caller and key up in the database.
+// Duplicates of a request in flight on this instance wait for it here, before the line, without
+// a place or a statement of their own: an identical request (same credential, procedure,
+// Idempotency-Key and body bytes) sent with `Prefer: wait` sleeps on it and is then answered from
+// the engine's replay cache. Queued in the line instead, a thousand duplicates of one slow checkout
+// were 682 times refused 503 and each looked its caller and key up in the database. Anything else
+// goes through the line.
 //
-// Identical means: the same credential (the bearer token, or else the session cookie: it names
-// the same caller as the first request's lookup found, so the key's scope is the same), the same
-// procedure, Idempotency-Key and body bytes. Anything else goes through the line as before: a body
-// that differs (422 from the key's record), another caller, a key in flight on another instance
-// (the engine waits for that one, counted out of the line meanwhile).
-//
-// When the request in flight ends with its answer in memory, every waiter replays it. When it
-// ends without (released after a 5xx, refused in the line, answered by a 409 or not from memory),
-// the first waiter goes through the line itself, as its retry would, and the others wait on it:
-// one request runs fresh, never all at once. A waiter whose `Prefer: wait` runs out first gets the
-// engine's 409 request_in_progress, with Retry-After. `Prefer: wait` buys patience, never a
-// place: a waiter waits on a request that took its own turn in the line, and runs nothing.
+// If the request in flight ends without its answer in memory, the first waiter goes through the
+// line itself and the others wait on it: one runs fresh, never all. A waiter whose `Prefer: wait`
+// runs out gets the engine's 409 request_in_progress. `Prefer: wait` buys patience, never a place.
 import { parsePreferWait, preferenceApplied } from "@once/idempotency/http";
 import { parseIdempotencyKey } from "@once/idempotency/operator";
 import { Header } from "@once/idempotency/reasons";
 import { describedByLink, Reason, reasonDocsPath } from "@/shared/reasons";
 import type { Caller } from "../api/context";
+import { clientGone } from "./admission";
 import { keyScopeOf } from "../auth/principal";
 import { readCookie, SESSION_COOKIE } from "../auth/session";
 
-/**
- * The most duplicates of one request that wait on it. A thousand re-sends of one checkout are a
- * client's or a proxy's retries and cost no more than one; past 2 000 on one key the rest go
- * through the line like any request, so one key's crowd leaves room for other keys' waiters.
- */
+/** The most duplicates that wait on one request; the rest go through the line. */
 export const WAITERS_PER_KEY = 2_000;
 
-/**
- * What a waiter is counted as besides its body: its Request, headers, timer and socket buffers.
- */
+/** What a waiter is counted as besides its body: its Request, headers, timer and buffers. */
 export const WAITER_OVERHEAD_BYTES = 4 * 1024;
 
-/**
- * What all waiters hold together. A waiter keeps its body (read whole before it waits: a
- * checkout's is ~100 bytes, 64 KiB at most): 32 MiB is ~8 000 waiters with checkout bodies, and
- * 480 with bodies at the limit, half of what the line's own queue may hold (1 000 × 64 KiB).
- */
+/** What all waiters hold together: ~8 000 checkouts, 480 bodies at the 64 KiB limit. */
 export const WAITERS_MAX_BYTES = 32 * 1024 * 1024;
 
 /** What a request runs with: the caller its flight looked up (or will), shared by its duplicates. */
@@ -78,7 +58,7 @@ interface Head {
 }
 
 /** How a waiter's sleep ended. */
-type Woke = { kind: "answered" } | { kind: "promoted" } | { kind: "deadline" } | { kind: "gone" };
+type Woke = "answered" | "promoted" | "deadline" | "gone";
 
 interface Waiter {
   /** The flight it waits on now (a successor's, after a promotion). */
@@ -114,10 +94,7 @@ export class Waiters {
     return this.waiters;
   }
 
-  /**
-   * Whether a request, its body not read yet, may be a duplicate that waits here: the front door
-   * does not refuse it for a full line (src/server/edge/front-door.ts); serve() decides.
-   */
+  /** Whether a request, its body unread, may wait here: the front door does not refuse it. */
   joinable(
     method: string | undefined,
     url: string,
@@ -129,10 +106,7 @@ export class Waiters {
     return flight !== undefined && this.hasRoom(flight, Number(header("content-length")) || 0);
   }
 
-  /**
-   * Serves `req` (its body `body`, its `Prefer: wait` `waitMs`, capped): as a flight of its own
-   * through the line, or as a duplicate waiting on the identical request in flight.
-   */
+  /** Serves `req` as a flight of its own, or as a duplicate waiting on the one in flight. */
   async serve(
     req: Request,
     body: () => Uint8Array | Promise<Uint8Array>,
@@ -168,10 +142,7 @@ export class Waiters {
     }
   }
 
-  /**
-   * The request in flight ended: with its answer in memory every waiter replays it; without, the
-   * first waiter goes through the line itself, and the rest wait on it.
-   */
+  /** The flight ended: every waiter replays its answer, or the first flies and the rest wait. */
   private land(flight: Flight): void {
     const { id, key } = flight.head;
     if (this.flights.get(id) === flight) this.flights.delete(id);
@@ -179,7 +150,7 @@ export class Waiters {
     if (!next) return;
     const principal = flight.caller.knownPrincipal();
     if (principal && this.deps.remembers(keyScopeOf(principal), key)) {
-      for (const waiter of [next, ...rest]) waiter.wake({ kind: "answered" });
+      for (const waiter of [next, ...rest]) waiter.wake("answered");
       return;
     }
     const successor = new Flight(flight.head, flight.body, flight.caller);
@@ -187,7 +158,7 @@ export class Waiters {
     successor.waiting.push(...rest);
     this.flights.set(id, successor);
     next.flight = successor;
-    next.wake({ kind: "promoted" });
+    next.wake("promoted");
   }
 
   /** Sleeps on `flight` (no place, no statement) for up to `waitMs`, then answers. */
@@ -203,8 +174,8 @@ export class Waiters {
       if (at >= 0) waiter.flight.waiting.splice(at, 1);
       waiter.wake(woke);
     };
-    const onAbort = () => leave({ kind: "gone" });
-    const timer = setTimeout(() => leave({ kind: "deadline" }), waitMs);
+    const onAbort = () => leave("gone");
+    const timer = setTimeout(() => leave("deadline"), waitMs);
     req.signal.addEventListener("abort", onAbort, { once: true });
     const woke = await new Promise<Woke>((resolve) => {
       waiter = { flight, wake: resolve };
@@ -229,7 +200,7 @@ export class Waiters {
     wait: { applied: number; leftMs: number },
   ): Promise<Response> {
     const { applied } = wait;
-    switch (woke.kind) {
+    switch (woke) {
       case "answered":
         return withPreferenceApplied(await run.fromMemory(req, { caller: flight.caller }), applied);
       case "promoted": {
@@ -240,10 +211,6 @@ export class Waiters {
         return stillInProgress(flight, this.retryAfter(flight), applied);
       case "gone":
         return clientGone();
-      default: {
-        const unreachable: never = woke;
-        throw new Error(`unhandled wake ${JSON.stringify(unreachable)}`);
-      }
     }
   }
 
@@ -281,10 +248,7 @@ function credentialOf(header: (name: string) => string | null | undefined): stri
   return session ? `session ${session}` : undefined;
 }
 
-/**
- * `req` again, its `Prefer: wait` what is left of it: a waiter that goes through the line after
- * its wait waits no longer in all than it asked (the engine reads the header).
- */
+/** `req` again, its `Prefer: wait` what is left of it: a promoted waiter waits no longer in all. */
 function withPreferWait(req: Request, body: Uint8Array, leftMs: number): Request {
   const headers = new Headers(req.headers);
   headers.set(Header.PREFER, `wait=${Math.max(0, Math.floor(leftMs / 1000))}`);
@@ -294,11 +258,6 @@ function withPreferWait(req: Request, body: Uint8Array, leftMs: number): Request
     body: body as BodyInit,
     signal: req.signal,
   });
-}
-
-/** Nobody reads it (the socket is closed): 499, as proxies log a request its client closed. */
-function clientGone(): Response {
-  return new Response(null, { status: 499 });
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
