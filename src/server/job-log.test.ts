@@ -67,13 +67,10 @@ describe("the job log", () => {
     const back = new Promise<void>((resolve) => (announceBack = resolve));
     const lines: string[] = [];
     const health = new HealthMonitor(pg.db, { intervalMs: 100 });
-    const log = createJobLog(
-      health,
-      (l) => {
-        lines.push(l);
-        if (l.includes("reachable again")) announceBack();
-      },
-    );
+    const log = createJobLog(health, (l) => {
+      lines.push(l);
+      if (l.includes("reachable again")) announceBack();
+    });
 
     await pg.stop(); // for real: the probe's SELECT 1 is refused, and so are the jobs' queries
     try {
